@@ -1,0 +1,190 @@
+"""The cost of one iteration (one batched forward pass), from a roofline.
+
+Combining rule, stated once and used everywhere:
+
+    time = max(total FLOPs / peak FLOP/s, total bytes / memory bandwidth) + overhead
+
+The whole iteration is one pass, so weights are read once and shared by every row in it: a decode
+row adds its FLOPs but almost no bytes. That sharing is why decodes ride on a prefill chunk almost
+for free, and why a decode-only pass is memory-bound.
+
+Modes:
+- ``simple``: exactly the seeds' arithmetic: FLOPs = 2 x params x tokens, bytes = weight bytes.
+- ``roofline`` (default): the full count by component:
+  ``linear``   the weight GEMMs of every layer (QKV, O, MLP): 2 x active params x tokens FLOPs;
+               weight bytes once, plus each GEMM's input and output activations;
+  ``attention`` QK^T and PV over each row's context (causal inside a chunk): 4 x q_dim FLOPs per
+               (query, key) pair per layer; KV bytes read for the cached context, written for the
+               new tokens, plus Q and O;
+  ``lm_head``  the vocabulary projection for rows that emit a token (decodes, a prompt's last chunk);
+  ``overhead`` a fixed time per iteration (0 unless set).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import InputError, check_number
+from .hardware import Gpu
+from .models import Model
+
+MODES = ("simple", "roofline")
+ACTIVATION_BYTES = 2.0   # bf16 activations
+COMPONENTS = ("linear", "attention", "lm_head")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A prefill row: `length` new prompt tokens on top of `prefix` tokens already in the KV cache.
+    `last` marks the prompt's final chunk, which emits the first output token (an LM-head row)."""
+
+    length: int
+    prefix: int = 0
+    last: bool = False
+
+
+@dataclass(frozen=True)
+class Composition:
+    """What one iteration holds: decode rows (each by its context length) and prefill chunks."""
+
+    decode_contexts: tuple[int, ...] = ()
+    chunks: tuple[Chunk, ...] = ()
+
+    @property
+    def decode_tokens(self) -> int:
+        return len(self.decode_contexts)
+
+    @property
+    def prefill_tokens(self) -> int:
+        return sum(c.length for c in self.chunks)
+
+    @property
+    def tokens(self) -> int:
+        return self.decode_tokens + self.prefill_tokens
+
+
+@dataclass(frozen=True)
+class ComponentCost:
+    flops: float
+    bytes: float
+    time_s: float   # this component alone on the roofline: max(flops / peak, bytes / bandwidth)
+
+
+@dataclass(frozen=True)
+class IterationCost:
+    flops: float
+    bytes: float
+    compute_s: float
+    memory_s: float
+    time_s: float
+    bound: str                      # "compute" or "memory"
+    overhead_s: float
+    components: dict[str, ComponentCost] = field(default_factory=dict)
+
+    @property
+    def intensity(self) -> float:
+        """Arithmetic intensity, FLOPs per byte."""
+        return self.flops / self.bytes if self.bytes else float("inf")
+
+
+def attended_pairs(prefix, length, window: int = 0):
+    """Sum over a chunk's `length` new tokens of how many positions each attends to (itself and
+    everything before it, at most `window` when the model has a sliding window). Works on arrays."""
+    prefix = np.asarray(prefix, dtype=np.float64)
+    length = np.asarray(length, dtype=np.float64)
+    if not window:
+        return length * prefix + length * (length + 1) / 2
+    below = np.clip(window - prefix, 0, length)   # new tokens whose position is still <= window
+    return below * prefix + below * (below + 1) / 2 + (length - below) * window
+
+
+class CostModel:
+    """Prices iterations for one (GPU, model, mode). Built once per simulation: the per-iteration
+    path is a few multiplications on aggregates (tokens, attended pairs, KV tokens read, rows)."""
+
+    def __init__(self, gpu: Gpu, model: Model, mode: str = "roofline", overhead_s: float = 0.0):
+        if mode not in MODES:
+            raise InputError(f"unknown cost mode {mode!r}; choose one of {', '.join(MODES)}")
+        self.gpu, self.model, self.mode = gpu, model, mode
+        self.overhead_s = check_number("overhead (s)", overhead_s, low=0, low_inclusive=True, high=10)
+        m, w, a = model, model.weight_bytes_per_param, ACTIVATION_BYTES
+        mlp_in_out = (2 * m.intermediate + m.hidden) + (m.intermediate + m.hidden) if m.gated_mlp \
+            else 2 * (m.intermediate + m.hidden)
+        gemm_in_out = (m.hidden + m.q_dim + 2 * m.kv_dim) + (m.q_dim + m.hidden) \
+            + m.experts_per_token * mlp_in_out
+        self.linear_flops_per_token = 2.0 * m.layers * m.active_layer_params
+        self.linear_act_bytes_per_token = m.layers * a * gemm_in_out
+        self.shared_weight_bytes = m.layers * (m.attention_params_per_layer
+                                               + m.router_params_per_layer) * w
+        self.expert_weight_bytes = m.layers * m.expert_params * w
+        self.attention_flops_per_pair = 4.0 * m.q_dim * m.layers
+        self.qo_bytes_per_token = 2.0 * m.q_dim * a * m.layers
+        self.lm_head_flops_per_row = 2.0 * m.hidden * m.vocab
+        self.lm_head_weight_bytes = m.hidden * m.vocab * w
+        self.lm_head_act_bytes_per_row = (m.hidden + m.vocab) * a
+
+    # --- the formulas -------------------------------------------------------------------------
+    def experts_touched(self, tokens: float) -> float:
+        """Expected distinct experts per layer when `tokens` route uniformly to top-k of E."""
+        m = self.model
+        if m.experts == 1:
+            return 1.0
+        return m.experts * (1.0 - (1.0 - m.experts_per_token / m.experts) ** tokens)
+
+    def component_work(self, tokens, attended, kv_read_tokens, rows):
+        """(FLOPs, bytes) of linear, attention and LM head for an iteration given by aggregates:
+        tokens in the pass, attended (query, key) pairs, cached KV tokens read, emitting rows."""
+        if tokens <= 0:
+            return (0.0, 0.0), (0.0, 0.0), (0.0, 0.0)
+        m = self.model
+        if self.mode == "simple":
+            return (2.0 * m.active_params * tokens, m.weight_bytes), (0.0, 0.0), (0.0, 0.0)
+        linear = (self.linear_flops_per_token * tokens,
+                  self.shared_weight_bytes + self.experts_touched(tokens) * self.expert_weight_bytes
+                  + self.linear_act_bytes_per_token * tokens)
+        attention = (self.attention_flops_per_pair * attended,
+                     m.kv_bytes_per_token * (kv_read_tokens + tokens) + self.qo_bytes_per_token * tokens)
+        lm_head = (self.lm_head_flops_per_row * rows,
+                   (self.lm_head_weight_bytes + self.lm_head_act_bytes_per_row * rows) if rows else 0.0)
+        return linear, attention, lm_head
+
+    def roofline_time(self, flops: float, nbytes: float) -> tuple[float, float]:
+        """(compute seconds, memory seconds) of work on this GPU's roofline."""
+        return flops / self.gpu.peak_flops, nbytes / self.gpu.bandwidth
+
+    # --- the two entry points -----------------------------------------------------------------
+    def time(self, tokens, attended, kv_read_tokens, rows) -> tuple[float, float, float]:
+        """(compute_s, memory_s, time_s) from aggregates: the engine's per-iteration call."""
+        parts = self.component_work(tokens, attended, kv_read_tokens, rows)
+        compute_s, memory_s = self.roofline_time(sum(p[0] for p in parts), sum(p[1] for p in parts))
+        return compute_s, memory_s, max(compute_s, memory_s) + self.overhead_s
+
+    def price(self, composition: Composition) -> IterationCost:
+        """The full breakdown of one iteration, for display and the `cost` command."""
+        tokens, attended, kv_read, rows = self.aggregates(composition)
+        parts = self.component_work(tokens, attended, kv_read, rows)
+        components = {}
+        for name, (flops, nbytes) in zip(COMPONENTS, parts):
+            c_s, m_s = self.roofline_time(flops, nbytes)
+            components[name] = ComponentCost(flops, nbytes, max(c_s, m_s))
+        flops = sum(p[0] for p in parts)
+        nbytes = sum(p[1] for p in parts)
+        compute_s, memory_s = self.roofline_time(flops, nbytes)
+        return IterationCost(flops, nbytes, compute_s, memory_s,
+                             max(compute_s, memory_s) + self.overhead_s,
+                             "compute" if compute_s >= memory_s else "memory",
+                             self.overhead_s, components)
+
+    def aggregates(self, composition: Composition) -> tuple[int, float, float, int]:
+        """Reduce a composition to (tokens, attended pairs, KV tokens read, emitting rows)."""
+        window = self.model.sliding_window
+        contexts = np.asarray(composition.decode_contexts, dtype=np.float64)
+        attended = float(np.sum(attended_pairs(contexts, 1, window)))
+        kv_read = float(np.sum(np.minimum(contexts, window) if window else contexts))
+        for chunk in composition.chunks:
+            attended += float(attended_pairs(chunk.prefix, chunk.length, window))
+            kv_read += min(chunk.prefix, window) if window else chunk.prefix
+        rows = len(contexts) + sum(1 for c in composition.chunks if c.last)
+        return composition.tokens, attended, kv_read, rows
