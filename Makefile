@@ -1,0 +1,25 @@
+# Two commands on a fresh machine: `make run` (the app) and `make test` (the whole suite).
+# Both create .venv with Python 3.11 and install what they need; `make test` also needs Debian's
+# chromium for the browser tests (.ci/run installs it; without it those tests are skipped).
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+
+$(BIN)/.app: requirements.txt
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q -r requirements.txt
+	touch $@
+
+$(BIN)/.test: requirements-test.txt $(BIN)/.app
+	$(BIN)/pip install -q -r requirements-test.txt
+	touch $@
+
+.PHONY: run test bench
+run: $(BIN)/.app
+	$(BIN)/streamlit run app.py
+
+test: $(BIN)/.test
+	$(BIN)/python -m pytest -q
+
+bench: $(BIN)/.app
+	$(BIN)/python -m benchmarks

@@ -1,0 +1,38 @@
+"""Display formatting. Everything inside `sim` is SI (seconds, bytes, FLOPs); convert only here."""
+
+from __future__ import annotations
+
+import math
+
+
+def fmt_seconds(s: float) -> str:
+    if s is None or not math.isfinite(s):
+        return "—"
+    if abs(s) >= 1:
+        return f"{s:,.3g} s" if abs(s) < 100 else f"{s:,.0f} s"
+    if abs(s) >= 1e-3:
+        return f"{s * 1e3:.4g} ms"
+    return f"{s * 1e6:.3g} µs"
+
+
+def fmt_bytes(b: float, binary: bool = True) -> str:
+    """Binary units (KiB, GiB) for KV and memory traffic; decimal (GB) for datasheet figures."""
+    base, units = (1024, ("B", "KiB", "MiB", "GiB", "TiB", "PiB")) if binary else \
+        (1000, ("B", "kB", "MB", "GB", "TB", "PB"))
+    value, unit = float(b), units[0]
+    for unit in units:
+        if abs(value) < base or unit == units[-1]:
+            break
+        value /= base
+    return f"{value:,.0f} {unit}" if abs(value) >= 100 else f"{value:.3g} {unit}"
+
+
+def fmt_flops(f: float) -> str:
+    for scale, unit in ((1e15, "PFLOP"), (1e12, "TFLOP"), (1e9, "GFLOP"), (1e6, "MFLOP")):
+        if abs(f) >= scale:
+            return f"{f / scale:.3g} {unit}"
+    return f"{f:.3g} FLOP"
+
+
+def fmt_count(n: float) -> str:
+    return f"{n:,.0f}"
