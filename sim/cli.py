@@ -268,7 +268,9 @@ def register_simulate(sub) -> None:
     p.set_defaults(func=_simulate)
 
 
-COMMANDS = [register_worked_example, register_cost, register_simulate]
+from .cli_export import register_export  # noqa: E402  (it imports the helpers above)
+
+COMMANDS = [register_worked_example, register_cost, register_simulate, register_export]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,221 @@
+"""The app's controls as plain data: their URL keys, defaults and ranges, and the checks a value
+arriving in a link gets. Pure Python (no Streamlit), so it is unit-tested on its own.
+
+URL keys are short and stable because links in slides must keep working. Defaults are seed 001's
+worked example. A value in a link that is out of range or unreadable is replaced by the nearest
+valid value (or the default when there is no nearest) and a note says so: never an exception, never
+a silent clamp.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+from sim.cost import MODES, CostModel
+from sim.hardware import GPUS, Gpu, custom_gpu, get_gpu
+from sim.models import MODELS, Model, custom_model, get_model
+from sim.policies import CHUNKED, POLICIES, UNCHUNKED
+from sim.workloads import Workload, seed_scenario
+
+CUSTOM = "custom"
+DECODE_OUTPUT = 256   # tokens each running decoder still emits (sim.workloads.seed_scenario default)
+PROMPT_OUTPUT = 32    # tokens the new request emits (sim.workloads.seed_scenario default)
+
+
+@dataclass(frozen=True)
+class Control:
+    """One widget: its URL key, label, default and allowed values."""
+    key: str
+    label: str
+    default: object
+    kind: str                      # "int", "float", "choice" or "bool"
+    low: float = -math.inf
+    high: float = math.inf
+    options: tuple[str, ...] = ()
+    step: float = 1
+    help: str = ""
+
+    def parse(self, raw: str) -> tuple[object, str | None]:
+        """(value, note): the value to use for `raw` from a URL, and a note when it is not `raw`."""
+        where = f"`{self.key}={raw}` in the link"
+        if self.kind == "choice":
+            if raw in self.options:
+                return raw, None
+            return self.default, (f"{where} is not one of {', '.join(self.options)}; "
+                                  f"using the default `{self.default}`")
+        if self.kind == "bool":
+            if raw.lower() in ("true", "false"):
+                return raw.lower() == "true", None
+            return self.default, f"{where} is not true or false; using `{str(self.default).lower()}`"
+        try:
+            number = float(raw)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            return self.default, f"{where} is not a number; using the default {self.show(self.default)}"
+        if number < self.low:
+            return self.clean(self.low), (f"{where} is below the minimum {self.show(self.low)}; "
+                                          f"using {self.show(self.low)}")
+        if number > self.high:
+            return self.clean(self.high), (f"{where} is above the maximum {self.show(self.high)}; "
+                                           f"using {self.show(self.high)}")
+        value = self.clean(number)
+        if self.kind == "int" and value != number:
+            return value, f"{where} is not a whole number; using {self.show(value)}"
+        return value, None
+
+    def clean(self, number: float):
+        return int(round(number)) if self.kind == "int" else float(number)
+
+    def show(self, value) -> str:
+        return f"{value:,.0f}" if self.kind == "int" else f"{value:g}"
+
+
+def _int(key, label, default, low, high, help="", step=1):
+    return Control(key, label, default, "int", low, high, step=step, help=help)
+
+
+def _float(key, label, default, low, high, help="", step=1.0):
+    return Control(key, label, float(default), "float", low, high, step=step, help=help)
+
+
+def _choice(key, label, default, options, help=""):
+    return Control(key, label, default, "choice", options=tuple(options), help=help)
+
+
+# The scenario: seed 001's worked example.
+SCENARIO = (
+    _int("prompt", "New prompt (tokens)", 8192, 1, 2_000_000, step=512,
+         help="Tokens in the prompt that arrives while the decoders stream."),
+    _int("decodes", "Running decodes", 64, 0, 4096, step=8,
+         help="Requests already streaming when the prompt arrives; each emits one token per "
+              "iteration it is in."),
+    _int("context", "Decoders' context (tokens)", 4000, 1, 1_000_000, step=500,
+         help="Tokens already in each decoder's KV cache."),
+    _int("budget", "Token budget per iteration", 576, 1, 1_000_000, step=64,
+         help="vLLM `max_num_batched_tokens`, SGLang `--chunked-prefill-size`: tokens one forward "
+              "pass may hold. Chunk = budget - decodes."),
+)
+HARDWARE = (
+    _choice("gpu", "GPU", "illustrative", (*GPUS, CUSTOM),
+            help="Dense BF16 tensor-core peaks, no sparsity (sparse figures are 2x)."),
+    _choice("model", "Model", "dense-8b", (*MODELS, CUSTOM)),
+    _choice("mode", "Cost mode", "simple", MODES,
+            help="simple: the seeds' arithmetic (FLOPs = 2 x params x tokens; bytes = weights), so the "
+                 "defaults reproduce seed 001. roofline: adds attention FLOPs, KV and activation "
+                 "bytes and the LM head."),
+)
+POLICY = (
+    _choice("unchunked", "Unchunked baseline", "vllm-v0", UNCHUNKED,
+            help="vllm-v0: prefill-only iterations (decodes pause). orca: decodes + whole prompts."),
+    _choice("chunked", "Chunked policy", "sarathi", CHUNKED,
+            help="sarathi: decodes first, chunk fills the budget. vllm-v1: the budget caps decodes "
+                 "too. sglang: prefill-first, decodes wait."),
+)
+CUSTOM_GPU = (
+    _float("peak", "Peak dense TFLOP/s", 400, 1, 100_000, step=10.0),
+    _float("bw", "Memory bandwidth (TB/s)", 3.0, 0.01, 1000, step=0.1),
+    _float("mem", "Memory (GB)", 80, 1, 100_000, step=8.0),
+)
+# Custom model fields default to Llama-3.1-8B's config.json (sim.models.LLAMA3_8B_LAYOUT).
+CUSTOM_MODEL = (
+    _int("layers", "Layers", 32, 1, 1000),
+    _int("hidden", "Hidden size", 4096, 64, 1_000_000, step=256),
+    _int("heads", "Attention heads", 32, 1, 4096),
+    _int("kvheads", "KV heads", 8, 1, 4096),
+    _int("headdim", "Head dim", 128, 1, 4096),
+    _int("ffn", "MLP intermediate size", 14336, 1, 10_000_000, step=256),
+    _int("vocab", "Vocabulary", 128256, 1, 10_000_000, step=1000),
+)
+DISPLAY = (
+    Control("presenter", "Presenter mode (large fonts)", False, "bool",
+            help="Larger fonts in the app and the charts, for a projector."),
+)
+# Controls that live on one page only.
+TPOT = _float("tpot", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
+              help="The inter-token latency the decoders must keep; the Sarathi-Serve recipe picks the "
+                   "largest budget whose iteration meets it.")
+BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, 1_000_000, step=64,
+               help="Seed 001 compares 576 with 2,048.")
+
+CONTROLS: dict[str, Control] = {c.key: c for c in (
+    *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2)}
+
+
+def from_query(params: Mapping[str, str]) -> tuple[dict[str, object], list[str]]:
+    """The corrections a link needs: {key: value to use instead} and one note per correction.
+    Keys that are not controls are ignored; valid values need no correction."""
+    corrections, notes = {}, []
+    for key, raw in params.items():
+        control = CONTROLS.get(key)
+        if control is None:
+            continue
+        value, note = control.parse(raw[-1] if isinstance(raw, list) else str(raw))
+        if note:
+            corrections[key] = value
+            notes.append(note)
+    return corrections, notes
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Everything a page needs to simulate and explain, built from the widget values."""
+    prompt: int
+    decodes: int
+    context: int
+    budget: int
+    gpu: Gpu
+    model: Model
+    mode: str
+    unchunked: str
+    chunked: str
+
+    @property
+    def chunk(self) -> int:
+        """Prefill tokens an iteration can take beside every decode (<= 0: the prompt starves)."""
+        return self.budget - self.decodes
+
+    @property
+    def starves(self) -> bool:
+        return self.chunk <= 0
+
+    @property
+    def max_seqs(self) -> int:
+        """Room for every decoder plus the new prompt, so max_num_seqs never queues it."""
+        return self.decodes + 1
+
+    def cost_model(self) -> CostModel:
+        return CostModel(self.gpu, self.model, self.mode)
+
+    def workload(self) -> Workload:
+        return seed_scenario(self.decodes, self.context, self.prompt, DECODE_OUTPUT, PROMPT_OUTPUT)
+
+    def policy_label(self, name: str) -> str:
+        return POLICIES[name].label
+
+    def worked_example_inputs(self, second_budget: int) -> dict:
+        """sim.worked_example inputs from the controls (its units: TFLOP/s, TB/s)."""
+        m = self.model
+        return dict(params=m.params, bytes_per_param=m.weight_bytes_per_param,
+                    peak_tflops=self.gpu.peak_flops / 1e12, bandwidth_tbps=self.gpu.bandwidth / 1e12,
+                    decodes=self.decodes, prompt=self.prompt,
+                    budgets=(self.budget, second_budget), layers=m.layers, kv_heads=m.kv_heads,
+                    head_dim=m.head_dim, kv_bytes=m.kv_bytes_per_element)
+
+
+def scenario_from(values: Mapping[str, object]) -> Scenario:
+    """A Scenario from widget values (missing keys take their defaults). Raises sim's InputError
+    for a custom GPU or model that cannot exist (e.g. heads not a multiple of KV heads)."""
+    def get(key):
+        return values.get(key, CONTROLS[key].default)
+
+    gpu = custom_gpu(get("peak"), get("bw"), get("mem")) if get("gpu") == CUSTOM else get_gpu(get("gpu"))
+    model = custom_model(layers=get("layers"), hidden=get("hidden"), heads=get("heads"),
+                         kv_heads=get("kvheads"), head_dim=get("headdim"),
+                         intermediate=get("ffn"), vocab=get("vocab")) \
+        if get("model") == CUSTOM else get_model(get("model"))
+    return Scenario(int(get("prompt")), int(get("decodes")), int(get("context")),
+                    int(get("budget")), gpu, model, str(get("mode")), str(get("unchunked")),
+                    str(get("chunked")))

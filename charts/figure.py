@@ -1,0 +1,65 @@
+"""A chart with its data kept beside it: the spec for any renderer, and the downloads.
+
+Builders put named data (`alt.Data(name=...)`) in their marks and hand the frames here: Altair then
+never copies thousands of rows while it composes layers and panels (that copying cost more than
+everything else on a page), and the same frames are what the CSV / JSON downloads contain.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import altair as alt
+import pandas as pd
+
+from .theme import Look
+
+
+@dataclass(frozen=True, eq=False)
+class Figure:
+    """`chart` draws named datasets (`data`), takes top-level parameters (`params`, name ->
+    initial value) and wears `look`; all three join the chart only in `spec()`, for the same
+    reason as the data: Altair deep-copies a chart at every composition step."""
+    chart: alt.TopLevelMixin
+    look: Look
+    data: dict[str, pd.DataFrame] = field(default_factory=dict)
+    params: dict[str, float] = field(default_factory=dict)
+
+    def spec(self, **values) -> dict:
+        """The self-contained Vega-Lite spec; `values` override parameter values (e.g. t=120.0
+        draws the timeline at 120 ms)."""
+        spec = self.chart.to_dict(validate=False)
+        spec["datasets"] = {name: _records(frame) for name, frame in self.data.items()}
+        spec["params"] = [{"name": name, "value": values.get(name, value)}
+                          for name, value in self.params.items()]
+        config = self.look.config()
+        spec["background"] = config.pop("background")
+        spec["config"] = config
+        return spec
+
+    def csv(self) -> str:
+        """Every frame in one CSV, a `table` column saying which frame a row comes from."""
+        frames = [frame.assign(table=name) for name, frame in self.data.items()]
+        return pd.concat(frames, ignore_index=True).to_csv(index=False) if frames else ""
+
+    def json(self) -> str:
+        return json.dumps({name: _records(frame) for name, frame in self.data.items()}, indent=1)
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    """JSON-safe rows (NaN becomes null: JSON has no NaN), via pandas' fast writer."""
+    return json.loads(frame.to_json(orient="records", double_precision=10))
+
+
+def stacked(*figures: Figure) -> Figure:
+    """Figures one above the other in one spec (their dataset names must differ); each keeps
+    its own scales and legends."""
+    data, params = {}, {}
+    for figure in figures:
+        data.update(figure.data)
+        params.update(figure.params)
+    chart = alt.vconcat(*(f.chart for f in figures), resolve=alt.Resolve(
+        scale=alt.ScaleResolveMap(color="independent", shape="independent",
+                                  strokeDash="independent")))
+    return Figure(chart, figures[0].look, data, params)

@@ -1,0 +1,163 @@
+"""The roofline of the chosen GPU with the scenario's iterations on it, and the iteration-time vs
+batch-tokens curve that picks a budget (the Sarathi-Serve recipe).
+
+Roofline: attainable FLOP/s = min(peak, bandwidth x intensity); the ridge, peak / bandwidth FLOP per
+byte, is where a pass turns from memory- to compute-bound. Each iteration sits at its intensity
+(FLOPs / bytes) and runs at FLOPs / time.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from sim.budget import ScenarioIteration, budget_iteration_cost
+from sim.cost import CostModel
+
+from .figure import Figure
+from .theme import COMPUTE_BOUND, NEW_REQUEST, PREFILL, Look
+
+TFLOP = 1e12
+
+
+def points_frame(iterations: Sequence[ScenarioIteration]) -> pd.DataFrame:
+    """One row per priced iteration: where it sits on the roofline and why."""
+    rows = []
+    for it in iterations:
+        c = it.cost
+        rows.append(dict(
+            key=it.key, label=it.label, tokens=it.composition.tokens,
+            intensity=c.intensity, achieved_tflops=c.flops / c.time_s / TFLOP if c.time_s else 0.0,
+            flops=c.flops, bytes=c.bytes, compute_ms=c.compute_s * 1e3, memory_ms=c.memory_s * 1e3,
+            time_ms=c.time_s * 1e3, bound=c.bound,
+            text=f"{it.label}: {_intensity(c.intensity)} FLOP/B, {c.bound}-bound"))
+    return pd.DataFrame(rows)
+
+
+def _intensity(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def roof_frame(peak_flops: float, bandwidth: float, intensities: Sequence[float]) -> pd.DataFrame:
+    """The roof, sampled over a log range wide enough for every point and the ridge."""
+    ridge = peak_flops / bandwidth
+    finite = [x for x in intensities if np.isfinite(x) and x > 0] + [ridge]
+    grid = np.geomspace(min(finite) / 4, max(finite) * 4, 60)
+    grid = np.unique(np.r_[grid, ridge])
+    return pd.DataFrame({"intensity": grid,
+                         "attainable_tflops": np.minimum(peak_flops, bandwidth * grid) / TFLOP})
+
+
+def roofline(points: pd.DataFrame, roof: pd.DataFrame, *, peak_flops: float, bandwidth: float,
+             gpu_name: str, look: Look, width: int = 700) -> Figure:
+    ridge = peak_flops / bandwidth
+    x = alt.X("intensity:Q", scale=alt.Scale(type="log"), title="arithmetic intensity (FLOP per byte)",
+              axis=alt.Axis(format="~s"))
+    y = alt.Y("attainable_tflops:Q", scale=alt.Scale(type="log"), title="TFLOP/s",
+              axis=alt.Axis(format="~s"))
+    line = alt.Chart(alt.Data(name="roof")).mark_line(color=look.ink, strokeWidth=2).encode(x=x, y=y)
+    ridge_data = alt.Data(values=[{"intensity": ridge, "attainable_tflops": peak_flops / TFLOP,
+                                   "text": f"ridge {_intensity(ridge)} FLOP/B"}])
+    ridge_rule = alt.Chart(ridge_data).mark_rule(color=look.muted, strokeDash=[4, 3]).encode(x=x)
+    ridge_text = alt.Chart(ridge_data).mark_text(
+        align="left", dx=6, dy=-8, color=look.muted, fontSize=look.font_size).encode(x=x, y=y, text="text:N")
+    px = x.copy()
+    py = alt.Y("achieved_tflops:Q", scale=alt.Scale(type="log"))
+    color = alt.Color("bound:N", title="bound", scale=alt.Scale(
+        domain=["memory", "compute"], range=[look.memory_bound, COMPUTE_BOUND]))
+    tooltip = [alt.Tooltip("label:N", title="iteration"), alt.Tooltip("tokens:Q", format=","),
+               alt.Tooltip("intensity:Q", title="intensity = FLOPs / bytes", format=",.4g"),
+               alt.Tooltip("flops:Q", title="FLOPs", format=".4~s"),
+               alt.Tooltip("bytes:Q", title="bytes", format=".4~s"),
+               alt.Tooltip("compute_ms:Q", title="compute = FLOPs / peak (ms)", format=",.4g"),
+               alt.Tooltip("memory_ms:Q", title="memory = bytes / bandwidth (ms)", format=",.4g"),
+               alt.Tooltip("time_ms:Q", title="time = max of the two (ms)", format=",.4g"),
+               alt.Tooltip("achieved_tflops:Q", title="FLOPs / time (TFLOP/s)", format=",.4g"),
+               alt.Tooltip("bound:N")]
+    legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0, symbolOpacity=1)
+    dots = alt.Chart(alt.Data(name="points")).mark_point(
+        filled=True, size=(260 if look.presenter else 140), opacity=1).encode(
+        x=px, y=py, color=color.legend(orient="bottom", direction="horizontal"),
+        shape=alt.Shape("text:N", title="iteration: intensity, bound", sort=None, legend=legend),
+        tooltip=tooltip)
+    chart = alt.layer(line, ridge_rule, ridge_text, dots, width=width,
+                      height=420 if look.presenter else 340,
+                      title=alt.TitleParams(
+                          f"Roofline: {gpu_name}",
+                          subtitle=f"attainable = min(peak {peak_flops / TFLOP:,.4g} TFLOP/s, "
+                                   f"bandwidth {bandwidth / 1e12:,.4g} TB/s × intensity)"))
+    return Figure(chart, look, {"roof": roof, "points": points})
+
+
+def curve_frame(cost: CostModel, decodes: int, context: int, prompt: int,
+                budgets: Sequence[int]) -> pd.DataFrame:
+    """Iteration time of the fused step (sim.budget.fused_iteration) for each budget."""
+    rows = []
+    for b in sorted(set(int(b) for b in budgets)):
+        c = budget_iteration_cost(cost, decodes, context, prompt, b)
+        rows.append(dict(budget=b, chunk=max(0, min(b - decodes, prompt)), time_ms=c.time_s * 1e3,
+                         compute_ms=c.compute_s * 1e3, memory_ms=c.memory_s * 1e3, bound=c.bound))
+    return pd.DataFrame(rows)
+
+
+def curve_budgets(decodes: int, prompt: int, marked: Sequence[int], points: int = 120) -> list[int]:
+    """Budgets to price: a grid from the first budget that leaves a chunk up to a little past the
+    largest marked budget (never past decodes + prompt, where the whole prompt already fits)."""
+    first = decodes + 1
+    last = max(first + 1, min(decodes + prompt, int(max(marked) * 1.25)))
+    grid = np.unique(np.linspace(first, last, points).round().astype(int))
+    return sorted(set(grid.tolist()) | {int(m) for m in marked if first <= m <= last})
+
+
+def budget_curve(curve: pd.DataFrame, markers: pd.DataFrame, *, tpot_ms: float, look: Look,
+                 width: int = 700) -> Figure:
+    """Iteration time vs batch tokens, the TPOT target, and the budgets worth knowing."""
+    x = alt.X("budget:Q", title="token budget = batch tokens (decodes + chunk)",
+              axis=alt.Axis(format=",.0f"), scale=alt.Scale(zero=True))
+    y = alt.Y("time_ms:Q", title="iteration time (ms)", scale=alt.Scale(zero=True))
+    tooltip = [alt.Tooltip("budget:Q", format=","), alt.Tooltip("chunk:Q", format=","),
+               alt.Tooltip("time_ms:Q", title="time (ms)", format=",.4g"),
+               alt.Tooltip("compute_ms:Q", title="compute (ms)", format=",.4g"),
+               alt.Tooltip("memory_ms:Q", title="memory (ms)", format=",.4g"),
+               alt.Tooltip("bound:N")]
+    line = alt.Chart(alt.Data(name="curve")).mark_line(color=look.decode, strokeWidth=2.5).encode(
+        x=x, y=y, tooltip=tooltip)
+    target = alt.Chart(alt.Data(values=[{"time_ms": tpot_ms, "text": f"TPOT target {tpot_ms:,.4g} ms"}]))
+    target_rule = target.mark_rule(color=NEW_REQUEST, strokeWidth=2).encode(y=y)
+    target_text = target.mark_text(align="left", x=4, dy=-8, color=NEW_REQUEST,
+                                   fontSize=look.font_size).encode(y=y, text="text:N")
+    inks = {"your budget": look.ink, "largest within target": NEW_REQUEST,
+            "vLLM serve default": PREFILL, "SGLang default": look.muted}
+    mark_color = alt.Color("text:N", title=None, sort=None, scale=alt.Scale(
+        domain=list(markers.text), range=[inks[k] for k in markers.kind]),
+        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0))
+    dash = alt.StrokeDash("text:N", legend=None, sort=None, scale=alt.Scale(
+        domain=list(markers.text), range=[[1, 0], [6, 3], [2, 2], [8, 2, 2, 2]][:len(markers)]))
+    marks = alt.Chart(alt.Data(name="markers"))
+    rules = marks.mark_rule(strokeWidth=2).encode(
+        x=x, color=mark_color, strokeDash=dash,
+        tooltip=[alt.Tooltip("kind:N"), alt.Tooltip("budget:Q", format=","),
+                 alt.Tooltip("time_ms:Q", title="time (ms)", format=",.4g")])
+    dots = marks.mark_point(filled=True, size=90, opacity=1).encode(x=x, y=y, color=mark_color)
+    chart = alt.layer(line, target_rule, target_text, rules, dots, width=width,
+                      height=400 if look.presenter else 320,
+                      title=alt.TitleParams("Iteration time vs token budget",
+                                            subtitle="the Sarathi-Serve recipe: the largest budget "
+                                                     "whose iteration meets the TPOT target"))
+    return Figure(chart, look, {"curve": curve, "markers": markers})
+
+
+def markers_frame(cost: CostModel, decodes: int, context: int, prompt: int,
+                  marked: dict[str, int | None]) -> pd.DataFrame:
+    """{kind: budget} -> one row per marked budget with its iteration time and a label."""
+    rows = []
+    for kind, budget in marked.items():
+        if budget is None:
+            continue
+        t = budget_iteration_cost(cost, decodes, context, prompt, budget).time_s * 1e3
+        rows.append(dict(kind=kind, budget=int(budget), time_ms=t,
+                         text=f"{kind}: {budget:,} tokens → {t:,.4g} ms per iteration"))
+    return pd.DataFrame(rows, columns=["kind", "budget", "time_ms", "text"])

@@ -1,0 +1,86 @@
+"""The figures the app pages and `python -m sim export` share: traces or a cost model in, Figures out.
+
+One function per view, so a figure in the docs and the same view in the app cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from sim.budget import (ScenarioIteration, largest_budget_within, scenario_iterations,
+                        sglang_default_chunk, vllm_serve_default_budget)
+from sim.cost import CostModel
+from sim.engine import Trace
+from sim.policies import get_policy
+
+from .figure import Figure
+from .frames import LaneFrames, boundaries_ms, lane_frames
+from .roofline import (budget_curve, curve_budgets, curve_frame, markers_frame, points_frame,
+                       roof_frame, roofline)
+from .theme import Look
+from .timeline import side_by_side, streams_only
+
+LANES = (("unchunked", "Unchunked"), ("chunked", "Chunked"))
+
+
+@dataclass(frozen=True, eq=False)
+class Timeline:
+    """Both lanes' frames, the clock's range and the instants a player steps between."""
+    lanes: list[LaneFrames]
+    t_max: float
+    boundaries: list[float]
+
+    def figure(self, look: Look, width: int = 900, streams: bool = False) -> Figure:
+        build = streams_only if streams else side_by_side
+        return build(self.lanes, look, t_max=self.t_max, width=width)
+
+
+def lane_title(name: str, trace: Trace) -> str:
+    """E.g. "Chunked · Sarathi-Serve (stall-free, chunked), budget 576"; an unchunked policy
+    never splits a prompt, so its budget is not what shapes its lane."""
+    policy = get_policy(trace.policy)
+    return f"{name} · {policy.label}" + (f", budget {trace.budget:,}" if policy.chunked else "")
+
+
+def timeline(unchunked: Trace, chunked: Trace) -> Timeline:
+    """The side-by-side data: the unchunked lane above the chunked one."""
+    lanes = [lane_frames(trace, key, lane_title(name, trace))
+             for (key, name), trace in zip(LANES, (unchunked, chunked))]
+    t_max = max(float(lane.iterations.end_ms.max()) for lane in lanes)
+    return Timeline(lanes, t_max, boundaries_ms(*(lane.iterations for lane in lanes)))
+
+
+@dataclass(frozen=True, eq=False)
+class BudgetPlan:
+    """The roofline page's numbers: the scenario's iterations priced, and the budgets to know."""
+    iterations: list[ScenarioIteration]
+    tpot_s: float
+    largest: int | None            # largest budget within the TPOT target (None: none is)
+    vllm_default: int
+    sglang_default: int
+    markers: pd.DataFrame
+
+
+def budget_plan(cost: CostModel, decodes: int, context: int, prompt: int, budget: int,
+                tpot_s: float) -> BudgetPlan:
+    largest = largest_budget_within(cost, decodes, context, tpot_s, prompt)
+    vllm, sglang = vllm_serve_default_budget(cost.gpu), sglang_default_chunk(cost.gpu)
+    marked = {"your budget": budget, "largest within target": largest,
+              "vLLM serve default": vllm, "SGLang default": sglang}
+    return BudgetPlan(scenario_iterations(cost, decodes, context, prompt, budget), tpot_s, largest,
+                      vllm, sglang, markers_frame(cost, decodes, context, prompt, marked))
+
+
+def roofline_figures(cost: CostModel, plan: BudgetPlan, decodes: int, context: int, prompt: int,
+                     look: Look, width: int = 700) -> tuple[Figure, Figure]:
+    gpu = cost.gpu
+    points = points_frame(plan.iterations)
+    roof = roofline(points, roof_frame(gpu.peak_flops, gpu.bandwidth, points.intensity),
+                    peak_flops=gpu.peak_flops, bandwidth=gpu.bandwidth, gpu_name=gpu.name,
+                    look=look, width=width)
+    budgets = curve_budgets(decodes, prompt, list(plan.markers.budget))
+    curve = budget_curve(curve_frame(cost, decodes, context, prompt, budgets), plan.markers,
+                         tpot_ms=plan.tpot_s * 1e3, look=look, width=width)
+    return roof, curve
