@@ -13,10 +13,15 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
+import numpy as np
+
 from sim.cost import MODES, CostModel
+from sim.engine import Trace
 from sim.hardware import GPUS, Gpu, custom_gpu, get_gpu
+from sim.metrics import request_times, summarize, token_gaps
 from sim.models import MODELS, Model, custom_model, get_model
 from sim.policies import CHUNKED, POLICIES, UNCHUNKED
+from sim.units import fmt_seconds
 from sim.workloads import Workload, seed_scenario
 
 CUSTOM = "custom"
@@ -139,9 +144,11 @@ TPOT = _float("tpot", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
                    "largest budget whose iteration meets it.")
 BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, 1_000_000, step=64,
                help="Seed 001 compares 576 with 2,048.")
+PACE = _float("pace", "Playback pace (simulated ms per second at 1x)", 100, 1, 100_000, step=10.0,
+               help="The player's 0.25x-4x speeds are multiples of this.")
 
 CONTROLS: dict[str, Control] = {c.key: c for c in (
-    *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2)}
+    *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, PACE)}
 
 
 def from_query(params: Mapping[str, str]) -> tuple[dict[str, object], list[str]]:
@@ -219,3 +226,59 @@ def scenario_from(values: Mapping[str, object]) -> Scenario:
     return Scenario(int(get("prompt")), int(get("decodes")), int(get("context")),
                     int(get("budget")), gpu, model, str(get("mode")), str(get("unchunked")),
                     str(get("chunked")))
+
+
+# --- what the metric cards say ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Card:
+    label: str
+    value: str
+    help: str          # the formula, with this run's numbers substituted (Markdown)
+    seconds: float     # the raw value, for deltas between lanes (NaN when undefined)
+
+
+def _seconds(s: float) -> str:
+    return "0 ms" if s == 0 else fmt_seconds(s)
+
+
+def lane_cards(trace: Trace) -> list[Card]:
+    """The four numbers under a lane: new request TTFT, the decoders' largest gap, p99
+    inter-token latency and iterations, each with how it is computed."""
+    metrics = summarize(trace)
+    times = request_times(trace)
+    gaps, owner = token_gaps(trace)
+    new = np.flatnonzero(~trace.prefilled)
+    decoders = np.flatnonzero(trace.prefilled)
+    cards = []
+    if len(new):
+        r = int(new[0])
+        first = trace.tokens_of(r)[0] if len(trace.tokens_of(r)) else math.nan
+        ttft = float(times.ttft_s[r])
+        n_prefill = int(np.count_nonzero(trace.chunk_request == r))
+        cards.append(Card(
+            "New request TTFT", fmt_seconds(ttft),
+            f"TTFT = first token − arrival = {fmt_seconds(first)} − "
+            f"{_seconds(trace.arrival_s[r])} = **{fmt_seconds(ttft)}**: the wait before its "
+            f"first chunk ({_seconds(times.queue_s[r])}) plus the {n_prefill:,} iteration(s) "
+            f"that carried its prompt, each priced max(FLOPs / peak, bytes / bandwidth).", ttft))
+    gap = float(np.nanmax(times.max_gap_s[decoders])) if len(decoders) else math.nan
+    cards.append(Card(
+        "Largest decoder gap", fmt_seconds(gap),
+        f"max over the {len(decoders):,} running decoders of (time of token k+1 − time of token k)"
+        f" = **{fmt_seconds(gap)}**. A decoder waits for every iteration it is not in, and for the "
+        "whole of each one it is in: one long prefill iteration is one long gap.", gap))
+    cards.append(Card(
+        "p99 inter-token latency", fmt_seconds(metrics.tbt_s.p99),
+        f"99th percentile (linear interpolation) of all {len(gaps):,} gaps between successive "
+        f"tokens of any request = **{fmt_seconds(metrics.tbt_s.p99)}** (median "
+        f"{fmt_seconds(metrics.tbt_s.p50)}, max {fmt_seconds(metrics.tbt_s.max)})."
+        + (f" The largest gap is {metrics.tbt_s.max / metrics.tbt_s.p99:,.3g}× the p99: a stall that "
+           "hits each stream once is a small share of its gaps, so percentiles hide it."
+           if metrics.tbt_s.max > 2 * metrics.tbt_s.p99 else ""),
+        metrics.tbt_s.p99))
+    cards.append(Card(
+        "Iterations", f"{trace.iterations:,}",
+        f"forward passes until every request finished: {trace.iterations:,}, over "
+        f"{fmt_seconds(metrics.makespan_s)}. Each one: time = max(FLOPs / peak, bytes / "
+        "bandwidth).", float(trace.iterations)))
+    return cards

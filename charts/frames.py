@@ -20,14 +20,20 @@ MAX_BARS = 400
 NEW_REQUEST = "new request"
 
 
+def bin_width_s(start_s: np.ndarray, end_s: np.ndarray, max_bars: int = MAX_BARS) -> float | None:
+    """The time bin iterations are merged into, or None when every iteration gets its own bar."""
+    if len(start_s) <= max_bars:
+        return None
+    return (float(end_s[-1] - start_s[0]) or 1.0) / max_bars
+
+
 def bar_groups(start_s: np.ndarray, end_s: np.ndarray, max_bars: int = MAX_BARS) -> np.ndarray:
     """Group id per iteration (0, 1, ...): one group each while there are at most `max_bars`
     iterations; time bins otherwise, a long iteration always alone in its group."""
     n = len(start_s)
-    if n <= max_bars:
+    width = bin_width_s(start_s, end_s, max_bars)
+    if width is None:
         return np.arange(n)
-    span = float(end_s[-1] - start_s[0]) or 1.0
-    width = span / max_bars
     key = np.floor((start_s - start_s[0]) / width).astype(np.int64)
     long = (end_s - start_s) >= width
     new_group = np.ones(n, bool)
@@ -118,10 +124,10 @@ def callouts_frame(trace: Trace, lane: str, streams: pd.DataFrame) -> pd.DataFra
     return pd.DataFrame(rows, columns=["lane", "stream", "start_ms", "end_ms", "label"])
 
 
-def boundaries_ms(*frames: pd.DataFrame) -> list[float]:
-    """Sorted distinct bar ends across lanes: the instants a player steps between."""
+def boundaries_s(*frames: pd.DataFrame) -> list[float]:
+    """Sorted distinct bar ends across lanes, in seconds: the instants a player steps between."""
     ends = np.unique(np.concatenate([f.end_ms.to_numpy() for f in frames] or [np.empty(0)]))
-    return [0.0] + [float(x) for x in ends]
+    return [0.0] + [float(x) / 1e3 for x in ends]
 
 
 @dataclass(frozen=True)
@@ -133,6 +139,7 @@ class LaneFrames:
     iterations: pd.DataFrame
     streams: pd.DataFrame
     callouts: pd.DataFrame
+    bin_ms: float | None = None    # the display bin when iterations were merged, else None
 
 
 def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS) -> LaneFrames:
@@ -141,5 +148,6 @@ def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS) -
     headline = seed_metrics(trace)
     subtitle = (f"new request TTFT {fmt_seconds(headline['new_request_ttft_s'])} · largest decoder "
                 f"gap {fmt_seconds(headline['decode_max_gap_s'])} · {trace.iterations:,} iterations")
+    width = bin_width_s(trace.start_s, trace.end_s, max_bars)
     return LaneFrames(lane, title, subtitle, iterations_frame(trace, lane, max_bars), streams,
-                      callouts_frame(trace, lane, streams))
+                      callouts_frame(trace, lane, streams), None if width is None else width * 1e3)

@@ -1,8 +1,8 @@
 """The side-by-side timeline: per lane, one bar per iteration (its decode and prefill shares) and
 the token streams under it, all on one time axis.
 
-The whole figure is ONE Vega-Lite spec driven by a top-level parameter `t` (ms): bars and ticks
-after `t` are faded, the iteration running at `t` is drawn up to `t`, and a playhead marks it. A
+The whole figure is ONE Vega-Lite spec driven by a top-level parameter `t` (seconds, like `sim`;
+the axes are in ms): bars and ticks after `t` are faded, the iteration running at `t` is drawn up to `t`, and a playhead marks it. A
 static chart sets `t` to the end of the run; a player animates `t` in the browser.
 """
 
@@ -19,13 +19,14 @@ from .theme import NEW_REQUEST as NEW_REQUEST_INK
 from .theme import PREFILL, Look
 
 CLOCK = "t"
+NOW_MS = f"({CLOCK} * 1000)"   # the clock in the data's unit
 GHOST_OPACITY = 0.13
 PARTS = {"decode_tokens": "decode tokens", "prefill_tokens": "prefill tokens"}
 X_TITLE = "time since the new prompt arrived (ms)"
 
 
 def _x(t_max: float, look: Look, *, axis: bool, field: str = "start_ms") -> alt.X:
-    scale = alt.Scale(domain=[0, t_max], nice=False, zero=True)
+    scale = alt.Scale(domain=[0, t_max * 1000], nice=False, zero=True)
     if not axis:
         return alt.X(f"{field}:Q", scale=scale,
                      axis=alt.Axis(labels=False, ticks=False, title=None, domain=False))
@@ -35,7 +36,7 @@ def _x(t_max: float, look: Look, *, axis: bool, field: str = "start_ms") -> alt.
 def _playhead(t_max: float, look: Look) -> alt.Chart:
     """A rule at the clock; hidden when the clock is at the end (the static chart)."""
     return (alt.Chart(alt.Data(values=[{}])).mark_rule(color=look.ink, strokeWidth=1.5)
-            .transform_calculate(clock_ms=CLOCK).transform_filter(f"{CLOCK} < {t_max!r}")
+            .transform_calculate(clock_ms=NOW_MS).transform_filter(f"{CLOCK} < {t_max!r}")
             .encode(x=alt.X("clock_ms:Q")))
 
 
@@ -64,8 +65,8 @@ def lane_bars(lane: LaneFrames, look: Look, *, width: int, t_max: float) -> alt.
                alt.Tooltip("bound:N", title="bound (the larger time)")]
     ghost = base.mark_rect(opacity=GHOST_OPACITY).encode(
         x=_x(t_max, look, axis=False), x2="end_ms:Q", y=y, y2="y1:Q", color=color)
-    live = (base.transform_filter(f"datum.start_ms <= {CLOCK}")
-            .transform_calculate(shown_end=f"min(datum.end_ms, {CLOCK})")
+    live = (base.transform_filter(f"datum.start_ms <= {NOW_MS}")
+            .transform_calculate(shown_end=f"min(datum.end_ms, {NOW_MS})")
             .mark_rect(stroke=look.background, strokeWidth=0.5)
             .encode(x=_x(t_max, look, axis=False), x2="shown_end:Q", y=y, y2="y1:Q",
                     color=color, tooltip=tooltip))
@@ -90,11 +91,11 @@ def lane_streams(lane: LaneFrames, look: Look, *, width: int, t_max: float,
     x = _x(t_max, look, axis=True, field="time_ms")
     ghost = ticks.mark_tick(opacity=GHOST_OPACITY, thickness=1.2, size=row * 0.7).encode(
         x=x, y=y, color=color)
-    live = (ticks.transform_filter(f"datum.time_ms <= {CLOCK}")
+    live = (ticks.transform_filter(f"datum.time_ms <= {NOW_MS}")
             .mark_tick(thickness=1.5, size=row * 0.7)
             .encode(x=x, y=y, color=color, tooltip=tooltip))
     callouts = (alt.Chart(alt.Data(name=f"{lane.key}_callouts"))
-                .transform_filter(f"datum.end_ms <= {CLOCK}"))
+                .transform_filter(f"datum.end_ms <= {NOW_MS}"))
     bracket = callouts.mark_rule(color=look.ink, strokeWidth=2, strokeDash=[4, 2]).encode(
         x=alt.X("start_ms:Q"), x2="end_ms:Q", y=y)
     label = (callouts.transform_calculate(mid_ms="(datum.start_ms + datum.end_ms) / 2")
@@ -114,7 +115,8 @@ def _lane_data(lanes: Sequence[LaneFrames]) -> dict[str, pd.DataFrame]:
 
 def side_by_side(lanes: Sequence[LaneFrames], look: Look, *, t_max: float,
                  width: int = 900) -> Figure:
-    """Every lane's bars over its streams, one shared time axis, one clock `t` (ms)."""
+    """Every lane's bars over its streams, one shared time axis, one clock `t` running from 0 to
+    `t_max` seconds."""
     t_max = float(t_max)
     charts = []
     for lane in lanes:

@@ -16,7 +16,7 @@ from sim.engine import Trace
 from sim.policies import get_policy
 
 from .figure import Figure
-from .frames import LaneFrames, boundaries_ms, lane_frames
+from .frames import LaneFrames, boundaries_s, lane_frames
 from .roofline import (budget_curve, curve_budgets, curve_frame, markers_frame, points_frame,
                        roof_frame, roofline)
 from .theme import Look
@@ -27,7 +27,7 @@ LANES = (("unchunked", "Unchunked"), ("chunked", "Chunked"))
 
 @dataclass(frozen=True, eq=False)
 class Timeline:
-    """Both lanes' frames, the clock's range and the instants a player steps between."""
+    """Both lanes' frames, the clock's end and the instants a player steps between (seconds)."""
     lanes: list[LaneFrames]
     t_max: float
     boundaries: list[float]
@@ -48,8 +48,8 @@ def timeline(unchunked: Trace, chunked: Trace) -> Timeline:
     """The side-by-side data: the unchunked lane above the chunked one."""
     lanes = [lane_frames(trace, key, lane_title(name, trace))
              for (key, name), trace in zip(LANES, (unchunked, chunked))]
-    t_max = max(float(lane.iterations.end_ms.max()) for lane in lanes)
-    return Timeline(lanes, t_max, boundaries_ms(*(lane.iterations for lane in lanes)))
+    t_max = max(float(lane.iterations.end_ms.max()) for lane in lanes) / 1e3
+    return Timeline(lanes, t_max, boundaries_s(*(lane.iterations for lane in lanes)))
 
 
 @dataclass(frozen=True, eq=False)

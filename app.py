@@ -1,0 +1,23 @@
+"""Chunked Prefill Lab: `streamlit run app.py`.
+
+The entrypoint draws what every page shares (the controls in the sidebar, each bound to its URL
+key) and routes to the page scripts in pages/.
+"""
+
+import streamlit as st
+
+import app_ui
+
+st.set_page_config(page_title="Chunked Prefill Lab", page_icon=":material/view_timeline:",
+                   layout="wide")
+app_ui.apply_link_corrections()
+app_ui.presenter_css()
+app_ui.sidebar()
+page = st.navigation([
+    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/side_by_side.py", title="Side by side", icon=":material/view_agenda:"),
+    st.Page("pages/worked_example.py", title="Worked example", icon=":material/calculate:"),
+    st.Page("pages/roofline.py", title="Roofline", icon=":material/show_chart:"),
+])
+app_ui.show_link_notes()
+page.run()

@@ -1,0 +1,232 @@
+"""Streamlit glue shared by app.py and the pages: the controls as widgets, cached calls into `sim`
+and `charts`, and a chart with its downloads. Pages call these and write the words.
+
+Every simulation and figure goes through `st.cache_data`, keyed on plain inputs (the Scenario
+dataclass holds frozen Gpu and Model dataclasses), so a rerun that changes nothing costs nothing
+and a changed control recomputes only what depends on it.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import streamlit as st
+
+import app_state
+from app_state import CONTROLS, CUSTOM, Control, Scenario
+from charts import export
+from charts.figure import Figure
+from charts.player import player_html, show_player
+from charts.theme import Look
+from charts.timeline import CLOCK
+from charts.views import Timeline, budget_plan, roofline_figures, timeline
+from sim.budget import ScenarioIteration, scenario_iterations
+from sim.engine import Trace, simulate
+from sim.errors import InputError
+from sim.hardware import GPUS
+from sim.models import MODELS
+from sim.policies import get_policy
+from sim.worked_example import WorkedExample, worked_example
+
+MAX_ITERATIONS = 200_000   # any input finishes in bounded time; beyond this the app says so
+CHART_WIDTH = 900
+LINK_NOTES = "_link_notes"
+
+
+# --- controls -------------------------------------------------------------------------------
+def apply_link_corrections() -> None:
+    """On a session's first run, replace out-of-range or unreadable values from the link by the
+    nearest valid ones (before the widgets exist, so they start there) and keep the notes."""
+    if LINK_NOTES in st.session_state:
+        return
+    corrections, notes = app_state.from_query(st.query_params.to_dict())
+    for key, value in corrections.items():
+        st.session_state[key] = value
+    st.session_state[LINK_NOTES] = notes
+
+
+def show_link_notes() -> None:
+    notes = st.session_state.get(LINK_NOTES) or []
+    if not notes:
+        return
+    st.warning("Some values in the link were out of range or unreadable:\n\n"
+               + "\n".join(f"- {note}" for note in notes), icon=":material/link_off:")
+    if st.button("Dismiss", key="dismiss_link_notes"):
+        st.session_state[LINK_NOTES] = []
+        st.rerun()
+
+
+def widget(control: Control, where=st):
+    """The widget for one control, bound to its URL key."""
+    common = dict(key=control.key, help=control.help or None, bind="query-params")
+    if control.kind == "int":
+        return where.number_input(control.label, min_value=int(control.low),
+                                  max_value=int(control.high), value=int(control.default),
+                                  step=int(control.step), **common)
+    if control.kind == "float":
+        return where.number_input(control.label, min_value=float(control.low),
+                                  max_value=float(control.high), value=float(control.default),
+                                  step=float(control.step), format="%g", **common)
+    if control.kind == "bool":
+        return where.toggle(control.label, value=bool(control.default), **common)
+    return where.selectbox(control.label, control.options,
+                           index=control.options.index(control.default), **common)
+
+
+def sidebar() -> None:
+    """The shared controls. Custom GPU and model fields appear only when picked."""
+    with st.sidebar:
+        st.subheader("Scenario")
+        for control in app_state.SCENARIO:
+            widget(control)
+        st.subheader("Hardware and cost")
+        gpu = widget(CONTROLS["gpu"])
+        if gpu == CUSTOM:
+            for control in app_state.CUSTOM_GPU:
+                widget(control)
+        else:
+            g = GPUS[gpu]
+            st.caption(f"{g.name}: {g.peak_flops / 1e12:,.4g} TFLOP/s **dense BF16, no sparsity**, "
+                       f"{g.bandwidth / 1e12:,.4g} TB/s, {g.memory_bytes / 1e9:,.4g} GB. "
+                       f"Source: {g.source}.")
+        model = widget(CONTROLS["model"])
+        if model == CUSTOM:
+            for control in app_state.CUSTOM_MODEL:
+                widget(control)
+        else:
+            m = MODELS[model]
+            st.caption(f"{m.name}: {m.params / 1e9:,.3g}B params, {m.layers} layers, "
+                       f"{m.kv_heads} KV heads × {m.head_dim}. Source: {m.source}.")
+        widget(CONTROLS["mode"])
+        st.caption("**simple** (default) is seed 001's own arithmetic, so the defaults show its "
+                   "numbers exactly (327.7 ms, 16 × 23.04 ms = 368.6 ms). **roofline** adds "
+                   "attention, KV reads and the LM head: closer to a real GPU, a few % slower.")
+        st.subheader("Compare")
+        for control in app_state.POLICY:
+            widget(control)
+        st.subheader("Display")
+        widget(CONTROLS["presenter"])
+        st.caption("Every control is in the page's link: copy it to share this exact view. "
+                   "Light or dark: the app menu (⋮ → Settings).")
+
+
+def look() -> Look:
+    return Look(presenter=bool(st.session_state.get("presenter", False)),
+                dark=st.context.theme.type == "dark")
+
+
+def presenter_css() -> None:
+    """Presenter mode scales the whole page, not just the charts."""
+    if st.session_state.get("presenter"):
+        st.html("<style>html { font-size: 125%; }</style>")
+
+
+def scenario() -> Scenario:
+    """The current scenario, or an error message and the end of this page's run."""
+    try:
+        return app_state.scenario_from(st.session_state)
+    except InputError as e:
+        st.error(f"**Can't build this scenario:** {e}")
+        st.stop()
+
+
+# --- cached computations --------------------------------------------------------------------
+@st.cache_data(max_entries=64, show_spinner=False)
+def _lane(s: Scenario, policy: str) -> Trace:
+    return simulate(s.workload(), get_policy(policy), s.cost_model(), budget=s.budget,
+                    max_seqs=s.max_seqs, max_iterations=MAX_ITERATIONS)
+
+
+def lanes(s: Scenario) -> tuple[Trace, Trace]:
+    """(unchunked, chunked) traces, or an error message (e.g. the prompt's KV does not fit)."""
+    try:
+        return _lane(s, s.unchunked), _lane(s, s.chunked)
+    except InputError as e:
+        st.error(f"**Can't simulate this scenario:** {e}")
+        st.stop()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def lane_cards(s: Scenario, policy: str) -> list[app_state.Card]:
+    return app_state.lane_cards(_lane(s, policy))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _timeline(s: Scenario) -> Timeline:
+    return timeline(_lane(s, s.unchunked), _lane(s, s.chunked))
+
+
+def timeline_of(s: Scenario) -> Timeline:
+    lanes(s)   # shows the error and stops when the scenario cannot run
+    return _timeline(s)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def timeline_figure(s: Scenario, look: Look, width: int = CHART_WIDTH) -> Figure:
+    """Figures are cached as resources (shared, never pickled): they are only read."""
+    return _timeline(s).figure(look, width)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def timeline_spec(s: Scenario, look: Look, width: int = CHART_WIDTH) -> dict:
+    """Specs are cached as data: each run gets its own copy to hand to the frontend."""
+    return timeline_figure(s, look, width).spec()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def roofline_view(s: Scenario, tpot_s: float, look: Look):
+    """(plan, roofline Figure, curve Figure) for the roofline page."""
+    cost = s.cost_model()
+    plan = budget_plan(cost, s.decodes, s.context, s.prompt, s.budget, tpot_s)
+    return (plan, *roofline_figures(cost, plan, s.decodes, s.context, s.prompt, look))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def roofline_specs(s: Scenario, tpot_s: float, look: Look) -> tuple[dict, dict]:
+    _, roof, curve = roofline_view(s, tpot_s, look)
+    return roof.spec(), curve.spec()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def priced_iterations(s: Scenario) -> dict[str, ScenarioIteration]:
+    """The scenario's iterations priced alone: decode-only, chunk, fused, whole prompt."""
+    return {it.key: it for it in scenario_iterations(s.cost_model(), s.decodes, s.context,
+                                                     s.prompt, s.budget)}
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def worked(s: Scenario, second_budget: int) -> WorkedExample:
+    return worked_example(**s.worked_example_inputs(second_budget))
+
+
+# --- charts and their downloads -------------------------------------------------------------
+def chart(spec: dict, figure: Callable[[], Figure], name: str) -> None:
+    """Draw a spec, with PNG, SVG, CSV and JSON downloads of the figure it came from."""
+    st.vega_lite_chart(spec, theme=None, width="content")
+    downloads(figure, name)
+
+
+def player(s: Scenario, look: Look, pace_ms_per_s: float, name: str) -> None:
+    """The side-by-side timeline, animated in the browser by one clock (charts.player), with the
+    same downloads as a static chart."""
+    tl = _timeline(s)
+    rows = sum(len(lane.streams.stream.unique()) for lane in tl.lanes)
+    height = (len(tl.lanes) * (330 if look.presenter else 250)
+              + rows * (30 if look.presenter else 20) + 110)
+    html = player_html(timeline_spec(s, look), clock=CLOCK, t_max=tl.t_max,
+                       boundaries=tl.boundaries, height=height, dark=look.dark,
+                       ms_per_second=pace_ms_per_s, title="")
+    show_player(html, height)
+    downloads(lambda: timeline_figure(s, look), name)
+
+
+def downloads(figure: Callable[[], Figure], name: str) -> None:
+    """Files are made only when a button is clicked (vl-convert takes a few hundred ms)."""
+    cols = st.columns(4, gap="small", width=520)
+    files = (("PNG", lambda: export.png(figure()), "png", "image/png"),
+             ("SVG", lambda: export.svg(figure()), "svg", "image/svg+xml"),
+             ("CSV", lambda: figure().csv(), "csv", "text/csv"),
+             ("JSON", lambda: figure().json(), "json", "application/json"))
+    for col, (label, data, ext, mime) in zip(cols, files):
+        col.download_button(label, data, file_name=f"{name}.{ext}", mime=mime, on_click="ignore",
+                            icon=":material/download:", key=f"download_{name}_{ext}")

@@ -1,0 +1,69 @@
+"""Home: the stall, the fix, and the two lanes on the current scenario, in one screen."""
+
+import streamlit as st
+
+import app_state
+import app_ui
+from sim.units import fmt_seconds
+
+s = app_ui.scenario()
+unchunked, chunked = app_ui.lanes(s)
+cards = {name: {c.label: c for c in app_ui.lane_cards(s, name)} for name in (s.unchunked, s.chunked)}
+priced = app_ui.priced_iterations(s)
+look = app_ui.look()
+
+st.title("Chunked Prefill Lab")
+st.caption(f"{s.decodes:,} requests are streaming tokens (each with {s.context:,} tokens of context) "
+           f"when a {s.prompt:,}-token prompt arrives. {s.model.name} on {s.gpu.name}, "
+           f"{s.mode} cost model. Change any of it in the sidebar.")
+
+ttft_u, ttft_c = (cards[p]["New request TTFT"] for p in (s.unchunked, s.chunked))
+gap_u, gap_c = (cards[p]["Largest decoder gap"] for p in (s.unchunked, s.chunked))
+stall, fix = st.columns(2, gap="large")
+with stall:
+    st.subheader("The stall")
+    decode = priced.get("decode")
+    st.markdown(
+        f"**{s.policy_label(s.unchunked)}** prefills the whole prompt at once: "
+        f"{s.prompt:,} tokens in one forward pass of "
+        f"{fmt_seconds(priced['prompt'].cost.time_s)}. Every running decoder waits for it, so the "
+        f"largest gap between two of its tokens is **{gap_u.value}**"
+        + (f", against a {fmt_seconds(decode.cost.time_s)} decode step." if decode else "."))
+with fix:
+    st.subheader("The fix")
+    if s.starves:
+        st.markdown(f"**{s.policy_label(s.chunked)}** splits the prompt into chunks of budget − "
+                    f"decodes = {s.budget:,} − {s.decodes:,} = **{s.chunk:,} tokens**: no room at "
+                    "all, so the prompt waits for the decoders to finish. Raise the budget above "
+                    "the number of decodes.")
+    else:
+        st.markdown(
+            f"**{s.policy_label(s.chunked)}** gives every iteration each decode's token plus a "
+            f"chunk of budget − decodes = {s.budget:,} − {s.decodes:,} = **{s.chunk:,} prompt "
+            f"tokens**. The decoders' largest gap falls to **{gap_c.value}**; the new request's "
+            f"first token comes after **{ttft_c.value}** instead of {ttft_u.value}.")
+
+columns = st.columns(4)
+for col, card, lane in ((columns[0], ttft_u, "unchunked"), (columns[1], ttft_c, "chunked"),
+                        (columns[2], gap_u, "unchunked"), (columns[3], gap_c, "chunked")):
+    col.metric(f"{card.label} ({lane})", card.value, help=card.help, border=True)
+
+app_ui.player(s, look, app_state.PACE.default, "home-side-by-side")
+
+st.markdown(
+    "An LLM server runs one forward pass (an *iteration*) at a time over every request in its "
+    "batch, and each iteration costs max(FLOPs / peak, bytes / bandwidth): a decode step is cheap "
+    "and memory-bound, a long prompt is expensive and compute-bound. A running request gets its "
+    "next token only when an iteration that includes it ends, so a prompt prefilled in one piece "
+    "freezes every stream for as long as it takes. Chunked prefill (Sarathi-Serve) caps each "
+    "iteration at a *token budget*: all decodes first, then as much of the prompt as fits. The "
+    "stall shrinks to one bounded iteration; the prompt's first token comes a little later, "
+    "because its chunks share iterations with the decodes. The budget is the dial between the two.")
+
+links = st.columns(3)
+links[0].page_link("pages/side_by_side.py", label="Side by side: play both lanes, read every metric",
+                   icon=":material/view_agenda:")
+links[1].page_link("pages/worked_example.py", label="Worked example: the seed's arithmetic, step by step",
+                   icon=":material/calculate:")
+links[2].page_link("pages/roofline.py", label="Roofline: why decode is memory-bound, and which budget",
+                   icon=":material/show_chart:")

@@ -1,0 +1,68 @@
+"""Roofline: where each iteration sits on the GPU's roofline, and which budget meets a TPOT target."""
+
+import pandas as pd
+import streamlit as st
+
+import app_state
+import app_ui
+from sim.units import fmt_bytes, fmt_flops, fmt_seconds
+
+s = app_ui.scenario()
+look = app_ui.look()
+gpu = s.gpu
+
+st.header("Roofline")
+st.markdown(
+    f"A pass runs at min(peak, bandwidth × intensity), where intensity = FLOPs / bytes moved. "
+    f"Below the **ridge** = peak / bandwidth = {gpu.peak_flops / 1e12:,.4g} TFLOP/s / "
+    f"{gpu.bandwidth / 1e12:,.4g} TB/s = **{gpu.ridge_flops_per_byte:,.4g} FLOP/B** it is "
+    "memory-bound (waiting for bytes), above it compute-bound. A decode step reads all the "
+    "weights for one token per request: low intensity. A prompt chunk reuses each weight for "
+    "every token in it: high intensity. Fusing them puts the decodes' work where the GPU has "
+    f"compute to spare. {s.model.name}, {s.mode} cost mode.")
+
+tpot_ms = app_ui.widget(app_state.TPOT)
+tpot_s = float(tpot_ms) / 1e3
+plan, roof, curve = app_ui.roofline_view(s, tpot_s, look)
+roof_spec, curve_spec = app_ui.roofline_specs(s, tpot_s, look)
+
+app_ui.chart(roof_spec, lambda: roof, "roofline")
+table = pd.DataFrame([{
+    "iteration": it.label, "FLOPs": fmt_flops(it.cost.flops), "bytes": fmt_bytes(it.cost.bytes),
+    "intensity = FLOPs / bytes": f"{it.cost.intensity:,.4g} FLOP/B",
+    "compute = FLOPs / peak": fmt_seconds(it.cost.compute_s),
+    "memory = bytes / bandwidth": fmt_seconds(it.cost.memory_s),
+    "time = max": fmt_seconds(it.cost.time_s), "bound": it.cost.bound} for it in plan.iterations])
+st.table(table.set_index("iteration"))
+if s.starves:
+    st.warning(f"Budget {s.budget:,} ≤ {s.decodes:,} decodes: no chunk, so the chunk and fused "
+               "points are left out.")
+
+st.subheader("Which budget? The Sarathi-Serve recipe")
+st.markdown(
+    "Price one iteration as a function of its batch tokens, then take the **largest budget whose "
+    "iteration still meets the TPOT target**: decodes never wait longer than one iteration, and "
+    "each iteration carries as much of the prompt as the target allows. Each point below is "
+    f"every decode ({s.decodes:,} at {s.context:,} tokens of context) plus a chunk of "
+    "budget − decodes tokens, priced as the prompt's *last* chunk (it attends to everything "
+    "before it: the costliest chunk, so the budget holds for every chunk).")
+app_ui.chart(curve_spec, lambda: curve, "budget-curve")
+
+decode_only = s.decodes + 1
+if plan.largest is None:
+    st.error(f"No budget meets {fmt_seconds(tpot_s)}: even the decodes plus one prompt token "
+             f"({decode_only:,} tokens) take longer. Fewer decodes, a faster GPU or a looser target.")
+elif plan.largest >= s.decodes + s.prompt:
+    st.success(f"The whole prompt fits in one iteration within {fmt_seconds(tpot_s)}: any budget "
+               f"≥ {s.decodes + s.prompt:,} (decodes + prompt) meets the target.")
+else:
+    row = plan.markers.set_index("kind").loc["largest within target"]
+    st.success(f"Largest budget within {fmt_seconds(tpot_s)}: **{plan.largest:,} tokens** "
+               f"(decodes {s.decodes:,} + chunk {plan.largest - s.decodes:,}), one iteration "
+               f"{row.time_ms:,.4g} ms; one token more would exceed the target.")
+st.markdown(
+    f"Marked for {gpu.name} ({gpu.memory_bytes / 1e9:,.4g} GB): **vLLM serve** default "
+    f"`max_num_batched_tokens` = **{plan.vllm_default:,}** (8,192 on GPUs with ≥ 70 GiB that are "
+    "not A100, else 2,048; later vLLM releases add tiers) and **SGLang** default "
+    f"`--chunked-prefill-size` = **{plan.sglang_default:,}** (by memory: < 35 GiB 2,048, < 60 GiB "
+    "4,096, < 160 GiB 8,192, else 16,384). Neither knows your TPOT target.")

@@ -1,0 +1,66 @@
+"""Side by side: the unchunked and chunked lanes on one clock, with every headline metric."""
+
+import streamlit as st
+
+import app_state
+import app_ui
+from sim.units import fmt_seconds
+
+s = app_ui.scenario()
+unchunked, chunked = app_ui.lanes(s)
+look = app_ui.look()
+
+st.header("Side by side")
+st.markdown("Top: the unchunked baseline. Bottom: chunked prefill. Each bar is one iteration, "
+            "from its start to its end; its colours split its tokens into **decode** (one per "
+            "running request) and **prefill** (the prompt, or a chunk of it). Under each lane, "
+            "one tick per token a stream emits: a blank stretch is a stream frozen.")
+
+if s.starves:
+    st.warning(f"**The new request starves.** Budget {s.budget:,} ≤ {s.decodes:,} running decodes: "
+               f"chunk = budget − decodes = {s.chunk:,}, so {s.policy_label(s.chunked)} has no "
+               "room for the prompt until decoders finish and leave. Raise the budget above "
+               f"{s.decodes:,} to see chunking work.", icon=":material/hourglass_empty:")
+for trace, name in ((unchunked, "Unchunked"), (chunked, "Chunked")):
+    for note in trace.notes:
+        st.info(f"{name} lane: {note}", icon=":material/info:")
+
+base = app_ui.lane_cards(s, s.unchunked)
+for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
+    st.subheader(f"{title}: {s.policy_label(policy)}")
+    cards = app_ui.lane_cards(s, policy)
+    for col, card, ref in zip(st.columns(len(cards)), cards, base):
+        if policy == s.chunked and card.label != "Iterations":
+            delta = card.seconds - ref.seconds
+            col.metric(card.label, card.value, delta=f"{'+' if delta >= 0 else '−'}"
+                       f"{fmt_seconds(abs(delta))} vs unchunked", delta_color="inverse",
+                       help=card.help, border=True)
+        else:
+            col.metric(card.label, card.value, help=card.help, border=True)
+
+pace = app_ui.widget(app_state.PACE)
+app_ui.player(s, look, pace, "side-by-side")
+
+timeline = app_ui.timeline_of(s)
+for lane, trace in zip(timeline.lanes, (unchunked, chunked)):
+    if lane.bin_ms is not None:
+        st.caption(f"{lane.title}: {trace.iterations:,} iterations drawn as {len(lane.iterations):,} "
+                   f"bars (consecutive iterations merged into time bins of {lane.bin_ms:,.3g} ms; an "
+                   "iteration longer than a bin keeps its own bar), to keep the page light. Every "
+                   "metric uses every iteration.")
+
+with st.expander("How to read it, and how each number is computed"):
+    st.markdown(
+        "- **Iteration time** = max(FLOPs / peak FLOP/s, bytes / bandwidth) (+ a fixed overhead, 0 "
+        "here). In the *simple* mode FLOPs = 2 × params × tokens and bytes = the weights; the "
+        "*roofline* mode adds attention, KV and activation traffic and the LM head. Hover a bar "
+        "for its compute time, memory time and which one bounds it.\n"
+        "- **A token** is emitted at the end of the iteration that produced it. A decoder's gap is "
+        "the time between two of its tokens: one iteration if it is in every iteration, longer "
+        "if an iteration leaves it out (a prefill-only iteration) or is long.\n"
+        "- **Bar height** is the share of the iteration's tokens; its width is its duration.\n"
+        "- The running decoders each have "
+        f"{app_state.DECODE_OUTPUT} tokens still to emit, the new request emits "
+        f"{app_state.PROMPT_OUTPUT}; max running requests = decodes + 1, so only the token budget "
+        "and KV memory limit the batch.\n"
+        "- Hover a metric's **?** for its formula with this run's numbers.")

@@ -1,0 +1,49 @@
+"""Worked example: seed 001's arithmetic, step by step, live from the controls."""
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+import app_state
+import app_ui
+from sim.errors import InputError
+
+s = app_ui.scenario()
+
+st.header("Worked example")
+st.markdown(
+    "Seed 001's arithmetic, in its order: every step's formula, the numbers put in, and the "
+    "result with its unit. Its inputs come from the sidebar: the model's parameters and KV "
+    "layout, the GPU's peak and bandwidth, the decodes, the prompt, and two budgets (yours and "
+    "the one below). It always uses the seed's *simple* arithmetic: FLOPs = 2 × params × tokens, "
+    "and an iteration costs max(FLOPs / peak, weight bytes / bandwidth), whatever the cost mode "
+    "in the sidebar.")
+second = app_ui.widget(app_state.BUDGET2)
+
+try:
+    example = app_ui.worked(s, int(second))
+except InputError as e:
+    st.error(f"**Can't work this example:** {e}")
+    st.stop()
+
+rows = pd.DataFrame([{"step": step.title, "formula": step.formula,
+                      "numbers substituted": step.substituted, "result": step.display}
+                     for step in example.steps])
+rows.index = range(1, len(rows) + 1)
+st.table(rows)
+
+notes = [(step.title, step.seed_note) for step in example.steps if step.seed_note]
+if notes:
+    st.subheader("Where seed 001 rounds or slips")
+    st.markdown("\n".join(f"- **{title}**: {note}" for title, note in notes))
+else:
+    st.caption("Seed 001's own roundings and slips are pointed out at its inputs (the defaults: "
+               "dense 8B, the illustrative GPU, 64 decodes, an 8,192-token prompt).")
+
+cols = st.columns(2, width=260)
+cols[0].download_button("CSV", rows.to_csv(index_label="#"), file_name="worked-example.csv",
+                        mime="text/csv", on_click="ignore", icon=":material/download:")
+cols[1].download_button("JSON", json.dumps(example.to_json(), indent=1, default=str),
+                        file_name="worked-example.json", mime="application/json",
+                        on_click="ignore", icon=":material/download:")
