@@ -1,7 +1,9 @@
 """Chunked Prefill Lab: `streamlit run app.py`.
 
 The entrypoint draws what every page shares (the controls in the sidebar, each bound to its URL
-key) and routes to the page scripts in pages/.
+key) and routes to the page scripts in app_pages/. Not `pages/`: while no session has called
+st.navigation yet, Streamlit treats a `pages/` folder the legacy way and runs a deep-linked page
+(e.g. a slide's link to /roofline, the first request after `make run`) alone, without this frame.
 """
 
 import streamlit as st
@@ -14,10 +16,10 @@ app_ui.apply_link_corrections()
 app_ui.presenter_css()
 app_ui.sidebar()
 page = st.navigation([
-    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-    st.Page("pages/side_by_side.py", title="Side by side", icon=":material/view_agenda:"),
-    st.Page("pages/worked_example.py", title="Worked example", icon=":material/calculate:"),
-    st.Page("pages/roofline.py", title="Roofline", icon=":material/show_chart:"),
+    st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("app_pages/side_by_side.py", title="Side by side", icon=":material/view_agenda:"),
+    st.Page("app_pages/worked_example.py", title="Worked example", icon=":material/calculate:"),
+    st.Page("app_pages/roofline.py", title="Roofline", icon=":material/show_chart:"),
 ])
 app_ui.show_link_notes()
 page.run()

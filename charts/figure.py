@@ -34,6 +34,9 @@ class Figure:
         spec["params"] = [{"name": name, "value": values.get(name, value)}
                           for name, value in self.params.items()]
         config = self.look.config()
+        # "pad": the plot keeps its size and legends and titles add to it (Streamlit would
+        # otherwise fit everything, legends included, into the plot's own height).
+        spec["autosize"] = {"type": "pad"}
         spec["background"] = config.pop("background")
         spec["config"] = config
         return spec

@@ -21,7 +21,7 @@ st.markdown(
     "every token in it: high intensity. Fusing them puts the decodes' work where the GPU has "
     f"compute to spare. {s.model.name}, {s.mode} cost mode.")
 
-tpot_ms = app_ui.widget(app_state.TPOT)
+tpot_ms = app_ui.widget(app_state.TPOT, width=340)
 tpot_s = float(tpot_ms) / 1e3
 plan, roof, curve = app_ui.roofline_view(s, tpot_s, look)
 roof_spec, curve_spec = app_ui.roofline_specs(s, tpot_s, look)

@@ -32,13 +32,13 @@ for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
     for col, card, ref in zip(st.columns(len(cards)), cards, base):
         if policy == s.chunked and card.label != "Iterations":
             delta = card.seconds - ref.seconds
-            col.metric(card.label, card.value, delta=f"{'+' if delta >= 0 else '−'}"
+            col.metric(card.label, card.value, delta=f"{'+' if delta >= 0 else '-'}"
                        f"{fmt_seconds(abs(delta))} vs unchunked", delta_color="inverse",
                        help=card.help, border=True)
         else:
             col.metric(card.label, card.value, help=card.help, border=True)
 
-pace = app_ui.widget(app_state.PACE)
+pace = app_ui.widget(app_state.PACE, width=340)
 app_ui.player(s, look, pace, "side-by-side")
 
 timeline = app_ui.timeline_of(s)

@@ -61,9 +61,9 @@ st.markdown(
     "because its chunks share iterations with the decodes. The budget is the dial between the two.")
 
 links = st.columns(3)
-links[0].page_link("pages/side_by_side.py", label="Side by side: play both lanes, read every metric",
+links[0].page_link("app_pages/side_by_side.py", label="Side by side: play both lanes, read every metric",
                    icon=":material/view_agenda:")
-links[1].page_link("pages/worked_example.py", label="Worked example: the seed's arithmetic, step by step",
+links[1].page_link("app_pages/worked_example.py", label="Worked example: the seed's arithmetic, step by step",
                    icon=":material/calculate:")
-links[2].page_link("pages/roofline.py", label="Roofline: why decode is memory-bound, and which budget",
+links[2].page_link("app_pages/roofline.py", label="Roofline: why decode is memory-bound, and which budget",
                    icon=":material/show_chart:")

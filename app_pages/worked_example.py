@@ -19,7 +19,7 @@ st.markdown(
     "the one below). It always uses the seed's *simple* arithmetic: FLOPs = 2 × params × tokens, "
     "and an iteration costs max(FLOPs / peak, weight bytes / bandwidth), whatever the cost mode "
     "in the sidebar.")
-second = app_ui.widget(app_state.BUDGET2)
+second = app_ui.widget(app_state.BUDGET2, width=340)
 
 try:
     example = app_ui.worked(s, int(second))
