@@ -1,9 +1,12 @@
 """Streamlit glue shared by app.py and the pages: the controls as widgets, cached calls into `sim`
 and `charts`, and a chart with its downloads. Pages call these and write the words.
 
-Every simulation and figure goes through `st.cache_data`, keyed on plain inputs (the Scenario
-dataclass holds frozen Gpu and Model dataclasses), so a rerun that changes nothing costs nothing
-and a changed control recomputes only what depends on it.
+Every simulation and figure is cached, keyed on plain inputs (the Scenario dataclass holds frozen
+Gpu and Model dataclasses), so a rerun that changes nothing costs nothing and a changed control
+recomputes only what depends on it. Traces, frames and figures are only ever read, so they are
+cached as resources (shared, never copied: a trace with a million tokens would cost more to
+unpickle on every rerun than to use); small results and the specs handed to the browser are
+cached as data.
 """
 
 from __future__ import annotations
@@ -21,14 +24,14 @@ from charts.theme import Look
 from charts.timeline import CLOCK
 from charts.views import Timeline, budget_plan, roofline_figures, timeline
 from sim.budget import ScenarioIteration, scenario_iterations
-from sim.engine import Trace, simulate
+from sim.engine import SimulationLimitError, Trace, simulate
 from sim.errors import InputError
 from sim.hardware import GPUS
 from sim.models import MODELS
 from sim.policies import get_policy
 from sim.worked_example import WorkedExample, worked_example
 
-MAX_ITERATIONS = 200_000   # any input finishes in bounded time; beyond this the app says so
+MAX_ITERATIONS = 50_000   # any input finishes in bounded time (< 1 s); beyond this the app says so
 CHART_WIDTH = 900
 LINK_NOTES = "_link_notes"
 
@@ -131,7 +134,7 @@ def scenario() -> Scenario:
 
 
 # --- cached computations --------------------------------------------------------------------
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
 def _lane(s: Scenario, policy: str) -> Trace:
     return simulate(s.workload(), get_policy(policy), s.cost_model(), budget=s.budget,
                     max_seqs=s.max_seqs, max_iterations=MAX_ITERATIONS)
@@ -141,6 +144,11 @@ def lanes(s: Scenario) -> tuple[Trace, Trace]:
     """(unchunked, chunked) traces, or an error message (e.g. the prompt's KV does not fit)."""
     try:
         return _lane(s, s.unchunked), _lane(s, s.chunked)
+    except SimulationLimitError:
+        st.error(f"**Can't simulate this scenario:** it needs more than {MAX_ITERATIONS:,} "
+                 "iterations, the most this app runs: the budget leaves too few prompt tokens per "
+                 f"iteration for a {s.prompt:,}-token prompt. Raise the budget or shorten the prompt.")
+        st.stop()
     except InputError as e:
         st.error(f"**Can't simulate this scenario:** {e}")
         st.stop()
@@ -151,7 +159,7 @@ def lane_cards(s: Scenario, policy: str) -> list[app_state.Card]:
     return app_state.lane_cards(_lane(s, policy))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=32, show_spinner=False)
 def _timeline(s: Scenario) -> Timeline:
     return timeline(_lane(s, s.unchunked), _lane(s, s.chunked))
 
@@ -163,14 +171,16 @@ def timeline_of(s: Scenario) -> Timeline:
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def timeline_figure(s: Scenario, look: Look, width: int = CHART_WIDTH) -> Figure:
-    """Figures are cached as resources (shared, never pickled): they are only read."""
     return _timeline(s).figure(look, width)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def timeline_spec(s: Scenario, look: Look, width: int = CHART_WIDTH) -> dict:
-    """Specs are cached as data: each run gets its own copy to hand to the frontend."""
-    return timeline_figure(s, look, width).spec()
+def player_page(s: Scenario, look: Look, pace_ms_per_s: float, height: int) -> str:
+    """The player's HTML (a string: cheap to cache as data)."""
+    tl = _timeline(s)
+    return player_html(timeline_figure(s, look).spec(), clock=CLOCK, t_max=tl.t_max,
+                       boundaries=tl.boundaries, height=height, dark=look.dark,
+                       ms_per_second=pace_ms_per_s)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -213,10 +223,7 @@ def player(s: Scenario, look: Look, pace_ms_per_s: float, name: str) -> None:
     rows = sum(len(lane.streams.stream.unique()) for lane in tl.lanes)
     height = (len(tl.lanes) * (330 if look.presenter else 250)
               + rows * (30 if look.presenter else 20) + 110)
-    html = player_html(timeline_spec(s, look), clock=CLOCK, t_max=tl.t_max,
-                       boundaries=tl.boundaries, height=height, dark=look.dark,
-                       ms_per_second=pace_ms_per_s, title="")
-    show_player(html, height)
+    show_player(player_page(s, look, float(pace_ms_per_s), height), height)
     downloads(lambda: timeline_figure(s, look), name)
 
 

@@ -1,0 +1,85 @@
+"""The app's speed targets (issue 3): a page rerun after a control change < 250 ms server time.
+
+Each rerun case drives the real app with Streamlit's AppTest and changes a control to a value not
+seen before, so every rerun misses the caches (simulation, frames, figures) the way a user's change
+does; AppTest's own overhead is included, so the figures are an upper bound on the server time.
+The `data + figure` cases time the same work without Streamlit. Names carry the chart data size
+(target < 1 MB per page).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from app_state import scenario_from
+from charts.theme import Look
+from charts.views import budget_plan, roofline_figures, timeline
+from sim.engine import simulate
+from sim.policies import get_policy
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+RERUN_TARGET = 0.250
+EXTREME = dict(gpu="mi300x", model="qwen2.5-7b", prompt=1_000_000, decodes=1024, context=100)
+
+
+def _page(page: str, **query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({k: str(v) for k, v in query.items()})
+    at.run()
+    if page != "home":
+        at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _rerun_after_change(page: str, key: str, start: int, **query):
+    """A callable: set `key` to the next unseen value and rerun the page."""
+    at = _page(page, **query)
+    values = itertools.count(start)
+
+    def rerun():
+        at.number_input(key=key).set_value(next(values)).run()
+        assert not at.exception, [e.value for e in at.exception]
+    return rerun
+
+
+def _scenario_figures(**values):
+    """Simulate both lanes and build every figure's spec (what a cache-missing page does)."""
+    s = scenario_from(values)
+    traces = [simulate(s.workload(), get_policy(p), s.cost_model(), budget=s.budget,
+                       max_seqs=s.max_seqs) for p in (s.unchunked, s.chunked)]
+    side = timeline(*traces).figure(Look()).spec()
+    cost = s.cost_model()
+    plan = budget_plan(cost, s.decodes, s.context, s.prompt, s.budget, 0.025)
+    roof, curve = roofline_figures(cost, plan, s.decodes, s.context, s.prompt, Look())
+    return side, roof.spec(), curve.spec()
+
+
+def _kib(*specs) -> str:
+    return f"{sum(len(json.dumps(s)) for s in specs) / 1024:,.0f} KiB"
+
+
+def cases():
+    side, roof, curve = _scenario_figures()
+    x_side, x_roof, x_curve = _scenario_figures(**EXTREME)
+    budgets = itertools.count(3577)
+    return [
+        (f"app: Home rerun after a budget change (chart data {_kib(side)})", RERUN_TARGET,
+         _rerun_after_change("home", "budget", 577)),
+        (f"app: Side by side rerun after a budget change ({_kib(side)})", RERUN_TARGET,
+         _rerun_after_change("side_by_side", "budget", 1577)),
+        ("app: Worked example rerun after a prompt change", RERUN_TARGET,
+         _rerun_after_change("worked_example", "prompt", 8193)),
+        (f"app: Roofline rerun after a budget change ({_kib(roof, curve)})", RERUN_TARGET,
+         _rerun_after_change("roofline", "budget", 2577)),
+        (f"app: Side by side, 1,000,000-token prompt + 1,024 decoders ({_kib(x_side)})",
+         RERUN_TARGET, _rerun_after_change("side_by_side", "budget", 1025, **EXTREME)),
+        (f"app: Roofline, same extreme ({_kib(x_roof, x_curve)})", RERUN_TARGET,
+         _rerun_after_change("roofline", "budget", 2025, **EXTREME)),
+        ("data + figures without Streamlit, defaults (2 runs, 3 specs)", None,
+         lambda: _scenario_figures(budget=next(budgets))),
+    ]

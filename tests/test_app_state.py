@@ -1,0 +1,110 @@
+"""app_state: control ranges, link corrections, the scenario built from widget values, the cards."""
+
+import math
+
+import pytest
+
+import app_state
+from app_state import CONTROLS, from_query, lane_cards, scenario_from
+from sim.engine import simulate
+from sim.errors import InputError
+from sim.policies import get_policy
+from sim.worked_example import DEFAULTS, worked_example
+
+
+def test_defaults_are_the_seed_worked_example():
+    s = scenario_from({})
+    assert (s.prompt, s.decodes, s.context, s.budget) == (8192, 64, 4000, 576)
+    assert (s.gpu.id, s.model.id, s.mode) == ("illustrative", "dense-8b", "simple")
+    assert (s.unchunked, s.chunked) == ("vllm-v0", "sarathi")
+    assert s.chunk == 512 and not s.starves
+
+
+def test_url_keys_are_short_and_stable():
+    for key in ("prompt", "decodes", "context", "budget", "gpu", "model", "mode", "unchunked",
+                "chunked", "peak", "bw", "mem", "presenter", "tpot", "budget2", "pace"):
+        assert key in CONTROLS
+
+
+def test_valid_link_values_need_no_correction():
+    assert from_query({"prompt": "4096", "budget": "1024", "gpu": "h100-sxm", "mode": "roofline",
+                       "presenter": "true", "bw": "3.35", "unrelated": "x"}) == ({}, [])
+
+
+@pytest.mark.parametrize("raw, value, words", [
+    ({"prompt": "99999999"}, 2_000_000, "above the maximum 2,000,000"),
+    ({"prompt": "0"}, 1, "below the minimum 1"),
+    ({"budget": "abc"}, 576, "not a number"),
+    ({"budget": "nan"}, 576, "not a number"),
+    ({"decodes": "12.4"}, 12, "not a whole number"),
+    ({"gpu": "h100"}, "illustrative", "not one of"),
+    ({"presenter": "1"}, False, "not true or false"),
+    ({"bw": "-1"}, 0.01, "below the minimum 0.01"),
+])
+def test_bad_link_values_get_the_nearest_valid_value_and_a_note(raw, value, words):
+    corrections, notes = from_query(raw)
+    (key,) = raw
+    assert corrections == {key: value}
+    assert len(notes) == 1 and words in notes[0] and f"`{key}=" in notes[0]
+
+
+def test_every_default_is_inside_its_own_range():
+    for control in CONTROLS.values():
+        if control.kind in ("int", "float"):
+            assert control.low <= control.default <= control.high, control.key
+        elif control.kind == "choice":
+            assert control.default in control.options, control.key
+
+
+def test_custom_gpu_and_model_come_from_their_fields():
+    s = scenario_from({"gpu": "custom", "peak": 800.0, "bw": 4.0, "mem": 96.0,
+                       "model": "custom", "layers": 16, "hidden": 2048, "heads": 16,
+                       "kvheads": 4, "headdim": 128, "ffn": 8192, "vocab": 32000})
+    assert (s.gpu.peak_flops, s.gpu.bandwidth, s.gpu.memory_bytes) == (800e12, 4e12, 96e9)
+    assert (s.model.layers, s.model.kv_heads, s.model.intermediate) == (16, 4, 8192)
+
+
+def test_impossible_custom_model_raises_input_error():
+    with pytest.raises(InputError, match="multiple of KV heads"):
+        scenario_from({"model": "custom", "heads": 30, "kvheads": 8})
+
+
+def test_worked_example_inputs_at_defaults_are_the_seeds():
+    inputs = scenario_from({}).worked_example_inputs(2048)
+    ex = worked_example(**inputs)
+    assert ex.at_seed
+    assert {k: inputs[k] for k in inputs} == {k: DEFAULTS[k] for k in inputs}
+
+
+@pytest.fixture(scope="module")
+def seed_traces():
+    s = scenario_from({})
+    return {p: simulate(s.workload(), get_policy(p), s.cost_model(), budget=s.budget,
+                        max_seqs=s.max_seqs) for p in ("vllm-v0", "sarathi")}
+
+
+def test_lane_cards_show_the_seeds_numbers(seed_traces):
+    unchunked = {c.label: c for c in lane_cards(seed_traces["vllm-v0"])}
+    chunked = {c.label: c for c in lane_cards(seed_traces["sarathi"])}
+    assert unchunked["New request TTFT"].value == "327.7 ms"
+    assert chunked["New request TTFT"].value == "368.6 ms"
+    assert chunked["New request TTFT"].seconds == pytest.approx(16 * 0.02304)
+    assert unchunked["Largest decoder gap"].value == "333 ms"
+    assert chunked["Largest decoder gap"].value == "23.04 ms"
+    assert "16 iteration(s)" in chunked["New request TTFT"].help
+    assert "64 running decoders" in chunked["Largest decoder gap"].help
+
+
+def test_lane_cards_without_decoders_say_so():
+    s = scenario_from({"decodes": 0})
+    trace = simulate(s.workload(), get_policy("sarathi"), s.cost_model(), budget=s.budget,
+                     max_seqs=s.max_seqs)
+    cards = {c.label: c for c in lane_cards(trace)}
+    assert math.isnan(cards["Largest decoder gap"].seconds)
+    assert cards["Largest decoder gap"].value == "—"
+
+
+def test_starving_budget_is_flagged():
+    s = scenario_from({"budget": 64})
+    assert s.starves and s.chunk == 0
+    assert app_state.CONTROLS["budget"].parse("64") == (64, None)

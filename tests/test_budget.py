@@ -1,0 +1,94 @@
+"""sim.budget: the engines' default budgets per GPU and the Sarathi-Serve budget recipe."""
+
+import pytest
+
+from sim.budget import (budget_iteration_cost, fused_iteration, largest_budget_within,
+                        scenario_iterations, sglang_default_chunk, vllm_serve_default_budget)
+from sim.cost import CostModel
+from sim.hardware import GPUS, custom_gpu, get_gpu
+from sim.models import get_model
+
+# shared/reference/schedulers.md: vLLM serve 8192 on >= 70 GiB GPUs that are not A100, else 2048;
+# SGLang 2048 below 35 GB, 4096 below 60 GB, 8192 for H100/H200/A100-80G, 16384 for B200/MI300X.
+EXPECTED_DEFAULTS = {
+    "illustrative": (8192, 8192), "a100-40gb": (2048, 4096), "a100-80gb": (2048, 8192),
+    "h100-sxm": (8192, 8192), "h200": (8192, 8192), "l4": (2048, 2048), "l40s": (2048, 4096),
+    "rtx-4090": (2048, 2048), "mi300x": (8192, 16384), "b200": (8192, 16384),
+}
+
+
+@pytest.mark.parametrize("gpu_id", sorted(GPUS))
+def test_engine_defaults_per_preset(gpu_id):
+    gpu = get_gpu(gpu_id)
+    assert (vllm_serve_default_budget(gpu), sglang_default_chunk(gpu)) == EXPECTED_DEFAULTS[gpu_id]
+
+
+def test_engine_defaults_at_the_memory_thresholds():
+    gib = 2**30 / 1e9   # custom_gpu takes decimal GB
+    assert vllm_serve_default_budget(custom_gpu(100, 1, 70 * gib)) == 8192
+    assert vllm_serve_default_budget(custom_gpu(100, 1, 69.9 * gib)) == 2048
+    assert sglang_default_chunk(custom_gpu(100, 1, 34.9 * gib)) == 2048
+    assert sglang_default_chunk(custom_gpu(100, 1, 35 * gib)) == 4096
+    assert sglang_default_chunk(custom_gpu(100, 1, 60 * gib)) == 8192
+    assert sglang_default_chunk(custom_gpu(100, 1, 160 * gib)) == 16384
+
+
+@pytest.fixture
+def seed_simple():
+    return CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
+
+
+def test_seed_budget_prices_as_the_seed_says(seed_simple):
+    # seed 001: 576 tokens x 16 GFLOP / 400 TFLOP/s = 23.04 ms, compute-bound
+    cost = budget_iteration_cost(seed_simple, 64, 4000, 8192, 576)
+    assert cost.time_s == pytest.approx(0.02304)
+    assert cost.bound == "compute"
+
+
+def test_largest_budget_within_is_the_exact_boundary(seed_simple):
+    # simple mode: time = budget x 16e9 / 400e12 (above the 5.33 ms weight read), so 25 ms <=> 625
+    best = largest_budget_within(seed_simple, 64, 4000, 0.025, 8192)
+    assert best == 625
+    assert budget_iteration_cost(seed_simple, 64, 4000, 8192, best).time_s <= 0.025
+    assert budget_iteration_cost(seed_simple, 64, 4000, 8192, best + 1).time_s > 0.025
+
+
+def test_largest_budget_within_in_roofline_mode_meets_the_target_at_the_boundary():
+    cost = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"), "roofline")
+    best = largest_budget_within(cost, 32, 2000, 0.030, 16384)
+    assert best is not None and 33 <= best < 32 + 16384
+    assert budget_iteration_cost(cost, 32, 2000, 16384, best).time_s <= 0.030
+    assert budget_iteration_cost(cost, 32, 2000, 16384, best + 1).time_s > 0.030
+
+
+def test_no_budget_when_the_decodes_alone_miss_the_target(seed_simple):
+    # the decode step reads 16 GB of weights at 3 TB/s: 5.33 ms > 5 ms
+    assert largest_budget_within(seed_simple, 64, 4000, 0.005, 8192) is None
+
+
+def test_whole_prompt_fitting_returns_decodes_plus_prompt(seed_simple):
+    assert largest_budget_within(seed_simple, 64, 4000, 1.0, 8192) == 64 + 8192
+
+
+def test_fused_iteration_prices_the_prompts_last_chunk():
+    comp = fused_iteration(64, 4000, 8192, 576)
+    assert comp.decode_tokens == 64
+    (chunk,) = comp.chunks
+    assert (chunk.length, chunk.prefix, chunk.last) == (512, 8192 - 512, True)
+    assert fused_iteration(64, 4000, 8192, 64).chunks == ()          # budget spent by decodes
+    assert fused_iteration(64, 4000, 100, 10_000).chunks[0].length == 100   # capped at the prompt
+
+
+def test_scenario_iterations_simple_mode_intensity_is_tokens(seed_simple):
+    # simple mode: FLOPs = 2 x params x tokens over 2 x params bytes -> tokens FLOP/B
+    its = {it.key: it for it in scenario_iterations(seed_simple, 64, 4000, 8192, 576)}
+    assert {k: round(it.cost.intensity) for k, it in its.items()} == {
+        "decode": 64, "chunk": 512, "fused": 576, "prompt": 8192}
+    assert its["decode"].cost.bound == "memory"        # below the 133 FLOP/B ridge
+    assert its["fused"].cost.bound == "compute"
+    assert its["prompt"].cost.time_s == pytest.approx(0.32768)
+
+
+def test_scenario_iterations_leave_out_chunks_when_starved(seed_simple):
+    keys = [it.key for it in scenario_iterations(seed_simple, 64, 4000, 8192, 64)]
+    assert keys == ["decode", "prompt"]
