@@ -77,13 +77,15 @@ def add_hardware_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu", default="illustrative", help=f"one of: {', '.join(GPUS)}")
     p.add_argument("--model", default="dense-8b", help=f"one of: {', '.join(MODELS)}")
     p.add_argument("--mode", default="roofline", help=f"cost mode: {', '.join(MODES)}")
-    p.add_argument("--overhead-ms", type=float, default=0.0, help="fixed time per iteration")
+    p.add_argument("--overhead-ms", type=float, default=None,
+                   help="fixed time per iteration (default: 0, or the calibrated mode's)")
+    p.add_argument("--tp", type=float, default=1, help="tensor-parallel degree (GPUs)")
 
 
 def cost_model_from(args) -> CostModel:
-    return CostModel(get_gpu(args.gpu), get_model(args.model), args.mode,
-                     check_number("--overhead-ms", args.overhead_ms, low=0, low_inclusive=True,
-                                  high=10_000) / 1e3)
+    overhead_s = None if args.overhead_ms is None else check_number(
+        "--overhead-ms", args.overhead_ms, low=0, low_inclusive=True, high=10_000) / 1e3
+    return CostModel(get_gpu(args.gpu), get_model(args.model), args.mode, overhead_s, args.tp)
 
 
 def add_run_args(p: argparse.ArgumentParser) -> None:
@@ -187,13 +189,25 @@ def _cost(args) -> None:
                "overhead_s": c.overhead_s}
     rows = [(name, fmt_flops(v.flops), fmt_bytes(v.bytes), fmt_seconds(v.time_s))
             for name, v in c.components.items()]
+    if model.tp > 1:
+        payload.update(tp=model.tp, allreduce_s=c.allreduce_s)
+        rows.append((f"all-reduce ({model.tp} GPUs)", "", "", fmt_seconds(c.allreduce_s)))
     rows.append(("overhead", "", "", fmt_seconds(c.overhead_s)))
     rows.append(("iteration", fmt_flops(c.flops), fmt_bytes(c.bytes), fmt_seconds(c.time_s)))
+    rule = "max(FLOPs / peak, bytes / bandwidth)" if model.calibration is None else \
+        "the sum over kernels of their achievable time (below)"
     text = (f"{model.gpu.name} · {model.model.name} · {args.mode} · {decodes} decodes at context "
-            f"{context:,} + chunk {chunk:,} on prefix {prefix:,}\n"
+            f"{context:,} + chunk {chunk:,} on prefix {prefix:,}"
+            + (f" · TP {model.tp} (per GPU)" if model.tp > 1 else "") + "\n"
             + table(rows, ("component", "FLOPs", "bytes", "time alone")) +
             f"\ncompute {fmt_seconds(c.compute_s)} vs memory {fmt_seconds(c.memory_s)}: "
-            f"{c.bound}-bound; time = max(FLOPs / peak, bytes / bandwidth) + overhead")
+            f"{c.bound}-bound; time = {rule}"
+            + (" + all-reduce" if model.tp > 1 else "") + " + overhead")
+    if c.factors:
+        payload["factors"] = [asdict(f) for f in c.factors]
+        text += "\n\nfrom the roofline to the calibrated time:\n" + table(
+            [(f.name, f"+{fmt_seconds(f.added_s)}", f.why) for f in c.factors],
+            ("factor", "adds", "why"))
     emit(args, payload, text)
 
 
@@ -268,7 +282,9 @@ def register_simulate(sub) -> None:
     p.set_defaults(func=_simulate)
 
 
-COMMANDS = [register_worked_example, register_cost, register_simulate]
+from .cli_fidelity import register_validate  # noqa: E402 (it uses the helpers above)
+
+COMMANDS = [register_worked_example, register_cost, register_simulate, register_validate]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -90,15 +90,17 @@ class Trace:
 
 
 def kv_capacity_tokens(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> int:
-    """KV tokens that fit beside the weights, keeping `reserve_fraction` of memory back."""
+    """KV tokens that fit beside the weights, keeping `reserve_fraction` of memory back. With
+    tensor parallelism each GPU holds its share of the weights and of every token's KV."""
     gpu, model = cost.gpu, cost.model
-    free = gpu.memory_bytes * (1 - reserve_fraction) - model.weight_bytes
+    free = gpu.memory_bytes * (1 - reserve_fraction) - cost.weight_bytes
     if free <= 0:
+        share = f" (1/{cost.tp} per GPU)" if cost.tp > 1 else ""
         raise InputError(
-            f"{model.name} weights ({model.weight_bytes / 1e9:.1f} GB) do not fit in "
+            f"{model.name} weights ({cost.weight_bytes / 1e9:.1f} GB{share}) do not fit in "
             f"{gpu.name} memory ({gpu.memory_bytes / 1e9:.0f} GB less a {reserve_fraction:.0%} "
-            "reserve); choose a larger GPU or a smaller model")
-    return int(free // model.kv_bytes_per_token)
+            "reserve); choose a larger GPU, more GPUs (tp) or a smaller model")
+    return int(free // cost.kv_bytes_per_token)
 
 
 class _Engine:
