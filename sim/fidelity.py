@@ -84,13 +84,16 @@ def _gemm_seconds(cal: Calibration, meas: Measurements, rows) -> np.ndarray:
     return out
 
 
-def _nelder_mead(f, x0, steps, iterations=1500):
-    """Minimize f from x0 (the standard simplex moves); numpy only, deterministic."""
+def _nelder_mead(f, x0, steps, iterations=1500, tolerance=1e-10):
+    """Minimize f from x0 (the standard simplex moves) until the simplex's values agree within
+    `tolerance`; numpy only, deterministic."""
     simplex = np.array([x0] + [np.add(x0, np.eye(len(x0))[i] * steps[i]) for i in range(len(x0))])
     values = np.array([f(x) for x in simplex])
     for _ in range(iterations):
         order = np.argsort(values)
         simplex, values = simplex[order], values[order]
+        if values[-1] - values[0] < tolerance:
+            break
         centre = simplex[:-1].mean(axis=0)
         reflected = 2 * centre - simplex[-1]
         fr = f(reflected)
