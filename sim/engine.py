@@ -205,7 +205,7 @@ class _Engine:
                 self.dec_finish[newest_decoder] - self.clock)
             mask = np.zeros(len(self.dec_ids), bool)
             mask[newest_decoder] = True
-            self.recomputed[victim] += self.target[victim]
+            self.recomputed[victim] += self.prompt[victim] + self.generated[victim]
             self._leave(mask)
         self.target[victim] = self.prompt[victim] + self.generated[victim]
         self.computed[victim] = 0
