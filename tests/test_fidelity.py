@@ -1,9 +1,7 @@
 """Issue 4: the calibrated cost mode, tensor parallelism and `python -m sim validate`."""
 
-import io
 import json
 import math
-from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
 import pytest
@@ -11,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.calibration import A100, CALIBRATIONS
-from sim.cli import main
 from sim.cost import Chunk, Composition, CostModel
 from sim.engine import RESERVE_FRACTION, kv_capacity_tokens
 from sim.errors import InputError
@@ -19,6 +16,7 @@ from sim.fidelity import (TARGET_MAX, TARGET_MEDIAN, fit_gemms, gemm_work, load_
                           validate)
 from sim.hardware import GPUS, get_gpu
 from sim.models import MODELS, get_model
+from tests.test_cli import cli
 
 REAL_GPUS = sorted(CALIBRATIONS)   # every preset but the illustrative one
 
@@ -236,16 +234,23 @@ def test_tp_needs_a_link():
         CostModel(get_gpu("illustrative"), get_model("dense-8b"), tp=2)
 
 
+# GB/s one way: half the datasheets' bidirectional NVLink / PCIe / Infinity Fabric figures
+LINK_GBPS = {"illustrative": 0, "a100-40gb": 300, "a100-80gb": 300, "h100-sxm": 450, "h200": 450,
+             "l4": 32, "l40s": 32, "rtx-4090": 32, "mi300x": 448, "b200": 900}
+
+
+@pytest.mark.parametrize("gpu_id", LINK_GBPS)
+def test_link_presets_are_one_direction_of_the_datasheet_figure(gpu_id):
+    assert get_gpu(gpu_id).interconnect_bandwidth == LINK_GBPS[gpu_id] * 1e9
+
+
+def test_every_link_preset_is_pinned():
+    assert set(GPUS) == set(LINK_GBPS)
+
+
 # --- the CLI -----------------------------------------------------------------------------------------
-def run_cli(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
-def test_validate_json_has_the_documented_keys():
-    code, out, _ = run_cli("validate", "--json")
+def test_validate_json_has_the_documented_keys(capsys):
+    code, out, _ = cli("validate", "--json", capsys=capsys)
     assert code == 0
     payload = json.loads(out)
     assert set(payload) == {"data", "calibration", "target", "roofline_is_lower_bound", "summary",
@@ -258,42 +263,42 @@ def test_validate_json_has_the_documented_keys():
     assert len(payload["points"]) == 1044
 
 
-def test_validate_text_reports_median_and_max():
-    code, out, _ = run_cli("validate", "--summary")
+def test_validate_text_reports_median_and_max(capsys):
+    code, out, _ = cli("validate", "--summary", capsys=capsys)
     assert code == 0
     assert "held_out" in out and "median |error|" in out and "met" in out
 
 
-def test_cost_calibrated_with_tp_2():
-    code, out, _ = run_cli("cost", "--gpu", "a100-80gb", "--model", "llama-3.1-8b", "--mode",
+def test_cost_calibrated_with_tp_2(capsys):
+    code, out, _ = cli("cost", "--gpu", "a100-80gb", "--model", "llama-3.1-8b", "--mode",
                            "calibrated", "--tp", "2", "--decodes", "32", "--context", "2000",
-                           "--chunk", "257", "--json")
+                           "--chunk", "257", "--json", capsys=capsys)
     assert code == 0
     payload = json.loads(out)
     assert payload["tp"] == 2 and payload["allreduce_s"] > 0
     assert payload["factors"][-1]["name"] == "per-iteration overhead"
-    _, roofline_out, _ = run_cli("cost", "--gpu", "a100-80gb", "--model", "llama-3.1-8b",
+    _, roofline_out, _ = cli("cost", "--gpu", "a100-80gb", "--model", "llama-3.1-8b",
                                  "--tp", "2", "--decodes", "32", "--context", "2000", "--chunk",
-                                 "257", "--json")
+                                 "257", "--json", capsys=capsys)
     roofline = json.loads(roofline_out)
     assert payload["time_s"] > roofline["time_s"]
     assert "factors" not in roofline
 
 
-def test_simulate_accepts_tp_and_the_calibrated_mode():
-    code, out, _ = run_cli("simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-70b", "--tp",
+def test_simulate_accepts_tp_and_the_calibrated_mode(capsys):
+    code, out, _ = cli("simulate", "--gpu", "h100-sxm", "--model", "llama-3.1-70b", "--tp",
                            "4", "--mode", "calibrated", "--decodes", "8", "--prompt", "2048",
-                           "--decode-output", "16", "--json")
+                           "--decode-output", "16", "--json", capsys=capsys)
     assert code == 0 and json.loads(out)["iterations"] > 0
 
 
 @pytest.mark.parametrize("tp", ["0", "-1", "nan", "3"])
-def test_cli_bad_tp_exits_2_naming_it(tp):
-    code, out, err = run_cli("cost", "--gpu", "h100-sxm", "--chunk", "100", "--tp", tp)
+def test_cli_bad_tp_exits_2_naming_it(tp, capsys):
+    code, out, err = cli("cost", "--gpu", "h100-sxm", "--chunk", "100", "--tp", tp, capsys=capsys)
     assert code == 2 and out == ""
     assert err.startswith("error: ") and "tp" in err and err.count("\n") == 1
 
 
-def test_cli_calibrated_on_the_illustrative_gpu_exits_2():
-    code, _, err = run_cli("cost", "--mode", "calibrated", "--chunk", "100")
+def test_cli_calibrated_on_the_illustrative_gpu_exits_2(capsys):
+    code, _, err = cli("cost", "--mode", "calibrated", "--chunk", "100", capsys=capsys)
     assert code == 2 and "illustrative" in err
