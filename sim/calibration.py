@@ -12,17 +12,21 @@ and prices it the way real kernels run, one factor at a time so a learner can se
    `attention_efficiency`, and memory traffic `memory_efficiency` of the HBM bandwidth;
 4. soft ridge: near the ridge neither unit runs flat out, so a kernel takes
    (c^n + m^n)^(1/n) instead of max(c, m), with n = `ridge_softness`;
-5. kernel floor: every kernel costs at least `kernel_floor_s` (ramp-up and tail of the launch);
+5. kernel floor: every kernel adds a fixed `kernel_floor_s` (its ramp-up and tail), which
+   dominates small kernels;
 6. all-reduce (tensor parallelism): links sustain `link_efficiency` of their bandwidth, and each
    all-reduce pays `allreduce_latency_s`;
 7. per-iteration overhead: scheduling, input preparation and sampling, once per iteration.
 
 Together these make small GEMMs inefficient: useful FLOPs per second rise with tokens as the
-floor, the padding and the ridge are amortized. (A separate efficiency curve rising with tokens was
-tried in the fit and not kept: its half-point fitted to zero once the factors above were in.)
+floor, the padding and the ridge are amortized. (A separate efficiency curve rising with tokens,
+eff x T / (T + T0), was tried while building the fit and dropped: T0 fitted to under one token once
+the factors above were in.)
 
-Factors 3-5 are fitted on measured A100 GEMM times (`sim/fidelity.py`); the rest are published
-figures. Other GPUs get the same fractions of their own datasheet peaks and bandwidths, not a fit.
+The tile height, GEMM and memory efficiencies, ridge softness and kernel floor are fitted on
+measured A100 GEMM times (`sim/fidelity.py`); the attention and link efficiencies, the all-reduce
+latency and the per-iteration overhead are published figures. Other GPUs get the same fractions of
+their own datasheet peaks and bandwidths, not a fit.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ class Calibration:
     memory_efficiency: float      # fraction of HBM bandwidth a kernel's traffic sustains
     attention_efficiency: float   # fraction of peak FLOP/s the attention kernel sustains
     ridge_softness: float         # n in (c^n + m^n)^(1/n); larger n is a sharper ridge
-    kernel_floor_s: float         # the least time any kernel takes
+    kernel_floor_s: float         # fixed time every kernel adds
     gemm_tile: int                # token rows per GEMM tile
     link_efficiency: float        # fraction of the GPU-to-GPU link an all-reduce sustains
     allreduce_latency_s: float    # fixed time per all-reduce
@@ -162,8 +166,8 @@ def explain(cost, parts, tokens: float, rows: int) -> tuple[Factor, ...]:
          f"near the ridge neither unit runs flat out: (c^n + m^n)^(1/n) with n = "
          f"{cal.ridge_softness:.3g} instead of max(c, m)"),
         ("kernel floors", {},
-         f"{sum(k for k, p in zip(cost.kernels, parts) if p[0] or p[1]):,} kernels, each at least "
-         f"{cal.kernel_floor_s * 1e6:.3g} µs"),
+         f"{sum(k for k, p in zip(cost.kernels, parts) if p[0] or p[1]):,} kernels, each adding "
+         f"{cal.kernel_floor_s * 1e6:.3g} µs to start and drain"),
     ]
     factors, before = [], roofline
     for name, flags, why in stages:
