@@ -133,8 +133,8 @@ def add_run_args(p: argparse.ArgumentParser, budget: bool = True) -> None:
 
 def workload_from(args) -> workloads.Workload:
     if args.trace_in is not None:
-        if args.scenario is not None:
-            raise InputError(f"--trace-in replays a trace; drop --scenario {args.scenario}")
+        if args.scenario is not None or args.requests is not None or args.qps is not None:
+            raise InputError("--trace-in replays a trace; drop --scenario, --requests and --qps")
         return load_trace(args.trace_in)
     scenario = args.scenario or ("poisson" if args.requests is not None else "seed")
     if scenario == "seed":

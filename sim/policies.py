@@ -22,7 +22,8 @@ from .errors import InputError
 class Limits:
     budget: int              # token budget per iteration (max_num_batched_tokens, chunk size)
     max_seqs: int = 1024     # max running requests (max_num_seqs, max_running_requests)
-    # requests mid-prefill at once, counting those a step admits; None: no cap. vLLM's
+    # chunked policies: requests mid-prefill at once, counting those a step admits (unchunked
+    # ones finish every prefill in its iteration); None: no cap. vLLM's
     # max_num_partial_prefills ("the maximum number of sequences that can be partially prefilled
     # concurrently", vllm/config/scheduler.py, default 1); SGLang chunks one request at a time.
     max_partial_prefills: int | None = None

@@ -52,7 +52,8 @@ def vllm_default_budget(gpu: Gpu) -> EngineDefault:
     """`vllm serve`'s default max_num_batched_tokens: 8192 on GPUs with >= 70 GiB that are not an
     A100, else 2048 (vllm/engine/arg_utils.py, get_batch_defaults: `device_memory >= 70 * GiB_bytes
     and "a100" not in device_name`; summarised in shared/reference/schedulers.md). The offline
-    `LLM` class uses 16384 / 8192 instead."""
+    `LLM` class uses 16384 / 8192 instead. The engines read the device's memory in bytes; the
+    presets carry the datasheet's decimal GB, which puts every preset in the same tier."""
     gib = gpu.memory_bytes / GIB
     big = gib >= 70 and "a100" not in gpu.name.lower()
     rule = (f"{gib:.0f} GiB >= 70 GiB and not an A100" if big else
