@@ -9,9 +9,9 @@ import statistics
 import sys
 import time
 
-from . import engine_bench
+from . import engine_bench, traffic_bench
 
-SUITES = [engine_bench]
+SUITES = [engine_bench, traffic_bench]
 
 
 def measure(fn, repeats: int) -> list[float]:

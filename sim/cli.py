@@ -23,6 +23,7 @@ from .hardware import GPUS, get_gpu
 from .metrics import seed_metrics, summarize
 from .models import MODELS, get_model
 from .policies import POLICIES, get_policy
+from .traces import load_trace
 from .units import fmt_bytes, fmt_flops, fmt_seconds
 from .worked_example import DEFAULTS, worked_example
 
@@ -88,37 +89,62 @@ def cost_model_from(args) -> CostModel:
     return CostModel(get_gpu(args.gpu), get_model(args.model), args.mode, overhead_s, args.tp)
 
 
-def add_run_args(p: argparse.ArgumentParser) -> None:
-    """Flags for one simulated run: hardware, policy, limits and the workload."""
-    add_hardware_args(p)
+def add_policy_args(p: argparse.ArgumentParser, budget: bool = True) -> None:
+    """The scheduler and its limits (`budget=False` for commands that take several budgets)."""
     p.add_argument("--policy", default="sarathi", help=f"one of: {', '.join(POLICIES)}")
-    p.add_argument("--budget", type=float, default=576, help="token budget per iteration")
+    if budget:
+        p.add_argument("--budget", type=float, default=576, help="token budget per iteration")
     p.add_argument("--max-seqs", type=float, default=1024, help="max running requests")
+    p.add_argument("--max-partial-prefills", type=float, default=None,
+                   help="chunked policies: max requests mid-prefill at once (default: no cap)")
     p.add_argument("--max-iterations", type=float, default=DEFAULT_MAX_ITERATIONS)
-    p.add_argument("--scenario", choices=("seed", "poisson"), default=None,
-                   help="seed: decoders streaming + one long prompt (default unless --requests)")
-    p.add_argument("--decodes", type=float, default=64, help="seed: running decoders")
-    p.add_argument("--context", type=float, default=4000, help="seed: decoders' cached context")
-    p.add_argument("--prompt", type=float, default=8192, help="seed: the new prompt's tokens")
-    p.add_argument("--decode-output", type=float, default=256,
-                   help="seed: tokens each decoder still emits")
-    p.add_argument("--prompt-output", type=float, default=32,
-                   help="seed: tokens the new request emits")
-    p.add_argument("--allow-starvation", action="store_true",
-                   help="seed: simulate a budget <= decodes (the new prompt starves)")
-    p.add_argument("--requests", type=float, help="poisson: number of requests")
-    p.add_argument("--qps", type=float, help="poisson: arrival rate, requests per second")
+
+
+def add_length_args(p: argparse.ArgumentParser) -> None:
+    """Request lengths of generated (Poisson) traffic."""
     p.add_argument("--prompt-tokens", type=float, default=1024, help="poisson: prompt length")
     p.add_argument("--output-tokens", type=float, default=128, help="poisson: output length")
     p.add_argument("--lengths", default="fixed", choices=("fixed", "uniform", "sharegpt"))
     p.add_argument("--seed", type=float, default=0, help="poisson: random seed")
 
 
+def add_run_args(p: argparse.ArgumentParser, budget: bool = True) -> None:
+    """Flags for one simulated run: hardware, policy, limits and the workload."""
+    add_hardware_args(p)
+    add_policy_args(p, budget)
+    p.add_argument("--scenario", choices=("seed", "burst", "poisson"), default=None,
+                   help="seed: decoders streaming + one long prompt (default unless --requests); "
+                        "burst: --burst prompts arrive together while the decoders stream")
+    p.add_argument("--decodes", type=float, default=64, help="seed, burst: running decoders")
+    p.add_argument("--context", type=float, default=4000,
+                   help="seed, burst: decoders' cached context")
+    p.add_argument("--prompt", type=float, default=8192,
+                   help="seed, burst: each new prompt's tokens")
+    p.add_argument("--decode-output", type=float, default=256,
+                   help="seed, burst: tokens each decoder still emits")
+    p.add_argument("--prompt-output", type=float, default=32,
+                   help="seed, burst: tokens each new request emits")
+    p.add_argument("--burst", type=float, default=10, help="burst: prompts arriving together")
+    p.add_argument("--allow-starvation", action="store_true",
+                   help="seed, burst: simulate a budget <= decodes (new prompts starve)")
+    p.add_argument("--requests", type=float, help="poisson: number of requests")
+    p.add_argument("--qps", type=float, help="poisson: arrival rate, requests per second")
+    add_length_args(p)
+    p.add_argument("--trace-in", help="replay a CSV trace: arrival_s, prompt_tokens, output_tokens")
+
+
 def workload_from(args) -> workloads.Workload:
+    if args.trace_in is not None:
+        if args.scenario is not None or args.requests is not None or args.qps is not None:
+            raise InputError("--trace-in replays a trace; drop --scenario, --requests and --qps")
+        return load_trace(args.trace_in)
     scenario = args.scenario or ("poisson" if args.requests is not None else "seed")
     if scenario == "seed":
         return workloads.seed_scenario(args.decodes, args.context, args.prompt, args.decode_output,
                                        args.prompt_output)
+    if scenario == "burst":
+        return workloads.burst(args.burst, args.prompt, args.prompt_output, args.decodes,
+                               args.context, args.decode_output)
     if args.requests is None or args.qps is None:
         raise InputError("poisson needs --requests N and --qps Q")
     return workloads.poisson(args.requests, args.qps, seed=args.seed, lengths=args.lengths,
@@ -131,14 +157,15 @@ def run_from(args) -> tuple[workloads.Workload, Trace]:
     budget = check_number("--budget", args.budget, high=10_000_000, integer=True)
     policy = get_policy(args.policy)
     decoders = int(workload.prefilled.sum())
-    if workload.name == "seed" and policy.chunked and budget <= decoders \
+    if workload.name in ("seed", "burst") and policy.chunked and budget <= decoders \
             and not args.allow_starvation:
         raise InputError(
             f"--budget {budget} is at or below the {decoders} running decodes: chunk = budget - "
-            f"decodes = {budget - decoders} <= 0, so the new prompt would starve until decoders "
+            f"decodes = {budget - decoders} <= 0, so new prompts would starve until decoders "
             f"finish; use a budget > {decoders}, or --allow-starvation to watch it")
     trace = simulate(workload, policy, cost_model_from(args), budget=budget,
-                     max_seqs=args.max_seqs, max_iterations=args.max_iterations)
+                     max_seqs=args.max_seqs, max_iterations=args.max_iterations,
+                     max_partial_prefills=args.max_partial_prefills)
     return workload, trace
 
 
@@ -237,6 +264,8 @@ def _simulate(args) -> None:
                "tpot_s": _percentiles(m.tpot_s)}
     if workload.name == "seed":
         payload.update(seed_metrics(trace))
+    if workload.name == "burst":
+        payload["last_ttft_s"] = m.ttft_s.max   # the burst arrives at once: the last is the max
     payload["notes"] = list(trace.notes)
     if args.trace_out:
         write_trace_csv(trace, args.trace_out)
@@ -251,6 +280,9 @@ def _simulate(args) -> None:
         s = seed_metrics(trace)
         lines.append(f"new request TTFT {fmt_seconds(s['new_request_ttft_s'])}; running decoders' "
                      f"largest gap {fmt_seconds(s['decode_max_gap_s'])}")
+    if workload.name == "burst":
+        lines.append(f"the last of the burst's prompts got its first token after "
+                     f"{fmt_seconds(m.ttft_s.max)}")
     lines += [f"note: {n}" for n in trace.notes]
     emit(args, _finite(payload), "\n".join(lines))
 
@@ -282,9 +314,21 @@ def register_simulate(sub) -> None:
     p.set_defaults(func=_simulate)
 
 
-from .cli_fidelity import register_validate  # noqa: E402 (it uses the helpers above)
+def register_traffic(sub) -> None:
+    """sweep and capacity, from sim/cli_traffic.py (imported late: it builds on the helpers here)."""
+    from .cli_traffic import register_capacity, register_sweep
+    register_sweep(sub)
+    register_capacity(sub)
 
-COMMANDS = [register_worked_example, register_cost, register_simulate, register_validate]
+
+def register_fidelity(sub) -> None:
+    """validate, from sim/cli_fidelity.py (imported late: it builds on the helpers here)."""
+    from .cli_fidelity import register_validate
+    register_validate(sub)
+
+
+COMMANDS = [register_worked_example, register_cost, register_simulate, register_traffic,
+            register_fidelity]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -89,11 +89,16 @@ class Trace:
         return self.decode_snapshots[self.decode_snapshot[iteration]][:self.decode_tokens[iteration]]
 
 
+def kv_capacity_bytes(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> float:
+    """Memory left for the KV cache on each GPU: memory x (1 - reserve fraction) - its weights."""
+    return cost.gpu.memory_bytes * (1 - reserve_fraction) - cost.weight_bytes
+
+
 def kv_capacity_tokens(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> int:
     """KV tokens that fit beside the weights, keeping `reserve_fraction` of memory back. With
     tensor parallelism each GPU holds its share of the weights and of every token's KV."""
     gpu, model = cost.gpu, cost.model
-    free = gpu.memory_bytes * (1 - reserve_fraction) - cost.weight_bytes
+    free = kv_capacity_bytes(cost, reserve_fraction)
     if free <= 0:
         share = f" (1/{cost.tp} per GPU)" if cost.tp > 1 else ""
         raise InputError(
@@ -390,10 +395,14 @@ def _attended(prefix: int, length: int, window: int) -> float:
 
 def simulate(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
              max_seqs: int = 1024, reserve_fraction: float = RESERVE_FRACTION,
-             max_iterations: int = DEFAULT_MAX_ITERATIONS) -> Trace:
+             max_iterations: int = DEFAULT_MAX_ITERATIONS,
+             max_partial_prefills: int | None = None) -> Trace:
     """Run `workload` under `policy` to completion and return its Trace."""
     limits = Limits(check_number("budget", budget, high=10_000_000, integer=True),
-                    check_number("max sequences", max_seqs, high=1_000_000, integer=True))
+                    check_number("max sequences", max_seqs, high=1_000_000, integer=True),
+                    None if max_partial_prefills is None else
+                    check_number("max partial prefills", max_partial_prefills, high=1_000_000,
+                                 integer=True))
     check_number("reserve fraction", reserve_fraction, low=0, low_inclusive=True, high=0.99)
     engine = _Engine(workload, policy, limits, cost, reserve_fraction,
                      check_number("iteration cap", max_iterations, integer=True, high=1e9))
