@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .calibration import A100, Calibration
-from .cost import Chunk, Composition, CostModel
+from .cost import ACTIVATION_BYTES, Chunk, Composition, CostModel
 from .hardware import get_gpu
 from .models import custom_model, get_model
 
@@ -52,9 +52,13 @@ class Measurements:
 
 
 def load_measurements(path: Path = DATA) -> Measurements:
+    """The shipped CSV (its '#' lines name the source), milliseconds turned into seconds."""
     with open(path, newline="") as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
-    column = lambda name, kind=float: np.array([kind(r[name]) for r in rows])  # noqa: E731
+
+    def column(name, kind=float):
+        return np.array([kind(r[name]) for r in rows])
+
     return Measurements(column("tp", int), column("num_tokens", int),
                         np.column_stack([column(f"{g}_ms") / 1e3 for g in GEMMS]))
 
@@ -62,12 +66,12 @@ def load_measurements(path: Path = DATA) -> Measurements:
 def gemm_work(model, tp: int, tokens):
     """(FLOPs, bytes) of each of one layer's weight GEMMs (QKV, O, gate+up, down) on one of `tp`
     GPUs: 2 x tokens x K x N FLOPs; K x N weights plus the tokens' inputs and outputs in bytes.
-    Shapes as vidur profiles them: N = KV heads divide evenly (no replication)."""
+    Shapes as vidur profiles them: heads and KV heads split evenly over `tp` (no replication)."""
     h, q, kv = model.hidden, model.q_dim / tp, model.kv_dim / tp
     inter = model.intermediate / tp
     shapes = ((h, q + 2 * kv), (q, h), (h, (2 if model.gated_mlp else 1) * inter), (inter, h))
     tokens = np.asarray(tokens, dtype=np.float64)
-    w, a = model.weight_bytes_per_param, 2.0
+    w, a = model.weight_bytes_per_param, ACTIVATION_BYTES
     return [(2.0 * tokens * k * n, k * n * w + tokens * (k + n) * a) for k, n in shapes]
 
 
