@@ -157,7 +157,7 @@ def explain(cost, parts, tokens: float, rows: int) -> tuple[Factor, ...]:
          "the roofline lets one component's spare bandwidth hide another's compute; real kernels "
          "(GEMMs, attention, LM head) run one after another, each at its own bound"),
         ("tile quantization", off,
-         f"GEMMs compute whole tiles: {tokens:,.0f} tokens run as "
+         f"GEMMs compute whole tiles: {tokens:,.0f} token{'s' * (tokens != 1)} run as "
          f"{cal.padded_tokens(tokens):,.0f} (tile {cal.gemm_tile} rows, smaller below one tile)"),
         ("achievable throughput", dict(soft=False, floor=False),
          f"GEMMs sustain {cal.gemm_efficiency:.0%} of peak FLOP/s, attention kernels "
@@ -172,7 +172,8 @@ def explain(cost, parts, tokens: float, rows: int) -> tuple[Factor, ...]:
     factors, before = [], roofline
     for name, flags, why in stages:
         after = cost.calibrated_time(parts, tokens, rows, **flags)[2]
-        factors.append(Factor(name, after - before, why))
+        added = after - before
+        factors.append(Factor(name, 0.0 if abs(added) <= 1e-9 * after else added, why))  # rounding
         before = after
     if cost.tp > 1:
         factors.append(Factor(
@@ -180,6 +181,10 @@ def explain(cost, parts, tokens: float, rows: int) -> tuple[Factor, ...]:
             f"{2 * m.layers} all-reduces over {cost.tp} GPUs: links sustain "
             f"{cal.link_efficiency:.0%} of their bandwidth, plus {cal.allreduce_latency_s * 1e6:.3g}"
             " µs latency each"))
-    factors.append(Factor("per-iteration overhead", cost.overhead_s,
-                          "scheduling, input preparation and sampling, once per iteration"))
+    default = cost.overhead_s == cal.iteration_overhead_s
+    factors.append(Factor(
+        "per-iteration overhead", cost.overhead_s,
+        "scheduling, input preparation and sampling, once per iteration"
+        + (" (a vLLM V0 profile, vllm-project/vllm#6854; engines that schedule asynchronously hide "
+           "much of it: set the overhead to your engine's)" if default else " (as set)")))
     return tuple(factors)
