@@ -157,8 +157,8 @@ def explain(cost, parts, tokens: float, rows: int) -> tuple[Factor, ...]:
          "the roofline lets one component's spare bandwidth hide another's compute; real kernels "
          "(GEMMs, attention, LM head) run one after another, each at its own bound"),
         ("tile quantization", off,
-         f"GEMMs compute whole tiles: {tokens:,.0f} token{'s' * (tokens != 1)} run as "
-         f"{cal.padded_tokens(tokens):,.0f} (tile {cal.gemm_tile} rows, smaller below one tile)"),
+         f"GEMMs compute whole tiles of {cal.gemm_tile} token rows (a smaller power of two below "
+         f"one tile): {tokens:,.0f} tokens cost the FLOPs of {cal.padded_tokens(tokens):,.0f}"),
         ("achievable throughput", dict(soft=False, floor=False),
          f"GEMMs sustain {cal.gemm_efficiency:.0%} of peak FLOP/s, attention kernels "
          f"{cal.attention_efficiency:.0%}, memory traffic {cal.memory_efficiency:.0%} of bandwidth"),
