@@ -15,6 +15,7 @@ from sim.errors import InputError
 from sim.fidelity import (TARGET_MAX, TARGET_MEDIAN, fit_gemms, gemm_work, load_measurements,
                           validate)
 from sim.hardware import GPUS, get_gpu
+from sim.memory import memory_budget
 from sim.models import MODELS, get_model
 from tests.test_cli import cli
 
@@ -220,6 +221,15 @@ def test_tp_makes_a_70b_model_fit_and_shards_its_kv():
     assert kv_capacity_tokens(four) == int(free // (model.kv_bytes_per_token / 4))
     sixteen = CostModel(gpu, get_model("llama-3.1-8b"), tp=16)   # 8 KV heads: one each, replicated
     assert sixteen.kv_bytes_per_token == get_model("llama-3.1-8b").kv_bytes_per_token / 8
+
+
+def test_memory_budget_steps_are_per_gpu_under_tp():
+    cost = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-70b"), tp=4)
+    steps = {s.key: s for s in memory_budget(cost)}
+    assert steps["weights"].value == get_model("llama-3.1-70b").weight_bytes / 4
+    assert "/ 4 GPUs" in steps["weights"].substituted
+    assert steps["kv_capacity_tokens"].value == int(
+        steps["kv_capacity_bytes"].value // steps["kv_bytes_per_token"].value)
 
 
 @pytest.mark.parametrize("tp, message", [(0, "tp"), (-1, "tp"), (math.nan, "finite"), (3, "heads"),
