@@ -13,11 +13,13 @@ chart data):
 
 - inlined into the page: 1.3 MB per page, self-contained (works from a file, in an export, in any
   iframe). In Streamlit every control change that alters the chart sends all of it again over the
-  websocket, and the iframe parses the 0.9 MB script again on every reload.
+  websocket (Streamlit's message cache only helps when the page is byte-identical), and it alone
+  would exceed the app's "< 1 MB of chart data per page" budget.
 - a static file served by Streamlit (`server.enableStaticServing`, `static/`, URL
   `/app/static/...`): the page is the 0.4 MB of chart data plus the player; the browser fetches the
   bundle once and caches it. The srcdoc iframe Streamlit uses shares the app's origin, so a
-  root-relative URL resolves against the app server.
+  root-relative URL resolves against the app server. From a local file both designs draw the
+  chart in about 0.4 s and play at 60 fps, so the saving is the 0.9 MB not sent per rerun.
 
 So both are used, each where it is better: `player_html` always returns the self-contained page
 (the portable artifact: tests open it from a file, the export CLI may save it), and
@@ -35,7 +37,6 @@ import functools
 import hashlib
 import html as html_lib
 import json
-import math
 import os
 import tempfile
 from pathlib import Path
@@ -60,7 +61,8 @@ def vega_bundle() -> str:
 
 @functools.cache
 def vega_bundle_name() -> str:
-    """File name of the bundle, unique per content, so browsers may cache it forever."""
+    """File name of the bundle, unique per content: a new vl-convert gets a new URL, so a browser
+    never runs a cached copy of the old one."""
     digest = hashlib.sha256(vega_bundle().encode()).hexdigest()[:16]
     return f"vega-bundle-{digest}.js"
 
@@ -70,6 +72,9 @@ def write_vega_bundle(folder: Path) -> Path:
     path = Path(folder) / vega_bundle_name()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in path.parent.glob("vega-bundle-*.js"):   # from an older vl-convert
+            if stale != path:   # another session may have just written the current one
+                stale.unlink(missing_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(vega_bundle())
@@ -123,9 +128,9 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
         "dark": bool(dark),
         "renderer": RENDERER,
     }
-    height = int(check_number("player height (px)", height, low=120, low_inclusive=True, integer=True))
-    speed_options = "".join(
-        f'<option value="{s:g}"{" selected" if s == 1 else ""}>{s:g}&times;</option>' for s in SPEEDS)
+    height = check_number("player height (px)", height, low=120, low_inclusive=True, integer=True)
+    speed_options = "".join(f'<option value="{s:g}"{" selected" if s == 1 else ""}>{s:g}&times;</option>'
+                            for s in SPEEDS)
     return _PAGE.substitute(
         title=html_lib.escape(title or "Animated chart"),
         heading=f'<h1 class="title">{html_lib.escape(title)}</h1>' if title else "",
@@ -153,7 +158,8 @@ def static_bundle_page(html: str, src: str) -> str:
 
 def show_player(html: str, height: int) -> None:
     """Show a `player_html` page in Streamlit, with the Vega bundle as a cached static file when
-    static serving is on (`.streamlit/config.toml`), inline otherwise."""
+    static serving is on (`.streamlit/config.toml`), inline otherwise. Pass the same `height` as
+    to `player_html`. Keys reach the player once the user has clicked into it (it is an iframe)."""
     import streamlit as st
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -202,7 +208,6 @@ _PLAYER_JS = r"""
     scrub.setAttribute("aria-valuetext", fmtMs(state.t) + " ms");
     clockOut.textContent = fmtMs(state.t);
     playBtn.setAttribute("aria-label", state.playing ? "Pause" : "Play");
-    playBtn.setAttribute("aria-pressed", state.playing ? "true" : "false");
     playBtn.classList.toggle("playing", state.playing);
     playBtn.querySelector(".label").textContent = state.playing ? "Pause" : "Play";
   }
@@ -221,6 +226,9 @@ _PLAYER_JS = r"""
       if (dirty) { dirty = false; pushClock(); }
     }, showError);
   }
+
+  // Test hook: the clock value the chart itself holds.
+  window.playerSignal = function () { return view ? view.signal(cfg.clock) : null; };
 
   function setTime(t) {
     state.t = Math.min(Math.max(t, 0), cfg.tMax);
@@ -364,17 +372,19 @@ $bundle
 <div class="player">
 $heading
 <div class="controls" role="toolbar" aria-label="Playback controls">
-  <button id="back" type="button" data-testid="player-step-back"
-          aria-label="Step back to the previous iteration end" title="Previous (left arrow)">$icon_back</button>
+  <button id="back" type="button" data-testid="player-step-back" title="Previous (left arrow)"
+          aria-label="Step back to the previous iteration end">$icon_back</button>
   <button id="play" class="primary" type="button" data-testid="player-play" aria-label="Play"
-          aria-pressed="false" title="Play / pause (space)">$icon_play$icon_pause<span class="label" aria-hidden="true">Play</span></button>
-  <button id="forward" type="button" data-testid="player-step-forward"
-          aria-label="Step forward to the next iteration end" title="Next (right arrow)">$icon_forward</button>
+          title="Play / pause (space)">$icon_play$icon_pause<span class="label"
+          aria-hidden="true">Play</span></button>
+  <button id="forward" type="button" data-testid="player-step-forward" title="Next (right arrow)"
+          aria-label="Step forward to the next iteration end">$icon_forward</button>
   <div class="scrub"><input id="scrub" type="range" min="0" max="$t_max" step="any" value="0"
        data-testid="player-scrub" aria-label="Simulated time"></div>
   <div class="readout">t = <output id="clock" data-testid="player-clock" role="timer"
        aria-label="Simulated time in ms">0.0</output> ms <span class="hint">of $t_max_ms ms</span></div>
-  <label for="speed">Speed <select id="speed" data-testid="player-speed">$speed_options</select></label>
+  <label for="speed">Speed
+    <select id="speed" data-testid="player-speed">$speed_options</select></label>
   <label for="rate" title="Simulated milliseconds per wall-clock second at 1&times;">at
     <input id="rate" type="number" min="0" step="any" value="$rate" data-testid="player-rate"
            aria-label="Simulated milliseconds per second at 1&times; speed"

@@ -23,6 +23,7 @@ from .hardware import GPUS, get_gpu
 from .metrics import seed_metrics, summarize
 from .models import MODELS, get_model
 from .policies import POLICIES, get_policy
+from .traces import load_trace
 from .units import fmt_bytes, fmt_flops, fmt_seconds
 from .worked_example import DEFAULTS, worked_example
 
@@ -77,46 +78,73 @@ def add_hardware_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu", default="illustrative", help=f"one of: {', '.join(GPUS)}")
     p.add_argument("--model", default="dense-8b", help=f"one of: {', '.join(MODELS)}")
     p.add_argument("--mode", default="roofline", help=f"cost mode: {', '.join(MODES)}")
-    p.add_argument("--overhead-ms", type=float, default=0.0, help="fixed time per iteration")
+    p.add_argument("--overhead-ms", type=float, default=None,
+                   help="fixed time per iteration (default: 0, or the calibrated mode's)")
+    p.add_argument("--tp", type=float, default=1, help="tensor-parallel degree (GPUs)")
 
 
 def cost_model_from(args) -> CostModel:
-    return CostModel(get_gpu(args.gpu), get_model(args.model), args.mode,
-                     check_number("--overhead-ms", args.overhead_ms, low=0, low_inclusive=True,
-                                  high=10_000) / 1e3)
+    overhead_s = None if args.overhead_ms is None else check_number(
+        "--overhead-ms", args.overhead_ms, low=0, low_inclusive=True, high=10_000) / 1e3
+    return CostModel(get_gpu(args.gpu), get_model(args.model), args.mode, overhead_s, args.tp)
 
 
-def add_run_args(p: argparse.ArgumentParser) -> None:
-    """Flags for one simulated run: hardware, policy, limits and the workload."""
-    add_hardware_args(p)
+def add_policy_args(p: argparse.ArgumentParser, budget: bool = True) -> None:
+    """The scheduler and its limits (`budget=False` for commands that take several budgets)."""
     p.add_argument("--policy", default="sarathi", help=f"one of: {', '.join(POLICIES)}")
-    p.add_argument("--budget", type=float, default=576, help="token budget per iteration")
+    if budget:
+        p.add_argument("--budget", type=float, default=576, help="token budget per iteration")
     p.add_argument("--max-seqs", type=float, default=1024, help="max running requests")
+    p.add_argument("--max-partial-prefills", type=float, default=None,
+                   help="chunked policies: max requests mid-prefill at once (default: no cap)")
     p.add_argument("--max-iterations", type=float, default=DEFAULT_MAX_ITERATIONS)
-    p.add_argument("--scenario", choices=("seed", "poisson"), default=None,
-                   help="seed: decoders streaming + one long prompt (default unless --requests)")
-    p.add_argument("--decodes", type=float, default=64, help="seed: running decoders")
-    p.add_argument("--context", type=float, default=4000, help="seed: decoders' cached context")
-    p.add_argument("--prompt", type=float, default=8192, help="seed: the new prompt's tokens")
-    p.add_argument("--decode-output", type=float, default=256,
-                   help="seed: tokens each decoder still emits")
-    p.add_argument("--prompt-output", type=float, default=32,
-                   help="seed: tokens the new request emits")
-    p.add_argument("--allow-starvation", action="store_true",
-                   help="seed: simulate a budget <= decodes (the new prompt starves)")
-    p.add_argument("--requests", type=float, help="poisson: number of requests")
-    p.add_argument("--qps", type=float, help="poisson: arrival rate, requests per second")
+
+
+def add_length_args(p: argparse.ArgumentParser) -> None:
+    """Request lengths of generated (Poisson) traffic."""
     p.add_argument("--prompt-tokens", type=float, default=1024, help="poisson: prompt length")
     p.add_argument("--output-tokens", type=float, default=128, help="poisson: output length")
     p.add_argument("--lengths", default="fixed", choices=("fixed", "uniform", "sharegpt"))
     p.add_argument("--seed", type=float, default=0, help="poisson: random seed")
 
 
+def add_run_args(p: argparse.ArgumentParser, budget: bool = True) -> None:
+    """Flags for one simulated run: hardware, policy, limits and the workload."""
+    add_hardware_args(p)
+    add_policy_args(p, budget)
+    p.add_argument("--scenario", choices=("seed", "burst", "poisson"), default=None,
+                   help="seed: decoders streaming + one long prompt (default unless --requests); "
+                        "burst: --burst prompts arrive together while the decoders stream")
+    p.add_argument("--decodes", type=float, default=64, help="seed, burst: running decoders")
+    p.add_argument("--context", type=float, default=4000,
+                   help="seed, burst: decoders' cached context")
+    p.add_argument("--prompt", type=float, default=8192,
+                   help="seed, burst: each new prompt's tokens")
+    p.add_argument("--decode-output", type=float, default=256,
+                   help="seed, burst: tokens each decoder still emits")
+    p.add_argument("--prompt-output", type=float, default=32,
+                   help="seed, burst: tokens each new request emits")
+    p.add_argument("--burst", type=float, default=10, help="burst: prompts arriving together")
+    p.add_argument("--allow-starvation", action="store_true",
+                   help="seed, burst: simulate a budget <= decodes (new prompts starve)")
+    p.add_argument("--requests", type=float, help="poisson: number of requests")
+    p.add_argument("--qps", type=float, help="poisson: arrival rate, requests per second")
+    add_length_args(p)
+    p.add_argument("--trace-in", help="replay a CSV trace: arrival_s, prompt_tokens, output_tokens")
+
+
 def workload_from(args) -> workloads.Workload:
+    if args.trace_in is not None:
+        if args.scenario is not None or args.requests is not None or args.qps is not None:
+            raise InputError("--trace-in replays a trace; drop --scenario, --requests and --qps")
+        return load_trace(args.trace_in)
     scenario = args.scenario or ("poisson" if args.requests is not None else "seed")
     if scenario == "seed":
         return workloads.seed_scenario(args.decodes, args.context, args.prompt, args.decode_output,
                                        args.prompt_output)
+    if scenario == "burst":
+        return workloads.burst(args.burst, args.prompt, args.prompt_output, args.decodes,
+                               args.context, args.decode_output)
     if args.requests is None or args.qps is None:
         raise InputError("poisson needs --requests N and --qps Q")
     return workloads.poisson(args.requests, args.qps, seed=args.seed, lengths=args.lengths,
@@ -129,14 +157,15 @@ def run_from(args) -> tuple[workloads.Workload, Trace]:
     budget = check_number("--budget", args.budget, high=10_000_000, integer=True)
     policy = get_policy(args.policy)
     decoders = int(workload.prefilled.sum())
-    if workload.name == "seed" and policy.chunked and budget <= decoders \
+    if workload.name in ("seed", "burst") and policy.chunked and budget <= decoders \
             and not args.allow_starvation:
         raise InputError(
             f"--budget {budget} is at or below the {decoders} running decodes: chunk = budget - "
-            f"decodes = {budget - decoders} <= 0, so the new prompt would starve until decoders "
+            f"decodes = {budget - decoders} <= 0, so new prompts would starve until decoders "
             f"finish; use a budget > {decoders}, or --allow-starvation to watch it")
     trace = simulate(workload, policy, cost_model_from(args), budget=budget,
-                     max_seqs=args.max_seqs, max_iterations=args.max_iterations)
+                     max_seqs=args.max_seqs, max_iterations=args.max_iterations,
+                     max_partial_prefills=args.max_partial_prefills)
     return workload, trace
 
 
@@ -187,13 +216,25 @@ def _cost(args) -> None:
                "overhead_s": c.overhead_s}
     rows = [(name, fmt_flops(v.flops), fmt_bytes(v.bytes), fmt_seconds(v.time_s))
             for name, v in c.components.items()]
+    if model.tp > 1:
+        payload.update(tp=model.tp, allreduce_s=c.allreduce_s)
+        rows.append((f"all-reduce ({model.tp} GPUs)", "", "", fmt_seconds(c.allreduce_s)))
     rows.append(("overhead", "", "", fmt_seconds(c.overhead_s)))
     rows.append(("iteration", fmt_flops(c.flops), fmt_bytes(c.bytes), fmt_seconds(c.time_s)))
+    rule = "max(FLOPs / peak, bytes / bandwidth)" if model.calibration is None else \
+        "the sum over kernels of their achievable time (below)"
     text = (f"{model.gpu.name} · {model.model.name} · {args.mode} · {decodes} decodes at context "
-            f"{context:,} + chunk {chunk:,} on prefix {prefix:,}\n"
+            f"{context:,} + chunk {chunk:,} on prefix {prefix:,}"
+            + (f" · TP {model.tp} (per GPU)" if model.tp > 1 else "") + "\n"
             + table(rows, ("component", "FLOPs", "bytes", "time alone")) +
             f"\ncompute {fmt_seconds(c.compute_s)} vs memory {fmt_seconds(c.memory_s)}: "
-            f"{c.bound}-bound; time = max(FLOPs / peak, bytes / bandwidth) + overhead")
+            f"{c.bound}-bound; time = {rule}"
+            + (" + all-reduce" if model.tp > 1 else "") + " + overhead")
+    if c.factors:
+        payload["factors"] = [asdict(f) for f in c.factors]
+        text += "\n\nfrom the roofline to the calibrated time:\n" + table(
+            [(f.name, f"+{fmt_seconds(f.added_s)}", f.why) for f in c.factors],
+            ("factor", "adds", "why"))
     emit(args, payload, text)
 
 
@@ -223,6 +264,8 @@ def _simulate(args) -> None:
                "tpot_s": _percentiles(m.tpot_s)}
     if workload.name == "seed":
         payload.update(seed_metrics(trace))
+    if workload.name == "burst":
+        payload["last_ttft_s"] = m.ttft_s.max   # the burst arrives at once: the last is the max
     payload["notes"] = list(trace.notes)
     if args.trace_out:
         write_trace_csv(trace, args.trace_out)
@@ -237,6 +280,9 @@ def _simulate(args) -> None:
         s = seed_metrics(trace)
         lines.append(f"new request TTFT {fmt_seconds(s['new_request_ttft_s'])}; running decoders' "
                      f"largest gap {fmt_seconds(s['decode_max_gap_s'])}")
+    if workload.name == "burst":
+        lines.append(f"the last of the burst's prompts got its first token after "
+                     f"{fmt_seconds(m.ttft_s.max)}")
     lines += [f"note: {n}" for n in trace.notes]
     emit(args, _finite(payload), "\n".join(lines))
 
@@ -268,9 +314,27 @@ def register_simulate(sub) -> None:
     p.set_defaults(func=_simulate)
 
 
-from .cli_export import register_export  # noqa: E402  (it imports the helpers above)
+def register_traffic(sub) -> None:
+    """sweep and capacity, from sim/cli_traffic.py (imported late: it builds on the helpers here)."""
+    from .cli_traffic import register_capacity, register_sweep
+    register_sweep(sub)
+    register_capacity(sub)
 
-COMMANDS = [register_worked_example, register_cost, register_simulate, register_export]
+
+def register_fidelity(sub) -> None:
+    """validate, from sim/cli_fidelity.py (imported late: it builds on the helpers here)."""
+    from .cli_fidelity import register_validate
+    register_validate(sub)
+
+
+def register_export(sub) -> None:
+    """export, from sim/cli_export.py (imported late: it builds on the helpers here)."""
+    from .cli_export import register_export as register
+    register(sub)
+
+
+COMMANDS = [register_worked_example, register_cost, register_simulate, register_traffic,
+            register_fidelity, register_export]
 
 
 def build_parser() -> argparse.ArgumentParser:

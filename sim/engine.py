@@ -89,16 +89,23 @@ class Trace:
         return self.decode_snapshots[self.decode_snapshot[iteration]][:self.decode_tokens[iteration]]
 
 
+def kv_capacity_bytes(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> float:
+    """Memory left for the KV cache on each GPU: memory x (1 - reserve fraction) - its weights."""
+    return cost.gpu.memory_bytes * (1 - reserve_fraction) - cost.weight_bytes
+
+
 def kv_capacity_tokens(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> int:
-    """KV tokens that fit beside the weights, keeping `reserve_fraction` of memory back."""
+    """KV tokens that fit beside the weights, keeping `reserve_fraction` of memory back. With
+    tensor parallelism each GPU holds its share of the weights and of every token's KV."""
     gpu, model = cost.gpu, cost.model
-    free = gpu.memory_bytes * (1 - reserve_fraction) - model.weight_bytes
+    free = kv_capacity_bytes(cost, reserve_fraction)
     if free <= 0:
+        share = f" (1/{cost.tp} per GPU)" if cost.tp > 1 else ""
         raise InputError(
-            f"{model.name} weights ({model.weight_bytes / 1e9:.1f} GB) do not fit in "
+            f"{model.name} weights ({cost.weight_bytes / 1e9:.1f} GB{share}) do not fit in "
             f"{gpu.name} memory ({gpu.memory_bytes / 1e9:.0f} GB less a {reserve_fraction:.0%} "
-            "reserve); choose a larger GPU or a smaller model")
-    return int(free // model.kv_bytes_per_token)
+            "reserve); choose a larger GPU, more GPUs (tp) or a smaller model")
+    return int(free // cost.kv_bytes_per_token)
 
 
 class _Engine:
@@ -203,7 +210,7 @@ class _Engine:
                 self.dec_finish[newest_decoder] - self.clock)
             mask = np.zeros(len(self.dec_ids), bool)
             mask[newest_decoder] = True
-            self.recomputed[victim] += self.target[victim]
+            self.recomputed[victim] += self.prompt[victim] + self.generated[victim]
             self._leave(mask)
         self.target[victim] = self.prompt[victim] + self.generated[victim]
         self.computed[victim] = 0
@@ -388,10 +395,14 @@ def _attended(prefix: int, length: int, window: int) -> float:
 
 def simulate(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
              max_seqs: int = 1024, reserve_fraction: float = RESERVE_FRACTION,
-             max_iterations: int = DEFAULT_MAX_ITERATIONS) -> Trace:
+             max_iterations: int = DEFAULT_MAX_ITERATIONS,
+             max_partial_prefills: int | None = None) -> Trace:
     """Run `workload` under `policy` to completion and return its Trace."""
     limits = Limits(check_number("budget", budget, high=10_000_000, integer=True),
-                    check_number("max sequences", max_seqs, high=1_000_000, integer=True))
+                    check_number("max sequences", max_seqs, high=1_000_000, integer=True),
+                    None if max_partial_prefills is None else
+                    check_number("max partial prefills", max_partial_prefills, high=1_000_000,
+                                 integer=True))
     check_number("reserve fraction", reserve_fraction, low=0, low_inclusive=True, high=0.99)
     engine = _Engine(workload, policy, limits, cost, reserve_fraction,
                      check_number("iteration cap", max_iterations, integer=True, high=1e9))

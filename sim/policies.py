@@ -22,6 +22,11 @@ from .errors import InputError
 class Limits:
     budget: int              # token budget per iteration (max_num_batched_tokens, chunk size)
     max_seqs: int = 1024     # max running requests (max_num_seqs, max_running_requests)
+    # chunked policies: requests mid-prefill at once, counting those a step admits (unchunked
+    # ones finish every prefill in its iteration); None: no cap. vLLM's
+    # max_num_partial_prefills ("the maximum number of sequences that can be partially prefilled
+    # concurrently", vllm/config/scheduler.py, default 1); SGLang chunks one request at a time.
+    max_partial_prefills: int | None = None
 
 
 @dataclass
@@ -46,14 +51,17 @@ class State(Protocol):
 def _admit_chunked(state: State, limits: Limits, used: int, batch: Batch, *,
                    reserve_whole_prompt: bool) -> None:
     """Admit waiting requests first-come-first-served, each chunked to the leftover budget, until
-    the budget, KV memory or max_seqs runs out. Reserving the whole prompt at admission (Sarathi,
-    SGLang) means a request never fails half-way through its prefill; vLLM V1 needs KV for the
-    chunk only."""
+    the budget, KV memory, max_seqs or the cap on partial prefills runs out. Reserving the whole
+    prompt at admission (Sarathi, SGLang) means a request never fails half-way through its
+    prefill; vLLM V1 needs KV for the chunk only."""
     free = state.free_kv - state.kv_watermark - (0 if reserve_whole_prompt else used)
     running = state.decoding + len(state.partial)
     for request in state.waiting:
         room = limits.budget - used
         if room <= 0 or running + len(batch.admitted) >= limits.max_seqs:
+            break
+        if limits.max_partial_prefills is not None \
+                and len(state.partial) + len(batch.admitted) >= limits.max_partial_prefills:
             break
         need = state.prefill_left(request)
         take = min(need, room)

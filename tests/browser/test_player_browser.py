@@ -1,0 +1,286 @@
+"""The player in Debian's Chromium: offline, plays, pauses, scrubs, steps, keyboard; and inside a
+real `streamlit run` with the bundle served as a static file.
+
+Most tests drive Playwright's paused fake clock (`page.clock`), which also runs
+requestAnimationFrame, so "one second of play" is exact instead of racing a 2-core machine.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"{CHROMIUM} is missing (Debian package chromium)", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+
+from benchmarks.player_bench import launch_chromium, lanes_chart  # noqa: E402
+from charts.player import player_html, vega_bundle_name  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+SMALL = dict(decodes=8, decode_output=64, prompt=2048, prompt_output=8)
+RATE = 100.0   # simulated ms per wall-clock second
+# Frames land every ~16.7 ms and the first frame of a play only starts the wall clock, so up to
+# two frames of any window of play are not counted.
+SLACK_MS = 2 * 17
+
+
+@pytest.fixture(scope="module")
+def chart():
+    return lanes_chart(**SMALL)
+
+
+@pytest.fixture(scope="module")
+def page_file(chart, tmp_path_factory):
+    spec, t_max, bounds = chart
+    path = tmp_path_factory.mktemp("player") / "player.html"
+    path.write_text(player_html(spec, t_max=t_max, boundaries=bounds, ms_per_second=RATE),
+                    encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        browser = launch_chromium(p)
+        yield browser
+        browser.close()
+
+
+class Offline:
+    """A browser context that lets file:// through, aborts everything else and remembers it."""
+
+    def __init__(self, browser, base="file:"):
+        self.blocked, self.errors = [], []
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.context.route("**/*", self._route)
+        self.base = base
+
+    def _route(self, route):
+        url = route.request.url
+        if url.startswith(self.base):
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort()
+
+    def page(self):
+        page = self.context.new_page()
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        return page
+
+
+@pytest.fixture
+def offline(browser):
+    net = Offline(browser)
+    yield net
+    net.context.close()
+
+
+@pytest.fixture
+def player(offline, page_file):
+    """A loaded player page on the fake clock."""
+    page = offline.page()
+    page.clock.install()
+    page.goto(page_file.as_uri())
+    page.wait_for_function("window.playerReady === true", timeout=20_000)
+    # From here on, time moves only in run_for: no real time leaks in between two steps.
+    page.clock.pause_at(page.evaluate("() => Date.now()") + 1000)
+    return page
+
+
+def state(page):
+    return page.evaluate("() => ({...window.playerState, signal: window.playerSignal()})")
+
+
+def test_renders_offline_without_errors(player, offline):
+    assert player.locator("#chart canvas").count() == 1
+    assert state(player) == {"t": 0, "playing": False, "signal": 0}
+    assert offline.blocked == []
+    assert offline.errors == []
+    assert player.evaluate("() => window.playerError") is None
+
+
+def test_play_advances_at_the_chosen_rate_and_pause_holds(player):
+    player.get_by_test_id("player-play").click()
+    player.clock.run_for(1000)
+    s = state(player)
+    assert s["playing"] is True
+    assert (1000 - SLACK_MS) * RATE / 1e6 <= s["t"] <= 1000 * RATE / 1e6
+    assert s["signal"] == s["t"]            # the chart holds the same clock
+    player.get_by_test_id("player-play").click()
+    paused = state(player)
+    player.clock.run_for(1000)
+    assert paused["playing"] is False
+    assert state(player) == paused
+
+
+def test_speed_multiplies_the_rate(player):
+    player.get_by_test_id("player-speed").select_option("4")
+    player.get_by_test_id("player-play").click()
+    player.clock.run_for(500)
+    assert (500 - SLACK_MS) * 4 * RATE / 1e6 <= state(player)["t"] <= 500 * 4 * RATE / 1e6
+
+
+def test_rate_field_changes_the_rate_and_rejects_non_positive_values(player):
+    rate, error = player.get_by_test_id("player-rate"), player.get_by_test_id("player-rate-error")
+    rate.fill("0")
+    assert rate.get_attribute("aria-invalid") == "true"
+    assert "above 0" in error.inner_text()
+    rate.fill("200")
+    assert rate.get_attribute("aria-invalid") == "false"
+    assert error.inner_text() == ""
+    player.get_by_test_id("player-play").click()
+    player.clock.run_for(1000)
+    assert (1000 - SLACK_MS) * 200 / 1e6 <= state(player)["t"] <= 1000 * 200 / 1e6
+
+
+def test_stops_at_the_end_and_play_restarts_from_zero(player, chart):
+    _, t_max, _ = chart
+    player.get_by_test_id("player-scrub").fill(repr(t_max - 0.01))
+    player.get_by_test_id("player-play").click()
+    player.clock.run_for(1000)   # 0.1 simulated s: well past the end
+    assert state(player) == {"t": t_max, "playing": False, "signal": t_max}
+    assert player.get_by_test_id("player-play").get_attribute("aria-label") == "Play"
+    player.get_by_test_id("player-play").click()
+    player.clock.run_for(100)
+    s = state(player)
+    assert s["playing"] is True and 0 < s["t"] <= 100 * RATE / 1e6
+
+
+def test_scrub_sets_the_clock(player, chart):
+    _, t_max, _ = chart
+    player.get_by_test_id("player-scrub").fill(repr(t_max / 3))
+    s = state(player)
+    assert s["t"] == pytest.approx(t_max / 3, rel=1e-12)
+    assert s["signal"] == s["t"]
+    assert player.get_by_test_id("player-clock").inner_text() == f"{t_max / 3 * 1000:,.1f}"
+
+
+def test_arrows_and_step_buttons_move_between_boundaries(player, chart):
+    _, t_max, bounds = chart
+    # A fresh page: the keys go to the document body, not to a control.
+    player.keyboard.press("ArrowRight")
+    assert state(player)["t"] == bounds[0]
+    player.keyboard.press("ArrowRight")
+    assert state(player)["t"] == bounds[1]
+    player.keyboard.press("ArrowLeft")
+    assert state(player)["t"] == bounds[0]
+    player.get_by_test_id("player-scrub").fill(repr((bounds[4] + bounds[5]) / 2))
+    player.get_by_test_id("player-step-forward").click()
+    assert state(player)["t"] == bounds[5]
+    player.get_by_test_id("player-step-back").click()
+    player.get_by_test_id("player-step-back").click()
+    assert state(player)["t"] == bounds[3]
+    player.get_by_test_id("player-scrub").fill(repr(bounds[-1]))
+    player.get_by_test_id("player-step-forward").click()
+    assert state(player)["t"] == t_max
+
+
+def test_space_toggles_play(player):
+    player.keyboard.press(" ")
+    player.clock.run_for(200)
+    assert state(player)["playing"] is True
+    player.keyboard.press(" ")
+    held = state(player)
+    player.clock.run_for(200)
+    assert held["playing"] is False and held["t"] > 0
+    assert state(player) == held
+    player.get_by_test_id("player-play").click()   # focus on the button: space clicks it once
+    player.keyboard.press(" ")
+    assert state(player)["playing"] is False
+
+
+def test_real_time_play_and_pause(offline, page_file):
+    """Once on the real clock: what a user sees in ~0.5 s."""
+    page = offline.page()
+    page.goto(page_file.as_uri())
+    page.wait_for_function("window.playerReady === true", timeout=20_000)
+    page.get_by_test_id("player-play").click()
+    page.wait_for_timeout(500)
+    moving = state(page)
+    assert moving["playing"] is True and moving["t"] > 0
+    page.get_by_test_id("player-play").click()
+    held = state(page)
+    page.wait_for_timeout(300)
+    assert held["t"] > moving["t"]
+    assert state(page) == held
+    assert offline.blocked == [] and offline.errors == []
+
+
+STREAMLIT_APP = """
+from benchmarks.player_bench import lanes_chart
+from charts.player import player_html, show_player
+spec, t_max, bounds = lanes_chart(decodes=8, decode_output=64, prompt=2048, prompt_output=8)
+show_player(player_html(spec, t_max=t_max, boundaries=bounds), height=700)
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def streamlit_url(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("app")
+    (folder / "app.py").write_text(STREAMLIT_APP)
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(folder / "app.py"),
+         "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
+         "--server.enableStaticServing=true", "--browser.gatherUsageStats=false",
+         "--global.developmentMode=false"],
+        cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"streamlit did not start: {server.stderr.read().decode()[-2000:]}")
+                time.sleep(0.3)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=10)
+
+
+def test_plays_inside_streamlit_with_the_static_bundle(browser, streamlit_url):
+    net = Offline(browser, base=streamlit_url)
+    try:
+        page = net.page()
+        bundle = []
+        page.on("response", lambda r: r.url.endswith(".js") and "app/static" in r.url
+                and bundle.append((r.url, r.status)))
+        page.goto(streamlit_url)
+        frame = page.wait_for_selector("iframe", timeout=30_000).content_frame()
+        frame.wait_for_function("window.playerReady === true", timeout=30_000)
+        assert bundle == [(f"{streamlit_url}/app/static/{vega_bundle_name()}", 200)]
+        srcdoc = page.locator("iframe").get_attribute("srcdoc")
+        assert 'src="/app/static/' in srcdoc and "window.vegaEmbed=" not in srcdoc
+        frame.get_by_test_id("player-play").click()
+        page.wait_for_timeout(500)
+        moving = frame.evaluate("() => ({...window.playerState})")
+        assert moving["playing"] is True and moving["t"] > 0
+        assert net.blocked == []
+        assert net.errors == []
+    finally:
+        net.context.close()
