@@ -110,7 +110,8 @@ HARDWARE = (
     _choice("mode", "Cost mode", "simple", MODES,
             help="simple: the seeds' arithmetic (FLOPs = 2 x params x tokens; bytes = weights), so the "
                  "defaults reproduce seed 001. roofline: adds attention FLOPs, KV and activation "
-                 "bytes and the LM head."),
+                 "bytes and the LM head. calibrated: the roofline's work at what real kernels "
+                 "achieve (fitted on measured A100 GEMMs; `python -m sim validate`)."),
 )
 POLICY = (
     _choice("unchunked", "Unchunked baseline", "vllm-v0", UNCHUNKED,
@@ -228,6 +229,15 @@ def scenario_from(values: Mapping[str, object]) -> Scenario:
                     str(get("chunked")))
 
 
+# How one iteration is priced, per cost mode (sim/cost.py), in the words the pages use.
+COST_RULES = {
+    "simple": "max(FLOPs / peak, weight bytes / bandwidth), FLOPs = 2 × params × tokens",
+    "roofline": "max(FLOPs / peak, bytes / bandwidth), counting attention, KV and activations",
+    "calibrated": "the roofline's FLOPs and bytes at achievable kernel throughput, kernel by kernel "
+                  "(`python -m sim cost --mode calibrated` lists each factor)",
+}
+
+
 # --- what the metric cards say ------------------------------------------------------------------
 @dataclass(frozen=True)
 class Card:
@@ -241,9 +251,10 @@ def _seconds(s: float) -> str:
     return "0 ms" if s == 0 else fmt_seconds(s)
 
 
-def lane_cards(trace: Trace) -> list[Card]:
+def lane_cards(trace: Trace, mode: str) -> list[Card]:
     """The four numbers under a lane: new request TTFT, the decoders' largest gap, p99
-    inter-token latency and iterations, each with how it is computed."""
+    inter-token latency and iterations, each with how it is computed (`mode`: the cost mode)."""
+    rule = COST_RULES[mode]
     metrics = summarize(trace)
     times = request_times(trace)
     gaps, owner = token_gaps(trace)
@@ -260,7 +271,7 @@ def lane_cards(trace: Trace) -> list[Card]:
             f"TTFT = first token − arrival = {fmt_seconds(first)} − "
             f"{_seconds(trace.arrival_s[r])} = **{fmt_seconds(ttft)}**: the wait before its "
             f"first chunk ({_seconds(times.queue_s[r])}) plus the {n_prefill:,} iteration(s) "
-            f"that carried its prompt, each priced max(FLOPs / peak, bytes / bandwidth).", ttft))
+            f"that carried its prompt, each priced {rule}.", ttft))
     gap = float(np.nanmax(times.max_gap_s[decoders])) if len(decoders) else math.nan
     cards.append(Card(
         "Largest decoder gap", fmt_seconds(gap),
@@ -279,6 +290,5 @@ def lane_cards(trace: Trace) -> list[Card]:
     cards.append(Card(
         "Iterations", f"{trace.iterations:,}",
         f"forward passes until every request finished: {trace.iterations:,}, over "
-        f"{fmt_seconds(metrics.makespan_s)}. Each one: time = max(FLOPs / peak, bytes / "
-        "bandwidth).", float(trace.iterations)))
+        f"{fmt_seconds(metrics.makespan_s)}. Each one is priced {rule}.", float(trace.iterations)))
     return cards

@@ -60,9 +60,9 @@ else:
     st.success(f"Largest budget within {fmt_seconds(tpot_s)}: **{plan.largest:,} tokens** "
                f"(decodes {s.decodes:,} + chunk {plan.largest - s.decodes:,}), one iteration "
                f"{row.time_ms:,.4g} ms; one token more would exceed the target.")
+vllm, sglang = plan.vllm_default, plan.sglang_default
 st.markdown(
-    f"Marked for {gpu.name} ({gpu.memory_bytes / 1e9:,.4g} GB): **vLLM serve** default "
-    f"`max_num_batched_tokens` = **{plan.vllm_default:,}** (8,192 on GPUs with ≥ 70 GiB that are "
-    "not A100, else 2,048; later vLLM releases add tiers) and **SGLang** default "
-    f"`--chunked-prefill-size` = **{plan.sglang_default:,}** (by memory: < 35 GiB 2,048, < 60 GiB "
-    "4,096, < 160 GiB 8,192, else 16,384). Neither knows your TPOT target.")
+    f"Marked for {gpu.name} ({gpu.memory_bytes / 1e9:,.4g} GB): **{vllm.engine}** "
+    f"`{vllm.flag}` default **{vllm.budget:,}** ({vllm.rule}; {vllm.source}) and "
+    f"**{sglang.engine}** `{sglang.flag}` default **{sglang.budget:,}** ({sglang.rule}; "
+    f"{sglang.source}). Neither knows your TPOT target.")

@@ -51,10 +51,8 @@ for lane, trace in zip(timeline.lanes, (unchunked, chunked)):
 
 with st.expander("How to read it, and how each number is computed"):
     st.markdown(
-        "- **Iteration time** = max(FLOPs / peak FLOP/s, bytes / bandwidth) (+ a fixed overhead, 0 "
-        "here). In the *simple* mode FLOPs = 2 × params × tokens and bytes = the weights; the "
-        "*roofline* mode adds attention, KV and activation traffic and the LM head. Hover a bar "
-        "for its compute time, memory time and which one bounds it.\n"
+        f"- **Iteration time**, {s.mode} mode: {app_state.COST_RULES[s.mode]}. Hover a bar for its "
+        "compute time (FLOPs / peak), memory time (bytes / bandwidth) and which one bounds it.\n"
         "- **A token** is emitted at the end of the iteration that produced it. A decoder's gap is "
         "the time between two of its tokens: one iteration if it is in every iteration, longer "
         "if an iteration leaves it out (a prefill-only iteration) or is long.\n"

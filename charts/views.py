@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from sim.budget import (ScenarioIteration, largest_budget_within, scenario_iterations,
-                        sglang_default_chunk, vllm_serve_default_budget)
+from sim.budget import ScenarioIteration, largest_budget_within, scenario_iterations
 from sim.cost import CostModel
 from sim.engine import Trace
 from sim.policies import get_policy
+from sim.sweep import EngineDefault, engine_defaults
 
 from .figure import Figure
 from .frames import LaneFrames, boundaries_s, lane_frames
@@ -58,17 +58,17 @@ class BudgetPlan:
     iterations: list[ScenarioIteration]
     tpot_s: float
     largest: int | None            # largest budget within the TPOT target (None: none is)
-    vllm_default: int
-    sglang_default: int
+    vllm_default: EngineDefault
+    sglang_default: EngineDefault
     markers: pd.DataFrame
 
 
 def budget_plan(cost: CostModel, decodes: int, context: int, prompt: int, budget: int,
                 tpot_s: float) -> BudgetPlan:
     largest = largest_budget_within(cost, decodes, context, tpot_s, prompt)
-    vllm, sglang = vllm_serve_default_budget(cost.gpu), sglang_default_chunk(cost.gpu)
+    vllm, sglang = engine_defaults(cost.gpu)
     marked = {"your budget": budget, "largest within target": largest,
-              "vLLM serve default": vllm, "SGLang default": sglang}
+              "vLLM serve default": vllm.budget, "SGLang default": sglang.budget}
     return BudgetPlan(scenario_iterations(cost, decodes, context, prompt, budget), tpot_s, largest,
                       vllm, sglang, markers_frame(cost, decodes, context, prompt, marked))
 

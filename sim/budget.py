@@ -1,4 +1,6 @@
-"""Choosing a token budget: the Sarathi-Serve recipe, and the defaults vLLM and SGLang ship.
+"""Choosing a token budget for the seed scenario: the Sarathi-Serve recipe, priced one iteration at
+a time (the engines' own defaults are in `sim.sweep.engine_defaults`; `sim.sweep` also runs whole
+workloads at many budgets).
 
 The recipe (arXiv 2403.02310; seed 001, "Choosing the Chunk Size"): price the iteration as a function
 of its batch tokens and take the largest budget whose iteration time still meets the TPOT target.
@@ -16,33 +18,6 @@ from dataclasses import dataclass
 
 from .cost import Chunk, Composition, CostModel, IterationCost
 from .errors import check_number
-from .hardware import Gpu
-
-GIB = 2**30
-MIB = 2**20
-
-
-# --- the engines' defaults --------------------------------------------------------------------
-def vllm_serve_default_budget(gpu: Gpu) -> int:
-    """`vllm serve`'s default `max_num_batched_tokens`: 8192 on GPUs with >= 70 GiB that are not
-    A100, else 2048 (vllm/engine/arg_utils.py `get_batch_defaults`, OPENAI_API_SERVER; see
-    shared/reference/schedulers.md; later vLLM releases add more tiers)."""
-    is_a100 = "a100" in gpu.id.lower() or "a100" in gpu.name.lower()
-    return 8192 if gpu.memory_bytes >= 70 * GIB and not is_a100 else 2048
-
-
-def sglang_default_chunk(gpu: Gpu) -> int:
-    """SGLang's default `--chunked-prefill-size` by device memory in MiB
-    (server_args.py `_handle_gpu_memory_settings`: < 35 GiB 2048, < 60 GiB 4096, < 160 GiB 8192
-    (H100, H200, A100-80G), else 16384 (B200, MI300X); see shared/reference/schedulers.md)."""
-    mib = gpu.memory_bytes / MIB
-    if mib < 35 * 1024:
-        return 2048
-    if mib < 60 * 1024:
-        return 4096
-    if mib < 160 * 1024:
-        return 8192
-    return 16384
 
 
 # --- the iterations of the seed scenario ------------------------------------------------------

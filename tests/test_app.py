@@ -184,3 +184,11 @@ def test_a_run_past_the_iteration_cap_is_a_message():
                   decodes=8, context=1, budget=1)
     assert_clean(at)
     assert "more than 50,000 iterations" in at.error[0].value
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_runs_in_every_cost_mode(page):
+    for mode in ("roofline", "calibrated"):
+        at = open_app(page, mode=mode, gpu="h100-sxm", model="llama-3.1-8b")
+        assert_clean(at)
+        assert not at.error

@@ -84,8 +84,8 @@ def seed_traces():
 
 
 def test_lane_cards_show_the_seeds_numbers(seed_traces):
-    unchunked = {c.label: c for c in lane_cards(seed_traces["vllm-v0"])}
-    chunked = {c.label: c for c in lane_cards(seed_traces["sarathi"])}
+    unchunked = {c.label: c for c in lane_cards(seed_traces["vllm-v0"], "simple")}
+    chunked = {c.label: c for c in lane_cards(seed_traces["sarathi"], "simple")}
     assert unchunked["New request TTFT"].value == "327.7 ms"
     assert chunked["New request TTFT"].value == "368.6 ms"
     assert chunked["New request TTFT"].seconds == pytest.approx(16 * 0.02304)
@@ -99,7 +99,7 @@ def test_lane_cards_without_decoders_say_so():
     s = scenario_from({"decodes": 0})
     trace = simulate(s.workload(), get_policy("sarathi"), s.cost_model(), budget=s.budget,
                      max_seqs=s.max_seqs)
-    cards = {c.label: c for c in lane_cards(trace)}
+    cards = {c.label: c for c in lane_cards(trace, "simple")}
     assert math.isnan(cards["Largest decoder gap"].seconds)
     assert cards["Largest decoder gap"].value == "—"
 
@@ -108,3 +108,8 @@ def test_starving_budget_is_flagged():
     s = scenario_from({"budget": 64})
     assert s.starves and s.chunk == 0
     assert app_state.CONTROLS["budget"].parse("64") == (64, None)
+
+
+def test_every_cost_mode_has_its_rule_in_words():
+    from sim.cost import MODES
+    assert set(app_state.COST_RULES) == set(MODES) == set(CONTROLS["mode"].options)

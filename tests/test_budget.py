@@ -1,37 +1,12 @@
-"""sim.budget: the engines' default budgets per GPU and the Sarathi-Serve budget recipe."""
+"""sim.budget: the Sarathi-Serve budget recipe on the seed scenario's iterations."""
 
 import pytest
 
 from sim.budget import (budget_iteration_cost, fused_iteration, largest_budget_within,
-                        scenario_iterations, sglang_default_chunk, vllm_serve_default_budget)
+                        scenario_iterations)
 from sim.cost import CostModel
-from sim.hardware import GPUS, custom_gpu, get_gpu
+from sim.hardware import get_gpu
 from sim.models import get_model
-
-# shared/reference/schedulers.md: vLLM serve 8192 on >= 70 GiB GPUs that are not A100, else 2048;
-# SGLang 2048 below 35 GB, 4096 below 60 GB, 8192 for H100/H200/A100-80G, 16384 for B200/MI300X.
-EXPECTED_DEFAULTS = {
-    "illustrative": (8192, 8192), "a100-40gb": (2048, 4096), "a100-80gb": (2048, 8192),
-    "h100-sxm": (8192, 8192), "h200": (8192, 8192), "l4": (2048, 2048), "l40s": (2048, 4096),
-    "rtx-4090": (2048, 2048), "mi300x": (8192, 16384), "b200": (8192, 16384),
-}
-
-
-@pytest.mark.parametrize("gpu_id", sorted(GPUS))
-def test_engine_defaults_per_preset(gpu_id):
-    gpu = get_gpu(gpu_id)
-    assert (vllm_serve_default_budget(gpu), sglang_default_chunk(gpu)) == EXPECTED_DEFAULTS[gpu_id]
-
-
-def test_engine_defaults_at_the_memory_thresholds():
-    gib = 2**30 / 1e9   # custom_gpu takes decimal GB
-    assert vllm_serve_default_budget(custom_gpu(100, 1, 70 * gib)) == 8192
-    assert vllm_serve_default_budget(custom_gpu(100, 1, 69.9 * gib)) == 2048
-    assert sglang_default_chunk(custom_gpu(100, 1, 34.9 * gib)) == 2048
-    assert sglang_default_chunk(custom_gpu(100, 1, 35 * gib)) == 4096
-    assert sglang_default_chunk(custom_gpu(100, 1, 60 * gib)) == 8192
-    assert sglang_default_chunk(custom_gpu(100, 1, 160 * gib)) == 16384
-
 
 @pytest.fixture
 def seed_simple():
