@@ -63,7 +63,8 @@ def roofline(points: pd.DataFrame, roof: pd.DataFrame, *, peak_flops: float, ban
                                    "text": f"ridge {_intensity(ridge)} FLOP/B"}])
     ridge_rule = alt.Chart(ridge_data).mark_rule(color=look.muted, strokeDash=[4, 3]).encode(x=x)
     ridge_text = alt.Chart(ridge_data).mark_text(
-        align="left", dx=6, dy=-8, color=look.muted, fontSize=look.font_size).encode(x=x, y=y, text="text:N")
+        align="left", baseline="bottom", dx=6, dy=-4, color=look.muted,
+        fontSize=look.font_size).encode(x=x, y=y, text="text:N")
     px = x.copy()
     py = alt.Y("achieved_tflops:Q", scale=alt.Scale(type="log"))
     color = alt.Color("bound:N", title="bound", scale=alt.Scale(
@@ -72,9 +73,9 @@ def roofline(points: pd.DataFrame, roof: pd.DataFrame, *, peak_flops: float, ban
                alt.Tooltip("intensity:Q", title="intensity = FLOPs / bytes", format=",.4g"),
                alt.Tooltip("flops:Q", title="FLOPs", format=".4~s"),
                alt.Tooltip("bytes:Q", title="bytes", format=".4~s"),
-               alt.Tooltip("compute_ms:Q", title="compute = FLOPs / peak (ms)", format=",.4g"),
-               alt.Tooltip("memory_ms:Q", title="memory = bytes / bandwidth (ms)", format=",.4g"),
-               alt.Tooltip("time_ms:Q", title="time = max of the two (ms)", format=",.4g"),
+               alt.Tooltip("compute_ms:Q", title="compute time (ms)", format=",.4g"),
+               alt.Tooltip("memory_ms:Q", title="memory time (ms)", format=",.4g"),
+               alt.Tooltip("time_ms:Q", title="iteration time (ms)", format=",.4g"),
                alt.Tooltip("achieved_tflops:Q", title="FLOPs / time (TFLOP/s)", format=",.4g"),
                alt.Tooltip("bound:N")]
     legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0, symbolOpacity=1)
@@ -127,7 +128,7 @@ def budget_curve(curve: pd.DataFrame, markers: pd.DataFrame, *, tpot_ms: float, 
         x=x, y=y, tooltip=tooltip)
     target = alt.Chart(alt.Data(values=[{"time_ms": tpot_ms, "text": f"TPOT target {tpot_ms:,.4g} ms"}]))
     target_rule = target.mark_rule(color=NEW_REQUEST, strokeWidth=2).encode(y=y)
-    target_text = target.mark_text(align="left", x=4, dy=-8, color=NEW_REQUEST,
+    target_text = target.mark_text(align="left", baseline="bottom", x=4, dy=-4, color=NEW_REQUEST,
                                    fontSize=look.font_size).encode(y=y, text="text:N")
     inks = {"your budget": look.ink, "largest within target": NEW_REQUEST,
             "vLLM serve default": PREFILL, "SGLang default": look.muted}

@@ -60,8 +60,8 @@ def lane_bars(lane: LaneFrames, look: Look, *, width: int, t_max: float) -> alt.
                alt.Tooltip("duration_ms:Q", title="duration (ms)", format=",.3f"),
                alt.Tooltip("decode_tokens:Q", title="decode tokens", format=","),
                alt.Tooltip("prefill_tokens:Q", title="prefill tokens", format=","),
-               alt.Tooltip("compute_ms:Q", title="compute = FLOPs / peak (ms)", format=",.3f"),
-               alt.Tooltip("memory_ms:Q", title="memory = bytes / bandwidth (ms)", format=",.3f"),
+               alt.Tooltip("compute_ms:Q", title="compute time (ms)", format=",.3f"),
+               alt.Tooltip("memory_ms:Q", title="memory time (ms)", format=",.3f"),
                alt.Tooltip("bound:N", title="bound (the larger time)")]
     ghost = base.mark_rect(opacity=GHOST_OPACITY).encode(
         x=_x(t_max, look, axis=False), x2="end_ms:Q", y=y, y2="y1:Q", color=color)
@@ -98,9 +98,9 @@ def lane_streams(lane: LaneFrames, look: Look, *, width: int, t_max: float,
                 .transform_filter(f"datum.end_ms <= {NOW_MS}"))
     bracket = callouts.mark_rule(color=look.ink, strokeWidth=2, strokeDash=[4, 2]).encode(
         x=alt.X("start_ms:Q"), x2="end_ms:Q", y=y)
-    label = (callouts.transform_calculate(mid_ms="(datum.start_ms + datum.end_ms) / 2")
-             .mark_text(color=look.ink, dy=-row * 0.5, fontSize=look.font_size, fontWeight="bold")
-             .encode(x=alt.X("mid_ms:Q"), y=y, text="label:N"))
+    label = (callouts.mark_text(align="left", baseline="bottom", dx=2, dy=-row * 0.3,
+                                color=look.ink, fontSize=look.font_size, fontWeight="bold")
+             .encode(x=alt.X("start_ms:Q"), y=y, text="label:N"))
     return alt.layer(ghost, live, bracket, label, _playhead(t_max, look), width=width,
                      height=row * len(names), **({"title": title} if title else {}))
 
