@@ -13,8 +13,8 @@ import app_ui
 st.set_page_config(page_title="Chunked Prefill Lab", page_icon=":material/view_timeline:",
                    layout="wide")
 app_ui.apply_link_corrections()
-app_ui.presenter_css()
 app_ui.sidebar()
+app_ui.presenter_css()   # after the sidebar: the toggle's value comes from the link on a first run
 page = st.navigation([
     st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("app_pages/side_by_side.py", title="Side by side", icon=":material/view_agenda:"),

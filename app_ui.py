@@ -165,11 +165,6 @@ def _timeline(s: Scenario) -> Timeline:
     return timeline(_lane(s, s.unchunked), _lane(s, s.chunked))
 
 
-def timeline_of(s: Scenario) -> Timeline:
-    lanes(s)   # shows the error and stops when the scenario cannot run
-    return _timeline(s)
-
-
 @st.cache_resource(max_entries=32, show_spinner=False)
 def timeline_figure(s: Scenario, look: Look, width: int = CHART_WIDTH) -> Figure:
     return _timeline(s).figure(look, width)
@@ -225,7 +220,19 @@ def player(s: Scenario, look: Look, pace_ms_per_s: float, name: str) -> None:
     height = (len(tl.lanes) * (330 if look.presenter else 250)
               + rows * (30 if look.presenter else 20) + 110)
     show_player(player_page(s, look, float(pace_ms_per_s), height), height)
+    thinning_notes(s)
     downloads(lambda: timeline_figure(s, look), name)
+
+
+def thinning_notes(s: Scenario) -> None:
+    """Say so when a lane's bars are time bins rather than single iterations."""
+    tl = _timeline(s)
+    for lane, trace in zip(tl.lanes, lanes(s)):
+        if lane.bin_ms is not None:
+            st.caption(f"{lane.title}: {trace.iterations:,} iterations drawn as "
+                       f"{len(lane.iterations):,} bars (consecutive iterations merged into time bins "
+                       f"of {lane.bin_ms:,.3g} ms; an iteration longer than a bin keeps its own bar), "
+                       "to keep the page light. Every metric uses every iteration.")
 
 
 def downloads(figure: Callable[[], Figure], name: str) -> None:

@@ -27,13 +27,20 @@ plan, roof, curve = app_ui.roofline_view(s, tpot_s, look)
 roof_spec, curve_spec = app_ui.roofline_specs(s, tpot_s, look)
 
 app_ui.chart(roof_spec, lambda: roof, "roofline")
+calibrated = s.mode == "calibrated"
+compute, memory, time = (("compute (achievable)", "memory (achievable)", "time (calibrated)")
+                         if calibrated else
+                         ("compute = FLOPs / peak", "memory = bytes / bandwidth", "time = max"))
 table = pd.DataFrame([{
     "iteration": it.label, "FLOPs": fmt_flops(it.cost.flops), "bytes": fmt_bytes(it.cost.bytes),
     "intensity = FLOPs / bytes": f"{it.cost.intensity:,.4g} FLOP/B",
-    "compute = FLOPs / peak": fmt_seconds(it.cost.compute_s),
-    "memory = bytes / bandwidth": fmt_seconds(it.cost.memory_s),
-    "time = max": fmt_seconds(it.cost.time_s), "bound": it.cost.bound} for it in plan.iterations])
+    compute: fmt_seconds(it.cost.compute_s), memory: fmt_seconds(it.cost.memory_s),
+    time: fmt_seconds(it.cost.time_s), "bound": it.cost.bound} for it in plan.iterations])
 st.table(table.set_index("iteration"))
+st.caption(f"{s.mode} mode: an iteration costs {app_state.COST_RULES[s.mode]}."
+           + (" So the points sit below the roof: the roofline is what no kernel beats."
+              if calibrated else " Each point sits on the roof: FLOPs / time = min(peak, "
+              "bandwidth × intensity)."))
 if s.starves:
     st.warning(f"Budget {s.budget:,} ≤ {s.decodes:,} decodes: no chunk, so the chunk and fused "
                "points are left out.")

@@ -41,14 +41,6 @@ for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
 pace = app_ui.widget(app_state.PACE, width=340)
 app_ui.player(s, look, pace, "side-by-side")
 
-timeline = app_ui.timeline_of(s)
-for lane, trace in zip(timeline.lanes, (unchunked, chunked)):
-    if lane.bin_ms is not None:
-        st.caption(f"{lane.title}: {trace.iterations:,} iterations drawn as {len(lane.iterations):,} "
-                   f"bars (consecutive iterations merged into time bins of {lane.bin_ms:,.3g} ms; an "
-                   "iteration longer than a bin keeps its own bar), to keep the page light. Every "
-                   "metric uses every iteration.")
-
 with st.expander("How to read it, and how each number is computed"):
     st.markdown(
         f"- **Iteration time**, {s.mode} mode: {app_state.COST_RULES[s.mode]}. Hover a bar for its "

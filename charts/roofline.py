@@ -78,7 +78,8 @@ def roofline(points: pd.DataFrame, roof: pd.DataFrame, *, peak_flops: float, ban
                alt.Tooltip("time_ms:Q", title="iteration time (ms)", format=",.4g"),
                alt.Tooltip("achieved_tflops:Q", title="FLOPs / time (TFLOP/s)", format=",.4g"),
                alt.Tooltip("bound:N")]
-    legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0, symbolOpacity=1)
+    legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0, titleLimit=0,
+                        symbolOpacity=1, symbolFillColor=look.ink, symbolStrokeColor=look.ink)
     dots = alt.Chart(alt.Data(name="points")).mark_point(
         filled=True, size=(260 if look.presenter else 140), opacity=1).encode(
         x=px, y=py, color=color.legend(orient="bottom", direction="horizontal"),
