@@ -138,3 +138,13 @@ def test_out_of_range_link_value_shows_a_note(page, app_url):
         page.get_by_text("budget=0 in the link", exact=False).count()
     assert number(page, "Token budget per iteration") == "1"
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+@pytest.mark.parametrize("label, head", [("PNG", b"\x89PNG"), ("SVG", b"<svg"),
+                                         ("CSV", b"intensity,"), ("JSON", b"{")])
+def test_chart_downloads(page, app_url, label, head):
+    page.goto(f"{app_url}/roofline")
+    wait_for_run(page, "Roofline")
+    with page.expect_download(timeout=30_000) as download:
+        page.get_by_test_id("stDownloadButton").filter(has_text=label).first.click()
+    assert Path(download.value.path()).read_bytes().startswith(head)
