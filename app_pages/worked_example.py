@@ -44,6 +44,6 @@ else:
 cols = st.columns(2, width=260)
 cols[0].download_button("CSV", rows.to_csv(index_label="#"), file_name="worked-example.csv",
                         mime="text/csv", on_click="ignore", icon=":material/download:")
-cols[1].download_button("JSON", json.dumps(example.to_json(), indent=1, default=str),
+cols[1].download_button("JSON", json.dumps(example.to_json(), indent=1),
                         file_name="worked-example.json", mime="application/json",
                         on_click="ignore", icon=":material/download:")
