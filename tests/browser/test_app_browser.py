@@ -84,8 +84,10 @@ def wait_for_run(page, heading: str):
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000)
 
 
-def number(page, label: str) -> str:
-    return page.get_by_label(label, exact=True).input_value()
+def has_value(page, label: str, value: str) -> None:
+    """The widget settles on `value`. A fresh session can render once with the defaults before the
+    rerun that applies the link's values, so this waits for the value instead of reading it once."""
+    sync_api.expect(page.get_by_label(label, exact=True)).to_have_value(value, timeout=15_000)
 
 
 @pytest.mark.parametrize("path", list(PAGES))
@@ -94,14 +96,14 @@ def test_each_page_loads_without_an_exception(page, app_url, path):
     wait_for_run(page, PAGES[path])
     assert page.locator('[data-testid="stException"]').count() == 0
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0
-    assert number(page, "New prompt (tokens)") == "8192"
+    has_value(page, "New prompt (tokens)", "8192")
 
 
 def test_link_round_trip_restores_the_controls(page, app_url):
     page.goto(f"{app_url}/side_by_side?prompt=4096&budget=1024")
     wait_for_run(page, "Side by side")
-    assert number(page, "New prompt (tokens)") == "4096"
-    assert number(page, "Token budget per iteration") == "1024"
+    has_value(page, "New prompt (tokens)", "4096")
+    has_value(page, "Token budget per iteration", "1024")
 
     # a change in the page goes into the link ...
     decodes = page.get_by_label("Running decodes", exact=True)
@@ -115,8 +117,9 @@ def test_link_round_trip_restores_the_controls(page, app_url):
     fresh = page.context.new_page()
     fresh.goto(link)
     wait_for_run(fresh, "Side by side")
-    assert (number(fresh, "New prompt (tokens)"), number(fresh, "Token budget per iteration"),
-            number(fresh, "Running decodes")) == ("4096", "1024", "32")
+    for label, value in (("New prompt (tokens)", "4096"), ("Token budget per iteration", "1024"),
+                         ("Running decodes", "32")):
+        has_value(fresh, label, value)
 
 
 def test_controls_survive_moving_between_pages(page, app_url):
@@ -128,7 +131,7 @@ def test_controls_survive_moving_between_pages(page, app_url):
     page.get_by_role("link", name="Roofline", exact=True).click()
     wait_for_run(page, "Roofline")
     assert "prompt=4096" in page.url
-    assert number(page, "New prompt (tokens)") == "4096"
+    has_value(page, "New prompt (tokens)", "4096")
 
 
 def test_out_of_range_link_value_shows_a_note(page, app_url):
@@ -136,7 +139,7 @@ def test_out_of_range_link_value_shows_a_note(page, app_url):
     wait_for_run(page, "Side by side")
     assert page.get_by_text("`budget=0`", exact=False).count() or \
         page.get_by_text("budget=0 in the link", exact=False).count()
-    assert number(page, "Token budget per iteration") == "1"
+    has_value(page, "Token budget per iteration", "1")
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
