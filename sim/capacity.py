@@ -24,6 +24,7 @@ from .engine import simulate
 from .errors import InputError, check_number
 from .metrics import request_times, token_gaps
 from .policies import PolicySpec
+from .sweep import vllm_v0_default_budget
 from .units import fmt_seconds
 from .workloads import Workload
 
@@ -31,6 +32,7 @@ DELAY_SLO_S = 2.0          # Sarathi-Serve: median scheduling delay <= 2 s
 MAX_RUNS = 14              # per policy: halvings from the ceiling plus bisection steps
 REL_TOL = 0.02             # stop when (hi - lo) / hi <= 2%
 MAX_ITERATIONS = 1_000_000  # per run (~4 s of engine time at worst)
+CURVE_POINTS = 8           # rates on a curve: 1/8, 2/8, ... of the compute ceiling
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,15 @@ class CapacityComparison:
     policy: CapacityResult
     baseline: CapacityResult
     ratio: float | None            # policy / baseline capacity (None when the baseline is 0)
+
+
+def default_baseline_budget(baseline: PolicySpec, budget: int, workload: Workload) -> int:
+    """The budget a baseline runs at unless one is given: the compared policy's `budget` when the
+    baseline chunks too; for an unchunked one, vLLM V0's max(max_model_len, 2048), taking the
+    longest request (prompt + output) as max_model_len, the smallest that serves this workload."""
+    if baseline.chunked:
+        return budget
+    return vllm_v0_default_budget(int(np.max(workload.prompt + workload.output)))
 
 
 def compute_ceiling_qps(workload: Workload, cost: CostModel) -> float:
@@ -188,3 +199,29 @@ def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, 
     ours, theirs = results
     ratio = ours.capacity_qps / theirs.capacity_qps if theirs.capacity_qps > 0 else None
     return CapacityComparison(ours, theirs, ratio)
+
+
+def rate_grid(ceiling_qps: float, points: int = CURVE_POINTS) -> tuple[float, ...]:
+    """Evenly spaced rates up to the compute ceiling: ceiling x k / points, k = 1 ... points."""
+    ceiling = check_number("compute ceiling (QPS)", ceiling_qps, high=1e9)
+    n = check_number("points", points, high=100, integer=True)
+    return tuple(ceiling * k / n for k in range(1, n + 1))
+
+
+def rate_curve(workload_at: Callable[[float], Workload], policy: PolicySpec, cost: CostModel,
+               rates, *, budget: int, tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S,
+               max_seqs: int = 1024, max_partial_prefills: int | None = None,
+               max_iterations: int = MAX_ITERATIONS,
+               progress: Callable[[int, CapacityPoint], None] | None = None,
+               ) -> tuple[CapacityPoint, ...]:
+    """p99 TBT and median scheduling delay at each of `rates` (the same seeded workload at each),
+    for the curves beside the bisection: the bisection only visits rates near the capacity."""
+    points = []
+    for qps in rates:
+        points.append(evaluate(qps, workload_at(qps), policy, cost, budget=budget,
+                               tbt_slo_s=tbt_slo_s, delay_slo_s=delay_slo_s, max_seqs=max_seqs,
+                               max_partial_prefills=max_partial_prefills,
+                               max_iterations=max_iterations))
+        if progress:
+            progress(len(points), points[-1])
+    return tuple(points)

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from functools import partial
 
-import numpy as np
-
 from . import workloads
 from .capacity import DELAY_SLO_S, MAX_ITERATIONS, MAX_RUNS, SLO_PRESETS, compare_capacity, \
-    get_slo_preset
+    default_baseline_budget, get_slo_preset
 from .cli import (_finite, _numbers, add_hardware_args, add_length_args, add_policy_args,
                   add_run_args, cost_model_from, emit, table, workload_from)
 from .errors import InputError, check_number
 from .policies import POLICIES, get_policy
-from .sweep import DEFAULT_BUDGETS, sweep, vllm_v0_default_budget
+from .sweep import DEFAULT_BUDGETS, sweep
 from .units import fmt_seconds
 
 MAX_CAPACITY_REQUESTS = 20_000   # each capacity run simulates them all, up to 2 x MAX_RUNS times
@@ -110,13 +108,9 @@ def _capacity(args) -> None:
     sample = workload_at(1.0)   # bad lengths fail here, before any search
     budget = check_number("--budget", args.budget, high=10_000_000, integer=True)
     baseline = get_policy(args.baseline)
-    if args.baseline_budget is not None:
-        baseline_budget = check_number("--baseline-budget", args.baseline_budget,
-                                       high=10_000_000, integer=True)
-    elif baseline.chunked:
-        baseline_budget = budget
-    else:   # the longest request is the smallest max_model_len that serves this workload
-        baseline_budget = vllm_v0_default_budget(int(np.max(sample.prompt + sample.output)))
+    baseline_budget = default_baseline_budget(baseline, budget, sample) \
+        if args.baseline_budget is None else check_number(
+            "--baseline-budget", args.baseline_budget, high=10_000_000, integer=True)
     result = compare_capacity(
         workload_at, cost, policy=get_policy(args.policy), budget=budget,
         baseline=baseline, baseline_budget=baseline_budget, tbt_slo_s=slo,

@@ -68,6 +68,8 @@ class Trace:
     decode_snapshots: list = field(repr=False)
     notes: tuple[str, ...] = ()
     starved_iterations: int = 0
+    # per iteration: requests preempted to make room for it (KV full), for when it happened
+    iteration_preemptions: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     @property
     def iterations(self) -> int:
@@ -132,6 +134,7 @@ class _Engine:
         self.waiting: deque[int] = deque()
         self.used_kv = 0
         self.preempted_this_step = False
+        self.unrecorded_preemptions = 0   # since the last iteration that ran
         self.next_seq = 0
         # running decoders, in admission order; context = ctx_base + clock, done when clock == finish
         self.clock = 0
@@ -235,6 +238,7 @@ class _Engine:
                 return batch
             self._preempt_newest()
             self.preempted_this_step = True
+            self.unrecorded_preemptions += 1
 
     # --- the loop -------------------------------------------------------------------------
     def run(self) -> Trace:
@@ -242,7 +246,8 @@ class _Engine:
         arrivals = w.arrival_s.tolist()
         prefilled = w.prefilled.tolist()
         n = len(arrivals)
-        rec_start, rec_end, rec_dec, rec_pre, rec_c, rec_m, rec_kv, rec_snap = ([] for _ in range(8))
+        rec_start, rec_end, rec_dec, rec_pre, rec_c, rec_m, rec_kv, rec_snap, rec_evict = (
+            [] for _ in range(9))
         ch_it, ch_req, ch_start, ch_len = [], [], [], []
         first_it, first_req = [], []
         now, nxt, finished, it = 0.0, 0, 0, 0
@@ -336,11 +341,13 @@ class _Engine:
                 if joining:
                     self._join(joining)
             rec_kv.append(self.used_kv)
+            rec_evict.append(self.unrecorded_preemptions)
+            self.unrecorded_preemptions = 0
             it += 1
         return self._trace(rec_start, rec_end, rec_dec, rec_pre, rec_c, rec_m, rec_kv, rec_snap,
-                           (ch_it, ch_req, ch_start, ch_len), (first_it, first_req))
+                           (ch_it, ch_req, ch_start, ch_len), (first_it, first_req), rec_evict)
 
-    def _trace(self, start, end, dec, pre, comp, mem, kv, snap, chunks, firsts) -> Trace:
+    def _trace(self, start, end, dec, pre, comp, mem, kv, snap, chunks, firsts, evict) -> Trace:
         end_s = np.asarray(end, np.float64)
         dec = np.asarray(dec, np.int64)
         snap = np.asarray(snap, np.int64)
@@ -382,7 +389,7 @@ class _Engine:
                      self.w.arrival_s, self.w.prompt, self.w.output, self.w.prefilled,
                      np.asarray(self.preemptions, np.int64), np.asarray(self.recomputed, np.int64),
                      np.r_[0, np.cumsum(counts)], times[order], snap, self.snapshots,
-                     tuple(notes), self.starved)
+                     tuple(notes), self.starved, np.asarray(evict, np.int64))
 
 
 def _attended(prefix: int, length: int, window: int) -> float:

@@ -43,6 +43,29 @@ def kv_footprint(count: int, tokens: int, kv_bytes_per_token: float,
                 f"{n:,} × {t:,} × {fmt_bytes(per)}", n * t * per, "B")
 
 
+def kv_pressure(cost: CostModel, prompts: int, prompt_tokens: int, decoders: int,
+                context: int, reserve_fraction: float = RESERVE_FRACTION) -> list[Step]:
+    """Seed 001's arithmetic on the current model and GPU: `prompts` prompts of `prompt_tokens`
+    held at once, beside `decoders` streams of `context` tokens, against the KV capacity ("20
+    simultaneous 8,192-token prompts need 20 GiB ... add 64 decoders at 4,000 tokens of context
+    each, another 32 GiB, and the budget is under pressure")."""
+    kv_capacity_tokens(cost, reserve_fraction)   # an InputError when the weights do not fit
+    per = cost.kv_bytes_per_token
+    new = kv_footprint(prompts, prompt_tokens, per, "KV of the simultaneous prompts")
+    running = kv_footprint(decoders, context, per, "KV of the running decoders")
+    total = new.value + running.value
+    capacity = kv_capacity_bytes(cost, reserve_fraction)
+    return [
+        new, running,
+        Step("kv_total", "Together", "prompts' KV + decoders' KV",
+             f"{fmt_bytes(new.value)} + {fmt_bytes(running.value)}", total, "B"),
+        Step("kv_capacity_bytes", "KV capacity", "memory − reserve − weights (the steps above)",
+             fmt_bytes(capacity), capacity, "B"),
+        Step("kv_share", "Share of the KV capacity", "together / KV capacity",
+             f"{fmt_bytes(total)} / {fmt_bytes(capacity)}", total / capacity, "%"),
+    ]
+
+
 def memory_budget(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> list[Step]:
     """GPU memory -> reserve -> weights -> KV capacity (bytes, then tokens), as the engine uses it."""
     gpu, model = cost.gpu, cost.model

@@ -123,6 +123,20 @@ def parse_budgets(budgets: Sequence) -> tuple[int, ...]:
     return tuple(values)
 
 
+def budget_grid(low, high, extra: Sequence = ()) -> tuple[int, ...]:
+    """Budgets to sweep from `low` to `high`: `low` doubled until it passes `high`, `high` itself,
+    and the `extra` budgets inside [low, high] (e.g. your budget and the engines' defaults), so
+    every budget worth knowing is a point of the frontier. At most 32 (`parse_budgets`)."""
+    lo = check_number("smallest budget", low, high=10_000_000, integer=True)
+    hi = check_number("largest budget", high, high=10_000_000, integer=True)
+    if lo > hi:
+        raise InputError(f"the smallest budget ({lo:,}) is above the largest ({hi:,})")
+    doublings = [lo]
+    while doublings[-1] * 2 < hi:
+        doublings.append(doublings[-1] * 2)
+    return parse_budgets([*doublings, hi, *(b for b in extra if lo <= b <= hi)])
+
+
 def fixed_share(cost: CostModel, budget: int) -> float:
     """t(1 token) / t(budget tokens), each a fresh prompt chunk (no cached prefix)."""
     window = cost.model.sliding_window
