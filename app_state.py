@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from functools import partial
+from typing import Callable, Mapping
 
 import numpy as np
 
+from sim.capacity import DELAY_SLO_S, SLO_PRESETS
 from sim.cost import MODES, CostModel
 from sim.engine import Trace
 from sim.hardware import GPUS, Gpu, custom_gpu, get_gpu
@@ -22,7 +24,7 @@ from sim.metrics import request_times, summarize, token_gaps
 from sim.models import MODELS, Model, custom_model, get_model
 from sim.policies import CHUNKED, POLICIES, UNCHUNKED
 from sim.units import fmt_seconds
-from sim.workloads import Workload, seed_scenario
+from sim.workloads import Workload, burst, poisson, seed_scenario
 
 CUSTOM = "custom"
 DECODE_OUTPUT = 256   # tokens each running decoder still emits (sim.workloads.seed_scenario default)
@@ -35,15 +37,19 @@ class Control:
     key: str
     label: str
     default: object
-    kind: str                      # "int", "float", "choice" or "bool"
+    kind: str                      # "int", "float", "choice", "bool" or "multi" (several choices)
     low: float = -math.inf
     high: float = math.inf
     options: tuple[str, ...] = ()
     step: float = 1
     help: str = ""
 
-    def parse(self, raw: str) -> tuple[object, str | None]:
-        """(value, note): the value to use for `raw` from a URL, and a note when it is not `raw`."""
+    def parse(self, raw: str | list[str]) -> tuple[object, str | None]:
+        """(value, note): the value to use for `raw` from a URL (a list: a key repeated, as a
+        multi control's choices are), and a note when it is not `raw`."""
+        if self.kind == "multi":
+            return self._parse_many(raw if isinstance(raw, list) else [raw])
+        raw = raw[-1] if isinstance(raw, list) else raw
         where = f"`{self.key}={raw}` in the link"
         if self.kind == "choice":
             if raw in self.options:
@@ -70,6 +76,16 @@ class Control:
         if self.kind == "int" and value != number:
             return value, f"{where} is not a whole number; using {self.show(value)}"
         return value, None
+
+    def _parse_many(self, raws: list[str]) -> tuple[list[str], str | None]:
+        """Known choices are kept (in link order, once each); unknown ones are left out with a
+        note. An empty value (`?policies=`) is an empty selection."""
+        picked = list(dict.fromkeys(r for r in raws if r in self.options))
+        unknown = [r for r in raws if r and r not in self.options]
+        if not unknown:
+            return picked, None
+        return picked, (f"{', '.join(f'`{self.key}={r}`' for r in unknown)} in the link: not one "
+                        f"of {', '.join(self.options)}; left out")
 
     def clean(self, number: float):
         return int(round(number)) if self.kind == "int" else float(number)
@@ -148,19 +164,71 @@ BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, 1_000_00
 PACE = _float("pace", "Playback pace (simulated ms per second at 1x)", 100, 1, 100_000, step=10.0,
                help="The player's 0.25x-4x speeds are multiples of this.")
 
+# The traffic pages (Traffic, Budget trade-off, Capacity, Memory) share one workload.
+MAX_REQUESTS = 1000   # a page runs its workload once per policy, budget or rate: keep each run short
+TRAFFIC = (
+    _choice("workload", "Workload", "burst", ("burst", "poisson", "upload"),
+            help="burst: N prompts of the sidebar's prompt length arrive at once while the "
+                 "sidebar's decoders stream (seed 001's drain). poisson: requests at random times "
+                 "at a mean rate. upload: a CSV trace with columns arrival_s, prompt_tokens, "
+                 "output_tokens."),
+    _int("burst", "Prompts in the burst", 10, 1, 1000,
+         help="Seed 001: ten 8,192-token prompts arriving together."),
+    _int("requests", "Requests", 200, 1, MAX_REQUESTS, step=50),
+    _float("qps", "Arrival rate (requests/s)", 4, 0.01, 1000, step=0.5,
+           help="Poisson arrivals: the gaps between requests are exponential with mean 1 / rate."),
+    _choice("lengths", "Lengths", "sharegpt", ("sharegpt", "fixed", "uniform"),
+            help="sharegpt: lognormals fitted to ShareGPT's medians and P90s as Sarathi-Serve used "
+                 "it (prompt 1,730 / 5,696, output 415 / 834 tokens; prompt + output <= 8,192). "
+                 "fixed: every request the same. uniform: whole numbers from 1 to the lengths "
+                 "below."),
+    _int("plen", "Prompt tokens", 1024, 1, 131_072, step=256,
+         help="fixed: every prompt; uniform: the longest. Not used by sharegpt."),
+    _int("olen", "Output tokens", 128, 1, 32_768, step=32,
+         help="fixed: every output; uniform: the longest. Not used by sharegpt."),
+    _int("seed", "Random seed", 0, 0, 2**31 - 1, help="The same seed draws the same requests."),
+)
+PICK = Control("policies", "Policies", ("vllm-v0", "sarathi"), "multi", options=tuple(POLICIES),
+               help="Two or more, served the same workload at the sidebar's budget. "
+                    + "; ".join(f"{name}: {p.label}" for name, p in POLICIES.items()) + ".")
+BUDGET_RANGE = (
+    _int("bmin", "Smallest budget", 128, 1, 10_000_000, step=64),
+    _int("bmax", "Largest budget", 16384, 1, 10_000_000, step=1024),
+)
+TTFT = _float("ttft", "TTFT target (s)", 2, 0.001, 100_000, step=0.5,
+              help="Time to first token you must meet (a p50 line on the frontier).")
+SLO = _choice("slo", "SLO preset", "mistral-7b-strict", (*SLO_PRESETS, CUSTOM),
+              help="Sarathi-Serve's P99 TBT SLOs: strict = 5x and relaxed = 25x a decode "
+                   "iteration of batch 32 at 4k context. custom: your own, below.")
+TBT_SLO = _float("tbtslo", "P99 TBT SLO (ms)", 100, 0.01, 100_000, step=10.0)
+DELAY_SLO = _float("delay", "Median scheduling delay SLO (s)", DELAY_SLO_S, 0.001, 100_000,
+                   step=0.5, help="Sarathi-Serve: 2 s. Past capacity the queue grows without "
+                                  "bound and the median delay catches it.")
+KV_PICK = Control("kvpolicies", "Policies", ("sarathi", "vllm-v1"), "multi",
+                  options=tuple(POLICIES),
+                  help="Sarathi-Serve and SGLang reserve a prompt's KV at admission; vLLM V1 "
+                       "allocates it chunk by chunk.")
+PARTIALS = _int("partials", "Max partial prefills (0: no cap)", 0, 0, 1024,
+                help="Chunked policies: requests mid-prefill at once (vLLM "
+                     "max_num_partial_prefills). 0 leaves it uncapped.")
+TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,
+                help="Seed 001: 20 simultaneous 8,192-token prompts.")
+
 CONTROLS: dict[str, Control] = {c.key: c for c in (
-    *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, PACE)}
+    *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, PACE,
+    *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS, TOGETHER)}
 
 
-def from_query(params: Mapping[str, str]) -> tuple[dict[str, object], list[str]]:
+def from_query(params: Mapping[str, str | list[str]]) -> tuple[dict[str, object], list[str]]:
     """The corrections a link needs: {key: value to use instead} and one note per correction.
-    Keys that are not controls are ignored; valid values need no correction."""
+    A key's value is a string or the list of its repeated values. Keys that are not controls are
+    ignored; valid values need no correction."""
     corrections, notes = {}, []
     for key, raw in params.items():
         control = CONTROLS.get(key)
         if control is None:
             continue
-        value, note = control.parse(raw[-1] if isinstance(raw, list) else str(raw))
+        value, note = control.parse(raw if isinstance(raw, list) else str(raw))
         if note:
             corrections[key] = value
             notes.append(note)
@@ -227,6 +295,81 @@ def scenario_from(values: Mapping[str, object]) -> Scenario:
     return Scenario(int(get("prompt")), int(get("decodes")), int(get("context")),
                     int(get("budget")), gpu, model, str(get("mode")), str(get("unchunked")),
                     str(get("chunked")))
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """The traffic pages' workload, from the controls: a burst on the sidebar's scenario, Poisson
+    arrivals, or an uploaded trace (known by its digest; the bytes stay with the upload)."""
+    kind: str
+    burst: int
+    requests: int
+    qps: float
+    lengths: str
+    prompt_tokens: int
+    output_tokens: int
+    seed: int
+    prompt: int           # the sidebar scenario: each burst prompt's length,
+    decodes: int          # the decoders streaming while it drains,
+    context: int          # and their cached context
+    trace: str | None = None
+
+    @property
+    def max_seqs(self) -> int:
+        """vLLM serve's max_num_seqs of 1,024 (shared/reference/schedulers.md), or room for every
+        decoder and every burst prompt if that is more, so only the budget and KV limit them."""
+        return max(1024, self.decodes + self.burst) if self.kind == "burst" else 1024
+
+    def for_capacity(self) -> "Traffic":
+        """Only what a capacity search reads (the Poisson count, lengths and seed; it sets the
+        rate itself), so the other controls do not invalidate its cached result."""
+        return Traffic("poisson", 0, self.requests, 0.0, self.lengths, self.prompt_tokens,
+                       self.output_tokens, self.seed, 0, 0, 0)
+
+    def poisson_at(self) -> Callable[[float], Workload]:
+        """The Poisson workload as a function of its rate (the capacity search varies it)."""
+        return partial(poisson, self.requests, seed=self.seed, lengths=self.lengths,
+                       prompt=self.prompt_tokens, output=self.output_tokens)
+
+    def workload(self) -> Workload:
+        """The burst or Poisson workload (an uploaded trace is loaded by the page from its bytes)."""
+        if self.kind == "burst":
+            return burst(self.burst, self.prompt, PROMPT_OUTPUT, self.decodes, self.context,
+                         DECODE_OUTPUT)
+        if self.kind == "poisson":
+            return self.poisson_at()(self.qps)
+        raise ValueError("an uploaded trace has no generator")
+
+    def poisson_words(self) -> str:
+        lengths = {"sharegpt": "ShareGPT-like lengths (prompt median 1,730, output median 415 "
+                               "tokens)",
+                   "fixed": f"{self.prompt_tokens:,}-token prompts and {self.output_tokens:,}-token "
+                            "outputs",
+                   "uniform": f"prompts of 1 to {self.prompt_tokens:,} and outputs of 1 to "
+                              f"{self.output_tokens:,} tokens, uniformly"}[self.lengths]
+        return f"{self.requests:,} Poisson arrivals, {lengths}, seed {self.seed}"
+
+    def words(self) -> str:
+        """The workload in a sentence, for captions."""
+        if self.kind == "burst":
+            return (f"{self.burst:,} prompts of {self.prompt:,} tokens arrive together (each emits "
+                    f"{PROMPT_OUTPUT} tokens) while {self.decodes:,} decoders stream "
+                    f"({self.context:,} tokens of context, {DECODE_OUTPUT} tokens still to emit)")
+        if self.kind == "poisson":
+            return f"{self.poisson_words()}, at {self.qps:g} requests/s"
+        return "the uploaded trace"
+
+
+def traffic_from(values: Mapping[str, object], trace: str | None = None) -> Traffic:
+    """The Traffic from widget values (missing keys take their defaults); `trace`: the digest of
+    an uploaded trace, when the workload is `upload`."""
+    def get(key):
+        return values.get(key, CONTROLS[key].default)
+
+    return Traffic(str(get("workload")), int(get("burst")), int(get("requests")),
+                   float(get("qps")), str(get("lengths")), int(get("plen")), int(get("olen")),
+                   int(get("seed")), int(get("prompt")), int(get("decodes")), int(get("context")),
+                   trace)
 
 
 # How one iteration is priced, per cost mode (sim/cost.py), in the words the pages use.

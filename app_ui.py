@@ -42,7 +42,8 @@ def apply_link_corrections() -> None:
     nearest valid ones (before the widgets exist, so they start there) and keep the notes."""
     if LINK_NOTES in st.session_state:
         return
-    corrections, notes = app_state.from_query(st.query_params.to_dict())
+    corrections, notes = app_state.from_query({key: st.query_params.get_all(key)
+                                               for key in st.query_params})
     for key, value in corrections.items():
         st.session_state[key] = value
     st.session_state[LINK_NOTES] = notes
@@ -72,6 +73,9 @@ def widget(control: Control, where=st, width: int | str = "stretch"):
                                   step=float(control.step), format="%g", **common)
     if control.kind == "bool":
         return where.toggle(control.label, value=bool(control.default), **common)
+    if control.kind == "multi":
+        return where.multiselect(control.label, control.options, default=list(control.default),
+                                 **common)
     return where.selectbox(control.label, control.options,
                            index=control.options.index(control.default), **common)
 

@@ -31,8 +31,10 @@ class Figure:
         draws the timeline at 120 ms)."""
         spec = self.chart.to_dict(validate=False)
         spec["datasets"] = {name: _records(frame) for name, frame in self.data.items()}
-        spec["params"] = [{"name": name, "value": values.get(name, value)}
-                          for name, value in self.params.items()]
+        # after the chart's own (a selection in a concat is hoisted to the top level)
+        spec["params"] = [*spec.get("params", []),
+                          *({"name": name, "value": values.get(name, value)}
+                            for name, value in self.params.items())]
         config = self.look.config()
         # "pad": the plot keeps its size and legends and titles add to it (Streamlit would
         # otherwise fit everything, legends included, into the plot's own height).

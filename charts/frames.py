@@ -42,7 +42,8 @@ def bar_groups(start_s: np.ndarray, end_s: np.ndarray, max_bars: int = MAX_BARS)
 
 
 def iterations_frame(trace: Trace, lane: str, max_bars: int = MAX_BARS) -> pd.DataFrame:
-    """One row per bar: an iteration, or a bin of consecutive iterations (sums over the bin)."""
+    """One row per bar: an iteration, or a bin of consecutive iterations (sums over the bin, and
+    the longest iteration in it)."""
     groups = bar_groups(trace.start_s, trace.end_s, max_bars)
     n = int(groups[-1]) + 1 if len(groups) else 0
     first = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if n else np.empty(0, np.int64)
@@ -55,6 +56,7 @@ def iterations_frame(trace: Trace, lane: str, max_bars: int = MAX_BARS) -> pd.Da
     prefill = total(trace.prefill_tokens)
     compute = total(trace.compute_s)
     memory = total(trace.memory_s)
+    longest = (np.maximum.reduceat(trace.duration_s, first) if n else np.empty(0))
     tokens = decode + prefill
     with np.errstate(invalid="ignore", divide="ignore"):
         decode_share = np.where(tokens > 0, decode / tokens, 0.0)
@@ -65,6 +67,7 @@ def iterations_frame(trace: Trace, lane: str, max_bars: int = MAX_BARS) -> pd.Da
         "start_ms": trace.start_s[first] * 1e3,
         "end_ms": trace.end_s[last] * 1e3,
         "duration_ms": (trace.end_s[last] - trace.start_s[first]) * 1e3,
+        "longest_ms": longest * 1e3,     # the longest single iteration in the bar
         "decode_tokens": decode.astype(np.int64),
         "prefill_tokens": prefill.astype(np.int64),
         "decode_share": decode_share,

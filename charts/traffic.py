@@ -1,0 +1,504 @@
+"""The traffic pages' figures: one workload served by several policies (a zoomable per-iteration
+timeline, CDFs, each request's latency split, the metrics table), the budget frontier, capacity
+against the rate, and KV use over time.
+
+Frame builders turn `sim` results into the small frames the charts draw, thinned for display only
+(every metric reads the full trace) and saying how; chart builders take those frames and a Look and
+return a Figure. Policies are named by their registry keys (`sarathi`, `vllm-v0`, ...) and keep one
+colour on every chart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from sim.capacity import CapacityComparison, CapacityPoint
+from sim.engine import Trace
+from sim.metrics import request_times, summarize, token_gaps
+from sim.policies import POLICIES
+from sim.sweep import EngineDefault, SweepPoint
+from sim.units import fmt_seconds
+
+from .figure import Figure
+from .frames import bar_groups, iterations_frame
+from .theme import NEW_REQUEST, OKABE_ITO, PREFILL, Look
+
+TIMELINE_BARS = 900      # bars across all timeline panels together
+CDF_POINTS = 200         # points per CDF curve
+SPLIT_REQUESTS = 120     # requests per policy in the latency-split chart
+KV_POINTS = 400          # points per KV curve
+ZOOM = "zoom"            # the timeline's brush
+
+
+def policy_inks(look: Look) -> dict[str, str]:
+    """One colour per policy (Okabe-Ito; blue and black swap for a dark background)."""
+    return {"sarathi": OKABE_ITO["green"], "vllm-v1": look.decode, "sglang": OKABE_ITO["purple"],
+            "vllm-v0": OKABE_ITO["vermillion"], "orca": look.ink}
+
+
+def _policy_color(names: Sequence[str], look: Look, title: str | None = "policy") -> alt.Color:
+    inks = policy_inks(look)
+    return alt.Color("policy:N", title=title, sort=list(names), scale=alt.Scale(
+        domain=list(names), range=[inks[n] for n in names]),
+        legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1, labelLimit=0))
+
+
+# --- the per-iteration timeline ------------------------------------------------------------
+KINDS = {"decode only": None, "decode + prefill": OKABE_ITO["green"],
+         "prefill only (decodes wait)": PREFILL}
+
+
+@dataclass(frozen=True, eq=False)
+class TimelineFrames:
+    bars: pd.DataFrame
+    bin_ms: dict[str, float | None]      # per policy: the display bin, None when not thinned
+    iterations: dict[str, int]
+
+
+def timeline_frame(traces: Mapping[str, Trace], total_bars: int = TIMELINE_BARS) -> TimelineFrames:
+    """One row per bar per policy: an iteration, or (long runs) a time bin of them whose height is
+    its longest iteration (`charts.frames.iterations_frame`), so a stall is never averaged away."""
+    per_lane = max(50, total_bars // max(1, len(traces)))
+    parts, bins = [], {}
+    for name, trace in traces.items():
+        frame = iterations_frame(trace, name, per_lane)
+        bins[name] = None if len(frame) == trace.iterations else \
+            float((trace.end_s[-1] - trace.start_s[0]) * 1e3 / per_lane)
+        kind = np.where(frame.prefill_tokens == 0, "decode only",
+                        np.where(frame.decode_tokens == 0, "prefill only (decodes wait)",
+                                 "decode + prefill"))
+        parts.append(pd.DataFrame({
+            "policy": name, "start_s": frame.start_ms / 1e3, "end_s": frame.end_ms / 1e3,
+            "longest_ms": frame.longest_ms, "iterations": frame.iterations,
+            "decode_tokens": frame.decode_tokens, "prefill_tokens": frame.prefill_tokens,
+            "kind": kind}))
+    return TimelineFrames(pd.concat(parts, ignore_index=True), bins,
+                          {name: t.iterations for name, t in traces.items()})
+
+
+def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900) -> Figure:
+    """An overview ribbon per policy, each iteration coloured by what it ran (drag on it to zoom),
+    over one panel per policy: each bar an iteration from its start to its end, as tall as it
+    took. A prefill-only iteration is a stall: every running decode waits for it."""
+    names = list(frames.iterations)
+    zoom = alt.selection_interval(name=ZOOM, encodings=["x"])
+    data = alt.Data(name="timeline")
+    inks = {**KINDS, "decode only": look.decode}
+    color = alt.Color("kind:N", title=None, scale=alt.Scale(domain=list(inks),
+                                                           range=list(inks.values())),
+                      legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1,
+                                        labelLimit=0))
+    tooltip = [alt.Tooltip("policy:N"),
+               alt.Tooltip("start_s:Q", title="start (s)", format=",.4f"),
+               alt.Tooltip("end_s:Q", title="end (s)", format=",.4f"),
+               alt.Tooltip("iterations:Q", title="iterations in this bar", format=","),
+               alt.Tooltip("longest_ms:Q", title="longest iteration (ms)", format=",.3f"),
+               alt.Tooltip("decode_tokens:Q", title="decode tokens", format=","),
+               alt.Tooltip("prefill_tokens:Q", title="prefill tokens", format=",")]
+    overview = (alt.Chart(data).mark_rect()
+                .encode(x=alt.X("start_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f"),
+                                scale=alt.Scale(nice=False)),
+                        x2="end_s:Q", y=alt.Y("policy:N", title=None, sort=names),
+                        color=color, tooltip=tooltip)
+                .add_params(zoom)
+                .properties(width=width, height=(26 if look.presenter else 18) * len(names),
+                            title=alt.TitleParams(
+                                "Every iteration of the run",
+                                subtitle="drag across these ribbons to zoom the panels below; "
+                                         "double-click them to see the whole run again")))
+    y = alt.Y("longest_ms:Q", title="iteration time (ms)", scale=alt.Scale(zero=True))
+    panels = []
+    for name in names:
+        bins = frames.bin_ms[name]
+        subtitle = (f"{frames.iterations[name]:,} iterations"
+                    + ("" if bins is None else f", drawn as bins of {bins:,.3g} ms (height: the "
+                                              "longest iteration in the bin)"))
+        panels.append(alt.Chart(data).transform_filter(alt.datum.policy == name)
+                      .mark_rect(clip=True)
+                      .encode(x=alt.X("start_s:Q", title="time (s)",
+                                      scale=alt.Scale(domain=zoom, nice=False),
+                                      axis=alt.Axis(format=",.3~f")),
+                              x2="end_s:Q", y=y, y2=alt.datum(0), color=color, tooltip=tooltip)
+                      .properties(width=width, height=110 if look.presenter else 80,
+                                  title=alt.TitleParams(f"{name} · {POLICIES[name].label}",
+                                                        subtitle=subtitle)))
+    # one iteration-time scale for every panel, so a stall is as tall in each
+    details = alt.vconcat(*panels, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
+        x="shared", y="shared")))
+    chart = alt.vconcat(overview, details, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
+        color="shared", y="independent")))
+    return Figure(chart, look, {"timeline": frames.bars})
+
+
+# --- CDFs ----------------------------------------------------------------------------------
+def cdf_frame(values: Mapping[str, np.ndarray], scale: float = 1.0,
+              points: int = CDF_POINTS) -> pd.DataFrame:
+    """Each policy's empirical CDF, P(X <= x): its sorted values, at most `points` of them (evenly
+    by rank, the largest always kept), so a curve is exact where drawn. `scale` converts units
+    (1e3: seconds to ms)."""
+    parts = []
+    for name, raw in values.items():
+        v = np.sort(np.asarray(raw, np.float64)[~np.isnan(raw)])
+        if not len(v):
+            continue
+        rank = np.unique(np.linspace(0, len(v) - 1, min(points, len(v))).round().astype(int))
+        parts.append(pd.DataFrame({"policy": name, "value": v[rank] * scale,
+                                   "fraction": (rank + 1) / len(v), "count": len(v)}))
+    columns = ["policy", "value", "fraction", "count"]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+
+
+def ttft_and_gaps(traces: Mapping[str, Trace]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The TTFT CDF (seconds, new requests) and the inter-token gap CDF (ms, every gap)."""
+    ttft = {n: request_times(t).ttft_s for n, t in traces.items()}
+    gaps = {n: token_gaps(t)[0] for n, t in traces.items()}
+    return cdf_frame(ttft), cdf_frame(gaps, 1e3)
+
+
+def cdf_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_title: str,
+              log: bool, width: int = 440) -> Figure:
+    """Step curves of P(X <= x) per policy; dotted lines at 0.5 and 0.99, where a curve crosses
+    them is that policy's p50 and p99."""
+    names = list(dict.fromkeys(frame.policy))
+    x = alt.X("value:Q", title=x_title,
+              scale=alt.Scale(type="log") if log else alt.Scale(zero=True),
+              axis=alt.Axis(format=",.4~g"))
+    y = alt.Y("fraction:Q", title="fraction ≤ x", scale=alt.Scale(domain=[0, 1]),
+              axis=alt.Axis(format="%"))
+    curves = alt.Chart(alt.Data(name=name)).mark_line(interpolate="step-after", strokeWidth=2.5) \
+        .encode(x=x, y=y, color=_policy_color(names, look), tooltip=[
+            alt.Tooltip("policy:N"), alt.Tooltip("value:Q", title=x_title, format=",.4~g"),
+            alt.Tooltip("fraction:Q", title="fraction ≤ x", format=".1%"),
+            alt.Tooltip("count:Q", title="values in all", format=",")])
+    levels = alt.Chart(alt.Data(values=[{"fraction": 0.5, "text": "p50"},
+                                        {"fraction": 0.99, "text": "p99"}]))
+    rules = levels.mark_rule(color=look.muted, strokeDash=[2, 3]).encode(y=y)
+    labels = levels.mark_text(align="left", dx=3, dy=-6, x=0, color=look.muted,
+                              fontSize=look.font_size).encode(y=y, text="text:N")
+    chart = alt.layer(rules, labels, curves, width=width, height=300 if look.presenter else 240,
+                      title=title)
+    return Figure(chart, look, {name: frame})
+
+
+# --- where each request's time goes ---------------------------------------------------------
+PARTS = {"queue_s": "queue wait", "prefill_s": "prefill", "decode_s": "decode"}
+
+
+@dataclass(frozen=True, eq=False)
+class Split:
+    requests: pd.DataFrame      # the drawn requests (every `every`-th new request) per policy
+    means: pd.DataFrame         # per policy: mean of each part over every new request
+    every: int
+    total: int
+
+
+def split_frame(traces: Mapping[str, Trace], max_requests: int = SPLIT_REQUESTS) -> Split:
+    """Each new request's latency, arrival to last token, as queue wait (arrival to its first
+    scheduled iteration) + prefill (to its first token) + decode (to its last token), from
+    `sim.metrics.request_times`. Requests already streaming at arrival have no queue or prefill
+    and are left out."""
+    parts, means = [], []
+    total, every = 0, 1
+    for name, trace in traces.items():
+        times = request_times(trace)
+        new = np.flatnonzero(~trace.prefilled)
+        total = len(new)
+        every = max(1, int(np.ceil(len(new) / max_requests)))
+        shown = new[::every]
+        parts.append(pd.DataFrame({"policy": name, "request": shown,
+                                   "arrival_s": trace.arrival_s[shown],
+                                   **{k: getattr(times, k)[shown] for k in PARTS}}))
+        means.append({"policy": name, **{k: float(np.mean(getattr(times, k)[new]))
+                                         for k in PARTS}})
+    return Split(pd.concat(parts, ignore_index=True), pd.DataFrame(means), every, total)
+
+
+def split_chart(split: Split, look: Look, *, width: int = 900) -> Figure:
+    """One stacked bar per drawn request, a panel per policy, on one seconds scale."""
+    inks = {"queue wait": look.muted, "prefill": PREFILL, "decode": look.decode}
+    color = alt.Color("part:N", title=None, sort=list(inks), scale=alt.Scale(
+        domain=list(inks), range=list(inks.values())),
+        legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1))
+    bars = (alt.Chart(alt.Data(name="split"))
+            .transform_fold(list(PARTS), as_=["part_key", "seconds"])
+            .transform_calculate(part=" : ".join(
+                f"datum.part_key == '{k}' ? '{v}'" for k, v in PARTS.items()) + " : ''")
+            .transform_calculate(order="indexof(['queue_s', 'prefill_s', 'decode_s'], "
+                                       "datum.part_key)")
+            .mark_bar()
+            .encode(x=alt.X("request:O", title="new requests in arrival order (request id)",
+                            axis=alt.Axis(labelOverlap=True, labelAngle=0)),
+                    y=alt.Y("seconds:Q", title="seconds", stack="zero"),
+                    color=color, order=alt.Order("order:Q"),
+                    tooltip=[alt.Tooltip("policy:N"), alt.Tooltip("request:Q", title="request"),
+                             alt.Tooltip("arrival_s:Q", title="arrival (s)", format=",.4f"),
+                             *(alt.Tooltip(f"{k}:Q", title=f"{v} (s)", format=",.4f")
+                               for k, v in PARTS.items())])
+            .properties(width=width, height=110 if look.presenter else 80))
+    names = list(dict.fromkeys(split.requests.policy))
+    chart = bars.facet(row=alt.Row("policy:N", title=None, sort=names,
+                                   header=alt.Header(labelAngle=0, labelAlign="left")),
+                       spacing=8)
+    return Figure(chart, look, {"split": split.requests})
+
+
+# --- the metrics table ----------------------------------------------------------------------
+def metrics_frame(traces: Mapping[str, Trace]) -> pd.DataFrame:
+    """Rows: the percentiles of TTFT, TBT and TPOT, throughput and its terms; a column per
+    policy (formatted text), and one saying what each row is computed from."""
+    rows: dict[str, dict[str, str]] = {}
+    how = {}
+    for name, trace in traces.items():
+        m = summarize(trace)
+        new = int(np.count_nonzero(~trace.prefilled))
+        gaps = len(token_gaps(trace)[0])
+        timed = int(np.count_nonzero(np.diff(trace.token_offsets) > 1))
+        for metric, p, over in (("TTFT", m.ttft_s, f"first token − arrival, {new:,} new requests"),
+                                ("TBT", m.tbt_s, f"each gap between a request's tokens, {gaps:,} "
+                                                 "gaps"),
+                                ("TPOT", m.tpot_s, "(last token − first) / (tokens − 1), "
+                                                   f"{timed:,} requests")):
+            for q in ("p50", "p90", "p99", "max"):
+                rows.setdefault(f"{metric} {q}", {})[name] = fmt_seconds(getattr(p, q))
+                how[f"{metric} {q}"] = over
+        output = int(trace.output.sum())
+        for label, text, formula in (
+                ("throughput", f"{m.throughput_tokens_per_s:,.0f} tokens/s",
+                 "output tokens / makespan"),
+                ("output tokens", f"{output:,}", "Σ tokens each request emits"),
+                ("makespan", fmt_seconds(m.makespan_s), "last iteration's end − first arrival"),
+                ("iterations", f"{m.iterations:,}", "forward passes"),
+                ("preemptions", f"{m.preemptions:,}", "KV full: newest request evicted, "
+                                                       "recomputed later")):
+            rows.setdefault(label, {})[name] = text
+            how[label] = formula
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.insert(0, "computed from", pd.Series(how))
+    return frame
+
+
+# --- the budget frontier --------------------------------------------------------------------
+REGIMES = {"overhead-dominated": "overhead-dominated: t(1 token) / t(budget) > 1/2",
+           "chunks": "chunking at work",
+           "no split": "no split: budget ≥ longest prompt + decodes"}
+
+
+def frontier_frame(points: Sequence[SweepPoint], recommended: int | None,
+                   defaults: Sequence[EngineDefault]) -> pd.DataFrame:
+    """One row per swept budget: p50 TTFT, p99 TBT, the regime, and what marks it."""
+    rows = []
+    for p in points:
+        engines = [d.engine for d in defaults if d.budget == p.budget]
+        regime = ("overhead-dominated" if p.overhead_dominated else
+                  "no split" if p.chunking_inactive else "chunks")
+        label = f"{p.budget:,}" + (f" ({' & '.join(engines)} default)" if engines else "")
+        rows.append(dict(budget=p.budget, ttft_p50_s=p.metrics.ttft_s.p50,
+                         ttft_p99_s=p.metrics.ttft_s.p99, tbt_p50_ms=p.metrics.tbt_s.p50 * 1e3,
+                         tbt_p99_ms=p.metrics.tbt_s.p99 * 1e3,
+                         throughput=p.metrics.throughput_tokens_per_s,
+                         median_delay_s=p.median_delay_s, fixed_share=p.fixed_share,
+                         split_prompts=p.split_prompts, regime=REGIMES[regime],
+                         recommended=p.budget == recommended, label=label,
+                         label_dy=-9 if len(rows) % 2 == 0 else 15))   # neighbours above/below
+    return pd.DataFrame(rows)
+
+
+def _extent(values, target: float, log: bool) -> tuple[list[float], bool]:
+    """An axis domain around `values`, stretched to `target` unless that would squash them (more
+    than their own span beyond it); and whether the target is inside."""
+    v = np.asarray(values, np.float64)
+    v = v[np.isfinite(v) & ((v > 0) if log else True)]
+    if not len(v):
+        return [target / 2, target * 2], True
+    lo, hi = float(v.min()), float(v.max())
+    if log:
+        span = max(hi / lo, 1.5)
+        near = lo / span <= target <= hi * span
+        lo, hi = (min(lo, target), max(hi, target)) if near else (lo, hi)
+        return [lo / 1.25, hi * 1.25], near
+    span = max(hi - lo, 0.1 * hi, 1e-9)
+    near = lo - span <= target <= hi + span
+    lo, hi = (min(lo, target), max(hi, target)) if near else (lo, hi)
+    return [max(0.0, lo - 0.08 * span), hi + 0.08 * span], near
+
+
+def frontier_chart(frame: pd.DataFrame, look: Look, *, ttft_slo_s: float, tbt_slo_ms: float,
+                   width: int = 760) -> Figure:
+    """p50 TTFT against p99 TBT, one point per budget in budget order; the SLO lines; the
+    recommended budget ringed."""
+    x_domain, tbt_shown = _extent(frame.tbt_p99_ms, tbt_slo_ms, log=True)
+    y_domain, ttft_shown = _extent(frame.ttft_p50_s, ttft_slo_s, log=False)
+    x = alt.X("tbt_p99_ms:Q", title="p99 time between tokens (ms)",
+              scale=alt.Scale(type="log", domain=x_domain, nice=False),
+              axis=alt.Axis(format=",.4~g"))
+    y = alt.Y("ttft_p50_s:Q", title="p50 time to first token (s)",
+              scale=alt.Scale(domain=y_domain, nice=False), axis=alt.Axis(format=",.3~g"))
+    data = alt.Data(name="frontier")
+    base = alt.Chart(data)
+    inks = [OKABE_ITO["purple"], look.decode, PREFILL]
+    tooltip = [alt.Tooltip("budget:Q", format=","),
+               alt.Tooltip("ttft_p50_s:Q", title="p50 TTFT (s)", format=",.4f"),
+               alt.Tooltip("ttft_p99_s:Q", title="p99 TTFT (s)", format=",.4f"),
+               alt.Tooltip("tbt_p99_ms:Q", title="p99 TBT (ms)", format=",.4f"),
+               alt.Tooltip("throughput:Q", title="throughput (tokens/s)", format=",.0f"),
+               alt.Tooltip("fixed_share:Q", title="t(1 token) / t(budget)", format=".2f"),
+               alt.Tooltip("split_prompts:Q", title="prompts split", format=","),
+               alt.Tooltip("regime:N")]
+    line = base.mark_line(color=look.muted, strokeWidth=1.5).encode(x=x, y=y, order="budget:Q")
+    dots = base.mark_point(filled=True, size=140 if look.presenter else 90, opacity=1).encode(
+        x=x, y=y, tooltip=tooltip,
+        color=alt.Color("regime:N", title=None, scale=alt.Scale(domain=list(REGIMES.values()),
+                                                                range=inks),
+                        legend=alt.Legend(orient="top", direction="vertical", labelLimit=0)))
+    ring = base.transform_filter(alt.datum.recommended).mark_point(
+        size=600 if look.presenter else 420, strokeWidth=2.5, color=NEW_REQUEST).encode(x=x, y=y)
+    labels = base.mark_text(align="left", dx=9, color=look.ink,
+                            fontSize=look.font_size).encode(x=x, y=y, text="label:N",
+                                                            yOffset="label_dy:Q")
+    layers = []
+    if tbt_shown:
+        slo = alt.Chart(alt.Data(values=[{"tbt_p99_ms": tbt_slo_ms,
+                                          "text": f"TPOT target {tbt_slo_ms:,.4g} ms"}]))
+        layers += [slo.mark_rule(color=NEW_REQUEST, strokeDash=[6, 3], strokeWidth=2).encode(x=x),
+                   slo.mark_text(align="left", baseline="top", dx=4, y=4, color=NEW_REQUEST,
+                                 fontSize=look.font_size).encode(x=x, text="text:N")]
+    if ttft_shown:
+        slo = alt.Chart(alt.Data(values=[{"ttft_p50_s": ttft_slo_s,
+                                          "text": f"TTFT target {ttft_slo_s:,.4g} s"}]))
+        layers += [slo.mark_rule(color=look.ink, strokeDash=[2, 3], strokeWidth=1.5).encode(y=y),
+                   slo.mark_text(align="right", baseline="bottom", dy=-3, x=width - 4,
+                                 color=look.ink, fontSize=look.font_size).encode(y=y, text="text:N")]
+    off = [f"{what} is off this scale" for what, shown in (
+        (f"TPOT target {tbt_slo_ms:,.4g} ms", tbt_shown),
+        (f"TTFT target {ttft_slo_s:,.4g} s", ttft_shown)) if not shown]
+    chart = alt.layer(*layers, line, dots, ring, labels,
+                      width=width, height=420 if look.presenter else 340,
+                      title=alt.TitleParams(
+                          "The budget dial: first token against the gaps between tokens",
+                          subtitle="each point one budget; the ring is the recommended one"
+                                   + "".join(f"; {o}" for o in off)))
+    return Figure(chart, look, {"frontier": frame})
+
+
+# --- capacity -------------------------------------------------------------------------------
+def capacity_frame(comparison: CapacityComparison,
+                   curves: Mapping[str, Sequence[CapacityPoint]]) -> pd.DataFrame:
+    """Every rate each policy was run at: the bisection's and the evenly spaced curve's."""
+    rows = []
+    for result in (comparison.policy, comparison.baseline):
+        for source, points in (("search", result.points), ("curve", curves.get(result.policy, ()))):
+            for p in points:
+                rows.append(dict(policy=result.policy, qps=p.qps, p99_tbt_ms=p.p99_tbt_s * 1e3,
+                                 median_delay_s=p.median_delay_s, sustained=p.sustained,
+                                 meets="meets both SLOs" if p.sustained else "misses an SLO",
+                                 source=source))
+    frame = pd.DataFrame(rows)
+    return frame.sort_values(["policy", "qps"], ignore_index=True) if len(frame) else frame
+
+
+def capacity_marks(comparison: CapacityComparison) -> pd.DataFrame:
+    return pd.DataFrame([dict(policy=r.policy, qps=r.capacity_qps,
+                              text=f"{r.policy}: {r.capacity_qps:.3g} QPS")
+                         for r in (comparison.policy, comparison.baseline)])
+
+
+def capacity_chart(frame: pd.DataFrame, marks: pd.DataFrame, look: Look, *, tbt_slo_ms: float,
+                   delay_slo_s: float, width: int = 420) -> Figure:
+    """p99 TBT and median scheduling delay against the arrival rate, each with its SLO line and
+    a dashed rule at each policy's capacity. Filled points meet both SLOs, hollow ones miss."""
+    names = list(dict.fromkeys(marks.policy))
+    color = _policy_color(names, look)
+    x = alt.X("qps:Q", title="arrival rate (requests/s)", scale=alt.Scale(zero=True))
+    tooltip = [alt.Tooltip("policy:N"), alt.Tooltip("qps:Q", title="QPS", format=",.4g"),
+               alt.Tooltip("p99_tbt_ms:Q", title="p99 TBT (ms)", format=",.4g"),
+               alt.Tooltip("median_delay_s:Q", title="median delay (s)", format=",.4g"),
+               alt.Tooltip("meets:N"), alt.Tooltip("source:N", title="run by")]
+    caps = alt.Chart(alt.Data(name="capacities")).mark_rule(strokeDash=[6, 3], strokeWidth=2) \
+        .encode(x=x, color=color, tooltip=[alt.Tooltip("text:N", title="capacity")])
+
+    def panel(field: str, title: str, slo: float, slo_text: str, log: bool) -> alt.LayerChart:
+        y = alt.Y(f"{field}:Q", title=None, axis=alt.Axis(format=",.3~g"),
+                  scale=alt.Scale(type="log") if log else alt.Scale(zero=True))
+        base = alt.Chart(alt.Data(name="capacity"))
+        line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, order="qps:Q")
+        size = 110 if look.presenter else 70
+        meets = base.transform_filter(alt.datum.sustained).mark_point(
+            size=size, filled=True, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip)
+        misses = base.transform_filter(~alt.datum.sustained).mark_point(
+            size=size, strokeWidth=2, fill=look.background, opacity=1).encode(
+            x=x, y=y, color=color, tooltip=tooltip)
+        rule_data = alt.Chart(alt.Data(values=[{field: slo, "text": slo_text}]))
+        rule = rule_data.mark_rule(color=look.ink, strokeWidth=1.5).encode(y=y)
+        text = rule_data.mark_text(align="left", baseline="bottom", x=4, dy=-3, color=look.ink,
+                                   fontSize=look.font_size).encode(y=y, text="text:N")
+        return alt.layer(caps, rule, text, line, meets, misses, width=width,
+                         height=320 if look.presenter else 260, title=title)
+
+    chart = alt.hconcat(
+        panel("p99_tbt_ms", "p99 time between tokens (ms, log scale)", tbt_slo_ms,
+              f"SLO {tbt_slo_ms:,.4g} ms", log=True),
+        panel("median_delay_s", "median scheduling delay (s)", delay_slo_s,
+              f"SLO {delay_slo_s:,.4g} s", log=False))
+    return Figure(chart, look, {"capacity": frame, "capacities": marks})
+
+
+# --- KV memory ------------------------------------------------------------------------------
+def kv_frame(traces: Mapping[str, Trace], kv_bytes_per_token: float,
+             points: int = KV_POINTS) -> pd.DataFrame:
+    """KV tokens in use over time per policy: per iteration, or (long runs) the most in each time
+    bin (`charts.frames.bar_groups`), so the peak is kept; with the preemptions in each."""
+    parts = []
+    for name, trace in traces.items():
+        groups = bar_groups(trace.start_s, trace.end_s, points)
+        first = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        used = np.maximum.reduceat(trace.kv_used_tokens, first)
+        parts.append(pd.DataFrame({
+            "policy": name, "time_s": trace.start_s[first], "kv_tokens": used,
+            "kv_gib": used * kv_bytes_per_token / 2**30,
+            "share": used / trace.kv_capacity_tokens,
+            "preemptions": np.add.reduceat(trace.iteration_preemptions, first),
+            "iterations": np.diff(np.r_[first, len(groups)])}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def kv_chart(frame: pd.DataFrame, look: Look, *, capacity_tokens: int, width: int = 900) -> Figure:
+    """A panel per policy, on one scale: KV in use against the capacity, and a tick wherever the
+    policy preempted."""
+    names = list(dict.fromkeys(frame.policy))
+    color = _policy_color(names, look)
+    x = alt.X("time_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f"))
+    y = alt.Y("kv_tokens:Q", title="KV tokens in use", axis=alt.Axis(format=",.3~s"),
+              scale=alt.Scale(domain=[0, capacity_tokens * 1.08]))
+    tooltip = [alt.Tooltip("policy:N"), alt.Tooltip("time_s:Q", title="time (s)", format=",.4f"),
+               alt.Tooltip("kv_tokens:Q", title="KV tokens", format=","),
+               alt.Tooltip("kv_gib:Q", title="KV (GiB)", format=",.3f"),
+               alt.Tooltip("share:Q", title="of capacity", format=".1%"),
+               alt.Tooltip("preemptions:Q", format=","),
+               alt.Tooltip("iterations:Q", title="iterations in this point", format=",")]
+    cap = alt.Chart(alt.Data(values=[{"kv_tokens": capacity_tokens,
+                                      "text": f"KV capacity {capacity_tokens:,} tokens"}]))
+    cap_rule = cap.mark_rule(color=look.ink, strokeWidth=1.5, strokeDash=[6, 3]).encode(y=y)
+    cap_text = cap.mark_text(align="left", baseline="bottom", x=4, dy=-3, color=look.ink,
+                             fontSize=look.font_size).encode(y=y, text="text:N")
+    panels = []
+    for name in names:
+        base = alt.Chart(alt.Data(name="kv")).transform_filter(alt.datum.policy == name)
+        area = base.mark_area(interpolate="step-after", opacity=0.35).encode(
+            x=x, y=y, color=color)
+        line = base.mark_line(interpolate="step-after", strokeWidth=2).encode(
+            x=x, y=y, color=color, tooltip=tooltip)
+        ticks = base.transform_filter(alt.datum.preemptions > 0).mark_tick(
+            thickness=2, size=16, color=look.ink).encode(x=x, y=y, tooltip=tooltip)
+        panels.append(alt.layer(area, cap_rule, cap_text, line, ticks, width=width,
+                                height=170 if look.presenter else 120,
+                                title=f"{name} · {POLICIES[name].label}"))
+    chart = alt.vconcat(*panels, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
+        x="shared", y="shared"))).properties(title=alt.TitleParams(
+            "KV cache in use", subtitle="ticks: iterations that preempted a request (its KV "
+                                        "freed, its work to be recomputed)"))
+    return Figure(chart, look, {"kv": frame})
