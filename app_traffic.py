@@ -375,7 +375,9 @@ def kv_spec(t: Traffic, s: Scenario, policies: tuple[str, ...], partials: int | 
 
 
 def set_controls(**values) -> Callable[[], None]:
-    """A button callback that sets controls (before the widgets are drawn on the rerun)."""
+    """A button callback that sets controls, before they are drawn on the rerun. Only for
+    controls drawn on the run with the button: Streamlit 1.67 keeps a value set for a widget that
+    did not exist yet out of the page's link, so it would be lost on the next page."""
     def apply() -> None:
         for key, value in values.items():
             st.session_state[key] = value

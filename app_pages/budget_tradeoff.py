@@ -36,9 +36,11 @@ except InputError as e:
     st.stop()
 points, skipped = app_traffic.sweep_points(t, s, workload, policy, budgets)
 if skipped:
-    st.warning(f"Budgets {', '.join(f'{b:,}' for b in skipped)} left out: each needs more than "
-               f"{app_traffic.MAX_ITERATIONS:,} iterations (the most a run here takes). Raise "
-               "the smallest budget or shorten the workload.", icon=":material/timer_off:")
+    many = len(skipped) > 1
+    st.warning(f"Budget{'s' if many else ''} {', '.join(f'{b:,}' for b in skipped)} left out: "
+               f"{'each' if many else 'it'} needs more than {app_traffic.MAX_ITERATIONS:,} "
+               "iterations (the most a run here takes). Raise the smallest budget or shorten "
+               "the workload.", icon=":material/timer_off:")
 if not points:
     st.stop()
 recommended, reason = recommend(points, tpot_s)

@@ -92,11 +92,8 @@ st.caption(
     "head of the queue; its prompt and the tokens it had generated are prefilled again. Peak "
     f"KV in use is out of the capacity of {usage[picked[0]].capacity_tokens:,} tokens.")
 
-st.markdown("To watch memory run out, serve busy ShareGPT-like traffic (400 requests at 8 per "
-            "second) on a smaller GPU:")
-cols = st.columns(2, width=560)
-busy = dict(workload="poisson", lengths="sharegpt", qps=8.0, requests=400)
-cols[0].button("A 40 GB A100", key="kv_a100_40", icon=":material/memory:",
-               on_click=app_traffic.set_controls(gpu="a100-40gb", **busy))
-cols[1].button("A 24 GB L4", key="kv_l4", icon=":material/memory:",
-               on_click=app_traffic.set_controls(gpu="l4", **busy))
+st.markdown("To watch memory run out, serve the Poisson traffic (ShareGPT-like lengths by "
+            "default) on a 24 GB GPU; the KV capacity table above shows how little is left "
+            "beside the weights.")
+st.button("Poisson traffic on a 24 GB L4", key="kv_l4", icon=":material/memory:",
+          on_click=app_traffic.set_controls(gpu="l4", workload="poisson"))

@@ -14,7 +14,7 @@ TIMEOUT = 60   # the first run imports Streamlit, Altair and vl-convert
 
 def open_app(page=None, **query) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update({k: str(v) for k, v in query.items()})
+    at.query_params.update({k: v if isinstance(v, list) else str(v) for k, v in query.items()})
     at.run()
     if page:
         at.switch_page(page).run()

@@ -9,17 +9,19 @@ import re
 import numpy as np
 import pytest
 
-from sim.capacity import SLO_PRESETS, compare_capacity, find_capacity
+from sim.capacity import (SLO_PRESETS, compare_capacity, default_baseline_budget, evaluate,
+                          find_capacity, rate_curve, rate_grid)
 from sim.cli import main
 from sim.cost import CostModel
 from sim.engine import kv_capacity_tokens, simulate
 from sim.errors import InputError
 from sim.hardware import GPUS, get_gpu
-from sim.memory import kv_footprint, kv_usage, memory_budget
+from sim.memory import kv_footprint, kv_pressure, kv_usage, memory_budget
 from sim.metrics import request_times
 from sim.models import get_model
 from sim.policies import CHUNKED, get_policy
-from sim.sweep import fixed_share, recommend, sglang_default_budget, sweep, vllm_default_budget
+from sim.sweep import (budget_grid, fixed_share, recommend, sglang_default_budget, sweep,
+                       vllm_default_budget)
 from sim.traces import MAX_ROWS, load_trace
 from sim.workloads import burst, poisson
 from sim.worked_example import worked_example
@@ -292,3 +294,64 @@ def test_cli_trace_error_names_row_and_column(capsys, tmp_path):
 def test_slo_presets_name_models_the_simulator_has():
     for preset in SLO_PRESETS.values():
         assert get_model(preset.model).name.split()[0].lower() in preset.label.lower()
+
+
+# --- what the traffic pages add to sim ----------------------------------------------------------
+def test_budget_grid_doubles_and_keeps_the_budgets_worth_knowing():
+    assert budget_grid(128, 16384, extra=(576, 2048, 8192, 99_999)) == (
+        128, 256, 512, 576, 1024, 2048, 4096, 8192, 16384)
+    assert budget_grid(100, 1000) == (100, 200, 400, 800, 1000)
+    assert budget_grid(3, 3) == (3,)
+    with pytest.raises(InputError, match="above the largest"):
+        budget_grid(2048, 128)
+    with pytest.raises(InputError, match="at most 32"):
+        budget_grid(1, 10_000_000, extra=range(100, 110))
+
+
+def test_kv_pressure_is_the_seeds_arithmetic_on_the_current_model():
+    """Seed 001: 20 x 8,192 tokens x 128 KiB = 20 GiB; 64 decoders x 4,000 tokens = 31.25 GiB
+    (the seed rounds to 32); together 51.25 GiB of the illustrative GPU's 52.15 GiB."""
+    values = [s.value for s in kv_pressure(SEED_SIMPLE, 20, 8192, 64, 4000)]
+    prompts, decoders, together, capacity, share = values
+    assert prompts == 20 * 2**30 and decoders == 31.25 * 2**30
+    assert together == prompts + decoders
+    assert capacity == pytest.approx(80e9 * 0.9 - 16e9)
+    assert share == pytest.approx(together / capacity) and 0.98 < share < 0.99
+    tight = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
+    assert kv_pressure(tight, 20, 8192, 64, 4000)[-1].value > 1
+    with pytest.raises(InputError, match="do not fit"):
+        kv_pressure(CostModel(get_gpu("l4"), get_model("yi-34b")), 1, 1, 0, 1)
+
+
+def test_preemptions_are_recorded_in_the_iteration_that_needed_the_room():
+    cost = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
+    trace = simulate(burst(24, prompt=2000, output=400), get_policy("vllm-v1"), cost, budget=2048)
+    per_iteration = trace.iteration_preemptions
+    assert len(per_iteration) == trace.iterations
+    assert per_iteration.sum() == trace.preemptions.sum() > 0
+    # the first preemption comes when the cache is full: the iteration before left no room for
+    # one more token per running request
+    first = int(np.flatnonzero(per_iteration)[0])
+    room = trace.kv_capacity_tokens - trace.kv_used_tokens[first - 1]
+    assert room < trace.decode_tokens[first - 1] + trace.prefill_tokens[first - 1]
+
+
+def test_default_baseline_budget():
+    workload = poisson(20, 1, prompt=3000, output=200, seed=0)
+    assert default_baseline_budget(get_policy("vllm-v0"), 512, workload) == 3200
+    assert default_baseline_budget(get_policy("orca"), 512, poisson(5, 1, prompt=100)) == 2048
+    assert default_baseline_budget(get_policy("vllm-v1"), 512, workload) == 512
+
+
+def test_rate_curve_runs_each_rate_and_agrees_with_the_search():
+    cost = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
+    workload_at = lambda qps: poisson(60, qps, prompt=1024, output=32, seed=2)  # noqa: E731
+    rates = rate_grid(8.0, points=4)
+    assert rates == (2.0, 4.0, 6.0, 8.0)
+    seen = []
+    curve = rate_curve(workload_at, get_policy("vllm-v0"), cost, rates, budget=2048,
+                       tbt_slo_s=0.1, progress=lambda done, point: seen.append(done))
+    assert [p.qps for p in curve] == list(rates) and seen == [1, 2, 3, 4]
+    again = evaluate(4.0, workload_at(4.0), get_policy("vllm-v0"), cost, budget=2048,
+                     tbt_slo_s=0.1)
+    assert curve[1] == again
