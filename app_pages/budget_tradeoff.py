@@ -90,3 +90,7 @@ st.caption("TTFT: first token − arrival; TBT: every gap between two successive
            "request; throughput: output tokens / makespan; scheduling delay: arrival to the "
            "first iteration that runs the request (Sarathi-Serve's); prompts split: requests "
            "whose prefill took more than one chunk. Percentiles interpolate linearly.")
+notes = [f"budget {p.budget:,}: {note}" for p in points for note in p.notes]
+if notes:
+    with st.expander(f"What the runs noted ({len(notes)})", icon=":material/info:"):
+        st.markdown("\n".join(f"- {note}" for note in notes))

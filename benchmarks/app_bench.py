@@ -28,7 +28,7 @@ EXTREME = dict(gpu="mi300x", model="qwen2.5-7b", prompt=1_000_000, decodes=1024,
 
 def _page(page: str, **query) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params.update({k: str(v) for k, v in query.items()})
+    at.query_params.update({k: v if isinstance(v, list) else str(v) for k, v in query.items()})
     at.run()
     if page != "home":
         at.switch_page(f"app_pages/{page}.py").run()
@@ -82,4 +82,59 @@ def cases():
          _rerun_after_change("roofline", "budget", 2025, **EXTREME)),
         ("data + figures without Streamlit, defaults (2 runs, 3 specs)", None,
          lambda: _scenario_figures(budget=next(budgets))),
+        *traffic_cases(),
+    ]
+
+
+# --- the traffic pages (issue 5) -------------------------------------------------------------
+BUSY = dict(workload="poisson", requests=1000, qps=6, lengths="sharegpt")
+
+
+def _sent_kib(at: AppTest) -> str:
+    """Chart data the page sent: every spec and its datasets."""
+    charts = [c.proto for c in at.get("vega_lite_chart")]
+    size = sum(len(c.spec) + sum(len(d.data.data) for d in c.datasets) for c in charts)
+    return f"{size / 1024:,.0f} KiB"
+
+
+def _revisit(page: str, **query):
+    """A callable: rerun the page with nothing changed (every run, sweep and figure cached), and
+    the page's chart data size."""
+    at = _page(page, **query)
+
+    def rerun():
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+    return rerun, _sent_kib(at)
+
+
+def _capacity_revisit():
+    """The Capacity page once its search is stored: what coming back to it costs."""
+    at = _page("capacity", requests=300)
+    at.button(key="find_capacity").click().run()
+    assert at.metric, "the search did not finish"
+    return lambda: at.run()
+
+
+def traffic_cases():
+    traffic, traffic_kib = _revisit("traffic")
+    busy, busy_kib = _revisit("traffic", **BUSY, policies=["vllm-v0", "sarathi", "vllm-v1"])
+    budget, budget_kib = _revisit("budget_tradeoff")
+    memory, memory_kib = _revisit("memory", **BUSY)
+    return [
+        ("app: Traffic rerun after a budget change (burst, 2 policies)", None,
+         _rerun_after_change("traffic", "budget", 4577)),
+        ("app: Traffic, 1,000 ShareGPT requests x 3 policies, budget change", None,
+         _rerun_after_change("traffic", "budget", 5577, **BUSY,
+                             policies=["vllm-v0", "sarathi", "vllm-v1"])),
+        (f"app: Traffic revisit, cached ({traffic_kib})", RERUN_TARGET, traffic),
+        (f"app: Traffic revisit, 1,000 requests x 3 policies ({busy_kib})", RERUN_TARGET, busy),
+        ("app: Budget trade-off, a new largest budget (one new run)", None,
+         _rerun_after_change("budget_tradeoff", "bmax", 16385)),
+        (f"app: Budget trade-off revisit, cached ({budget_kib})", RERUN_TARGET, budget),
+        ("app: Capacity revisit after its search (300 requests)", RERUN_TARGET,
+         _capacity_revisit()),
+        ("app: Memory rerun after a budget change (1,000 requests)", None,
+         _rerun_after_change("memory", "budget", 6577, **BUSY)),
+        (f"app: Memory revisit, 1,000 requests ({memory_kib})", RERUN_TARGET, memory),
     ]

@@ -22,7 +22,8 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 STARTUP_S = 60
 PAGES = {"": "Chunked Prefill Lab", "side_by_side": "Side by side",
-         "worked_example": "Worked example", "roofline": "Roofline"}
+         "worked_example": "Worked example", "roofline": "Roofline", "traffic": "Traffic",
+         "budget_tradeoff": "Budget trade-off", "capacity": "Capacity", "memory": "Memory"}
 
 
 def _free_port() -> int:
@@ -151,3 +152,16 @@ def test_chart_downloads(page, app_url, label, head):
     with page.expect_download(timeout=30_000) as download:
         page.get_by_test_id("stDownloadButton").filter(has_text=label).first.click()
     assert Path(download.value.path()).read_bytes().startswith(head)
+
+
+def test_a_malformed_trace_upload_is_a_message(page, app_url):
+    page.goto(f"{app_url}/traffic?workload=upload")
+    wait_for_run(page, "Traffic")
+    page.locator('input[type="file"]').set_input_files(files=[{
+        "name": "bad.csv", "mimeType": "text/csv",
+        "buffer": b"arrival_s,prompt_tokens,output_tokens\n0,100,4\n0.5,<b>x</b>,4\n"}])
+    error = page.locator('[data-testid="stAlertContentError"]')
+    error.wait_for(timeout=30_000)
+    assert "row 3, column prompt_tokens" in error.inner_text()
+    assert error.locator("b").count() == 0                      # shown as text, never markup
+    assert page.locator('[data-testid="stException"]').count() == 0
