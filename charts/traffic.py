@@ -422,7 +422,7 @@ def capacity_chart(frame: pd.DataFrame, marks: pd.DataFrame, look: Look, *, tbt_
         .encode(x=x, color=color, tooltip=[alt.Tooltip("text:N", title="capacity")])
 
     def panel(field: str, title: str, slo: float, slo_text: str, log: bool) -> alt.LayerChart:
-        y = alt.Y(f"{field}:Q", title=None, axis=alt.Axis(format=",.3~g"),
+        y = alt.Y(f"{field}:Q", title=None, axis=alt.Axis(format=",.4~g"),
                   scale=alt.Scale(type="log") if log else alt.Scale(zero=True))
         base = alt.Chart(alt.Data(name="capacity"))
         line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, order="qps:Q")
