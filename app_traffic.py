@@ -18,6 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Callable
 
+import pandas as pd
 import streamlit as st
 
 import app_state
@@ -182,7 +183,7 @@ def notes(traces: dict[str, Trace]) -> None:
 class TrafficView:
     timeline: charts.TimelineFrames
     split: charts.Split
-    table: object          # pandas DataFrame: the metrics table
+    table: pd.DataFrame    # the metrics table
     figures: dict[str, Figure]
 
 
