@@ -20,6 +20,8 @@ page = st.navigation([
     st.Page("app_pages/side_by_side.py", title="Side by side", icon=":material/view_agenda:"),
     st.Page("app_pages/worked_example.py", title="Worked example", icon=":material/calculate:"),
     st.Page("app_pages/roofline.py", title="Roofline", icon=":material/show_chart:"),
+    st.Page("app_pages/fidelity.py", title="How close is this to a real GPU?",
+            icon=":material/fact_check:"),
 ])
 app_ui.show_link_notes()
 page.run()

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 from typing import Callable
 
+import pandas as pd
 import streamlit as st
 
 import app_state
 from app_state import CONTROLS, CUSTOM, Control, Scenario
-from charts import export
-from charts.figure import Figure
+from charts import export, fidelity
+from charts.figure import Figure, stacked
 from charts.player import player_html, show_player
 from charts.theme import Look
 from charts.timeline import CLOCK
-from charts.views import Timeline, budget_plan, roofline_figures, timeline
+from charts.views import BudgetPlan, Timeline, budget_plan, roofline_figures, timeline
 from sim.budget import ScenarioIteration, scenario_iterations
 from sim.engine import SimulationLimitError, Trace, simulate
 from sim.errors import InputError
+from sim.fidelity import validate
 from sim.hardware import GPUS
 from sim.models import MODELS
 from sim.policies import get_policy
@@ -59,9 +61,10 @@ def show_link_notes() -> None:
         st.rerun()
 
 
-def widget(control: Control, where=st, width: int | str = "stretch"):
-    """The widget for one control, bound to its URL key."""
-    common = dict(key=control.key, help=control.help or None, bind="query-params", width=width)
+def widget(control: Control, where=st, width: int | str = "stretch", **extra):
+    """The widget for one control, bound to its URL key (`extra`: e.g. a choice's format_func)."""
+    common = dict(key=control.key, help=control.help or None, bind="query-params", width=width,
+                  **extra)
     if control.kind == "int":
         return where.number_input(control.label, min_value=int(control.low),
                                   max_value=int(control.high), value=int(control.default),
@@ -100,6 +103,11 @@ def sidebar() -> None:
             m = MODELS[model]
             st.caption(f"{m.name}: {m.params / 1e9:,.3g}B params, {m.layers} layers, "
                        f"{m.kv_heads} KV heads × {m.head_dim}. Source: {m.source}.")
+        tp = widget(CONTROLS["tp"])
+        if tp > 1:
+            st.caption(f"Each number is per GPU: 1/{tp} of the weights, FLOPs and KV cache each "
+                       "(KV heads fewer than tp are copied), plus two all-reduces of the batch's "
+                       "activations per layer, priced from the GPU's link preset.")
         widget(CONTROLS["mode"])
         st.caption("**simple** (default) is seed 001's own arithmetic, so the defaults show its "
                    "numbers exactly (327.7 ms, 16 × 23.04 ms = 368.6 ms). **roofline** adds "
@@ -141,23 +149,47 @@ def _lane(s: Scenario, policy: str) -> Trace:
                     max_seqs=s.max_seqs, max_iterations=MAX_ITERATIONS)
 
 
-def lanes(s: Scenario) -> tuple[Trace, Trace]:
-    """(unchunked, chunked) traces, or an error message (e.g. the prompt's KV does not fit)."""
+def try_lanes(s: Scenario) -> tuple[Trace, Trace] | str:
+    """(unchunked, chunked) traces, or why they cannot be run, in words (e.g. the prompt's KV
+    does not fit)."""
     try:
         return _lane(s, s.unchunked), _lane(s, s.chunked)
     except SimulationLimitError:
-        st.error(f"**Can't simulate this scenario:** it needs more than {MAX_ITERATIONS:,} "
-                 "iterations, the most this app runs: the budget leaves too few prompt tokens per "
-                 f"iteration for a {s.prompt:,}-token prompt. Raise the budget or shorten the prompt.")
-        st.stop()
+        return (f"it needs more than {MAX_ITERATIONS:,} iterations, the most this app runs: the "
+                f"budget leaves too few prompt tokens per iteration for a {s.prompt:,}-token "
+                "prompt. Raise the budget or shorten the prompt.")
     except InputError as e:
-        st.error(f"**Can't simulate this scenario:** {e}")
+        return str(e)
+
+
+def lanes(s: Scenario) -> tuple[Trace, Trace]:
+    """(unchunked, chunked) traces, or an error message and the end of this page's run."""
+    traces = try_lanes(s)
+    if isinstance(traces, str):
+        st.error(f"**Can't simulate this scenario:** {traces}")
         st.stop()
+    return traces
+
+
+def comparison(s: Scenario) -> Scenario | None:
+    """The compare toggle: the scenario in the mode whose numbers it adds (`s.compare_mode`), or
+    None when it is off or that mode refuses this scenario (said in a warning, e.g. the
+    calibrated mode on the illustrative GPU)."""
+    if not widget(app_state.COMPARE, width="content"):
+        return None
+    other = s.in_mode(s.compare_mode)
+    try:
+        other.cost_model()
+    except InputError as e:
+        st.warning(f"**No {other.mode} numbers to show beside the {s.mode} ones:** {e}.",
+                   icon=":material/compare_arrows:")
+        return None
+    return other
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def lane_cards(s: Scenario, policy: str) -> list[app_state.Card]:
-    return app_state.lane_cards(_lane(s, policy), s.mode)
+    return app_state.lane_cards(_lane(s, policy), s.mode, s.tp)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -180,11 +212,16 @@ def player_page(s: Scenario, look: Look, pace_ms_per_s: float, height: int) -> s
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
+def plan(s: Scenario, tpot_s: float) -> BudgetPlan:
+    """The scenario's iterations priced and the budgets worth knowing (charts.views.budget_plan)."""
+    return budget_plan(s.cost_model(), s.decodes, s.context, s.prompt, s.budget, tpot_s)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
 def roofline_view(s: Scenario, tpot_s: float, look: Look):
     """(plan, roofline Figure, curve Figure) for the roofline page."""
-    cost = s.cost_model()
-    plan = budget_plan(cost, s.decodes, s.context, s.prompt, s.budget, tpot_s)
-    return (plan, *roofline_figures(cost, plan, s.decodes, s.context, s.prompt, look))
+    p = plan(s, tpot_s)
+    return (p, *roofline_figures(s.cost_model(), p, s.decodes, s.context, s.prompt, look))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -203,6 +240,45 @@ def priced_iterations(s: Scenario) -> dict[str, ScenarioIteration]:
 @st.cache_data(max_entries=32, show_spinner=False)
 def worked(s: Scenario, second_budget: int) -> WorkedExample:
     return worked_example(**s.worked_example_inputs(second_budget))
+
+
+# --- fidelity: the cost model against measured GPU timings ----------------------------------
+@st.cache_resource(show_spinner=False)
+def fidelity_report() -> dict:
+    """sim.fidelity.validate(): the report `python -m sim validate` prints (the same numbers)."""
+    return validate()
+
+
+@st.cache_resource(show_spinner=False)
+def _fidelity_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per measured point and mode, measurements and model curves by TP)."""
+    points = fidelity.validate_frame(fidelity_report())
+    return points, fidelity.times_frame(points, fidelity.curves_frame())
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def fidelity_figures(look: Look) -> tuple[Figure, Figure]:
+    """(measured vs predicted by tokens and TP, the parity plot above the error by tokens)."""
+    points, times = _fidelity_frames()
+    return (fidelity.time_vs_tokens(times, look),
+            stacked(fidelity.parity(points, look), fidelity.error_by_tokens(points, look)))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def fidelity_specs(look: Look) -> tuple[dict, dict]:
+    return tuple(figure.spec() for figure in fidelity_figures(look))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def factors_figure(s: Scenario, key: str, look: Look) -> Figure:
+    """The waterfall of one of the scenario's iterations (`priced_iterations`), calibrated `s`."""
+    cost = priced_iterations(s)[key].cost
+    return fidelity.factors_waterfall(fidelity.factors_frame(cost), look, width=CHART_WIDTH - 260)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def factors_spec(s: Scenario, key: str, look: Look) -> dict:
+    return factors_figure(s, key, look).spec()
 
 
 # --- charts and their downloads -------------------------------------------------------------
