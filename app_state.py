@@ -156,7 +156,9 @@ COMPARE = Control("compare", "Show ideal and calibrated side by side", False, "b
                   help="Adds the other cost mode's numbers beside the chosen mode's: calibrated "
                        "beside simple or roofline, the ideal roofline beside calibrated.")
 WHY = _choice("why", "Iteration to explain", "fused", ("decode", "chunk", "fused", "prompt"),
-              help="One of the scenario's iterations, as on the Roofline page.")
+              help="One of the scenario's iterations, as on the Roofline page. decode: the "
+                   "decodes alone; chunk: the prompt's first chunk alone; fused: the decodes and "
+                   "that chunk; prompt: the whole prompt in one pass.")
 PACE = _float("pace", "Playback pace (simulated ms per second at 1x)", 100, 1, 100_000, step=10.0,
                help="The player's 0.25x-4x speeds are multiples of this.")
 

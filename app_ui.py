@@ -61,10 +61,9 @@ def show_link_notes() -> None:
         st.rerun()
 
 
-def widget(control: Control, where=st, width: int | str = "stretch", **extra):
-    """The widget for one control, bound to its URL key (`extra`: e.g. a choice's format_func)."""
-    common = dict(key=control.key, help=control.help or None, bind="query-params", width=width,
-                  **extra)
+def widget(control: Control, where=st, width: int | str = "stretch"):
+    """The widget for one control, bound to its URL key."""
+    common = dict(key=control.key, help=control.help or None, bind="query-params", width=width)
     if control.kind == "int":
         return where.number_input(control.label, min_value=int(control.low),
                                   max_value=int(control.high), value=int(control.default),

@@ -165,8 +165,7 @@ except InputError as e:
             "GPU the measurements come from; pick another real GPU in the sidebar to see it there.",
             icon=":material/info:")
 priced = app_ui.priced_iterations(explained)
-key = app_ui.widget(app_state.WHY, width=420, format_func=lambda k: (
-    priced[k].label if k in priced else f"{k} (none: the budget leaves no chunk)"))
+key = app_ui.widget(app_state.WHY, width=340)
 if key not in priced:
     st.warning(f"Budget {s.budget:,} ≤ {s.decodes:,} decodes: there is no chunk, so no "
                f"{key} iteration. Showing the whole prompt instead.")
@@ -175,7 +174,7 @@ cost = priced[key].cost
 factors = factors_frame(cost)
 start_ms = factors.end_ms.iloc[0]
 st.markdown(
-    f"The **{priced[key].label}** iteration of the sidebar's scenario, {explained.model.name} on "
+    f"The **{priced[key].label}** of the sidebar's scenario, {explained.model.name} on "
     f"{explained.gpu.name}" + (f" × {explained.tp}" if explained.tp > 1 else "") + ": the ideal "
     f"roofline time **{start_ms:,.4g} ms** (the roofline mode's), and the calibrated time "
     f"**{cost.time_s * 1e3:,.4g} ms** = {cost.time_s * 1e3 / start_ms:,.3g} × it. Each bar adds "
