@@ -287,15 +287,15 @@ class Card:
     unit: str = "s"    # what `seconds` counts: "s", or "iterations"
 
 
-def card_delta(card: Card, ref: Card, against: str) -> str | None:
-    """card − ref with its ratio, e.g. "+84 ms (+26%) vs roofline"; None when they are equal or
-    either is undefined."""
+def card_delta(card: Card, ref: Card, ratio: bool = True) -> str | None:
+    """card − ref, with the ratio card / ref − 1 unless `ratio` is False, e.g. "+84 ms (+26%)";
+    None when they are equal or either is undefined."""
     d = card.seconds - ref.seconds
     if not d or math.isnan(d):
         return None
     size = fmt_seconds(abs(d)) if card.unit == "s" else f"{abs(d):,.0f} {card.unit}"
-    ratio = f" ({card.seconds / ref.seconds - 1:+.0%})" if ref.seconds else ""
-    return f"{'+' if d > 0 else '-'}{size}{ratio} vs {against}"   # st.metric reads the ASCII sign
+    share = f" ({card.seconds / ref.seconds - 1:+.0%})" if ratio and ref.seconds else ""
+    return f"{'+' if d > 0 else '-'}{size}{share}"   # st.metric reads the ASCII sign
 
 
 def _seconds(s: float) -> str:

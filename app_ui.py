@@ -19,7 +19,7 @@ import streamlit as st
 import app_state
 from app_state import CONTROLS, CUSTOM, Control, Scenario
 from charts import export, fidelity
-from charts.figure import Figure, stacked
+from charts.figure import Figure
 from charts.player import player_html, show_player
 from charts.theme import Look
 from charts.timeline import CLOCK
@@ -257,10 +257,9 @@ def _fidelity_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def fidelity_figures(look: Look) -> tuple[Figure, Figure]:
-    """(measured vs predicted by tokens and TP, the parity plot above the error by tokens)."""
+    """(measured vs predicted by tokens and TP, the parity plot beside the error by tokens)."""
     points, times = _fidelity_frames()
-    return (fidelity.time_vs_tokens(times, look),
-            stacked(fidelity.parity(points, look), fidelity.error_by_tokens(points, look)))
+    return fidelity.time_vs_tokens(times, look), fidelity.accuracy(points, look)
 
 
 @st.cache_data(max_entries=8, show_spinner=False)

@@ -39,13 +39,14 @@ st.info(
     f"points); the other {held['points']:,} points are predictions it never saw.",
     icon=":material/science:")
 
-cols = st.columns(4)
 error_rule = "|predicted / measured − 1|"
+st.markdown(f"Error {error_rule} on the {held['points']:,} held-out points:")
+cols = st.columns(4)
 for col, (label, mode, stat) in zip(cols, (
-        ("Calibrated: median error", "calibrated", "median_abs_error"),
-        ("Calibrated: max error", "calibrated", "max_abs_error"),
-        ("Roofline (ideal): median error", "roofline", "median_abs_error"),
-        ("Roofline (ideal): max error", "roofline", "max_abs_error"))):
+        ("Calibrated, median", "calibrated", "median_abs_error"),
+        ("Calibrated, max", "calibrated", "max_abs_error"),
+        ("Roofline (ideal), median", "roofline", "median_abs_error"),
+        ("Roofline (ideal), max", "roofline", "max_abs_error"))):
     s = summary[mode]["held_out"]
     col.metric(label, f"{s[stat]:.1%}", border=True,
                help=f"{'median' if stat.startswith('median') else 'max'} over the {s['points']:,} "
@@ -79,17 +80,15 @@ st.caption(
 st.subheader("The error table")
 st.markdown(f"The numbers `python -m sim validate` prints: every measured point, each mode's "
             f"prediction and its error, and the median and max {error_rule} by set of points.")
-st.dataframe(
-    summary_table(report), hide_index=True,
-    column_config={"median |error|": st.column_config.NumberColumn(format="percent"),
-                   "max |error|": st.column_config.NumberColumn(format="percent")})
+percent = "{:.1%}".format          # as `python -m sim validate` prints them
+signed = "{:+.1%}".format
+st.dataframe(summary_table(report).style.format({"median |error|": percent, "max |error|": percent}),
+             hide_index=True, height="content")
 st.caption("held_out: every point the fit did not see; fitted: the training points; all: both; "
            "held_out_tpN: the held-out points at TP = N.")
-milliseconds = st.column_config.NumberColumn(format="%.4f")
-percent = st.column_config.NumberColumn(format="percent")
-st.dataframe(points_table(report), hide_index=True, height=320, column_config={
-    "measured (ms)": milliseconds, "roofline (ms)": milliseconds, "calibrated (ms)": milliseconds,
-    "roofline error": percent, "calibrated error": percent})
+st.dataframe(points_table(report).style.format({
+    "measured (ms)": "{:.4f}", "roofline (ms)": "{:.4f}", "calibrated (ms)": "{:.4f}",
+    "roofline error": signed, "calibrated error": signed}), hide_index=True, height=320)
 st.markdown("**Published whole-iteration figures**, a check on another model (OPT-13B), on "
             "attention and the LM head, and on the tile step; none of them was fitted:")
 st.dataframe(pd.DataFrame([published_row(c) for c in report["published"]],
@@ -146,8 +145,10 @@ st.markdown(
     f"Only the {measured_gpu.name}'s weight GEMMs (Llama-2-7B shapes) are checked point by point. "
     "Every other GPU gets the same fractions of its own datasheet peak and bandwidth, not a fit of "
     "its own, so its calibrated numbers are predictions no measurement here has checked:\n"
-    + "\n".join(f"- **{GPUS[gpu].name}**: {cal.provenance}"
-                for gpu, cal in CALIBRATIONS.items() if gpu != GPU_ID)
+    + "\n".join(f"- **{GPUS[gpu].name}**: " + (
+        f"the same chip as the {measured_gpu.name}, so the same fit, on its own "
+        f"{GPUS[gpu].bandwidth / 1e12:,.4g} TB/s" if cal is A100 else cal.provenance)
+        for gpu, cal in CALIBRATIONS.items() if gpu != GPU_ID)
     + "\n- **A custom GPU**: the A100 fractions on the fields you enter.\n\n"
     "Attention kernels, the LM head, the all-reduce and the per-iteration overhead come from "
     "published figures and are checked only through the whole-iteration figures above (one model "
@@ -161,8 +162,9 @@ try:
     explained.cost_model()
 except InputError as e:
     explained = replace(explained, gpu=measured_gpu)
-    st.info(f"The sidebar's GPU cannot be calibrated: {e}. Shown on the {measured_gpu.name}, the "
-            "GPU the measurements come from; pick another real GPU in the sidebar to see it there.",
+    st.info(f"The calibrated mode refuses the sidebar's GPU ({e}). Shown on the "
+            f"{measured_gpu.name} instead, the GPU the measurements come from; pick a real GPU in "
+            "the sidebar to see it there.",
             icon=":material/info:")
 priced = app_ui.priced_iterations(explained)
 key = app_ui.widget(app_state.WHY, width=340)

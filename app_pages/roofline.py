@@ -59,8 +59,10 @@ st.caption(f"{s.mode} mode: an iteration costs {s.cost_rule}."
               if calibrated or allreduce else " Each point sits on the roof: FLOPs / time = "
               "min(peak, bandwidth × intensity).")
            + (f" The {other.mode} time prices the same iteration "
-              f"{app_state.cost_rule(other.mode, other.tp)}; why the two differ, factor by factor: "
-              "the page *How close is this to a real GPU?*" if other_plan else ""))
+              f"{app_state.cost_rule(other.mode, other.tp)}." if other_plan else ""))
+if other_plan:
+    st.page_link("app_pages/fidelity.py", icon=":material/fact_check:",
+                 label="Why the two modes differ, factor by factor: How close is this to a real GPU?")
 if s.starves:
     st.warning(f"Budget {s.budget:,} ≤ {s.decodes:,} decodes: no chunk, so the chunk and fused "
                "points are left out.")

@@ -30,27 +30,29 @@ if other:
     if isinstance(traces, str):
         st.warning(f"**No {other.mode} lanes to compare:** {traces}")
         other = None
-    else:
-        st.caption(f"Each lane's cards twice: the {s.mode} mode's (as drawn below), then the "
-                   f"{other.mode} mode's with the difference. Same iterations, priced "
-                   f"{app_state.cost_rule(other.mode, other.tp)}. Why they differ, factor by "
-                   "factor: the page *How close is this to a real GPU?*")
 
 base = app_ui.lane_cards(s, s.unchunked)
 for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
     st.subheader(f"{title}: {s.policy_label(policy)}")
     cards = app_ui.lane_cards(s, policy)
-    mode = f" ({s.mode})" if other else ""
+    if other:
+        st.caption(f"**{s.mode}** mode, as drawn below")
     for col, card, ref in zip(st.columns(len(cards)), cards, base):
         if policy == s.chunked and card.label != "Iterations":
-            col.metric(card.label + mode, card.value, help=card.help, border=True,
-                       delta=app_state.card_delta(card, ref, "unchunked"), delta_color="inverse")
+            delta = app_state.card_delta(card, ref, ratio=False)
+            col.metric(card.label, card.value, help=card.help, border=True, delta_color="inverse",
+                       delta=delta and f"{delta} vs unchunked")
         else:
-            col.metric(card.label + mode, card.value, help=card.help, border=True)
+            col.metric(card.label, card.value, help=card.help, border=True)
     if other:
+        st.caption(f"**{other.mode}** mode, the same iterations (each card's **?** says how "
+                   f"they are priced); under each number: {other.mode} − {s.mode}")
         for col, card, ref in zip(st.columns(len(cards)), app_ui.lane_cards(other, policy), cards):
-            col.metric(f"{card.label} ({other.mode})", card.value, delta_color="off",
-                       delta=app_state.card_delta(card, ref, s.mode), help=card.help, border=True)
+            col.metric(card.label, card.value, delta=app_state.card_delta(card, ref),
+                       delta_color="off", help=card.help, border=True)
+if other:
+    st.page_link("app_pages/fidelity.py", icon=":material/fact_check:",
+                 label="Why the two modes differ, factor by factor: How close is this to a real GPU?")
 
 pace = app_ui.widget(app_state.PACE, width=340)
 app_ui.player(s, look, pace, "side-by-side")

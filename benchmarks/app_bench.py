@@ -17,7 +17,6 @@ from streamlit.testing.v1 import AppTest
 
 from app_state import scenario_from
 from charts import fidelity
-from charts.figure import stacked
 from charts.theme import Look
 from charts.views import budget_plan, roofline_figures, timeline
 from sim.budget import scenario_iterations
@@ -70,7 +69,7 @@ def _fidelity_specs():
     fused = scenario_iterations(s.cost_model(), s.decodes, s.context, s.prompt, s.budget)[2].cost
     return (fidelity.time_vs_tokens(fidelity.times_frame(points, fidelity.curves_frame()),
                                     Look()).spec(),
-            stacked(fidelity.parity(points, Look()), fidelity.error_by_tokens(points, Look())).spec(),
+            fidelity.accuracy(points, Look()).spec(),
             fidelity.factors_waterfall(fidelity.factors_frame(fused), Look()).spec())
 
 

@@ -26,8 +26,11 @@ TP_DEGREES = (1, 2, 4, 8)   # the tensor-parallel degrees the shipped measuremen
 ROOFLINE_STEP = "roofline (ideal)"
 
 
-def _series(look: Look) -> alt.Scale:
-    return alt.Scale(domain=["measured", *MODES], range=[look.ink, look.decode, CALIBRATED])
+def _series(look: Look, measured: bool = True) -> alt.Scale:
+    inks = {"measured": look.ink, "roofline": look.decode, "calibrated": CALIBRATED}
+    if not measured:
+        del inks["measured"]
+    return alt.Scale(domain=list(inks), range=list(inks.values()))
 
 
 # --- frames -----------------------------------------------------------------------------------
@@ -147,8 +150,9 @@ def parity(points: pd.DataFrame, look: Look, width: int = 420) -> Figure:
         color=look.muted, strokeDash=[4, 3]).encode(x=x, y=y)
     dots = alt.Chart(alt.Data(name="points")).mark_point(
         size=22 if look.presenter else 14, filled=True, opacity=0.5).encode(
-        x=x, y=y, color=alt.Color("mode:N", scale=_series(look), title=None),
-        shape=alt.Shape("point:N", title=None),
+        x=x, y=y, color=alt.Color("mode:N", scale=_series(look, measured=False), title=None,
+                                  legend=alt.Legend(symbolOpacity=1)),
+        shape=alt.Shape("point:N", title=None, legend=alt.Legend(symbolOpacity=1)),
         tooltip=["mode:N", "tp:Q", alt.Tooltip("tokens:Q", format=","),
                  alt.Tooltip("measured_ms:Q", format=".4g"),
                  alt.Tooltip("predicted_ms:Q", format=".4g"),
@@ -182,6 +186,14 @@ def error_by_tokens(points: pd.DataFrame, look: Look, target: float = TARGET_MED
             width=width, height=200 if look.presenter else 160, title=mode))
     chart = alt.vconcat(*panels, title=alt.TitleParams(
         "Error by tokens", subtitle=f"band: ±{target:.0%}, the target for the calibrated mode"))
+    return Figure(chart, look, {"points": points})
+
+
+def accuracy(points: pd.DataFrame, look: Look, width: int = 400) -> Figure:
+    """The parity plot beside the error by tokens, in one figure so the points are sent once."""
+    chart = alt.hconcat(parity(points, look, width).chart,
+                        error_by_tokens(points, look, width=width).chart,
+                        spacing=30).resolve_scale(color="independent", shape="independent")
     return Figure(chart, look, {"points": points})
 
 

@@ -203,10 +203,10 @@ def test_fidelity_page_shows_the_validate_numbers():
     assert_clean(at)
     held = report["summary"]["calibrated"]["held_out"]
     ideal = report["summary"]["roofline"]["held_out"]
-    assert metrics(at) == [("Calibrated: median error", f"{held['median_abs_error']:.1%}"),
-                           ("Calibrated: max error", f"{held['max_abs_error']:.1%}"),
-                           ("Roofline (ideal): median error", f"{ideal['median_abs_error']:.1%}"),
-                           ("Roofline (ideal): max error", f"{ideal['max_abs_error']:.1%}")]
+    assert metrics(at) == [("Calibrated, median", f"{held['median_abs_error']:.1%}"),
+                           ("Calibrated, max", f"{held['max_abs_error']:.1%}"),
+                           ("Roofline (ideal), median", f"{ideal['median_abs_error']:.1%}"),
+                           ("Roofline (ideal), max", f"{ideal['max_abs_error']:.1%}")]
     summary, points, published = (d.value for d in at.dataframe)
     assert len(points) == len(report["points"]) == 1044
     assert list(points["calibrated error"]) == [p["calibrated_error"] for p in report["points"]]
@@ -252,18 +252,19 @@ def test_fidelity_page_at_extremes():
     assert "whole prompt (1,000,000 tokens)" in shown(at)
 
 
-def _card(at, label):
-    return [m for m in at.metric if m.label == label]
-
-
 def test_side_by_side_compare_shows_both_modes_and_the_difference():
     at = open_app("app_pages/side_by_side.py", gpu="h100-sxm", mode="roofline", compare="true")
     assert_clean(at)
-    ideal, real = _card(at, "New request TTFT (roofline)"), _card(at, "New request TTFT (calibrated)")
-    assert len(ideal) == len(real) == 2                          # both lanes
-    assert ideal[0].value == "133.4 ms" and real[0].value == "204.9 ms"
-    assert real[0].delta == "+71.48 ms (+54%) vs roofline"     # 204.9 − 133.4, unrounded inside
-    assert not _card(at, "Iterations (calibrated)")[0].delta    # same schedule: no difference
+    cards = at.metric
+    assert len(cards) == 16                                      # two rows under each lane
+    ideal, real = cards[0], cards[4]                             # the unchunked lane's TTFT
+    assert ideal.label == real.label == "New request TTFT"
+    assert (ideal.value, real.value) == ("133.4 ms", "204.9 ms")
+    assert real.delta == "+71.48 ms (+54%)"                      # 204.9 − 133.4, unrounded inside
+    assert not cards[7].delta                                    # iterations: the same schedule
+    assert cards[8].delta.endswith("vs unchunked")              # chunked lane vs unchunked still
+    text = shown(at)
+    assert "**roofline** mode, as drawn below" in text and "**calibrated** mode" in text
 
 
 def test_compare_toggle_click_and_back_to_calibrated():
@@ -271,8 +272,9 @@ def test_compare_toggle_click_and_back_to_calibrated():
     assert len(at.metric) == 8
     at.toggle(key="compare").set_value(True).run()
     assert_clean(at)
-    assert len(at.metric) == 16 and _card(at, "Largest decoder gap (roofline)")
-    assert all(m.delta.startswith("-") for m in _card(at, "Largest decoder gap (roofline)"))
+    assert len(at.metric) == 16 and "**roofline** mode, the same iterations" in shown(at)
+    roofline_gaps = [at.metric[5], at.metric[13]]                # the largest gap, roofline rows
+    assert all(m.label == "Largest decoder gap" and m.delta.startswith("-") for m in roofline_gaps)
 
 
 @pytest.mark.parametrize("page", ["app_pages/side_by_side.py", "app_pages/roofline.py"])

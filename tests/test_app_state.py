@@ -145,10 +145,11 @@ def test_compare_mode_is_the_other_side_of_the_roofline():
 def test_card_delta_says_the_difference_and_the_ratio():
     card = app_state.Card("TTFT", "200 ms", "", 0.2)
     ref = app_state.Card("TTFT", "160 ms", "", 0.16)
-    assert app_state.card_delta(card, ref, "roofline") == "+40 ms (+25%) vs roofline"
-    assert app_state.card_delta(ref, card, "calibrated") == "-40 ms (-20%) vs calibrated"
-    assert app_state.card_delta(card, card, "x") is None
-    assert app_state.card_delta(card, app_state.Card("TTFT", "—", "", math.nan), "x") is None
+    assert app_state.card_delta(card, ref) == "+40 ms (+25%)"
+    assert app_state.card_delta(ref, card) == "-40 ms (-20%)"
+    assert app_state.card_delta(ref, card, ratio=False) == "-40 ms"
+    assert app_state.card_delta(card, card) is None
+    assert app_state.card_delta(card, app_state.Card("TTFT", "—", "", math.nan)) is None
     runs = app_state.Card("Iterations", "12", "", 12.0, "iterations")
     fewer = app_state.Card("Iterations", "10", "", 10.0, "iterations")
-    assert app_state.card_delta(runs, fewer, "roofline") == "+2 iterations (+20%) vs roofline"
+    assert app_state.card_delta(runs, fewer) == "+2 iterations (+20%)"

@@ -7,7 +7,6 @@ import pytest
 import vl_convert as vlc
 
 from charts import fidelity as charts
-from charts.figure import stacked
 from charts.theme import Look
 from sim.calibration import A100, FACTOR_SOURCES
 from sim.cost import Chunk, Composition, CostModel
@@ -102,8 +101,7 @@ def test_every_factor_has_its_source():
 @pytest.mark.parametrize("look", LOOKS, ids=lambda l: f"presenter={l.presenter},dark={l.dark}")
 def test_every_figure_compiles_with_vl_convert(points, curves, look):
     figures = {"times": charts.time_vs_tokens(charts.times_frame(points, curves), look),
-               "accuracy": stacked(charts.parity(points, look),
-                                   charts.error_by_tokens(points, look)),
+               "accuracy": charts.accuracy(points, look),
                "factors": charts.factors_waterfall(charts.factors_frame(calibrated()), look)}
     for name, figure in figures.items():
         figure.chart.to_dict(validate=True)            # Altair's schema check
@@ -116,6 +114,6 @@ def test_every_figure_compiles_with_vl_convert(points, curves, look):
 def test_the_pages_chart_data_stays_under_a_megabyte(points, curves):
     look = Look()
     specs = [charts.time_vs_tokens(charts.times_frame(points, curves), look).spec(),
-             stacked(charts.parity(points, look), charts.error_by_tokens(points, look)).spec(),
+             charts.accuracy(points, look).spec(),
              charts.factors_waterfall(charts.factors_frame(calibrated()), look).spec()]
     assert sum(len(json.dumps(s)) for s in specs) < 1_000_000
