@@ -148,7 +148,7 @@ def calibration_for(gpu: Gpu) -> Calibration:
     if gpu.id == "illustrative":
         raise InputError("the calibrated mode models real kernels on a real GPU, and the "
                          "illustrative GPU's figures are already round sustained numbers; "
-                         "pick a GPU preset (e.g. a100-80gb) or use the roofline mode")
+                         "pick a real GPU preset (e.g. a100-80gb)")
     return CALIBRATIONS.get(gpu.id, replace(A100, provenance=ASSUMED))
 
 
