@@ -14,8 +14,9 @@ look = app_ui.look()
 
 st.title("Chunked Prefill Lab")
 st.caption(f"{s.decodes:,} requests are streaming tokens (each with {s.context:,} tokens of context) "
-           f"when a {s.prompt:,}-token prompt arrives. {s.model.name} on {s.gpu.name}, "
-           f"{s.mode} cost model. Change any of it in the sidebar.")
+           f"when a {s.prompt:,}-token prompt arrives. {s.model.name} on {s.gpu.name}"
+           + (f" × {s.tp} (tensor parallel)" if s.tp > 1 else "")
+           + f", {s.mode} cost model. Change any of it in the sidebar.")
 
 ttft_u, ttft_c = (cards[p]["New request TTFT"] for p in (s.unchunked, s.chunked))
 gap_u, gap_c = (cards[p]["Largest decoder gap"] for p in (s.unchunked, s.chunked))

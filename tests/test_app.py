@@ -331,7 +331,21 @@ def test_bad_tp_in_a_link_is_a_visible_note(tp, note, error):
         assert not at.error and at.number_input(key="tp").value == 1
 
 
+def test_home_names_the_gpus_under_tensor_parallelism():
+    at = open_app(None, gpu="h200", model="llama-3.1-8b", tp=4)
+    assert_clean(at)
+    assert "Llama-3.1-8B on H200 SXM × 4 (tensor parallel)" in shown(at)
+
+
 def test_tp_on_a_gpu_without_a_link_is_a_message():
     at = open_app(None, tp=2)                                    # the illustrative GPU
     assert_clean(at)
     assert "no GPU-to-GPU link preset" in at.error[0].value
+
+
+def test_tp_makes_a_70b_model_fit_its_kv_per_gpu():
+    at = open_app("app_pages/side_by_side.py", gpu="h100-sxm", model="llama-3.1-70b")
+    assert "do not fit" in at.error[0].value                    # 141 GB of weights on 80 GB
+    at = open_app("app_pages/side_by_side.py", gpu="h100-sxm", model="llama-3.1-70b", tp=4)
+    assert_clean(at)
+    assert not at.error and len(at.metric) == 8
