@@ -145,11 +145,15 @@ TPOT = _float("tpot", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
                    "largest budget whose iteration meets it.")
 BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, 1_000_000, step=64,
                help="Seed 001 compares 576 with 2,048.")
+WINDOW = _choice("window", "Time axis", "prompt", ("prompt", "run"),
+                 help="prompt: from the arrival to 1.5 x the later first token of the new request, "
+                      "where the stall and the chunks are. run: until every request has finished. "
+                      "The metrics always cover the whole run.")
 PACE = _float("pace", "Playback pace (simulated ms per second at 1x)", 100, 1, 100_000, step=10.0,
                help="The player's 0.25x-4x speeds are multiples of this.")
 
 CONTROLS: dict[str, Control] = {c.key: c for c in (
-    *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, PACE)}
+    *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, WINDOW, PACE)}
 
 
 def from_query(params: Mapping[str, str]) -> tuple[dict[str, object], list[str]]:

@@ -38,8 +38,10 @@ for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
         else:
             col.metric(card.label, card.value, help=card.help, border=True)
 
-pace = app_ui.widget(app_state.PACE, width=340)
-app_ui.player(s, look, pace, "side-by-side")
+left, right = st.columns(2, width=700)
+window = app_ui.widget(app_state.WINDOW, left)
+pace = app_ui.widget(app_state.PACE, right)
+app_ui.player(s, look, window, pace, "side-by-side")
 
 with st.expander("How to read it, and how each number is computed"):
     st.markdown(
