@@ -212,7 +212,7 @@ class Scenario:
         m = self.model
         return dict(params=m.params, bytes_per_param=m.weight_bytes_per_param,
                     peak_tflops=self.gpu.peak_flops / 1e12, bandwidth_tbps=self.gpu.bandwidth / 1e12,
-                    decodes=self.decodes, prompt=self.prompt,
+                    decodes=self.decodes, context=self.context, prompt=self.prompt,
                     budgets=(self.budget, second_budget), layers=m.layers, kv_heads=m.kv_heads,
                     head_dim=m.head_dim, kv_bytes=m.kv_bytes_per_element)
 
