@@ -159,11 +159,16 @@ WHY = _choice("why", "Iteration to explain", "fused", ("decode", "chunk", "fused
               help="One of the scenario's iterations, as on the Roofline page. decode: the "
                    "decodes alone; chunk: the prompt's first chunk alone; fused: the decodes and "
                    "that chunk; prompt: the whole prompt in one pass.")
+WINDOW = _choice("window", "Time axis", "prompt", ("prompt", "run"),
+                 help="prompt: from the arrival to 1.5 x the later first token of the new request, "
+                      "where the stall and the chunks are. run: until every request has finished. "
+                      "The metrics always cover the whole run.")
 PACE = _float("pace", "Playback pace (simulated ms per second at 1x)", 100, 1, 100_000, step=10.0,
                help="The player's 0.25x-4x speeds are multiples of this.")
 
 CONTROLS: dict[str, Control] = {c.key: c for c in (
-    *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, COMPARE, WHY, PACE)}
+    *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, COMPARE, WHY,
+    WINDOW, PACE)}
 
 
 def from_query(params: Mapping[str, str]) -> tuple[dict[str, object], list[str]]:
@@ -236,7 +241,7 @@ class Scenario:
         m = self.model
         return dict(params=m.params, bytes_per_param=m.weight_bytes_per_param,
                     peak_tflops=self.gpu.peak_flops / 1e12, bandwidth_tbps=self.gpu.bandwidth / 1e12,
-                    decodes=self.decodes, prompt=self.prompt,
+                    decodes=self.decodes, context=self.context, prompt=self.prompt,
                     budgets=(self.budget, second_budget), layers=m.layers, kv_heads=m.kv_heads,
                     head_dim=m.head_dim, kv_bytes=m.kv_bytes_per_element)
 

@@ -31,6 +31,7 @@ from sim.fidelity import validate
 from sim.hardware import GPUS
 from sim.models import MODELS
 from sim.policies import get_policy
+from sim.units import fmt_seconds
 from sim.worked_example import WorkedExample, worked_example
 
 MAX_ITERATIONS = 50_000   # any input finishes in bounded time (< 1 s); beyond this the app says so
@@ -192,20 +193,20 @@ def lane_cards(s: Scenario, policy: str) -> list[app_state.Card]:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def _timeline(s: Scenario) -> Timeline:
-    return timeline(_lane(s, s.unchunked), _lane(s, s.chunked))
+def _timeline(s: Scenario, window: str) -> Timeline:
+    return timeline(_lane(s, s.unchunked), _lane(s, s.chunked), window)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def timeline_figure(s: Scenario, look: Look, width: int = CHART_WIDTH) -> Figure:
-    return _timeline(s).figure(look, width)
+def timeline_figure(s: Scenario, look: Look, window: str, width: int = CHART_WIDTH) -> Figure:
+    return _timeline(s, window).figure(look, width)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def player_page(s: Scenario, look: Look, pace_ms_per_s: float, height: int) -> str:
+def player_page(s: Scenario, look: Look, window: str, pace_ms_per_s: float, height: int) -> str:
     """The player's HTML (a string: cheap to cache as data)."""
-    tl = _timeline(s)
-    return player_html(timeline_figure(s, look).spec(), clock=CLOCK, t_max=tl.t_max,
+    tl = _timeline(s, window)
+    return player_html(timeline_figure(s, look, window).spec(), clock=CLOCK, t_max=tl.t_max,
                        boundaries=tl.boundaries, height=height, dark=look.dark,
                        ms_per_second=pace_ms_per_s)
 
@@ -286,21 +287,26 @@ def chart(spec: dict, figure: Callable[[], Figure], name: str) -> None:
     downloads(figure, name)
 
 
-def player(s: Scenario, look: Look, pace_ms_per_s: float, name: str) -> None:
+def player(s: Scenario, look: Look, window: str, pace_ms_per_s: float, name: str) -> None:
     """The side-by-side timeline, animated in the browser by one clock (charts.player), with the
     same downloads as a static chart."""
-    tl = _timeline(s)
+    tl = _timeline(s, window)
     rows = sum(len(lane.streams.stream.unique()) for lane in tl.lanes)
     height = (len(tl.lanes) * (330 if look.presenter else 250)
               + rows * (30 if look.presenter else 20) + 110)
-    show_player(player_page(s, look, float(pace_ms_per_s), height), height)
-    thinning_notes(s)
-    downloads(lambda: timeline_figure(s, look), name)
+    show_player(player_page(s, look, window, float(pace_ms_per_s), height), height)
+    timeline_notes(s, window)
+    downloads(lambda: timeline_figure(s, look, window), name)
 
 
-def thinning_notes(s: Scenario) -> None:
-    """Say so when a lane's bars are time bins rather than single iterations."""
-    tl = _timeline(s)
+def timeline_notes(s: Scenario, window: str) -> None:
+    """Say what the time axis shows: the window, and time bins rather than single iterations."""
+    tl = _timeline(s, window)
+    run_end = max(float(trace.end_s[-1]) for trace in lanes(s))
+    if tl.t_max < run_end:
+        st.caption(f"Time axis: the first {fmt_seconds(tl.t_max)} of a {fmt_seconds(run_end)} run "
+                   "(until 1.5 × the later first token of the new request); pick *Time axis: run* "
+                   "to see it all. The metrics cover the whole run.")
     for lane, trace in zip(tl.lanes, lanes(s)):
         if lane.bin_ms is not None:
             st.caption(f"{lane.title}: {trace.iterations:,} iterations drawn as "

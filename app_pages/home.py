@@ -49,7 +49,7 @@ for col, card, lane in ((columns[0], ttft_u, "unchunked"), (columns[1], ttft_c, 
                         (columns[2], gap_u, "unchunked"), (columns[3], gap_c, "chunked")):
     col.metric(f"{card.label} ({lane})", card.value, help=card.help, border=True)
 
-app_ui.player(s, look, app_state.PACE.default, "home-side-by-side")
+app_ui.player(s, look, app_state.WINDOW.default, app_state.PACE.default, "home-side-by-side")
 
 st.markdown(
     "An LLM server runs one forward pass (an *iteration*) at a time over every request in its "

@@ -54,8 +54,10 @@ if other:
     st.page_link("app_pages/fidelity.py", icon=":material/fact_check:",
                  label="Why the two modes differ, factor by factor: How close is this to a real GPU?")
 
-pace = app_ui.widget(app_state.PACE, width=340)
-app_ui.player(s, look, pace, "side-by-side")
+left, right = st.columns(2, width=700)
+window = app_ui.widget(app_state.WINDOW, left)
+pace = app_ui.widget(app_state.PACE, right)
+app_ui.player(s, look, window, pace, "side-by-side")
 
 with st.expander("How to read it, and how each number is computed"):
     st.markdown(
