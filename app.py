@@ -15,12 +15,14 @@ st.set_page_config(page_title="Chunked Prefill Lab", page_icon=":material/view_t
 app_ui.apply_link_corrections()
 app_ui.sidebar()
 app_ui.presenter_css()   # after the sidebar: the toggle's value comes from the link on a first run
-page = st.navigation({"One prompt": [
+page = st.navigation({"Chunked prefill": [
     st.Page("app_pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("app_pages/side_by_side.py", title="Side by side", icon=":material/view_agenda:"),
     st.Page("app_pages/worked_example.py", title="Worked example", icon=":material/calculate:"),
     st.Page("app_pages/roofline.py", title="Roofline", icon=":material/show_chart:"),
-], "Traffic": [
+    st.Page("app_pages/fidelity.py", title="How close is this to a real GPU?",
+            icon=":material/fact_check:"),
+], "Under load": [
     st.Page("app_pages/traffic.py", title="Traffic", icon=":material/traffic:"),
     st.Page("app_pages/budget_tradeoff.py", title="Budget trade-off", icon=":material/tune:"),
     st.Page("app_pages/capacity.py", title="Capacity", icon=":material/speed:"),

@@ -10,7 +10,7 @@ a silent clamp.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Callable, Mapping
 
@@ -128,6 +128,10 @@ HARDWARE = (
                  "defaults reproduce seed 001. roofline: adds attention FLOPs, KV and activation "
                  "bytes and the LM head. calibrated: the roofline's work at what real kernels "
                  "achieve (fitted on measured A100 GEMMs; `python -m sim validate`)."),
+    _int("tp", "Tensor-parallel GPUs (tp)", 1, 1, 64,
+         help="The model sharded over this many GPUs: each holds 1/tp of the weights, FLOPs and KV "
+              "heads (and 1/tp of the KV cache), and every layer adds two all-reduces over the "
+              "GPU-to-GPU link. It must divide the model's attention heads."),
 )
 POLICY = (
     _choice("unchunked", "Unchunked baseline", "vllm-v0", UNCHUNKED,
@@ -140,6 +144,9 @@ CUSTOM_GPU = (
     _float("peak", "Peak dense TFLOP/s", 400, 1, 100_000, step=10.0),
     _float("bw", "Memory bandwidth (TB/s)", 3.0, 0.01, 1000, step=0.1),
     _float("mem", "Memory (GB)", 80, 1, 100_000, step=8.0),
+    _float("link", "GPU-to-GPU link (GB/s, one way)", 0, 0, 100_000, step=50.0,
+           help="What a ring all-reduce streams through per GPU, for tp > 1 (0: no link). NVLink 4 "
+                "on H100 SXM: 450 GB/s each way (its datasheet's 900 GB/s counts both)."),
 )
 # Custom model fields default to Llama-3.1-8B's config.json (sim.models.LLAMA3_8B_LAYOUT).
 CUSTOM_MODEL = (
@@ -161,6 +168,17 @@ TPOT = _float("tpot", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
                    "largest budget whose iteration meets it.")
 BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, 1_000_000, step=64,
                help="Seed 001 compares 576 with 2,048.")
+COMPARE = Control("compare", "Show ideal and calibrated side by side", False, "bool",
+                  help="Adds the other cost mode's numbers beside the chosen mode's: calibrated "
+                       "beside simple or roofline, the ideal roofline beside calibrated.")
+WHY = _choice("why", "Iteration to explain", "fused", ("decode", "chunk", "fused", "prompt"),
+              help="One of the scenario's iterations, as on the Roofline page. decode: the "
+                   "decodes alone; chunk: the prompt's first chunk alone; fused: the decodes and "
+                   "that chunk; prompt: the whole prompt in one pass.")
+WINDOW = _choice("window", "Time axis", "prompt", ("prompt", "run"),
+                 help="prompt: from the arrival to 1.5 x the later first token of the new request, "
+                      "where the stall and the chunks are. run: until every request has finished. "
+                      "The metrics always cover the whole run.")
 PACE = _float("pace", "Playback pace (simulated ms per second at 1x)", 100, 1, 100_000, step=10.0,
                help="The player's 0.25x-4x speeds are multiples of this.")
 
@@ -215,8 +233,9 @@ TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,
                 help="Seed 001: 20 simultaneous 8,192-token prompts.")
 
 CONTROLS: dict[str, Control] = {c.key: c for c in (
-    *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, PACE,
-    *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS, TOGETHER)}
+    *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, COMPARE, WHY,
+    WINDOW, PACE, *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS,
+    TOGETHER)}
 
 
 def from_query(params: Mapping[str, str | list[str]]) -> tuple[dict[str, object], list[str]]:
@@ -247,6 +266,7 @@ class Scenario:
     mode: str
     unchunked: str
     chunked: str
+    tp: int = 1
 
     @property
     def chunk(self) -> int:
@@ -263,7 +283,20 @@ class Scenario:
         return self.decodes + 1
 
     def cost_model(self) -> CostModel:
-        return CostModel(self.gpu, self.model, self.mode)
+        return CostModel(self.gpu, self.model, self.mode, tp=self.tp)
+
+    @property
+    def compare_mode(self) -> str:
+        """The mode whose numbers the compare toggle adds: calibrated beside an ideal mode, the
+        ideal roofline beside calibrated."""
+        return "roofline" if self.mode == "calibrated" else "calibrated"
+
+    def in_mode(self, mode: str) -> Scenario:
+        return replace(self, mode=mode)
+
+    @property
+    def cost_rule(self) -> str:
+        return cost_rule(self.mode, self.tp)
 
     def workload(self) -> Workload:
         return seed_scenario(self.decodes, self.context, self.prompt, DECODE_OUTPUT, PROMPT_OUTPUT)
@@ -276,25 +309,30 @@ class Scenario:
         m = self.model
         return dict(params=m.params, bytes_per_param=m.weight_bytes_per_param,
                     peak_tflops=self.gpu.peak_flops / 1e12, bandwidth_tbps=self.gpu.bandwidth / 1e12,
-                    decodes=self.decodes, prompt=self.prompt,
+                    decodes=self.decodes, context=self.context, prompt=self.prompt,
                     budgets=(self.budget, second_budget), layers=m.layers, kv_heads=m.kv_heads,
                     head_dim=m.head_dim, kv_bytes=m.kv_bytes_per_element)
 
 
 def scenario_from(values: Mapping[str, object]) -> Scenario:
     """A Scenario from widget values (missing keys take their defaults). Raises sim's InputError
-    for a custom GPU or model that cannot exist (e.g. heads not a multiple of KV heads)."""
+    for a custom GPU or model that cannot exist (e.g. heads not a multiple of KV heads), or a cost
+    model that cannot be built (a tp the model's heads do not allow, the calibrated mode on the
+    illustrative GPU)."""
     def get(key):
         return values.get(key, CONTROLS[key].default)
 
-    gpu = custom_gpu(get("peak"), get("bw"), get("mem")) if get("gpu") == CUSTOM else get_gpu(get("gpu"))
+    gpu = custom_gpu(get("peak"), get("bw"), get("mem"), link_gbps=get("link")) \
+        if get("gpu") == CUSTOM else get_gpu(get("gpu"))
     model = custom_model(layers=get("layers"), hidden=get("hidden"), heads=get("heads"),
                          kv_heads=get("kvheads"), head_dim=get("headdim"),
                          intermediate=get("ffn"), vocab=get("vocab")) \
         if get("model") == CUSTOM else get_model(get("model"))
-    return Scenario(int(get("prompt")), int(get("decodes")), int(get("context")),
-                    int(get("budget")), gpu, model, str(get("mode")), str(get("unchunked")),
-                    str(get("chunked")))
+    s = Scenario(int(get("prompt")), int(get("decodes")), int(get("context")),
+                 int(get("budget")), gpu, model, str(get("mode")), str(get("unchunked")),
+                 str(get("chunked")), int(get("tp")))
+    s.cost_model()   # its checks, so that every page shows the same message
+    return s
 
 
 @dataclass(frozen=True)
@@ -381,6 +419,12 @@ COST_RULES = {
 }
 
 
+def cost_rule(mode: str, tp: int = 1) -> str:
+    """How one iteration is priced, with the all-reduces tensor parallelism adds."""
+    return COST_RULES[mode] + (f", per GPU, plus two all-reduces per layer over the {tp} GPUs"
+                               if tp > 1 else "")
+
+
 # --- what the metric cards say ------------------------------------------------------------------
 @dataclass(frozen=True)
 class Card:
@@ -388,16 +432,29 @@ class Card:
     value: str
     help: str          # the formula, with this run's numbers substituted (Markdown)
     seconds: float     # the raw value, for deltas between lanes (NaN when undefined)
+    unit: str = "s"    # what `seconds` counts: "s", or "iterations"
+
+
+def card_delta(card: Card, ref: Card, ratio: bool = True) -> str | None:
+    """card − ref, with the ratio card / ref − 1 unless `ratio` is False, e.g. "+84 ms (+26%)";
+    None when they are equal or either is undefined."""
+    d = card.seconds - ref.seconds
+    if not d or math.isnan(d):
+        return None
+    size = fmt_seconds(abs(d)) if card.unit == "s" else f"{abs(d):,.0f} {card.unit}"
+    share = f" ({card.seconds / ref.seconds - 1:+.0%})" if ratio and ref.seconds else ""
+    return f"{'+' if d > 0 else '-'}{size}{share}"   # st.metric reads the ASCII sign
 
 
 def _seconds(s: float) -> str:
     return "0 ms" if s == 0 else fmt_seconds(s)
 
 
-def lane_cards(trace: Trace, mode: str) -> list[Card]:
+def lane_cards(trace: Trace, mode: str, tp: int = 1) -> list[Card]:
     """The four numbers under a lane: new request TTFT, the decoders' largest gap, p99
-    inter-token latency and iterations, each with how it is computed (`mode`: the cost mode)."""
-    rule = COST_RULES[mode]
+    inter-token latency and iterations, each with how it is computed (`mode`: the cost mode,
+    `tp`: the tensor-parallel degree)."""
+    rule = cost_rule(mode, tp)
     metrics = summarize(trace)
     times = request_times(trace)
     gaps, owner = token_gaps(trace)
@@ -433,5 +490,6 @@ def lane_cards(trace: Trace, mode: str) -> list[Card]:
     cards.append(Card(
         "Iterations", f"{trace.iterations:,}",
         f"forward passes until every request finished: {trace.iterations:,}, over "
-        f"{fmt_seconds(metrics.makespan_s)}. Each one is priced {rule}.", float(trace.iterations)))
+        f"{fmt_seconds(metrics.makespan_s)}. Each one is priced {rule}.", float(trace.iterations),
+        "iterations"))
     return cards

@@ -13,22 +13,25 @@ from __future__ import annotations
 
 from typing import Callable
 
+import pandas as pd
 import streamlit as st
 
 import app_state
 from app_state import CONTROLS, CUSTOM, Control, Scenario
-from charts import export
+from charts import export, fidelity
 from charts.figure import Figure
 from charts.player import player_html, show_player
 from charts.theme import Look
 from charts.timeline import CLOCK
-from charts.views import Timeline, budget_plan, roofline_figures, timeline
+from charts.views import BudgetPlan, Timeline, budget_plan, roofline_figures, timeline
 from sim.budget import ScenarioIteration, scenario_iterations
 from sim.engine import SimulationLimitError, Trace, simulate
 from sim.errors import InputError
+from sim.fidelity import validate
 from sim.hardware import GPUS
 from sim.models import MODELS
 from sim.policies import get_policy
+from sim.units import fmt_seconds
 from sim.worked_example import WorkedExample, worked_example
 
 MAX_ITERATIONS = 50_000   # any input finishes in bounded time (< 1 s); beyond this the app says so
@@ -104,6 +107,11 @@ def sidebar() -> None:
             m = MODELS[model]
             st.caption(f"{m.name}: {m.params / 1e9:,.3g}B params, {m.layers} layers, "
                        f"{m.kv_heads} KV heads × {m.head_dim}. Source: {m.source}.")
+        tp = widget(CONTROLS["tp"])
+        if tp > 1:
+            st.caption(f"Each number is per GPU: 1/{tp} of the weights, FLOPs and KV cache each "
+                       "(KV heads fewer than tp are copied), plus two all-reduces of the batch's "
+                       "activations per layer, priced from the GPU's link preset.")
         widget(CONTROLS["mode"])
         st.caption("**simple** (default) is seed 001's own arithmetic, so the defaults show its "
                    "numbers exactly (327.7 ms, 16 × 23.04 ms = 368.6 ms). **roofline** adds "
@@ -145,50 +153,79 @@ def _lane(s: Scenario, policy: str) -> Trace:
                     max_seqs=s.max_seqs, max_iterations=MAX_ITERATIONS)
 
 
-def lanes(s: Scenario) -> tuple[Trace, Trace]:
-    """(unchunked, chunked) traces, or an error message (e.g. the prompt's KV does not fit)."""
+def try_lanes(s: Scenario) -> tuple[Trace, Trace] | str:
+    """(unchunked, chunked) traces, or why they cannot be run, in words (e.g. the prompt's KV
+    does not fit)."""
     try:
         return _lane(s, s.unchunked), _lane(s, s.chunked)
     except SimulationLimitError:
-        st.error(f"**Can't simulate this scenario:** it needs more than {MAX_ITERATIONS:,} "
-                 "iterations, the most this app runs: the budget leaves too few prompt tokens per "
-                 f"iteration for a {s.prompt:,}-token prompt. Raise the budget or shorten the prompt.")
-        st.stop()
+        return (f"it needs more than {MAX_ITERATIONS:,} iterations, the most this app runs: the "
+                f"budget leaves too few prompt tokens per iteration for a {s.prompt:,}-token "
+                "prompt. Raise the budget or shorten the prompt.")
     except InputError as e:
-        st.error(f"**Can't simulate this scenario:** {e}")
+        return str(e)
+
+
+def lanes(s: Scenario) -> tuple[Trace, Trace]:
+    """(unchunked, chunked) traces, or an error message and the end of this page's run."""
+    traces = try_lanes(s)
+    if isinstance(traces, str):
+        st.error(f"**Can't simulate this scenario:** {traces}")
         st.stop()
+    return traces
+
+
+def comparison(s: Scenario) -> Scenario | None:
+    """The compare toggle: the scenario in the mode whose numbers it adds (`s.compare_mode`), or
+    None when it is off or that mode refuses this scenario (said in a warning, e.g. the
+    calibrated mode on the illustrative GPU)."""
+    if not widget(app_state.COMPARE, width="content"):
+        return None
+    other = s.in_mode(s.compare_mode)
+    try:
+        other.cost_model()
+    except InputError as e:
+        st.warning(f"**No {other.mode} numbers to show beside the {s.mode} ones:** {e}.",
+                   icon=":material/compare_arrows:")
+        return None
+    return other
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def lane_cards(s: Scenario, policy: str) -> list[app_state.Card]:
-    return app_state.lane_cards(_lane(s, policy), s.mode)
+    return app_state.lane_cards(_lane(s, policy), s.mode, s.tp)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def _timeline(s: Scenario) -> Timeline:
-    return timeline(_lane(s, s.unchunked), _lane(s, s.chunked))
+def _timeline(s: Scenario, window: str) -> Timeline:
+    return timeline(_lane(s, s.unchunked), _lane(s, s.chunked), window)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def timeline_figure(s: Scenario, look: Look, width: int = CHART_WIDTH) -> Figure:
-    return _timeline(s).figure(look, width)
+def timeline_figure(s: Scenario, look: Look, window: str, width: int = CHART_WIDTH) -> Figure:
+    return _timeline(s, window).figure(look, width)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def player_page(s: Scenario, look: Look, pace_ms_per_s: float, height: int) -> str:
+def player_page(s: Scenario, look: Look, window: str, pace_ms_per_s: float, height: int) -> str:
     """The player's HTML (a string: cheap to cache as data)."""
-    tl = _timeline(s)
-    return player_html(timeline_figure(s, look).spec(), clock=CLOCK, t_max=tl.t_max,
+    tl = _timeline(s, window)
+    return player_html(timeline_figure(s, look, window).spec(), clock=CLOCK, t_max=tl.t_max,
                        boundaries=tl.boundaries, height=height, dark=look.dark,
                        ms_per_second=pace_ms_per_s)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
+def plan(s: Scenario, tpot_s: float) -> BudgetPlan:
+    """The scenario's iterations priced and the budgets worth knowing (charts.views.budget_plan)."""
+    return budget_plan(s.cost_model(), s.decodes, s.context, s.prompt, s.budget, tpot_s)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
 def roofline_view(s: Scenario, tpot_s: float, look: Look):
     """(plan, roofline Figure, curve Figure) for the roofline page."""
-    cost = s.cost_model()
-    plan = budget_plan(cost, s.decodes, s.context, s.prompt, s.budget, tpot_s)
-    return (plan, *roofline_figures(cost, plan, s.decodes, s.context, s.prompt, look))
+    p = plan(s, tpot_s)
+    return (p, *roofline_figures(s.cost_model(), p, s.decodes, s.context, s.prompt, look))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -209,6 +246,44 @@ def worked(s: Scenario, second_budget: int) -> WorkedExample:
     return worked_example(**s.worked_example_inputs(second_budget))
 
 
+# --- fidelity: the cost model against measured GPU timings ----------------------------------
+@st.cache_resource(show_spinner=False)
+def fidelity_report() -> dict:
+    """sim.fidelity.validate(): the report `python -m sim validate` prints (the same numbers)."""
+    return validate()
+
+
+@st.cache_resource(show_spinner=False)
+def _fidelity_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per measured point and mode, measurements and model curves by TP)."""
+    points = fidelity.validate_frame(fidelity_report())
+    return points, fidelity.times_frame(points, fidelity.curves_frame())
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def fidelity_figures(look: Look) -> tuple[Figure, Figure]:
+    """(measured vs predicted by tokens and TP, the parity plot beside the error by tokens)."""
+    points, times = _fidelity_frames()
+    return fidelity.time_vs_tokens(times, look), fidelity.accuracy(points, look)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def fidelity_specs(look: Look) -> tuple[dict, dict]:
+    return tuple(figure.spec() for figure in fidelity_figures(look))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def factors_figure(s: Scenario, key: str, look: Look) -> Figure:
+    """The waterfall of one of the scenario's iterations (`priced_iterations`), calibrated `s`."""
+    cost = priced_iterations(s)[key].cost
+    return fidelity.factors_waterfall(fidelity.factors_frame(cost), look, width=CHART_WIDTH - 260)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def factors_spec(s: Scenario, key: str, look: Look) -> dict:
+    return factors_figure(s, key, look).spec()
+
+
 # --- charts and their downloads -------------------------------------------------------------
 def chart(spec: dict, figure: Callable[[], Figure], name: str) -> None:
     """Draw a spec, with PNG, SVG, CSV and JSON downloads of the figure it came from."""
@@ -216,21 +291,26 @@ def chart(spec: dict, figure: Callable[[], Figure], name: str) -> None:
     downloads(figure, name)
 
 
-def player(s: Scenario, look: Look, pace_ms_per_s: float, name: str) -> None:
+def player(s: Scenario, look: Look, window: str, pace_ms_per_s: float, name: str) -> None:
     """The side-by-side timeline, animated in the browser by one clock (charts.player), with the
     same downloads as a static chart."""
-    tl = _timeline(s)
+    tl = _timeline(s, window)
     rows = sum(len(lane.streams.stream.unique()) for lane in tl.lanes)
     height = (len(tl.lanes) * (330 if look.presenter else 250)
               + rows * (30 if look.presenter else 20) + 110)
-    show_player(player_page(s, look, float(pace_ms_per_s), height), height)
-    thinning_notes(s)
-    downloads(lambda: timeline_figure(s, look), name)
+    show_player(player_page(s, look, window, float(pace_ms_per_s), height), height)
+    timeline_notes(s, window)
+    downloads(lambda: timeline_figure(s, look, window), name)
 
 
-def thinning_notes(s: Scenario) -> None:
-    """Say so when a lane's bars are time bins rather than single iterations."""
-    tl = _timeline(s)
+def timeline_notes(s: Scenario, window: str) -> None:
+    """Say what the time axis shows: the window, and time bins rather than single iterations."""
+    tl = _timeline(s, window)
+    run_end = max(float(trace.end_s[-1]) for trace in lanes(s))
+    if tl.t_max < run_end:
+        st.caption(f"Time axis: the first {fmt_seconds(tl.t_max)} of a {fmt_seconds(run_end)} run "
+                   "(until 1.5 × the later first token of the new request); pick *Time axis: run* "
+                   "to see it all. The metrics cover the whole run.")
     for lane, trace in zip(tl.lanes, lanes(s)):
         if lane.bin_ms is not None:
             st.caption(f"{lane.title}: {trace.iterations:,} iterations drawn as "

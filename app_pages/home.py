@@ -14,8 +14,9 @@ look = app_ui.look()
 
 st.title("Chunked Prefill Lab")
 st.caption(f"{s.decodes:,} requests are streaming tokens (each with {s.context:,} tokens of context) "
-           f"when a {s.prompt:,}-token prompt arrives. {s.model.name} on {s.gpu.name}, "
-           f"{s.mode} cost model. Change any of it in the sidebar.")
+           f"when a {s.prompt:,}-token prompt arrives. {s.model.name} on {s.gpu.name}"
+           + (f" × {s.tp} (tensor parallel)" if s.tp > 1 else "")
+           + f", {s.mode} cost model. Change any of it in the sidebar.")
 
 ttft_u, ttft_c = (cards[p]["New request TTFT"] for p in (s.unchunked, s.chunked))
 gap_u, gap_c = (cards[p]["Largest decoder gap"] for p in (s.unchunked, s.chunked))
@@ -48,7 +49,7 @@ for col, card, lane in ((columns[0], ttft_u, "unchunked"), (columns[1], ttft_c, 
                         (columns[2], gap_u, "unchunked"), (columns[3], gap_c, "chunked")):
     col.metric(f"{card.label} ({lane})", card.value, help=card.help, border=True)
 
-app_ui.player(s, look, app_state.PACE.default, "home-side-by-side")
+app_ui.player(s, look, app_state.WINDOW.default, app_state.PACE.default, "home-side-by-side")
 
 st.markdown(
     "An LLM server runs one forward pass (an *iteration*) at a time over every request in its "

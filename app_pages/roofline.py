@@ -19,7 +19,9 @@ st.markdown(
     "memory-bound (waiting for bytes), above it compute-bound. A decode step reads all the "
     "weights for one token per request: low intensity. A prompt chunk reuses each weight for "
     "every token in it: high intensity. Fusing them puts the decodes' work where the GPU has "
-    f"compute to spare. {s.model.name}, {s.mode} cost mode.")
+    f"compute to spare. {s.model.name}, {s.mode} cost mode"
+    + (f", over {s.tp} GPUs (tensor parallel): every number here is one GPU's, and the roof is "
+       "one GPU's." if s.tp > 1 else "."))
 
 tpot_ms = app_ui.widget(app_state.TPOT, width=340)
 tpot_s = float(tpot_ms) / 1e3
@@ -27,20 +29,40 @@ plan, roof, curve = app_ui.roofline_view(s, tpot_s, look)
 roof_spec, curve_spec = app_ui.roofline_specs(s, tpot_s, look)
 
 app_ui.chart(roof_spec, lambda: roof, "roofline")
+other = app_ui.comparison(s)
+other_plan = app_ui.plan(other, tpot_s) if other else None
 calibrated = s.mode == "calibrated"
+allreduce = s.tp > 1 and not calibrated
 compute, memory, time = (("compute (achievable)", "memory (achievable)", "time (calibrated)")
                          if calibrated else
-                         ("compute = FLOPs / peak", "memory = bytes / bandwidth", "time = max"))
-table = pd.DataFrame([{
-    "iteration": it.label, "FLOPs": fmt_flops(it.cost.flops), "bytes": fmt_bytes(it.cost.bytes),
-    "intensity = FLOPs / bytes": f"{it.cost.intensity:,.4g} FLOP/B",
-    compute: fmt_seconds(it.cost.compute_s), memory: fmt_seconds(it.cost.memory_s),
-    time: fmt_seconds(it.cost.time_s), "bound": it.cost.bound} for it in plan.iterations])
-st.table(table.set_index("iteration"))
-st.caption(f"{s.mode} mode: an iteration costs {app_state.COST_RULES[s.mode]}."
+                         ("compute = FLOPs / peak", "memory = bytes / bandwidth",
+                          "time = max + all-reduce" if allreduce else "time = max"))
+rows = []
+for it in plan.iterations:
+    c = it.cost
+    row = {"iteration": it.label, "FLOPs": fmt_flops(c.flops), "bytes": fmt_bytes(c.bytes),
+           "intensity = FLOPs / bytes": f"{c.intensity:,.4g} FLOP/B",
+           compute: fmt_seconds(c.compute_s), memory: fmt_seconds(c.memory_s)}
+    if allreduce:
+        row["all-reduce"] = fmt_seconds(c.allreduce_s)
+    row[time] = fmt_seconds(c.time_s)
+    if other_plan:
+        t = {o.key: o.cost.time_s for o in other_plan.iterations}[it.key]
+        row[f"time ({other.mode})"] = fmt_seconds(t)
+        row[f"{other.mode} − {s.mode}"] = (f"{'+' if t >= c.time_s else '−'}"
+                                           f"{fmt_seconds(abs(t - c.time_s))} "
+                                           f"({t / c.time_s - 1:+.0%})")
+    rows.append(row | {"bound": c.bound})
+st.table(pd.DataFrame(rows).set_index("iteration"))
+st.caption(f"{s.mode} mode: an iteration costs {s.cost_rule}."
            + (" So the points sit below the roof: the roofline is what no kernel beats."
-              if calibrated else " Each point sits on the roof: FLOPs / time = min(peak, "
-              "bandwidth × intensity)."))
+              if calibrated or allreduce else " Each point sits on the roof: FLOPs / time = "
+              "min(peak, bandwidth × intensity).")
+           + (f" The {other.mode} time prices the same iteration "
+              f"{app_state.cost_rule(other.mode, other.tp)}." if other_plan else ""))
+if other_plan:
+    st.page_link("app_pages/fidelity.py", icon=":material/fact_check:",
+                 label="Why the two modes differ, factor by factor: How close is this to a real GPU?")
 if s.starves:
     st.warning(f"Budget {s.budget:,} ≤ {s.decodes:,} decodes: no chunk, so the chunk and fused "
                "points are left out.")
@@ -67,6 +89,18 @@ else:
     st.success(f"Largest budget within {fmt_seconds(tpot_s)}: **{plan.largest:,} tokens** "
                f"(decodes {s.decodes:,} + chunk {plan.largest - s.decodes:,}), one iteration "
                f"{row.time_ms:,.4g} ms; one token more would exceed the target.")
+if other_plan:
+    largest = other_plan.largest
+    if largest is None:
+        words = "no budget meets it"
+    elif largest >= s.decodes + s.prompt:
+        words = f"any budget ≥ {largest:,} (decodes + prompt) meets it"
+    else:
+        words = f"the largest budget that meets it is **{largest:,} tokens**"
+    if largest is not None and plan.largest is not None and largest != plan.largest:
+        words += f", {largest - plan.largest:+,} against the {s.mode} mode's {plan.largest:,}"
+    st.info(f"The {other.mode} mode, same target of {fmt_seconds(tpot_s)}: {words}.",
+            icon=":material/compare_arrows:")
 vllm, sglang = plan.vllm_default, plan.sglang_default
 st.markdown(
     f"Marked for {gpu.name} ({gpu.memory_bytes / 1e9:,.4g} GB): **{vllm.engine}** "

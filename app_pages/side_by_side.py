@@ -4,7 +4,6 @@ import streamlit as st
 
 import app_state
 import app_ui
-from sim.units import fmt_seconds
 
 s = app_ui.scenario()
 unchunked, chunked = app_ui.lanes(s)
@@ -25,25 +24,44 @@ for trace, name in ((unchunked, "Unchunked"), (chunked, "Chunked")):
     for note in trace.notes:
         st.info(f"{name} lane: {note}", icon=":material/info:")
 
+other = app_ui.comparison(s)
+if other:
+    traces = app_ui.try_lanes(other)
+    if isinstance(traces, str):
+        st.warning(f"**No {other.mode} lanes to compare:** {traces}")
+        other = None
+
 base = app_ui.lane_cards(s, s.unchunked)
 for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
     st.subheader(f"{title}: {s.policy_label(policy)}")
     cards = app_ui.lane_cards(s, policy)
+    if other:
+        st.caption(f"**{s.mode}** mode, as drawn below")
     for col, card, ref in zip(st.columns(len(cards)), cards, base):
         if policy == s.chunked and card.label != "Iterations":
-            delta = card.seconds - ref.seconds
-            col.metric(card.label, card.value, delta=f"{'+' if delta >= 0 else '-'}"
-                       f"{fmt_seconds(abs(delta))} vs unchunked", delta_color="inverse",
-                       help=card.help, border=True)
+            delta = app_state.card_delta(card, ref, ratio=False)
+            col.metric(card.label, card.value, help=card.help, border=True, delta_color="inverse",
+                       delta=delta and f"{delta} vs unchunked")
         else:
             col.metric(card.label, card.value, help=card.help, border=True)
+    if other:
+        st.caption(f"**{other.mode}** mode, the same iterations (each card's **?** says how "
+                   f"they are priced); under each number: {other.mode} − {s.mode}")
+        for col, card, ref in zip(st.columns(len(cards)), app_ui.lane_cards(other, policy), cards):
+            col.metric(card.label, card.value, delta=app_state.card_delta(card, ref),
+                       delta_color="off", help=card.help, border=True)
+if other:
+    st.page_link("app_pages/fidelity.py", icon=":material/fact_check:",
+                 label="Why the two modes differ, factor by factor: How close is this to a real GPU?")
 
-pace = app_ui.widget(app_state.PACE, width=340)
-app_ui.player(s, look, pace, "side-by-side")
+left, right = st.columns(2, width=700)
+window = app_ui.widget(app_state.WINDOW, left)
+pace = app_ui.widget(app_state.PACE, right)
+app_ui.player(s, look, window, pace, "side-by-side")
 
 with st.expander("How to read it, and how each number is computed"):
     st.markdown(
-        f"- **Iteration time**, {s.mode} mode: {app_state.COST_RULES[s.mode]}. Hover a bar for its "
+        f"- **Iteration time**, {s.mode} mode: {s.cost_rule}. Hover a bar for its "
         "compute time (FLOPs / peak), memory time (bytes / bandwidth) and which one bounds it.\n"
         "- **A token** is emitted at the end of the iteration that produced it. A decoder's gap is "
         "the time between two of its tokens: one iteration if it is in every iteration, longer "

@@ -17,8 +17,8 @@ st.markdown(
     "result with its unit. Its inputs come from the sidebar: the model's parameters and KV "
     "layout, the GPU's peak and bandwidth, the decodes, the prompt, and two budgets (yours and "
     "the one below). It always uses the seed's *simple* arithmetic: FLOPs = 2 × params × tokens, "
-    "and an iteration costs max(FLOPs / peak, weight bytes / bandwidth), whatever the cost mode "
-    "in the sidebar.")
+    "and an iteration costs max(FLOPs / peak, weight bytes / bandwidth) on one GPU, whatever the "
+    "cost mode and the tensor-parallel GPUs in the sidebar.")
 second = app_ui.widget(app_state.BUDGET2, width=340)
 
 try:

@@ -16,9 +16,12 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from app_state import scenario_from
+from charts import fidelity
 from charts.theme import Look
 from charts.views import budget_plan, roofline_figures, timeline
+from sim.budget import scenario_iterations
 from sim.engine import simulate
+from sim.fidelity import validate
 from sim.policies import get_policy
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -59,6 +62,17 @@ def _scenario_figures(**values):
     return side, roof.spec(), curve.spec()
 
 
+def _fidelity_specs():
+    """The fidelity page's chart specs at the defaults (the waterfall on the A100-80GB)."""
+    points = fidelity.validate_frame(validate())
+    s = scenario_from({"gpu": "a100-80gb", "mode": "calibrated"})
+    fused = scenario_iterations(s.cost_model(), s.decodes, s.context, s.prompt, s.budget)[2].cost
+    return (fidelity.time_vs_tokens(fidelity.times_frame(points, fidelity.curves_frame()),
+                                    Look()).spec(),
+            fidelity.accuracy(points, Look()).spec(),
+            fidelity.factors_waterfall(fidelity.factors_frame(fused), Look()).spec())
+
+
 def _kib(*specs) -> str:
     return f"{sum(len(json.dumps(s)) for s in specs) / 1024:,.0f} KiB"
 
@@ -80,6 +94,11 @@ def cases():
          RERUN_TARGET, _rerun_after_change("side_by_side", "budget", 1025, **EXTREME)),
         (f"app: Roofline, same extreme ({_kib(x_roof, x_curve)})", RERUN_TARGET,
          _rerun_after_change("roofline", "budget", 2025, **EXTREME)),
+        (f"app: How close to a real GPU, rerun after a budget change ({_kib(*_fidelity_specs())})",
+         RERUN_TARGET, _rerun_after_change("fidelity", "budget", 4577)),
+        ("app: Side by side with ideal and calibrated compared, budget change", RERUN_TARGET,
+         _rerun_after_change("side_by_side", "budget", 5577, gpu="h100-sxm", mode="roofline",
+                             compare="true")),
         ("data + figures without Streamlit, defaults (2 runs, 3 specs)", None,
          lambda: _scenario_figures(budget=next(budgets))),
         *traffic_cases(),

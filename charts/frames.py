@@ -3,6 +3,7 @@
 Long runs are thinned for display only (metrics always read the full trace): past `max_bars`
 iterations, consecutive iterations are merged into time bins of makespan / `max_bars`, except that an
 iteration at least one bin long always keeps a bar of its own, so a stall is never averaged away.
+`until_s` cuts the frames at a time (the view's window); None keeps the whole run.
 """
 
 from __future__ import annotations
@@ -41,16 +42,23 @@ def bar_groups(start_s: np.ndarray, end_s: np.ndarray, max_bars: int = MAX_BARS)
     return np.cumsum(new_group) - 1
 
 
-def iterations_frame(trace: Trace, lane: str, max_bars: int = MAX_BARS) -> pd.DataFrame:
+def shown_iterations(trace: Trace, until_s: float | None) -> int:
+    """How many iterations start before `until_s` (all when None)."""
+    return trace.iterations if until_s is None else int(np.searchsorted(trace.start_s, until_s))
+
+
+def iterations_frame(trace: Trace, lane: str, max_bars: int = MAX_BARS,
+                     until_s: float | None = None) -> pd.DataFrame:
     """One row per bar: an iteration, or a bin of consecutive iterations (sums over the bin, and
     the longest iteration in it)."""
-    groups = bar_groups(trace.start_s, trace.end_s, max_bars)
+    n_shown = shown_iterations(trace, until_s)
+    groups = bar_groups(trace.start_s[:n_shown], trace.end_s[:n_shown], max_bars)
     n = int(groups[-1]) + 1 if len(groups) else 0
     first = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]]) if n else np.empty(0, np.int64)
     last = np.r_[first[1:] - 1, len(groups) - 1] if n else np.empty(0, np.int64)
 
     def total(values):
-        return np.bincount(groups, weights=values, minlength=n)
+        return np.bincount(groups, weights=values[:n_shown], minlength=n)
 
     decode = total(trace.decode_tokens)
     prefill = total(trace.prefill_tokens)
@@ -92,13 +100,16 @@ def representative_streams(trace: Trace) -> dict[str, int]:
     return picks
 
 
-def streams_frame(trace: Trace, lane: str) -> pd.DataFrame:
+def streams_frame(trace: Trace, lane: str, until_s: float | None = None) -> pd.DataFrame:
     """One row per emitted token of each representative stream, with the gap since its previous
     token (the streams' tokens at their arrival instant have no gap)."""
     parts = []
     for label, request in representative_streams(trace).items():
         times = trace.tokens_of(request)
         gaps = np.r_[np.nan, np.diff(times)]
+        if until_s is not None:
+            shown = times <= until_s
+            times, gaps = times[shown], gaps[shown]
         parts.append(pd.DataFrame({
             "lane": lane, "stream": label,
             "role": NEW_REQUEST if label == NEW_REQUEST else "decoder",
@@ -107,9 +118,10 @@ def streams_frame(trace: Trace, lane: str) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
-def callouts_frame(trace: Trace, lane: str, streams: pd.DataFrame) -> pd.DataFrame:
+def callouts_frame(trace: Trace, lane: str, streams: pd.DataFrame,
+                   until_s: float | None = None) -> pd.DataFrame:
     """Brackets to draw on the streams: the largest gap a shown decoder saw, and the new
-    request's time to first token (arrival to first token)."""
+    request's time to first token (arrival to first token), when it falls in the window."""
     rows = []
     decoders = streams[(streams.role == "decoder") & streams.gap_ms.notna()]
     if len(decoders):
@@ -120,7 +132,7 @@ def callouts_frame(trace: Trace, lane: str, streams: pd.DataFrame) -> pd.DataFra
     picks = representative_streams(trace)
     if len(new) and NEW_REQUEST in picks:
         times = trace.tokens_of(picks[NEW_REQUEST])
-        if len(times):
+        if len(times) and (until_s is None or times[0] <= until_s):
             arrival = trace.arrival_s[picks[NEW_REQUEST]] * 1e3
             rows.append(dict(lane=lane, stream=NEW_REQUEST, start_ms=arrival, end_ms=times[0] * 1e3,
                              label=f"TTFT {times[0] * 1e3 - arrival:,.4g} ms"))
@@ -145,12 +157,16 @@ class LaneFrames:
     bin_ms: float | None = None    # the display bin when iterations were merged, else None
 
 
-def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS) -> LaneFrames:
-    """All of one lane's frames; the subtitle carries the lane's two headline numbers."""
-    streams = streams_frame(trace, lane)
+def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS,
+                until_s: float | None = None) -> LaneFrames:
+    """All of one lane's frames, cut at `until_s`; the subtitle carries the lane's two headline
+    numbers (always over the whole run)."""
+    streams = streams_frame(trace, lane, until_s)
     headline = seed_metrics(trace)
     subtitle = (f"new request TTFT {fmt_seconds(headline['new_request_ttft_s'])} · largest decoder "
                 f"gap {fmt_seconds(headline['decode_max_gap_s'])} · {trace.iterations:,} iterations")
-    width = bin_width_s(trace.start_s, trace.end_s, max_bars)
-    return LaneFrames(lane, title, subtitle, iterations_frame(trace, lane, max_bars), streams,
-                      callouts_frame(trace, lane, streams), None if width is None else width * 1e3)
+    n_shown = shown_iterations(trace, until_s)
+    width = bin_width_s(trace.start_s[:n_shown], trace.end_s[:n_shown], max_bars)
+    return LaneFrames(lane, title, subtitle, iterations_frame(trace, lane, max_bars, until_s),
+                      streams, callouts_frame(trace, lane, streams, until_s),
+                      None if width is None else width * 1e3)

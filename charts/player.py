@@ -320,8 +320,20 @@ _PLAYER_JS = r"""
   }).then(function (result) {
     view = result.view;
     pushClock();
+    fitWidth();
+    window.addEventListener("resize", fitWidth);
     window.playerReady = true;
   }, showError);
+
+  // A chart wider than the frame (a narrow window, a projector) is scaled down to fit, rather
+  // than cut off at the right edge.
+  function fitWidth() {
+    var chart = $("chart"), drawn = chart.firstElementChild;
+    if (!drawn) return;
+    drawn.style.zoom = 1;
+    var room = chart.clientWidth - 16, natural = drawn.scrollWidth;
+    drawn.style.zoom = natural > room ? room / natural : 1;
+  }
 })();
 """
 

@@ -63,11 +63,11 @@ def lane_bars(lane: LaneFrames, look: Look, *, width: int, t_max: float) -> alt.
                alt.Tooltip("compute_ms:Q", title="compute time (ms)", format=",.3f"),
                alt.Tooltip("memory_ms:Q", title="memory time (ms)", format=",.3f"),
                alt.Tooltip("bound:N", title="bound (the larger time)")]
-    ghost = base.mark_rect(opacity=GHOST_OPACITY).encode(
+    ghost = base.mark_rect(opacity=GHOST_OPACITY, clip=True).encode(
         x=_x(t_max, look, axis=False), x2="end_ms:Q", y=y, y2="y1:Q", color=color)
     live = (base.transform_filter(f"datum.start_ms <= {NOW_MS}")
             .transform_calculate(shown_end=f"min(datum.end_ms, {NOW_MS})")
-            .mark_rect(stroke=look.background, strokeWidth=0.5)
+            .mark_rect(stroke=look.background, strokeWidth=0.5, clip=True)
             .encode(x=_x(t_max, look, axis=False), x2="shown_end:Q", y=y, y2="y1:Q",
                     color=color, tooltip=tooltip))
     return alt.layer(ghost, live, _playhead(t_max, look), width=width,

@@ -6,12 +6,16 @@ One function per view, so a figure in the docs and the same view in the app cann
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from sim.budget import ScenarioIteration, largest_budget_within, scenario_iterations
 from sim.cost import CostModel
 from sim.engine import Trace
+from sim.errors import InputError
+from sim.metrics import request_times
 from sim.policies import get_policy
 from sim.sweep import EngineDefault, engine_defaults
 
@@ -23,6 +27,9 @@ from .theme import Look
 from .timeline import side_by_side, streams_only
 
 LANES = (("unchunked", "Unchunked"), ("chunked", "Chunked"))
+# The time axis: around the new prompt (where the stall and the chunks are), or the whole run.
+WINDOWS = {"prompt": "around the new prompt", "run": "the whole run"}
+FOCUS_MARGIN = 1.5   # the prompt window ends at 1.5 x the later lane's first token
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,12 +51,27 @@ def lane_title(name: str, trace: Trace) -> str:
     return f"{name} · {policy.label}" + (f", budget {trace.budget:,}" if policy.chunked else "")
 
 
-def timeline(unchunked: Trace, chunked: Trace) -> Timeline:
-    """The side-by-side data: the unchunked lane above the chunked one."""
-    lanes = [lane_frames(trace, key, lane_title(name, trace))
+def window_end_s(traces: Sequence[Trace], window: str) -> float:
+    """Where the time axis ends. "prompt": FOCUS_MARGIN x the later lane's first token of the new
+    request, so the stall, the chunks and the cadence after them fill the chart; "run": the end."""
+    if window not in WINDOWS:
+        raise InputError(f"window must be one of {', '.join(WINDOWS)}, got {window!r}")
+    run_end = max(float(trace.end_s[-1]) for trace in traces)
+    firsts = [float(np.nanmax(request_times(trace).ttft_s + trace.arrival_s))
+              for trace in traces if (~trace.prefilled).any()]
+    if window == "run" or not firsts:
+        return run_end
+    return min(run_end, FOCUS_MARGIN * max(firsts))
+
+
+def timeline(unchunked: Trace, chunked: Trace, window: str = "prompt") -> Timeline:
+    """The side-by-side data: the unchunked lane above the chunked one, cut to the window."""
+    until_s = window_end_s((unchunked, chunked), window)
+    lanes = [lane_frames(trace, key, lane_title(name, trace), until_s=until_s)
              for (key, name), trace in zip(LANES, (unchunked, chunked))]
-    t_max = max(float(lane.iterations.end_ms.max()) for lane in lanes) / 1e3
-    return Timeline(lanes, t_max, boundaries_s(*(lane.iterations for lane in lanes)))
+    # the last bars may run past the window's end: the player steps to it, the chart clips them
+    steps = [b for b in boundaries_s(*(lane.iterations for lane in lanes)) if b < until_s]
+    return Timeline(lanes, until_s, steps + [until_s])
 
 
 @dataclass(frozen=True, eq=False)

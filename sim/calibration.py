@@ -125,13 +125,30 @@ CALIBRATIONS: dict[str, Calibration] = {
                                        "efficiency assumed as on H100 (FlashAttention-3)"),
 }
 
+# Where each factor of `explain` gets its figures, in short (the full citations are beside the
+# numbers above), for readers of the fidelity page.
+FACTOR_SOURCES = {
+    "kernels in sequence": "no figure: how kernels run (one after another on the GPU); the kernel "
+                           "count per layer is the model's (QKV, O, up, down GEMMs, attention)",
+    "tile quantization": "tile height fitted on the measured A100 GEMMs (microsoft/vidur); the "
+                         "step it makes is reported by Sarathi-Serve (arXiv 2403.02310, section 4.3)",
+    "achievable throughput": "GEMM and memory efficiency fitted on the measured A100 GEMMs "
+                             "(microsoft/vidur); attention: FlashAttention-2 (arXiv 2307.08691) "
+                             "on A100, FlashAttention-3 (arXiv 2407.08608) on H100/H200",
+    "soft ridge": "ridge softness fitted on the measured A100 GEMMs (microsoft/vidur)",
+    "kernel floors": "floor per kernel fitted on the measured A100 GEMMs (microsoft/vidur)",
+    "all-reduce": "link efficiency from nccl-tests#149 (8x A100 busbw), latency from NVIDIA/nccl#1259"
+                  " (2x H100); not fitted",
+    "per-iteration overhead": "vLLM V0 profiles in vllm-project/vllm#6854; not fitted",
+}
+
 
 def calibration_for(gpu: Gpu) -> Calibration:
     """The calibration of a preset GPU, or the A100 fractions for a custom one."""
     if gpu.id == "illustrative":
         raise InputError("the calibrated mode models real kernels on a real GPU, and the "
                          "illustrative GPU's figures are already round sustained numbers; "
-                         "pick a GPU preset (e.g. a100-80gb) or use the roofline mode")
+                         "pick a real GPU preset (e.g. a100-80gb)")
     return CALIBRATIONS.get(gpu.id, replace(A100, provenance=ASSUMED))
 
 

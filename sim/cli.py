@@ -173,7 +173,8 @@ def run_from(args) -> tuple[workloads.Workload, Trace]:
 def _worked_example(args) -> None:
     ex = worked_example(
         params=args.params, bytes_per_param=args.bytes_per_param, peak_tflops=args.peak_tflops,
-        bandwidth_tbps=args.bandwidth_tbps, decodes=args.decodes, prompt=args.prompt,
+        bandwidth_tbps=args.bandwidth_tbps, decodes=args.decodes, context=args.context,
+        prompt=args.prompt,
         budgets=_numbers(args.budgets), layers=args.layers, kv_heads=args.kv_heads,
         head_dim=args.head_dim, kv_bytes=args.kv_bytes, long_prompt=args.long_prompt,
         burst=args.burst)
@@ -189,7 +190,8 @@ def register_worked_example(sub) -> None:
     d = DEFAULTS
     for flag, key in (("--params", "params"), ("--bytes-per-param", "bytes_per_param"),
                       ("--peak-tflops", "peak_tflops"), ("--bandwidth-tbps", "bandwidth_tbps"),
-                      ("--decodes", "decodes"), ("--prompt", "prompt"), ("--layers", "layers"),
+                      ("--decodes", "decodes"), ("--context", "context"), ("--prompt", "prompt"),
+                      ("--layers", "layers"),
                       ("--kv-heads", "kv_heads"), ("--head-dim", "head_dim"),
                       ("--kv-bytes", "kv_bytes"), ("--long-prompt", "long_prompt"),
                       ("--burst", "burst")):

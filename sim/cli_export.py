@@ -51,7 +51,7 @@ def _figure(args, look, width: int):
         raise InputError(f"--view {args.view} draws the seed scenario (decoders streaming + one new "
                          "prompt); drop --requests / --scenario poisson")
     _, unchunked = run_from(argparse.Namespace(**{**vars(args), "policy": args.unchunked}))
-    lanes = timeline(unchunked, chunked)
+    lanes = timeline(unchunked, chunked, args.window)
     return lanes.figure(look, width, streams=args.view == "streams"), lanes.t_max
 
 
@@ -87,6 +87,8 @@ def register_export(sub) -> None:
     p.add_argument("--format", help=f"one of: {', '.join(FORMATS)} (default: from --out, else png)")
     p.add_argument("--out", required=True, help="file to write")
     p.add_argument("--unchunked", default="vllm-v0", help="the top lane's policy")
+    p.add_argument("--window", choices=("prompt", "run"), default="prompt",
+                   help="side-by-side, streams: the time axis around the new prompt, or the whole run")
     p.add_argument("--tpot-ms", type=float, default=25.0, help="roofline: the TPOT target")
     p.add_argument("--width", type=float, default=900, help="plot width in CSS pixels")
     p.add_argument("--frames", type=float, default=48, help="gif: number of frames")

@@ -44,11 +44,7 @@ def _validate(args) -> None:
                  f"{TARGET_MAX:.0%}: {'met' if target['met'] else 'NOT met'}; roofline below every "
                  f"measured point: {'yes' if report['roofline_is_lower_bound'] else 'NO'}")
     lines.append("\npublished figures (whole iterations, held out):")
-    lines.append(table([(c["source"], c["what"], _shown(c["measured"], c["unit"]),
-                         _shown(c["roofline"], c["unit"]), _shown(c["calibrated"], c["unit"]),
-                         _error(c["calibrated_error"], c["unit"]))
-                        for c in report["published"]],
-                       ("source", "what", "published", "roofline", "calibrated", "error")))
+    lines.append(table([published_row(c) for c in report["published"]], PUBLISHED_COLUMNS))
     if args.refit:
         fitted, losses = fit_gemms()
         report["refit"] = {"parameters": {k: getattr(fitted, k) for k in FITTED},
@@ -60,13 +56,21 @@ def _validate(args) -> None:
     emit(args, report, "\n".join(lines))
 
 
-def _shown(value: float, unit: str) -> str:
-    return fmt_seconds(value) if unit == "s" else _pct(value)
+PUBLISHED_COLUMNS = ("source", "what", "published", "roofline", "calibrated", "error")
 
 
-def _error(error: float, unit: str) -> str:
-    """Relative error for times; percentage points for a published ratio."""
-    return _pct(error) if unit == "s" else f"{error * 100:+.1f} points"
+def published_row(check: dict) -> tuple[str, ...]:
+    """One published check as `validate` prints it (the app's fidelity page too): times as times,
+    a published ratio as a percentage and its error in percentage points."""
+    unit = check["unit"]
+
+    def value(x: float) -> str:
+        return fmt_seconds(x) if unit == "s" else _pct(x)
+
+    error = check["calibrated_error"]
+    return (check["source"], check["what"], value(check["measured"]), value(check["roofline"]),
+            value(check["calibrated"]),
+            _pct(error) if unit == "s" else f"{error * 100:+.1f} points")
 
 
 def register_validate(sub) -> None:

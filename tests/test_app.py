@@ -8,7 +8,8 @@ from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["app_pages/home.py", "app_pages/side_by_side.py", "app_pages/worked_example.py",
-         "app_pages/roofline.py"]
+         "app_pages/roofline.py", "app_pages/fidelity.py"]
+FIDELITY = "app_pages/fidelity.py"
 TIMEOUT = 60   # the first run imports Streamlit, Altair and vl-convert
 
 
@@ -192,3 +193,159 @@ def test_every_page_runs_in_every_cost_mode(page):
         at = open_app(page, mode=mode, gpu="h100-sxm", model="llama-3.1-8b")
         assert_clean(at)
         assert not at.error
+
+
+# --- how close to a real GPU, ideal vs calibrated, tensor parallelism ------------------------
+def test_fidelity_page_shows_the_validate_numbers():
+    from sim.fidelity import validate
+    report = validate()
+    at = open_app(FIDELITY)
+    assert_clean(at)
+    held = report["summary"]["calibrated"]["held_out"]
+    ideal = report["summary"]["roofline"]["held_out"]
+    assert metrics(at) == [("Calibrated, median", f"{held['median_abs_error']:.1%}"),
+                           ("Calibrated, max", f"{held['max_abs_error']:.1%}"),
+                           ("Roofline (ideal), median", f"{ideal['median_abs_error']:.1%}"),
+                           ("Roofline (ideal), max", f"{ideal['max_abs_error']:.1%}")]
+    summary, points, published = (d.value for d in at.dataframe)
+    assert len(points) == len(report["points"]) == 1044
+    assert list(points["calibrated error"]) == [p["calibrated_error"] for p in report["points"]]
+    row = summary[(summary["mode"] == "calibrated") & (summary["set"] == "held_out")].iloc[0]
+    assert row["max |error|"] == held["max_abs_error"]
+    assert len(published) == len(report["published"])
+    text = shown(at)
+    assert "No GPU was measured in this project" in text and "microsoft/vidur" in text
+    for gpu in ("H100 SXM", "H200 SXM", "B200", "L4", "MI300X", "A100 40GB SXM"):  # predicted only
+        assert f"**{gpu}" in text
+    for factor in ("kernels in sequence", "tile quantization", "achievable throughput",
+                   "soft ridge", "kernel floors", "all-reduce", "per-iteration overhead"):
+        assert f"**{factor}.**" in text and "Source:" in text
+    assert len(at.get("vega_lite_chart")) == 3
+
+
+def test_fidelity_waterfall_at_the_defaults_says_which_gpu_it_uses():
+    at = open_app(FIDELITY)
+    assert "illustrative GPU" in at.info[-1].value and "A100 80GB SXM" in at.info[-1].value
+    factors = at.table[0].value
+    assert list(factors.index)[:2] == ["roofline (ideal)", "kernels in sequence"]
+    assert "all-reduce" not in factors.index                   # one GPU
+    total = sum(float(x.replace(",", "")) for x in factors["adds (ms)"])
+    assert total == pytest.approx(float(factors["running total (ms)"].iloc[-1].replace(",", "")),
+                                  rel=1e-3)
+
+
+def test_fidelity_waterfall_from_a_link():
+    at = open_app(FIDELITY, gpu="h100-sxm", model="llama-3.1-8b", tp=2, why="decode",
+                  mode="roofline")
+    assert_clean(at)
+    assert at.selectbox(key="why").value == "decode"
+    assert "decode-only (64 decodes)" in shown(at) and "H100 SXM × 2" in shown(at)
+    assert "all-reduce" in at.table[0].value.index
+    assert not at.info[1:]                                       # no GPU note: the H100 is real
+
+
+def test_fidelity_page_at_extremes():
+    at = open_app(FIDELITY, gpu="mi300x", model="qwen2.5-7b", prompt=1_000_000, decodes=1024,
+                  context=100, why="fused")
+    assert_clean(at)
+    assert "no chunk" in at.warning[0].value                     # budget 576 <= 1,024 decodes
+    assert "whole prompt (1,000,000 tokens)" in shown(at)
+
+
+def test_side_by_side_compare_shows_both_modes_and_the_difference():
+    at = open_app("app_pages/side_by_side.py", gpu="h100-sxm", mode="roofline", compare="true")
+    assert_clean(at)
+    cards = at.metric
+    assert len(cards) == 16                                      # two rows under each lane
+    ideal, real = cards[0], cards[4]                             # the unchunked lane's TTFT
+    assert ideal.label == real.label == "New request TTFT"
+    assert (ideal.value, real.value) == ("133.4 ms", "204.9 ms")
+    assert real.delta == "+71.48 ms (+54%)"                      # 204.9 − 133.4, unrounded inside
+    assert not cards[7].delta                                    # iterations: the same schedule
+    assert cards[8].delta.endswith("vs unchunked")              # chunked lane vs unchunked still
+    text = shown(at)
+    assert "**roofline** mode, as drawn below" in text and "**calibrated** mode" in text
+
+
+def test_compare_toggle_click_and_back_to_calibrated():
+    at = open_app("app_pages/side_by_side.py", gpu="a100-80gb", mode="calibrated")
+    assert len(at.metric) == 8
+    at.toggle(key="compare").set_value(True).run()
+    assert_clean(at)
+    assert len(at.metric) == 16 and "**roofline** mode, the same iterations" in shown(at)
+    roofline_gaps = [at.metric[5], at.metric[13]]                # the largest gap, roofline rows
+    assert all(m.label == "Largest decoder gap" and m.delta.startswith("-") for m in roofline_gaps)
+
+
+@pytest.mark.parametrize("page", ["app_pages/side_by_side.py", "app_pages/roofline.py"])
+def test_compare_on_the_illustrative_gpu_is_a_message(page):
+    at = open_app(page, compare="true")                          # simple mode, illustrative GPU
+    assert_clean(at)
+    assert not at.error
+    note = at.warning[0].value
+    assert "No calibrated numbers" in note and "a100-80gb" in note
+    assert ("New request TTFT", "327.7 ms") in metrics(at) if "side" in page else at.table
+
+
+def test_calibrated_mode_on_the_illustrative_gpu_is_a_message_on_every_page():
+    for page in PAGES:
+        at = open_app(page, mode="calibrated")
+        assert_clean(at)
+        assert "illustrative GPU" in at.error[0].value and "a100-80gb" in at.error[0].value
+
+
+def test_roofline_compare_adds_the_calibrated_times_and_budget():
+    at = open_app("app_pages/roofline.py", gpu="a100-80gb", mode="roofline", compare="true")
+    assert_clean(at)
+    table = at.table[0].value
+    assert {"time = max", "time (calibrated)", "calibrated − roofline"} <= set(table.columns)
+    assert all(d.startswith("+") for d in table["calibrated − roofline"])   # a lower bound
+    assert "The calibrated mode, same target of 25 ms" in at.info[0].value
+
+
+def test_tp_from_a_link_shards_the_model():
+    at = open_app("app_pages/roofline.py", gpu="h100-sxm", model="llama-3.1-8b", tp=2)
+    assert_clean(at)
+    assert at.number_input(key="tp").value == 2
+    table = at.table[0].value
+    assert {"all-reduce", "time = max + all-reduce"} <= set(table.columns)
+    assert "every number here is one GPU's" in shown(at)
+    one = open_app("app_pages/roofline.py", gpu="h100-sxm", model="llama-3.1-8b").table[0].value
+    assert table.FLOPs.iloc[-1] != one.FLOPs.iloc[-1]            # half the FLOPs per GPU
+
+
+@pytest.mark.parametrize("tp, note, error", [
+    ("0", "`tp=0` in the link is below the minimum 1", None),
+    ("3", None, "tensor-parallel degree (tp) 3 must divide Llama-3.1-8B's 32 query heads"),
+    ("99999", "`tp=99999` in the link is above the maximum 64", "(tp) 64 must divide"),
+    ("two", "`tp=two` in the link is not a number", None),
+])
+def test_bad_tp_in_a_link_is_a_visible_note(tp, note, error):
+    at = open_app("app_pages/side_by_side.py", gpu="h100-sxm", model="llama-3.1-8b", tp=tp)
+    assert_clean(at)
+    if note:
+        assert note in at.warning[0].value
+    if error:
+        assert error in at.error[0].value
+    else:
+        assert not at.error and at.number_input(key="tp").value == 1
+
+
+def test_home_names_the_gpus_under_tensor_parallelism():
+    at = open_app(None, gpu="h200", model="llama-3.1-8b", tp=4)
+    assert_clean(at)
+    assert "Llama-3.1-8B on H200 SXM × 4 (tensor parallel)" in shown(at)
+
+
+def test_tp_on_a_gpu_without_a_link_is_a_message():
+    at = open_app(None, tp=2)                                    # the illustrative GPU
+    assert_clean(at)
+    assert "no GPU-to-GPU link preset" in at.error[0].value
+
+
+def test_tp_makes_a_70b_model_fit_its_kv_per_gpu():
+    at = open_app("app_pages/side_by_side.py", gpu="h100-sxm", model="llama-3.1-70b")
+    assert "do not fit" in at.error[0].value                    # 141 GB of weights on 80 GB
+    at = open_app("app_pages/side_by_side.py", gpu="h100-sxm", model="llama-3.1-70b", tp=4)
+    assert_clean(at)
+    assert not at.error and len(at.metric) == 8

@@ -22,7 +22,8 @@ def test_defaults_are_the_seed_worked_example():
 
 def test_url_keys_are_short_and_stable():
     for key in ("prompt", "decodes", "context", "budget", "gpu", "model", "mode", "unchunked",
-                "chunked", "peak", "bw", "mem", "presenter", "tpot", "budget2", "pace"):
+                "chunked", "peak", "bw", "mem", "link", "presenter", "tpot", "budget2", "pace",
+                "tp", "compare", "why"):
         assert key in CONTROLS
 
 
@@ -113,3 +114,42 @@ def test_starving_budget_is_flagged():
 def test_every_cost_mode_has_its_rule_in_words():
     from sim.cost import MODES
     assert set(app_state.COST_RULES) == set(MODES) == set(CONTROLS["mode"].options)
+
+
+def test_tp_reaches_the_cost_model_and_is_checked_against_the_model():
+    s = scenario_from({"gpu": "h100-sxm", "model": "llama-3.1-8b", "tp": 4})
+    assert s.tp == 4 and s.cost_model().tp == 4
+    with pytest.raises(InputError, match="must divide Llama-3.1-8B's 32 query heads"):
+        scenario_from({"gpu": "h100-sxm", "model": "llama-3.1-8b", "tp": 3})
+    with pytest.raises(InputError, match="no GPU-to-GPU link preset"):
+        scenario_from({"tp": 2})                                  # the illustrative GPU
+    custom = scenario_from({"gpu": "custom", "link": 450.0, "tp": 2})
+    assert custom.gpu.interconnect_bandwidth == 450e9
+    assert "two all-reduces per layer over the 4 GPUs" in s.cost_rule
+    assert "all-reduce" not in scenario_from({}).cost_rule
+
+
+def test_calibrated_on_the_illustrative_gpu_is_refused_when_the_scenario_is_built():
+    with pytest.raises(InputError, match="illustrative GPU"):
+        scenario_from({"mode": "calibrated"})
+
+
+def test_compare_mode_is_the_other_side_of_the_roofline():
+    assert scenario_from({}).compare_mode == "calibrated"
+    calibrated = scenario_from({"gpu": "a100-80gb", "mode": "calibrated"})
+    assert calibrated.compare_mode == "roofline"
+    assert calibrated.in_mode("roofline").mode == "roofline"
+    assert calibrated.in_mode("roofline").gpu == calibrated.gpu
+
+
+def test_card_delta_says_the_difference_and_the_ratio():
+    card = app_state.Card("TTFT", "200 ms", "", 0.2)
+    ref = app_state.Card("TTFT", "160 ms", "", 0.16)
+    assert app_state.card_delta(card, ref) == "+40 ms (+25%)"
+    assert app_state.card_delta(ref, card) == "-40 ms (-20%)"
+    assert app_state.card_delta(ref, card, ratio=False) == "-40 ms"
+    assert app_state.card_delta(card, card) is None
+    assert app_state.card_delta(card, app_state.Card("TTFT", "—", "", math.nan)) is None
+    runs = app_state.Card("Iterations", "12", "", 12.0, "iterations")
+    fewer = app_state.Card("Iterations", "10", "", 10.0, "iterations")
+    assert app_state.card_delta(runs, fewer) == "+2 iterations (+20%)"

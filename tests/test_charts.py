@@ -16,6 +16,7 @@ from charts.frames import (MAX_BARS, bar_groups, callouts_frame, iterations_fram
 from charts.theme import Look
 from charts.views import budget_plan, roofline_figures, timeline
 from sim.engine import simulate
+from sim.errors import InputError
 from sim.metrics import seed_metrics
 from sim.policies import get_policy
 
@@ -132,9 +133,25 @@ def test_default_page_data_is_under_a_megabyte(seed):
         < MAX_PAGE_DATA
 
 
+def test_timeline_window_is_the_prompt_or_the_whole_run(seed):
+    _, unchunked, chunked = seed
+    whole = timeline(unchunked, chunked, "run")
+    assert whole.t_max == pytest.approx(max(unchunked.end_s[-1], chunked.end_s[-1]))
+    focus = timeline(unchunked, chunked, "prompt")
+    assert focus.t_max == pytest.approx(1.5 * 0.36864)     # 1.5 x the chunked lane's first token
+    for lane in focus.lanes:
+        assert lane.streams.time_ms.max() <= focus.t_max * 1e3
+        assert lane.iterations.start_ms.max() < focus.t_max * 1e3
+        assert set(lane.callouts.label.str.split().str[0]) == {"largest", "TTFT"}
+    assert len(focus.lanes[1].iterations) < len(whole.lanes[1].iterations)
+    assert focus.boundaries[-1] == focus.t_max and max(focus.boundaries) == focus.t_max
+    with pytest.raises(InputError, match="window"):
+        timeline(unchunked, chunked, "zoom")
+
+
 def test_timeline_clock_is_a_top_level_param_in_seconds(seed):
     _, unchunked, chunked = seed
-    tl = timeline(unchunked, chunked)
+    tl = timeline(unchunked, chunked, "run")
     assert tl.t_max == pytest.approx(unchunked.end_s[-1])
     assert tl.boundaries[0] == 0.0 and tl.boundaries[-1] == pytest.approx(tl.t_max)
     spec = tl.figure(Look()).spec()

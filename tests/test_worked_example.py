@@ -61,6 +61,15 @@ def test_steps_show_formula_substitution_and_units():
     assert steps["weight_bytes"].display == "16 GB"
 
 
+def test_decode_step_with_the_decoders_kv():
+    """Not in the seed's arithmetic: 64 decoders at 4,000 tokens hold 31.25 GiB of KV, read every
+    step, so the step is 16.5 ms rather than the seed's 'about 6 ms'."""
+    step = {s.key: s for s in worked_example().steps}["decode_step_with_kv_s"]
+    assert step.value == pytest.approx((16e9 + 64 * 4000 * 131072) / 3e12)
+    assert step.display == "16.52 ms" and "about 6 ms" in step.seed_note
+    assert "decode_step_with_kv_s" not in worked_example().to_json()
+
+
 def test_seed_slips_are_named_at_the_defaults_only():
     notes = " ".join(s.seed_note for s in worked_example().steps)
     assert "2,112" in notes and "2.68 ms" in notes and "12.5%" in notes

@@ -22,7 +22,8 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 STARTUP_S = 60
 PAGES = {"": "Chunked Prefill Lab", "side_by_side": "Side by side",
-         "worked_example": "Worked example", "roofline": "Roofline", "traffic": "Traffic",
+         "worked_example": "Worked example", "roofline": "Roofline",
+         "fidelity": "How close is this to a real GPU?", "traffic": "Traffic",
          "budget_tradeoff": "Budget trade-off", "capacity": "Capacity", "memory": "Memory"}
 
 

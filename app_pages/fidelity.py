@@ -1,0 +1,189 @@
+"""How close is this to a real GPU? The cost model against published kernel timings, the error
+table, what makes real kernels slower than the roofline, and why one iteration's time moved."""
+
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+import app_state
+import app_ui
+from charts.fidelity import factors_frame, points_table, summary_table
+from sim.calibration import A100, CALIBRATIONS, FACTOR_SOURCES, HOPPER
+from sim.cli_fidelity import PUBLISHED_COLUMNS, published_row
+from sim.cost import CostModel
+from sim.errors import InputError
+from sim.fidelity import DATA_SOURCE, GPU_ID, MODEL_ID
+from sim.hardware import GPUS
+from sim.models import get_model
+from sim.units import fmt_seconds
+
+look = app_ui.look()
+report = app_ui.fidelity_report()
+summary = report["summary"]
+held, ideal = summary["calibrated"]["held_out"], summary["roofline"]["held_out"]
+target = report["target"]
+measured_gpu = GPUS[GPU_ID]
+
+st.header("How close is this to a real GPU?")
+st.markdown(
+    "The roofline says what no kernel can beat: max(FLOPs / peak, bytes / bandwidth). Real kernels "
+    "are slower, so the **roofline** mode is a lower bound. The **calibrated** mode prices the "
+    "same FLOPs and bytes the way kernels really run, one named inefficiency at a time. This page "
+    "checks both against measured kernel times and shows every gap.")
+st.info(
+    "**No GPU was measured in this project.** The measured points are published profiles: "
+    f"{DATA_SOURCE}. They time the four weight GEMMs of one Llama-2-7B layer (QKV, O, gate+up, "
+    f"down) at 1 to 4,096 tokens and tensor-parallel degrees 1, 2, 4 and 8. The calibration was "
+    f"fitted on {report['data']['fitted_on']} ({summary['calibrated']['fitted']['points']:,} "
+    f"points); the other {held['points']:,} points are predictions it never saw.",
+    icon=":material/science:")
+
+error_rule = "|predicted / measured − 1|"
+st.markdown(f"Error {error_rule} on the {held['points']:,} held-out points:")
+cols = st.columns(4)
+for col, (label, mode, stat) in zip(cols, (
+        ("Calibrated, median", "calibrated", "median_abs_error"),
+        ("Calibrated, max", "calibrated", "max_abs_error"),
+        ("Roofline (ideal), median", "roofline", "median_abs_error"),
+        ("Roofline (ideal), max", "roofline", "max_abs_error"))):
+    s = summary[mode]["held_out"]
+    col.metric(label, f"{s[stat]:.1%}", border=True,
+               help=f"{'median' if stat.startswith('median') else 'max'} over the {s['points']:,} "
+                    f"held-out points of {error_rule}, predicted by the {mode} mode. Target for "
+                    f"the calibrated mode: median ≤ {target['median_abs_error']:.0%}, max ≤ "
+                    f"{target['max_abs_error']:.0%}.")
+st.markdown(
+    f"Target on the held-out points (median ≤ {target['median_abs_error']:.0%}, max ≤ "
+    f"{target['max_abs_error']:.0%}): **{'met' if target['met'] else 'not met'}**. The roofline "
+    f"is below every measured point: **{'yes' if report['roofline_is_lower_bound'] else 'no'}**, "
+    f"by {ideal['median_abs_error']:.0%} in the median.")
+
+figures = app_ui.fidelity_figures(look)
+times_spec, accuracy_spec = app_ui.fidelity_specs(look)
+app_ui.chart(times_spec, lambda: figures[0], "fidelity-times")
+st.caption(
+    "Lines: each mode's prediction at every tile edge (every token count up to 256). Dots: the "
+    "measurements, round where the fit saw them, square where it did not. Per layer and per GPU: "
+    "with TP = N each GPU computes 1/N of every GEMM's columns. The calibrated line steps where "
+    f"a new {A100.gemm_tile}-row tile starts; the roofline is flat while the weights' bytes bound "
+    "it, then rises with the FLOPs.")
+app_ui.chart(accuracy_spec, lambda: figures[1], "fidelity-accuracy")
+ideal_errors = sorted(report["points"], key=lambda p: p["roofline_error"])
+worst = ideal_errors[0]
+st.caption(
+    "Error = predicted / measured − 1: below zero the model is faster than the GPU was. The "
+    f"roofline is {-ideal_errors[-1]['roofline_error']:.0%} to {-worst['roofline_error']:.0%} fast, "
+    f"worst at {worst['tokens']:,} tokens (TP = {worst['tp']}), near its ridge, where a real GEMM "
+    "runs neither its memory nor its compute at full speed.")
+
+st.subheader("The error table")
+st.markdown(f"The numbers `python -m sim validate` prints: every measured point, each mode's "
+            f"prediction and its error, and the median and max {error_rule} by set of points.")
+percent = "{:.1%}".format          # as `python -m sim validate` prints them
+signed = "{:+.1%}".format
+st.dataframe(summary_table(report).style.format({"median |error|": percent, "max |error|": percent}),
+             hide_index=True, height="content")
+st.caption("held_out: every point the fit did not see; fitted: the training points; all: both; "
+           "held_out_tpN: the held-out points at TP = N.")
+st.dataframe(points_table(report).style.format({
+    "measured (ms)": "{:.4f}", "roofline (ms)": "{:.4f}", "calibrated (ms)": "{:.4f}",
+    "roofline error": signed, "calibrated error": signed}), hide_index=True, height=320)
+st.markdown("**Published whole-iteration figures**, a check on another model (OPT-13B), on "
+            "attention and the LM head, and on the tile step; none of them was fitted:")
+st.dataframe(pd.DataFrame([published_row(c) for c in report["published"]],
+                          columns=PUBLISHED_COLUMNS), hide_index=True)
+
+st.subheader("Why real kernels miss the roofline")
+st.markdown("The calibrated mode adds these, in this order; each is a plain formula on the same "
+            "FLOPs and bytes the roofline counts. Figures for the A100 (the fit):")
+measured_model = get_model(MODEL_ID)
+kernels = sum(CostModel(measured_gpu, measured_model, "calibrated").kernels)
+ACCOUNTS = {
+    "kernels in sequence":
+        "The roofline prices an iteration as one pass, max(total FLOPs / peak, total bytes / "
+        "bandwidth), so the weights' memory time can hide behind attention's compute. A GPU runs "
+        "kernels one after another (per layer: the QKV, O, gate+up and down GEMMs, then "
+        "attention; the LM head last), and each waits for its own bound.",
+    "tile quantization":
+        f"A GEMM computes its token rows in whole tiles of {A100.gemm_tile} (below one tile, the "
+        f"smallest power of two ≥ 16 that holds them): 257 tokens cost the FLOPs of "
+        f"{A100.padded_tokens(257):,.0f}, 65 those of {A100.padded_tokens(65):,.0f}. A budget that "
+        f"is a multiple of {A100.gemm_tile} wastes none.",
+    "achievable throughput":
+        f"No kernel runs at the datasheet peak: weight GEMMs sustain {A100.gemm_efficiency:.1%} "
+        f"of peak FLOP/s, memory traffic {A100.memory_efficiency:.1%} of the bandwidth, attention "
+        f"kernels {A100.attention_efficiency:.0%} ({HOPPER.attention_efficiency:.1%} on "
+        "H100/H200). Each time is divided by its fraction.",
+    "soft ridge":
+        f"Near the ridge neither compute nor memory runs flat out: a kernel takes (c^n + m^n)^(1/n)"
+        f" with n = {A100.ridge_softness:.3g} instead of max(c, m). Where c = m that is "
+        f"2^(1/n) = {2 ** (1 / A100.ridge_softness):.2f} × the max; far from the ridge it is the "
+        "max.",
+    "kernel floors":
+        f"Every kernel takes at least {A100.kernel_floor_s * 1e6:.3g} µs to start its blocks and "
+        f"drain them: {measured_model.name} runs {kernels} kernels per iteration, "
+        f"{kernels} × {A100.kernel_floor_s * 1e6:.3g} µs = "
+        f"{fmt_seconds(kernels * A100.kernel_floor_s)}, however few tokens it holds.",
+    "all-reduce":
+        f"With tensor parallelism over N GPUs each layer ends its attention and its MLP with an "
+        f"all-reduce: a ring moves 2(N − 1)/N × tokens × hidden × 2 bytes per GPU over the link, "
+        f"which sustains {A100.link_efficiency:.0%} of its one-way bandwidth, plus "
+        f"{A100.allreduce_latency_s * 1e6:.3g} µs each. The measurements leave it out (they time "
+        "the GEMMs alone), so it is not checked against them.",
+    "per-iteration overhead":
+        f"Between forward passes the server schedules, prepares inputs and samples: "
+        f"{fmt_seconds(A100.iteration_overhead_s)} per iteration in vLLM V0's profiles, the GPU "
+        "idle. Engines that schedule asynchronously hide much of it (`python -m sim cost "
+        "--overhead-ms` sets yours). The GEMM measurements do not include it.",
+}
+st.markdown("\n".join(f"- **{name}.** {words} *Source: {FACTOR_SOURCES[name]}.*"
+                      for name, words in ACCOUNTS.items()))
+
+st.subheader("Predicted, not validated")
+st.markdown(
+    f"Only the {measured_gpu.name}'s weight GEMMs (Llama-2-7B shapes) are checked point by point. "
+    "Every other GPU gets the same fractions of its own datasheet peak and bandwidth, not a fit of "
+    "its own, so its calibrated numbers are predictions no measurement here has checked:\n"
+    + "\n".join(f"- **{GPUS[gpu].name}**: " + (
+        f"the same chip as the {measured_gpu.name}, so the same fit, on its own "
+        f"{GPUS[gpu].bandwidth / 1e12:,.4g} TB/s" if cal is A100 else cal.provenance)
+        for gpu, cal in CALIBRATIONS.items() if gpu != GPU_ID)
+    + "\n- **A custom GPU**: the A100 fractions on the fields you enter.\n\n"
+    "Attention kernels, the LM head, the all-reduce and the per-iteration overhead come from "
+    "published figures and are checked only through the whole-iteration figures above (one model "
+    "and one GPU). The illustrative GPU has no calibration: its figures are already round "
+    "sustained numbers.")
+
+st.subheader("Why did this point move?")
+s = app_ui.scenario()
+explained = s.in_mode("calibrated")
+try:
+    explained.cost_model()
+except InputError as e:
+    explained = replace(explained, gpu=measured_gpu)
+    st.info(f"The calibrated mode refuses the sidebar's GPU ({e}). Shown on the "
+            f"{measured_gpu.name} instead, the GPU the measurements come from; pick a real GPU in "
+            "the sidebar to see it there.",
+            icon=":material/info:")
+priced = app_ui.priced_iterations(explained)
+key = app_ui.widget(app_state.WHY, width=340)
+if key not in priced:
+    st.warning(f"Budget {s.budget:,} ≤ {s.decodes:,} decodes: there is no chunk, so no "
+               f"{key} iteration. Showing the whole prompt instead.")
+    key = "prompt"
+cost = priced[key].cost
+factors = factors_frame(cost)
+start_ms = factors.end_ms.iloc[0]
+st.markdown(
+    f"The **{priced[key].label}** of the sidebar's scenario, {explained.model.name} on "
+    f"{explained.gpu.name}" + (f" × {explained.tp}" if explained.tp > 1 else "") + ": the ideal "
+    f"roofline time **{start_ms:,.4g} ms** (the roofline mode's), and the calibrated time "
+    f"**{cost.time_s * 1e3:,.4g} ms** = {cost.time_s * 1e3 / start_ms:,.3g} × it. Each bar adds "
+    "one factor to the one before; they sum to the calibrated time.")
+app_ui.chart(app_ui.factors_spec(explained, key, look),
+             lambda: app_ui.factors_figure(explained, key, look), "why-it-moved")
+st.table(factors.assign(
+    **{"adds (ms)": factors.added_ms.map(lambda x: f"{x:,.4g}"),
+       "running total (ms)": factors.end_ms.map(lambda x: f"{x:,.4g}")})
+    [["step", "adds (ms)", "running total (ms)", "why"]].set_index("step"))
