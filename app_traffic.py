@@ -46,7 +46,7 @@ CAPACITY_RESULTS = 16      # capacity searches kept (all sessions)
 def plain(text: str) -> str:
     """`text` with every Markdown character escaped, so a message quoting a file is shown as
     written, never as markup (Streamlit never renders raw HTML here)."""
-    return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~>])", r"\\\1", str(text))
+    return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~])", r"\\\1", str(text))
 
 
 def _safe_name(name: str) -> str:

@@ -41,9 +41,9 @@ def policy_inks(look: Look) -> dict[str, str]:
             "vllm-v0": OKABE_ITO["vermillion"], "orca": look.ink}
 
 
-def _policy_color(names: Sequence[str], look: Look, title: str | None = "policy") -> alt.Color:
+def _policy_color(names: Sequence[str], look: Look) -> alt.Color:
     inks = policy_inks(look)
-    return alt.Color("policy:N", title=title, sort=list(names), scale=alt.Scale(
+    return alt.Color("policy:N", title="policy", sort=list(names), scale=alt.Scale(
         domain=list(names), range=[inks[n] for n in names]),
         legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1, labelLimit=0))
 
