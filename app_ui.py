@@ -83,6 +83,16 @@ def widget(control: Control, where=st, width: int | str = "stretch"):
                            index=control.options.index(control.default), **common)
 
 
+def _preset_or_custom(picker: Control, custom_fields, describe) -> None:
+    """A preset picker: its fields when "custom" is picked, else the preset's figures and source."""
+    choice = widget(picker)
+    if choice == CUSTOM:
+        for control in custom_fields:
+            widget(control)
+    else:
+        st.caption(describe(choice))
+
+
 def sidebar() -> None:
     """The shared controls. Custom GPU and model fields appear only when picked."""
     with st.sidebar:
@@ -90,23 +100,13 @@ def sidebar() -> None:
         for control in app_state.SCENARIO:
             widget(control)
         st.subheader("Hardware and cost")
-        gpu = widget(CONTROLS["gpu"])
-        if gpu == CUSTOM:
-            for control in app_state.CUSTOM_GPU:
-                widget(control)
-        else:
-            g = GPUS[gpu]
-            st.caption(f"{g.name}: {g.peak_flops / 1e12:,.4g} TFLOP/s **dense BF16, no sparsity**, "
-                       f"{g.bandwidth / 1e12:,.4g} TB/s, {g.memory_bytes / 1e9:,.4g} GB. "
-                       f"Source: {g.source}.")
-        model = widget(CONTROLS["model"])
-        if model == CUSTOM:
-            for control in app_state.CUSTOM_MODEL:
-                widget(control)
-        else:
-            m = MODELS[model]
-            st.caption(f"{m.name}: {m.params / 1e9:,.3g}B params, {m.layers} layers, "
-                       f"{m.kv_heads} KV heads × {m.head_dim}. Source: {m.source}.")
+        _preset_or_custom(CONTROLS["gpu"], app_state.CUSTOM_GPU, lambda g: (
+            f"{GPUS[g].name}: {GPUS[g].peak_flops / 1e12:,.4g} TFLOP/s **dense BF16, no "
+            f"sparsity**, {GPUS[g].bandwidth / 1e12:,.4g} TB/s, {GPUS[g].memory_bytes / 1e9:,.4g} "
+            f"GB. Source: {GPUS[g].source}."))
+        _preset_or_custom(CONTROLS["model"], app_state.CUSTOM_MODEL, lambda m: (
+            f"{MODELS[m].name}: {MODELS[m].params / 1e9:,.3g}B params, {MODELS[m].layers} layers, "
+            f"{MODELS[m].kv_heads} KV heads × {MODELS[m].head_dim}. Source: {MODELS[m].source}."))
         tp = widget(CONTROLS["tp"])
         if tp > 1:
             st.caption(f"Each number is per GPU: 1/{tp} of the weights, FLOPs and KV cache each "
@@ -282,6 +282,13 @@ def factors_figure(s: Scenario, key: str, look: Look) -> Figure:
 @st.cache_data(max_entries=32, show_spinner=False)
 def factors_spec(s: Scenario, key: str, look: Look) -> dict:
     return factors_figure(s, key, look).spec()
+
+
+def steps_frame(steps) -> pd.DataFrame:
+    """sim Steps (worked example, memory budget) as a table: what, formula, the numbers
+    substituted, the result with its unit."""
+    return pd.DataFrame([{"step": x.title, "formula": x.formula, "numbers substituted": x.substituted,
+                          "result": x.display} for x in steps])
 
 
 # --- charts and their downloads -------------------------------------------------------------

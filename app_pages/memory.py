@@ -13,12 +13,6 @@ from sim.policies import POLICIES
 from sim.units import fmt_bytes, fmt_seconds
 
 
-def steps_table(steps) -> None:
-    """sim Steps as a table: what, formula, numbers substituted, result with its unit."""
-    st.table(pd.DataFrame([{"step": x.title, "formula": x.formula, "numbers substituted":
-                            x.substituted, "result": x.display} for x in steps]).set_index("step"))
-
-
 s = app_ui.scenario()
 look = app_ui.look()
 cost = s.cost_model()
@@ -31,7 +25,7 @@ st.markdown(
     "take it chunk by chunk and risk running out halfway.")
 st.subheader(f"KV capacity: {s.model.name} on {s.gpu.name}")
 try:
-    steps_table(memory_budget(cost))
+    st.table(app_ui.steps_frame(memory_budget(cost)).set_index("step"))
 except InputError as e:
     st.error(f"**Can't fit this model:** {e}")
     st.stop()
@@ -41,7 +35,7 @@ st.caption("GB: datasheet units (10⁹ bytes); GiB: 2³⁰ bytes. The reserve is
 st.subheader("Seed 001's arithmetic, on this model")
 pressure = kv_pressure(cost, app_ui.widget(app_state.TOGETHER, width=260), s.prompt, s.decodes,
                        s.context)
-steps_table(pressure)
+st.table(app_ui.steps_frame(pressure).set_index("step"))
 share = pressure[-1].value
 st.markdown(
     f"Seed 001: *20 simultaneous 8,192-token prompts need 20 GiB of KV (128 KiB per token) ... "

@@ -2,7 +2,6 @@
 
 import json
 
-import pandas as pd
 import streamlit as st
 
 import app_state
@@ -27,9 +26,7 @@ except InputError as e:
     st.error(f"**Can't work this example:** {e}")
     st.stop()
 
-rows = pd.DataFrame([{"step": step.title, "formula": step.formula,
-                      "numbers substituted": step.substituted, "result": step.display}
-                     for step in example.steps])
+rows = app_ui.steps_frame(example.steps)
 rows.index = range(1, len(rows) + 1)
 st.table(rows)
 

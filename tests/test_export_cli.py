@@ -1,6 +1,5 @@
 """`python -m sim export`: files from the same flags as `simulate`, one-line errors, no Altair in sim."""
 
-import io
 import subprocess
 import sys
 

@@ -3,11 +3,6 @@ restores the controls. Skipped when /usr/bin/chromium or Playwright is missing. 
 play / pause / scrub test lives with charts.player.)"""
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -17,51 +12,22 @@ if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is missing (Debian package chromium)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api")
 
+from tests.browser.streamlit_server import streamlit_server  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-STARTUP_S = 60
 PAGES = {"": "Chunked Prefill Lab", "side_by_side": "Side by side",
          "worked_example": "Worked example", "roofline": "Roofline",
          "fidelity": "How close is this to a real GPU?", "traffic": "Traffic",
          "budget_tradeoff": "Budget trade-off", "capacity": "Capacity", "memory": "Memory"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
-    port = _free_port()
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    with open(log, "w") as out:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + STARTUP_S
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start within {STARTUP_S} s:\n{log.read_text()}")
-            time.sleep(0.3)
+    with streamlit_server(ROOT / "app.py", log) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
 @pytest.fixture(scope="module")

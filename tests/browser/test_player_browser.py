@@ -6,11 +6,6 @@ requestAnimationFrame, so "one second of play" is exact instead of racing a 2-co
 """
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -22,6 +17,7 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 from benchmarks.player_bench import launch_chromium, lanes_chart  # noqa: E402
 from charts.player import player_html, vega_bundle_name  # noqa: E402
+from tests.browser.streamlit_server import streamlit_server  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL = dict(decodes=8, decode_output=64, prompt=2048, prompt_output=8)
@@ -223,44 +219,15 @@ show_player(player_html(spec, t_max=t_max, boundaries=bounds), height=700)
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def streamlit_url(tmp_path_factory):
     folder = tmp_path_factory.mktemp("app")
     (folder / "app.py").write_text(STREAMLIT_APP)
-    port = free_port()
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(folder / "app.py"),
-         "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
-         "--server.enableStaticServing=true", "--browser.gatherUsageStats=false",
-         "--global.developmentMode=false"],
-        cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"streamlit did not start: {server.stderr.read().decode()[-2000:]}")
-                time.sleep(0.3)
+    with streamlit_server(folder / "app.py", folder / "server.log",
+                          "--server.enableStaticServing=true", "--global.developmentMode=false",
+                          env=env) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
 
 
 def test_plays_inside_streamlit_with_the_static_bundle(browser, streamlit_url):
