@@ -15,6 +15,7 @@ from typing import Callable
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import app_state
 from app_state import CONTROLS, CUSTOM, Control, Scenario
@@ -49,7 +50,19 @@ def apply_link_corrections() -> None:
                                                for key in st.query_params})
     for key, value in corrections.items():
         st.session_state[key] = value
+        _forget_link_value(key)
     st.session_state[LINK_NOTES] = notes
+
+
+def _forget_link_value(key: str) -> None:
+    """Drop a corrected value from the link, so the widget starts from the correction; the bound
+    widget then writes that into the URL. Streamlit 1.67 seeds a bound widget from the link as it
+    was loaded, even over session state, and its integer parser raises OverflowError on `inf` and
+    truncates 12.7 to 12 (where the note says 13); that copy of the link has no public API."""
+    del st.query_params[key]
+    ctx = get_script_run_ctx()
+    if ctx is not None:
+        ctx.session_state._state.query_params._initial_query_params.pop(key, None)
 
 
 def show_link_notes() -> None:

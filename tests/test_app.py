@@ -170,6 +170,17 @@ def test_out_of_range_link_values_get_a_note_and_the_nearest_value():
         assert words in note
 
 
+@pytest.mark.parametrize("raw, used", [("inf", 8192), ("-Infinity", 8192), ("1e400", 8192),
+                                       ("12.7", 13), ("4096.6", 4097)])
+def test_link_values_streamlit_cannot_parse_are_corrected_not_crashed(raw, used):
+    """Streamlit's own integer parser raises on `inf` and truncates 12.7 to 12: the app's
+    correction, which the note names, must be the value the widget holds."""
+    at = open_app("app_pages/side_by_side.py", prompt=raw)
+    assert_clean(at)
+    assert at.number_input(key="prompt").value == used
+    assert f"`prompt={raw}`" in at.warning[0].value and f"{used:,}" in at.warning[0].value
+
+
 def test_link_notes_can_be_dismissed():
     at = open_app(None, prompt="abc")
     assert "`prompt=abc`" in at.warning[0].value
