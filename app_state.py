@@ -16,6 +16,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from charts.views import FOCUS_MARGIN, WINDOWS
 from sim.capacity import DELAY_SLO_S, SLO_PRESETS
 from sim.cost import MODES, CostModel
 from sim.engine import Trace
@@ -175,10 +176,10 @@ WHY = _choice("why", "Iteration to explain", "fused", ("decode", "chunk", "fused
               help="One of the scenario's iterations, as on the Roofline page. decode: the "
                    "decodes alone; chunk: the prompt's first chunk alone; fused: the decodes and "
                    "that chunk; prompt: the whole prompt in one pass.")
-WINDOW = _choice("window", "Time axis", "prompt", ("prompt", "run"),
-                 help="prompt: from the arrival to 1.5 x the later first token of the new request, "
-                      "where the stall and the chunks are. run: until every request has finished. "
-                      "The metrics always cover the whole run.")
+WINDOW = _choice("window", "Time axis", "prompt", tuple(WINDOWS),
+                 help=". ".join(f"{name}: {what}".replace("FOCUS_MARGIN", f"{FOCUS_MARGIN:g}")
+                                for name, what in WINDOWS.items())
+                 + ". The metrics always cover the whole run.")
 PACE = _float("pace", "Playback pace (simulated ms per second at 1x)", 100, 1, 100_000, step=10.0,
                help="The player's 0.25x-4x speeds are multiples of this.")
 
@@ -433,6 +434,49 @@ class Card:
     help: str          # the formula, with this run's numbers substituted (Markdown)
     seconds: float     # the raw value, for deltas between lanes (NaN when undefined)
     unit: str = "s"    # what `seconds` counts: "s", or "iterations"
+
+
+def stall_story(trace: Trace, gap: Card) -> str:
+    """Home's "the stall" paragraph, from the unchunked run: its longest iteration and the gap it
+    leaves (an iteration with no decode rows adds the decode step after it)."""
+    policy = POLICIES[trace.policy]
+    i = int(np.argmax(trace.duration_s))
+    tokens = int(trace.decode_tokens[i] + trace.prefill_tokens[i])
+    if math.isnan(gap.seconds):
+        why = "no decoders are running, so no stream stalls"
+    elif trace.decode_tokens[i] == 0:
+        why = ("the decoders get no token in it, so their largest gap is that iteration plus the "
+               f"decode step after it: **{gap.value}**")
+    else:
+        why = f"every decoder's token waits for it: **{gap.value}**"
+    return (f"**{policy.label}**: {policy.summary}. Its longest iteration ({tokens:,} tokens) takes "
+            f"**{fmt_seconds(float(trace.duration_s[i]))}**; {why}.")
+
+
+def fix_story(trace: Trace, budget: int, ttft: Card, ttft_before: Card, gap: Card,
+              gap_before: Card) -> str:
+    """Home's "the fix" paragraph, from the chunked run: what the policy does, the chunk
+    arithmetic when an iteration holds decodes and a chunk filling the budget, and what changed."""
+    policy = POLICIES[trace.policy]
+    if trace.starved_iterations:
+        return (f"**{policy.label}**: {policy.summary}. But the running decodes take the whole "
+                f"budget of {budget:,} tokens, so the prompt gets no chunk until decoders finish "
+                f"and leave ({trace.starved_iterations:,} iterations): its first token comes after "
+                f"**{ttft.value}**. Raise the budget above the number of decodes.")
+    mixed = np.flatnonzero((trace.decode_tokens > 0) & (trace.prefill_tokens > 0)
+                           & (trace.decode_tokens + trace.prefill_tokens == budget))
+    chunk = ""
+    if len(mixed):
+        d, c = int(trace.decode_tokens[mixed[0]]), int(trace.prefill_tokens[mixed[0]])
+        chunk = f" (chunk = budget − decodes = {budget:,} − {d:,} = **{c:,} prompt tokens**)"
+    if math.isnan(gap.seconds):
+        streams = "no decoders are running"
+    else:
+        direction = "falls" if gap.seconds < gap_before.seconds else "rises"
+        streams = f"the decoders' largest gap {direction} to **{gap.value}** (from {gap_before.value})"
+    return (f"**{policy.label}**: {policy.summary}{chunk}. Its longest iteration takes "
+            f"**{fmt_seconds(float(trace.duration_s.max()))}**; {streams}, and the new request's "
+            f"first token comes after **{ttft.value}** instead of {ttft_before.value}.")
 
 
 def card_delta(card: Card, ref: Card, ratio: bool = True) -> str | None:

@@ -4,12 +4,10 @@ import streamlit as st
 
 import app_state
 import app_ui
-from sim.units import fmt_seconds
 
 s = app_ui.scenario()
 unchunked, chunked = app_ui.lanes(s)
 cards = {name: {c.label: c for c in app_ui.lane_cards(s, name)} for name in (s.unchunked, s.chunked)}
-priced = app_ui.priced_iterations(s)
 look = app_ui.look()
 
 st.title("Chunked Prefill Lab")
@@ -23,26 +21,10 @@ gap_u, gap_c = (cards[p]["Largest decoder gap"] for p in (s.unchunked, s.chunked
 stall, fix = st.columns(2, gap="large")
 with stall:
     st.subheader("The stall")
-    decode = priced.get("decode")
-    st.markdown(
-        f"**{s.policy_label(s.unchunked)}** prefills the whole prompt at once: "
-        f"{s.prompt:,} tokens in one forward pass of "
-        f"{fmt_seconds(priced['prompt'].cost.time_s)}. Every running decoder waits for it, so the "
-        f"largest gap between two of its tokens is **{gap_u.value}**"
-        + (f", against a {fmt_seconds(decode.cost.time_s)} decode step." if decode else "."))
+    st.markdown(app_state.stall_story(unchunked, gap_u))
 with fix:
     st.subheader("The fix")
-    if s.starves:
-        st.markdown(f"**{s.policy_label(s.chunked)}** splits the prompt into chunks of budget − "
-                    f"decodes = {s.budget:,} − {s.decodes:,} = **{s.chunk:,} tokens**: no room at "
-                    "all, so the prompt waits for the decoders to finish. Raise the budget above "
-                    "the number of decodes.")
-    else:
-        st.markdown(
-            f"**{s.policy_label(s.chunked)}** gives every iteration each decode's token plus a "
-            f"chunk of budget − decodes = {s.budget:,} − {s.decodes:,} = **{s.chunk:,} prompt "
-            f"tokens**. The decoders' largest gap falls to **{gap_c.value}**; the new request's "
-            f"first token comes after **{ttft_c.value}** instead of {ttft_u.value}.")
+    st.markdown(app_state.fix_story(chunked, s.budget, ttft_c, ttft_u, gap_c, gap_u))
 
 columns = st.columns(4)
 for col, card, lane in ((columns[0], ttft_u, "unchunked"), (columns[1], ttft_c, "chunked"),

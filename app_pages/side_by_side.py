@@ -15,11 +15,13 @@ st.markdown("Top: the unchunked baseline. Bottom: chunked prefill. Each bar is o
             "running request) and **prefill** (the prompt, or a chunk of it). Under each lane, "
             "one tick per token a stream emits: a blank stretch is a stream frozen.")
 
-if s.starves:
+if chunked.starved_iterations:
     st.warning(f"**The new request starves.** Budget {s.budget:,} ≤ {s.decodes:,} running decodes: "
-               f"chunk = budget − decodes = {s.chunk:,}, so {s.policy_label(s.chunked)} has no "
-               "room for the prompt until decoders finish and leave. Raise the budget above "
-               f"{s.decodes:,} to see chunking work.", icon=":material/hourglass_empty:")
+               f"under {s.policy_label(s.chunked)} the running decodes use the whole budget, so the "
+               "prompt gets no chunk "
+               f"for {chunked.starved_iterations:,} iterations, until decoders finish and leave. "
+               f"Raise the budget above {s.decodes:,} to see chunking work.",
+               icon=":material/hourglass_empty:")
 for trace, name in ((unchunked, "Unchunked"), (chunked, "Chunked")):
     for note in trace.notes:
         st.info(f"{name} lane: {note}", icon=":material/info:")

@@ -64,7 +64,7 @@ def iterations_frame(trace: Trace, lane: str, max_bars: int = MAX_BARS,
     prefill = total(trace.prefill_tokens)
     compute = total(trace.compute_s)
     memory = total(trace.memory_s)
-    longest = (np.maximum.reduceat(trace.duration_s, first) if n else np.empty(0))
+    longest = (np.maximum.reduceat(trace.duration_s[:n_shown], first) if n else np.empty(0))
     tokens = decode + prefill
     with np.errstate(invalid="ignore", divide="ignore"):
         decode_share = np.where(tokens > 0, decode / tokens, 0.0)

@@ -28,7 +28,9 @@ from .timeline import side_by_side, streams_only
 
 LANES = (("unchunked", "Unchunked"), ("chunked", "Chunked"))
 # The time axis: around the new prompt (where the stall and the chunks are), or the whole run.
-WINDOWS = {"prompt": "around the new prompt", "run": "the whole run"}
+WINDOWS = {"prompt": "from the arrival to FOCUS_MARGIN x the later first token of the new request, "
+                     "where the stall and the chunks are",
+           "run": "until every request has finished"}
 FOCUS_MARGIN = 1.5   # the prompt window ends at 1.5 x the later lane's first token
 
 

@@ -162,14 +162,23 @@ class PolicySpec:
     budget_caps_decodes: bool   # True: tokens per iteration <= budget; False: only the prefill share
     reserve_whole_prompt: bool  # KV for the whole prompt at admission, else per chunk
     label: str
+    summary: str                # how it builds an iteration, in one phrase for the app's text
 
 
 POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
-    PolicySpec("sarathi", sarathi, True, False, True, "Sarathi-Serve (stall-free, chunked)"),
-    PolicySpec("vllm-v1", vllm_v1, True, True, False, "vLLM V1 (chunked prefill)"),
-    PolicySpec("sglang", sglang, True, True, True, "SGLang (prefill-first, chunked)"),
-    PolicySpec("vllm-v0", vllm_v0, False, False, True, "vLLM V0 (prefill-only iterations)"),
-    PolicySpec("orca", orca, False, False, True, "Orca (decodes + whole prompts)"),
+    PolicySpec("sarathi", sarathi, True, False, True, "Sarathi-Serve (stall-free, chunked)",
+               "every running decode first, then a chunk of the prompt fills what is left of "
+               "the budget, in the same iteration"),
+    PolicySpec("vllm-v1", vllm_v1, True, True, False, "vLLM V1 (chunked prefill)",
+               "the running requests first (the budget caps their decodes too), then a chunk "
+               "of the prompt fills what is left of the budget"),
+    PolicySpec("sglang", sglang, True, True, True, "SGLang (prefill-first, chunked)",
+               "prefill first: chunks of the prompt, up to the budget each, run alone while the "
+               "decodes wait"),
+    PolicySpec("vllm-v0", vllm_v0, False, False, True, "vLLM V0 (prefill-only iterations)",
+               "the whole prompt in a prefill-only iteration while the decodes wait"),
+    PolicySpec("orca", orca, False, False, True, "Orca (decodes + whole prompts)",
+               "every decode plus the whole prompt in one iteration"),
 )}
 CHUNKED = tuple(n for n, p in POLICIES.items() if p.chunked)
 UNCHUNKED = tuple(n for n, p in POLICIES.items() if not p.chunked)

@@ -24,6 +24,19 @@ _FORMAT = {"s": fmt_seconds, "B": fmt_bytes, "FLOP": fmt_flops, "tokens": fmt_co
            "tokens/s": lambda v: f"{v:,.0f} tokens/s", "FLOP/token": fmt_flops}
 
 
+# Steps that need the first budget's chunk (> 0), by key: their titles.
+CHUNK_STEPS = {
+    "reread_token_reads": "KV re-read by later chunks",
+    "reread_bytes": "Re-read bytes",
+    "reread_s": "Re-read time",
+    "long_prompt_chunks": "Long prompt: chunks",
+    "long_prompt_reread_bytes": "Long prompt: re-read bytes",
+    "long_prompt_reread_s": "Long prompt: re-read time",
+    "burst_prefill_tokens_per_s": "Burst: prefill rate",
+    "burst_last_ttft_s": "Burst: last prompt's first token",
+}
+
+
 @dataclass(frozen=True)
 class Step:
     key: str
@@ -146,34 +159,32 @@ def worked_example(**overrides) -> WorkedExample:
     chunk = v["budgets"][0] - d
     first = f"chunk = first budget − decodes = {v['budgets'][0]:,} − {d:,} = {chunk:,}"
     if chunk <= 0:
-        for key in ("reread_token_reads", "reread_bytes", "reread_s", "long_prompt_chunks",
-                    "long_prompt_reread_bytes", "long_prompt_reread_s",
-                    "burst_prefill_tokens_per_s", "burst_last_ttft_s"):
-            ex.add(key, key.replace("_", " "), "needs a chunk > 0", first + ": starved", None, "")
+        for key, title in CHUNK_STEPS.items():
+            ex.add(key, title, "needs a chunk > 0", first + ": starved", None, "")
         return ex
     n = math.ceil(p / chunk)
-    reads = ex.add("reread_token_reads", "KV re-read by later chunks",
+    reads = ex.add("reread_token_reads", CHUNK_STEPS["reread_token_reads"],
                    "Σ over chunks k of (k − 1) × chunk = chunk × n(n − 1)/2",
                    f"{first}; n = ⌈{p:,} / {chunk:,}⌉ = {n}; {chunk:,} × {n}·{n - 1}/2",
                    chunk * n * (n - 1) / 2, "token-reads")
-    rb = ex.add("reread_bytes", "Re-read bytes", "token-reads × KV bytes per token",
+    rb = ex.add("reread_bytes", CHUNK_STEPS["reread_bytes"], "token-reads × KV bytes per token",
                 f"{reads:,.0f} × {fmt_bytes(kv)}", reads * kv, "B")
-    ex.add("reread_s", "Re-read time", "re-read bytes / bandwidth",
+    ex.add("reread_s", CHUNK_STEPS["reread_s"], "re-read bytes / bandwidth",
            f"{fmt_bytes(rb)} / {v['bandwidth_tbps']:g} TB/s", rb / bw, "s",
            "seed 001 says 'roughly 2.5 ms'; 7.5 GiB at 3 TB/s is 2.68 ms")
-    n_long = ex.add("long_prompt_chunks", "Long prompt: chunks", "⌈long prompt / chunk⌉",
+    n_long = ex.add("long_prompt_chunks", CHUNK_STEPS["long_prompt_chunks"], "⌈long prompt / chunk⌉",
                     f"⌈{v['long_prompt']:,} / {chunk:,}⌉", math.ceil(v["long_prompt"] / chunk), "chunks")
-    lb = ex.add("long_prompt_reread_bytes", "Long prompt: re-read bytes",
+    lb = ex.add("long_prompt_reread_bytes", CHUNK_STEPS["long_prompt_reread_bytes"],
                 "chunk × n(n − 1)/2 × KV bytes per token",
                 f"{chunk:,} × {n_long}·{n_long - 1}/2 × {fmt_bytes(kv)}",
                 chunk * n_long * (n_long - 1) / 2 * kv, "B")
-    ex.add("long_prompt_reread_s", "Long prompt: re-read time", "bytes / bandwidth",
+    ex.add("long_prompt_reread_s", CHUNK_STEPS["long_prompt_reread_s"], "bytes / bandwidth",
            f"{fmt_bytes(lb)} / {v['bandwidth_tbps']:g} TB/s", lb / bw, "s")
     it0 = iteration(d + chunk)
-    ex.add("burst_prefill_tokens_per_s", "Burst: prefill rate", "chunk / iteration time",
+    ex.add("burst_prefill_tokens_per_s", CHUNK_STEPS["burst_prefill_tokens_per_s"], "chunk / iteration time",
            f"{chunk:,} / {fmt_seconds(it0)}", chunk / it0, "tokens/s")
     total = v["burst"] * p
-    ex.add("burst_last_ttft_s", "Burst: last prompt's first token",
+    ex.add("burst_last_ttft_s", CHUNK_STEPS["burst_last_ttft_s"],
            "⌈burst × prompt / chunk⌉ × iteration time",
            f"⌈{v['burst']} × {p:,} / {chunk:,}⌉ × {fmt_seconds(it0)}",
            math.ceil(total / chunk) * it0, "s")

@@ -58,6 +58,24 @@ def test_home_shows_the_seeds_headline_numbers():
     assert len(at.get("iframe")) == 1          # the player
 
 
+@pytest.mark.parametrize("query, says, never", [
+    (dict(chunked="sglang"), ["run alone while the decodes wait", "rises to **333.2 ms**"],
+     ["512 prompt tokens", "falls to"]),
+    (dict(unchunked="orca"), ["8,256 tokens", "every decoder's token waits for it: **330.2 ms**"],
+     ["no token in it"]),
+    (dict(budget=32), ["take the whole budget of 32 tokens", "256 iterations"], ["falls to"]),
+    (dict(decodes=0), ["no decoders are running"], ["**—**"]),
+])
+def test_home_tells_each_policys_story_from_its_run(query, says, never):
+    """The Home text follows the chosen policies: SGLang runs chunks alone (the gap rises), Orca
+    fuses decodes into the prompt's pass, a starved budget, no decoders at all."""
+    text = shown(open_app(**query))
+    for words in says:
+        assert words in text
+    for words in never:
+        assert words not in text
+
+
 def test_side_by_side_cards_at_the_defaults():
     at = open_app("app_pages/side_by_side.py")
     assert metrics(at) == [

@@ -15,10 +15,14 @@ from charts.frames import (MAX_BARS, bar_groups, callouts_frame, iterations_fram
                            representative_streams, streams_frame)
 from charts.theme import Look
 from charts.views import budget_plan, roofline_figures, timeline
+from sim.cost import CostModel
 from sim.engine import simulate
 from sim.errors import InputError
 from sim.metrics import seed_metrics
+from sim.hardware import get_gpu
+from sim.models import get_model
 from sim.policies import get_policy
+from sim.workloads import poisson
 
 LOOKS = [Look(), Look(presenter=True), Look(dark=True), Look(presenter=True, dark=True)]
 MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (issue 3)
@@ -187,3 +191,15 @@ def test_png_svg_and_gif_exports(seed):
     assert export.svg(figure).startswith("<svg")
     gif = Image.open(io.BytesIO(export.gif(figure, tl.t_max, frames=3)))
     assert gif.format == "GIF" and gif.n_frames == 3
+
+
+def test_a_window_cut_keeps_each_bars_longest_iteration_inside_it():
+    """`longest_ms` of the last shown bar must not reach for iterations after the cut."""
+    trace = simulate(poisson(50, 20, seed=1), get_policy("vllm-v0"),
+                     CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple"), budget=512)
+    until_s = float(trace.end_s[3])
+    shown = iterations_frame(trace, "lane", until_s=until_s)
+    n = int(np.searchsorted(trace.start_s, until_s))
+    assert len(shown) == n
+    np.testing.assert_allclose(shown.longest_ms, trace.duration_s[:n] * 1e3)
+    assert trace.duration_s[n:].max() > trace.duration_s[:n].max()   # the cut hides a longer one
