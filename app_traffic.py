@@ -1,6 +1,7 @@
 """Streamlit glue for the traffic pages (Traffic, Budget trade-off, Capacity, Memory): the workload
 they share (its controls and an uploaded trace), cached runs, sweep points and capacity searches,
-and their figures. Pages call these and write the words.
+and their figures. Pages call these and write the words, except the engines' default budgets,
+which the Budget trade-off and Roofline pages state in the same sentence (`engine_defaults_words`).
 
 As in app_ui, everything is keyed on plain inputs: the Scenario and the Traffic (frozen
 dataclasses; an uploaded trace by its digest). Arguments whose names start with `_` (a workload,
@@ -31,6 +32,7 @@ from sim.capacity import (CapacityComparison, CapacityPoint, compare_capacity,
                           default_baseline_budget, rate_curve, rate_grid)
 from sim.engine import SimulationLimitError, Trace, simulate
 from sim.errors import InputError
+from sim.hardware import Gpu
 from sim.policies import get_policy
 from sim.sweep import SweepPoint, engine_defaults, run_point
 from sim.traces import COLUMNS, MAX_BYTES, MAX_ROWS, load_trace
@@ -263,6 +265,18 @@ def frontier_spec(t: Traffic, s: Scenario, policy: str, budgets: tuple[int, ...]
                   _points: list[SweepPoint]) -> dict:
     return frontier_figure(t, s, policy, budgets, recommended, ttft_slo_s, tbt_slo_s, look,
                            _points).spec()
+
+
+def engine_defaults_words(gpu: Gpu, swept: tuple[int, int] | None = None) -> str:
+    """The engines' default budgets on `gpu`, each with its rule and source, in one sentence
+    (Markdown); `swept`: the (smallest, largest) budget of a sweep, to name a default outside it."""
+    defaults = engine_defaults(gpu)
+    outside = [d for d in defaults if swept and not swept[0] <= d.budget <= swept[1]]
+    return (f"**Engine defaults** for the {gpu.name} ({gpu.memory_bytes / 1e9:,.4g} GB): "
+            + " and ".join(f"{d.engine} `{d.flag}` **{d.budget:,}** ({d.rule}; {d.source})"
+                           for d in defaults)
+            + "".join(f"; {d.engine}'s {d.budget:,} is outside the swept range" for d in outside)
+            + ". Neither knows your latency targets.")
 
 
 # --- capacity -----------------------------------------------------------------------------------

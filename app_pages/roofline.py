@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import app_state
+import app_traffic
 import app_ui
 from sim.units import fmt_bytes, fmt_flops, fmt_seconds
 
@@ -101,9 +102,4 @@ if other_plan:
         words += f", {largest - plan.largest:+,} against the {s.mode} mode's {plan.largest:,}"
     st.info(f"The {other.mode} mode, same target of {fmt_seconds(tpot_s)}: {words}.",
             icon=":material/compare_arrows:")
-vllm, sglang = plan.vllm_default, plan.sglang_default
-st.markdown(
-    f"Marked for {gpu.name} ({gpu.memory_bytes / 1e9:,.4g} GB): **{vllm.engine}** "
-    f"`{vllm.flag}` default **{vllm.budget:,}** ({vllm.rule}; {vllm.source}) and "
-    f"**{sglang.engine}** `{sglang.flag}` default **{sglang.budget:,}** ({sglang.rule}; "
-    f"{sglang.source}). Neither knows your TPOT target.")
+st.markdown(app_traffic.engine_defaults_words(gpu))

@@ -21,11 +21,11 @@ from sim.capacity import CapacityComparison, CapacityPoint
 from sim.engine import Trace
 from sim.metrics import request_times, summarize, token_gaps
 from sim.policies import POLICIES
-from sim.sweep import EngineDefault, SweepPoint
+from sim.sweep import OVERHEAD_SHARE, EngineDefault, SweepPoint
 from sim.units import fmt_seconds
 
 from .figure import Figure
-from .frames import bar_groups, iterations_frame
+from .frames import bin_width_s, iterations_frame
 from .theme import NEW_REQUEST, OKABE_ITO, PREFILL, Look
 
 TIMELINE_BARS = 900      # bars across all timeline panels together
@@ -67,8 +67,8 @@ def timeline_frame(traces: Mapping[str, Trace], total_bars: int = TIMELINE_BARS)
     parts, bins = [], {}
     for name, trace in traces.items():
         frame = iterations_frame(trace, name, per_lane)
-        bins[name] = None if len(frame) == trace.iterations else \
-            float((trace.end_s[-1] - trace.start_s[0]) * 1e3 / per_lane)
+        width = bin_width_s(trace.start_s, trace.end_s, per_lane)
+        bins[name] = None if width is None else width * 1e3
         kind = np.where(frame.prefill_tokens == 0, "decode only",
                         np.where(frame.decode_tokens == 0, "prefill only (decodes wait)",
                                  "decode + prefill"))
@@ -283,7 +283,8 @@ def metrics_frame(traces: Mapping[str, Trace]) -> pd.DataFrame:
 
 
 # --- the budget frontier --------------------------------------------------------------------
-REGIMES = {"overhead-dominated": "overhead-dominated: t(1 token) / t(budget) > 1/2",
+REGIMES = {"overhead-dominated": "overhead-dominated: t(1 token) / t(budget) > "
+                                 f"{OVERHEAD_SHARE:g}",
            "chunks": "chunking at work",
            "no split": "no split: budget ≥ longest prompt + decodes"}
 
@@ -450,19 +451,20 @@ def capacity_chart(frame: pd.DataFrame, marks: pd.DataFrame, look: Look, *, tbt_
 # --- KV memory ------------------------------------------------------------------------------
 def kv_frame(traces: Mapping[str, Trace], kv_bytes_per_token: float,
              points: int = KV_POINTS) -> pd.DataFrame:
-    """KV tokens in use over time per policy: per iteration, or (long runs) the most in each time
-    bin (`charts.frames.bar_groups`), so the peak is kept; with the preemptions in each."""
+    """KV tokens in use over time per policy: per iteration, or (long runs) the most in each of
+    the timeline's bars (`charts.frames.iterations_frame`), so the peak is kept; with the
+    preemptions in each."""
     parts = []
     for name, trace in traces.items():
-        groups = bar_groups(trace.start_s, trace.end_s, points)
-        first = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        bars = iterations_frame(trace, name, points)
+        first = bars.iteration.to_numpy()
         used = np.maximum.reduceat(trace.kv_used_tokens, first)
         parts.append(pd.DataFrame({
-            "policy": name, "time_s": trace.start_s[first], "kv_tokens": used,
+            "policy": name, "time_s": bars.start_ms.to_numpy() / 1e3, "kv_tokens": used,
             "kv_gib": used * kv_bytes_per_token / 2**30,
             "share": used / trace.kv_capacity_tokens,
             "preemptions": np.add.reduceat(trace.iteration_preemptions, first),
-            "iterations": np.diff(np.r_[first, len(groups)])}))
+            "iterations": bars.iterations.to_numpy()}))
     return pd.concat(parts, ignore_index=True)
 
 

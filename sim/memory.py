@@ -33,13 +33,15 @@ def admission_rule(policy: PolicySpec) -> str:
 
 
 def kv_footprint(count: int, tokens: int, kv_bytes_per_token: float,
-                 title: str = "KV of simultaneous prompts") -> Step:
+                 title: str = "KV of simultaneous prompts", count_name: str = "prompts",
+                 tokens_name: str = "tokens") -> Step:
     """count x tokens x KV bytes per token: seed 001's "20 simultaneous 8,192-token prompts need
-    20 GiB" at 128 KiB per token."""
-    n = check_number("prompts", count, low=0, low_inclusive=True, high=1e9, integer=True)
-    t = check_number("tokens", tokens, low=0, low_inclusive=True, high=1e9, integer=True)
+    20 GiB" at 128 KiB per token. `count_name` and `tokens_name` say in the formula (and in an
+    error) what is counted: prompts and their tokens, or decoders and their context."""
+    n = check_number(count_name, count, low=0, low_inclusive=True, high=1e9, integer=True)
+    t = check_number(tokens_name, tokens, low=0, low_inclusive=True, high=1e9, integer=True)
     per = check_number("KV bytes per token", kv_bytes_per_token, high=1e9)
-    return Step("kv_footprint", title, "prompts × tokens × KV bytes per token",
+    return Step("kv_footprint", title, f"{count_name} × {tokens_name} × KV bytes per token",
                 f"{n:,} × {t:,} × {fmt_bytes(per)}", n * t * per, "B")
 
 
@@ -49,20 +51,22 @@ def kv_pressure(cost: CostModel, prompts: int, prompt_tokens: int, decoders: int
     held at once, beside `decoders` streams of `context` tokens, against the KV capacity ("20
     simultaneous 8,192-token prompts need 20 GiB ... add 64 decoders at 4,000 tokens of context
     each, another 32 GiB, and the budget is under pressure")."""
-    kv_capacity_tokens(cost, reserve_fraction)   # an InputError when the weights do not fit
+    # the capacity step as the KV capacity table shows it (an InputError when the weights do
+    # not fit)
+    capacity = next(step for step in memory_budget(cost, reserve_fraction)
+                    if step.key == "kv_capacity_bytes")
     per = cost.kv_bytes_per_token
     new = kv_footprint(prompts, prompt_tokens, per, "KV of the simultaneous prompts")
-    running = kv_footprint(decoders, context, per, "KV of the running decoders")
+    running = kv_footprint(decoders, context, per, "KV of the running decoders",
+                           count_name="decoders", tokens_name="context")
     total = new.value + running.value
-    capacity = kv_capacity_bytes(cost, reserve_fraction)
     return [
         new, running,
         Step("kv_total", "Together", "prompts' KV + decoders' KV",
              f"{fmt_bytes(new.value)} + {fmt_bytes(running.value)}", total, "B"),
-        Step("kv_capacity_bytes", "KV capacity", "memory − reserve − weights (the steps above)",
-             fmt_bytes(capacity), capacity, "B"),
+        capacity,
         Step("kv_share", "Share of the KV capacity", "together / KV capacity",
-             f"{fmt_bytes(total)} / {fmt_bytes(capacity)}", total / capacity, "%"),
+             f"{fmt_bytes(total)} / {fmt_bytes(capacity.value)}", total / capacity.value, "%"),
     ]
 
 

@@ -323,6 +323,29 @@ def test_kv_pressure_is_the_seeds_arithmetic_on_the_current_model():
         kv_pressure(CostModel(get_gpu("l4"), get_model("yi-34b")), 1, 1, 0, 1)
 
 
+def test_kv_pressure_formulas_name_the_numbers_they_show():
+    """Each step's formula has the terms its substituted numbers have, in the same operations:
+    the decoders' KV is decoders x context, not prompts x tokens; the capacity is memory -
+    reserve - weights with those three numbers, as in the capacity table."""
+    steps = {s.title: s for s in kv_pressure(SEED_SIMPLE, 20, 8192, 64, 4000)}
+    decoders = steps["KV of the running decoders"]
+    assert decoders.formula == "decoders × context × KV bytes per token"
+    assert decoders.substituted == "64 × 4,000 × 128 KiB"
+    assert steps["KV of the simultaneous prompts"].formula == \
+        "prompts × tokens × KV bytes per token"
+    assert steps["KV capacity"] == next(s for s in memory_budget(SEED_SIMPLE)
+                                        if s.key == "kv_capacity_bytes")
+    assert steps["KV capacity"].substituted == "80 GB − 8 GB − 16 GB"
+    def operations(text):
+        return re.findall(r" [×+−/] ", text)
+    for step in steps.values():
+        assert operations(step.formula) == operations(step.substituted), step.title
+    with pytest.raises(InputError, match="decoders must be"):
+        kv_pressure(SEED_SIMPLE, 20, 8192, -1, 4000)
+    with pytest.raises(InputError, match="context must be"):
+        kv_pressure(SEED_SIMPLE, 20, 8192, 64, 0.5)
+
+
 def test_preemptions_are_recorded_in_the_iteration_that_needed_the_room():
     cost = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
     trace = simulate(burst(24, prompt=2000, output=400), get_policy("vllm-v1"), cost, budget=2048)

@@ -2,6 +2,7 @@
 vl-convert, and a page's chart data stays under a megabyte even for long runs."""
 
 import json
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 import vl_convert as vlc
 
 from charts import traffic as T
+from charts.frames import bin_width_s, iterations_frame
 from charts.theme import Look
 from sim.capacity import compare_capacity, rate_curve, rate_grid
 from sim.cost import CostModel
@@ -17,7 +19,7 @@ from sim.hardware import get_gpu
 from sim.metrics import request_times, summarize, token_gaps
 from sim.models import get_model
 from sim.policies import POLICIES, get_policy
-from sim.sweep import engine_defaults, recommend, run_point
+from sim.sweep import OVERHEAD_SHARE, engine_defaults, recommend, run_point
 from sim.workloads import burst, poisson
 
 SEED = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
@@ -105,6 +107,19 @@ def test_timeline_keeps_every_iteration_and_every_stall(long_run, seed_burst):
     assert stalls.longest_ms.round(2).tolist() == [327.68] * 10
 
 
+def test_timeline_bins_are_the_ones_frames_draws(long_run, seed_burst):
+    """The bin a lane says it is drawn in is `charts.frames.bin_width_s`, the width its bars
+    were merged at, also for a run of zero length (its 1 s fallback, not 0 ms)."""
+    frames = T.timeline_frame(long_run)
+    per_lane = T.TIMELINE_BARS // len(long_run)
+    for name, trace in long_run.items():
+        assert frames.bin_ms[name] == bin_width_s(trace.start_s, trace.end_s, per_lane) * 1e3
+    trace = seed_burst["sarathi"]
+    assert trace.iterations > 50
+    instant = replace(trace, start_s=np.zeros(trace.iterations), end_s=np.zeros(trace.iterations))
+    assert T.timeline_frame({"sarathi": instant}, total_bars=50).bin_ms == {"sarathi": 1e3 / 50}
+
+
 def test_cdf_points_are_exact_empirical_cdf_points(long_run):
     gaps = {n: token_gaps(t)[0] for n, t in long_run.items()}
     frame = T.cdf_frame(gaps, 1e3, points=50)
@@ -151,6 +166,8 @@ def test_frontier_marks_the_regimes_the_defaults_and_the_pick(frontier):
     assert rows.loc[16384, "regime"].startswith("no split")
     assert rows.loc[576, "regime"] == "chunking at work"
     assert rows.loc[8192, "label"] == "8,192 (vLLM & SGLang default)"
+    assert rows.loc[128, "regime"] == \
+        f"overhead-dominated: t(1 token) / t(budget) > {OVERHEAD_SHARE:g}"
 
 
 def test_kv_keeps_the_peak_and_every_preemption(memory_bound):
@@ -162,6 +179,15 @@ def test_kv_keeps_the_peak_and_every_preemption(memory_bound):
         assert curve.preemptions.sum() == trace.preemptions.sum()
         assert curve.iterations.sum() == trace.iterations
     assert frame[frame.policy == "vllm-v1"].preemptions.sum() > 0
+    # the points are the timeline's bars: same start and iteration count, the most KV in each
+    for name, trace in traces.items():
+        curve = frame[frame.policy == name]
+        bars = iterations_frame(trace, name, 40)
+        assert np.array_equal(curve.time_s, bars.start_ms / 1e3)
+        assert np.array_equal(curve.iterations, bars.iterations)
+        ends = np.r_[bars.iteration[1:], trace.iterations]
+        assert curve.kv_tokens.tolist() == [trace.kv_used_tokens[a:b].max()
+                                            for a, b in zip(bars.iteration, ends)]
 
 
 def test_capacity_frame_has_every_run(capacity):
