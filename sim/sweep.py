@@ -6,7 +6,7 @@ sweep runs the same workload at each budget and reports the frontier, the budget
 recipe would pick (the largest whose p99 TBT meets the SLO), the engines' default budgets for the
 GPU, and the two regimes where the dial stops mattering:
 
-* per-iteration overhead dominates: fixed share = t(1 token) / t(budget tokens) > 1/2, where t is
+* per-iteration overhead dominates: fixed share = t(1 token) / t(budget tokens) > OVERHEAD_SHARE (0.5), where t is
   the cost model's iteration time for a fresh prompt chunk. The fixed part (the weight read, and
   any per-iteration overhead) is paid by every iteration whatever its size, so a budget whose full
   iteration costs less than two empty ones spends most of its time on that fixed part.
@@ -93,7 +93,7 @@ class SweepPoint:
     metrics: Metrics
     median_delay_s: float         # arrival -> first scheduled, median over new requests
     fixed_share: float            # t(1 token) / t(budget tokens)
-    overhead_dominated: bool      # fixed_share > 1/2
+    overhead_dominated: bool      # fixed_share > OVERHEAD_SHARE
     no_split_budget: int          # longest prompt + peak decodes of this run
     chunking_inactive: bool       # budget >= no_split_budget
     split_prompts: int            # requests whose prefill took more than one chunk (measured)
