@@ -9,14 +9,10 @@ import streamlit as st
 import app_state
 import app_ui
 from charts.fidelity import factors_frame, points_table, summary_table
-from sim.calibration import A100, CALIBRATIONS, FACTOR_SOURCES, HOPPER
-from sim.cli_fidelity import PUBLISHED_COLUMNS, published_row
-from sim.cost import CostModel
+from sim.calibration import A100, CALIBRATIONS, FACTOR_SOURCES, factor_rules
 from sim.errors import InputError
-from sim.fidelity import DATA_SOURCE, GPU_ID, MODEL_ID
+from sim.fidelity import DATA_SOURCE, GPU_ID, PUBLISHED_COLUMNS, published_row
 from sim.hardware import GPUS
-from sim.models import get_model
-from sim.units import fmt_seconds
 
 look = app_ui.look()
 report = app_ui.fidelity_report()
@@ -97,48 +93,9 @@ st.dataframe(pd.DataFrame([published_row(c) for c in report["published"]],
 st.subheader("Why real kernels miss the roofline")
 st.markdown("The calibrated mode adds these, in this order; each is a plain formula on the same "
             "FLOPs and bytes the roofline counts. Figures for the A100 (the fit):")
-measured_model = get_model(MODEL_ID)
-kernels = sum(CostModel(measured_gpu, measured_model, "calibrated").kernels)
-ACCOUNTS = {
-    "kernels in sequence":
-        "The roofline prices an iteration as one pass, max(total FLOPs / peak, total bytes / "
-        "bandwidth), so the weights' memory time can hide behind attention's compute. A GPU runs "
-        "kernels one after another (per layer: the QKV, O, gate+up and down GEMMs, then "
-        "attention; the LM head last), and each waits for its own bound.",
-    "tile quantization":
-        f"A GEMM computes its token rows in whole tiles of {A100.gemm_tile} (below one tile, the "
-        f"smallest power of two ≥ 16 that holds them): 257 tokens cost the FLOPs of "
-        f"{A100.padded_tokens(257):,.0f}, 65 those of {A100.padded_tokens(65):,.0f}. A budget that "
-        f"is a multiple of {A100.gemm_tile} wastes none.",
-    "achievable throughput":
-        f"No kernel runs at the datasheet peak: weight GEMMs sustain {A100.gemm_efficiency:.1%} "
-        f"of peak FLOP/s, memory traffic {A100.memory_efficiency:.1%} of the bandwidth, attention "
-        f"kernels {A100.attention_efficiency:.0%} ({HOPPER.attention_efficiency:.1%} on "
-        "H100/H200). Each time is divided by its fraction.",
-    "soft ridge":
-        f"Near the ridge neither compute nor memory runs flat out: a kernel takes (c^n + m^n)^(1/n)"
-        f" with n = {A100.ridge_softness:.3g} instead of max(c, m). Where c = m that is "
-        f"2^(1/n) = {2 ** (1 / A100.ridge_softness):.2f} × the max; far from the ridge it is the "
-        "max.",
-    "kernel floors":
-        f"Every kernel takes at least {A100.kernel_floor_s * 1e6:.3g} µs to start its blocks and "
-        f"drain them: {measured_model.name} runs {kernels} kernels per iteration, "
-        f"{kernels} × {A100.kernel_floor_s * 1e6:.3g} µs = "
-        f"{fmt_seconds(kernels * A100.kernel_floor_s)}, however few tokens it holds.",
-    "all-reduce":
-        f"With tensor parallelism over N GPUs each layer ends its attention and its MLP with an "
-        f"all-reduce: a ring moves 2(N − 1)/N × tokens × hidden × 2 bytes per GPU over the link, "
-        f"which sustains {A100.link_efficiency:.0%} of its one-way bandwidth, plus "
-        f"{A100.allreduce_latency_s * 1e6:.3g} µs each. The measurements leave it out (they time "
-        "the GEMMs alone), so it is not checked against them.",
-    "per-iteration overhead":
-        f"Between forward passes the server schedules, prepares inputs and samples: "
-        f"{fmt_seconds(A100.iteration_overhead_s)} per iteration in vLLM V0's profiles, the GPU "
-        "idle. Engines that schedule asynchronously hide much of it (`python -m sim cost "
-        "--overhead-ms` sets yours). The GEMM measurements do not include it.",
-}
-st.markdown("\n".join(f"- **{name}.** {words} *Source: {FACTOR_SOURCES[name]}.*"
-                      for name, words in ACCOUNTS.items()))
+st.markdown("\n".join(f"- **{name}.** {rule[0].upper()}{rule[1:]}. "
+                      f"*Source: {FACTOR_SOURCES[name]}.*"
+                      for name, rule in factor_rules(A100).items()))
 
 st.subheader("Predicted, not validated")
 st.markdown(

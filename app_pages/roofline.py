@@ -6,9 +6,16 @@ import streamlit as st
 import app_state
 import app_traffic
 import app_ui
+from sim.engine import kv_capacity_tokens
+from sim.errors import InputError
 from sim.units import fmt_bytes, fmt_flops, fmt_seconds
 
 s = app_ui.scenario()
+try:
+    kv_capacity_tokens(s.cost_model())   # the weights must fit, as on the pages that simulate
+except InputError as e:
+    st.error(f"**Can't build this scenario:** {e}")
+    st.stop()
 look = app_ui.look()
 gpu = s.gpu
 
@@ -33,26 +40,37 @@ app_ui.chart(roof_spec, lambda: roof, "roofline")
 other = app_ui.comparison(s)
 other_plan = app_ui.plan(other, tpot_s) if other else None
 calibrated = s.mode == "calibrated"
-allreduce = s.tp > 1 and not calibrated
-compute, memory, time = (("compute (achievable)", "memory (achievable)", "time (calibrated)")
-                         if calibrated else
-                         ("compute = FLOPs / peak", "memory = bytes / bandwidth",
-                          "time = max + all-reduce" if allreduce else "time = max"))
+costs = [it.cost for it in plan.iterations]
+allreduce = any(c.allreduce_s for c in costs)
+overhead = any(c.overhead_s for c in costs)
+# the time's terms; the first is IterationCost.kernels_s: the roofline's max, or calibrated the
+# kernels one after another
+time = "time = " + " + ".join(["kernels" if calibrated else "max"] + ["all-reduce"] * allreduce
+                              + ["overhead"] * overhead)
+compute, memory = (("compute (achievable)", "memory (achievable)") if calibrated else
+                   ("compute = FLOPs / peak", "memory = bytes / bandwidth"))
+
+
+def timed(seconds: float) -> app_state.Card:
+    return app_state.Card("time", fmt_seconds(seconds), "", seconds)
+
+
 rows = []
-for it in plan.iterations:
-    c = it.cost
+for it, c in zip(plan.iterations, costs):
     row = {"iteration": it.label, "FLOPs": fmt_flops(c.flops), "bytes": fmt_bytes(c.bytes),
            "intensity = FLOPs / bytes": f"{c.intensity:,.4g} FLOP/B",
            compute: fmt_seconds(c.compute_s), memory: fmt_seconds(c.memory_s)}
+    if calibrated:
+        row["kernels (in sequence, soft ridge, floors)"] = fmt_seconds(c.kernels_s)
     if allreduce:
         row["all-reduce"] = fmt_seconds(c.allreduce_s)
+    if overhead:
+        row["overhead"] = fmt_seconds(c.overhead_s)
     row[time] = fmt_seconds(c.time_s)
     if other_plan:
         t = {o.key: o.cost.time_s for o in other_plan.iterations}[it.key]
         row[f"time ({other.mode})"] = fmt_seconds(t)
-        row[f"{other.mode} − {s.mode}"] = (f"{'+' if t >= c.time_s else '−'}"
-                                           f"{fmt_seconds(abs(t - c.time_s))} "
-                                           f"({t / c.time_s - 1:+.0%})")
+        row[f"{other.mode} − {s.mode}"] = app_state.card_delta(timed(t), timed(c.time_s)) or "0"
     rows.append(row | {"bound": c.bound})
 st.table(pd.DataFrame(rows).set_index("iteration"))
 st.caption(f"{s.mode} mode: an iteration costs {s.cost_rule}."
@@ -61,9 +79,10 @@ st.caption(f"{s.mode} mode: an iteration costs {s.cost_rule}."
               "min(peak, bandwidth × intensity).")
            + (f" The {other.mode} time prices the same iteration "
               f"{app_state.cost_rule(other.mode, other.tp)}." if other_plan else ""))
-if other_plan:
+if calibrated or other_plan:
     st.page_link("app_pages/fidelity.py", icon=":material/fact_check:",
-                 label="Why the two modes differ, factor by factor: How close is this to a real GPU?")
+                 label="Why the calibrated time exceeds the roofline, factor by factor: How close "
+                       "is this to a real GPU?")
 if s.starves:
     st.warning(f"Budget {s.budget:,} ≤ {s.decodes:,} decodes: no chunk, so the chunk and fused "
                "points are left out.")

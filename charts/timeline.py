@@ -23,6 +23,8 @@ NOW_MS = f"({CLOCK} * 1000)"   # the clock in the data's unit
 GHOST_OPACITY = 0.13
 PARTS = {"decode_tokens": "decode tokens", "prefill_tokens": "prefill tokens"}
 X_TITLE = "time since the new prompt arrived (ms)"
+OTHER = ("other (all-reduce, overhead, kernel floors and ridge) = duration − max(compute, memory) "
+         "(ms)")
 
 
 def _x(t_max: float, look: Look, *, axis: bool, field: str = "start_ms") -> alt.X:
@@ -41,14 +43,24 @@ def _playhead(t_max: float, look: Look) -> alt.Chart:
 
 
 def lane_bars(lane: LaneFrames, look: Look, *, width: int, t_max: float) -> alt.LayerChart:
-    """Each iteration a bar from its start to its end, split by its decode and prefill tokens."""
+    """Each iteration a bar from its start to its end, split by its decode and prefill tokens.
+
+    Its tooltip traces the duration: compute, memory, and `OTHER` = duration − max(compute,
+    memory), computed here from the bar's own fields (the Trace keeps no per-iteration all-reduce
+    or overhead). For one iteration that is the time beyond the roofline's max: the all-reduces
+    (tp > 1), the per-iteration overhead and, calibrated, the kernels run one after another
+    through the soft ridge with their floors; 0 on the plain roofline on one GPU. A bar of merged
+    iterations sums their compute and memory, so there it also holds whatever the larger sum
+    misses where the bound changes inside the bin."""
     base = (alt.Chart(alt.Data(name=f"{lane.key}_iterations"))
             .transform_fold(list(PARTS), as_=["part_key", "tokens"])
             .transform_calculate(
                 part=f"datum.part_key == 'decode_tokens' ? '{PARTS['decode_tokens']}' : "
                      f"'{PARTS['prefill_tokens']}'",
                 y0="datum.part_key == 'decode_tokens' ? 0 : datum.decode_share",
-                y1="datum.part_key == 'decode_tokens' ? datum.decode_share : 1"))
+                y1="datum.part_key == 'decode_tokens' ? datum.decode_share : 1",
+                # max(0, ...): rounding leaves -1e-13 where the duration is exactly the max
+                other_ms="max(0, datum.duration_ms - max(datum.compute_ms, datum.memory_ms))"))
     color = alt.Color("part:N", title=None,
                       scale=alt.Scale(domain=list(PARTS.values()), range=[look.decode, PREFILL]),
                       legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1))
@@ -62,6 +74,7 @@ def lane_bars(lane: LaneFrames, look: Look, *, width: int, t_max: float) -> alt.
                alt.Tooltip("prefill_tokens:Q", title="prefill tokens", format=","),
                alt.Tooltip("compute_ms:Q", title="compute time (ms)", format=",.3f"),
                alt.Tooltip("memory_ms:Q", title="memory time (ms)", format=",.3f"),
+               alt.Tooltip("other_ms:Q", title=OTHER, format=",.3f"),
                alt.Tooltip("bound:N", title="bound (the larger time)")]
     ghost = base.mark_rect(opacity=GHOST_OPACITY, clip=True).encode(
         x=_x(t_max, look, axis=False), x2="end_ms:Q", y=y, y2="y1:Q", color=color)

@@ -38,6 +38,7 @@ import numpy as np
 
 from .errors import InputError
 from .hardware import Gpu
+from .units import fmt_seconds
 
 
 @dataclass(frozen=True)
@@ -134,13 +135,55 @@ FACTOR_SOURCES = {
                          "step it makes is reported by Sarathi-Serve (arXiv 2403.02310, section 4.3)",
     "achievable throughput": "GEMM and memory efficiency fitted on the measured A100 GEMMs "
                              "(microsoft/vidur); attention: FlashAttention-2 (arXiv 2307.08691) "
-                             "on A100, FlashAttention-3 (arXiv 2407.08608) on H100/H200",
+                             f"on A100 ({A100.attention_efficiency:.1%}), FlashAttention-3 (arXiv "
+                             f"2407.08608) on H100/H200 ({HOPPER.attention_efficiency:.1%})",
     "soft ridge": "ridge softness fitted on the measured A100 GEMMs (microsoft/vidur)",
     "kernel floors": "floor per kernel fitted on the measured A100 GEMMs (microsoft/vidur)",
     "all-reduce": "link efficiency from nccl-tests#149 (8x A100 busbw), latency from NVIDIA/nccl#1259"
-                  " (2x H100); not fitted",
-    "per-iteration overhead": "vLLM V0 profiles in vllm-project/vllm#6854; not fitted",
+                  " (2x H100); not fitted, and the GEMM measurements leave it out, so they do not "
+                  "check it",
+    "per-iteration overhead": "vLLM V0 profiles in vllm-project/vllm#6854; not fitted, and the GEMM "
+                              "measurements leave it out",
 }
+
+
+def factor_rules(cal: Calibration) -> dict[str, str]:
+    """Each factor of `explain` as a rule with `cal`'s figures: the one wording of it, which the
+    fidelity page lists and each Factor's `why` starts with (then its iteration's numbers)."""
+    n = cal.ridge_softness
+    return {
+        "kernels in sequence":
+            "the roofline prices an iteration as one pass, max(total FLOPs / peak, total bytes / "
+            "bandwidth), so one component's memory time can hide behind another's compute; a GPU "
+            "runs its kernels one after another (per layer the QKV, O, gate+up and down GEMMs and "
+            "a MoE router if any, then attention; the LM head last), each at its own bound",
+        "tile quantization":
+            f"GEMMs compute their token rows in whole tiles of {cal.gemm_tile} (below one tile, the "
+            f"smallest power of two ≥ 16 that holds them): 257 tokens cost the FLOPs of "
+            f"{cal.padded_tokens(257):,.0f}, 65 those of {cal.padded_tokens(65):,.0f}; a batch "
+            f"that is a multiple of {cal.gemm_tile} tokens wastes none",
+        "achievable throughput":
+            f"no kernel runs at the datasheet peak: weight GEMMs sustain {cal.gemm_efficiency:.1%} "
+            f"of peak FLOP/s, attention kernels {cal.attention_efficiency:.1%}, memory traffic "
+            f"{cal.memory_efficiency:.1%} of the bandwidth; each time is divided by its fraction",
+        "soft ridge":
+            f"near the ridge neither compute nor memory runs flat out: a kernel takes "
+            f"(c^n + m^n)^(1/n) with n = {n:.3g} instead of max(c, m), which is 2^(1/n) = "
+            f"{2 ** (1 / n):.2f} × the max where c = m and the max far from the ridge",
+        "kernel floors":
+            f"every kernel takes at least {cal.kernel_floor_s * 1e6:.3g} µs to start its blocks and "
+            "drain them, however few tokens it holds",
+        "all-reduce":
+            "with tensor parallelism over N GPUs each layer ends its attention and its MLP with an "
+            "all-reduce: a ring moves 2(N − 1)/N × tokens × hidden × 2 bytes per GPU over the "
+            f"link, which sustains {cal.link_efficiency:.0%} of its one-way bandwidth, plus "
+            f"{cal.allreduce_latency_s * 1e6:.3g} µs each",
+        "per-iteration overhead":
+            "between forward passes the server schedules, prepares inputs and samples, the GPU "
+            f"idle: {fmt_seconds(cal.iteration_overhead_s)} per iteration in vLLM V0's profiles; "
+            "engines that schedule asynchronously hide much of it (`python -m sim cost "
+            "--overhead-ms` sets yours)",
+    }
 
 
 def calibration_for(gpu: Gpu) -> Calibration:
@@ -169,39 +212,33 @@ def explain(cost, parts, tokens: float, rows: int) -> tuple[Factor, ...]:
     cal, m = cost.calibration, cost.model
     roofline = max(cost.roofline_time(sum(p[0] for p in parts), sum(p[1] for p in parts)))
     off = dict(achievable=False, soft=False, floor=False)
-    stages = [
-        ("kernels in sequence", dict(tiles=False, **off),
-         "the roofline lets one component's spare bandwidth hide another's compute; real kernels "
-         "(GEMMs, attention, LM head) run one after another, each at its own bound"),
-        ("tile quantization", off,
-         f"GEMMs compute whole tiles of {cal.gemm_tile} token rows (a smaller power of two below "
-         f"one tile): {tokens:,.0f} tokens cost the FLOPs of {cal.padded_tokens(tokens):,.0f}"),
-        ("achievable throughput", dict(soft=False, floor=False),
-         f"GEMMs sustain {cal.gemm_efficiency:.0%} of peak FLOP/s, attention kernels "
-         f"{cal.attention_efficiency:.0%}, memory traffic {cal.memory_efficiency:.0%} of bandwidth"),
-        ("soft ridge", dict(floor=False),
-         f"near the ridge neither unit runs flat out: (c^n + m^n)^(1/n) with n = "
-         f"{cal.ridge_softness:.3g} instead of max(c, m)"),
-        ("kernel floors", {},
-         f"{sum(k for k, p in zip(cost.kernels, parts) if p[0] or p[1]):,} kernels, each adding "
-         f"{cal.kernel_floor_s * 1e6:.3g} µs to start and drain"),
-    ]
+    rules = factor_rules(cal)
+    kernels = sum(k for k, p in zip(cost.kernels, parts) if p[0] or p[1])
+    here = {
+        "tile quantization": f"{tokens:,.0f} tokens cost the FLOPs of "
+                             f"{cal.padded_tokens(tokens):,.0f}",
+        "kernel floors": f"{kernels:,} kernels × {cal.kernel_floor_s * 1e6:.3g} µs = "
+                         f"{fmt_seconds(kernels * cal.kernel_floor_s)}",
+        "all-reduce": f"{2 * m.layers} all-reduces over {cost.tp} GPUs, which the roofline "
+                      "already counts at the full link bandwidth",
+    }
+    if cost.overhead_s != cal.iteration_overhead_s:
+        here["per-iteration overhead"] = f"{fmt_seconds(cost.overhead_s)}, as set"
+
+    def factor(name: str, added_s: float) -> Factor:
+        return Factor(name, added_s, rules[name] + (f"; here {here[name]}" if name in here else ""))
+
+    stages = [("kernels in sequence", dict(tiles=False, **off)), ("tile quantization", off),
+              ("achievable throughput", dict(soft=False, floor=False)),
+              ("soft ridge", dict(floor=False)), ("kernel floors", {})]
     factors, before = [], roofline
-    for name, flags, why in stages:
+    for name, flags in stages:
         after = cost.calibrated_time(parts, tokens, rows, **flags)[2]
         added = after - before
-        factors.append(Factor(name, 0.0 if abs(added) <= 1e-9 * after else added, why))  # rounding
+        factors.append(factor(name, 0.0 if abs(added) <= 1e-9 * after else added))  # rounding
         before = after
     if cost.tp > 1:
-        factors.append(Factor(
-            "all-reduce", cost.allreduce_time(tokens, True) - cost.allreduce_time(tokens, False),
-            f"{2 * m.layers} all-reduces over {cost.tp} GPUs: links sustain "
-            f"{cal.link_efficiency:.0%} of their bandwidth, plus {cal.allreduce_latency_s * 1e6:.3g}"
-            " µs latency each"))
-    default = cost.overhead_s == cal.iteration_overhead_s
-    factors.append(Factor(
-        "per-iteration overhead", cost.overhead_s,
-        "scheduling, input preparation and sampling, once per iteration"
-        + (" (a vLLM V0 profile, vllm-project/vllm#6854; engines that schedule asynchronously hide "
-           "much of it: set the overhead to your engine's)" if default else " (as set)")))
+        factors.append(factor("all-reduce", cost.allreduce_time(tokens, True)
+                              - cost.allreduce_time(tokens, False)))
+    factors.append(factor("per-iteration overhead", cost.overhead_s))
     return tuple(factors)

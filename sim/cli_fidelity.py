@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from .calibration import A100
 from .cli import emit, table
-from .fidelity import TARGET_MAX, TARGET_MEDIAN, fit_gemms, validate
+from .fidelity import (PUBLISHED_COLUMNS, TARGET_MAX, TARGET_MEDIAN, fit_gemms, fmt_error,
+                       published_row, validate)
 from .units import fmt_seconds
 
 FITTED = ("gemm_efficiency", "memory_efficiency", "ridge_softness", "kernel_floor_s", "gemm_tile")
-
-
-def _pct(x: float) -> str:
-    return f"{x:+.1%}"
 
 
 def _validate(args) -> None:
@@ -27,8 +24,9 @@ def _validate(args) -> None:
     if not args.summary:
         lines.append(table(
             [(p["tp"], p["tokens"], "held out" if p["held_out"] else "fitted",
-              fmt_seconds(p["measured_s"]), fmt_seconds(p["roofline_s"]), _pct(p["roofline_error"]),
-              fmt_seconds(p["calibrated_s"]), _pct(p["calibrated_error"]))
+              fmt_seconds(p["measured_s"]), fmt_seconds(p["roofline_s"]),
+              fmt_error(p["roofline_error"]), fmt_seconds(p["calibrated_s"]),
+              fmt_error(p["calibrated_error"]))
              for p in report["points"]],
             ("TP", "tokens", "point", "measured", "roofline", "error", "calibrated", "error")))
         lines.append("")
@@ -54,23 +52,6 @@ def _validate(args) -> None:
         lines.append(table([(k, f"{getattr(fitted, k):.4g}", f"{getattr(A100, k):.4g}")
                             for k in FITTED], ("parameter", "refit", "in sim/calibration.py")))
     emit(args, report, "\n".join(lines))
-
-
-PUBLISHED_COLUMNS = ("source", "what", "published", "roofline", "calibrated", "error")
-
-
-def published_row(check: dict) -> tuple[str, ...]:
-    """One published check as `validate` prints it (the app's fidelity page too): times as times,
-    a published ratio as a percentage and its error in percentage points."""
-    unit = check["unit"]
-
-    def value(x: float) -> str:
-        return fmt_seconds(x) if unit == "s" else _pct(x)
-
-    error = check["calibrated_error"]
-    return (check["source"], check["what"], value(check["measured"]), value(check["roofline"]),
-            value(check["calibrated"]),
-            _pct(error) if unit == "s" else f"{error * 100:+.1f} points")
 
 
 def register_validate(sub) -> None:

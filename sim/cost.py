@@ -94,6 +94,13 @@ class IterationCost:
     factors: tuple[Factor, ...] = ()   # calibrated mode: why the time exceeds the roofline
 
     @property
+    def kernels_s(self) -> float:
+        """The time on the GPU's kernels, without the all-reduces and the per-iteration overhead:
+        max(compute, memory) on the roofline; calibrated, the kernels one after another, each
+        through the soft ridge plus its floor."""
+        return self.time_s - self.allreduce_s - self.overhead_s
+
+    @property
     def intensity(self) -> float:
         """Arithmetic intensity, FLOPs per byte."""
         return self.flops / self.bytes if self.bytes else float("inf")
@@ -111,8 +118,12 @@ def tensor_parallel_degree(gpu: Gpu, model: Model, tp) -> int:
         raise InputError(f"tensor-parallel degree (tp) {n} must divide {model.name}'s "
                          f"{model.kv_heads} KV heads or be a multiple of them")
     if n > 1 and not gpu.interconnect_bandwidth:
+        if gpu.id == "custom":
+            raise InputError(f"{gpu.name} has no GPU-to-GPU link (0 GB/s), which tensor "
+                             "parallelism (tp > 1) needs; set its GPU-to-GPU link bandwidth (custom "
+                             "GPU field), or pick a GPU with a link preset")
         raise InputError(f"{gpu.name} has no GPU-to-GPU link preset, which tensor parallelism "
-                         "(tp > 1) needs; pick a real GPU")
+                         "(tp > 1) needs; pick a GPU with a link preset")
     return n
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from .cost import CostModel
 from .errors import InputError, check_number
 from .policies import Batch, Limits, PolicySpec
+from .units import fmt_bytes
 from .workloads import Workload
 
 DEFAULT_MAX_ITERATIONS = 2_000_000
@@ -104,9 +105,10 @@ def kv_capacity_tokens(cost: CostModel, reserve_fraction: float = RESERVE_FRACTI
     if free <= 0:
         share = f" (1/{cost.tp} per GPU)" if cost.tp > 1 else ""
         raise InputError(
-            f"{model.name} weights ({cost.weight_bytes / 1e9:.1f} GB{share}) do not fit in "
-            f"{gpu.name} memory ({gpu.memory_bytes / 1e9:.0f} GB less a {reserve_fraction:.0%} "
-            "reserve); choose a larger GPU, more GPUs (tp) or a smaller model")
+            f"{model.name} weights ({fmt_bytes(cost.weight_bytes, binary=False)}{share}) do not "
+            f"fit in {gpu.name} memory ({fmt_bytes(gpu.memory_bytes, binary=False)} less a "
+            f"{reserve_fraction:.0%} reserve); choose a larger GPU, more GPUs (tp) or a smaller "
+            "model")
     return int(free // cost.kv_bytes_per_token)
 
 

@@ -19,6 +19,7 @@ from .calibration import A100, Calibration
 from .cost import ACTIVATION_BYTES, Chunk, Composition, CostModel
 from .hardware import get_gpu
 from .models import custom_model, get_model
+from .units import fmt_seconds
 
 DATA = Path(__file__).parent / "data" / "a100-80gb_llama-2-7b_linear.csv"
 DATA_SOURCE = ("microsoft/vidur (MIT licence), data/profiling/compute/a100/meta-llama/"
@@ -227,3 +228,25 @@ def published_checks() -> list[dict]:
         row[f"{mode}_error"] = row[mode] - SARATHI_STEP
     checks.append(row)
     return checks
+
+
+def fmt_error(x: float) -> str:
+    """A signed relative error as `validate` prints it: +3.1%."""
+    return f"{x:+.1%}"
+
+
+PUBLISHED_COLUMNS = ("source", "what", "published", "roofline", "calibrated", "error")
+
+
+def published_row(check: dict) -> tuple[str, ...]:
+    """One published check as `python -m sim validate` prints it and the fidelity page shows it:
+    times as times, a published ratio as a percentage and its error in percentage points."""
+    unit = check["unit"]
+
+    def value(x: float) -> str:
+        return fmt_seconds(x) if unit == "s" else fmt_error(x)
+
+    error = check["calibrated_error"]
+    return (check["source"], check["what"], value(check["measured"]), value(check["roofline"]),
+            value(check["calibrated"]),
+            fmt_error(error) if unit == "s" else f"{error * 100:+.1f} points")

@@ -1,10 +1,14 @@
 """The app through Streamlit's AppTest: every page at the defaults, at extreme settings and from a
 link; no exceptions, and the right numbers on screen."""
 
+import re
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+import app_state
+from sim.calibration import A100, factor_rules
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["app_pages/home.py", "app_pages/side_by_side.py", "app_pages/worked_example.py",
@@ -38,6 +42,16 @@ def assert_clean(at: AppTest):
 
 def metrics(at: AppTest) -> list[tuple[str, str]]:
     return [(m.label, m.value) for m in at.metric]
+
+
+def seconds(shown_time: str) -> float:
+    """A time as sim.units.fmt_seconds shows it ("824 µs", "14.21 ms"), in seconds."""
+    number, unit = shown_time.split()
+    return float(number.replace(",", "")) * {"s": 1, "ms": 1e-3, "µs": 1e-6}[unit]
+
+
+def page_links(at: AppTest) -> list[str]:
+    return [link.proto.label for link in at.get("page_link")]
 
 
 # --- every page at the defaults ------------------------------------------------------------
@@ -106,8 +120,11 @@ def test_roofline_at_the_defaults_finds_the_budget_and_the_engines_defaults():
     assert "**625 tokens**" in text                     # 625 x 16 GFLOP / 400 TFLOP/s = 25 ms
     assert "**8,192**" in text                          # vLLM serve and SGLang on an 80 GB GPU
     assert "133.3 FLOP/B" in text
-    bounds = list(at.table[0].value["bound"])
-    assert bounds == ["memory", "compute", "compute", "compute"]
+    table = at.table[0].value
+    assert list(table["bound"]) == ["memory", "compute", "compute", "compute"]
+    assert "time = max" in table.columns                # no all-reduce, no overhead: nothing added
+    assert not {"all-reduce", "overhead"} & set(table.columns)
+    assert not page_links(at)                           # simple mode, no comparison: no waterfall
 
 
 def test_changing_a_control_updates_the_numbers():
@@ -330,6 +347,56 @@ def test_roofline_compare_adds_the_calibrated_times_and_budget():
     assert {"time = max", "time (calibrated)", "calibrated − roofline"} <= set(table.columns)
     assert all(d.startswith("+") for d in table["calibrated − roofline"])   # a lower bound
     assert "The calibrated mode, same target of 25 ms" in at.info[0].value
+
+
+def test_roofline_calibrated_with_tp_shows_every_term_of_the_time():
+    at = open_app("app_pages/roofline.py", gpu="h100-sxm", mode="calibrated", tp=2)
+    assert_clean(at)
+    table = at.table[0].value
+    time = "time = kernels + all-reduce + overhead"
+    terms = ["kernels (in sequence, soft ridge, floors)", "all-reduce", "overhead"]
+    assert set(terms + [time]) <= set(table.columns)
+    decode = table.loc["decode-only (64 decodes)"]
+    assert (decode["memory (achievable)"], decode["all-reduce"], decode["overhead"],
+            decode[time]) == ("8.723 ms", "496 µs", "4 ms", "14.21 ms")
+    for _, row in table.iterrows():                     # each row adds up on screen
+        assert sum(seconds(row[term]) for term in terms) == pytest.approx(seconds(row[time]),
+                                                                         rel=2e-3)
+    assert any(app_state.cost_rule("calibrated", 2) in c.value for c in at.caption)
+    assert any("factor by factor" in label for label in page_links(at))   # without the toggle
+
+
+def test_roofline_compare_deltas_are_written_like_the_cards():
+    at = open_app("app_pages/roofline.py", gpu="h100-sxm", mode="calibrated", compare="true")
+    assert_clean(at)
+    deltas = at.table[0].value["roofline − calibrated"]
+    assert all(re.fullmatch(r"-[\d.,]+ (s|ms|µs) \(-\d+%\)", d) for d in deltas), list(deltas)
+
+
+def test_roofline_with_weights_that_do_not_fit_says_so():
+    at = open_app("app_pages/roofline.py", model="custom", layers=1000, hidden=1_000_000,
+                  ffn=10_000_000)
+    assert_clean(at)
+    assert "weights (60 PB) do not fit" in at.error[0].value
+    assert "No budget meets" not in shown(at) and not at.table
+
+
+def test_fidelity_page_lists_the_factor_rules_the_waterfall_explains_with():
+    at = open_app(FIDELITY, gpu="h100-sxm", model="llama-3.1-8b", tp=2)
+    assert_clean(at)
+    text = shown(at)
+    for name, rule in factor_rules(A100).items():       # the list: the A100's figures
+        assert f"**{name}.** {rule[0].upper()}{rule[1:]}." in text, name
+    hopper = factor_rules(app_state.scenario_from({"gpu": "h100-sxm", "mode": "calibrated"})
+                          .cost_model().calibration)
+    why = at.table[0].value["why"]                      # the waterfall: the H100's, same words
+    assert all(why[name].startswith(hopper[name]) for name in why.index if name in hopper)
+    assert len(set(why.index) & set(hopper)) == len(hopper)
+
+
+def test_fidelity_page_imports_no_cli_module():
+    for page in Path(APP).parent.joinpath("app_pages").glob("*.py"):
+        assert not re.search(r"^from sim\.cli|^import sim\.cli", page.read_text(), re.M), page
 
 
 def test_tp_from_a_link_shards_the_model():

@@ -2,6 +2,7 @@
 
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from charts.figure import stacked
 from charts.frames import (MAX_BARS, bar_groups, callouts_frame, iterations_frame,
                            representative_streams, streams_frame)
 from charts.theme import Look
+from charts.timeline import OTHER
 from charts.views import budget_plan, roofline_figures, timeline
 from sim.cost import CostModel
 from sim.engine import simulate
@@ -170,6 +172,26 @@ def test_clock_changes_what_is_drawn(seed):
     assert early != late
     # the largest-gap callout appears only once its gap has ended (333 ms in the unchunked lane)
     assert "largest gap 333 ms" not in early and "largest gap 333 ms" in late
+
+
+@pytest.mark.parametrize("values, beyond_ms", [
+    ({}, 0.0),                                               # seed 001: time = max, nothing added
+    ({"gpu": "h100-sxm", "mode": "calibrated", "tp": 2}, 4.0),  # at least the 4 ms overhead
+])
+def test_bar_tooltips_show_the_time_beyond_max_compute_memory(values, beyond_ms):
+    s = scenario_from(values)
+    svg = vlc.vegalite_to_svg(timeline(run(s, "vllm-v0"), run(s, "sarathi")).figure(Look()).spec())
+    tips = [dict(field.split(": ", 1) for field in label.split("; "))   # the tooltip's fields
+            for label in re.findall(r'aria-label="([^"]*iterations in this bar[^"]*)"', svg)]
+    assert tips
+
+    def ms(tip, title):
+        return float(tip[title].replace(",", ""))
+
+    for tip in tips:
+        longer = max(ms(tip, "compute time (ms)"), ms(tip, "memory time (ms)"))
+        assert ms(tip, OTHER) == pytest.approx(ms(tip, "duration (ms)") - longer, abs=2e-3)
+        assert ms(tip, OTHER) >= beyond_ms if beyond_ms else ms(tip, OTHER) == 0
 
 
 def test_downloads_carry_the_figures_data(seed):

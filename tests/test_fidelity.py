@@ -11,11 +11,12 @@ from sim.calibration import A100, CALIBRATIONS
 from sim.cost import Chunk, Composition, CostModel
 from sim.engine import RESERVE_FRACTION, kv_capacity_tokens
 from sim.errors import InputError
-from sim.fidelity import (TARGET_MAX, TARGET_MEDIAN, fit_gemms, gemm_work, load_measurements,
-                          validate)
-from sim.hardware import GPUS, get_gpu
+from sim.fidelity import (PUBLISHED_COLUMNS, TARGET_MAX, TARGET_MEDIAN, fit_gemms, gemm_work,
+                          load_measurements, published_row, validate)
+from sim.hardware import GPUS, custom_gpu, get_gpu
 from sim.memory import memory_budget
-from sim.models import MODELS, get_model
+from sim.models import MODELS, custom_model, get_model
+from sim.units import fmt_bytes
 from tests.test_cli import cli
 
 REAL_GPUS = sorted(CALIBRATIONS)   # every preset but the illustrative one
@@ -222,6 +223,32 @@ def test_tp_makes_a_70b_model_fit_and_shards_its_kv():
     assert sixteen.kv_bytes_per_token == get_model("llama-3.1-8b").kv_bytes_per_token / 8
 
 
+@pytest.mark.parametrize("mode", ["roofline", "calibrated"])
+def test_kernels_time_is_the_time_without_all_reduce_and_overhead(mode):
+    cost = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"), mode, tp=2)
+    composition = Composition((4000,) * 64, (Chunk(512),))
+    c = cost.price(composition)
+    parts = cost.component_work(*cost.aggregates(composition))
+    tokens, _, _, rows = cost.aggregates(composition)
+    kernels = cost.calibrated_time(parts, tokens, rows)[2] if mode == "calibrated" else \
+        max(c.compute_s, c.memory_s)
+    assert c.allreduce_s > 0 and c.kernels_s == pytest.approx(kernels, rel=1e-12)
+    if mode == "calibrated":      # soft ridge and floors: more than the larger of the sums
+        assert c.kernels_s > max(c.compute_s, c.memory_s)
+
+
+def test_weights_that_do_not_fit_are_named_in_readable_units():
+    huge = custom_model(layers=1000, hidden=1_000_000, heads=32, kv_heads=8, head_dim=128,
+                        intermediate=10_000_000, vocab=128256)
+    cost = CostModel(get_gpu("h100-sxm"), huge)
+    with pytest.raises(InputError) as refused:
+        kv_capacity_tokens(cost)
+    message = str(refused.value)
+    assert f"weights ({fmt_bytes(cost.weight_bytes, binary=False)}) do not fit" in message
+    assert "PB" in message and "e+" not in message and ".0 GB" not in message
+    assert "H100 SXM memory (80 GB less a 10% reserve)" in message
+
+
 def test_memory_budget_steps_are_per_gpu_under_tp():
     cost = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-70b"), tp=4)
     steps = {s.key: s for s in memory_budget(cost)}
@@ -239,13 +266,28 @@ def test_bad_tp_is_refused_with_a_message(tp, message):
 
 
 def test_tp_needs_a_link():
-    with pytest.raises(InputError, match="link"):
+    with pytest.raises(InputError, match="no GPU-to-GPU link preset.*pick a GPU with a link preset"):
         CostModel(get_gpu("illustrative"), get_model("dense-8b"), tp=2)
+    # a custom GPU's link is a field the user can set: the message names it
+    with pytest.raises(InputError, match=r"set its GPU-to-GPU link bandwidth \(custom GPU field\)"):
+        CostModel(custom_gpu(400, 3, 80, link_gbps=0), get_model("dense-8b"), tp=2)
+    assert CostModel(custom_gpu(400, 3, 80, link_gbps=450), get_model("dense-8b"), tp=2).tp == 2
 
 
 # GB/s one way: half the datasheets' bidirectional NVLink / PCIe / Infinity Fabric figures
 LINK_GBPS = {"illustrative": 0, "a100-40gb": 300, "a100-80gb": 300, "h100-sxm": 450, "h200": 450,
              "l4": 32, "l40s": 32, "rtx-4090": 32, "mi300x": 448, "b200": 900}
+
+
+def test_published_rows_are_shared_by_the_cli_and_the_page(report, capsys):
+    import sim.cli_fidelity
+    assert sim.cli_fidelity.published_row is published_row     # one formatter, in sim.fidelity
+    rows = [published_row(c) for c in report["published"]]
+    assert all(len(r) == len(PUBLISHED_COLUMNS) for r in rows)
+    step = rows[-1]                                # the Sarathi-Serve ratio: a %, error in points
+    assert step[2] == "+32.0%" and step[-1].endswith(" points")
+    _, out, _ = cli("validate", "--summary", capsys=capsys)
+    assert all(r[1] in out and r[-1] in out for r in rows)
 
 
 @pytest.mark.parametrize("gpu_id", LINK_GBPS)

@@ -8,7 +8,7 @@ import vl_convert as vlc
 
 from charts import fidelity as charts
 from charts.theme import Look
-from sim.calibration import A100, FACTOR_SOURCES
+from sim.calibration import A100, FACTOR_SOURCES, factor_rules
 from sim.cost import Chunk, Composition, CostModel
 from sim.fidelity import linear_layer_seconds, validate
 from sim.hardware import get_gpu
@@ -96,6 +96,28 @@ def test_factors_walk_from_the_roofline_modes_time_to_the_calibrated_time(tp):
 
 def test_every_factor_has_its_source():
     assert {f.name for f in calibrated(2).factors} == set(FACTOR_SOURCES)
+
+
+@pytest.mark.parametrize("gpu", ["a100-80gb", "h100-sxm"])
+def test_every_factors_why_starts_with_its_one_rule(gpu):
+    cost = calibrated(2, gpu)
+    cal = CostModel(get_gpu(gpu), get_model("llama-3.1-8b"), "calibrated").calibration
+    rules = factor_rules(cal)
+    assert [f.name for f in cost.factors] == list(rules)    # one rule per factor, in order
+    for f in cost.factors:
+        assert f.why.startswith(rules[f.name]), f.name
+    why = {f.name: f.why for f in cost.factors}
+    assert why["tile quantization"].endswith("here 289 tokens cost the FLOPs of 320")  # 32 + 257
+    assert "257 tokens cost the FLOPs of 320" in rules["tile quantization"]
+    assert why["all-reduce"].startswith(rules["all-reduce"] + "; here 64 all-reduces over 2 GPUs")
+    assert why["per-iteration overhead"] == rules["per-iteration overhead"]   # the default
+
+
+def test_a_set_overhead_is_said_after_the_rule():
+    cost = CostModel(get_gpu("a100-80gb"), get_model("llama-3.1-8b"), "calibrated",
+                     overhead_s=1e-3).price(COMPOSITION)
+    assert cost.factors[-1].why == (factor_rules(A100)["per-iteration overhead"]
+                                    + "; here 1 ms, as set")
 
 
 @pytest.mark.parametrize("look", LOOKS, ids=lambda l: f"presenter={l.presenter},dark={l.dark}")
