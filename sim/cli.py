@@ -157,7 +157,7 @@ def run_from(args) -> tuple[workloads.Workload, Trace]:
     budget = check_number("--budget", args.budget, high=10_000_000, integer=True)
     policy = get_policy(args.policy)
     decoders = int(workload.prefilled.sum())
-    if workload.name in ("seed", "burst") and policy.chunked and budget <= decoders \
+    if workload.name in ("seed", "burst") and policy.decodes_take_budget and budget <= decoders \
             and not args.allow_starvation:
         raise InputError(
             f"--budget {budget} is at or below the {decoders} running decodes: chunk = budget - "

@@ -129,9 +129,8 @@ def tensor_parallel_degree(gpu: Gpu, model: Model, tp) -> int:
 
 def attended_pairs(prefix, length, window: int = 0):
     """Sum over a chunk's `length` new tokens of how many positions each attends to (itself and
-    everything before it, at most `window` when the model has a sliding window). Works on arrays."""
-    prefix = np.asarray(prefix, dtype=np.float64)
-    length = np.asarray(length, dtype=np.float64)
+    everything before it, at most `window` when the model has a sliding window). Works on numbers
+    (the engine's per-iteration path) and on numpy arrays alike."""
     if not window:
         return length * prefix + length * (length + 1) / 2
     below = np.clip(window - prefix, 0, length)   # new tokens whose position is still <= window

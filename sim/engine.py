@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .cost import CostModel
+from .cost import CostModel, attended_pairs
 from .errors import InputError, check_number
 from .policies import Batch, Limits, PolicySpec
 from .units import fmt_bytes
@@ -273,7 +273,8 @@ class _Engine:
                 raise SimulationLimitError(
                     f"the run needed more than {self.max_iterations:,} iterations (the cap); "
                     "shorten the workload or raise the iteration cap")
-            if (self.waiting or self.partial) and not batch.chunks and k >= self.limits.budget:
+            if self.spec.decodes_take_budget and (self.waiting or self.partial) \
+                    and not batch.chunks and k >= self.limits.budget:
                 self.starved += 1
             for _ in batch.admitted:
                 request = self.waiting.popleft()
@@ -284,19 +285,20 @@ class _Engine:
                     self.kv_held[request] = self.prefill_left(request)
                     self.used_kv += self.kv_held[request]
             # price the iteration from aggregates
-            if k == len(self.dec_ids):
-                ctx_sum = self.base_sum + k * self.clock
-                attended = (np.minimum(self.dec_base + (self.clock + 1), window).sum()
-                            if window and k else ctx_sum + k)
-            else:
+            # price the iteration from aggregates (cost.CostModel.aggregates, kept O(1) in the
+            # number of decoders when there is no sliding window)
+            if window and k:
                 ctx = self.dec_base[:k] + self.clock
-                ctx_sum = int(ctx.sum())
-                attended = np.minimum(ctx + 1, window).sum() if window else ctx_sum + k
-            kv_read = ctx_sum if not window else min(ctx_sum, k * window)
+                attended = float(attended_pairs(ctx, 1, window).sum())
+                kv_read = float(np.minimum(ctx, window).sum())
+            else:
+                kv_read = (self.base_sum + k * self.clock if k == len(self.dec_ids)
+                           else int(self.dec_base[:k].sum()) + k * self.clock)
+                attended = kv_read + k             # each decode attends to its context + itself
             tokens, rows, completed = k, k, []
             for request, take in batch.chunks:
                 prefix = self.computed[request]
-                attended += _attended(prefix, take, window)
+                attended += attended_pairs(prefix, take, window)
                 kv_read += min(prefix, window) if window else prefix
                 tokens += take
                 ch_it.append(it), ch_req.append(request), ch_start.append(prefix), ch_len.append(take)
@@ -392,14 +394,6 @@ class _Engine:
                      np.asarray(self.preemptions, np.int64), np.asarray(self.recomputed, np.int64),
                      np.r_[0, np.cumsum(counts)], times[order], snap, self.snapshots,
                      tuple(notes), self.starved, np.asarray(evict, np.int64))
-
-
-def _attended(prefix: int, length: int, window: int) -> float:
-    """Scalar `cost.attended_pairs`, for the per-iteration path."""
-    if not window:
-        return length * prefix + length * (length + 1) / 2
-    below = min(max(window - prefix, 0), length)
-    return below * prefix + below * (below + 1) / 2 + (length - below) * window
 
 
 def simulate(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,

@@ -54,7 +54,9 @@ def _admit_chunked(state: State, limits: Limits, used: int, batch: Batch, *,
     the budget, KV memory, max_seqs or the cap on partial prefills runs out. Reserving the whole
     prompt at admission (Sarathi, SGLang) means a request never fails half-way through its
     prefill; vLLM V1 needs KV for the chunk only."""
-    free = state.free_kv - state.kv_watermark - (0 if reserve_whole_prompt else used)
+    # this step's decodes get their KV token first, whatever the reservation rule, so admitting
+    # a prompt never evicts a running decoder; vLLM V1 also needs KV for the chunks before it
+    free = state.free_kv - state.kv_watermark - (state.decoding if reserve_whole_prompt else used)
     running = state.decoding + len(state.partial)
     for request in state.waiting:
         room = limits.budget - used
@@ -120,7 +122,7 @@ def sglang(state: State, limits: Limits) -> Batch:
 def _admit_whole(state: State, limits: Limits, batch: Batch, token_cap: float) -> None:
     """Admit waiting requests with their whole prompt, FCFS, while KV, max_seqs and the token cap
     allow (the first prompt is never refused for the cap: unchunked prompts cannot be split)."""
-    free = state.free_kv - state.kv_watermark
+    free = state.free_kv - state.kv_watermark - state.decoding   # the decodes' KV comes first
     used = 0
     running = state.decoding + len(state.partial)
     for request in state.waiting:
@@ -159,20 +161,20 @@ class PolicySpec:
     name: str
     build: Callable[[State, Limits], Batch]
     chunked: bool
-    budget_caps_decodes: bool   # True: tokens per iteration <= budget; False: only the prefill share
+    decodes_take_budget: bool   # decodes and chunks share one budget (a budget <= decodes starves)
     reserve_whole_prompt: bool  # KV for the whole prompt at admission, else per chunk
     label: str
     summary: str                # how it builds an iteration, in one phrase for the app's text
 
 
 POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
-    PolicySpec("sarathi", sarathi, True, False, True, "Sarathi-Serve (stall-free, chunked)",
+    PolicySpec("sarathi", sarathi, True, True, True, "Sarathi-Serve (stall-free, chunked)",
                "every running decode first, then a chunk of the prompt fills what is left of "
                "the budget, in the same iteration"),
     PolicySpec("vllm-v1", vllm_v1, True, True, False, "vLLM V1 (chunked prefill)",
                "the running requests first (the budget caps their decodes too), then a chunk "
                "of the prompt fills what is left of the budget"),
-    PolicySpec("sglang", sglang, True, True, True, "SGLang (prefill-first, chunked)",
+    PolicySpec("sglang", sglang, True, False, True, "SGLang (prefill-first, chunked)",
                "prefill first: chunks of the prompt, up to the budget each, run alone while the "
                "decodes wait"),
     PolicySpec("vllm-v0", vllm_v0, False, False, True, "vLLM V0 (prefill-only iterations)",

@@ -140,3 +140,42 @@ def test_bad_limits(bad):
     kwargs = dict(budget=576) | bad
     with pytest.raises(InputError):
         run(seed_scenario(), "sarathi", **kwargs)
+
+
+@pytest.mark.parametrize("model", ["mistral-7b", "llama-3.1-8b"])
+def test_engine_prices_each_iteration_like_the_cost_model(model):
+    """The engine's O(1) aggregation must equal `CostModel.price` of the same batch, sliding
+    window included (decoder contexts straddling Mistral's 4,096-token window)."""
+    from sim.cost import Chunk, Composition
+    w = make_workload([0.0, 0.0, 0.0, 0.01], [100, 8000, 3000, 5000], [3, 3, 3, 2],
+                      [True, True, True, False])
+    cost = CostModel(get_gpu("a100-80gb"), get_model(model))
+    trace = run(w, "sarathi", 1024, gpu="a100-80gb", model=model)
+    for i in range(trace.iterations):
+        contexts = []
+        for r in trace.decode_rows(i):
+            before = trace.tokens_of(r) <= trace.start_s[i]
+            emitted = int(before.sum()) - int(trace.prefilled[r])   # tokens generated so far
+            contexts.append(int(w.prompt[r]) + emitted - (0 if trace.prefilled[r] else 1))
+        rows = trace.chunk_iteration == i
+        chunks = tuple(Chunk(int(n), int(p), int(p + n) == int(w.prompt[r]))
+                       for r, p, n in zip(trace.chunk_request[rows], trace.chunk_start[rows],
+                                          trace.chunk_length[rows]))
+        priced = cost.price(Composition(tuple(contexts), chunks))
+        assert trace.duration_s[i] == pytest.approx(priced.time_s, rel=1e-12)
+        assert trace.memory_s[i] == pytest.approx(priced.memory_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("policy", ["sarathi", "vllm-v1", "sglang", "vllm-v0", "orca"])
+def test_admitting_a_prompt_never_evicts_a_running_decoder(policy):
+    """The decodes' KV tokens come first: a prompt that fits only if the decoders got no KV this
+    step waits instead of preempting them (schedulers.md: decodes are never refused)."""
+    cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
+    capacity = kv_capacity_tokens(cost)
+    decoders, context = 10, 1000
+    prompt = capacity - decoders * context - 5      # fits beside the decoders' KV, not their growth
+    w = make_workload(np.zeros(decoders + 1), np.r_[np.full(decoders, context), prompt],
+                      np.r_[np.full(decoders, 6), 2], np.r_[np.ones(decoders, bool), False])
+    trace = run(w, policy, 1_000_000)
+    assert trace.preemptions.sum() == 0
+    assert len(trace.tokens_of(decoders)) == 2
