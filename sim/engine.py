@@ -26,6 +26,7 @@ from .units import fmt_bytes
 from .workloads import Workload
 
 DEFAULT_MAX_ITERATIONS = 2_000_000
+MAX_ITERATION_CAP = 5_000_000   # ~20 s and ~2 GB here: the most any one run may take
 RESERVE_FRACTION = 0.10   # vLLM's gpu_memory_utilization=0.9 leaves 10% for activations etc.
 SARATHI_WATERMARK = 0.01  # Sarathi keeps 1% of KV blocks free when admitting
 
@@ -408,7 +409,8 @@ def simulate(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget:
                                  integer=True))
     check_number("reserve fraction", reserve_fraction, low=0, low_inclusive=True, high=0.99)
     engine = _Engine(workload, policy, limits, cost, reserve_fraction,
-                     check_number("iteration cap", max_iterations, integer=True, high=1e9))
+                     check_number("iteration cap", max_iterations, integer=True,
+                                  high=MAX_ITERATION_CAP))
     _check_fits(workload, engine)
     return engine.run()
 

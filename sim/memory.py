@@ -112,12 +112,14 @@ class KvUsage:
 
 def kv_usage(trace: Trace, cost: CostModel) -> KvUsage:
     """Peak KV use and the work preemptions wasted. Recompute time is a lower bound: recomputed
-    tokens x FLOPs per token (2 x active params, no attention) / peak FLOP/s."""
+    tokens x FLOPs per token per GPU (2 x active params / tensor-parallel GPUs, no attention) /
+    peak FLOP/s."""
     peak = int(trace.kv_used_tokens.max(initial=0))
     recomputed = int(trace.recomputed_tokens.sum())
-    flops_per_token = cost.model.flops_per_token
+    flops_per_token = cost.model.flops_per_token / cost.tp
+    per_gpu = f" / {cost.tp} GPUs" if cost.tp > 1 else ""
     wasted = Step("recompute_s", "Work wasted on recomputation",
-                  "recomputed tokens × FLOPs per token / peak FLOP/s",
+                  f"recomputed tokens × FLOPs per token{per_gpu} / peak FLOP/s",
                   f"{fmt_count(recomputed)} × {fmt_flops(flops_per_token)} / "
                   f"{cost.gpu.peak_flops / 1e12:g} TFLOP/s",
                   recomputed * flops_per_token / cost.gpu.peak_flops, "s")

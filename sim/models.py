@@ -156,7 +156,7 @@ def custom_model(*, layers, hidden, heads, kv_heads, head_dim=0, intermediate, v
     if top_k > experts_n:
         raise InputError(f"experts per token ({top_k}) must be <= experts ({experts_n})")
     return Model("custom", name, whole("layers", layers, 1000), hidden_n, heads_n, kv,
-                 whole("head_dim", head_dim) if head_dim else hidden_n // heads_n,
+                 whole("head_dim", head_dim if head_dim else hidden_n / heads_n),
                  whole("intermediate", intermediate), whole("vocab", vocab),
                  source="user-supplied fields", gated_mlp=bool(gated_mlp), experts=experts_n,
                  experts_per_token=top_k,
@@ -166,6 +166,8 @@ def custom_model(*, layers, hidden, heads, kv_heads, head_dim=0, intermediate, v
 
 def model_from_hf_config(config: dict, name: str = "From config.json") -> Model:
     """A model from a Hugging Face `config.json` dict (Llama, Mistral, Qwen2, Mixtral, Falcon)."""
+    if not isinstance(config, dict):
+        raise InputError(f"config.json must be a JSON object, got {type(config).__name__}")
     def field(*keys, default=None):
         for key in keys:
             if config.get(key) is not None:
@@ -174,7 +176,7 @@ def model_from_hf_config(config: dict, name: str = "From config.json") -> Model:
             raise InputError(f"config.json lacks {' / '.join(keys)}")
         return default
     heads = field("num_attention_heads", "n_head")
-    hidden = field("hidden_size", "n_embd")
+    hidden = check_number("hidden_size", field("hidden_size", "n_embd"), high=1e7, integer=True)
     falcon = "falcon" in str(config.get("model_type", "")).lower()
     return custom_model(
         layers=field("num_hidden_layers", "n_layer"), hidden=hidden, heads=heads,

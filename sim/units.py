@@ -6,11 +6,13 @@ import math
 
 
 def fmt_seconds(s: float) -> str:
+    # thresholds sit just below each unit so that rounding never prints "1e+03 µs"
     if s is None or not math.isfinite(s):
         return "—"
-    if abs(s) >= 1:
+    s = s + 0.0   # -0.0 prints as 0
+    if abs(s) >= 0.9995:
         return f"{s:,.3g} s" if abs(s) < 100 else f"{s:,.0f} s"
-    if abs(s) >= 1e-3:
+    if abs(s) >= 0.9995e-3:
         return f"{s * 1e3:.4g} ms"
     return f"{s * 1e6:.3g} µs"
 
@@ -20,6 +22,8 @@ def fmt_bytes(b: float, binary: bool = True) -> str:
     base, units = (1024, ("B", "KiB", "MiB", "GiB", "TiB", "PiB")) if binary else \
         (1000, ("B", "kB", "MB", "GB", "TB", "PB"))
     value, unit = float(b), units[0]
+    if not math.isfinite(value):
+        return "—"
     for unit in units:
         if abs(value) < base or unit == units[-1]:
             break
@@ -28,8 +32,10 @@ def fmt_bytes(b: float, binary: bool = True) -> str:
 
 
 def fmt_flops(f: float) -> str:
+    if not math.isfinite(f):
+        return "—"
     for scale, unit in ((1e15, "PFLOP"), (1e12, "TFLOP"), (1e9, "GFLOP"), (1e6, "MFLOP")):
-        if abs(f) >= scale:
+        if abs(f) >= 0.9995 * scale:
             return f"{f / scale:.3g} {unit}"
     return f"{f:.3g} FLOP"
 

@@ -115,6 +115,9 @@ def test_hf_config_of_mixtral():
 
 @pytest.mark.parametrize("cfg, word", [
     ({"hidden_size": 4096}, "lacks num_attention_heads"),
+    ([1, 2], "JSON object"),
+    ({"num_hidden_layers": 2, "hidden_size": 4, "num_attention_heads": 8, "vocab_size": 10},
+     "head_dim must be a whole number"),
     ({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 8, "num_key_value_heads": 3,
       "vocab_size": 10}, "multiple"),
     ({"num_hidden_layers": -1, "hidden_size": 64, "num_attention_heads": 8, "vocab_size": 10},

@@ -92,3 +92,20 @@ def test_inputs_change_the_numbers():
 def test_bad_inputs(bad):
     with pytest.raises(InputError):
         worked_example(**bad)
+
+
+def test_a_chunk_of_one_token_stays_closed_form():
+    """ceil(1e9 / 1) iterations are summed in closed form, not one by one."""
+    b = worked_example(prompt=1e9, budgets=(65,)).to_json()["budgets"][0]
+    assert b["iterations"] == 10**9
+    assert b["ttft_s"] == pytest.approx(10**9 * 16e9 / 3e12)   # every iteration memory-bound
+
+
+def test_seed_notes_need_the_seeds_first_budget():
+    steps = {s.key: s for s in worked_example(budgets=(1000,)).steps}
+    assert steps["reread_s"].seed_note == "" and steps["decode_step_s"].seed_note == ""
+
+
+def test_decode_step_with_kv_is_the_larger_of_compute_and_memory():
+    step = {s.key: s for s in worked_example(decodes=1000, context=1, budgets=(2000,)).steps}
+    assert step["decode_step_with_kv_s"].value == pytest.approx(1000 * 16e9 / 400e12)   # 40 ms
