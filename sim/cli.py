@@ -139,6 +139,8 @@ def workload_from(args) -> workloads.Workload:
             raise InputError("--trace-in replays a trace; drop --scenario, --requests and --qps")
         return load_trace(args.trace_in)
     scenario = args.scenario or ("poisson" if args.requests is not None else "seed")
+    if scenario != "poisson" and (args.requests is not None or args.qps is not None):
+        raise InputError(f"--requests and --qps belong to --scenario poisson, not {scenario}")
     if scenario == "seed":
         return workloads.seed_scenario(args.decodes, args.context, args.prompt, args.decode_output,
                                        args.prompt_output)

@@ -98,6 +98,7 @@ class SweepPoint:
     chunking_inactive: bool       # budget >= no_split_budget
     split_prompts: int            # requests whose prefill took more than one chunk (measured)
     notes: tuple[str, ...]
+    starved: bool = False         # the decodes took the whole budget while prompts waited
 
     def meets_tbt(self, slo_s: float) -> bool:
         return not self.metrics.tbt_s.p99 > slo_s   # NaN (no gaps at all): nothing to miss
@@ -148,7 +149,8 @@ def fixed_share(cost: CostModel, budget: int) -> float:
 def recommend(points: Sequence[SweepPoint], tbt_slo_s: float) -> tuple[int | None, str]:
     """Sarathi-Serve's recipe: the largest budget whose p99 TBT meets the SLO, with the reason."""
     slo = fmt_seconds(tbt_slo_s)
-    ok = [p for p in points if p.meets_tbt(tbt_slo_s)]
+    # a budget at or below the decodes meets any TBT SLO by starving new prompts: never recommend it
+    ok = [p for p in points if p.meets_tbt(tbt_slo_s) and not p.starved]
     if not ok:
         best = min(points, key=lambda p: p.metrics.tbt_s.p99)
         return None, (f"no budget in the sweep meets the p99 TBT SLO of {slo}: the lowest p99 TBT "
@@ -185,7 +187,8 @@ def run_point(workload: Workload, policy: PolicySpec, cost: CostModel, budget: i
     chunks_per_request = np.bincount(trace.chunk_request, minlength=len(workload))
     return SweepPoint(budget, summarize(trace), float(np.median(delays)) if len(delays) else math.nan,
                       share, share > OVERHEAD_SHARE, no_split, budget >= no_split,
-                      int(np.sum(chunks_per_request > 1)), trace.notes)
+                      int(np.sum(chunks_per_request > 1)), trace.notes,
+                      trace.starved_iterations > 0)
 
 
 def sweep(workload: Workload, policy: PolicySpec, cost: CostModel, budgets: Sequence, *,

@@ -23,7 +23,7 @@ from sim.policies import CHUNKED, get_policy
 from sim.sweep import (budget_grid, fixed_share, recommend, sglang_default_budget, sweep,
                        vllm_default_budget)
 from sim.traces import MAX_ROWS, load_trace
-from sim.workloads import burst, poisson
+from sim.workloads import burst, poisson, seed_scenario
 from sim.worked_example import worked_example
 
 SEED_SIMPLE = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
@@ -378,3 +378,11 @@ def test_rate_curve_runs_each_rate_and_agrees_with_the_search():
     again = evaluate(4.0, workload_at(4.0), get_policy("vllm-v0"), cost, budget=2048,
                      tbt_slo_s=0.1)
     assert curve[1] == again
+
+
+def test_a_starving_budget_is_never_recommended():
+    """Budget 64 with 64 decoders meets any TBT SLO by giving the prompt nothing: not a choice."""
+    result = sweep(seed_scenario(decode_output=20, prompt=2048), get_policy("sarathi"), SEED_SIMPLE,
+                   [64, 576], tbt_slo_s=0.05)
+    assert result.points[0].starved and not result.points[1].starved
+    assert result.recommended == 576
