@@ -13,7 +13,6 @@ has an iteration cap and the number of runs is capped, so any input finishes in 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -22,7 +21,7 @@ import numpy as np
 from .cost import CostModel, attended_pairs
 from .engine import simulate
 from .errors import InputError, check_number
-from .metrics import request_times, token_gaps
+from .metrics import Percentiles, median_scheduling_delay, token_gaps
 from .policies import PolicySpec
 from .sweep import vllm_v0_default_budget
 from .units import fmt_seconds
@@ -116,11 +115,10 @@ def evaluate(qps: float, workload: Workload, policy: PolicySpec, cost: CostModel
     """Run `workload` (generated at `qps`) and check Sarathi-Serve's two conditions."""
     trace = simulate(workload, policy, cost, budget=budget, max_seqs=max_seqs,
                      max_iterations=max_iterations, max_partial_prefills=max_partial_prefills)
-    gaps, _ = token_gaps(trace)
-    p99 = float(np.percentile(gaps, 99)) if len(gaps) else math.nan
-    delays = request_times(trace).queue_s
-    delay = float(np.nanmedian(delays)) if np.any(~np.isnan(delays)) else 0.0
-    return CapacityPoint(qps, p99, delay, not p99 > tbt_slo_s and delay <= delay_slo_s)
+    p99 = Percentiles.of(token_gaps(trace)[0]).p99
+    delay = median_scheduling_delay(trace)
+    # NaN (no gaps, or no new request) has nothing to miss
+    return CapacityPoint(qps, p99, delay, not p99 > tbt_slo_s and not delay > delay_slo_s)
 
 
 def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, cost: CostModel, *,

@@ -69,6 +69,14 @@ def request_times(trace: Trace) -> RequestTimes:
                         np.where(new, first - scheduled, np.nan), last - first, last)
 
 
+def median_scheduling_delay(trace: Trace) -> float:
+    """Median over new requests of arrival -> start of the first iteration that runs them
+    (Sarathi-Serve's capacity condition); NaN when there are none."""
+    delays = request_times(trace).queue_s
+    delays = delays[~np.isnan(delays)]
+    return float(np.median(delays)) if len(delays) else float("nan")
+
+
 def token_gaps(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     """Every gap between successive tokens of one request, and the request it belongs to."""
     counts = np.diff(trace.token_offsets)

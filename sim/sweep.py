@@ -17,7 +17,6 @@ GPU, and the two regimes where the dial stops mattering:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -27,7 +26,7 @@ from .cost import CostModel, attended_pairs
 from .engine import DEFAULT_MAX_ITERATIONS, simulate
 from .errors import InputError, check_number
 from .hardware import Gpu
-from .metrics import Metrics, request_times, summarize
+from .metrics import Metrics, median_scheduling_delay, summarize
 from .policies import PolicySpec
 from .units import fmt_seconds
 from .workloads import Workload
@@ -179,13 +178,11 @@ def run_point(workload: Workload, policy: PolicySpec, cost: CostModel, budget: i
               max_iterations: int = DEFAULT_MAX_ITERATIONS) -> SweepPoint:
     trace = simulate(workload, policy, cost, budget=budget, max_seqs=max_seqs,
                      max_iterations=max_iterations, max_partial_prefills=max_partial_prefills)
-    delays = request_times(trace).queue_s
-    delays = delays[~np.isnan(delays)]
     share = fixed_share(cost, budget)
     no_split = int(workload.prompt[~workload.prefilled].max(initial=0)
                    + trace.decode_tokens.max(initial=0))
     chunks_per_request = np.bincount(trace.chunk_request, minlength=len(workload))
-    return SweepPoint(budget, summarize(trace), float(np.median(delays)) if len(delays) else math.nan,
+    return SweepPoint(budget, summarize(trace), median_scheduling_delay(trace),
                       share, share > OVERHEAD_SHARE, no_split, budget >= no_split,
                       int(np.sum(chunks_per_request > 1)), trace.notes,
                       trace.starved_iterations > 0)
