@@ -28,7 +28,6 @@ from .workloads import Workload
 DEFAULT_MAX_ITERATIONS = 2_000_000
 MAX_ITERATION_CAP = 5_000_000   # ~20 s and ~2 GB here: the most any one run may take
 RESERVE_FRACTION = 0.10   # vLLM's gpu_memory_utilization=0.9 leaves 10% for activations etc.
-SARATHI_WATERMARK = 0.01  # Sarathi keeps 1% of KV blocks free when admitting
 
 
 class SimulationLimitError(InputError):
@@ -121,7 +120,7 @@ class _Engine:
         self.w, self.spec, self.limits, self.cost = workload, spec, limits, cost
         self.max_iterations = max_iterations
         self.capacity = kv_capacity_tokens(cost, reserve_fraction)
-        self.kv_watermark = int(SARATHI_WATERMARK * self.capacity) if spec.name == "sarathi" else 0
+        self.kv_watermark = int(spec.kv_watermark * self.capacity)
         self.window = cost.model.sliding_window
         n = len(workload)
         self.prompt = workload.prompt.tolist()

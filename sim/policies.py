@@ -165,12 +165,13 @@ class PolicySpec:
     reserve_whole_prompt: bool  # KV for the whole prompt at admission, else per chunk
     label: str
     summary: str                # how it builds an iteration, in one phrase for the app's text
+    kv_watermark: float = 0.0   # share of KV kept free when admitting (Sarathi: 1% of blocks)
 
 
 POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec("sarathi", sarathi, True, True, True, "Sarathi-Serve (stall-free, chunked)",
                "every running decode first, then a chunk of the prompt fills what is left of "
-               "the budget, in the same iteration"),
+               "the budget, in the same iteration", kv_watermark=0.01),
     PolicySpec("vllm-v1", vllm_v1, True, True, False, "vLLM V1 (chunked prefill)",
                "the running requests first (the budget caps their decodes too), then a chunk "
                "of the prompt fills what is left of the budget"),
