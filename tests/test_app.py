@@ -13,6 +13,9 @@ from sim.calibration import A100, factor_rules
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["app_pages/home.py", "app_pages/side_by_side.py", "app_pages/worked_example.py",
          "app_pages/roofline.py", "app_pages/fidelity.py"]
+# every page script, the traffic pages too (tests/test_traffic_app.py covers their details)
+ALL_PAGES = sorted(f"app_pages/{p.name}"
+                   for p in (Path(__file__).resolve().parents[1] / "app_pages").glob("*.py"))
 FIDELITY = "app_pages/fidelity.py"
 TIMEOUT = 60   # the first run imports Streamlit, Altair and vl-convert
 
@@ -55,7 +58,7 @@ def page_links(at: AppTest) -> list[str]:
 
 
 # --- every page at the defaults ------------------------------------------------------------
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", ALL_PAGES)
 def test_every_page_runs_clean_at_the_defaults(page):
     at = open_app(page)
     assert_clean(at)
