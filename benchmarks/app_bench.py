@@ -15,16 +15,18 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from app_state import scenario_from
 from charts import fidelity
 from charts.theme import Look
 from charts.views import budget_plan, roofline_figures, timeline
-from sim.budget import scenario_iterations
-from sim.engine import simulate
-from sim.fidelity import validate
-from sim.policies import get_policy
+from sim.cost.validation import validate
+from sim.serving.engine import simulate
+from sim.serving.policies import get_policy
+from sim.studies.budget import scenario_iterations
+from ui.scenario import scenario_from
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGE_FILES = {p.stem: str(p.relative_to(Path(APP).parent))
+              for p in Path(APP).parent.joinpath("pages").glob("*/*.py")}
 RERUN_TARGET = 0.250
 EXTREME = dict(gpu="mi300x", model="qwen2.5-7b", prompt=1_000_000, decodes=1024, context=100)
 
@@ -34,7 +36,7 @@ def _page(page: str, **query) -> AppTest:
     at.query_params.update({k: v if isinstance(v, list) else str(v) for k, v in query.items()})
     at.run()
     if page != "home":
-        at.switch_page(f"app_pages/{page}.py").run()
+        at.switch_page(PAGE_FILES[page]).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

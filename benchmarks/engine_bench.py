@@ -1,12 +1,12 @@
 """The simulation core's speed targets (issue 2)."""
 
-from sim.cost import CostModel
-from sim.engine import simulate
-from sim.hardware import get_gpu
-from sim.metrics import summarize
-from sim.models import get_model
-from sim.policies import get_policy
-from sim.workloads import poisson, seed_scenario
+from sim.cost.iteration import CostModel
+from sim.presets.hardware import get_gpu
+from sim.presets.models import get_model
+from sim.serving.engine import simulate
+from sim.serving.metrics import summarize
+from sim.serving.policies import get_policy
+from sim.serving.workloads import poisson, seed_scenario
 
 
 def _run(workload, policy, cost, budget, max_seqs=1024):

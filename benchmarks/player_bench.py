@@ -4,8 +4,8 @@ Frame rate is not a duration, so this is its own script rather than a `cases()` 
 
     python -m benchmarks.player_bench [--seconds 3]
 
-It builds a realistic two-lane chart from real `sim` runs (the seed scenario: ~257 iterations per
-lane, 8 token streams per lane), plays it in Debian's Chromium for a few seconds and prints how many
+It builds the Side by side page's own chart (charts.views.timeline on the seed scenario's two
+runs), plays it in Debian's Chromium for a few seconds and prints how many
 animation frames actually updated the Vega view per second (target >= 30), plus the page sizes of
 both script designs (inline bundle vs static file) and how long each takes to draw the chart.
 """
@@ -18,68 +18,23 @@ import tempfile
 import time
 from pathlib import Path
 
-import altair as alt
-import numpy as np
-import pandas as pd
-
+import sim
 from charts.player import player_html, static_bundle_page, vega_bundle, vega_bundle_name
-from sim.cost import CostModel
-from sim.engine import simulate
-from sim.hardware import get_gpu
-from sim.models import get_model
-from sim.policies import get_policy
-from sim.workloads import seed_scenario
+from charts.theme import Look
+from charts.views import timeline
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-STREAMS = 8   # token streams drawn per lane: the new request and 7 decoders
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-def _lane_frames(trace, lane: str):
-    """Iteration bars (decode and prefill parts as two rows) and token ticks of one lane."""
-    parts = []
-    for part, low, high in (("decode", 0, trace.decode_tokens),
-                            ("prefill", trace.decode_tokens, trace.decode_tokens + trace.prefill_tokens)):
-        parts.append(pd.DataFrame({
-            "lane": lane, "iteration": np.arange(trace.iterations), "part": part,
-            "start_s": trace.start_s, "end_s": trace.end_s, "low": low, "high": high,
-            "bound": trace.bound}))
-    bars = pd.concat(parts, ignore_index=True)
-    new_request = len(trace.arrival_s) - 1
-    shown = [new_request, *range(min(STREAMS - 1, new_request))]
-    ticks = pd.concat([pd.DataFrame({"lane": lane, "request": f"r{r}", "time_s": trace.tokens_of(r)})
-                       for r in shown], ignore_index=True)
-    return bars, ticks
-
-
-def lanes_chart(clock: str = "t", **scenario) -> tuple[dict, float, list[float]]:
-    """A Vega-Lite spec shaped like the Side by side page (vllm-v0 above, sarathi below, one time
-    axis, bars and ticks revealed up to the clock), with its t_max and iteration-end boundaries."""
-    cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
-    workload = seed_scenario(**scenario)
-    traces = {lane: simulate(workload, get_policy(lane), cost, budget=576)
-              for lane in ("vllm-v0", "sarathi")}
-    t_max = max(float(tr.end_s[-1]) for tr in traces.values())
-    time_axis = alt.Scale(domain=[0, t_max])
-    t = alt.param(name=clock, value=0)
-    rows = []
-    for lane, trace in traces.items():
-        bars, ticks = _lane_frames(trace, lane)
-        bar_chart = alt.Chart(bars, title=lane, height=140, width=900).mark_rect().encode(
-            x=alt.X("start_s:Q", scale=time_axis, title="time (s)"), x2="end_s",
-            y=alt.Y("low:Q", title="tokens"), y2="high", color=alt.Color("part:N"),
-            tooltip=["iteration:Q", "part:N", "low:Q", "high:Q", "bound:N"],
-        ).transform_filter(alt.datum.start_s <= t)
-        tick_chart = alt.Chart(ticks, height=90, width=900).mark_tick(thickness=1).encode(
-            x=alt.X("time_s:Q", scale=time_axis, title="time (s)"), y=alt.Y("request:N"),
-        ).transform_filter(alt.datum.time_s <= t)
-        rows += [bar_chart, tick_chart]
-    playhead = alt.Chart(pd.DataFrame({"x": [0]})).mark_rule(color="red").transform_calculate(
-        x=f"{clock}").encode(x=alt.X("x:Q", scale=time_axis))
-    spec = alt.vconcat(*[alt.layer(row, playhead) for row in rows]).add_params(t).to_dict()
-    boundaries = sorted({float(e) for tr in traces.values() for e in tr.end_s})
-    return spec, t_max, boundaries
+def side_by_side_chart() -> tuple[dict, float, list[float]]:
+    """The Side by side page's timeline at the defaults (vllm-v0 above sarathi at budget 576, the
+    whole run on the time axis): its spec, t_max and iteration-end boundaries."""
+    workload = sim.seed_scenario()
+    lanes = timeline(sim.run(workload, "vllm-v0", mode="simple"),
+                     sim.run(workload, "sarathi", mode="simple"), "run")
+    return lanes.figure(Look(), 900).spec(), lanes.t_max, lanes.boundaries
 
 
 def launch_chromium(playwright):
@@ -113,7 +68,7 @@ def main(argv=None) -> int:
         return 1
     from playwright.sync_api import sync_playwright
 
-    spec, t_max, boundaries = lanes_chart()
+    spec, t_max, boundaries = side_by_side_chart()
     # Play from the middle of the run (thousands of marks visible) at t_max / 10 per wall second,
     # so the clock does not reach the end within the measurement.
     ms_per_second = t_max * 1000 / 10

@@ -1,12 +1,12 @@
 """Traffic speed targets (issue 5): a budget sweep and a two-policy capacity search."""
 
-from sim.capacity import SLO_PRESETS, compare_capacity
-from sim.cost import CostModel
-from sim.hardware import get_gpu
-from sim.models import get_model
-from sim.policies import get_policy
-from sim.sweep import sweep
-from sim.workloads import poisson
+from sim.cost.iteration import CostModel
+from sim.presets.hardware import get_gpu
+from sim.presets.models import get_model
+from sim.serving.policies import get_policy
+from sim.serving.workloads import poisson
+from sim.studies.capacity import SLO_PRESETS, compare_capacity
+from sim.studies.sweep import sweep
 
 TWELVE_BUDGETS = (64, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096, 8192, 16384)
 

@@ -1,4 +1,4 @@
-"""How close is the model to a real GPU: predicted vs measured figures, from `sim.fidelity.validate`.
+"""How close is the model to a real GPU: predicted vs measured figures, from `sim.cost.validation.validate`.
 
 Frames come from the validate report (`validate_frame`, `points_table`, `summary_table`), from the
 cost model along the token axis (`curves_frame`) and from one calibrated `IterationCost`
@@ -13,9 +13,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from sim.calibration import A100
-from sim.cost import IterationCost
-from sim.fidelity import TARGET_MEDIAN, linear_layer_seconds
+from sim.cost.calibration import A100
+from sim.cost.iteration import IterationCost
+from sim.cost.validation import TARGET_MEDIAN, linear_layer_seconds
 
 from .figure import Figure
 from .theme import OKABE_ITO, Look
@@ -77,7 +77,7 @@ def curve_tokens(max_tokens: int, tile: int = A100.gemm_tile, dense: int = 256) 
 
 
 def curves_frame(tps=TP_DEGREES, max_tokens: int = 4096) -> pd.DataFrame:
-    """Both modes' linear-layer time per layer (`sim.fidelity.linear_layer_seconds`, what
+    """Both modes' linear-layer time per layer (`sim.cost.validation.linear_layer_seconds`, what
     `validate` compares) along the token axis, for each TP degree: tp, tokens, series, ms."""
     tokens = curve_tokens(max_tokens)
     return pd.concat([pd.DataFrame({"tp": tp, "tokens": tokens, "series": mode,

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sim.engine import Trace
-from sim.metrics import request_times, seed_metrics
+from sim.serving.engine import Trace
+from sim.serving.metrics import request_times, seed_metrics
 from sim.units import fmt_seconds
 
 MAX_BARS = 400

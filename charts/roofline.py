@@ -8,14 +8,14 @@ byte, is where a pass turns from memory- to compute-bound. Each iteration sits a
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
-from sim.budget import ScenarioIteration, budget_iteration_cost
-from sim.cost import CostModel
+from sim.cost.iteration import CostModel
+from sim.studies.budget import ScenarioIteration, budget_iteration_cost
 
 from .figure import Figure
 from .theme import COMPUTE_BOUND, NEW_REQUEST, PREFILL, Look
@@ -96,7 +96,7 @@ def roofline(points: pd.DataFrame, roof: pd.DataFrame, *, peak_flops: float, ban
 
 def curve_frame(cost: CostModel, decodes: int, context: int, prompt: int,
                 budgets: Sequence[int]) -> pd.DataFrame:
-    """Iteration time of the fused step (sim.budget.fused_iteration) for each budget."""
+    """Iteration time of the fused step (sim.studies.budget.fused_iteration) for each budget."""
     rows = []
     for b in sorted(set(int(b) for b in budgets)):
         c = budget_iteration_cost(cost, decodes, context, prompt, b)

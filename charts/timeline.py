@@ -2,13 +2,13 @@
 the token streams under it, all on one time axis.
 
 The whole figure is ONE Vega-Lite spec driven by a top-level parameter `t` (seconds, like `sim`;
-the axes are in ms): bars and ticks after `t` are faded, the iteration running at `t` is drawn up to `t`, and a playhead marks it. A
-static chart sets `t` to the end of the run; a player animates `t` in the browser.
+the axes are in ms): bars and ticks after `t` are faded, the iteration running at `t` is drawn up
+to `t`, and a playhead marks it. A static chart sets `t` to the end of the run; a player animates `t` in the browser.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd

@@ -1,6 +1,6 @@
-"""The traffic pages' figures: one workload served by several policies (a zoomable per-iteration
-timeline, CDFs, each request's latency split, the metrics table), the budget frontier, capacity
-against the rate, and KV use over time.
+"""The Traffic page's figures: one workload served by several policies (a zoomable per-iteration
+timeline, CDFs, each request's latency split, the metrics table), and the policy colours every
+traffic figure shares.
 
 Frame builders turn `sim` results into the small frames the charts draw, thinned for display only
 (every metric reads the full trace) and saying how; chart builders take those frames and a Look and
@@ -10,28 +10,25 @@ colour on every chart.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
-from sim.capacity import CapacityComparison, CapacityPoint
-from sim.engine import Trace
-from sim.metrics import request_times, summarize, token_gaps
-from sim.policies import POLICIES
-from sim.sweep import OVERHEAD_SHARE, EngineDefault, SweepPoint
+from sim.serving.engine import Trace
+from sim.serving.metrics import request_times, summarize, token_gaps
+from sim.serving.policies import POLICIES
 from sim.units import fmt_seconds
 
 from .figure import Figure
 from .frames import bin_width_s, iterations_frame
-from .theme import NEW_REQUEST, OKABE_ITO, PREFILL, Look
+from .theme import OKABE_ITO, PREFILL, Look
 
 TIMELINE_BARS = 900      # bars across all timeline panels together
 CDF_POINTS = 200         # points per CDF curve
 SPLIT_REQUESTS = 120     # requests per policy in the latency-split chart
-KV_POINTS = 400          # points per KV curve
 ZOOM = "zoom"            # the timeline's brush
 
 
@@ -41,7 +38,7 @@ def policy_inks(look: Look) -> dict[str, str]:
             "vllm-v0": OKABE_ITO["vermillion"], "orca": look.ink}
 
 
-def _policy_color(names: Sequence[str], look: Look) -> alt.Color:
+def policy_color(names: Sequence[str], look: Look) -> alt.Color:
     inks = policy_inks(look)
     return alt.Color("policy:N", title="policy", sort=list(names), scale=alt.Scale(
         domain=list(names), range=[inks[n] for n in names]),
@@ -171,7 +168,7 @@ def cdf_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_title
     y = alt.Y("fraction:Q", title="fraction ≤ x", scale=alt.Scale(domain=[0, 1]),
               axis=alt.Axis(format="%"))
     curves = alt.Chart(alt.Data(name=name)).mark_line(interpolate="step-after", strokeWidth=2.5) \
-        .encode(x=x, y=y, color=_policy_color(names, look), tooltip=[
+        .encode(x=x, y=y, color=policy_color(names, look), tooltip=[
             alt.Tooltip("policy:N"), alt.Tooltip("value:Q", title=x_title, format=",.4~g"),
             alt.Tooltip("fraction:Q", title="fraction ≤ x", format=".1%"),
             alt.Tooltip("count:Q", title="values in all", format=",")])
@@ -200,7 +197,7 @@ class Split:
 def split_frame(traces: Mapping[str, Trace], max_requests: int = SPLIT_REQUESTS) -> Split:
     """Each new request's latency, arrival to last token, as queue wait (arrival to its first
     scheduled iteration) + prefill (to its first token) + decode (to its last token), from
-    `sim.metrics.request_times`. Requests already streaming at arrival have no queue or prefill
+    `sim.serving.metrics.request_times`. Requests already streaming at arrival have no queue or prefill
     and are left out."""
     parts, means = [], []
     total, every = 0, 1
@@ -282,225 +279,19 @@ def metrics_frame(traces: Mapping[str, Trace]) -> pd.DataFrame:
     return frame
 
 
-# --- the budget frontier --------------------------------------------------------------------
-REGIMES = {"overhead-dominated": "overhead-dominated: t(1 token) / t(budget) > "
-                                 f"{OVERHEAD_SHARE:g}",
-           "chunks": "chunking at work",
-           "no split": "no split: budget ≥ longest prompt + decodes"}
 
 
-def frontier_frame(points: Sequence[SweepPoint], recommended: int | None,
-                   defaults: Sequence[EngineDefault]) -> pd.DataFrame:
-    """One row per swept budget: p50 TTFT, p99 TBT, the regime, and what marks it."""
-    rows = []
-    for p in points:
-        engines = [d.engine for d in defaults if d.budget == p.budget]
-        regime = ("overhead-dominated" if p.overhead_dominated else
-                  "no split" if p.chunking_inactive else "chunks")
-        label = f"{p.budget:,}" + (f" ({' & '.join(engines)} default)" if engines else "")
-        rows.append(dict(budget=p.budget, ttft_p50_s=p.metrics.ttft_s.p50,
-                         ttft_p99_s=p.metrics.ttft_s.p99, tbt_p50_ms=p.metrics.tbt_s.p50 * 1e3,
-                         tbt_p99_ms=p.metrics.tbt_s.p99 * 1e3,
-                         throughput=p.metrics.throughput_tokens_per_s,
-                         median_delay_s=p.median_delay_s, fixed_share=p.fixed_share,
-                         split_prompts=p.split_prompts, regime=REGIMES[regime],
-                         recommended=p.budget == recommended, label=label,
-                         label_dy=-9 if len(rows) % 2 == 0 else 15))   # neighbours above/below
-    return pd.DataFrame(rows)
 
 
-def _extent(values, target: float, log: bool) -> tuple[list[float], bool]:
-    """An axis domain around `values`, stretched to `target` unless that would squash them (more
-    than their own span beyond it); and whether the target is inside."""
-    v = np.asarray(values, np.float64)
-    v = v[np.isfinite(v) & ((v > 0) if log else True)]
-    if not len(v):
-        return [target / 2, target * 2], True
-    lo, hi = float(v.min()), float(v.max())
-    if log:
-        span = max(hi / lo, 1.5)
-        near = lo / span <= target <= hi * span
-        lo, hi = (min(lo, target), max(hi, target)) if near else (lo, hi)
-        return [lo / 1.25, hi * 1.25], near
-    span = max(hi - lo, 0.1 * hi, 1e-9)
-    near = lo - span <= target <= hi + span
-    lo, hi = (min(lo, target), max(hi, target)) if near else (lo, hi)
-    return [max(0.0, lo - 0.08 * span), hi + 0.08 * span], near
 
 
-def frontier_chart(frame: pd.DataFrame, look: Look, *, ttft_slo_s: float, tbt_slo_ms: float,
-                   width: int = 760) -> Figure:
-    """p50 TTFT against p99 TBT, one point per budget in budget order; the SLO lines; the
-    recommended budget ringed."""
-    x_domain, tbt_shown = _extent(frame.tbt_p99_ms, tbt_slo_ms, log=True)
-    y_domain, ttft_shown = _extent(frame.ttft_p50_s, ttft_slo_s, log=False)
-    x = alt.X("tbt_p99_ms:Q", title="p99 time between tokens (ms)",
-              scale=alt.Scale(type="log", domain=x_domain, nice=False),
-              axis=alt.Axis(format=",.4~g"))
-    y = alt.Y("ttft_p50_s:Q", title="p50 time to first token (s)",
-              scale=alt.Scale(domain=y_domain, nice=False), axis=alt.Axis(format=",.3~g"))
-    data = alt.Data(name="frontier")
-    base = alt.Chart(data)
-    inks = [OKABE_ITO["purple"], look.decode, PREFILL]
-    tooltip = [alt.Tooltip("budget:Q", format=","),
-               alt.Tooltip("ttft_p50_s:Q", title="p50 TTFT (s)", format=",.4f"),
-               alt.Tooltip("ttft_p99_s:Q", title="p99 TTFT (s)", format=",.4f"),
-               alt.Tooltip("tbt_p99_ms:Q", title="p99 TBT (ms)", format=",.4f"),
-               alt.Tooltip("throughput:Q", title="throughput (tokens/s)", format=",.0f"),
-               alt.Tooltip("fixed_share:Q", title="t(1 token) / t(budget)", format=".2f"),
-               alt.Tooltip("split_prompts:Q", title="prompts split", format=","),
-               alt.Tooltip("regime:N")]
-    line = base.mark_line(color=look.muted, strokeWidth=1.5).encode(x=x, y=y, order="budget:Q")
-    dots = base.mark_point(filled=True, size=140 if look.presenter else 90, opacity=1).encode(
-        x=x, y=y, tooltip=tooltip,
-        color=alt.Color("regime:N", title=None, scale=alt.Scale(domain=list(REGIMES.values()),
-                                                                range=inks),
-                        legend=alt.Legend(orient="top", direction="vertical", labelLimit=0)))
-    ring = base.transform_filter(alt.datum.recommended).mark_point(
-        size=600 if look.presenter else 420, strokeWidth=2.5, color=NEW_REQUEST).encode(x=x, y=y)
-    labels = base.mark_text(align="left", dx=9, color=look.ink,
-                            fontSize=look.font_size).encode(x=x, y=y, text="label:N",
-                                                            yOffset="label_dy:Q")
-    layers = []
-    if tbt_shown:
-        slo = alt.Chart(alt.Data(values=[{"tbt_p99_ms": tbt_slo_ms,
-                                          "text": f"TPOT target {tbt_slo_ms:,.4g} ms"}]))
-        layers += [slo.mark_rule(color=NEW_REQUEST, strokeDash=[6, 3], strokeWidth=2).encode(x=x),
-                   slo.mark_text(align="left", baseline="top", dx=4, y=4, color=NEW_REQUEST,
-                                 fontSize=look.font_size).encode(x=x, text="text:N")]
-    if ttft_shown:
-        slo = alt.Chart(alt.Data(values=[{"ttft_p50_s": ttft_slo_s,
-                                          "text": f"TTFT target {ttft_slo_s:,.4g} s"}]))
-        layers += [slo.mark_rule(color=look.ink, strokeDash=[2, 3], strokeWidth=1.5).encode(y=y),
-                   slo.mark_text(align="right", baseline="bottom", dy=-3, x=width - 4,
-                                 color=look.ink, fontSize=look.font_size).encode(y=y, text="text:N")]
-    off = [f"{what} is off this scale" for what, shown in (
-        (f"TPOT target {tbt_slo_ms:,.4g} ms", tbt_shown),
-        (f"TTFT target {ttft_slo_s:,.4g} s", ttft_shown)) if not shown]
-    chart = alt.layer(*layers, line, dots, ring, labels,
-                      width=width, height=420 if look.presenter else 340,
-                      title=alt.TitleParams(
-                          "The budget dial: first token against the gaps between tokens",
-                          subtitle="each point one budget; the ring is the recommended one"
-                                   + "".join(f"; {o}" for o in off)))
-    return Figure(chart, look, {"frontier": frame})
 
 
-# --- capacity -------------------------------------------------------------------------------
-def capacity_frame(comparison: CapacityComparison,
-                   curves: Mapping[str, Sequence[CapacityPoint]]) -> pd.DataFrame:
-    """Every rate each policy was run at: the bisection's and the evenly spaced curve's."""
-    rows = []
-    for result in (comparison.policy, comparison.baseline):
-        for source, points in (("search", result.points), ("curve", curves.get(result.policy, ()))):
-            for p in points:
-                rows.append(dict(policy=result.policy, qps=p.qps, p99_tbt_ms=p.p99_tbt_s * 1e3,
-                                 median_delay_s=p.median_delay_s, sustained=p.sustained,
-                                 meets="meets both SLOs" if p.sustained else "misses an SLO",
-                                 source=source))
-    frame = pd.DataFrame(rows)
-    return frame.sort_values(["policy", "qps"], ignore_index=True) if len(frame) else frame
 
 
-def capacity_marks(comparison: CapacityComparison) -> pd.DataFrame:
-    return pd.DataFrame([dict(policy=r.policy, qps=r.capacity_qps,
-                              text=f"{r.policy}: {r.capacity_qps:.3g} QPS")
-                         for r in (comparison.policy, comparison.baseline)])
 
 
-def capacity_chart(frame: pd.DataFrame, marks: pd.DataFrame, look: Look, *, tbt_slo_ms: float,
-                   delay_slo_s: float, width: int = 420) -> Figure:
-    """p99 TBT and median scheduling delay against the arrival rate, each with its SLO line and
-    a dashed rule at each policy's capacity. Filled points meet both SLOs, hollow ones miss."""
-    names = list(dict.fromkeys(marks.policy))
-    color = _policy_color(names, look)
-    x = alt.X("qps:Q", title="arrival rate (requests/s)", scale=alt.Scale(zero=True))
-    tooltip = [alt.Tooltip("policy:N"), alt.Tooltip("qps:Q", title="QPS", format=",.4g"),
-               alt.Tooltip("p99_tbt_ms:Q", title="p99 TBT (ms)", format=",.4g"),
-               alt.Tooltip("median_delay_s:Q", title="median delay (s)", format=",.4g"),
-               alt.Tooltip("meets:N"), alt.Tooltip("source:N", title="run by")]
-    caps = alt.Chart(alt.Data(name="capacities")).mark_rule(strokeDash=[6, 3], strokeWidth=2) \
-        .encode(x=x, color=color, tooltip=[alt.Tooltip("text:N", title="capacity")])
-
-    def panel(field: str, title: str, slo: float, slo_text: str, log: bool) -> alt.LayerChart:
-        y = alt.Y(f"{field}:Q", title=None, axis=alt.Axis(format=",.4~g"),
-                  scale=alt.Scale(type="log") if log else alt.Scale(zero=True))
-        base = alt.Chart(alt.Data(name="capacity"))
-        line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, order="qps:Q")
-        size = 110 if look.presenter else 70
-        meets = base.transform_filter(alt.datum.sustained).mark_point(
-            size=size, filled=True, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip)
-        misses = base.transform_filter(~alt.datum.sustained).mark_point(
-            size=size, strokeWidth=2, fill=look.background, opacity=1).encode(
-            x=x, y=y, color=color, tooltip=tooltip)
-        rule_data = alt.Chart(alt.Data(values=[{field: slo, "text": slo_text}]))
-        rule = rule_data.mark_rule(color=look.ink, strokeWidth=1.5).encode(y=y)
-        text = rule_data.mark_text(align="left", baseline="bottom", x=4, dy=-3, color=look.ink,
-                                   fontSize=look.font_size).encode(y=y, text="text:N")
-        return alt.layer(caps, rule, text, line, meets, misses, width=width,
-                         height=320 if look.presenter else 260, title=title)
-
-    chart = alt.hconcat(
-        panel("p99_tbt_ms", "p99 time between tokens (ms, log scale)", tbt_slo_ms,
-              f"SLO {tbt_slo_ms:,.4g} ms", log=True),
-        panel("median_delay_s", "median scheduling delay (s)", delay_slo_s,
-              f"SLO {delay_slo_s:,.4g} s", log=False))
-    return Figure(chart, look, {"capacity": frame, "capacities": marks})
 
 
-# --- KV memory ------------------------------------------------------------------------------
-def kv_frame(traces: Mapping[str, Trace], kv_bytes_per_token: float,
-             points: int = KV_POINTS) -> pd.DataFrame:
-    """KV tokens in use over time per policy: per iteration, or (long runs) the most in each of
-    the timeline's bars (`charts.frames.iterations_frame`), so the peak is kept; with the
-    preemptions in each."""
-    parts = []
-    for name, trace in traces.items():
-        bars = iterations_frame(trace, name, points)
-        first = bars.iteration.to_numpy()
-        used = np.maximum.reduceat(trace.kv_used_tokens, first)
-        parts.append(pd.DataFrame({
-            "policy": name, "time_s": bars.start_ms.to_numpy() / 1e3, "kv_tokens": used,
-            "kv_gib": used * kv_bytes_per_token / 2**30,
-            "share": used / trace.kv_capacity_tokens,
-            "preemptions": np.add.reduceat(trace.iteration_preemptions, first),
-            "iterations": bars.iterations.to_numpy()}))
-    return pd.concat(parts, ignore_index=True)
 
 
-def kv_chart(frame: pd.DataFrame, look: Look, *, capacity_tokens: int, width: int = 900) -> Figure:
-    """A panel per policy, on one scale: KV in use against the capacity, and a tick wherever the
-    policy preempted."""
-    names = list(dict.fromkeys(frame.policy))
-    color = _policy_color(names, look)
-    x = alt.X("time_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f"))
-    y = alt.Y("kv_tokens:Q", title="KV tokens in use", axis=alt.Axis(format=",.3~s"),
-              scale=alt.Scale(domain=[0, capacity_tokens * 1.08]))
-    tooltip = [alt.Tooltip("policy:N"), alt.Tooltip("time_s:Q", title="time (s)", format=",.4f"),
-               alt.Tooltip("kv_tokens:Q", title="KV tokens", format=","),
-               alt.Tooltip("kv_gib:Q", title="KV (GiB)", format=",.3f"),
-               alt.Tooltip("share:Q", title="of capacity", format=".1%"),
-               alt.Tooltip("preemptions:Q", format=","),
-               alt.Tooltip("iterations:Q", title="iterations in this point", format=",")]
-    cap = alt.Chart(alt.Data(values=[{"kv_tokens": capacity_tokens,
-                                      "text": f"KV capacity {capacity_tokens:,} tokens"}]))
-    cap_rule = cap.mark_rule(color=look.ink, strokeWidth=1.5, strokeDash=[6, 3]).encode(y=y)
-    cap_text = cap.mark_text(align="left", baseline="bottom", x=4, dy=-3, color=look.ink,
-                             fontSize=look.font_size).encode(y=y, text="text:N")
-    panels = []
-    for name in names:
-        base = alt.Chart(alt.Data(name="kv")).transform_filter(alt.datum.policy == name)
-        area = base.mark_area(interpolate="step-after", opacity=0.35).encode(
-            x=x, y=y, color=color)
-        line = base.mark_line(interpolate="step-after", strokeWidth=2).encode(
-            x=x, y=y, color=color, tooltip=tooltip)
-        ticks = base.transform_filter(alt.datum.preemptions > 0).mark_tick(
-            thickness=2, size=16, color=look.ink).encode(x=x, y=y, tooltip=tooltip)
-        panels.append(alt.layer(area, cap_rule, cap_text, line, ticks, width=width,
-                                height=170 if look.presenter else 120,
-                                title=f"{name} · {POLICIES[name].label}"))
-    chart = alt.vconcat(*panels, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
-        x="shared", y="shared"))).properties(title=alt.TitleParams(
-            "KV cache in use", subtitle="ticks: iterations that preempted a request (its KV "
-                                        "freed, its work to be recomputed)"))
-    return Figure(chart, look, {"kv": frame})

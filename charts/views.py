@@ -5,24 +5,35 @@ One function per view, so a figure in the docs and the same view in the app cann
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from sim.budget import ScenarioIteration, largest_budget_within, scenario_iterations
-from sim.cost import CostModel
-from sim.engine import Trace
+from sim.cost.iteration import CostModel
 from sim.errors import InputError
-from sim.metrics import request_times
-from sim.policies import get_policy
-from sim.sweep import EngineDefault, engine_defaults
+from sim.serving.engine import Trace
+from sim.serving.metrics import request_times
+from sim.serving.policies import get_policy
+from sim.studies.budget import (
+    ScenarioIteration,
+    largest_budget_within,
+    scenario_iterations,
+)
+from sim.studies.sweep import EngineDefault, engine_defaults
 
 from .figure import Figure
 from .frames import LaneFrames, boundaries_s, lane_frames
-from .roofline import (budget_curve, curve_budgets, curve_frame, markers_frame, points_frame,
-                       roof_frame, roofline)
+from .roofline import (
+    budget_curve,
+    curve_budgets,
+    curve_frame,
+    markers_frame,
+    points_frame,
+    roof_frame,
+    roofline,
+)
 from .theme import Look
 from .timeline import side_by_side, streams_only
 

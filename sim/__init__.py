@@ -1,0 +1,34 @@
+"""Chunked Prefill Lab's simulator: pure Python + numpy, SI units inside.
+
+Rooms, lowest first (each imports only those below it):
+- `presets`: GPUs and models, every figure with its source.
+- `cost`: the price of one iteration (simple, roofline, calibrated) and its validation.
+- `serving`: the schedulers as policies, the engine with its KV pool, workloads, metrics.
+- `studies`: the worked example, budgets, sweeps, capacity and memory, built on the above.
+
+This module is the public API: `sim.run(sim.seed_scenario(), "sarathi", budget=576)`.
+"""
+
+from sim.cost.iteration import MODES, Chunk, Composition, CostModel, IterationCost
+from sim.errors import InputError
+from sim.presets.hardware import GPUS, Gpu, custom_gpu, get_gpu
+from sim.presets.models import MODELS, Model, custom_model, get_model
+from sim.serving.engine import SimulationLimitError, Trace, simulate
+from sim.serving.metrics import Metrics, request_times, summarize
+from sim.serving.policies import POLICIES, Limits, PolicySpec, get_policy
+from sim.serving.workloads import Workload, burst, make_workload, poisson, seed_scenario
+
+
+def run(workload: Workload, policy: str = "sarathi", budget: int = 576, *, gpu: str = "illustrative",
+        model: str = "dense-8b", mode: str = "roofline", **limits) -> Trace:
+    """`workload` under a named policy on a preset GPU and model: the short way to `simulate`.
+    `limits` go to `simulate` (max_seqs, max_iterations, max_partial_prefills, ...)."""
+    return simulate(workload, get_policy(policy), CostModel(get_gpu(gpu), get_model(model), mode),
+                    budget=budget, **limits)
+
+
+__all__ = ["GPUS", "MODELS", "MODES", "POLICIES", "Chunk", "Composition", "CostModel", "Gpu",
+           "InputError", "IterationCost", "Limits", "Metrics", "Model", "PolicySpec",
+           "SimulationLimitError", "Trace", "Workload", "burst", "custom_gpu", "custom_model",
+           "get_gpu", "get_model", "get_policy", "make_workload", "poisson", "request_times", "run",
+           "seed_scenario", "simulate", "summarize"]

@@ -2,40 +2,15 @@
 restores the controls. Skipped when /usr/bin/chromium or Playwright is missing. (The player's own
 play / pause / scrub test lives with charts.player.)"""
 
-import os
 from pathlib import Path
 
 import pytest
+from playwright import sync_api
 
-CHROMIUM = "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM):
-    pytest.skip(f"{CHROMIUM} is missing (Debian package chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
-
-from tests.browser.streamlit_server import streamlit_server  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 PAGES = {"": "Chunked Prefill Lab", "side_by_side": "Side by side",
          "worked_example": "Worked example", "roofline": "Roofline",
          "fidelity": "How close is this to a real GPU?", "traffic": "Traffic",
          "budget_tradeoff": "Budget trade-off", "capacity": "Capacity", "memory": "Memory"}
-
-
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    with streamlit_server(ROOT / "app.py", log) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

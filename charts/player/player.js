@@ -1,0 +1,149 @@
+(function () {
+  "use strict";
+  var cfg = JSON.parse(document.getElementById("player-config").textContent);
+  var spec = JSON.parse(document.getElementById("player-spec").textContent);
+  var state = window.playerState = {t: 0, playing: false};
+  // For benchmarks: animation frames while playing, view runs finished, and ms spent in them.
+  var stats = window.playerStats = {frames: 0, updates: 0, updateMs: 0};
+  var $ = function (id) { return document.getElementById(id); };
+  var playBtn = $("play"), backBtn = $("back"), fwdBtn = $("forward"), scrub = $("scrub"),
+      clockOut = $("clock"), speedSel = $("speed"), rateIn = $("rate"), rateErr = $("rate-error");
+  var rate = cfg.msPerSecond, speed = 1, view = null, busy = false, dirty = false, last = null;
+  var eps = 1e-9 * Math.max(1, cfg.tMax);
+
+  function fmtMs(seconds) {
+    return (seconds * 1000).toLocaleString("en-US", {minimumFractionDigits: 1, maximumFractionDigits: 1});
+  }
+
+  function showState() {
+    scrub.value = String(state.t);
+    scrub.setAttribute("aria-valuetext", fmtMs(state.t) + " ms");
+    clockOut.textContent = fmtMs(state.t);
+    playBtn.setAttribute("aria-label", state.playing ? "Pause" : "Play");
+    playBtn.classList.toggle("playing", state.playing);
+    playBtn.querySelector(".label").textContent = state.playing ? "Pause" : "Play";
+  }
+
+  // Push the clock into the view; while a run is in flight only the latest value is kept.
+  function pushClock() {
+    if (!view) return;
+    if (busy) { dirty = true; return; }
+    busy = true;
+    var started = performance.now();
+    view.signal(cfg.clock, state.t);
+    view.runAsync().then(function () {
+      stats.updates += 1;
+      stats.updateMs += performance.now() - started;
+      busy = false;
+      if (dirty) { dirty = false; pushClock(); }
+    }, showError);
+  }
+
+  // Test hook: the clock value the chart itself holds.
+  window.playerSignal = function () { return view ? view.signal(cfg.clock) : null; };
+
+  function setTime(t) {
+    state.t = Math.min(Math.max(t, 0), cfg.tMax);
+    showState();
+    pushClock();
+  }
+
+  function frame(now) {
+    if (!state.playing) return;
+    stats.frames += 1;
+    if (last !== null) {
+      // A hidden tab gets no frames: cap the step so the clock does not leap on return.
+      var wall = Math.min(now - last, 100) / 1000;
+      var t = state.t + wall * rate * speed / 1000;
+      if (t >= cfg.tMax) { t = cfg.tMax; state.playing = false; }
+      setTime(t);
+    }
+    last = now;
+    if (state.playing) requestAnimationFrame(frame);
+  }
+
+  function play() {
+    if (state.t >= cfg.tMax - eps) state.t = 0;
+    state.playing = true;
+    last = null;
+    setTime(state.t);
+    requestAnimationFrame(frame);
+  }
+
+  function pause() { state.playing = false; showState(); }
+  function toggle() { if (state.playing) pause(); else play(); }
+
+  function step(direction) {
+    pause();
+    var b = cfg.boundaries, target = direction > 0 ? cfg.tMax : 0;
+    if (direction > 0) {
+      for (var i = 0; i < b.length; i++) if (b[i] > state.t + eps) { target = b[i]; break; }
+    } else {
+      for (var j = b.length - 1; j >= 0; j--) if (b[j] < state.t - eps) { target = b[j]; break; }
+    }
+    setTime(target);
+  }
+
+  function setRate() {
+    var value = Number(rateIn.value);
+    var ok = rateIn.value.trim() !== "" && isFinite(value) && value > 0;
+    rateIn.setAttribute("aria-invalid", ok ? "false" : "true");
+    rateErr.textContent = ok ? "" :
+      "Enter a number above 0 (simulated ms per second); still playing at " + rate + " ms/s.";
+    if (ok) rate = value;
+  }
+
+  function showError(err) {
+    var box = $("chart");
+    window.playerError = String(err && err.message || err);
+    box.setAttribute("role", "alert");
+    box.textContent = "The chart could not be drawn: " + window.playerError;
+  }
+
+  playBtn.addEventListener("click", toggle);
+  backBtn.addEventListener("click", function () { step(-1); });
+  fwdBtn.addEventListener("click", function () { step(1); });
+  scrub.addEventListener("input", function () { setTime(Number(scrub.value)); });
+  speedSel.addEventListener("change", function () { speed = Number(speedSel.value); });
+  rateIn.addEventListener("input", setRate);
+
+  document.addEventListener("keydown", function (e) {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    var el = e.target, tag = el && el.tagName;
+    // Text fields and the speed list keep their own keys; a focused button clicks on space.
+    if (tag === "SELECT" || (tag === "INPUT" && el.type !== "range")) return;
+    if (e.key === " " || e.key === "Spacebar") {
+      if (tag === "BUTTON") return;
+      e.preventDefault();
+      toggle();
+    } else if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+      e.preventDefault();
+      step(e.key === "ArrowRight" ? 1 : -1);
+    }
+  });
+
+  showState();
+  vegaEmbed("#chart", spec, {
+    actions: false,
+    renderer: cfg.renderer,
+    theme: cfg.dark ? "dark" : undefined,
+    config: {background: "transparent"},
+    tooltip: {theme: cfg.dark ? "dark" : "light"}
+  }).then(function (result) {
+    view = result.view;
+    pushClock();
+    fitWidth();
+    window.addEventListener("resize", fitWidth);
+    window.playerReady = true;
+  }, showError);
+
+  // A chart wider than the frame (a narrow window, a projector) is scaled down to fit, rather
+  // than cut off at the right edge.
+  function fitWidth() {
+    var chart = $("chart"), drawn = chart.firstElementChild;
+    if (!drawn) return;
+    drawn.style.zoom = 1;
+    var room = chart.clientWidth - 16, natural = drawn.scrollWidth;
+    drawn.style.zoom = natural > room ? room / natural : 1;
+  }
+})();

@@ -1,0 +1,98 @@
+"""`python -m sim export`: the app's figures as files, from the same flags as `simulate`.
+
+    python -m sim export --view side-by-side --format png --out docs/side-by-side.png --mode simple
+
+Views: `side-by-side` (both lanes' iterations and token streams), `streams` (the token streams only),
+`roofline` (the roofline with the scenario's iterations, over the iteration-time vs budget curve).
+Formats: png, svg, gif (gif animates the clock of side-by-side and streams). The top lane runs
+`--unchunked`, the bottom lane `--policy`. The chart packages are imported inside the command, so
+`import sim` never imports Altair.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from sim.errors import InputError, check_number
+
+from .common import add_run_args, cost_model_from, emit, run_from
+
+VIEWS = ("side-by-side", "streams", "roofline")
+FORMATS = ("png", "svg", "gif")
+ANIMATED = ("side-by-side", "streams")
+
+
+def _format(args) -> str:
+    fmt = args.format or os.path.splitext(args.out)[1].lstrip(".").lower() or "png"
+    if fmt not in FORMATS:
+        raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt == "gif" and args.view not in ANIMATED:
+        raise InputError(f"gif animates the clock of {' and '.join(ANIMATED)}; "
+                         f"export --view {args.view} as png or svg")
+    return fmt
+
+
+def _figure(args, look, width: int):
+    from charts.figure import stacked
+    from charts.views import budget_plan, roofline_figures, timeline
+
+    if args.view == "roofline":
+        decodes = check_number("--decodes", args.decodes, low=0, low_inclusive=True, high=1e6,
+                               integer=True)
+        context = check_number("--context", args.context, high=1e8, integer=True)
+        prompt = check_number("--prompt", args.prompt, high=1e8, integer=True)
+        budget = check_number("--budget", args.budget, high=10_000_000, integer=True)
+        tpot_s = check_number("--tpot-ms", args.tpot_ms, high=1e7) / 1e3
+        cost = cost_model_from(args)
+        plan = budget_plan(cost, decodes, context, prompt, budget, tpot_s)
+        return stacked(*roofline_figures(cost, plan, decodes, context, prompt, look, width)), None
+    workload, chunked = run_from(args)
+    if workload.name != "seed":
+        raise InputError(f"--view {args.view} draws the seed scenario (decoders streaming + one new "
+                         "prompt); drop --requests / --scenario poisson")
+    _, unchunked = run_from(argparse.Namespace(**{**vars(args), "policy": args.unchunked}))
+    lanes = timeline(unchunked, chunked, args.window)
+    return lanes.figure(look, width, streams=args.view == "streams"), lanes.t_max
+
+
+def _export(args) -> None:
+    from charts import export
+    from charts.theme import Look
+
+    fmt = _format(args)
+    width = check_number("--width", args.width, low=300, low_inclusive=True, high=4000,
+                         integer=True)
+    figure, t_max = _figure(args, Look(presenter=args.presenter, dark=args.dark), width)
+    if fmt == "gif":
+        frames = check_number("--frames", args.frames, low=2, low_inclusive=True, high=600,
+                              integer=True)
+        data = export.gif(figure, t_max, frames)
+    elif fmt == "svg":
+        data = export.svg(figure).encode()
+    else:
+        data = export.png(figure)
+    try:
+        with open(args.out, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise InputError(f"cannot write --out {args.out!r}: {e.strerror}") from None
+    emit(args, {"out": args.out, "view": args.view, "format": fmt, "bytes": len(data)},
+         f"wrote {args.out} ({args.view}, {fmt}, {len(data):,} bytes)")
+
+
+def register_export(sub) -> None:
+    p = sub.add_parser("export", help="draw the side-by-side, streams or roofline view to a file")
+    add_run_args(p)
+    p.add_argument("--view", choices=VIEWS, default="side-by-side")
+    p.add_argument("--format", help=f"one of: {', '.join(FORMATS)} (default: from --out, else png)")
+    p.add_argument("--out", required=True, help="file to write")
+    p.add_argument("--unchunked", default="vllm-v0", help="the top lane's policy")
+    p.add_argument("--window", choices=("prompt", "run"), default="prompt",
+                   help="side-by-side, streams: the time axis around the new prompt, or the whole run")
+    p.add_argument("--tpot-ms", type=float, default=25.0, help="roofline: the TPOT target")
+    p.add_argument("--width", type=float, default=900, help="plot width in CSS pixels")
+    p.add_argument("--frames", type=float, default=48, help="gif: number of frames")
+    p.add_argument("--presenter", action="store_true", help="large fonts")
+    p.add_argument("--dark", action="store_true", help="dark background")
+    p.set_defaults(func=_export)

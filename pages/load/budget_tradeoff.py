@@ -1,0 +1,129 @@
+"""Budget trade-off: one workload at many token budgets, p50 TTFT against p99 TBT."""
+
+import pandas as pd
+import streamlit as st
+
+from sim.errors import InputError
+from sim.studies.sweep import (
+    OVERHEAD_SHARE,
+    SweepPoint,
+    budget_grid,
+    engine_defaults,
+    recommend,
+)
+from sim.units import fmt_seconds
+from ui import controls, traffic, widgets
+
+s = widgets.scenario()
+look = widgets.look()
+policy = s.chunked
+
+st.header("Budget trade-off")
+st.markdown(
+    "The token budget is a dial. A larger budget gives each iteration more prompt tokens, so "
+    "prompts drain in fewer iterations (first tokens come sooner); but every running stream "
+    "waits for the whole, longer iteration (the gaps between its tokens grow). Here the same "
+    f"workload runs under **{policy}** (the sidebar's chunked policy) at each budget from the "
+    "smallest to the largest, doubling, plus your budget and the engines' defaults.")
+t, workload = traffic.traffic(s)
+cols = st.columns(4)
+low = widgets.widget(controls.BUDGET_RANGE[0], cols[0])
+high = widgets.widget(controls.BUDGET_RANGE[1], cols[1])
+tpot_s = widgets.widget(controls.TPOT, cols[2]) / 1e3
+ttft_s = widgets.widget(controls.TTFT, cols[3])
+
+vllm, sglang = engine_defaults(s.gpu)
+try:
+    budgets = budget_grid(low, high, extra=(s.budget, vllm.budget, sglang.budget))
+except InputError as e:
+    st.error(f"**Can't sweep these budgets:** {e}")
+    st.stop()
+points, skipped = traffic.sweep_points(t, s, workload, policy, budgets)
+if skipped:
+    many = len(skipped) > 1
+    st.warning(f"Budget{'s' if many else ''} {', '.join(f'{b:,}' for b in skipped)} left out: "
+               f"{'each' if many else 'it'} needs more than {traffic.MAX_ITERATIONS:,} "
+               "iterations (the most a run here takes). Raise the smallest budget or shorten "
+               "the workload.", icon=":material/timer_off:")
+if not points:
+    st.stop()
+
+
+def max_within(p: SweepPoint) -> bool:
+    """Even the longest gap between two tokens meets the target (no gaps: nothing to miss)."""
+    return not p.metrics.tbt_s.max > tpot_s
+
+
+recommended, reason = recommend(points, tpot_s)
+target = fmt_seconds(tpot_s)
+pick = next((p for p in points if p.budget == recommended), None)
+if pick is None:
+    st.warning("**No recommendation.**", icon=":material/recommend:")
+elif max_within(pick):
+    st.success(f"**Recommended budget: {recommended:,}.**", icon=":material/recommend:")
+else:
+    st.warning(f"**Recommended budget by p99 TBT: {recommended:,}**, but its longest gap between "
+               f"two tokens ({fmt_seconds(pick.metrics.tbt_s.max)}) misses the {target} target "
+               "(below).", icon=":material/recommend:")
+st.markdown(f"Why: {reason}. The check reads the p99 of every gap between two tokens against "
+            f"the TPOT target ({target})"
+            + (f"; the slow tail meets it too: the longest gap at {pick.budget:,} is "
+               f"{fmt_seconds(pick.metrics.tbt_s.max)}." if pick and max_within(pick) else "."))
+hidden = [p for p in points if p.meets_tbt(tpot_s) and not max_within(p)]
+if hidden:
+    worst = pick if pick in hidden else max(hidden, key=lambda p: p.metrics.tbt_s.max)
+    whole = [p for p in points if max_within(p)]
+    calmest = min(points, key=lambda p: p.metrics.tbt_s.max)
+    st.warning(
+        f"**The p99 hides a stall.** At {'the recommended ' if worst is pick else ''}budget "
+        f"{worst.budget:,} the p99 TBT is {fmt_seconds(worst.metrics.tbt_s.p99)}, within the "
+        f"{target} target, but the longest gap between two tokens is "
+        f"**{fmt_seconds(worst.metrics.tbt_s.max)}**, above it. An iteration that holds up every "
+        "running stream at once (prompt tokens only, decodes waiting) gives each stream one long "
+        "gap among its many short ones: too few of all the gaps to reach the p99, yet each of "
+        f"those streams pauses that long. {len(hidden):,} of the {len(points):,} budgets swept "
+        "meet the target at p99 but not at max (the max TBT column). "
+        + (f"The largest budget whose every gap meets it: **{whole[-1].budget:,}**." if whole else
+           "No budget in the sweep keeps every gap within it: the smallest max TBT is "
+           f"{fmt_seconds(calmest.metrics.tbt_s.max)}, at {calmest.budget:,}."),
+        icon=":material/warning:")
+
+figure = traffic.frontier_figure(t, s, policy, budgets, recommended, ttft_s, tpot_s, look,
+                                     points)
+widgets.chart(traffic.frontier_spec(t, s, policy, budgets, recommended, ttft_s, tpot_s, look,
+                                       points), lambda: figure, "budget-frontier")
+st.caption(f"{t.words()}. {s.model.name} on {s.gpu.name}, {s.mode} cost model.")
+
+st.subheader("The two ends of the dial")
+first, last = points[0], points[-1]
+st.markdown(
+    f"- **Overhead-dominated** (purple): fixed share = t(1 token) / t(budget tokens) > "
+    f"{OVERHEAD_SHARE:g}, each a fresh prompt chunk priced by the cost model. Every iteration "
+    "pays for reading the weights (and any per-iteration overhead) whatever its size, so a "
+    "budget whose full iteration costs less than two empty ones spends most of its time on that "
+    f"fixed part. At {first.budget:,}: t(1) / t({first.budget:,}) = {first.fixed_share:.2f}.\n"
+    f"- **No split** (orange): budget ≥ longest prompt + the most decodes in an iteration = "
+    f"{last.no_split_budget:,} here. The prompt at the head of the queue then always fits whole "
+    "beside the decodes, as it would unchunked; only prompts behind it in the same iteration "
+    f"take a leftover chunk (at {last.budget:,}: {last.split_prompts:,} of "
+    f"{int((~workload.prefilled).sum()):,} prompts split).\n"
+    f"- {traffic.engine_defaults_words(s.gpu, (low, high))}")
+
+table = pd.DataFrame([{
+    "budget": f"{p.budget:,}", "p50 TTFT": fmt_seconds(p.metrics.ttft_s.p50),
+    "p99 TTFT": fmt_seconds(p.metrics.ttft_s.p99), "p99 TBT": fmt_seconds(p.metrics.tbt_s.p99),
+    "max TBT": fmt_seconds(p.metrics.tbt_s.max),
+    "throughput": f"{p.metrics.throughput_tokens_per_s:,.0f} tokens/s",
+    "median scheduling delay": fmt_seconds(p.median_delay_s),
+    "t(1) / t(budget)": f"{p.fixed_share:.2f}", "prompts split": f"{p.split_prompts:,}",
+    "p99 TBT ≤ target": "yes" if p.meets_tbt(tpot_s) else "no",
+    "max TBT ≤ target": "yes" if max_within(p) else "no"} for p in points])
+st.table(table.set_index("budget"))
+st.caption("TTFT: first token − arrival; TBT: every gap between two successive tokens of a "
+           "request; throughput: output tokens / makespan; scheduling delay: arrival to the "
+           "first iteration that runs the request (Sarathi-Serve's); prompts split: requests "
+           "whose prefill took more than one chunk. Percentiles interpolate linearly.")
+notes = [f"budget {p.budget:,}: {note}" for p in points for note in p.notes]
+if notes:
+    with st.expander(f"What the runs noted ({len(notes)})", icon=":material/info:"):
+        st.markdown("\n".join(f"- {note}" for note in notes))

@@ -1,0 +1,90 @@
+"""Memory: how much KV cache there is, how admission spends it, and what running out costs."""
+
+import pandas as pd
+import streamlit as st
+
+from sim.errors import InputError
+from sim.serving.metrics import summarize
+from sim.serving.policies import POLICIES
+from sim.studies.memory import admission_rule, kv_pressure, kv_usage, memory_budget
+from sim.units import fmt_bytes, fmt_seconds
+from ui import controls, traffic, widgets
+
+s = widgets.scenario()
+look = widgets.look()
+cost = s.cost_model()
+
+st.header("Memory")
+st.markdown(
+    "Every token a request holds keeps its keys and values (KV) in GPU memory, for every layer, "
+    "until the request finishes. What is left beside the weights bounds how many requests run "
+    "at once, and a scheduler must decide when to admit a prompt: reserve its KV up front, or "
+    "take it chunk by chunk and risk running out halfway.")
+st.subheader(f"KV capacity: {s.model.name} on {s.gpu.name}")
+try:
+    st.table(widgets.steps_frame(memory_budget(cost)).set_index("step"))
+except InputError as e:
+    st.error(f"**Can't fit this model:** {e}")
+    st.stop()
+st.caption("GB: datasheet units (10⁹ bytes); GiB: 2³⁰ bytes. The reserve is vLLM's default "
+           "gpu_memory_utilization = 0.9: a tenth of memory for activations and CUDA graphs.")
+
+st.subheader("Seed 001's arithmetic, on this model")
+pressure = kv_pressure(cost, widgets.widget(controls.TOGETHER, width=260), s.prompt, s.decodes,
+                       s.context)
+st.table(widgets.steps_frame(pressure).set_index("step"))
+share = pressure[-1].value
+st.markdown(
+    f"Seed 001: *20 simultaneous 8,192-token prompts need 20 GiB of KV (128 KiB per token) ... "
+    f"add 64 decoders at 4,000 tokens of context each, another 32 GiB, and the budget is under "
+    f"pressure.* Here, with the sidebar's prompt ({s.prompt:,} tokens), decodes "
+    f"({s.decodes:,}) and context ({s.context:,} tokens), they would fill **{share:.0%}** of "
+    "the KV capacity"
+    + (": more than there is, so the scheduler must admit them in turns or preempt."
+       if share > 1 else "."))
+
+st.subheader("Admission on a workload")
+t, workload = traffic.traffic(s)
+cols = st.columns([2, 1])
+picked = widgets.widget(controls.KV_PICK, cols[0])
+partials = widgets.widget(controls.PARTIALS, cols[1]) or None
+if not picked:
+    st.info("Pick one or more policies.", icon=":material/checklist:")
+    st.stop()
+traces = traffic.runs(t, s, workload, picked, s.budget, partials)
+traffic.notes(traces)
+figure = traffic.kv_figure(t, s, tuple(picked), partials, look, traces)
+widgets.chart(traffic.kv_spec(t, s, tuple(picked), partials, look, traces), lambda: figure,
+             "kv-memory")
+st.caption(f"{t.words()}. Budget {s.budget:,}; "
+           + ("no cap on partial prefills" if partials is None else
+              f"at most {partials:,} requests mid-prefill at once (chunked policies)")
+           + ". Long runs are drawn as time bins, each point the most KV in use in its bin "
+             "(the peak is kept).")
+
+usage = {p: kv_usage(traces[p], cost) for p in picked}
+rows = []
+for p in picked:
+    u, m = usage[p], summarize(traces[p])
+    rows.append({
+        "policy": p, "admission": admission_rule(POLICIES[p]),
+        "peak KV in use": f"{u.peak_used_tokens:,} tokens ({u.peak_fraction:.0%}, "
+                          f"{fmt_bytes(u.peak_used_tokens * cost.kv_bytes_per_token)})",
+        "preemptions": f"{u.preemptions:,} ({u.preempted_requests:,} requests)",
+        "recomputed tokens": f"{u.recomputed_tokens:,}",
+        "work wasted": u.wasted.display,
+        "p50 / p99 TTFT": f"{fmt_seconds(m.ttft_s.p50)} / {fmt_seconds(m.ttft_s.p99)}",
+        "p99 TBT": fmt_seconds(m.tbt_s.p99)})
+st.table(pd.DataFrame(rows).set_index("policy"))
+wasted = usage[picked[0]].wasted
+st.caption(
+    f"Work wasted = {wasted.formula} (for {picked[0]}: {wasted.substituted}); a lower bound, "
+    "counting the weights' FLOPs only. A preempted request loses its KV and goes back to the "
+    "head of the queue; its prompt and the tokens it had generated are prefilled again. Peak "
+    f"KV in use is out of the capacity of {usage[picked[0]].capacity_tokens:,} tokens.")
+
+st.markdown("To watch memory run out, serve the Poisson traffic (ShareGPT-like lengths by "
+            "default) on a 24 GB GPU; the KV capacity table above shows how little is left "
+            "beside the weights.")
+st.button("Poisson traffic on a 24 GB L4", key="kv_l4", icon=":material/memory:",
+          on_click=traffic.set_controls(gpu="l4", workload="poisson"))

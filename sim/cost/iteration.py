@@ -1,0 +1,285 @@
+"""The cost of one iteration (one batched forward pass), from a roofline.
+
+Combining rule, stated once and used everywhere:
+
+    time = max(total FLOPs / peak FLOP/s, total bytes / memory bandwidth) + overhead
+
+The whole iteration is one pass, so weights are read once and shared by every row in it: a decode
+row adds its FLOPs but almost no bytes. That sharing is why decodes ride on a prefill chunk almost
+for free, and why a decode-only pass is memory-bound.
+
+Modes:
+- ``simple``: exactly the seeds' arithmetic: FLOPs = 2 x params x tokens, bytes = weight bytes.
+- ``roofline`` (default): the full count by component:
+  ``linear``   the weight GEMMs of every layer (QKV, O, MLP): 2 x active params x tokens FLOPs;
+               weight bytes once, plus each GEMM's input and output activations;
+  ``attention`` QK^T and PV over each row's context (causal inside a chunk): 4 x q_dim FLOPs per
+               (query, key) pair per layer; KV bytes read for the cached context, written for the
+               new tokens, plus Q and O;
+  ``lm_head``  the vocabulary projection for rows that emit a token (decodes, a prompt's last chunk);
+  ``overhead`` a fixed time per iteration (0 unless set).
+- ``calibrated``: the roofline's work priced on achievable throughput, kernel by kernel (tiles,
+  efficiencies, a soft ridge, kernel floors, overhead): see `sim/calibration.py`.
+
+Tensor parallelism over N GPUs (``tp``): each GPU holds 1/N of the weights and of the query heads
+(KV heads too, or one each when N exceeds them), so FLOPs and weight bytes are per GPU; every layer
+adds two ring all-reduces of the tokens' activations (after attention and after the MLP):
+2(N-1)/N x bytes / link bandwidth each. time = max(...) + all-reduce + overhead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sim.cost.calibration import Factor, calibration_for, explain
+from sim.errors import InputError, check_number
+from sim.presets.hardware import Gpu
+from sim.presets.models import Model
+
+MODES = ("simple", "roofline", "calibrated")
+ACTIVATION_BYTES = 2.0   # bf16 activations
+COMPONENTS = ("linear", "attention", "lm_head")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A prefill row: `length` new prompt tokens on top of `prefix` tokens already in the KV cache.
+    `last` marks the prompt's final chunk, which emits the first output token (an LM-head row)."""
+
+    length: int
+    prefix: int = 0
+    last: bool = False
+
+
+@dataclass(frozen=True)
+class Composition:
+    """What one iteration holds: decode rows (each by its context length) and prefill chunks."""
+
+    decode_contexts: tuple[int, ...] = ()
+    chunks: tuple[Chunk, ...] = ()
+
+    @property
+    def decode_tokens(self) -> int:
+        return len(self.decode_contexts)
+
+    @property
+    def prefill_tokens(self) -> int:
+        return sum(c.length for c in self.chunks)
+
+    @property
+    def tokens(self) -> int:
+        return self.decode_tokens + self.prefill_tokens
+
+
+@dataclass(frozen=True)
+class ComponentCost:
+    flops: float
+    bytes: float
+    time_s: float   # this component alone on the roofline: max(flops / peak, bytes / bandwidth)
+
+
+@dataclass(frozen=True)
+class IterationCost:
+    flops: float
+    bytes: float
+    compute_s: float
+    memory_s: float
+    time_s: float
+    bound: str                      # "compute" or "memory"
+    overhead_s: float
+    components: dict[str, ComponentCost] = field(default_factory=dict)
+    allreduce_s: float = 0.0        # tensor parallelism: the all-reduces' time
+    factors: tuple[Factor, ...] = ()   # calibrated mode: why the time exceeds the roofline
+
+    @property
+    def kernels_s(self) -> float:
+        """The time on the GPU's kernels, without the all-reduces and the per-iteration overhead:
+        max(compute, memory) on the roofline; calibrated, the kernels one after another, each
+        through the soft ridge plus its floor."""
+        return self.time_s - self.allreduce_s - self.overhead_s
+
+    @property
+    def intensity(self) -> float:
+        """Arithmetic intensity, FLOPs per byte."""
+        return self.flops / self.bytes if self.bytes else float("inf")
+
+
+def tensor_parallel_degree(gpu: Gpu, model: Model, tp) -> int:
+    """`tp` checked: a whole number of GPUs that divides the query heads, whose KV heads it divides
+    or replicates (vLLM's rule), on a GPU with a link preset."""
+    n = check_number("tensor-parallel degree (tp)", tp, low=1, low_inclusive=True, high=64,
+                     integer=True)
+    if model.heads % n:
+        raise InputError(f"tensor-parallel degree (tp) {n} must divide {model.name}'s "
+                         f"{model.heads} query heads")
+    if model.kv_heads % n and n % model.kv_heads:
+        raise InputError(f"tensor-parallel degree (tp) {n} must divide {model.name}'s "
+                         f"{model.kv_heads} KV heads or be a multiple of them")
+    if n > 1 and not gpu.interconnect_bandwidth:
+        if gpu.id == "custom":
+            raise InputError(f"{gpu.name} has no GPU-to-GPU link (0 GB/s), which tensor "
+                             "parallelism (tp > 1) needs; set its GPU-to-GPU link bandwidth (custom "
+                             "GPU field), or pick a GPU with a link preset")
+        raise InputError(f"{gpu.name} has no GPU-to-GPU link preset, which tensor parallelism "
+                         "(tp > 1) needs; pick a GPU with a link preset")
+    return n
+
+
+def attended_pairs(prefix, length, window: int = 0):
+    """Sum over a chunk's `length` new tokens of how many positions each attends to (itself and
+    everything before it, at most `window` when the model has a sliding window). Works on numbers
+    (the engine's per-iteration path) and on numpy arrays alike."""
+    if not window:
+        return length * prefix + length * (length + 1) / 2
+    below = np.clip(window - prefix, 0, length)   # new tokens whose position is still <= window
+    return below * prefix + below * (below + 1) / 2 + (length - below) * window
+
+
+class CostModel:
+    """Prices iterations for one (GPU, model, mode). Built once per simulation: the per-iteration
+    path is a few multiplications on aggregates (tokens, attended pairs, KV tokens read, rows)."""
+
+    def __init__(self, gpu: Gpu, model: Model, mode: str = "roofline", overhead_s: float | None = None,
+                 tp: int = 1):
+        if mode not in MODES:
+            raise InputError(f"unknown cost mode {mode!r}; choose one of {', '.join(MODES)}")
+        self.gpu, self.model, self.mode = gpu, model, mode
+        self.tp = n = tensor_parallel_degree(gpu, model, tp)
+        self.calibration = calibration_for(gpu) if mode == "calibrated" else None
+        if overhead_s is None:   # the mode's own: 0 on the roofline, measured when calibrated
+            overhead_s = self.calibration.iteration_overhead_s if self.calibration else 0.0
+        self.overhead_s = check_number("overhead (s)", overhead_s, low=0, low_inclusive=True, high=10)
+        m, w, a = model, model.weight_bytes_per_param, ACTIVATION_BYTES
+        # per GPU: 1/n of the query heads and MLP columns; KV heads likewise, or one each (replicated)
+        kv_heads_per_gpu = max(m.kv_heads // n, 1)
+        self.kv_shards = m.kv_heads // kv_heads_per_gpu
+        q_dim, kv_dim, inter = m.q_dim / n, kv_heads_per_gpu * m.head_dim, m.intermediate / n
+        mlp_in_out = (2 * inter + m.hidden) + (inter + m.hidden) if m.gated_mlp \
+            else 2 * (inter + m.hidden)
+        gemm_in_out = (m.hidden + q_dim + 2 * kv_dim) + (q_dim + m.hidden) \
+            + m.experts_per_token * mlp_in_out
+        self.linear_flops_per_token = 2.0 * m.layers * m.active_layer_params / n
+        self.linear_act_bytes_per_token = m.layers * a * gemm_in_out
+        self.shared_weight_bytes = m.layers * (m.attention_params_per_layer
+                                               + m.router_params_per_layer) * w / n
+        self.expert_weight_bytes = m.layers * m.expert_params * w / n
+        self.weight_bytes = m.weight_bytes / n
+        self.kv_bytes_per_token = m.kv_bytes_per_token / self.kv_shards
+        self.attention_flops_per_pair = 4.0 * m.q_dim * m.layers / n
+        self.qo_bytes_per_token = 2.0 * m.q_dim * a * m.layers / n
+        self.lm_head_flops_per_row = 2.0 * m.hidden * m.vocab / n
+        self.lm_head_weight_bytes = m.hidden * m.vocab * w / n
+        self.lm_head_act_bytes_per_row = (m.hidden + m.vocab / n) * a
+        # kernels per component, for the calibrated floors: QKV, O, up and down GEMMs (and a MoE
+        # router) per layer; one attention kernel per layer; one LM head
+        self.kernels = (m.layers * (4 + (m.experts > 1)), m.layers, 1)
+
+    # --- the formulas -------------------------------------------------------------------------
+    def experts_touched(self, tokens: float) -> float:
+        """Expected distinct experts per layer when `tokens` route uniformly to top-k of E."""
+        m = self.model
+        if m.experts == 1:
+            return 1.0
+        return m.experts * (1.0 - (1.0 - m.experts_per_token / m.experts) ** tokens)
+
+    def component_work(self, tokens, attended, kv_read_tokens, rows):
+        """(FLOPs, bytes) of linear, attention and LM head for an iteration given by aggregates:
+        tokens in the pass, attended (query, key) pairs, cached KV tokens read, emitting rows."""
+        if tokens <= 0:
+            return (0.0, 0.0), (0.0, 0.0), (0.0, 0.0)
+        m = self.model
+        if self.mode == "simple":
+            linear = (2.0 * m.active_params * tokens / self.tp, self.weight_bytes)
+            return linear, (0.0, 0.0), (0.0, 0.0)
+        linear = (self.linear_flops_per_token * tokens,
+                  self.shared_weight_bytes + self.experts_touched(tokens) * self.expert_weight_bytes
+                  + self.linear_act_bytes_per_token * tokens)
+        attention = (self.attention_flops_per_pair * attended,
+                     self.kv_bytes_per_token * (kv_read_tokens + tokens) + self.qo_bytes_per_token * tokens)
+        lm_head = (self.lm_head_flops_per_row * rows,
+                   (self.lm_head_weight_bytes + self.lm_head_act_bytes_per_row * rows) if rows else 0.0)
+        return linear, attention, lm_head
+
+    def roofline_time(self, flops: float, nbytes: float) -> tuple[float, float]:
+        """(compute seconds, memory seconds) of work on this GPU's roofline."""
+        return flops / self.gpu.peak_flops, nbytes / self.gpu.bandwidth
+
+    def allreduce_time(self, tokens, calibrated: bool) -> float:
+        """Two ring all-reduces per layer of the tokens' activations, 2(N-1)/N x bytes / link
+        bandwidth each; calibrated: on the achievable link bandwidth, plus a latency each."""
+        if self.tp == 1:
+            return 0.0
+        n, m = self.tp, self.model
+        nbytes = 2 * (n - 1) / n * tokens * m.hidden * ACTIVATION_BYTES
+        each = nbytes / self.gpu.interconnect_bandwidth
+        if calibrated:
+            cal = self.calibration
+            each = each / cal.link_efficiency + cal.allreduce_latency_s
+        return 2 * m.layers * each
+
+    def calibrated_time(self, parts, tokens, rows, **factors) -> tuple[float, float, float]:
+        """(compute_s, memory_s, kernel time) with the components run one after another, GEMMs on
+        whole tiles; `factors` (tiles, achievable, soft, floor) switch factors off for `explain`."""
+        cal = self.calibration
+        tiles = factors.pop("tiles", True)
+        pads = (cal.padded_tokens(tokens) / tokens if tiles and tokens else 1.0, 1.0,
+                cal.padded_tokens(rows) / rows if tiles and rows else 1.0)
+        efficiencies = (cal.gemm_efficiency, cal.attention_efficiency, cal.gemm_efficiency)
+        compute_s = memory_s = time_s = 0.0
+        for (flops, nbytes), pad, eff, kernels in zip(parts, pads, efficiencies, self.kernels):
+            if flops or nbytes:
+                c, mem, t = cal.kernel_seconds(flops * pad, nbytes, self.gpu, eff, kernels, **factors)
+                compute_s, memory_s, time_s = compute_s + c, memory_s + mem, time_s + t
+        return compute_s, memory_s, time_s
+
+    # --- the two entry points -----------------------------------------------------------------
+    def time(self, tokens, attended, kv_read_tokens, rows) -> tuple[float, float, float]:
+        """(compute_s, memory_s, time_s) from aggregates: the engine's per-iteration call."""
+        parts = self.component_work(tokens, attended, kv_read_tokens, rows)
+        if self.calibration:
+            compute_s, memory_s, kernels_s = self.calibrated_time(parts, tokens, rows)
+            return compute_s, memory_s, kernels_s + self.allreduce_time(tokens, True) + self.overhead_s
+        compute_s, memory_s = self.roofline_time(sum(p[0] for p in parts), sum(p[1] for p in parts))
+        return compute_s, memory_s, \
+            max(compute_s, memory_s) + self.allreduce_time(tokens, False) + self.overhead_s
+
+    def price(self, composition: Composition) -> IterationCost:
+        """The full breakdown of one iteration, for display and the `cost` command."""
+        tokens, attended, kv_read, rows = self.aggregates(composition)
+        parts = self.component_work(tokens, attended, kv_read, rows)
+        calibrated = self.calibration is not None
+        components = {}
+        for name, (flops, nbytes) in zip(COMPONENTS, parts):
+            if calibrated:
+                alone = self.calibrated_time([(flops, nbytes) if n == name else (0.0, 0.0)
+                                              for n in COMPONENTS], tokens, rows)[2]
+            else:
+                alone = max(self.roofline_time(flops, nbytes))
+            components[name] = ComponentCost(flops, nbytes, alone)
+        flops = sum(p[0] for p in parts)
+        nbytes = sum(p[1] for p in parts)
+        if calibrated:
+            compute_s, memory_s, kernels_s = self.calibrated_time(parts, tokens, rows)
+            factors = explain(self, parts, tokens, rows)
+        else:
+            compute_s, memory_s = self.roofline_time(flops, nbytes)
+            kernels_s, factors = max(compute_s, memory_s), ()
+        allreduce_s = self.allreduce_time(tokens, calibrated)
+        return IterationCost(flops, nbytes, compute_s, memory_s,
+                             kernels_s + allreduce_s + self.overhead_s,
+                             "compute" if compute_s >= memory_s else "memory",
+                             self.overhead_s, components, allreduce_s, factors)
+
+    def aggregates(self, composition: Composition) -> tuple[int, float, float, int]:
+        """Reduce a composition to (tokens, attended pairs, KV tokens read, emitting rows)."""
+        window = self.model.sliding_window
+        contexts = np.asarray(composition.decode_contexts, dtype=np.float64)
+        attended = float(np.sum(attended_pairs(contexts, 1, window)))
+        kv_read = float(np.sum(np.minimum(contexts, window) if window else contexts))
+        for chunk in composition.chunks:
+            attended += float(attended_pairs(chunk.prefix, chunk.length, window))
+            kv_read += min(chunk.prefix, window) if window else chunk.prefix
+        rows = len(contexts) + sum(1 for c in composition.chunks if c.last)
+        return composition.tokens, attended, kv_read, rows

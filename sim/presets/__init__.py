@@ -1,0 +1,1 @@
+"""GPU and model presets, every figure with its source."""

@@ -1,0 +1,90 @@
+"""GPU presets: dense peak compute, memory bandwidth and capacity, each with its source.
+
+Every number is a *dense* tensor-core peak: several public tools ship the "with sparsity" figure,
+which is twice the dense one. Sources are in `../shared/reference/hardware_and_models.md`.
+Units are SI: FLOP/s, bytes/s, bytes. Datasheet "GB" and "TB/s" are decimal (1e9, 1e12).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.errors import InputError, check_number
+
+GB = 1e9
+TB = 1e12
+TFLOPS = 1e12
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One accelerator. Frozen, so it can key a cache."""
+
+    id: str
+    name: str
+    peak_flops: float          # dense BF16 tensor-core FLOP/s
+    bandwidth: float           # HBM / GDDR bytes/s
+    memory_bytes: float        # device memory, bytes
+    source: str
+    interconnect_bandwidth: float = 0.0   # per-GPU all-reduce bandwidth, bytes/s (0: none)
+
+    @property
+    def ridge_flops_per_byte(self) -> float:
+        """Arithmetic intensity at which a kernel turns from memory- to compute-bound."""
+        return self.peak_flops / self.bandwidth
+
+
+def _gpu(id, name, tflops, gbps, mem_gb, source, link_gbps=0.0) -> Gpu:
+    return Gpu(id, name, tflops * TFLOPS, gbps * GB, mem_gb * GB, source, link_gbps * GB)
+
+
+# GPU-to-GPU links for tensor parallelism, GB/s in ONE direction per GPU: what a ring all-reduce
+# streams through (nccl-tests' "busbw" tops out near it). Datasheets quote both directions added:
+NVLINK3 = 300   # A100 SXM: NVLink 3, 12 links, "600 GB/s" bidirectional (NVIDIA A100 datasheet)
+NVLINK4 = 450   # H100/H200 SXM: NVLink 4, 18 links, "900 GB/s" (H100/H200 datasheets; "NVLink4
+#                 unidirectional bandwidth is 450 GB/s", NVIDIA/nccl#1374)
+NVLINK5 = 900   # B200: NVLink 5, "1.8 TB/s" bidirectional per GPU (NVIDIA HGX B200 datasheet)
+PCIE4_X16 = 32  # L4, L40S, RTX 4090: no NVLink; PCIe Gen4 x16 is "64 GB/s" bidirectional (L4 and
+#                 L40S datasheets). GeForce cards also lack peer-to-peer, so real rings are slower.
+INFINITY_FABRIC = 448  # MI300X: 7 Infinity Fabric links x 128 GB/s bidirectional = 896 GB/s
+#                 aggregate (AMD); a direct mesh: only 8 GPUs use all 7 links, optimistic for TP < 8
+
+
+GPUS: dict[str, Gpu] = {g.id: g for g in (
+    _gpu("illustrative", "Illustrative (seed worked example)", 400, 3000, 80,
+         "seed 001 'Worked Example': round sustained figures, not a real part"),
+    _gpu("a100-40gb", "A100 40GB SXM", 312, 1555, 40,
+         "NVIDIA A100 datasheet; llm-analysis a100-sxm-40gb.json", NVLINK3),
+    _gpu("a100-80gb", "A100 80GB SXM", 312, 2039, 80,
+         "ai-dynamo/aiconfigurator systems/a100_sxm.yaml", NVLINK3),
+    _gpu("h100-sxm", "H100 SXM", 989, 3350, 80,
+         "aiconfigurator h100_sxm.yaml; NVIDIA H100 datasheet (sparsity figures are 2x)", NVLINK4),
+    _gpu("h200", "H200 SXM", 989, 4800, 141, "aiconfigurator h200_sxm.yaml", NVLINK4),
+    _gpu("l4", "L4", 121, 300, 24,
+         "aiconfigurator l4.yaml ('dense; NVIDIA specs list 242 TFLOPS with sparsity')", PCIE4_X16),
+    _gpu("l40s", "L40S", 362, 864, 48, "aiconfigurator l40s.yaml", PCIE4_X16),
+    _gpu("rtx-4090", "RTX 4090", 165, 1008, 24,
+         "Ada whitepaper via secondary sources (BF16, FP32 accumulate); measured ~165 TFLOP/s",
+         PCIE4_X16),
+    _gpu("mi300x", "MI300X", 1307, 5300, 192,
+         "AMD MI300X data sheet, as cited in GenZ Systems/system_configs.py", INFINITY_FABRIC),
+    _gpu("b200", "B200 (HGX, 1000 W)", 2250, 7700, 180, "aiconfigurator b200_sxm.yaml", NVLINK5),
+)}
+
+
+def get_gpu(gpu_id: str) -> Gpu:
+    try:
+        return GPUS[gpu_id]
+    except KeyError:
+        raise InputError(f"unknown GPU {gpu_id!r}; choose one of {', '.join(GPUS)}") from None
+
+
+def custom_gpu(peak_tflops: float, bandwidth_tbps: float, memory_gb: float,
+               name: str = "Custom GPU", link_gbps: float = 0.0) -> Gpu:
+    """A GPU from plain datasheet fields (dense TFLOP/s, TB/s, GB; GPU-to-GPU GB/s one way)."""
+    tflops = check_number("peak TFLOP/s", peak_tflops, high=1e5)
+    tbps = check_number("bandwidth TB/s", bandwidth_tbps, high=1e3)
+    mem = check_number("memory GB", memory_gb, high=1e5)
+    link = check_number("GPU-to-GPU link GB/s", link_gbps, low=0, low_inclusive=True, high=1e5)
+    return Gpu("custom", name, tflops * TFLOPS, tbps * TB, mem * GB, "user-supplied fields",
+               link * GB)

@@ -1,0 +1,195 @@
+"""Schedulers: each builds the next iteration's batch, in the shape of seed 003's `build_batch`.
+
+A policy reads the engine's state (running decodes, partial prefills, the waiting queue, free KV)
+and the limits, and returns a `Batch`: how many running decodes take a token, which prefill chunks
+run, and which waiting requests are admitted. The engine does the rest (KV, clock, tokens). Read
+side by side, the policies differ only where the real systems differ; see
+`../shared/reference/schedulers.md` for the source of each.
+
+Decodes are always "the first `decodes` of the running list" (admission order), so a policy only
+says how many.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from sim.errors import InputError
+
+
+@dataclass(frozen=True)
+class Limits:
+    budget: int              # token budget per iteration (max_num_batched_tokens, chunk size)
+    max_seqs: int = 1024     # max running requests (max_num_seqs, max_running_requests)
+    # chunked policies: requests mid-prefill at once, counting those a step admits (unchunked
+    # ones finish every prefill in its iteration); None: no cap. vLLM's
+    # max_num_partial_prefills ("the maximum number of sequences that can be partially prefilled
+    # concurrently", vllm/config/scheduler.py, default 1); SGLang chunks one request at a time.
+    max_partial_prefills: int | None = None
+
+
+@dataclass
+class Batch:
+    decodes: int = 0                                   # first `decodes` running decoders step
+    chunks: list[tuple[int, int]] = field(default_factory=list)   # (request id, tokens)
+    admitted: list[int] = field(default_factory=list)  # waiting requests that join the running set
+
+
+class State(Protocol):
+    """What a policy may read (implemented by the engine)."""
+    decoding: int                 # running requests whose prefill is complete
+    partial: Sequence[int]        # requests part-way through prefill, in priority order
+    waiting: Sequence[int]        # arrived, not yet admitted, in queue order
+    free_kv: int                  # KV tokens free now
+    kv_watermark: int             # KV tokens to keep free when admitting (Sarathi: 1%)
+    preempted_this_step: bool
+
+    def prefill_left(self, request: int) -> int: ...
+
+
+def _admit_chunked(state: State, limits: Limits, used: int, batch: Batch, *,
+                   reserve_whole_prompt: bool) -> None:
+    """Admit waiting requests first-come-first-served, each chunked to the leftover budget, until
+    the budget, KV memory, max_seqs or the cap on partial prefills runs out. Reserving the whole
+    prompt at admission (Sarathi, SGLang) means a request never fails half-way through its
+    prefill; vLLM V1 needs KV for the chunk only."""
+    # this step's decodes get their KV token first, whatever the reservation rule, so admitting
+    # a prompt never evicts a running decoder; vLLM V1 also needs KV for the chunks before it
+    free = state.free_kv - state.kv_watermark - (state.decoding if reserve_whole_prompt else used)
+    running = state.decoding + len(state.partial)
+    for request in state.waiting:
+        room = limits.budget - used
+        if room <= 0 or running + len(batch.admitted) >= limits.max_seqs:
+            break
+        if limits.max_partial_prefills is not None \
+                and len(state.partial) + len(batch.admitted) >= limits.max_partial_prefills:
+            break
+        need = state.prefill_left(request)
+        take = min(need, room)
+        if (need if reserve_whole_prompt else take) > free:
+            break
+        batch.admitted.append(request)
+        batch.chunks.append((request, take))
+        used += take
+        free -= need if reserve_whole_prompt else take
+
+
+def _continue_partials(state: State, limits: Limits, used: int, batch: Batch) -> int:
+    """Give each partially prefilled request its next chunk: min(left, budget - used)."""
+    for request in state.partial:
+        take = min(state.prefill_left(request), limits.budget - used)
+        if take <= 0:
+            break
+        batch.chunks.append((request, take))
+        used += take
+    return used
+
+
+def sarathi(state: State, limits: Limits) -> Batch:
+    """Sarathi-Serve stall-free batching (arXiv 2403.02310, section 4.2): every running decode
+    first (never refused, even past the budget), then partial prefills, then new requests chunked
+    to the leftover budget, whole prompt's KV reserved at admission."""
+    batch = Batch(decodes=state.decoding)
+    used = _continue_partials(state, limits, batch.decodes, batch)
+    _admit_chunked(state, limits, used, batch, reserve_whole_prompt=True)
+    return batch
+
+
+def vllm_v1(state: State, limits: Limits) -> Batch:
+    """vLLM V1 (vllm/v1/core/sched/scheduler.py): the running list in order, each request given
+    min(what it needs, budget left), so the budget caps decodes too; then waiting requests with
+    chunking and KV per chunk. No admission in a step that preempted."""
+    batch = Batch(decodes=min(state.decoding, limits.budget))
+    used = _continue_partials(state, limits, batch.decodes, batch)
+    if not state.preempted_this_step:
+        _admit_chunked(state, limits, used, batch, reserve_whole_prompt=False)
+    return batch
+
+
+def sglang(state: State, limits: Limits) -> Batch:
+    """SGLang default (scheduler.py: get_next_batch_to_run): prefill-first. If a prefill batch can
+    be formed (the chunked request's next chunk, then new requests up to the chunk size), it runs
+    alone and decodes wait; otherwise every running request decodes."""
+    batch = Batch()
+    used = _continue_partials(state, limits, 0, batch)
+    _admit_chunked(state, limits, used, batch, reserve_whole_prompt=True)
+    if not batch.chunks:
+        batch.decodes = min(state.decoding, limits.max_seqs)
+    return batch
+
+
+def _admit_whole(state: State, limits: Limits, batch: Batch, token_cap: float) -> None:
+    """Admit waiting requests with their whole prompt, FCFS, while KV, max_seqs and the token cap
+    allow (the first prompt is never refused for the cap: unchunked prompts cannot be split)."""
+    free = state.free_kv - state.kv_watermark - state.decoding   # the decodes' KV comes first
+    used = 0
+    running = state.decoding + len(state.partial)
+    for request in state.waiting:
+        need = state.prefill_left(request)
+        if need > free or running + len(batch.admitted) >= limits.max_seqs:
+            break
+        if batch.admitted and used + need > token_cap:
+            break
+        batch.admitted.append(request)
+        batch.chunks.append((request, need))
+        used += need
+        free -= need
+
+
+def vllm_v0(state: State, limits: Limits) -> Batch:
+    """vLLM V0 default, the 'vLLM' baseline of Sarathi-Serve: if waiting prompts fit, a
+    prefill-only iteration of whole prompts (up to the budget of batched tokens; decodes pause:
+    the stall); otherwise every running request decodes."""
+    batch = Batch()
+    _admit_whole(state, limits, batch, token_cap=limits.budget)
+    if not batch.chunks:
+        batch.decodes = state.decoding
+    return batch
+
+
+def orca(state: State, limits: Limits) -> Batch:
+    """Orca (OSDI'22) iteration-level scheduling: every running decode plus whole new prompts in
+    the same iteration, no token budget."""
+    batch = Batch(decodes=state.decoding)
+    _admit_whole(state, limits, batch, token_cap=float("inf"))
+    return batch
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    name: str
+    build: Callable[[State, Limits], Batch]
+    chunked: bool
+    decodes_take_budget: bool   # decodes and chunks share one budget (a budget <= decodes starves)
+    reserve_whole_prompt: bool  # KV for the whole prompt at admission, else per chunk
+    label: str
+    summary: str                # how it builds an iteration, in one phrase for the app's text
+    kv_watermark: float = 0.0   # share of KV kept free when admitting (Sarathi: 1% of blocks)
+
+
+POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
+    PolicySpec("sarathi", sarathi, True, True, True, "Sarathi-Serve (stall-free, chunked)",
+               "every running decode first, then a chunk of the prompt fills what is left of "
+               "the budget, in the same iteration", kv_watermark=0.01),
+    PolicySpec("vllm-v1", vllm_v1, True, True, False, "vLLM V1 (chunked prefill)",
+               "the running requests first (the budget caps their decodes too), then a chunk "
+               "of the prompt fills what is left of the budget"),
+    PolicySpec("sglang", sglang, True, False, True, "SGLang (prefill-first, chunked)",
+               "prefill first: chunks of the prompt, up to the budget each, run alone while the "
+               "decodes wait"),
+    PolicySpec("vllm-v0", vllm_v0, False, False, True, "vLLM V0 (prefill-only iterations)",
+               "the whole prompt in a prefill-only iteration while the decodes wait"),
+    PolicySpec("orca", orca, False, False, True, "Orca (decodes + whole prompts)",
+               "every decode plus the whole prompt in one iteration"),
+)}
+CHUNKED = tuple(n for n, p in POLICIES.items() if p.chunked)
+UNCHUNKED = tuple(n for n, p in POLICIES.items() if not p.chunked)
+
+
+def get_policy(name: str) -> PolicySpec:
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise InputError(f"unknown policy {name!r}; choose one of {', '.join(POLICIES)}") from None

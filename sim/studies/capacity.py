@@ -1,0 +1,225 @@
+"""Capacity: the highest Poisson request rate a configuration sustains within its SLOs.
+
+Sarathi-Serve's definition (arXiv 2403.02310, section 5): the highest QPS at which p99 TBT meets
+the SLO and the median scheduling delay (arrival -> first scheduled, `RequestTimes.queue_s`) is at
+most 2 s. Past capacity the queue grows without bound, and the median delay is what catches it.
+
+The search is a bisection over QPS on one seeded workload (the same exponential draws scaled to
+each rate, so neighbouring rates differ only in their spacing). It starts at the compute ceiling
+(requests / the compute time of all their FLOPs), which no schedule can sustain for long; it
+halves the rate until one passes, then bisects until the bracket is within `rel_tol`. Every run
+has an iteration cap and the number of runs is capped, so any input finishes in bounded time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.cost.iteration import CostModel, attended_pairs
+from sim.errors import InputError, check_number
+from sim.serving.engine import simulate
+from sim.serving.metrics import Percentiles, median_scheduling_delay, token_gaps
+from sim.serving.policies import PolicySpec
+from sim.serving.workloads import Workload
+from sim.studies.sweep import vllm_v0_default_budget
+from sim.units import fmt_seconds
+
+DELAY_SLO_S = 2.0          # Sarathi-Serve: median scheduling delay <= 2 s
+MAX_RUNS = 14              # per policy: halvings from the ceiling plus bisection steps
+REL_TOL = 0.02             # stop when (hi - lo) / hi <= 2%
+MAX_ITERATIONS = 1_000_000  # per run (~4 s of engine time at worst)
+CURVE_POINTS = 8           # rates on a curve: 1/8, 2/8, ... of the compute ceiling
+
+
+@dataclass(frozen=True)
+class SloPreset:
+    label: str
+    model: str
+    tbt_slo_s: float
+
+
+# Sarathi-Serve's P99 TBT SLOs (section 5; shared/reference/schedulers.md): strict = 5x and relaxed
+# = 25x a decode iteration of batch 32 at 4k context without prefill interference.
+SLO_PRESETS: dict[str, SloPreset] = {
+    "mistral-7b-strict": SloPreset("Mistral-7B, strict (P99 TBT 0.1 s)", "mistral-7b", 0.1),
+    "mistral-7b-relaxed": SloPreset("Mistral-7B, relaxed (P99 TBT 0.5 s)", "mistral-7b", 0.5),
+    "yi-34b-strict": SloPreset("Yi-34B, strict (P99 TBT 0.2 s)", "yi-34b", 0.2),
+    "yi-34b-relaxed": SloPreset("Yi-34B, relaxed (P99 TBT 1 s)", "yi-34b", 1.0),
+}
+
+
+def get_slo_preset(name: str) -> SloPreset:
+    try:
+        return SLO_PRESETS[name]
+    except KeyError:
+        raise InputError(f"unknown SLO preset {name!r}; choose one of "
+                         f"{', '.join(SLO_PRESETS)}") from None
+
+
+@dataclass(frozen=True)
+class CapacityPoint:
+    qps: float
+    p99_tbt_s: float
+    median_delay_s: float
+    sustained: bool
+
+
+@dataclass(frozen=True)
+class CapacityResult:
+    policy: str
+    budget: int
+    capacity_qps: float            # the highest rate found that meets both SLOs (0: none did)
+    failed_qps: float | None       # the lowest rate found that does not (None: none failed)
+    ceiling_qps: float             # the compute ceiling the search starts from
+    points: tuple[CapacityPoint, ...]   # every rate evaluated, ascending
+    reason: str
+
+
+@dataclass(frozen=True)
+class CapacityComparison:
+    policy: CapacityResult
+    baseline: CapacityResult
+    ratio: float | None            # policy / baseline capacity (None when the baseline is 0)
+
+
+def default_baseline_budget(baseline: PolicySpec, budget: int, workload: Workload) -> int:
+    """The budget a baseline runs at unless one is given: the compared policy's `budget` when the
+    baseline chunks too; for an unchunked one, vLLM V0's max(max_model_len, 2048), taking the
+    longest request (prompt + output) as max_model_len, the smallest that serves this workload."""
+    if baseline.chunked:
+        return budget
+    return vllm_v0_default_budget(int(np.max(workload.prompt + workload.output)))
+
+
+def compute_ceiling_qps(workload: Workload, cost: CostModel) -> float:
+    """Requests / the compute time of all their work: each request's prompt as one chunk, then
+    output - 1 decode tokens on a growing context, one LM-head row per output token. In the cost
+    model FLOPs add up across a batch, so no schedule can serve them faster on average: a true
+    upper bound on the sustainable rate."""
+    window = cost.model.sliding_window
+    prompt = workload.prompt.astype(np.float64)
+    decodes = workload.output - 1.0
+    attended = attended_pairs(0, prompt, window) + attended_pairs(prompt, decodes, window)
+    compute_s = cost.time(float(np.sum(prompt + decodes)), float(np.sum(attended)), 0.0,
+                          int(np.sum(workload.output)))[0]
+    return len(workload) / compute_s
+
+
+def evaluate(qps: float, workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
+             tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S, max_seqs: int = 1024,
+             max_partial_prefills: int | None = None,
+             max_iterations: int = MAX_ITERATIONS) -> CapacityPoint:
+    """Run `workload` (generated at `qps`) and check Sarathi-Serve's two conditions."""
+    trace = simulate(workload, policy, cost, budget=budget, max_seqs=max_seqs,
+                     max_iterations=max_iterations, max_partial_prefills=max_partial_prefills)
+    p99 = Percentiles.of(token_gaps(trace)[0]).p99
+    delay = median_scheduling_delay(trace)
+    # NaN (no gaps, or no new request) has nothing to miss
+    return CapacityPoint(qps, p99, delay, not p99 > tbt_slo_s and not delay > delay_slo_s)
+
+
+def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, cost: CostModel, *,
+                  budget: int, tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S,
+                  max_seqs: int = 1024, max_partial_prefills: int | None = None,
+                  max_runs: int = MAX_RUNS, rel_tol: float = REL_TOL,
+                  max_iterations: int = MAX_ITERATIONS,
+                  progress: Callable[[int, CapacityPoint], None] | None = None) -> CapacityResult:
+    """Bisection over QPS. `workload_at(qps)` builds the workload for a rate (same seed each time);
+    `progress(runs_done, point)` is called after each run (at most `max_runs` runs)."""
+    slo = check_number("TBT SLO (s)", tbt_slo_s, high=3600)
+    delay_slo = check_number("scheduling delay SLO (s)", delay_slo_s, high=1e5)
+    runs = check_number("max runs", max_runs, high=100, integer=True)
+    tol = check_number("relative tolerance", rel_tol, high=1)
+    ceiling = compute_ceiling_qps(workload_at(1.0), cost)
+    points: dict[float, CapacityPoint] = {}
+
+    def passes(qps: float) -> bool:
+        point = evaluate(qps, workload_at(qps), policy, cost, budget=budget, tbt_slo_s=slo,
+                         delay_slo_s=delay_slo, max_seqs=max_seqs,
+                         max_partial_prefills=max_partial_prefills, max_iterations=max_iterations)
+        points[qps] = point
+        if progress:
+            progress(len(points), point)
+        return point.sustained
+
+    lo, hi = 0.0, None
+    qps = ceiling
+    while len(points) < runs:               # halve from the ceiling until a rate passes
+        if passes(qps):
+            lo = qps
+            break
+        hi, qps = qps, qps / 2
+    while hi is not None and lo > 0 and len(points) < runs and (hi - lo) / hi > tol:
+        mid = (lo + hi) / 2
+        if passes(mid):
+            lo = mid
+        else:
+            hi = mid
+    name = f"{policy.name} at budget {budget:,}"
+    conditions = (f"p99 TBT <= {fmt_seconds(slo)} and median scheduling delay <= "
+                  f"{fmt_seconds(delay_slo)}")
+    if hi is None:
+        reason = (f"{name} met {conditions} at the compute ceiling ({ceiling:.3g} QPS = "
+                  "requests / the compute time of all their FLOPs, the most any schedule "
+                  "sustains), so its capacity is reported as the ceiling")
+    elif lo == 0:
+        reason = (f"{name} missed {conditions} at every rate tried, down to {min(points):.3g} QPS")
+    else:
+        reason = (f"{name} meets {conditions} up to {lo:.3g} QPS and misses at {hi:.3g} QPS "
+                  f"({len(points)} runs)")
+    return CapacityResult(policy.name, budget, lo, hi, ceiling,
+                          tuple(points[q] for q in sorted(points)), reason)
+
+
+def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, *,
+                     policy: PolicySpec, budget: int, baseline: PolicySpec, baseline_budget: int,
+                     tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S, max_seqs: int = 1024,
+                     max_partial_prefills: int | None = None, max_runs: int = MAX_RUNS,
+                     rel_tol: float = REL_TOL, max_iterations: int = MAX_ITERATIONS,
+                     progress: Callable[[float, str], None] | None = None) -> CapacityComparison:
+    """Capacity of `policy` and of `baseline` on the same workload and SLOs, and their ratio.
+    `progress(fraction, text)` suits a progress bar."""
+    results = []
+    for index, (spec, b) in enumerate(((policy, budget), (baseline, baseline_budget))):
+        def report(done, point, index=index, spec=spec):
+            if progress:
+                progress(min(1.0, (index + done / max_runs) / 2),
+                         f"{spec.name}: {point.qps:.3g} QPS "
+                         f"{'meets' if point.sustained else 'misses'} the SLOs")
+        results.append(find_capacity(workload_at, spec, cost, budget=b, tbt_slo_s=tbt_slo_s,
+                                     delay_slo_s=delay_slo_s, max_seqs=max_seqs,
+                                     max_partial_prefills=max_partial_prefills,
+                                     max_runs=max_runs, rel_tol=rel_tol,
+                                     max_iterations=max_iterations, progress=report))
+    ours, theirs = results
+    ratio = ours.capacity_qps / theirs.capacity_qps if theirs.capacity_qps > 0 else None
+    return CapacityComparison(ours, theirs, ratio)
+
+
+def rate_grid(ceiling_qps: float, points: int = CURVE_POINTS) -> tuple[float, ...]:
+    """Evenly spaced rates up to the compute ceiling: ceiling x k / points, k = 1 ... points."""
+    ceiling = check_number("compute ceiling (QPS)", ceiling_qps, high=1e9)
+    n = check_number("points", points, high=100, integer=True)
+    return tuple(ceiling * k / n for k in range(1, n + 1))
+
+
+def rate_curve(workload_at: Callable[[float], Workload], policy: PolicySpec, cost: CostModel,
+               rates, *, budget: int, tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S,
+               max_seqs: int = 1024, max_partial_prefills: int | None = None,
+               max_iterations: int = MAX_ITERATIONS,
+               progress: Callable[[int, CapacityPoint], None] | None = None,
+               ) -> tuple[CapacityPoint, ...]:
+    """p99 TBT and median scheduling delay at each of `rates` (the same seeded workload at each),
+    for the curves beside the bisection: the bisection only visits rates near the capacity."""
+    points = []
+    for qps in rates:
+        points.append(evaluate(qps, workload_at(qps), policy, cost, budget=budget,
+                               tbt_slo_s=tbt_slo_s, delay_slo_s=delay_slo_s, max_seqs=max_seqs,
+                               max_partial_prefills=max_partial_prefills,
+                               max_iterations=max_iterations))
+        if progress:
+            progress(len(points), points[-1])
+    return tuple(points)

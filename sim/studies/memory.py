@@ -1,0 +1,133 @@
+"""KV memory: how much there is, how much a workload needs, and what running out costs.
+
+The engine counts KV in tokens (`Trace.kv_used_tokens` per iteration, `Trace.kv_capacity_tokens`,
+preemptions and recomputed tokens per request). This module turns those into the quantities the
+Memory page explains, each a `Step` (formula, numbers substituted, value, unit) like the worked
+example, so every figure on screen shows where it came from.
+
+Admission differs by policy (`PolicySpec.reserve_whole_prompt`): Sarathi-Serve and SGLang reserve
+a request's whole prompt at admission, so a prefill never stalls half-way for memory; vLLM V1
+allocates KV per scheduled chunk, admitting more requests sooner but preempting when decodes grow
+into a full cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.cost.iteration import CostModel
+from sim.errors import check_number
+from sim.serving.engine import (
+    RESERVE_FRACTION,
+    Trace,
+    kv_capacity_bytes,
+    kv_capacity_tokens,
+)
+from sim.serving.policies import PolicySpec
+from sim.studies.worked_example import Step
+from sim.units import fmt_bytes, fmt_count, fmt_flops
+
+
+def admission_rule(policy: PolicySpec) -> str:
+    if policy.reserve_whole_prompt:
+        return ("reserves KV for the whole prompt when a request is admitted (it never stalls "
+                "half-way through its prefill for memory)")
+    return "allocates KV chunk by chunk as the prefill runs (admits sooner, may preempt later)"
+
+
+def kv_footprint(count: int, tokens: int, kv_bytes_per_token: float,
+                 title: str = "KV of simultaneous prompts", count_name: str = "prompts",
+                 tokens_name: str = "tokens") -> Step:
+    """count x tokens x KV bytes per token: seed 001's "20 simultaneous 8,192-token prompts need
+    20 GiB" at 128 KiB per token. `count_name` and `tokens_name` say in the formula (and in an
+    error) what is counted: prompts and their tokens, or decoders and their context."""
+    n = check_number(count_name, count, low=0, low_inclusive=True, high=1e9, integer=True)
+    t = check_number(tokens_name, tokens, low=0, low_inclusive=True, high=1e9, integer=True)
+    per = check_number("KV bytes per token", kv_bytes_per_token, high=1e9)
+    return Step("kv_footprint", title, f"{count_name} × {tokens_name} × KV bytes per token",
+                f"{n:,} × {t:,} × {fmt_bytes(per)}", n * t * per, "B")
+
+
+def kv_pressure(cost: CostModel, prompts: int, prompt_tokens: int, decoders: int,
+                context: int, reserve_fraction: float = RESERVE_FRACTION) -> list[Step]:
+    """Seed 001's arithmetic on the current model and GPU: `prompts` prompts of `prompt_tokens`
+    held at once, beside `decoders` streams of `context` tokens, against the KV capacity ("20
+    simultaneous 8,192-token prompts need 20 GiB ... add 64 decoders at 4,000 tokens of context
+    each, another 32 GiB, and the budget is under pressure")."""
+    # the capacity step as the KV capacity table shows it (an InputError when the weights do
+    # not fit)
+    capacity = next(step for step in memory_budget(cost, reserve_fraction)
+                    if step.key == "kv_capacity_bytes")
+    per = cost.kv_bytes_per_token
+    new = kv_footprint(prompts, prompt_tokens, per, "KV of the simultaneous prompts")
+    running = kv_footprint(decoders, context, per, "KV of the running decoders",
+                           count_name="decoders", tokens_name="context")
+    total = new.value + running.value
+    return [
+        new, running,
+        Step("kv_total", "Together", "prompts' KV + decoders' KV",
+             f"{fmt_bytes(new.value)} + {fmt_bytes(running.value)}", total, "B"),
+        capacity,
+        Step("kv_share", "Share of the KV capacity", "together / KV capacity",
+             f"{fmt_bytes(total)} / {fmt_bytes(capacity.value)}", total / capacity.value, "%"),
+    ]
+
+
+def memory_budget(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> list[Step]:
+    """GPU memory -> reserve -> weights -> KV capacity (bytes, then tokens), as the engine uses it."""
+    gpu, model = cost.gpu, cost.model
+    reserve = gpu.memory_bytes * reserve_fraction
+    free = kv_capacity_bytes(cost, reserve_fraction)
+    per = cost.kv_bytes_per_token
+    # tensor parallelism: each GPU holds 1/tp of the weights and its share of the KV heads
+    tp, shards = (f" / {cost.tp} GPUs", f" / {cost.kv_shards}") if cost.tp > 1 else ("", "")
+    return [
+        Step("gpu_memory", "GPU memory", "datasheet", gpu.name, gpu.memory_bytes, "B", decimal=True),
+        Step("reserve", "Reserve (activations, CUDA graphs)", "memory × reserve fraction",
+             f"{fmt_bytes(gpu.memory_bytes, False)} × {reserve_fraction:g}", reserve, "B",
+             decimal=True),
+        Step("weights", "Weights", "params × bytes per param" + (" / tp" if tp else ""),
+             f"{model.params:.3g} × {model.weight_bytes_per_param:g} B{tp}", cost.weight_bytes,
+             "B", decimal=True),
+        Step("kv_capacity_bytes", "KV capacity", "memory − reserve − weights",
+             f"{fmt_bytes(gpu.memory_bytes, False)} − {fmt_bytes(reserve, False)} − "
+             f"{fmt_bytes(cost.weight_bytes, False)}", free, "B"),
+        Step("kv_bytes_per_token", "KV bytes per token",
+             "2 (K, V) × layers × KV heads × head dim × bytes" + (" / KV shards" if tp else ""),
+             f"2 × {model.layers} × {model.kv_heads} × {model.head_dim} × "
+             f"{model.kv_bytes_per_element:g} B{shards}", per, "B"),
+        Step("kv_capacity_tokens", "KV capacity in tokens", "⌊KV capacity / KV bytes per token⌋",
+             f"⌊{fmt_bytes(free)} / {fmt_bytes(per)}⌋", kv_capacity_tokens(cost, reserve_fraction),
+             "tokens"),
+    ]
+
+
+@dataclass(frozen=True)
+class KvUsage:
+    capacity_tokens: int
+    peak_used_tokens: int
+    peak_fraction: float            # peak used / capacity
+    preempted_requests: int
+    preemptions: int
+    recomputed_tokens: int
+    wasted: Step                    # the compute the recomputation cost, at peak FLOP/s
+
+
+def kv_usage(trace: Trace, cost: CostModel) -> KvUsage:
+    """Peak KV use and the work preemptions wasted. Recompute time is a lower bound: recomputed
+    tokens x FLOPs per token per GPU (2 x active params / tensor-parallel GPUs, no attention) /
+    peak FLOP/s."""
+    peak = int(trace.kv_used_tokens.max(initial=0))
+    recomputed = int(trace.recomputed_tokens.sum())
+    flops_per_token = cost.model.flops_per_token / cost.tp
+    per_gpu = f" / {cost.tp} GPUs" if cost.tp > 1 else ""
+    wasted = Step("recompute_s", "Work wasted on recomputation",
+                  f"recomputed tokens × FLOPs per token{per_gpu} / peak FLOP/s",
+                  f"{fmt_count(recomputed)} × {fmt_flops(flops_per_token)} / "
+                  f"{cost.gpu.peak_flops / 1e12:g} TFLOP/s",
+                  recomputed * flops_per_token / cost.gpu.peak_flops, "s")
+    return KvUsage(trace.kv_capacity_tokens, peak, peak / trace.kv_capacity_tokens,
+                   int(np.count_nonzero(trace.preemptions)), int(trace.preemptions.sum()),
+                   recomputed, wasted)

@@ -1,0 +1,207 @@
+"""The token budget as a dial: one workload, one policy, many budgets.
+
+A larger budget gives each iteration more prefill tokens, so prompts drain in fewer iterations
+(lower TTFT), but every running decode waits for the whole, longer iteration (higher TBT). The
+sweep runs the same workload at each budget and reports the frontier, the budget Sarathi-Serve's
+recipe would pick (the largest whose p99 TBT meets the SLO), the engines' default budgets for the
+GPU, and the two regimes where the dial stops mattering:
+
+* per-iteration overhead dominates: fixed share = t(1 token) / t(budget tokens) > OVERHEAD_SHARE (0.5), where t is
+  the cost model's iteration time for a fresh prompt chunk. The fixed part (the weight read, and
+  any per-iteration overhead) is paid by every iteration whatever its size, so a budget whose full
+  iteration costs less than two empty ones spends most of its time on that fixed part.
+* chunking stops helping: budget >= longest prompt + peak decodes in the run. Then a prompt at the
+  head of the queue always fits whole beside the decodes, so chunking never splits it and the
+  policy behaves like its unchunked counterpart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.cost.iteration import CostModel, attended_pairs
+from sim.errors import InputError, check_number
+from sim.presets.hardware import Gpu
+from sim.serving.engine import DEFAULT_MAX_ITERATIONS, simulate
+from sim.serving.metrics import Metrics, median_scheduling_delay, summarize
+from sim.serving.policies import PolicySpec
+from sim.serving.workloads import Workload
+from sim.units import fmt_seconds
+
+MAX_BUDGETS = 32
+DEFAULT_BUDGETS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+OVERHEAD_SHARE = 0.5
+GIB = 2**30
+
+
+# --- the engines' default budgets -------------------------------------------------------------
+@dataclass(frozen=True)
+class EngineDefault:
+    engine: str
+    flag: str
+    budget: int
+    rule: str      # why this GPU gets this value, in words
+    source: str
+
+
+def vllm_default_budget(gpu: Gpu) -> EngineDefault:
+    """`vllm serve`'s default max_num_batched_tokens: 8192 on GPUs with >= 70 GiB that are not an
+    A100, else 2048 (vllm/engine/arg_utils.py, get_batch_defaults: `device_memory >= 70 * GiB_bytes
+    and "a100" not in device_name`; summarised in shared/reference/schedulers.md). The offline
+    `LLM` class uses 16384 / 8192 instead. The engines read the device's memory in bytes; the
+    presets carry the datasheet's decimal GB, which puts every preset in the same tier."""
+    gib = gpu.memory_bytes / GIB
+    big = gib >= 70 and "a100" not in gpu.name.lower()
+    rule = (f"{gib:.0f} GiB >= 70 GiB and not an A100" if big else
+            f"{gib:.0f} GiB < 70 GiB" if gib < 70 else "an A100 (excluded by name: PR #17885)")
+    return EngineDefault("vLLM", "--max-num-batched-tokens", 8192 if big else 2048, rule,
+                         "vllm/engine/arg_utils.py get_batch_defaults (vllm serve)")
+
+
+def sglang_default_budget(gpu: Gpu) -> EngineDefault:
+    """SGLang's default --chunked-prefill-size by GPU memory (python/sglang/srt/server_args.py,
+    _handle_gpu_memory_settings, thresholds in MiB of device memory): 2048 below 35 GiB, 4096
+    below 60 GiB, 8192 below 160 GiB (H100, A100-80G, H200), 16384 above (B200, MI300X)."""
+    gib = gpu.memory_bytes / GIB
+    for limit, budget in ((35, 2048), (60, 4096), (160, 8192)):
+        if gib < limit:
+            return EngineDefault("SGLang", "--chunked-prefill-size", budget,
+                                 f"{gib:.0f} GiB < {limit} GiB",
+                                 "python/sglang/srt/server_args.py _handle_gpu_memory_settings")
+    return EngineDefault("SGLang", "--chunked-prefill-size", 16384, f"{gib:.0f} GiB >= 160 GiB",
+                         "python/sglang/srt/server_args.py _handle_gpu_memory_settings")
+
+
+def vllm_v0_default_budget(max_model_len: int) -> int:
+    """vLLM V0 without chunked prefill: max_num_batched_tokens = max(max_model_len, 2048), so a
+    whole prompt always fits (vllm/config.py SchedulerConfig, _DEFAULT_MAX_NUM_BATCHED_TOKENS)."""
+    return max(int(max_model_len), 2048)
+
+
+def engine_defaults(gpu: Gpu) -> tuple[EngineDefault, EngineDefault]:
+    return vllm_default_budget(gpu), sglang_default_budget(gpu)
+
+
+# --- the sweep --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SweepPoint:
+    budget: int
+    metrics: Metrics
+    median_delay_s: float         # arrival -> first scheduled, median over new requests
+    fixed_share: float            # t(1 token) / t(budget tokens)
+    overhead_dominated: bool      # fixed_share > OVERHEAD_SHARE
+    no_split_budget: int          # longest prompt + peak decodes of this run
+    chunking_inactive: bool       # budget >= no_split_budget
+    split_prompts: int            # requests whose prefill took more than one chunk (measured)
+    notes: tuple[str, ...]
+    starved: bool = False         # the decodes took the whole budget while prompts waited
+
+    def meets_tbt(self, slo_s: float) -> bool:
+        return not self.metrics.tbt_s.p99 > slo_s   # NaN (no gaps at all): nothing to miss
+
+
+@dataclass(frozen=True)
+class Sweep:
+    policy: str
+    points: tuple[SweepPoint, ...]
+    tbt_slo_s: float | None
+    recommended: int | None
+    reason: str
+    defaults: tuple[EngineDefault, EngineDefault]
+
+
+def parse_budgets(budgets: Sequence) -> tuple[int, ...]:
+    """Budgets as sorted distinct whole numbers in [1, 10,000,000]; at most 32 of them."""
+    values = sorted({check_number("budget", b, high=10_000_000, integer=True) for b in budgets})
+    if not values:
+        raise InputError("give at least one budget")
+    if len(values) > MAX_BUDGETS:
+        raise InputError(f"{len(values)} budgets given; at most {MAX_BUDGETS}")
+    return tuple(values)
+
+
+def budget_grid(low, high, extra: Sequence = ()) -> tuple[int, ...]:
+    """Budgets to sweep from `low` to `high`: `low` doubled until it passes `high`, `high` itself,
+    and the `extra` budgets inside [low, high] (e.g. your budget and the engines' defaults), so
+    every budget worth knowing is a point of the frontier. At most 32 (`parse_budgets`)."""
+    lo = check_number("smallest budget", low, high=10_000_000, integer=True)
+    hi = check_number("largest budget", high, high=10_000_000, integer=True)
+    if lo > hi:
+        raise InputError(f"the smallest budget ({lo:,}) is above the largest ({hi:,})")
+    doublings = [lo]
+    while doublings[-1] * 2 < hi:
+        doublings.append(doublings[-1] * 2)
+    return parse_budgets([*doublings, hi, *(b for b in extra if lo <= b <= hi)])
+
+
+def fixed_share(cost: CostModel, budget: int) -> float:
+    """t(1 token) / t(budget tokens), each a fresh prompt chunk (no cached prefix)."""
+    window = cost.model.sliding_window
+    one = cost.time(1, float(attended_pairs(0, 1, window)), 0.0, 1)[2]
+    full = cost.time(budget, float(attended_pairs(0, budget, window)), 0.0, 1)[2]
+    return one / full
+
+
+def recommend(points: Sequence[SweepPoint], tbt_slo_s: float) -> tuple[int | None, str]:
+    """Sarathi-Serve's recipe: the largest budget whose p99 TBT meets the SLO, with the reason."""
+    slo = fmt_seconds(tbt_slo_s)
+    # a budget at or below the decodes meets any TBT SLO by starving new prompts: never recommend it
+    ok = [p for p in points if p.meets_tbt(tbt_slo_s) and not p.starved]
+    if not ok:
+        best = min(points, key=lambda p: p.metrics.tbt_s.p99)
+        return None, (f"no budget in the sweep meets the p99 TBT SLO of {slo}: the lowest p99 TBT "
+                      f"is {fmt_seconds(best.metrics.tbt_s.p99)} at budget {best.budget:,}. Try "
+                      "smaller budgets, less load or a faster GPU")
+    pick = ok[-1]
+    reason = (f"{pick.budget:,} is the largest budget in the sweep whose p99 TBT "
+              f"({fmt_seconds(pick.metrics.tbt_s.p99)}) meets the {slo} SLO (Sarathi-Serve's "
+              "recipe: a larger budget drains prompts faster, so take the largest one the tail "
+              "gap allows)")
+    larger = [p for p in points if p.budget > pick.budget]
+    if larger:
+        reason += (f"; the next one, {larger[0].budget:,}, gives "
+                   f"{fmt_seconds(larger[0].metrics.tbt_s.p99)}")
+    else:
+        reason += "; it is the largest budget swept, so a larger one may meet the SLO too"
+    inactive = [p for p in ok if p.chunking_inactive]
+    if pick.chunking_inactive:
+        reason += (f". From {inactive[0].budget:,} up no prompt needs splitting (budget >= longest "
+                   "prompt + decodes), so these budgets behave alike")
+    return pick.budget, reason
+
+
+def run_point(workload: Workload, policy: PolicySpec, cost: CostModel, budget: int, *,
+              max_seqs: int = 1024, max_partial_prefills: int | None = None,
+              max_iterations: int = DEFAULT_MAX_ITERATIONS) -> SweepPoint:
+    trace = simulate(workload, policy, cost, budget=budget, max_seqs=max_seqs,
+                     max_iterations=max_iterations, max_partial_prefills=max_partial_prefills)
+    share = fixed_share(cost, budget)
+    no_split = int(workload.prompt[~workload.prefilled].max(initial=0)
+                   + trace.decode_tokens.max(initial=0))
+    chunks_per_request = np.bincount(trace.chunk_request, minlength=len(workload))
+    return SweepPoint(budget, summarize(trace), median_scheduling_delay(trace),
+                      share, share > OVERHEAD_SHARE, no_split, budget >= no_split,
+                      int(np.sum(chunks_per_request > 1)), trace.notes,
+                      trace.starved_iterations > 0)
+
+
+def sweep(workload: Workload, policy: PolicySpec, cost: CostModel, budgets: Sequence, *,
+          max_seqs: int = 1024, max_partial_prefills: int | None = None,
+          tbt_slo_s: float | None = None, max_iterations: int = DEFAULT_MAX_ITERATIONS,
+          progress: Callable[[float, str], None] | None = None) -> Sweep:
+    """Run `workload` under `policy` once per budget. `progress(fraction, text)` is called after
+    each run (for a progress bar)."""
+    values = parse_budgets(budgets)
+    slo = None if tbt_slo_s is None else check_number("TBT SLO (s)", tbt_slo_s, high=3600)
+    points = []
+    for i, budget in enumerate(values):
+        points.append(run_point(workload, policy, cost, budget, max_seqs=max_seqs,
+                                max_partial_prefills=max_partial_prefills,
+                                max_iterations=max_iterations))
+        if progress:
+            progress((i + 1) / len(values), f"budget {budget:,} ({i + 1} of {len(values)})")
+    recommended, reason = (None, "no TBT SLO given") if slo is None else recommend(points, slo)
+    return Sweep(policy.name, tuple(points), slo, recommended, reason, engine_defaults(cost.gpu))

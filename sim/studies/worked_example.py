@@ -1,0 +1,240 @@
+"""Seed 001's "Worked Example", step by step: formula, the numbers substituted, result, unit.
+
+This is the seeds' own simplified arithmetic (FLOPs = 2 x params x tokens; an iteration costs
+max(tokens x FLOPs per token / peak, weight bytes / bandwidth)), parametrised so any input can be
+swapped in. At the defaults it reproduces the seed: 5.33 ms, 327.7 ms, 23.04 ms x 16 = 368.6 ms,
+14.2x, 128 KiB, 61,440 token-reads = 7.5 GiB, 250 chunks, 1.9 TiB, 0.70 s, 3.69 s.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from sim.errors import InputError, check_number
+from sim.units import fmt_bytes, fmt_count, fmt_flops, fmt_seconds
+
+DEFAULTS = dict(params=8e9, bytes_per_param=2.0, peak_tflops=400.0, bandwidth_tbps=3.0, decodes=64,
+                context=4000, prompt=8192, budgets=(576, 2048), layers=32, kv_heads=8, head_dim=128, kv_bytes=2.0,
+                long_prompt=128_000, burst=10)
+
+_FORMAT = {"s": fmt_seconds, "B": fmt_bytes, "FLOP": fmt_flops, "tokens": fmt_count,
+           "token-reads": fmt_count, "iterations": fmt_count, "chunks": fmt_count,
+           "x": lambda v: f"{v:.3g}x", "%": lambda v: f"{v * 100:.3g}%",
+           "tokens/s": lambda v: f"{v:,.0f} tokens/s", "FLOP/token": fmt_flops}
+
+
+# Steps that need the first budget's chunk (> 0), by key: their titles.
+CHUNK_STEPS = {
+    "reread_token_reads": "KV re-read by later chunks",
+    "reread_bytes": "Re-read bytes",
+    "reread_s": "Re-read time",
+    "long_prompt_chunks": "Long prompt: chunks",
+    "long_prompt_reread_bytes": "Long prompt: re-read bytes",
+    "long_prompt_reread_s": "Long prompt: re-read time",
+    "burst_prefill_tokens_per_s": "Burst: prefill rate",
+    "burst_last_ttft_s": "Burst: last prompt's first token",
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    key: str
+    title: str
+    formula: str
+    substituted: str
+    value: float
+    unit: str
+    seed_note: str = ""   # where seed 001 rounds or slips, said plainly
+    decimal: bool = False  # bytes in datasheet units (GB) rather than binary (GiB)
+
+    @property
+    def display(self) -> str:
+        if self.value is None:
+            return "—"
+        if self.unit == "B" and self.decimal:
+            return fmt_bytes(self.value, binary=False)
+        return _FORMAT.get(self.unit, lambda v: f"{v:.4g} {self.unit}")(self.value)
+
+
+@dataclass
+class WorkedExample:
+    inputs: dict
+    at_seed: bool = False        # the seed's own inputs: only then are its slips pointed out
+    steps: list[Step] = field(default_factory=list)
+    budgets: list[dict] = field(default_factory=list)
+    values: dict = field(default_factory=dict)
+
+    def add(self, key, title, formula, substituted, value, unit, seed_note="", decimal=False):
+        note = seed_note if self.at_seed else ""
+        self.steps.append(Step(key, title, formula, substituted, value, unit, note, decimal))
+        self.values[key] = value
+        return value
+
+    def to_json(self) -> dict:
+        out = {k: self.values[k] for k in (
+            "weight_bytes", "flops_per_token", "decode_weight_read_s", "decode_compute_s",
+            "decode_step_s", "unchunked_prefill_s")}
+        out["budgets"] = self.budgets
+        out.update({k: self.values[k] for k in (
+            "kv_bytes_per_token", "prompt_kv_bytes", "reread_token_reads", "reread_bytes",
+            "reread_s", "long_prompt_chunks", "long_prompt_reread_bytes", "long_prompt_reread_s",
+            "burst_prefill_tokens_per_s", "burst_last_ttft_s")})
+        return out
+
+
+def _validated(params, bytes_per_param, peak_tflops, bandwidth_tbps, decodes, context, prompt, budgets,
+               layers, kv_heads, head_dim, kv_bytes, long_prompt, burst) -> dict:
+    count = dict(integer=True, high=1e9)
+    budgets = tuple(budgets)
+    if not budgets:
+        raise InputError("give at least one budget")
+    return dict(
+        params=check_number("params", params, high=1e15),
+        bytes_per_param=check_number("bytes per param", bytes_per_param, high=64),
+        peak_tflops=check_number("peak TFLOP/s", peak_tflops, high=1e6),
+        bandwidth_tbps=check_number("bandwidth TB/s", bandwidth_tbps, high=1e4),
+        decodes=check_number("decodes", decodes, low=0, low_inclusive=True, **count),
+        context=check_number("context", context, low=0, low_inclusive=True, **count),
+        prompt=check_number("prompt", prompt, **count),
+        budgets=tuple(check_number("budget", b, **count) for b in budgets),
+        layers=check_number("layers", layers, **count),
+        kv_heads=check_number("KV heads", kv_heads, **count),
+        head_dim=check_number("head dim", head_dim, **count),
+        kv_bytes=check_number("KV bytes", kv_bytes, high=64),
+        long_prompt=check_number("long prompt", long_prompt, **count),
+        burst=check_number("burst", burst, **count))
+
+
+def worked_example(**overrides) -> WorkedExample:
+    unknown = set(overrides) - set(DEFAULTS)
+    if unknown:
+        raise InputError(f"unknown inputs: {', '.join(sorted(unknown))}")
+    v = _validated(**{**DEFAULTS, **overrides})
+    seed_inputs = _validated(**DEFAULTS)
+    # the seed's slips are pointed out at its own inputs only (its first budget is 576; a second
+    # budget other than 2,048 only drops that budget's note)
+    ex = WorkedExample(inputs=v, at_seed=all(v[k] == seed_inputs[k] for k in v if k != "budgets")
+                       and v["budgets"][0] == seed_inputs["budgets"][0])
+    peak, bw, d, p = v["peak_tflops"] * 1e12, v["bandwidth_tbps"] * 1e12, v["decodes"], v["prompt"]
+    weights = ex.add("weight_bytes", "Weight bytes", "params × bytes per param",
+                     f"{v['params']:.3g} × {v['bytes_per_param']:g} B", v["params"] * v["bytes_per_param"], "B",
+                     decimal=True)
+    fpt = ex.add("flops_per_token", "FLOPs per token", "2 × params",
+                 f"2 × {v['params']:.3g}", 2 * v["params"], "FLOP/token")
+    read = ex.add("decode_weight_read_s", "Decode step: weight read", "weight bytes / bandwidth",
+                  f"{fmt_bytes(weights, False)} / {v['bandwidth_tbps']:g} TB/s", weights / bw, "s")
+    compute = ex.add("decode_compute_s", "Decode step: compute", "decodes × FLOPs per token / peak",
+                     f"{d:,} × {fmt_flops(fpt)} / {v['peak_tflops']:g} TFLOP/s", d * fpt / peak, "s",
+                     "seed 001 says 2.6 ms; exactly 2.56 ms")
+    ex.add("decode_step_s", "Decode step", "max(weight read, compute)",
+           f"max({fmt_seconds(read)}, {fmt_seconds(compute)})", max(read, compute), "s",
+           "seed 001 rounds this up to 'about 6 ms' to allow for KV reads; the step with the "
+           "decoders' KV read comes below")
+    unchunked = ex.add("unchunked_prefill_s", "Whole prompt in one iteration",
+                       "max(prompt × FLOPs per token / peak, weight read)",
+                       f"max({p:,} × {fmt_flops(fpt)} / {v['peak_tflops']:g} TFLOP/s, {fmt_seconds(read)})",
+                       max(p * fpt / peak, read), "s", "seed 001 rounds to 'about 330 ms'")
+
+    def iteration(tokens):
+        return max(tokens * fpt / peak, read)
+
+    def iteration_text(tokens):
+        return (f"max({tokens:,} × {fmt_flops(fpt)} / {v['peak_tflops']:g} TFLOP/s, "
+                f"{fmt_seconds(read)})")
+
+    for i, budget in enumerate(v["budgets"]):
+        ex.budgets.append(_budget_steps(ex, i, budget, d, p, iteration, iteration_text, unchunked))
+
+    kv = ex.add("kv_bytes_per_token", "KV bytes per token", "2 (K, V) × layers × KV heads × head dim × bytes",
+                f"2 × {v['layers']} × {v['kv_heads']} × {v['head_dim']} × {v['kv_bytes']:g} B",
+                2 * v["layers"] * v["kv_heads"] * v["head_dim"] * v["kv_bytes"], "B")
+    ex.add("prompt_kv_bytes", "The prompt's KV", "prompt × KV bytes per token",
+           f"{p:,} × {fmt_bytes(kv)}", p * kv, "B")
+    decoders_kv = d * v["context"] * kv
+    ex.add("decode_step_with_kv_s", "Decode step with the decoders' KV read",
+           "max(decode compute, (weight bytes + decodes × context × KV bytes per token) / bandwidth)",
+           f"max({fmt_seconds(compute)}, ({fmt_bytes(weights, False)} + {d:,} × {v['context']:,} × "
+           f"{fmt_bytes(kv)}) / {v['bandwidth_tbps']:g} TB/s)", max(compute, (weights + decoders_kv) / bw),
+           "s",
+           "seed 001 calls the decode step with its KV reads 'about 6 ms'; its own 64 decoders at "
+           f"4,000 tokens of context hold {fmt_bytes(decoders_kv)} of KV, read every step. The "
+           "roofline cost mode counts it (the simple arithmetic above leaves it out)")
+    chunk = v["budgets"][0] - d
+    first = f"chunk = first budget − decodes = {v['budgets'][0]:,} − {d:,} = {chunk:,}"
+    if chunk <= 0:
+        for key, title in CHUNK_STEPS.items():
+            ex.add(key, title, "needs a chunk > 0", first + ": starved", None, "")
+        return ex
+    n = math.ceil(p / chunk)
+    reads = ex.add("reread_token_reads", CHUNK_STEPS["reread_token_reads"],
+                   "Σ over chunks k of (k − 1) × chunk = chunk × n(n − 1)/2",
+                   f"{first}; n = ⌈{p:,} / {chunk:,}⌉ = {n}; {chunk:,} × {n}·{n - 1}/2",
+                   chunk * n * (n - 1) / 2, "token-reads")
+    rb = ex.add("reread_bytes", CHUNK_STEPS["reread_bytes"], "token-reads × KV bytes per token",
+                f"{reads:,.0f} × {fmt_bytes(kv)}", reads * kv, "B")
+    ex.add("reread_s", CHUNK_STEPS["reread_s"], "re-read bytes / bandwidth",
+           f"{fmt_bytes(rb)} / {v['bandwidth_tbps']:g} TB/s", rb / bw, "s",
+           "seed 001 says 'roughly 2.5 ms'; 7.5 GiB at 3 TB/s is 2.68 ms")
+    n_long = ex.add("long_prompt_chunks", CHUNK_STEPS["long_prompt_chunks"], "⌈long prompt / chunk⌉",
+                    f"⌈{v['long_prompt']:,} / {chunk:,}⌉", math.ceil(v["long_prompt"] / chunk), "chunks")
+    lb = ex.add("long_prompt_reread_bytes", CHUNK_STEPS["long_prompt_reread_bytes"],
+                "chunk × n(n − 1)/2 × KV bytes per token",
+                f"{chunk:,} × {n_long}·{n_long - 1}/2 × {fmt_bytes(kv)}",
+                chunk * n_long * (n_long - 1) / 2 * kv, "B")
+    ex.add("long_prompt_reread_s", CHUNK_STEPS["long_prompt_reread_s"], "bytes / bandwidth",
+           f"{fmt_bytes(lb)} / {v['bandwidth_tbps']:g} TB/s", lb / bw, "s")
+    it0 = iteration(d + chunk)
+    ex.add("burst_prefill_tokens_per_s", CHUNK_STEPS["burst_prefill_tokens_per_s"], "chunk / iteration time",
+           f"{chunk:,} / {fmt_seconds(it0)}", chunk / it0, "tokens/s")
+    total = v["burst"] * p
+    ex.add("burst_last_ttft_s", CHUNK_STEPS["burst_last_ttft_s"],
+           "⌈burst × prompt / chunk⌉ × iteration time",
+           f"⌈{v['burst']} × {p:,} / {chunk:,}⌉ × {fmt_seconds(it0)}",
+           math.ceil(total / chunk) * it0, "s")
+    return ex
+
+
+def _budget_steps(ex: WorkedExample, i: int, budget: int, d: int, p: int, iteration,
+                  iteration_text, unchunked: float) -> dict:
+    tag = f"budget {budget:,}"
+    chunk = ex.add(f"chunk_{i}", f"{tag}: chunk", "budget − decodes", f"{budget:,} − {d:,}",
+                   budget - d, "tokens")
+    starved = chunk <= 0
+    seed_2048 = budget == 2048
+    first = ex.add(f"iteration_{i}", f"{tag}: one iteration",
+                   "max((decodes + chunk) × FLOPs per token / peak, weight read)",
+                   iteration_text(d + max(chunk, 0)),
+                   iteration(d + max(chunk, 0)), "s",
+                   "seed 001 prices this iteration as 2,112 tokens (2,048 + 64), 'roughly 85 ms'; "
+                   "the budget already includes the decodes, so it is 2,048 tokens" if seed_2048 else "")
+    row = dict(budget=budget, chunk=chunk, starved=starved, iteration_s=first)
+    if starved:
+        ex.add(f"starved_{i}", f"{tag}: starved",
+               "chunk <= 0: the decodes take the whole budget", f"{budget:,} <= {d:,}", None, "",
+               "the new prompt gets no tokens until decoders finish")
+        row.update(iterations=None, ttft_s=None, ttft_increase=None,
+                   stall_reduction=unchunked / first, decode_tokens_during_prefill=None)
+        return row
+    n = math.ceil(p / chunk)
+    # every chunk is full but the last (closed form: n can be huge)
+    last = iteration(d + p - (n - 1) * chunk)
+    ttft = (n - 1) * first + last
+    times = (first, last) if n > 1 else (first,)
+    ex.add(f"iterations_{i}", f"{tag}: iterations to prefill", "⌈prompt / chunk⌉",
+           f"⌈{p:,} / {chunk:,}⌉", n, "iterations")
+    ex.add(f"ttft_{i}", f"{tag}: TTFT", "Σ iteration times (the last chunk may be smaller)",
+           f"{n - 1:,} × {fmt_seconds(first)} + {fmt_seconds(last)}" if n > 1 else fmt_seconds(first),
+           ttft, "s", "seed 001 says 'around 350 ms', carrying its 2,112-token slip" if seed_2048 else "")
+    increase = ex.add(f"ttft_increase_{i}", f"{tag}: TTFT increase", "TTFT / unchunked prefill − 1",
+                      f"{fmt_seconds(ttft)} / {fmt_seconds(unchunked)} − 1", ttft / unchunked - 1, "%",
+                      "seed 001 says 'about 12 percent'; it is 12.5%" if budget == 576 else "")
+    longest = max(times)
+    reduction = ex.add(f"stall_reduction_{i}", f"{tag}: stall reduction",
+                       "unchunked prefill / longest iteration",
+                       f"{fmt_seconds(unchunked)} / {fmt_seconds(longest)}", unchunked / longest, "x")
+    during = ex.add(f"decode_tokens_{i}", f"{tag}: decode tokens during prefill",
+                    "decodes × iterations", f"{d:,} × {n}", d * n, "tokens")
+    row.update(iterations=n, ttft_s=ttft, ttft_increase=increase, stall_reduction=reduction,
+               decode_tokens_during_prefill=during)
+    return row

@@ -1,0 +1,41 @@
+"""The browser tests' shared fixtures: Debian's Chromium (never a downloaded browser) and one
+`streamlit run app.py` per session on a free loopback port. Every test here is skipped with the
+reason when /usr/bin/chromium is missing (`apt-get install chromium`; .ci/run installs it)."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.server import streamlit_server
+
+CHROMIUM = "/usr/bin/chromium"
+# Without the background-networking flags Chromium reaches for Google's hosts at every start.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def pytest_collection_modifyitems(items):
+    if not Path(CHROMIUM).exists():
+        skip = pytest.mark.skip(reason=f"{CHROMIUM} is missing (Debian package chromium)")
+        for item in items:
+            if "tests/browser/" in str(item.fspath):
+                item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    """The app, served once for every browser test of the session."""
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    with streamlit_server(ROOT / "app.py", log) as url:
+        yield url

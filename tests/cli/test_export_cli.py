@@ -1,0 +1,59 @@
+"""`python -m sim export`: files from the same flags as `simulate`, one-line errors, no Altair in sim."""
+
+import subprocess
+import sys
+
+import pytest
+from PIL import Image
+
+from cli.main import main
+
+
+def test_side_by_side_png(tmp_path, capsys):
+    out = tmp_path / "side.png"
+    assert main(["export", "--view", "side-by-side", "--mode", "simple", "--width", "500",
+                 "--out", str(out)]) == 0
+    image = Image.open(out)
+    assert image.format == "PNG" and image.width >= 1000
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_format_from_the_file_name_and_roofline_svg(tmp_path):
+    out = tmp_path / "roof.svg"
+    assert main(["export", "--view", "roofline", "--mode", "simple", "--tpot-ms", "30",
+                 "--out", str(out)]) == 0
+    text = out.read_text()
+    assert text.startswith("<svg") and "ridge 133 FLOP/B" in text
+
+
+def test_streams_gif_animates(tmp_path):
+    out = tmp_path / "streams.gif"
+    assert main(["export", "--view", "streams", "--format", "gif", "--frames", "3", "--width", "400",
+                 "--out", str(out), "--json"]) == 0
+    assert Image.open(out).n_frames == 3
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--view", "roofline", "--format", "gif"], "gif animates the clock"),
+    (["--format", "bmp"], "--format must be one of"),
+    (["--requests", "10", "--qps", "1"], "draws the seed scenario"),
+    (["--budget", "64"], "would starve"),
+    (["--width", "10"], "--width must be in"),
+    (["--unchunked", "nope"], "unknown policy"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, words):
+    assert main(["export", "--out", str(tmp_path / "x.png"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_unwritable_out_is_an_input_error(tmp_path, capsys):
+    assert main(["export", "--view", "roofline", "--out", str(tmp_path / "no" / "x.png")]) == 2
+    assert "cannot write --out" in capsys.readouterr().err
+
+
+def test_importing_sim_and_its_cli_does_not_import_altair():
+    code = ("import sys, sim, cli.main, cli.export; "
+            "print('altair' in sys.modules, 'streamlit' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]

@@ -1,0 +1,186 @@
+"""The step engine and the policies on hand-checkable workloads."""
+
+import numpy as np
+import pytest
+
+from sim import run
+from sim.cost.iteration import CostModel
+from sim.errors import InputError
+from sim.presets.hardware import get_gpu
+from sim.presets.models import get_model
+from sim.serving.engine import SimulationLimitError, kv_capacity_tokens
+from sim.serving.metrics import seed_metrics, summarize
+from sim.serving.workloads import burst, make_workload, poisson, seed_scenario
+from sim.studies.worked_example import worked_example
+
+MS = 1e-3
+
+
+def run_seed(policy="sarathi", budget=576, mode="simple", **scenario):
+    """The seed scenario (decoders streaming, one new prompt) in the seeds' simple cost mode."""
+    return run(seed_scenario(**scenario), policy, budget, mode=mode)
+
+
+@pytest.mark.parametrize("budget", [576, 2048])
+def test_engine_reproduces_the_worked_example(budget):
+    """The simulated seed scenario in simple mode equals the closed-form arithmetic."""
+    row = worked_example(budgets=(budget,)).to_json()["budgets"][0]
+    trace = run_seed("sarathi", budget)
+    s = seed_metrics(trace)
+    assert s["new_request_ttft_s"] == pytest.approx(row["ttft_s"])
+    assert s["decode_max_gap_s"] == pytest.approx(row["iteration_s"])
+    assert trace.prefill_tokens[:row["iterations"]].sum() == 8192
+
+
+def test_unchunked_prefill_freezes_every_decoder():
+    trace = run_seed("vllm-v0")
+    assert trace.decode_tokens[0] == 0 and trace.prefill_tokens[0] == 8192   # prefill-only
+    assert trace.duration_s[0] == pytest.approx(327.68 * MS)
+    s = seed_metrics(trace)
+    assert s["new_request_ttft_s"] == pytest.approx(327.68 * MS)
+    # decoders wait for the prefill and then for the next decode step
+    assert s["decode_max_gap_s"] == pytest.approx(327.68 * MS + 16e9 / 3e12)
+
+
+def test_orca_runs_decodes_with_the_whole_prompt():
+    trace = run_seed("orca")
+    assert trace.decode_tokens[0] == 64 and trace.prefill_tokens[0] == 8192
+    assert seed_metrics(trace)["decode_max_gap_s"] == pytest.approx(8256 * 16e9 / 400e12)
+
+
+def test_sglang_is_prefill_first():
+    trace = run_seed("sglang", 576)
+    chunks = trace.prefill_tokens > 0
+    assert np.all(trace.decode_tokens[chunks] == 0)          # prefill batches run alone
+    assert trace.prefill_tokens.max() == 576                 # chunked to the chunk size
+    assert seed_metrics(trace)["decode_max_gap_s"] > 0.3     # so decoders still stall
+
+
+def test_vllm_v1_budget_caps_decodes():
+    trace = run_seed("vllm-v1", 32, decodes=64, decode_output=4, prompt=256)
+    assert trace.decode_tokens.max() == 32
+    assert np.all(trace.decode_tokens + trace.prefill_tokens <= 32)
+    assert summarize(trace).requests == 65                   # everyone still finishes
+
+
+def test_sarathi_budget_below_decodes_starves_without_crashing():
+    trace = run_seed("sarathi", 32, decodes=64, decode_output=10, prompt=512)
+    assert trace.decode_tokens[0] == 64                      # every decode still runs
+    first_chunk = np.flatnonzero(trace.prefill_tokens)[0]
+    assert first_chunk == 10                                 # only after the decoders finish
+    assert trace.starved_iterations == 10
+    assert "starvation" in trace.notes[0]
+
+
+def test_arrivals_wait_for_the_running_iteration():
+    w = make_workload([0.0, 0.001], [4096, 100], [2, 2])
+    trace = run(w, "sarathi", 8192, mode="simple")
+    first = trace.duration_s[0]
+    assert trace.start_s[1] == pytest.approx(first)          # no iteration is interrupted
+    assert trace.tokens_of(1)[0] - 0.001 > first - 0.001
+
+
+def test_idle_gaps_jump_to_the_next_arrival():
+    w = make_workload([0.0, 10.0], [100, 100], [1, 1])
+    trace = run(w, "sarathi", 512)
+    assert trace.start_s[1] == 10.0
+
+
+def test_token_counts_and_order():
+    trace = run(poisson(50, 20, prompt=300, output=7, seed=3), "sarathi", 256)
+    for r in range(50):
+        times = trace.tokens_of(r)
+        assert len(times) == 7
+        assert np.all(np.diff(times) > 0)
+
+
+def test_preemption_recomputes_when_kv_runs_out():
+    # L4 (24 GB) with Llama-3.1-8B leaves ~5.5 GB of KV = ~42k tokens; 60 requests that each grow
+    # to 1,500 tokens cannot all fit, so vLLM V1 (KV per chunk) must preempt.
+    cost_args = dict(gpu="l4", model="llama-3.1-8b")
+    w = make_workload(np.zeros(60), np.full(60, 500), np.full(60, 1000))
+    trace = run(w, "vllm-v1", 2048, **cost_args)
+    capacity = trace.kv_capacity_tokens
+    assert trace.preemptions.sum() > 0
+    assert np.all(trace.kv_used_tokens <= capacity)
+    per_request = np.bincount(trace.chunk_request, trace.chunk_length, minlength=60)
+    np.testing.assert_array_equal(per_request, w.prompt + trace.recomputed_tokens)
+    assert all(len(trace.tokens_of(r)) == 1000 for r in range(60))
+    assert any("preempted" in n for n in trace.notes)
+
+
+def test_kv_capacity_is_memory_less_weights_and_reserve():
+    cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
+    assert kv_capacity_tokens(cost) == int((80e9 * 0.9 - 16e9) // 131072)
+    with pytest.raises(InputError, match="do not fit"):
+        kv_capacity_tokens(CostModel(get_gpu("l4"), get_model("llama-3.1-70b")))
+
+
+def test_prompt_beyond_memory_is_refused():
+    with pytest.raises(InputError, match="tokens of KV"):
+        run(seed_scenario(prompt=1_000_000), "sarathi", 576)
+
+
+def test_iteration_cap_is_a_clear_error():
+    with pytest.raises(SimulationLimitError, match="iterations"):
+        run(seed_scenario(), "sarathi", 576, max_iterations=10)
+
+
+def test_burst_drain_matches_the_seed():
+    """Ten 8,192-token prompts behind 64 decoders at budget 576 drain in about 3.69 s. The closed
+    form keeps the chunk at 512; in the engine each finished prompt becomes a decoder and takes one
+    token of the budget, so the last prompt's first token comes 13 ms (0.4%) later."""
+    w = burst(10, prompt=8192, decodes=64, decode_output=400)
+    trace = run(w, "sarathi", 576, mode="simple")
+    last = trace.tokens_of(73)[0]
+    closed_form = worked_example().to_json()["burst_last_ttft_s"]
+    assert closed_form == pytest.approx(3.6864)
+    assert last == pytest.approx(3.69952)
+    assert 0 < last - closed_form < 0.005 * closed_form
+
+
+@pytest.mark.parametrize("bad", [dict(budget=0), dict(budget=-1), dict(budget=float("nan")),
+                                 dict(max_seqs=0)])
+def test_bad_limits(bad):
+    kwargs = dict(budget=576) | bad
+    with pytest.raises(InputError):
+        run(seed_scenario(), "sarathi", **kwargs)
+
+
+@pytest.mark.parametrize("model", ["mistral-7b", "llama-3.1-8b"])
+def test_engine_prices_each_iteration_like_the_cost_model(model):
+    """The engine's O(1) aggregation must equal `CostModel.price` of the same batch, sliding
+    window included (decoder contexts straddling Mistral's 4,096-token window)."""
+    from sim.cost.iteration import Chunk, Composition
+    w = make_workload([0.0, 0.0, 0.0, 0.01], [100, 8000, 3000, 5000], [3, 3, 3, 2],
+                      [True, True, True, False])
+    cost = CostModel(get_gpu("a100-80gb"), get_model(model))
+    trace = run(w, "sarathi", 1024, gpu="a100-80gb", model=model)
+    for i in range(trace.iterations):
+        contexts = []
+        for r in trace.decode_rows(i):
+            before = trace.tokens_of(r) <= trace.start_s[i]
+            emitted = int(before.sum()) - int(trace.prefilled[r])   # tokens generated so far
+            contexts.append(int(w.prompt[r]) + emitted - (0 if trace.prefilled[r] else 1))
+        rows = trace.chunk_iteration == i
+        chunks = tuple(Chunk(int(n), int(p), int(p + n) == int(w.prompt[r]))
+                       for r, p, n in zip(trace.chunk_request[rows], trace.chunk_start[rows],
+                                          trace.chunk_length[rows]))
+        priced = cost.price(Composition(tuple(contexts), chunks))
+        assert trace.duration_s[i] == pytest.approx(priced.time_s, rel=1e-12)
+        assert trace.memory_s[i] == pytest.approx(priced.memory_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("policy", ["sarathi", "vllm-v1", "sglang", "vllm-v0", "orca"])
+def test_admitting_a_prompt_never_evicts_a_running_decoder(policy):
+    """The decodes' KV tokens come first: a prompt that fits only if the decoders got no KV this
+    step waits instead of preempting them (schedulers.md: decodes are never refused)."""
+    cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
+    capacity = kv_capacity_tokens(cost)
+    decoders, context = 10, 1000
+    prompt = capacity - decoders * context - 5      # fits beside the decoders' KV, not their growth
+    w = make_workload(np.zeros(decoders + 1), np.r_[np.full(decoders, context), prompt],
+                      np.r_[np.full(decoders, 6), 2], np.r_[np.ones(decoders, bool), False])
+    trace = run(w, policy, 1_000_000)
+    assert trace.preemptions.sum() == 0
+    assert len(trace.tokens_of(decoders)) == 2

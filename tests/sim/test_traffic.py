@@ -1,0 +1,401 @@
+"""Traffic: the burst drain, the budget frontier, capacity under SLO, traces, KV memory, and the
+sweep / capacity CLI. Workloads are small: the suite runs on two cores."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from cli.main import main
+from sim.cost.iteration import CostModel
+from sim.errors import InputError
+from sim.presets.hardware import GPUS, get_gpu
+from sim.presets.models import get_model
+from sim.serving.engine import kv_capacity_tokens, simulate
+from sim.serving.metrics import request_times
+from sim.serving.policies import CHUNKED, get_policy
+from sim.serving.trace_files import MAX_ROWS, load_trace
+from sim.serving.workloads import burst, poisson, seed_scenario
+from sim.studies.capacity import (
+    SLO_PRESETS,
+    compare_capacity,
+    default_baseline_budget,
+    evaluate,
+    find_capacity,
+    rate_curve,
+    rate_grid,
+)
+from sim.studies.memory import kv_footprint, kv_pressure, kv_usage, memory_budget
+from sim.studies.sweep import (
+    budget_grid,
+    fixed_share,
+    recommend,
+    sglang_default_budget,
+    sweep,
+    vllm_default_budget,
+)
+from sim.studies.worked_example import worked_example
+
+SEED_SIMPLE = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
+# seed 001's prices in simple mode: 40 us of compute per token (16 GFLOP / 400 TFLOP/s), and a
+# floor of 5.33 ms per iteration (16 GB of weights / 3 TB/s).
+PER_TOKEN_S = 16e9 / 400e12
+HEADER = "arrival_s,prompt_tokens,output_tokens\n"
+
+
+def last_ttft(workload, budget=576, policy="sarathi"):
+    trace = simulate(workload, get_policy(policy), SEED_SIMPLE, budget=budget)
+    return float(np.nanmax(request_times(trace).ttft_s)), trace
+
+
+# --- the burst drain ---------------------------------------------------------------------------
+def test_burst_drain_reproduces_the_worked_example_when_prompts_emit_one_token():
+    """Ten 8,192-token prompts with 64 decoders at budget 576: chunks of 512, 160 iterations of
+    576 tokens at 23.04 ms = 3.6864 s, the worked example's ceil(10 x 8192 / 512) x 23.04 ms. With
+    one output token each, finished prompts leave at once and every chunk is exactly 512."""
+    seconds, trace = last_ttft(burst(10, 8192, output=1, decodes=64))
+    assert seconds == pytest.approx(160 * 576 * PER_TOKEN_S, rel=1e-12)
+    assert seconds == pytest.approx(worked_example().values["burst_last_ttft_s"], rel=1e-12)
+    assert set(trace.prefill_tokens[:160]) == {512}
+
+
+def test_burst_drain_with_the_seed_outputs_takes_one_partial_iteration_more():
+    """With the seed's 32 output tokens per prompt, each finished prompt decodes alongside the
+    drain for 32 iterations, taking a token of every later chunk (chunk 510-511, not 512), so the
+    81,920 tokens need 160 full iterations plus one partial: 3.6995 s, 13 ms above the worked
+    example. The 64 decoders emit 256 tokens, so they outlast the 161-iteration drain."""
+    seconds, trace = last_ttft(burst(10, 8192, output=32, decodes=64, decode_output=256))
+    assert seconds == pytest.approx(3.69952, abs=1e-5)
+    worked = worked_example().values["burst_last_ttft_s"]
+    assert 0 < seconds - worked < 576 * PER_TOKEN_S
+    first_token = np.flatnonzero(trace.prefill_tokens)[-1]
+    assert first_token == 160 and trace.decode_tokens[first_token] >= 64
+
+
+# --- the frontier ------------------------------------------------------------------------------
+FRONTIER_BUDGETS = (192, 320, 576, 1088, 2112, 4160)   # 64 decodes + 128 ... 4,096 prefill tokens
+
+
+def test_frontier_is_strictly_monotone_by_construction():
+    """Ten 8,192-token prompts arrive with 64 decoders that outlast the drain; each prompt emits one
+    token and leaves, so every drain iteration holds exactly 64 decodes + (budget - 64) prefill
+    tokens, and budget - 64 divides 8,192. In simple mode at these budgets an iteration is
+    compute-bound: t = budget x 40 us. Then prompt k's first token comes at
+    k x 8192 / (budget - 64) x t, so p50 TTFT (the mean of k = 5 and 6) = 5.5 x 8192 x 40 us x
+    budget / (budget - 64), strictly falling as the budget grows; and the drain's gaps are all t,
+    over 1% of the decoders' 1,000 gaps each, so p99 TBT = t, strictly rising. (On general
+    traffic the trend holds only loosely: prompts that do not divide into chunks, or that batch
+    together at a large budget, can make a larger budget's median TTFT worse.)"""
+    result = sweep(burst(10, 8192, output=1, decodes=64, decode_output=1000),
+                   get_policy("sarathi"), SEED_SIMPLE, FRONTIER_BUDGETS)
+    ttft = [p.metrics.ttft_s.p50 for p in result.points]
+    tbt = [p.metrics.tbt_s.p99 for p in result.points]
+    for budget, p50, p99 in zip(FRONTIER_BUDGETS, ttft, tbt):
+        assert p50 == pytest.approx(5.5 * 8192 * PER_TOKEN_S * budget / (budget - 64), rel=1e-9)
+        assert p99 == pytest.approx(budget * PER_TOKEN_S, rel=1e-9)
+    assert all(a > b for a, b in zip(ttft, ttft[1:]))
+    assert all(a < b for a, b in zip(tbt, tbt[1:]))
+
+
+def test_recommendation_is_the_largest_budget_meeting_the_tbt_slo():
+    result = sweep(burst(10, 8192, output=1, decodes=64, decode_output=1000),
+                   get_policy("sarathi"), SEED_SIMPLE, FRONTIER_BUDGETS, tbt_slo_s=0.05)
+    assert result.recommended == 1088          # 43.5 ms meets 50 ms; 2,112 gives 84.5 ms
+    assert "1,088" in result.reason and "2,112" in result.reason
+    none, why = recommend(result.points, 0.001)
+    assert none is None and "no budget" in why
+
+
+def test_regime_flags():
+    """Tiny budgets: a full iteration costs less than two empty ones (fixed share > 1/2). Budgets
+    at or above the longest prompt + peak decodes never split a prompt."""
+    assert fixed_share(SEED_SIMPLE, 192) == pytest.approx((16e9 / 3e12) / (192 * PER_TOKEN_S))
+    result = sweep(poisson(40, 2, prompt=500, output=8, seed=1), get_policy("sarathi"),
+                   SEED_SIMPLE, (128, 320, 4096))   # the boundary: 2 x 5.33 ms / 40 us = 267
+    tiny, mid, huge = result.points
+    assert tiny.overhead_dominated and not mid.overhead_dominated
+    assert huge.chunking_inactive and huge.split_prompts == 0
+    assert not tiny.chunking_inactive and tiny.split_prompts == 40
+
+
+@pytest.mark.parametrize("gpu, vllm, sglang", [
+    ("h100-sxm", 8192, 8192), ("h200", 8192, 8192), ("a100-80gb", 2048, 8192),
+    ("a100-40gb", 2048, 4096), ("l40s", 2048, 4096), ("l4", 2048, 2048),
+    ("rtx-4090", 2048, 2048), ("b200", 8192, 16384), ("mi300x", 8192, 16384)])
+def test_engine_default_budgets(gpu, vllm, sglang):
+    assert vllm_default_budget(GPUS[gpu]).budget == vllm
+    assert sglang_default_budget(GPUS[gpu]).budget == sglang
+
+
+# --- capacity ----------------------------------------------------------------------------------
+def test_chunked_capacity_beats_unchunked_under_a_strict_tbt_slo():
+    """Mistral-7B's strict SLO (p99 TBT 0.1 s) on an A100: whole 1,024-token prompts stall every
+    decoder, so vLLM V0 hits the TBT limit at a lower rate than Sarathi at budget 512, whose
+    iterations stay near 512 tokens (~25 ms) at any load."""
+    cost = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
+    calls = []
+    result = compare_capacity(
+        lambda qps: poisson(150, qps, prompt=1024, output=64, seed=3), cost,
+        policy=get_policy("sarathi"), budget=512, baseline=get_policy("vllm-v0"),
+        baseline_budget=2048, tbt_slo_s=SLO_PRESETS["mistral-7b-strict"].tbt_slo_s,
+        max_runs=8, progress=lambda fraction, text: calls.append(fraction))
+    ours, theirs = result.policy, result.baseline
+    assert theirs.capacity_qps > 0
+    first_miss = next(p for p in theirs.points if not p.sustained)
+    assert first_miss.p99_tbt_s > 0.1 and first_miss.median_delay_s <= 2   # TBT-limited
+    assert all(p.p99_tbt_s < 0.05 for p in ours.points)
+    assert ours.capacity_qps >= theirs.capacity_qps and result.ratio >= 1
+    assert 0 < len(calls) <= 16 and calls == sorted(calls) and calls[-1] <= 1
+    for r in (ours, theirs):
+        assert len(r.points) <= 8
+        passed = {p.qps for p in r.points if p.sustained}
+        assert r.capacity_qps in passed
+        assert r.failed_qps is None or not any(p.sustained for p in r.points
+                                               if p.qps == r.failed_qps)
+
+
+def test_capacity_is_zero_when_no_rate_meets_the_slo():
+    cost = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
+    result = find_capacity(lambda qps: poisson(30, qps, prompt=1024, output=16, seed=0),
+                           get_policy("sarathi"), cost, budget=512, tbt_slo_s=1e-4, max_runs=3)
+    assert result.capacity_qps == 0 and len(result.points) == 3
+    assert "every rate tried" in result.reason
+
+
+# --- traces ------------------------------------------------------------------------------------
+def test_trace_loads_from_bytes_and_path_and_sorts_arrivals(tmp_path):
+    data = (HEADER + "2.5,300,7\n0.5,100,5\n1,200,6\n").encode()
+    path = tmp_path / "trace.csv"
+    path.write_bytes(data)
+    for source in (data, str(path)):
+        w = load_trace(source)
+        assert w.arrival_s.tolist() == [0.5, 1.0, 2.5]
+        assert w.prompt.tolist() == [100, 200, 300] and w.output.tolist() == [5, 6, 7]
+
+
+@pytest.mark.parametrize("body, where", [
+    ("arrival_s,prompt_tokens\n0,10\n", "row 1 (header): missing column output_tokens"),
+    (HEADER + "0,10,5\n-1,10,5\n", "row 3, column arrival_s"),
+    (HEADER + "0,10,5\n1,ten,5\n", "row 3, column prompt_tokens"),
+    (HEADER + "0,10,0\n", "row 2, column output_tokens"),
+    (HEADER + "0,10.5,3\n", "row 2, column prompt_tokens"),
+    (HEADER + "0,10\n", "row 2, column output_tokens"),
+])
+def test_trace_errors_name_row_and_column(body, where):
+    with pytest.raises(InputError, match=re.escape(where)):
+        load_trace(body.encode())
+
+
+def test_trace_caps_rows_and_bytes_and_never_echoes_markup():
+    with pytest.raises(InputError, match=f"row {MAX_ROWS + 2}: .*more than 100,000"):
+        load_trace((HEADER + "0,1,1\n" * (MAX_ROWS + 1)).encode())
+    with pytest.raises(InputError, match="limit is 5,000,000"):
+        load_trace(b" " * 5_000_001)
+    with pytest.raises(InputError) as error:
+        load_trace((HEADER + '0,"<img src=x onerror=alert(1)>",1\n').encode())
+    assert "row 2, column prompt_tokens" in str(error.value)
+    assert not set("<>\"=()") & set(str(error.value).split(":", 1)[1])
+
+
+# --- max partial prefills ------------------------------------------------------------------------
+@pytest.mark.parametrize("policy", CHUNKED)
+def test_max_partial_prefills_caps_prefills_per_iteration(policy):
+    """Twenty 100-token prompts at budget 1,024: uncapped, one iteration admits ten whole prompts
+    and part of an eleventh; capped at 2, no iteration holds more than two prefills."""
+    workload = burst(20, prompt=100, output=3)
+    spec = get_policy(policy)
+    free = simulate(workload, spec, SEED_SIMPLE, budget=1024)
+    capped = simulate(workload, spec, SEED_SIMPLE, budget=1024, max_partial_prefills=2)
+    assert np.bincount(free.chunk_iteration).max() > 2
+    assert np.bincount(capped.chunk_iteration).max() <= 2
+    assert np.array_equal(np.diff(capped.token_offsets), workload.output)
+
+
+# --- KV memory -----------------------------------------------------------------------------------
+def test_seed_kv_arithmetic():
+    """Seed 001: 'using the example layout (128 KiB per token), 20 simultaneous 8,192-token
+    prompts need 20 GiB of KV'."""
+    per_token = get_model("dense-8b").kv_bytes_per_token
+    assert per_token == 128 * 1024
+    assert kv_footprint(20, 8192, per_token).value == 20 * 2**30
+
+
+def test_memory_budget_matches_the_engine_and_preemptions_are_counted():
+    cost = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
+    steps = {s.key: s.value for s in memory_budget(cost)}
+    assert steps["kv_capacity_tokens"] == kv_capacity_tokens(cost)
+    assert steps["kv_capacity_bytes"] == pytest.approx(24e9 * 0.9 - steps["weights"])
+    # per-chunk allocation (vLLM V1) admits every prompt, then decodes outgrow the cache
+    trace = simulate(burst(24, prompt=2000, output=400), get_policy("vllm-v1"), cost, budget=2048)
+    usage = kv_usage(trace, cost)
+    assert usage.preemptions > 0 and usage.recomputed_tokens > 0
+    assert usage.peak_used_tokens <= usage.capacity_tokens
+    assert usage.wasted.value == pytest.approx(
+        usage.recomputed_tokens * cost.model.flops_per_token / cost.gpu.peak_flops)
+
+
+# --- CLI -----------------------------------------------------------------------------------------
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_sweep_json(capsys):
+    code, out, _ = run_cli(capsys, "sweep", "--requests", "40", "--qps", "4", "--budgets",
+                           "256,1024", "--tbt-slo", "0.05", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["budget"] for r in rows] == [256, 1024]
+    for r in rows:
+        assert {"budget", "ttft_s", "tbt_s", "throughput_tokens_per_s"} <= set(r)
+        assert set(r["ttft_s"]) >= {"p50", "p99"} and set(r["tbt_s"]) >= {"p50", "p99"}
+        assert r["throughput_tokens_per_s"] > 0
+    assert sum(r["recommended"] for r in rows) <= 1
+
+
+def test_cli_capacity_json(capsys):
+    code, out, _ = run_cli(capsys, "capacity", "--policy", "sarathi", "--budget", "512",
+                           "--baseline", "vllm-v0", "--tbt-slo", "0.1", "--requests", "60",
+                           "--max-runs", "4", "--json")
+    assert code == 0
+    data = json.loads(out)
+    for side in ("policy", "baseline"):
+        assert {"name", "budget", "capacity_qps"} <= set(data[side])
+    assert data["policy"]["name"] == "sarathi" and data["policy"]["budget"] == 512
+    assert data["baseline"]["budget"] == 2048    # vLLM V0: max(longest request, 2048)
+    assert data["ratio"] == pytest.approx(
+        data["policy"]["capacity_qps"] / data["baseline"]["capacity_qps"])
+
+
+def test_cli_simulate_burst_and_trace(capsys, tmp_path):
+    code, out, _ = run_cli(capsys, "simulate", "--scenario", "burst", "--burst", "10",
+                           "--prompt-output", "1", "--mode", "simple", "--json")
+    assert code == 0
+    assert json.loads(out)["last_ttft_s"] == pytest.approx(3.6864)
+    path = tmp_path / "t.csv"
+    path.write_text(HEADER + "0,500,4\n0.01,300,4\n")
+    code, out, _ = run_cli(capsys, "simulate", "--trace-in", str(path), "--json")
+    assert code == 0 and json.loads(out)["requests"] == 2
+
+
+@pytest.mark.parametrize("argv, named", [
+    (("sweep", "--budgets", "128,-4"), "-4"),
+    (("sweep", "--budgets", "12x"), "12x"),
+    (("capacity", "--tbt-slo", "0.1", "--requests", "0"), "--requests"),
+    (("capacity", "--slo", "fast"), "fast"),
+    (("capacity", "--tbt-slo", "0.1", "--baseline", "nope"), "nope"),
+    (("simulate", "--scenario", "burst", "--burst", "-1"), "burst"),
+    (("simulate", "--trace-in", "/no/such/file.csv"), "/no/such/file.csv"),
+])
+def test_cli_bad_input_exits_2_with_one_line(capsys, argv, named):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and named in err
+
+
+def test_cli_trace_error_names_row_and_column(capsys, tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text(HEADER + "0,100,4\n0.5,abc,4\n")
+    code, _, err = run_cli(capsys, "simulate", "--trace-in", str(path))
+    assert code == 2 and "row 3, column prompt_tokens" in err
+
+
+def test_slo_presets_name_models_the_simulator_has():
+    for preset in SLO_PRESETS.values():
+        assert get_model(preset.model).name.split()[0].lower() in preset.label.lower()
+
+
+# --- what the traffic pages add to sim ----------------------------------------------------------
+def test_budget_grid_doubles_and_keeps_the_budgets_worth_knowing():
+    assert budget_grid(128, 16384, extra=(576, 2048, 8192, 99_999)) == (
+        128, 256, 512, 576, 1024, 2048, 4096, 8192, 16384)
+    assert budget_grid(100, 1000) == (100, 200, 400, 800, 1000)
+    assert budget_grid(3, 3) == (3,)
+    with pytest.raises(InputError, match="above the largest"):
+        budget_grid(2048, 128)
+    with pytest.raises(InputError, match="at most 32"):
+        budget_grid(1, 10_000_000, extra=range(100, 110))
+
+
+def test_kv_pressure_is_the_seeds_arithmetic_on_the_current_model():
+    """Seed 001: 20 x 8,192 tokens x 128 KiB = 20 GiB; 64 decoders x 4,000 tokens = 31.25 GiB
+    (the seed rounds to 32); together 51.25 GiB of the illustrative GPU's 52.15 GiB."""
+    values = [s.value for s in kv_pressure(SEED_SIMPLE, 20, 8192, 64, 4000)]
+    prompts, decoders, together, capacity, share = values
+    assert prompts == 20 * 2**30 and decoders == 31.25 * 2**30
+    assert together == prompts + decoders
+    assert capacity == pytest.approx(80e9 * 0.9 - 16e9)
+    assert share == pytest.approx(together / capacity) and 0.98 < share < 0.99
+    tight = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
+    assert kv_pressure(tight, 20, 8192, 64, 4000)[-1].value > 1
+    with pytest.raises(InputError, match="do not fit"):
+        kv_pressure(CostModel(get_gpu("l4"), get_model("yi-34b")), 1, 1, 0, 1)
+
+
+def test_kv_pressure_formulas_name_the_numbers_they_show():
+    """Each step's formula has the terms its substituted numbers have, in the same operations:
+    the decoders' KV is decoders x context, not prompts x tokens; the capacity is memory -
+    reserve - weights with those three numbers, as in the capacity table."""
+    steps = {s.title: s for s in kv_pressure(SEED_SIMPLE, 20, 8192, 64, 4000)}
+    decoders = steps["KV of the running decoders"]
+    assert decoders.formula == "decoders × context × KV bytes per token"
+    assert decoders.substituted == "64 × 4,000 × 128 KiB"
+    assert steps["KV of the simultaneous prompts"].formula == \
+        "prompts × tokens × KV bytes per token"
+    assert steps["KV capacity"] == next(s for s in memory_budget(SEED_SIMPLE)
+                                        if s.key == "kv_capacity_bytes")
+    assert steps["KV capacity"].substituted == "80 GB − 8 GB − 16 GB"
+    def operations(text):
+        return re.findall(r" [×+−/] ", text)
+    for step in steps.values():
+        assert operations(step.formula) == operations(step.substituted), step.title
+    with pytest.raises(InputError, match="decoders must be"):
+        kv_pressure(SEED_SIMPLE, 20, 8192, -1, 4000)
+    with pytest.raises(InputError, match="context must be"):
+        kv_pressure(SEED_SIMPLE, 20, 8192, 64, 0.5)
+
+
+def test_preemptions_are_recorded_in_the_iteration_that_needed_the_room():
+    cost = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
+    trace = simulate(burst(24, prompt=2000, output=400), get_policy("vllm-v1"), cost, budget=2048)
+    per_iteration = trace.iteration_preemptions
+    assert len(per_iteration) == trace.iterations
+    assert per_iteration.sum() == trace.preemptions.sum() > 0
+    # the first preemption comes when the cache is full: the iteration before left no room for
+    # one more token per running request
+    first = int(np.flatnonzero(per_iteration)[0])
+    room = trace.kv_capacity_tokens - trace.kv_used_tokens[first - 1]
+    assert room < trace.decode_tokens[first - 1] + trace.prefill_tokens[first - 1]
+
+
+def test_default_baseline_budget():
+    workload = poisson(20, 1, prompt=3000, output=200, seed=0)
+    assert default_baseline_budget(get_policy("vllm-v0"), 512, workload) == 3200
+    assert default_baseline_budget(get_policy("orca"), 512, poisson(5, 1, prompt=100)) == 2048
+    assert default_baseline_budget(get_policy("vllm-v1"), 512, workload) == 512
+
+
+def test_rate_curve_runs_each_rate_and_agrees_with_the_search():
+    cost = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
+    workload_at = lambda qps: poisson(60, qps, prompt=1024, output=32, seed=2)  # noqa: E731
+    rates = rate_grid(8.0, points=4)
+    assert rates == (2.0, 4.0, 6.0, 8.0)
+    seen = []
+    curve = rate_curve(workload_at, get_policy("vllm-v0"), cost, rates, budget=2048,
+                       tbt_slo_s=0.1, progress=lambda done, point: seen.append(done))
+    assert [p.qps for p in curve] == list(rates) and seen == [1, 2, 3, 4]
+    again = evaluate(4.0, workload_at(4.0), get_policy("vllm-v0"), cost, budget=2048,
+                     tbt_slo_s=0.1)
+    assert curve[1] == again
+
+
+def test_a_starving_budget_is_never_recommended():
+    """Budget 64 with 64 decoders meets any TBT SLO by giving the prompt nothing: not a choice."""
+    result = sweep(seed_scenario(decode_output=20, prompt=2048), get_policy("sarathi"), SEED_SIMPLE,
+                   [64, 576], tbt_slo_s=0.05)
+    assert result.points[0].starved and not result.points[1].starved
+    assert result.recommended == 576

@@ -1,0 +1,111 @@
+"""Seed 001's worked example, pinned with units, and its slips stated."""
+
+import pytest
+
+from sim.errors import InputError
+from sim.studies.worked_example import worked_example
+
+MS = 1e-3
+GIB = 2**30
+TIB = 2**40
+
+
+def test_defaults_reproduce_the_seed():
+    j = worked_example().to_json()
+    assert j["weight_bytes"] == 16e9                                  # 16 GB
+    assert j["flops_per_token"] == 16e9                               # 16 GFLOP
+    assert j["decode_weight_read_s"] == pytest.approx(5.33 * MS, abs=0.01 * MS)
+    assert j["decode_compute_s"] == pytest.approx(2.56 * MS)
+    assert j["decode_step_s"] == pytest.approx(5.333 * MS, abs=0.001 * MS)
+    assert j["unchunked_prefill_s"] == pytest.approx(327.68 * MS)
+    b576, b2048 = j["budgets"]
+    assert b576 == pytest.approx(dict(
+        budget=576, chunk=512, starved=False, iteration_s=23.04 * MS, iterations=16,
+        ttft_s=368.64 * MS, ttft_increase=0.125, stall_reduction=14.2222, decode_tokens_during_prefill=1024),
+        rel=1e-4)
+    assert b2048["chunk"] == 1984 and b2048["iterations"] == 5
+    assert b2048["iteration_s"] == pytest.approx(81.92 * MS)          # not the seed's 85 ms
+    assert b2048["ttft_s"] == pytest.approx(4 * 81.92 * MS + 12.8 * MS)
+    assert j["kv_bytes_per_token"] == 128 * 1024                      # 128 KiB
+    assert j["prompt_kv_bytes"] == 1 * GIB
+    assert j["reread_token_reads"] == 61_440
+    assert j["reread_bytes"] == pytest.approx(7.5 * GIB)
+    assert j["reread_s"] == pytest.approx(2.68 * MS, abs=0.01 * MS)
+    assert j["long_prompt_chunks"] == 250
+    assert j["long_prompt_reread_bytes"] / TIB == pytest.approx(1.9, abs=0.01)
+    assert j["long_prompt_reread_s"] == pytest.approx(0.70, abs=0.005)
+    assert j["burst_prefill_tokens_per_s"] == pytest.approx(22_222, abs=1)
+    assert j["burst_last_ttft_s"] == pytest.approx(3.69, abs=0.005)
+
+
+def test_json_keys_are_exactly_the_documented_ones():
+    j = worked_example().to_json()
+    assert list(j) == [
+        "weight_bytes", "flops_per_token", "decode_weight_read_s", "decode_compute_s",
+        "decode_step_s", "unchunked_prefill_s", "budgets", "kv_bytes_per_token", "prompt_kv_bytes",
+        "reread_token_reads", "reread_bytes", "reread_s", "long_prompt_chunks",
+        "long_prompt_reread_bytes", "long_prompt_reread_s", "burst_prefill_tokens_per_s",
+        "burst_last_ttft_s"]
+    assert list(j["budgets"][0]) == [
+        "budget", "chunk", "starved", "iteration_s", "iterations", "ttft_s", "ttft_increase",
+        "stall_reduction", "decode_tokens_during_prefill"]
+
+
+def test_steps_show_formula_substitution_and_units():
+    steps = {s.key: s for s in worked_example().steps}
+    assert steps["decode_weight_read_s"].display == "5.333 ms"
+    assert "16 GB / 3 TB/s" in steps["decode_weight_read_s"].substituted
+    assert steps["ttft_0"].display == "368.6 ms"
+    assert steps["reread_bytes"].display == "7.5 GiB"
+    assert steps["long_prompt_reread_bytes"].display == "1.9 TiB"
+    assert steps["weight_bytes"].display == "16 GB"
+
+
+def test_decode_step_with_the_decoders_kv():
+    """Not in the seed's arithmetic: 64 decoders at 4,000 tokens hold 31.25 GiB of KV, read every
+    step, so the step is 16.5 ms rather than the seed's 'about 6 ms'."""
+    step = {s.key: s for s in worked_example().steps}["decode_step_with_kv_s"]
+    assert step.value == pytest.approx((16e9 + 64 * 4000 * 131072) / 3e12)
+    assert step.display == "16.52 ms" and "about 6 ms" in step.seed_note
+    assert "decode_step_with_kv_s" not in worked_example().to_json()
+
+
+def test_seed_slips_are_named_at_the_defaults_only():
+    notes = " ".join(s.seed_note for s in worked_example().steps)
+    assert "2,112" in notes and "2.68 ms" in notes and "12.5%" in notes
+    assert not any(s.seed_note for s in worked_example(prompt=4096).steps)
+
+
+def test_starved_budget_is_reported_not_crashed():
+    b = worked_example(budgets=(32,)).to_json()["budgets"][0]
+    assert b["starved"] and b["chunk"] == -32 and b["ttft_s"] is None
+
+
+def test_inputs_change_the_numbers():
+    j = worked_example(peak_tflops=800, decodes=0, budgets=(512,)).to_json()
+    assert j["unchunked_prefill_s"] == pytest.approx(8192 * 16e9 / 800e12)
+    assert j["budgets"][0]["iterations"] == 16
+
+
+@pytest.mark.parametrize("bad", [dict(params=0), dict(prompt=-5), dict(bandwidth_tbps=float("nan")),
+                                 dict(budgets=()), dict(layers=1.5), dict(unknown=1)])
+def test_bad_inputs(bad):
+    with pytest.raises(InputError):
+        worked_example(**bad)
+
+
+def test_a_chunk_of_one_token_stays_closed_form():
+    """ceil(1e9 / 1) iterations are summed in closed form, not one by one."""
+    b = worked_example(prompt=1e9, budgets=(65,)).to_json()["budgets"][0]
+    assert b["iterations"] == 10**9
+    assert b["ttft_s"] == pytest.approx(10**9 * 16e9 / 3e12)   # every iteration memory-bound
+
+
+def test_seed_notes_need_the_seeds_first_budget():
+    steps = {s.key: s for s in worked_example(budgets=(1000,)).steps}
+    assert steps["reread_s"].seed_note == "" and steps["decode_step_s"].seed_note == ""
+
+
+def test_decode_step_with_kv_is_the_larger_of_compute_and_memory():
+    step = {s.key: s for s in worked_example(decodes=1000, context=1, budgets=(2000,)).steps}
+    assert step["decode_step_with_kv_s"].value == pytest.approx(1000 * 16e9 / 400e12)   # 40 ms

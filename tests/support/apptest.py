@@ -1,0 +1,51 @@
+"""Opening the app in Streamlit's AppTest and reading what a page shows."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+PAGES = ["pages/learn/home.py", "pages/learn/side_by_side.py", "pages/learn/worked_example.py",
+         "pages/learn/roofline.py", "pages/check/fidelity.py"]
+# every page script, the traffic pages too (tests/ui/test_traffic_app.py covers their details)
+ALL_PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*/*.py"))
+FIDELITY = "pages/check/fidelity.py"
+TIMEOUT = 60   # the first run imports Streamlit, Altair and vl-convert
+
+
+def open_app(page=None, **query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({k: v if isinstance(v, list) else str(v) for k, v in query.items()})
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    return at
+
+
+def shown(at: AppTest) -> str:
+    """All the text a page shows, in one string."""
+    parts = [h.value for h in (*at.title, *at.header, *at.subheader)]
+    parts += [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [f"{m.label}: {m.value}" for m in at.metric]
+    parts += [w.value for w in at.warning] + [e.value for e in at.error]
+    parts += [s.value for s in at.success] + [i.value for i in at.info]
+    return "\n".join(str(p) for p in parts)
+
+
+def assert_clean(at: AppTest):
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def metrics(at: AppTest) -> list[tuple[str, str]]:
+    return [(m.label, m.value) for m in at.metric]
+
+
+def seconds(shown_time: str) -> float:
+    """A time as sim.units.fmt_seconds shows it ("824 µs", "14.21 ms"), in seconds."""
+    number, unit = shown_time.split()
+    return float(number.replace(",", "")) * {"s": 1, "ms": 1e-3, "µs": 1e-6}[unit]
+
+
+def page_links(at: AppTest) -> list[str]:
+    return [link.proto.label for link in at.get("page_link")]

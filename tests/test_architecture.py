@@ -1,0 +1,42 @@
+"""The layout holds: the import contracts in pyproject.toml (lint-imports), ruff's rules, and the
+page folder Streamlit needs (subfolders only)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def run(tool: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / tool), *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_import_contracts_are_kept():
+    done = run("lint-imports", "--no-cache")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
+
+
+def test_ruff_is_clean():
+    done = run("ruff", "check", "--no-cache", ".")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_page_scripts_live_only_in_subfolders_of_pages():
+    """A `.py` directly in pages/ would be a legacy Streamlit page that a deep link runs without
+    app.py (see app.py's docstring)."""
+    assert not list((ROOT / "pages").glob("*.py"))
+    assert len(list((ROOT / "pages").glob("*/*.py"))) >= 9
+
+
+def test_no_test_imports_another_test_module_or_the_benchmarks():
+    for path in (ROOT / "tests").rglob("*.py"):
+        if path == Path(__file__).resolve():
+            continue
+        text = path.read_text()
+        assert "from benchmarks" not in text and "import benchmarks" not in text, path
+        assert not any(line.startswith(("from tests.", "import tests.")) and ".test_" in line
+                       for line in text.splitlines()), path

@@ -1,0 +1,157 @@
+"""app_state: control ranges, link corrections, the scenario built from widget values, the cards."""
+
+import math
+
+import pytest
+
+from sim.errors import InputError
+from sim.serving.engine import simulate
+from sim.serving.policies import get_policy
+from sim.studies.worked_example import DEFAULTS, worked_example
+from ui import controls, words
+from ui.controls import CONTROLS, from_query
+from ui.scenario import scenario_from
+from ui.words import lane_cards
+
+
+def test_defaults_are_the_seed_worked_example():
+    s = scenario_from({})
+    assert (s.prompt, s.decodes, s.context, s.budget) == (8192, 64, 4000, 576)
+    assert (s.gpu.id, s.model.id, s.mode) == ("illustrative", "dense-8b", "simple")
+    assert (s.unchunked, s.chunked) == ("vllm-v0", "sarathi")
+    assert s.chunk == 512 and not s.starves
+
+
+def test_url_keys_are_short_and_stable():
+    for key in ("prompt", "decodes", "context", "budget", "gpu", "model", "mode", "unchunked",
+                "chunked", "peak", "bw", "mem", "link", "presenter", "tpot", "budget2", "pace",
+                "tp", "compare", "why"):
+        assert key in CONTROLS
+
+
+def test_valid_link_values_need_no_correction():
+    assert from_query({"prompt": "4096", "budget": "1024", "gpu": "h100-sxm", "mode": "roofline",
+                       "presenter": "true", "bw": "3.35", "unrelated": "x"}) == ({}, [])
+
+
+@pytest.mark.parametrize("raw, value, words", [
+    ({"prompt": "99999999"}, 2_000_000, "above the maximum 2,000,000"),
+    ({"prompt": "0"}, 1, "below the minimum 1"),
+    ({"budget": "abc"}, 576, "not a number"),
+    ({"budget": "nan"}, 576, "not a number"),
+    ({"decodes": "12.4"}, 12, "not a whole number"),
+    ({"gpu": "h100"}, "illustrative", "not one of"),
+    ({"presenter": "1"}, False, "not true or false"),
+    ({"bw": "-1"}, 0.01, "below the minimum 0.01"),
+])
+def test_bad_link_values_get_the_nearest_valid_value_and_a_note(raw, value, words):
+    corrections, notes = from_query(raw)
+    (key,) = raw
+    assert corrections == {key: value}
+    assert len(notes) == 1 and words in notes[0] and f"`{key}=" in notes[0]
+
+
+def test_every_default_is_inside_its_own_range():
+    for control in CONTROLS.values():
+        if control.kind in ("int", "float"):
+            assert control.low <= control.default <= control.high, control.key
+        elif control.kind == "choice":
+            assert control.default in control.options, control.key
+
+
+def test_custom_gpu_and_model_come_from_their_fields():
+    s = scenario_from({"gpu": "custom", "peak": 800.0, "bw": 4.0, "mem": 96.0,
+                       "model": "custom", "layers": 16, "hidden": 2048, "heads": 16,
+                       "kvheads": 4, "headdim": 128, "ffn": 8192, "vocab": 32000})
+    assert (s.gpu.peak_flops, s.gpu.bandwidth, s.gpu.memory_bytes) == (800e12, 4e12, 96e9)
+    assert (s.model.layers, s.model.kv_heads, s.model.intermediate) == (16, 4, 8192)
+
+
+def test_impossible_custom_model_raises_input_error():
+    with pytest.raises(InputError, match="multiple of KV heads"):
+        scenario_from({"model": "custom", "heads": 30, "kvheads": 8})
+
+
+def test_worked_example_inputs_at_defaults_are_the_seeds():
+    inputs = scenario_from({}).worked_example_inputs(2048)
+    ex = worked_example(**inputs)
+    assert ex.at_seed
+    assert {k: inputs[k] for k in inputs} == {k: DEFAULTS[k] for k in inputs}
+
+
+@pytest.fixture(scope="module")
+def seed_traces():
+    s = scenario_from({})
+    return {p: simulate(s.workload(), get_policy(p), s.cost_model(), budget=s.budget,
+                        max_seqs=s.max_seqs) for p in ("vllm-v0", "sarathi")}
+
+
+def test_lane_cards_show_the_seeds_numbers(seed_traces):
+    unchunked = {c.label: c for c in lane_cards(seed_traces["vllm-v0"], "simple")}
+    chunked = {c.label: c for c in lane_cards(seed_traces["sarathi"], "simple")}
+    assert unchunked["New request TTFT"].value == "327.7 ms"
+    assert chunked["New request TTFT"].value == "368.6 ms"
+    assert chunked["New request TTFT"].seconds == pytest.approx(16 * 0.02304)
+    assert unchunked["Largest decoder gap"].value == "333 ms"
+    assert chunked["Largest decoder gap"].value == "23.04 ms"
+    assert "16 iteration(s)" in chunked["New request TTFT"].help
+    assert "64 running decoders" in chunked["Largest decoder gap"].help
+
+
+def test_lane_cards_without_decoders_say_so():
+    s = scenario_from({"decodes": 0})
+    trace = simulate(s.workload(), get_policy("sarathi"), s.cost_model(), budget=s.budget,
+                     max_seqs=s.max_seqs)
+    cards = {c.label: c for c in lane_cards(trace, "simple")}
+    assert math.isnan(cards["Largest decoder gap"].seconds)
+    assert cards["Largest decoder gap"].value == "—"
+
+
+def test_starving_budget_is_flagged():
+    s = scenario_from({"budget": 64})
+    assert s.starves and s.chunk == 0
+    assert controls.CONTROLS["budget"].parse("64") == (64, None)
+
+
+def test_every_cost_mode_has_its_rule_in_words():
+    from sim.cost.iteration import MODES
+    assert set(words.COST_RULES) == set(MODES) == set(CONTROLS["mode"].options)
+
+
+def test_tp_reaches_the_cost_model_and_is_checked_against_the_model():
+    s = scenario_from({"gpu": "h100-sxm", "model": "llama-3.1-8b", "tp": 4})
+    assert s.tp == 4 and s.cost_model().tp == 4
+    with pytest.raises(InputError, match="must divide Llama-3.1-8B's 32 query heads"):
+        scenario_from({"gpu": "h100-sxm", "model": "llama-3.1-8b", "tp": 3})
+    with pytest.raises(InputError, match="no GPU-to-GPU link preset"):
+        scenario_from({"tp": 2})                                  # the illustrative GPU
+    custom = scenario_from({"gpu": "custom", "link": 450.0, "tp": 2})
+    assert custom.gpu.interconnect_bandwidth == 450e9
+    assert "two all-reduces per layer over the 4 GPUs" in s.cost_rule
+    assert "all-reduce" not in scenario_from({}).cost_rule
+
+
+def test_calibrated_on_the_illustrative_gpu_is_refused_when_the_scenario_is_built():
+    with pytest.raises(InputError, match="illustrative GPU"):
+        scenario_from({"mode": "calibrated"})
+
+
+def test_compare_mode_is_the_other_side_of_the_roofline():
+    assert scenario_from({}).compare_mode == "calibrated"
+    calibrated = scenario_from({"gpu": "a100-80gb", "mode": "calibrated"})
+    assert calibrated.compare_mode == "roofline"
+    assert calibrated.in_mode("roofline").mode == "roofline"
+    assert calibrated.in_mode("roofline").gpu == calibrated.gpu
+
+
+def test_card_delta_says_the_difference_and_the_ratio():
+    card = words.Card("TTFT", "200 ms", "", 0.2)
+    ref = words.Card("TTFT", "160 ms", "", 0.16)
+    assert words.card_delta(card, ref) == "+40 ms (+25%)"
+    assert words.card_delta(ref, card) == "-40 ms (-20%)"
+    assert words.card_delta(ref, card, ratio=False) == "-40 ms"
+    assert words.card_delta(card, card) is None
+    assert words.card_delta(card, words.Card("TTFT", "—", "", math.nan)) is None
+    runs = words.Card("Iterations", "12", "", 12.0, "iterations")
+    fewer = words.Card("Iterations", "10", "", 10.0, "iterations")
+    assert words.card_delta(runs, fewer) == "+2 iterations (+20%)"

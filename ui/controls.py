@@ -1,0 +1,270 @@
+"""The app's controls as plain data: their URL keys, defaults and ranges, and the checks a value
+arriving in a link gets. Pure Python (no Streamlit), so it is unit-tested on its own.
+
+URL keys are short and stable because links in slides must keep working. Defaults are seed 001's
+worked example. A value in a link that is out of range or unreadable is replaced by the nearest
+valid value (or the default when there is no nearest) and a note says so: never an exception, never
+a silent clamp.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from charts.views import FOCUS_MARGIN, WINDOWS
+from sim.cost.iteration import MODES
+from sim.presets.hardware import GPUS
+from sim.presets.models import MODELS
+from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED
+from sim.studies.capacity import DELAY_SLO_S, SLO_PRESETS
+
+CUSTOM = "custom"
+
+
+@dataclass(frozen=True)
+class Control:
+    """One widget: its URL key, label, default and allowed values."""
+    key: str
+    label: str
+    default: object
+    kind: str                      # "int", "float", "choice", "bool" or "multi" (several choices)
+    low: float = -math.inf
+    high: float = math.inf
+    options: tuple[str, ...] = ()
+    step: float = 1
+    help: str = ""
+
+    def parse(self, raw: str | list[str]) -> tuple[object, str | None]:
+        """(value, note): the value to use for `raw` from a URL (a list: a key repeated, as a
+        multi control's choices are), and a note when it is not `raw`."""
+        if self.kind == "multi":
+            return self._parse_many(raw if isinstance(raw, list) else [raw])
+        raw = raw[-1] if isinstance(raw, list) else raw
+        where = f"`{self.key}={raw}` in the link"
+        if self.kind == "choice":
+            if raw in self.options:
+                return raw, None
+            return self.default, (f"{where} is not one of {', '.join(self.options)}; "
+                                  f"using the default `{self.default}`")
+        if self.kind == "bool":
+            if raw.lower() in ("true", "false"):
+                return raw.lower() == "true", None
+            return self.default, f"{where} is not true or false; using `{str(self.default).lower()}`"
+        try:
+            number = float(raw)
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            return self.default, f"{where} is not a number; using the default {self.show(self.default)}"
+        if number < self.low:
+            return self.clean(self.low), (f"{where} is below the minimum {self.show(self.low)}; "
+                                          f"using {self.show(self.low)}")
+        if number > self.high:
+            return self.clean(self.high), (f"{where} is above the maximum {self.show(self.high)}; "
+                                           f"using {self.show(self.high)}")
+        value = self.clean(number)
+        if self.kind == "int" and value != number:
+            return value, f"{where} is not a whole number; using {self.show(value)}"
+        return value, None
+
+    def _parse_many(self, raws: list[str]) -> tuple[list[str], str | None]:
+        """Known choices are kept (in link order, once each); unknown ones are left out with a
+        note. An empty value (`?policies=`) is an empty selection."""
+        picked = list(dict.fromkeys(r for r in raws if r in self.options))
+        unknown = [r for r in raws if r and r not in self.options]
+        if not unknown:
+            return picked, None
+        return picked, (f"{', '.join(f'`{self.key}={r}`' for r in unknown)} in the link: not one "
+                        f"of {', '.join(self.options)}; left out")
+
+    def clean(self, number: float):
+        return int(round(number)) if self.kind == "int" else float(number)
+
+    def show(self, value) -> str:
+        return f"{value:,.0f}" if self.kind == "int" else f"{value:g}"
+
+
+def _int(key, label, default, low, high, help="", step=1):
+    return Control(key, label, default, "int", low, high, step=step, help=help)
+
+
+def _float(key, label, default, low, high, help="", step=1.0):
+    return Control(key, label, float(default), "float", low, high, step=step, help=help)
+
+
+def _choice(key, label, default, options, help=""):
+    return Control(key, label, default, "choice", options=tuple(options), help=help)
+
+
+# The scenario: seed 001's worked example.
+SCENARIO = (
+    _int("prompt", "New prompt (tokens)", 8192, 1, 2_000_000, step=512,
+         help="Tokens in the prompt that arrives while the decoders stream."),
+    _int("decodes", "Running decodes", 64, 0, 4096, step=8,
+         help="Requests already streaming when the prompt arrives; each emits one token per "
+              "iteration it is in."),
+    _int("context", "Decoders' context (tokens)", 4000, 1, 1_000_000, step=500,
+         help="Tokens already in each decoder's KV cache."),
+    _int("budget", "Token budget per iteration", 576, 1, 1_000_000, step=64,
+         help="vLLM `max_num_batched_tokens`, SGLang `--chunked-prefill-size`: tokens one forward "
+              "pass may hold. Chunk = budget - decodes."),
+)
+HARDWARE = (
+    _choice("gpu", "GPU", "illustrative", (*GPUS, CUSTOM),
+            help="Dense BF16 tensor-core peaks, no sparsity (sparse figures are 2x)."),
+    _choice("model", "Model", "dense-8b", (*MODELS, CUSTOM)),
+    _choice("mode", "Cost mode", "simple", MODES,
+            help="simple: the seeds' arithmetic (FLOPs = 2 x params x tokens; bytes = weights), so the "
+                 "defaults reproduce seed 001. roofline: adds attention FLOPs, KV and activation "
+                 "bytes and the LM head. calibrated: the roofline's work at what real kernels "
+                 "achieve (fitted on measured A100 GEMMs; `python -m sim validate`)."),
+    _int("tp", "Tensor-parallel GPUs (tp)", 1, 1, 64,
+         help="The model sharded over this many GPUs: each holds 1/tp of the weights, FLOPs and KV "
+              "heads (and 1/tp of the KV cache), and every layer adds two all-reduces over the "
+              "GPU-to-GPU link. It must divide the model's attention heads."),
+)
+POLICY = (
+    _choice("unchunked", "Unchunked baseline", "vllm-v0", UNCHUNKED,
+            help="vllm-v0: prefill-only iterations (decodes pause). orca: decodes + whole prompts."),
+    _choice("chunked", "Chunked policy", "sarathi", CHUNKED,
+            help="sarathi: decodes first, chunk fills the budget. vllm-v1: the budget caps decodes "
+                 "too. sglang: prefill-first, decodes wait."),
+)
+CUSTOM_GPU = (
+    _float("peak", "Peak dense TFLOP/s", 400, 1, 100_000, step=10.0),
+    _float("bw", "Memory bandwidth (TB/s)", 3.0, 0.01, 1000, step=0.1),
+    _float("mem", "Memory (GB)", 80, 1, 100_000, step=8.0),
+    _float("link", "GPU-to-GPU link (GB/s, one way)", 0, 0, 100_000, step=50.0,
+           help="What a ring all-reduce streams through per GPU, for tp > 1 (0: no link). NVLink 4 "
+                "on H100 SXM: 450 GB/s each way (its datasheet's 900 GB/s counts both)."),
+)
+# Custom model fields default to Llama-3.1-8B's config.json (sim.presets.models.LLAMA3_8B_LAYOUT).
+CUSTOM_MODEL = (
+    _int("layers", "Layers", 32, 1, 1000),
+    _int("hidden", "Hidden size", 4096, 64, 1_000_000, step=256),
+    _int("heads", "Attention heads", 32, 1, 4096),
+    _int("kvheads", "KV heads", 8, 1, 4096),
+    _int("headdim", "Head dim", 128, 1, 4096),
+    _int("ffn", "MLP intermediate size", 14336, 1, 10_000_000, step=256),
+    _int("vocab", "Vocabulary", 128256, 1, 10_000_000, step=1000),
+)
+DISPLAY = (
+    Control("presenter", "Presenter mode (large fonts)", False, "bool",
+            help="Larger fonts in the app and the charts, for a projector."),
+)
+# Controls that live on one page only.
+TPOT = _float("tpot", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
+              help="The inter-token latency the decoders must keep; the Sarathi-Serve recipe picks the "
+                   "largest budget whose iteration meets it.")
+BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, 1_000_000, step=64,
+               help="Seed 001 compares 576 with 2,048.")
+COMPARE = Control("compare", "Show ideal and calibrated side by side", False, "bool",
+                  help="Adds the other cost mode's numbers beside the chosen mode's: calibrated "
+                       "beside simple or roofline, the ideal roofline beside calibrated.")
+WHY = _choice("why", "Iteration to explain", "fused", ("decode", "chunk", "fused", "prompt"),
+              help="One of the scenario's iterations, as on the Roofline page. decode: the "
+                   "decodes alone; chunk: the prompt's first chunk alone; fused: the decodes and "
+                   "that chunk; prompt: the whole prompt in one pass.")
+WINDOW = _choice("window", "Time axis", "prompt", tuple(WINDOWS),
+                 help=". ".join(f"{name}: {what}".replace("FOCUS_MARGIN", f"{FOCUS_MARGIN:g}")
+                                for name, what in WINDOWS.items())
+                 + ". The metrics always cover the whole run.")
+PACE = _float("pace", "Playback pace (simulated ms per second at 1x)", 100, 1, 100_000, step=10.0,
+               help="The player's 0.25x-4x speeds are multiples of this.")
+
+# The traffic pages (Traffic, Budget trade-off, Capacity, Memory) share one workload.
+MAX_REQUESTS = 1000   # a page runs its workload once per policy, budget or rate: keep each run short
+TRAFFIC = (
+    _choice("workload", "Workload", "burst", ("burst", "poisson", "upload"),
+            help="burst: N prompts of the sidebar's prompt length arrive at once while the "
+                 "sidebar's decoders stream (seed 001's drain). poisson: requests at random times "
+                 "at a mean rate. upload: a CSV trace with columns arrival_s, prompt_tokens, "
+                 "output_tokens."),
+    _int("burst", "Prompts in the burst", 10, 1, 1000,
+         help="Seed 001: ten 8,192-token prompts arriving together."),
+    _int("requests", "Requests", 200, 1, MAX_REQUESTS, step=50),
+    _float("qps", "Arrival rate (requests/s)", 4, 0.01, 1000, step=0.5,
+           help="Poisson arrivals: the gaps between requests are exponential with mean 1 / rate."),
+    _choice("lengths", "Lengths", "sharegpt", ("sharegpt", "fixed", "uniform"),
+            help="sharegpt: lognormals fitted to ShareGPT's medians and P90s as Sarathi-Serve used "
+                 "it (prompt 1,730 / 5,696, output 415 / 834 tokens; prompt + output <= 8,192). "
+                 "fixed: every request the same. uniform: whole numbers from 1 to the lengths "
+                 "below."),
+    _int("plen", "Prompt tokens", 1024, 1, 131_072, step=256,
+         help="fixed: every prompt; uniform: the longest. Not used by sharegpt."),
+    _int("olen", "Output tokens", 128, 1, 32_768, step=32,
+         help="fixed: every output; uniform: the longest. Not used by sharegpt."),
+    _int("seed", "Random seed", 0, 0, 2**31 - 1, help="The same seed draws the same requests."),
+)
+PICK = Control("policies", "Policies", ("vllm-v0", "sarathi"), "multi", options=tuple(POLICIES),
+               help="Two or more, served the same workload at the sidebar's budget. "
+                    + "; ".join(f"{name}: {p.label}" for name, p in POLICIES.items()) + ".")
+BUDGET_RANGE = (
+    _int("bmin", "Smallest budget", 128, 1, 10_000_000, step=64),
+    _int("bmax", "Largest budget", 16384, 1, 10_000_000, step=1024),
+)
+TTFT = _float("ttft", "TTFT target (s)", 2, 0.001, 100_000, step=0.5,
+              help="Time to first token you must meet (a p50 line on the frontier).")
+SLO = _choice("slo", "SLO preset", "mistral-7b-strict", (*SLO_PRESETS, CUSTOM),
+              help="Sarathi-Serve's P99 TBT SLOs: strict = 5x and relaxed = 25x a decode "
+                   "iteration of batch 32 at 4k context. custom: your own, below.")
+TBT_SLO = _float("tbtslo", "P99 TBT SLO (ms)", 100, 0.01, 100_000, step=10.0)
+DELAY_SLO = _float("delay", "Median scheduling delay SLO (s)", DELAY_SLO_S, 0.001, 100_000,
+                   step=0.5, help="Sarathi-Serve: 2 s. Past capacity the queue grows without "
+                                  "bound and the median delay catches it.")
+KV_PICK = Control("kvpolicies", "Policies", ("sarathi", "vllm-v1"), "multi",
+                  options=tuple(POLICIES),
+                  help="Sarathi-Serve and SGLang reserve a prompt's KV at admission; vLLM V1 "
+                       "allocates it chunk by chunk.")
+PARTIALS = _int("partials", "Max partial prefills (0: no cap)", 0, 0, 1024,
+                help="Chunked policies: requests mid-prefill at once (vLLM "
+                     "max_num_partial_prefills). 0 leaves it uncapped.")
+TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,
+                help="Seed 001: 20 simultaneous 8,192-token prompts.")
+
+CONTROLS: dict[str, Control] = {c.key: c for c in (
+    *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, COMPARE, WHY,
+    WINDOW, PACE, *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS,
+    TOGETHER)}
+
+
+def from_query(params: Mapping[str, str | list[str]]) -> tuple[dict[str, object], list[str]]:
+    """The corrections a link needs: {key: value to use instead} and one note per correction.
+    A key's value is a string or the list of its repeated values. Keys that are not controls are
+    ignored; valid values need no correction."""
+    corrections, notes = {}, []
+    for key, raw in params.items():
+        control = CONTROLS.get(key)
+        if control is None:
+            continue
+        value, note = control.parse(raw if isinstance(raw, list) else str(raw))
+        if note:
+            corrections[key] = value
+            notes.append(note)
+    return corrections, notes
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+
+

@@ -1,0 +1,63 @@
+"""The side-by-side timeline in the page: the player (charts.player) in an iframe, the Vega bundle
+served once as a static file, and what the time axis shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from charts.player import static_bundle_page, write_vega_bundle
+from charts.theme import Look
+from charts.views import FOCUS_MARGIN
+from sim.units import fmt_seconds
+
+from . import runs
+from .scenario import Scenario
+from .widgets import downloads
+
+
+def player(s: Scenario, look: Look, window: str, pace_ms_per_s: float, name: str) -> None:
+    """The side-by-side timeline, animated in the browser by one clock (charts.player), with the
+    same downloads as a static chart."""
+    tl = runs.timeline_view(s, window)
+    rows = sum(len(lane.streams.stream.unique()) for lane in tl.lanes)
+    height = (len(tl.lanes) * (330 if look.presenter else 250)
+              + rows * (30 if look.presenter else 20) + 110)
+    show_player(runs.player_page(s, look, window, float(pace_ms_per_s), height), height)
+    timeline_notes(s, window)
+    downloads(lambda: runs.timeline_figure(s, look, window), name)
+
+
+def timeline_notes(s: Scenario, window: str) -> None:
+    """Say what the time axis shows: the window, and time bins rather than single iterations."""
+    tl = runs.timeline_view(s, window)
+    run_end = max(float(trace.end_s[-1]) for trace in runs.lanes(s))
+    if tl.t_max < run_end:
+        st.caption(f"Time axis: the first {fmt_seconds(tl.t_max)} of a {fmt_seconds(run_end)} run "
+                   f"(until {FOCUS_MARGIN:g} × the later first token of the new request); pick *Time axis: run* "
+                   "to see it all. The metrics cover the whole run.")
+    for lane, trace in zip(tl.lanes, runs.lanes(s)):
+        if lane.bin_ms is not None:
+            st.caption(f"{lane.title}: {trace.iterations:,} iterations drawn as "
+                       f"{len(lane.iterations):,} bars (consecutive iterations merged into time bins "
+                       f"of {lane.bin_ms:,.3g} ms; an iteration longer than a bin keeps its own bar), "
+                       "to keep the page light. Every metric uses every iteration.")
+
+
+def show_player(html: str, height: int) -> None:
+    """Show a `player_html` page in Streamlit, with the Vega bundle as a cached static file when
+    static serving is on (`.streamlit/config.toml`), inline otherwise. Pass the same `height` as
+    to `player_html`. Keys reach the player once the user has clicked into it (it is an iframe)."""
+    import streamlit as st
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is not None and st.get_option("server.enableStaticServing"):
+        # Streamlit serves <folder of the main script>/static/NAME at <baseUrlPath>/app/static/NAME.
+        name = write_vega_bundle(Path(ctx.main_script_path).parent / "static").name
+        prefix = "/".join(p for p in st.get_option("server.baseUrlPath").split("/") if p)
+        html = static_bundle_page(html, f"{'/' + prefix if prefix else ''}/app/static/{name}")
+    st.iframe(html, height=height, alt="Animated timeline player")
+
+

@@ -1,0 +1,176 @@
+"""Cached calls into `sim` and `charts` for the pages: the two lanes, their cards and timeline,
+the roofline plan, the worked example and the fidelity report.
+
+Every simulation and figure is cached, keyed on plain inputs (the Scenario dataclass holds frozen
+Gpu and Model dataclasses), so a rerun that changes nothing costs nothing and a changed control
+recomputes only what depends on it. Traces, frames and figures are only ever read, so they are
+cached as resources (shared, never copied: a trace with a million tokens would cost more to
+unpickle on every rerun than to use); small results and the specs handed to the browser are
+cached as data.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from charts import fidelity
+from charts.figure import Figure
+from charts.player import player_html
+from charts.theme import Look
+from charts.timeline import CLOCK
+from charts.views import BudgetPlan, Timeline, budget_plan, roofline_figures, timeline
+from sim.cost.validation import validate
+from sim.errors import InputError
+from sim.serving.engine import SimulationLimitError, Trace, simulate
+from sim.serving.policies import get_policy
+from sim.studies.budget import ScenarioIteration, scenario_iterations
+from sim.studies.worked_example import WorkedExample, worked_example
+
+from . import controls, words
+from .scenario import Scenario
+from .widgets import CHART_WIDTH, widget
+
+MAX_ITERATIONS = 50_000   # any input finishes in bounded time (< 1 s); beyond this the app says so
+
+
+
+
+# --- cached computations --------------------------------------------------------------------
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _lane(s: Scenario, policy: str) -> Trace:
+    return simulate(s.workload(), get_policy(policy), s.cost_model(), budget=s.budget,
+                    max_seqs=s.max_seqs, max_iterations=MAX_ITERATIONS)
+
+
+def try_lanes(s: Scenario) -> tuple[Trace, Trace] | str:
+    """(unchunked, chunked) traces, or why they cannot be run, in words (e.g. the prompt's KV
+    does not fit)."""
+    try:
+        return _lane(s, s.unchunked), _lane(s, s.chunked)
+    except SimulationLimitError:
+        return (f"it needs more than {MAX_ITERATIONS:,} iterations, the most this app runs: the "
+                f"budget leaves too few prompt tokens per iteration for a {s.prompt:,}-token "
+                "prompt. Raise the budget or shorten the prompt.")
+    except InputError as e:
+        return str(e)
+
+
+def lanes(s: Scenario) -> tuple[Trace, Trace]:
+    """(unchunked, chunked) traces, or an error message and the end of this page's run."""
+    traces = try_lanes(s)
+    if isinstance(traces, str):
+        st.error(f"**Can't simulate this scenario:** {traces}")
+        st.stop()
+    return traces
+
+
+def comparison(s: Scenario) -> Scenario | None:
+    """The compare toggle: the scenario in the mode whose numbers it adds (`s.compare_mode`), or
+    None when it is off or that mode refuses this scenario (said in a warning, e.g. the
+    calibrated mode on the illustrative GPU)."""
+    if not widget(controls.COMPARE, width="content"):
+        return None
+    other = s.in_mode(s.compare_mode)
+    try:
+        other.cost_model()
+    except InputError as e:
+        st.warning(f"**No {other.mode} numbers to show beside the {s.mode} ones:** {e}.",
+                   icon=":material/compare_arrows:")
+        return None
+    return other
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def lane_cards(s: Scenario, policy: str) -> list[words.Card]:
+    return words.lane_cards(_lane(s, policy), s.mode, s.tp)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def timeline_view(s: Scenario, window: str) -> Timeline:
+    return timeline(_lane(s, s.unchunked), _lane(s, s.chunked), window)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def timeline_figure(s: Scenario, look: Look, window: str, width: int = CHART_WIDTH) -> Figure:
+    return timeline_view(s, window).figure(look, width)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def player_page(s: Scenario, look: Look, window: str, pace_ms_per_s: float, height: int) -> str:
+    """The player's HTML (a string: cheap to cache as data)."""
+    tl = timeline_view(s, window)
+    return player_html(timeline_figure(s, look, window).spec(), clock=CLOCK, t_max=tl.t_max,
+                       boundaries=tl.boundaries, height=height, dark=look.dark,
+                       ms_per_second=pace_ms_per_s)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def plan(s: Scenario, tpot_s: float) -> BudgetPlan:
+    """The scenario's iterations priced and the budgets worth knowing (charts.views.budget_plan)."""
+    return budget_plan(s.cost_model(), s.decodes, s.context, s.prompt, s.budget, tpot_s)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def roofline_view(s: Scenario, tpot_s: float, look: Look):
+    """(plan, roofline Figure, curve Figure) for the roofline page."""
+    p = plan(s, tpot_s)
+    return (p, *roofline_figures(s.cost_model(), p, s.decodes, s.context, s.prompt, look))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def roofline_specs(s: Scenario, tpot_s: float, look: Look) -> tuple[dict, dict]:
+    _, roof, curve = roofline_view(s, tpot_s, look)
+    return roof.spec(), curve.spec()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def priced_iterations(s: Scenario) -> dict[str, ScenarioIteration]:
+    """The scenario's iterations priced alone: decode-only, chunk, fused, whole prompt."""
+    return {it.key: it for it in scenario_iterations(s.cost_model(), s.decodes, s.context,
+                                                     s.prompt, s.budget)}
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def worked(s: Scenario, second_budget: int) -> WorkedExample:
+    return worked_example(**s.worked_example_inputs(second_budget))
+
+
+# --- fidelity: the cost model against measured GPU timings ----------------------------------
+@st.cache_resource(show_spinner=False)
+def fidelity_report() -> dict:
+    """sim.cost.validation.validate(): the report `python -m sim validate` prints (the same numbers)."""
+    return validate()
+
+
+@st.cache_resource(show_spinner=False)
+def _fidelity_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(one row per measured point and mode, measurements and model curves by TP)."""
+    points = fidelity.validate_frame(fidelity_report())
+    return points, fidelity.times_frame(points, fidelity.curves_frame())
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def fidelity_figures(look: Look) -> tuple[Figure, Figure]:
+    """(measured vs predicted by tokens and TP, the parity plot beside the error by tokens)."""
+    points, times = _fidelity_frames()
+    return fidelity.time_vs_tokens(times, look), fidelity.accuracy(points, look)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def fidelity_specs(look: Look) -> tuple[dict, dict]:
+    return tuple(figure.spec() for figure in fidelity_figures(look))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def factors_figure(s: Scenario, key: str, look: Look) -> Figure:
+    """The waterfall of one of the scenario's iterations (`priced_iterations`), calibrated `s`."""
+    cost = priced_iterations(s)[key].cost
+    return fidelity.factors_waterfall(fidelity.factors_frame(cost), look, width=CHART_WIDTH - 260)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def factors_spec(s: Scenario, key: str, look: Look) -> dict:
+    return factors_figure(s, key, look).spec()
+
+

@@ -1,0 +1,63 @@
+"""An uploaded trace CSV, kept across the traffic pages, and text from a file shown safely."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+import streamlit as st
+
+from sim.serving.trace_files import COLUMNS, MAX_BYTES, MAX_ROWS
+
+UPLOAD = "trace_file"      # the uploader's widget key
+
+
+STORED = "_trace_upload"   # the last upload (an Upload), kept across pages
+
+
+# --- text from a file, shown safely -----------------------------------------------------------
+def plain(text: str) -> str:
+    """`text` with every Markdown character escaped, so a message quoting a file is shown as
+    written, never as markup (Streamlit never renders raw HTML here)."""
+    return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~])", r"\\\1", str(text))
+
+
+def _safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._ -]", "?", name)[:60]
+
+
+# --- the workload -------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Upload:
+    name: str          # made safe to show
+    data: bytes
+    digest: str        # of the bytes: the cache key
+    file_id: str
+
+
+def _keep(f) -> Upload | None:
+    if f is None:
+        return None
+    data = f.getvalue()
+    return Upload(_safe_name(f.name), data, hashlib.sha256(data).hexdigest()[:20], f.file_id)
+
+
+def _keep_upload() -> None:
+    """The uploader's value lives only on its page; keep the file for the other traffic pages
+    until the user removes it."""
+    st.session_state[STORED] = _keep(st.session_state.get(UPLOAD))
+
+
+def upload_box() -> Upload | None:
+    f = st.file_uploader(
+        f"Trace CSV: columns {', '.join(COLUMNS)}, one request per row", type=["csv"],
+        key=UPLOAD, max_upload_size=max(1, MAX_BYTES // 1_000_000), on_change=_keep_upload,
+        help=f"At most {MAX_BYTES / 1e6:g} MB and {MAX_ROWS:,} rows. Arrival times in seconds "
+             "(>= 0, any order), whole token counts >= 1. Checked before anything runs.")
+    kept = st.session_state.get(STORED)
+    if f is not None and (kept is None or kept.file_id != f.file_id):
+        kept = st.session_state[STORED] = _keep(f)
+    return kept
+
+
