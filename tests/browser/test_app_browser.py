@@ -7,6 +7,9 @@ from pathlib import Path
 import pytest
 from playwright import sync_api
 
+from tests.support.server import streamlit_server
+
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = {"": "Chunked Prefill Lab", "side_by_side": "Side by side",
          "worked_example": "Worked example", "roofline": "Roofline",
          "fidelity": "How close is this to a real GPU?", "traffic": "Traffic",
@@ -109,3 +112,19 @@ def test_a_malformed_trace_upload_is_a_message(page, app_url):
     assert "row 3, column prompt_tokens" in error.inner_text()
     assert error.locator("b").count() == 0                      # shown as text, never markup
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_a_deep_link_opened_first_on_a_fresh_server_runs_through_app_py(browser, tmp_path):
+    """The first request a new server gets is a deep link (a slide's link, right after `make
+    run`): the page still comes with the sidebar's controls, because every page script lives in
+    a subfolder of pages/ (app.py's docstring says why)."""
+    with streamlit_server(ROOT / "app.py", tmp_path / "server.log") as url:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        try:
+            fresh = context.new_page()
+            fresh.goto(f"{url}/roofline?prompt=4096")
+            wait_for_run(fresh, "Roofline")
+            assert fresh.locator('[data-testid="stSidebar"]').count() == 1
+            has_value(fresh, "New prompt (tokens)", "4096")
+        finally:
+            context.close()
