@@ -77,10 +77,9 @@ def register_worked_example(sub) -> None:
 # --- cost -----------------------------------------------------------------------------------
 def _cost(args) -> None:
     if args.decodes == 0:
-        refuse(args, ("context",), why="--context is each decode's cached context, and "
-               "--decodes is 0")
+        refuse(args, ("context",), why="--decodes is 0, so no decode has a context")
     if args.chunk == 0:
-        refuse(args, ("prefix", "last"), why="they describe the prefill chunk, and --chunk is 0")
+        refuse(args, ("prefix", "last"), why="--chunk is 0, so there is no prefill chunk")
     if args.decodes + args.chunk == 0:
         raise InputError("an iteration needs --decodes > 0 or --chunk > 0")
     model = cost_model_from(args)

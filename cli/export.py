@@ -67,7 +67,7 @@ RUN_FLAGS = ("policy", "scenario", "decode_output", "prompt_output", "burst", "a
 
 def _refuse_unused(args, fmt: str) -> None:
     if args.view == "roofline":
-        refuse(args, RUN_FLAGS, why="--view roofline prices the seed scenario's iterations from "
+        refuse(args, RUN_FLAGS, why="--view roofline prices the worked example's iterations from "
                "--decodes, --context, --prompt, --budget and --tpot-ms; it runs no workload")
     else:
         refuse(args, ("tpot_ms",), why=f"it sets the roofline view's target; --view {args.view} "

@@ -69,7 +69,7 @@ class Parser(argparse.ArgumentParser):
         required = "the following arguments are required: "
         if message.startswith(required):
             missing = message[len(required):]
-            if missing == "command":
+            if missing in ("command", "COMMAND"):
                 commands = ", ".join(self._subparsers._group_actions[0].choices)
                 return f"give a command: {commands} (`{self.prog} COMMAND --help` lists its flags)"
             return f"{self.prog} needs {missing} (see `{self.prog} --help`)"

@@ -59,13 +59,16 @@ def table(rows: list[tuple], header: tuple, wide: bool = False, width: int = WID
 
 
 def _fit(widths: list[int], width: int) -> list[int]:
-    """Narrow the widest columns, one character at a time, until the row fits."""
+    """Narrow the widest columns, one character at a time, until the row fits; the first column
+    (the row's name) only when the others are down to MIN_COLUMN."""
     widths = list(widths)
     excess = sum(widths) + len(GAP) * (len(widths) - 1) - width
     while excess > 0:
-        widest = max(range(len(widths)), key=widths.__getitem__)
-        if widths[widest] <= MIN_COLUMN:
+        narrowable = [i for i in range(1, len(widths)) if widths[i] > MIN_COLUMN] or \
+            [i for i in range(len(widths)) if widths[i] > MIN_COLUMN]
+        if not narrowable:
             break
+        widest = max(narrowable, key=widths.__getitem__)
         widths[widest] -= 1
         excess -= 1
     return widths

@@ -33,8 +33,6 @@ def range_problem(number: float, *, low: float = 0.0, high: float = math.inf,
     whole numbers an exclusive lower bound reads as the next whole number (low=0: "≥ 1")."""
     if not math.isfinite(number):
         return f"must be a finite number, got {fmt_given(number)}"
-    if integer and number != int(number):
-        return f"must be a whole number, got {fmt_given(number)}"
     if number < low if low_inclusive else number <= low:
         if integer and not low_inclusive and low == int(low):
             bound = f"≥ {fmt_bound(low + 1)}"
@@ -43,6 +41,8 @@ def range_problem(number: float, *, low: float = 0.0, high: float = math.inf,
         return f"must be {bound}, got {fmt_given(number)}"
     if number > high:
         return f"must be ≤ {fmt_bound(high)}, got {fmt_given(number)}"
+    if integer and number != int(number):
+        return f"must be a whole number, got {fmt_given(number)}"
     return None
 
 
