@@ -25,7 +25,6 @@ from sim.units import fmt_seconds
 
 from .common import (
     PROCESS_BYTES,
-    PROCESS_SECONDS,
     REMEDY,
     add_hardware_args,
     add_length_args,
@@ -44,6 +43,10 @@ from .flags import choice, number, number_list, paragraph, refuse
 from .output import emit, finite, table
 
 MAX_CAPACITY_REQUESTS = 20_000   # each capacity run simulates them all, up to 2 x MAX_RUNS times
+# The searches stop at this share of the command's time budget in estimated work: a search adds
+# runs until the next might not fit, so it ends near its limit, and the rest is the margin for a
+# busy machine.
+CAPACITY_SHARE = 2 / 3
 
 
 # --- sweep ------------------------------------------------------------------------------------
@@ -150,7 +153,7 @@ def _capacity(args) -> None:
             for spec, b in ((policy, args.budget), (baseline, baseline_budget))]
     check_work(combined(runs), "one run of each policy",
                "use fewer --requests or a smaller --output-tokens")
-    account = WorkAccount(replace(CLI_BUDGET, seconds=CLI_BUDGET.seconds - PROCESS_SECONDS,
+    account = WorkAccount(replace(CLI_BUDGET, seconds=CAPACITY_SHARE * CLI_BUDGET.seconds,
                                   bytes=CLI_BUDGET.bytes - PROCESS_BYTES))
     result = compare_capacity(
         workload_at, cost, policy=policy, budget=args.budget, baseline=baseline,
@@ -185,7 +188,8 @@ def register_capacity(sub) -> None:
         scheduling delay (arrival to first scheduled) is at most --delay-slo, found by bisection
         from the compute ceiling, and the ratio of the two capacities. Every rate runs the same
         seeded --requests. Each policy's search takes at most --max-runs runs, and both stop
-        early if one more run could overrun the command's 60 s budget (the reason says so)."""))
+        early if one more run could overrun 40 s of estimated work, two thirds of the command's
+        60 s budget (the reason says so)."""))
     add_hardware_args(p)
     add_policy_args(p, budget=512, max_iterations=MAX_ITERATIONS)
     add_length_args(p)

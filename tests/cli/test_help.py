@@ -4,12 +4,14 @@ rest), every column has a header, counts have thousands separators; the source a
 never "seed 001"; a bare command says which flags it needs; and the worked example prices a budget
 with room for the whole prompt as decodes + prompt."""
 
+import contextlib
+import io
 import json
 import re
 
 import pytest
 
-from cli.main import build_parser
+from cli.main import build_parser, main
 from sim.studies.worked_example import worked_example
 from tests.support.cli import cli
 
@@ -42,9 +44,6 @@ def subparsers():
 @pytest.fixture(scope="module")
 def outputs():
     """Each run's table output (module-scoped: the runs are the slow part)."""
-    from cli.main import main
-    import contextlib
-    import io
     texts = {}
     for argv in RUNS:
         buffer = io.StringIO()
