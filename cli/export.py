@@ -46,7 +46,8 @@ def _figure(args, look, width: int):
         context = check_number("--context", args.context, high=1e8, integer=True)
         prompt = check_number("--prompt", args.prompt, high=1e8, integer=True)
         budget = check_number("--budget", args.budget, high=10_000_000, integer=True)
-        tpot_s = check_number("--tpot-ms", args.tpot_ms, high=1e7) / 1e3
+        tpot_s = check_number("--tpot-ms", args.tpot_ms, low=1e-3, low_inclusive=True,
+                              high=1e7) / 1e3   # a µs or more: no underflow to 0 s
         cost = cost_model_from(args)
         plan = budget_plan(cost, decodes, context, prompt, budget, tpot_s)
         return stacked(*roofline_figures(cost, plan, decodes, context, prompt, look, width)), None

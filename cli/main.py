@@ -21,6 +21,7 @@ COMMANDS = [explain.register_worked_example, explain.register_cost, simulate.reg
             traffic.register_sweep, traffic.register_capacity, validate.register_validate,
             export.register_export]
 BROKEN_PIPE = 141   # what a shell reports for a process ended by SIGPIPE (128 + 13)
+NO_TABLES = ("export",)   # commands that print no table, so take no --wide
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,12 +36,13 @@ def build_parser() -> argparse.ArgumentParser:
                                 metavar="COMMAND")
     for register in COMMANDS:
         register(sub)
-    for p in sub.choices.values():
+    for name, p in sub.choices.items():
         p.add_argument("--json", action="store_true", help="print JSON instead of a table "
                                                           "(default off)")
-        p.add_argument("--wide", action="store_true",
-                       help="print tables at full width instead of fitting 120 columns "
-                            "(default off)")
+        if name not in NO_TABLES:
+            p.add_argument("--wide", action="store_true",
+                           help="print tables at full width instead of fitting 120 columns "
+                                "(default off)")
     return parser
 
 
@@ -48,6 +50,8 @@ def main(argv=None) -> int:
     args = None
     try:
         args = build_parser().parse_args(argv)
+        if args.json and getattr(args, "wide", False):
+            raise InputError("--wide widens tables, and --json prints none; drop one of them")
         args.func(args)
         sys.stdout.flush()
     except SimulationLimitError:

@@ -14,11 +14,12 @@ GAP = "  "
 
 
 def emit(args, payload, text: str) -> None:
-    """`payload` as JSON with --json, else `text` with its long lines wrapped (unless --wide)."""
+    """`payload` as JSON with --json, else `text` with its long lines wrapped (unless --wide,
+    which commands without tables do not take)."""
     if args.json:
         print(json.dumps(payload, indent=2, allow_nan=False, default=_jsonable))
     else:
-        print(text if args.wide else wrap(text))
+        print(text if getattr(args, "wide", False) else wrap(text))
 
 
 def _jsonable(value):

@@ -128,11 +128,6 @@ class Work:
     def of(cls, counts: Counts) -> Work:
         return cls(counts, counts.seconds(), counts.bytes())
 
-    def repeated(self, runs: int) -> Work:
-        """`runs` such runs one after another: seconds add up, memory does not (each run's trace
-        is dropped before the next)."""
-        return replace(self, seconds=self.seconds * runs, runs=self.runs * runs)
-
     def plus(self, seconds: float, nbytes: float) -> Work:
         """With more work alongside (drawing a figure of the run, a process's own start)."""
         return replace(self, seconds=self.seconds + seconds, bytes=self.bytes + nbytes)

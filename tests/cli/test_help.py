@@ -6,7 +6,6 @@ with room for the whole prompt as decodes + prompt."""
 
 import contextlib
 import io
-import json
 import re
 
 import pytest
@@ -160,7 +159,8 @@ def test_a_budget_below_the_prompt_still_prices_the_full_budget():
     assert b["iteration_s"] == pytest.approx(576 * 16e9 / 400e12)
 
 
-def test_json_is_unchanged_by_wide(capsys):
-    _, narrow, _ = cli("worked-example", "--json", capsys=capsys)
-    _, wide, _ = cli("worked-example", "--json", "--wide", capsys=capsys)
-    assert json.loads(narrow) == json.loads(wide)
+def test_wide_is_refused_where_it_would_change_nothing(capsys):
+    code, _, err = cli("worked-example", "--json", "--wide", capsys=capsys)
+    assert code == 2 and "--wide widens tables, and --json prints none" in err
+    code, _, err = cli("export", "--out", "x.png", "--wide", capsys=capsys)
+    assert code == 2 and "--wide" in err

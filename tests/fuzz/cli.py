@@ -200,7 +200,7 @@ def command_lines(draw) -> list[str]:
             argv += [f"{flag}={text}"] if draw(st.booleans()) and text else [flag, text]
     if draw(st.integers(0, 3)) == 0:
         argv.append("--json")
-    if draw(st.integers(0, 9)) == 0:
+    elif draw(st.integers(0, 9)) == 0:
         argv.append("--wide")
     return argv
 
