@@ -237,6 +237,15 @@ def planned_run(args) -> Run:
     return Run(workload, policy, cost_model_from(args), limits_from(args, policy, args.budget))
 
 
+def lane_args(args, policy: str) -> argparse.Namespace:
+    """The flags of a second run under `policy` (export's unchunked lane): the same workload and
+    hardware; the chunked-only --max-partial-prefills stays with the lane it applies to."""
+    lane = {**vars(args), "policy": policy}
+    if not get_policy(policy).chunked:
+        lane.update(max_partial_prefills=None, given=args.given - {"max_partial_prefills"})
+    return argparse.Namespace(**lane)
+
+
 def run_from(args) -> tuple[workloads.Workload, Trace]:
     """Build the workload and run it, after checking its work: the core of simulate and export
     (the one place the CLI calls the engine)."""

@@ -11,12 +11,11 @@ Formats: png, svg, gif (gif animates the clock of side-by-side and streams). The
 
 from __future__ import annotations
 
-import argparse
 import os
 
 from sim.errors import InputError, check_number
 
-from .common import add_run_args, cost_model_from, output_path, run_from
+from .common import add_run_args, cost_model_from, lane_args, output_path, run_from
 from .flags import paragraph, refuse
 from .limits import check_export_work
 from .output import emit
@@ -55,7 +54,7 @@ def _figure(args, look, width: int):
     if workload.name != "seed":
         raise InputError(f"--view {args.view} draws the seed scenario (decoders streaming + one new "
                          "prompt); drop --requests / --scenario poisson")
-    _, unchunked = run_from(argparse.Namespace(**{**vars(args), "policy": args.unchunked}))
+    _, unchunked = run_from(lane_args(args, args.unchunked))
     lanes = timeline(unchunked, chunked, args.window)
     return lanes.figure(look, width, streams=args.view == "streams"), lanes.t_max
 

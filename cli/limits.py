@@ -10,12 +10,11 @@ measured on the reference machine (a 4,000 px, 600-frame gif took 243 s and 3.1 
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 
 from sim.serving.work import CLI_BUDGET, WorkTooLarge, combined, fmt_work_bytes, fmt_work_seconds
 
-from .common import REMEDY, check_work, planned_run, scenario_of
+from .common import REMEDY, check_work, lane_args, planned_run, scenario_of
 
 VIEW_HEIGHT = {"side-by-side": (532, 744), "streams": (274, 402), "roofline": (1011, 1271)}
 MARGIN = 350                # legends and titles beside the plot, CSS pixels
@@ -68,8 +67,7 @@ def check_export_work(args, fmt: str, width: int, frames: int) -> None:
             f"{fmt_work_bytes(CLI_BUDGET.bytes)}; {fewer}, or a smaller --width")
     if args.view == "roofline":
         return
-    lanes = [planned_run(args),
-             planned_run(argparse.Namespace(**{**vars(args), "policy": args.unchunked}))]
+    lanes = [planned_run(args), planned_run(lane_args(args, args.unchunked))]
     check_work(combined([lane.work() for lane in lanes]).plus(figure.seconds, figure.bytes),
                f"this export (two runs and a {figure.frames:,}-frame {fmt})",
                f"{REMEDY[scenario_of(args)]}; or {fewer}")

@@ -255,3 +255,12 @@ def test_empty_trailing_cells_are_not_values():
 def test_main_returns_2_not_a_traceback_for_every_refusal(capsys):
     assert main(["simulate", "--qps", "1"]) == 2
     assert "--qps belongs to --scenario poisson" in capsys.readouterr().err
+
+
+def test_export_keeps_max_partial_prefills_for_its_chunked_lane(tmp_path, capsys):
+    out = str(tmp_path / "lanes.svg")
+    code, _, err = cli("export", "--mode", "simple", "--max-partial-prefills", "1", "--out", out,
+                       capsys=capsys)
+    assert code == 0, err
+    assert "--max-partial-prefills does not apply" in refused(
+        "export", "--policy", "orca", "--max-partial-prefills", "1", "--out", out, capsys=capsys)

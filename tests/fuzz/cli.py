@@ -6,7 +6,8 @@ timeout and a memory limit (tests.support.bounded).
 A case is a clean run (exit 0, nothing on stderr, output without nan, inf or runaway digits, JSON
 that parses without NaN, table lines within 120 columns unless --wide) or a clean refusal (exit 2,
 nothing on stdout, one line on stderr starting "error: "); either way within the command budget
-(60 s, 1.5 GB). Anything else is a failure, reported with the command line that reproduces it.
+(60 s of CPU time, 1.5 GB). Anything else is a failure, reported with the command line that
+reproduces it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from .report import Result, over_budget
 
 SUITE = "cli"
 WIDTH = 120
-TIMEOUT_S = 150.0          # well past the 60 s budget: a case this slow is a hang
+TIMEOUT_S = 300.0          # well past the 60 s budget, even on a busy machine: a hang
 
 # --- values -------------------------------------------------------------------------------------
 NOT_NUMBERS = ["", "abc", "nan", "inf", "-inf", "1e", "0x10", "1,5", " ", "--", "None", "½"]
@@ -267,10 +268,11 @@ def run(argv: list[str], folder: str) -> Result:
                       peak_file=os.path.join(folder, f"peak-{threading.get_ident()}"))
     verdict, detail = classify(outcome.code, outcome.stdout, outcome.stderr,
                                json_out="--json" in argv, wide="--wide" in argv)
-    broke = over_budget(outcome.seconds, outcome.peak_bytes)
+    broke = over_budget(outcome.cpu_seconds, outcome.peak_bytes)
     if broke and verdict in ("clean run", "clean refusal"):
         verdict, detail = "over budget", broke
-    return Result(SUITE, case, verdict, outcome.seconds, outcome.peak_bytes, detail)
+    return Result(SUITE, case, verdict, outcome.seconds, outcome.cpu_seconds, outcome.peak_bytes,
+                  detail)
 
 
 NONSENSE = re.compile(r"\b(nan|inf|infx|infinity)\b|nan%|\d[\d,]{24,}", re.IGNORECASE)

@@ -52,7 +52,7 @@ def test_json_with_nan_is_not_a_clean_run():
 
 
 def test_a_clean_case_over_the_budget_is_a_failure():
-    slow = Result("cli", "python -m sim simulate", "over budget", 75.0, 10)
+    slow = Result("cli", "python -m sim simulate", "over budget", 95.0, 75.0, 10)
     assert not slow.clean and "1 failures" in summary([slow])
 
 

@@ -25,7 +25,8 @@ class Outcome:
     code: int | None          # None: killed at the timeout
     stdout: str
     stderr: str
-    seconds: float
+    seconds: float            # wall clock
+    cpu_seconds: float        # the child's own CPU time (user + system): what contention leaves
     peak_bytes: int           # the child's peak resident memory
 
     @property
@@ -37,11 +38,13 @@ def _limit_memory(limit: int) -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
-# `python -m sim`, plus a note of the process's own peak memory written at exit to PEAK_FILE
+# `python -m sim`, plus a note of the process's own peak memory and CPU time, written at exit to
+# SIM_PEAK_FILE
 LAUNCHER = ("import atexit, os, resource, runpy\n"
             "def note():\n"
+            "    use = resource.getrusage(resource.RUSAGE_SELF)\n"
             "    with open(os.environ['SIM_PEAK_FILE'], 'w') as f:\n"
-            "        f.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024))\n"
+            "        f.write(f'{use.ru_maxrss * 1024} {use.ru_utime + use.ru_stime}')\n"
             "atexit.register(note)\n"
             "runpy.run_module('sim', run_name='__main__', alter_sys=True)\n")
 
@@ -49,7 +52,8 @@ LAUNCHER = ("import atexit, os, resource, runpy\n"
 def run_sim(*argv: str, timeout_s: float = TIMEOUT_S, memory_bytes: int = MEMORY_LIMIT_BYTES,
             peak_file: str | None = None) -> Outcome:
     """Run `python -m sim *argv` from the repository root; never raises on the child's failure.
-    `peak_file` (a scratch path) receives the child's peak memory; without it peak_bytes is 0."""
+    `peak_file` (a scratch path) receives the child's peak memory and CPU time; without it (or
+    when the child is killed) both read 0."""
     if peak_file and os.path.exists(peak_file):
         os.unlink(peak_file)                 # a child killed at the timeout writes none
     start = time.perf_counter()
@@ -66,12 +70,14 @@ def run_sim(*argv: str, timeout_s: float = TIMEOUT_S, memory_bytes: int = MEMORY
         out, err = child.communicate()
         code = None
     seconds = time.perf_counter() - start
-    return Outcome(tuple(argv), code, out, err, seconds, _peak(peak_file))
+    peak, cpu = _usage(peak_file)
+    return Outcome(tuple(argv), code, out, err, seconds, cpu, peak)
 
 
-def _peak(path: str | None) -> int:
+def _usage(path: str | None) -> tuple[int, float]:
     try:
         with open(path) as f:
-            return int(f.read() or 0)
+            peak, cpu = f.read().split()
+        return int(peak), float(cpu)
     except (TypeError, OSError, ValueError):
-        return 0
+        return 0, 0.0
