@@ -16,7 +16,7 @@ from sim.serving import workloads
 from sim.serving.engine import DEFAULT_MAX_ITERATIONS, MAX_ITERATION_CAP, Trace, simulate
 from sim.serving.policies import CHUNKED, POLICIES, Limits, PolicySpec, get_policy
 from sim.serving.trace_files import MAX_ARRIVAL_S, load_trace
-from sim.serving.work import CLI_BUDGET, Work, estimate_run
+from sim.serving.work import CLI_BUDGET, Work, estimate_run, least_iterations
 from sim.serving.workloads import SHAREGPT_OUTPUT, SHAREGPT_PROMPT
 
 from .flags import choice, flag_name, number, refuse
@@ -211,6 +211,14 @@ def check_work(work: Work, what: str, remedy: str) -> None:
     work.plus(PROCESS_SECONDS, PROCESS_BYTES).check(CLI_BUDGET, what, remedy)
 
 
+def check_iterations(workload: workloads.Workload, cap: int) -> None:
+    """Refuse, before it starts, a run that must stop at the iteration cap: it takes at least as
+    many iterations as its longest output has tokens."""
+    needed = least_iterations(workload)
+    if needed > cap:
+        raise InputError(iteration_cap_message(cap, needed))
+
+
 @dataclass(frozen=True)
 class Run:
     """One run the flags describe, checked and ready to simulate."""
@@ -250,6 +258,7 @@ def run_from(args) -> tuple[workloads.Workload, Trace]:
     """Build the workload and run it, after checking its work: the core of simulate and export
     (the one place the CLI calls the engine)."""
     run = planned_run(args)
+    check_iterations(run.workload, args.max_iterations)
     check_work(run.work(), "this run", REMEDY[scenario_of(args)])
     trace = simulate(run.workload, run.policy, run.cost, budget=run.limits.budget,
                      max_seqs=run.limits.max_seqs, max_iterations=args.max_iterations,
@@ -257,13 +266,21 @@ def run_from(args) -> tuple[workloads.Workload, Trace]:
     return run.workload, trace
 
 
-def iteration_cap_message(cap: int) -> str:
-    """What to do when a run needs more iterations than `cap`: raise the cap while it can be."""
-    if cap >= MAX_ITERATION_CAP:
-        return (f"the run needed more than {cap:,} iterations, the most --max-iterations allows; "
-                "shorten the workload (fewer requests or output tokens) or raise --budget")
-    return (f"the run needed more than {cap:,} iterations (--max-iterations); raise "
-            f"--max-iterations (at most {MAX_ITERATION_CAP:,}) or shorten the workload")
+def iteration_cap_message(cap: int, needed: int | None = None) -> str:
+    """What to do when a run needs more iterations than `cap` (at least `needed`, when known
+    before it starts: its longest output): raise the cap while it can be."""
+    at_most = cap >= MAX_ITERATION_CAP
+    if needed:
+        what = (f"the run needs at least {needed:,} iterations (its longest request emits "
+                f"{needed:,} tokens, one per iteration), over ")
+        what += f"{cap:,}, the most --max-iterations allows" if at_most else \
+            f"--max-iterations {cap:,}"
+    else:
+        what = (f"the run needed more than {cap:,} iterations, the most --max-iterations allows"
+                if at_most else f"the run needed more iterations than --max-iterations {cap:,}")
+    if at_most:
+        return what + "; shorten the workload (fewer requests or output tokens)"
+    return what + f"; raise --max-iterations (at most {MAX_ITERATION_CAP:,}) or shorten the workload"
 
 
 # --- files ------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from .common import (
     add_length_args,
     add_policy_args,
     add_run_args,
+    check_iterations,
     check_work,
     cost_model_from,
     limits_from,
@@ -60,6 +61,7 @@ def _sweep(args) -> None:
     policy = get_policy(args.policy)
     limits = limits_from(args, policy, 1)
     budgets = sorted(set(args.budgets))
+    check_iterations(workload, args.max_iterations)
     check_work(combined([estimate_run(workload, policy, replace(limits, budget=b), cost)
                          for b in budgets]),
                f"a sweep of {len(budgets)} budgets", REMEDY[scenario_of(args)] + ", or fewer "
@@ -147,6 +149,7 @@ def _capacity(args) -> None:
                f"({', '.join(CHUNKED)}); {policy.name} and {baseline.name} prefill whole prompts")
     workload_at = partial(poisson_from, args, args.requests)
     sample = workload_at(1.0)   # bad lengths fail here, before any search
+    check_iterations(sample, args.max_iterations)
     baseline_budget = default_baseline_budget(baseline, args.budget, sample) \
         if args.baseline_budget is None else args.baseline_budget
     runs = [estimate_run(sample, spec, Limits(b, args.max_seqs, args.max_partial_prefills), cost)

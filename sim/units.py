@@ -52,4 +52,6 @@ def fmt_flops(f: float) -> str:
 
 def fmt_count(n: float) -> str:
     """Thousands separators; scientific beyond 1e15 (no one reads 19 digits)."""
+    if not math.isfinite(n):
+        return "—"
     return f"{n:,.0f}" if abs(n) < 1e15 else f"{n:.3g}"

@@ -218,6 +218,13 @@ def estimate_counts(workload: Workload, policy: PolicySpec, limits: Limits,
                   cost.model.sliding_window > 0)
 
 
+def least_iterations(workload: Workload) -> int:
+    """A lower bound on any run's iterations: a request emits one token per iteration it takes
+    part in (a new one its first at the end of its prefill), so a run takes at least as many
+    iterations as its longest output."""
+    return int(workload.output.max())
+
+
 def estimate_run(workload: Workload, policy: PolicySpec, limits: Limits, cost: CostModel) -> Work:
     """The work of one run, bounded from above before it starts."""
     return Work.of(estimate_counts(workload, policy, limits, cost))

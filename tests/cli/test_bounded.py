@@ -213,6 +213,13 @@ def test_a_run_over_the_cap_names_the_flag(capsys):
                                                capsys=capsys)
 
 
+def test_a_run_that_must_overrun_the_cap_is_refused_before_it_starts():
+    err = refused_in_child("simulate", "--decode-output", "6000000", "--max-iterations",
+                           "5000000", timeout_s=20)
+    assert "needs at least 6,000,000 iterations (its longest request emits 6,000,000 tokens" in err
+    assert "the most --max-iterations allows" in err and "raise --max-iterations" not in err
+
+
 def test_a_run_at_the_largest_cap_does_not_ask_to_raise_it(monkeypatch, capsys):
     def over_the_cap(*args, **kwargs):
         raise SimulationLimitError("needed more iterations")

@@ -9,7 +9,7 @@ import pytest
 from tests.fuzz import cli
 from tests.fuzz.report import Result, summary
 
-SLICE = 24
+SLICE = 20
 
 
 @pytest.fixture(scope="module")
