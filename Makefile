@@ -14,7 +14,7 @@ $(BIN)/.test: requirements-test.txt $(BIN)/.app
 	$(BIN)/pip install -q -r requirements-test.txt
 	touch $@
 
-.PHONY: run test bench
+.PHONY: run test bench fuzz
 run: $(BIN)/.app
 	$(BIN)/streamlit run app.py
 
@@ -23,3 +23,10 @@ test: $(BIN)/.test
 
 bench: $(BIN)/.app
 	$(BIN)/python -m benchmarks
+
+# Fuzz suites (tests/fuzz): FUZZ_CASES per suite, each case in its own bounded process; prints the
+# verdicts, the slowest and largest cases and any failure. A new suite joins tests/fuzz/__main__.py.
+FUZZ_CASES ?= 500
+FUZZ_SEED ?= 0
+fuzz: $(BIN)/.test
+	$(BIN)/python -m tests.fuzz --cases $(FUZZ_CASES) --seed $(FUZZ_SEED)

@@ -1,137 +1,192 @@
-"""What every subcommand shares: the parser that turns a usage error into exit code 2, output as a
-table or JSON, the hardware / policy / workload flags and the run they describe."""
+"""What the simulation commands share: the hardware, policy and workload flags, the run they
+describe, and the work budget every run is checked against before it starts."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
-
-import numpy as np
+import os
+import stat
+from dataclasses import dataclass
 
 from sim.cost.iteration import MODES, CostModel
-from sim.errors import InputError, check_number
+from sim.errors import InputError
 from sim.presets.hardware import GPUS, get_gpu
 from sim.presets.models import MODELS, get_model
 from sim.serving import workloads
-from sim.serving.engine import DEFAULT_MAX_ITERATIONS, Trace, simulate
-from sim.serving.policies import POLICIES, get_policy
-from sim.serving.trace_files import load_trace
+from sim.serving.engine import DEFAULT_MAX_ITERATIONS, MAX_ITERATION_CAP, Trace, simulate
+from sim.serving.policies import CHUNKED, POLICIES, Limits, PolicySpec, get_policy
+from sim.serving.trace_files import MAX_ARRIVAL_S, load_trace
+from sim.serving.work import CLI_BUDGET, Work, estimate_run, least_iterations
+from sim.serving.workloads import SHAREGPT_OUTPUT, SHAREGPT_PROMPT
+
+from .flags import choice, flag_name, number, refuse
+
+# A command's own start (Python, numpy, sim) on top of its runs' work.
+PROCESS_SECONDS = 0.5
+PROCESS_BYTES = 80e6
+# Poisson arrival times are float64 seconds from 0: beyond this span they keep less than ~2 ns
+# of precision, and the gaps between tokens (milliseconds) start to lose digits.
+MAX_ARRIVAL_SPAN_S = MAX_ARRIVAL_S
+MIN_QPS = 1e-3
+
+SCENARIOS = {   # --scenario: what it runs, for the help and for messages
+    "seed": "the worked example's scenario: --decodes requests already streaming, one --prompt "
+            "arrives (the default without --requests or --trace-in)",
+    "burst": "--burst prompts arrive together while the --decodes stream",
+    "poisson": "--requests arriving at random at --qps, lengths from --lengths",
+}
+SCENARIO_NAMES = {"seed": "the worked example's scenario", "burst": "a burst",
+                  "trace": "the trace"}
+# Which scenario each workload flag belongs to; a flag given for another one is refused.
+STREAM_FLAGS = ("decodes", "context", "prompt", "decode_output", "prompt_output",
+                "allow_starvation")
+POISSON_FLAGS = ("requests", "qps", "prompt_tokens", "output_tokens", "lengths", "seed")
+BELONGS = {"seed": STREAM_FLAGS, "burst": (*STREAM_FLAGS, "burst"), "poisson": POISSON_FLAGS,
+           "trace": ()}
+REMEDY = {  # what to change when a scenario's run is too large
+    "seed": "use fewer --decodes or a smaller --decode-output",
+    "burst": "use a smaller --burst, fewer --decodes or a smaller --decode-output",
+    "poisson": "use fewer --requests or a smaller --output-tokens",
+    "trace": "replay a shorter trace (fewer rows, fewer output_tokens)",
+}
 
 
-class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit code 2."""
-
-    def error(self, message):
-        raise InputError(message)
-
-
-def numbers(text: str) -> list[float]:
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"expected comma-separated numbers, got {text!r}") from None
-
-
-def emit(args, payload: dict, table: str) -> None:
-    print(json.dumps(payload, indent=2, allow_nan=False, default=_jsonable) if args.json else table)
-
-
-def _jsonable(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"not JSON: {type(value).__name__}")
-
-
-def table(rows: list[tuple], header: tuple | None = None) -> str:
-    """Left-aligned text columns."""
-    rows = [tuple(str(c) for c in r) for r in ([header] if header else []) + rows]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    if header:
-        lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def finite(value):
-    """JSON has no NaN: undefined numbers become null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [finite(v) for v in value]
-    return value
+def workload_name(workload: workloads.Workload) -> str:
+    """A workload as a table's header names it."""
+    if workload.name.startswith("poisson-"):
+        return f"Poisson arrivals, {workload.name.split('-', 1)[1]} lengths"
+    return SCENARIO_NAMES.get(workload.name, workload.name)
 
 
 # --- shared flags ---------------------------------------------------------------------------
 def add_hardware_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--gpu", default="illustrative", help=f"one of: {', '.join(GPUS)}")
-    p.add_argument("--model", default="dense-8b", help=f"one of: {', '.join(MODELS)}")
-    p.add_argument("--mode", default="roofline", help=f"cost mode: {', '.join(MODES)}")
-    p.add_argument("--overhead-ms", type=float, default=None,
-                   help="fixed time per iteration (default: 0, or the calibrated mode's)")
-    p.add_argument("--tp", type=float, default=1, help="tensor-parallel degree (GPUs)")
+    choice(p, "--gpu", "the GPU (dense peaks, no sparsity)", GPUS, default="illustrative")
+    choice(p, "--model", "the model", MODELS, default="dense-8b")
+    choice(p, "--mode", "cost mode (simple: the worked example's arithmetic; roofline: "
+           "attention, KV and activations too; calibrated: fitted to measured kernels)", MODES,
+           default="roofline")
+    number(p, "--overhead-ms", "fixed time added to every iteration", unit="ms", default=None,
+           low=0, high=10_000, shown_default="0, or the calibrated mode's")
+    number(p, "--tp", "tensor-parallel degree: GPUs the model is sharded over", unit="GPUs",
+           default=1, low=1, high=64, whole=True)
 
 
 def cost_model_from(args) -> CostModel:
-    overhead_s = None if args.overhead_ms is None else check_number(
-        "--overhead-ms", args.overhead_ms, low=0, low_inclusive=True, high=10_000) / 1e3
+    overhead_s = None if args.overhead_ms is None else args.overhead_ms / 1e3
     return CostModel(get_gpu(args.gpu), get_model(args.model), args.mode, overhead_s, args.tp)
 
 
-def add_policy_args(p: argparse.ArgumentParser, budget: bool = True) -> None:
-    """The scheduler and its limits (`budget=False` for commands that take several budgets)."""
-    p.add_argument("--policy", default="sarathi", help=f"one of: {', '.join(POLICIES)}")
-    if budget:
-        p.add_argument("--budget", type=float, default=576, help="token budget per iteration")
-    p.add_argument("--max-seqs", type=float, default=1024, help="max running requests")
-    p.add_argument("--max-partial-prefills", type=float, default=None,
-                   help="chunked policies: max requests mid-prefill at once (default: no cap)")
-    p.add_argument("--max-iterations", type=float, default=DEFAULT_MAX_ITERATIONS)
+def add_policy_args(p: argparse.ArgumentParser, budget: int | None = 576, *,
+                    max_iterations: int = DEFAULT_MAX_ITERATIONS) -> None:
+    """The scheduler and its limits, with `budget` the default of --budget (None: no --budget,
+    for commands that take several budgets)."""
+    choice(p, "--policy", "the scheduler", POLICIES, default="sarathi")
+    if budget is not None:
+        number(p, "--budget", "token budget per iteration, decodes included "
+               "(max_num_batched_tokens; Orca has none)", unit="tokens", default=budget, low=1,
+               high=10_000_000, whole=True)
+    number(p, "--max-seqs", "most requests running at once (max_num_seqs)", unit="requests",
+           default=1024, low=1, high=1_000_000, whole=True)
+    number(p, "--max-partial-prefills", "chunked policies: most requests mid-prefill at once",
+           unit="requests", default=None, low=1, high=1_000_000, whole=True,
+           shown_default="no cap")
+    number(p, "--max-iterations", "stop a run that needs more iterations than this",
+           unit="iterations", default=max_iterations, low=1, high=MAX_ITERATION_CAP, whole=True)
 
 
 def add_length_args(p: argparse.ArgumentParser) -> None:
     """Request lengths of generated (Poisson) traffic."""
-    p.add_argument("--prompt-tokens", type=float, default=1024, help="poisson: prompt length")
-    p.add_argument("--output-tokens", type=float, default=128, help="poisson: output length")
-    p.add_argument("--lengths", default="fixed", choices=("fixed", "uniform", "sharegpt"))
-    p.add_argument("--seed", type=float, default=0, help="poisson: random seed")
+    number(p, "--prompt-tokens", "poisson, --lengths fixed: each prompt's length; uniform: the "
+           "longest", unit="tokens", default=1024, low=1, high=10_000_000, whole=True)
+    number(p, "--output-tokens", "poisson, --lengths fixed: each request's output; uniform: the "
+           "longest", unit="tokens", default=128, low=1, high=10_000_000, whole=True)
+    choice(p, "--lengths", "poisson: request lengths (fixed, uniform from 1, or ShareGPT-like "
+           f"lognormals with median prompt {SHAREGPT_PROMPT[0]:,} and output "
+           f"{SHAREGPT_OUTPUT[0]:,} tokens)", ("fixed", "uniform", "sharegpt"), default="fixed")
+    number(p, "--seed", "poisson: random seed of arrivals and lengths", unit="", default=0, low=0,
+           high=2**32 - 1, whole=True)
 
 
-def add_run_args(p: argparse.ArgumentParser, budget: bool = True) -> None:
+def add_run_args(p: argparse.ArgumentParser, budget: int | None = 576) -> None:
     """Flags for one simulated run: hardware, policy, limits and the workload."""
     add_hardware_args(p)
     add_policy_args(p, budget)
-    p.add_argument("--scenario", choices=("seed", "burst", "poisson"), default=None,
-                   help="seed: decoders streaming + one long prompt (default unless --requests); "
-                        "burst: --burst prompts arrive together while the decoders stream")
-    p.add_argument("--decodes", type=float, default=64, help="seed, burst: running decoders")
-    p.add_argument("--context", type=float, default=4000,
-                   help="seed, burst: decoders' cached context")
-    p.add_argument("--prompt", type=float, default=8192,
-                   help="seed, burst: each new prompt's tokens")
-    p.add_argument("--decode-output", type=float, default=256,
-                   help="seed, burst: tokens each decoder still emits")
-    p.add_argument("--prompt-output", type=float, default=32,
-                   help="seed, burst: tokens each new request emits")
-    p.add_argument("--burst", type=float, default=10, help="burst: prompts arriving together")
+    choice(p, "--scenario", "the workload; " + "; ".join(f"{k}: {v}" for k, v in SCENARIOS.items()),
+           SCENARIOS, default=None, shown_default="seed, or poisson with --requests")
+    number(p, "--decodes", "seed, burst: requests already streaming", unit="requests",
+           default=64, low=0, high=100_000, whole=True)
+    number(p, "--context", "seed, burst: each streaming request's cached context", unit="tokens",
+           default=4000, low=1, high=10_000_000, whole=True)
+    number(p, "--prompt", "seed, burst: each new prompt's length", unit="tokens", default=8192,
+           low=1, high=10_000_000, whole=True)
+    number(p, "--decode-output", "seed, burst: tokens each streaming request still emits",
+           unit="tokens", default=256, low=1, high=10_000_000, whole=True)
+    number(p, "--prompt-output", "seed, burst: tokens each new request emits", unit="tokens",
+           default=32, low=1, high=10_000_000, whole=True)
+    number(p, "--burst", "burst: prompts arriving together", unit="prompts", default=10, low=1,
+           high=100_000, whole=True)
     p.add_argument("--allow-starvation", action="store_true",
-                   help="seed, burst: simulate a budget <= decodes (new prompts starve)")
-    p.add_argument("--requests", type=float, help="poisson: number of requests")
-    p.add_argument("--qps", type=float, help="poisson: arrival rate, requests per second")
+                   help="seed, burst: run a budget at or below the streaming requests (new prompts "
+                        "get no tokens until they finish) instead of refusing it (default off)")
+    number(p, "--requests", "poisson: how many requests", unit="requests", default=None, low=1,
+           high=1_000_000, whole=True, shown_default="none: the seed scenario")
+    number(p, "--qps", "poisson: arrival rate; at least --requests / 1e7 s (arrival times "
+           "beyond 116 days lose precision)", unit="requests/s", default=None, low=MIN_QPS,
+           high=1e6, shown_default="none")
     add_length_args(p)
-    p.add_argument("--trace-in", help="replay a CSV trace: arrival_s, prompt_tokens, output_tokens")
+    p.add_argument("--trace-in", metavar="FILE",
+                   help="replay a CSV trace with columns arrival_s, prompt_tokens, output_tokens "
+                        "(seconds, tokens, tokens; default: none)")
+
+
+def scenario_of(args) -> str:
+    """The scenario the flags choose: trace, seed, burst or poisson."""
+    if args.trace_in is not None:
+        if args.scenario is not None:
+            raise InputError(f"--trace-in replays a trace; drop --scenario {args.scenario}")
+        return "trace"
+    return args.scenario or ("poisson" if "requests" in args.given else "seed")
+
+
+def refuse_other_scenarios(args, scenario: str) -> None:
+    """A workload flag given for a scenario it does not belong to is an error, not ignored."""
+    for dest in dict.fromkeys(STREAM_FLAGS + ("burst",) + POISSON_FLAGS):
+        if dest in args.given and dest not in BELONGS[scenario]:
+            owners = [s for s, flags in BELONGS.items() if dest in flags]
+            chosen = {"trace": "--trace-in replays the trace's own requests",
+                      "seed": "the scenario is seed (the default without --requests)",
+                      "poisson": "the scenario is poisson (--requests)",
+                      "burst": "the scenario is burst"}[scenario]
+            raise InputError(f"{flag_name(dest)} belongs to --scenario {' or '.join(owners)}; "
+                             f"{chosen}")
+    if scenario == "poisson":
+        refuse_unused_lengths(args)
+
+
+def refuse_unused_lengths(args) -> None:
+    if args.lengths == "sharegpt":
+        refuse(args, ("prompt_tokens", "output_tokens"), why="--lengths sharegpt draws its own "
+               f"lengths (median prompt {SHAREGPT_PROMPT[0]:,}, output {SHAREGPT_OUTPUT[0]:,} "
+               "tokens); they set --lengths fixed and uniform")
+
+
+def poisson_from(args, requests: int, qps: float) -> workloads.Workload:
+    """Poisson arrivals, refused when they would spread over more than MAX_ARRIVAL_SPAN_S."""
+    if requests / qps > MAX_ARRIVAL_SPAN_S:
+        raise InputError(
+            f"--requests {requests:,} at --qps {qps:g} spread arrivals over about "
+            f"{requests / qps:.3g} s, beyond the {MAX_ARRIVAL_SPAN_S:g} s (116 days) in which "
+            f"arrival times keep the precision of an iteration; raise --qps to at least "
+            f"{requests / MAX_ARRIVAL_SPAN_S:.3g} or use fewer --requests")
+    return workloads.poisson(requests, qps, seed=args.seed, lengths=args.lengths,
+                             prompt=args.prompt_tokens, output=args.output_tokens)
 
 
 def workload_from(args) -> workloads.Workload:
-    if args.trace_in is not None:
-        if args.scenario is not None or args.requests is not None or args.qps is not None:
-            raise InputError("--trace-in replays a trace; drop --scenario, --requests and --qps")
-        return load_trace(args.trace_in)
-    scenario = args.scenario or ("poisson" if args.requests is not None else "seed")
-    if scenario != "poisson" and (args.requests is not None or args.qps is not None):
-        raise InputError(f"--requests and --qps belong to --scenario poisson, not {scenario}")
+    scenario = scenario_of(args)
+    refuse_other_scenarios(args, scenario)
+    if scenario == "trace":
+        return load_trace(input_path("--trace-in", args.trace_in))
     if scenario == "seed":
         return workloads.seed_scenario(args.decodes, args.context, args.prompt, args.decode_output,
                                        args.prompt_output)
@@ -139,54 +194,113 @@ def workload_from(args) -> workloads.Workload:
         return workloads.burst(args.burst, args.prompt, args.prompt_output, args.decodes,
                                args.context, args.decode_output)
     if args.requests is None or args.qps is None:
-        raise InputError("poisson needs --requests N and --qps Q")
-    return workloads.poisson(args.requests, args.qps, seed=args.seed, lengths=args.lengths,
-                             prompt=args.prompt_tokens, output=args.output_tokens)
+        raise InputError("--scenario poisson needs --requests N and --qps Q")
+    return poisson_from(args, args.requests, args.qps)
+
+
+def limits_from(args, policy: PolicySpec, budget: int) -> Limits:
+    if not policy.chunked:
+        refuse(args, ("max_partial_prefills",),
+               why=f"it caps chunked prefills ({', '.join(CHUNKED)}); {policy.name} prefills "
+                   "whole prompts")
+    return Limits(budget, args.max_seqs, args.max_partial_prefills)
+
+
+def check_work(work: Work, what: str, remedy: str) -> None:
+    """Refuse, before it starts, work over the CLI's budget (any command: 60 s and 1.5 GB)."""
+    work.plus(PROCESS_SECONDS, PROCESS_BYTES).check(CLI_BUDGET, what, remedy)
+
+
+def check_iterations(workload: workloads.Workload, cap: int) -> None:
+    """Refuse, before it starts, a run that must stop at the iteration cap: it takes at least as
+    many iterations as its longest output has tokens."""
+    needed = least_iterations(workload)
+    if needed > cap:
+        raise InputError(iteration_cap_message(cap, needed))
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run the flags describe, checked and ready to simulate."""
+    workload: workloads.Workload
+    policy: PolicySpec
+    cost: CostModel
+    limits: Limits
+
+    def work(self) -> Work:
+        return estimate_run(self.workload, self.policy, self.limits, self.cost)
+
+
+def planned_run(args) -> Run:
+    """The workload, policy, cost model and limits the flags give, every flag checked."""
+    workload = workload_from(args)
+    policy = get_policy(args.policy)
+    decoders = int(workload.prefilled.sum())
+    if workload.name in ("seed", "burst") and policy.decodes_take_budget \
+            and args.budget <= decoders and not args.allow_starvation:
+        raise InputError(
+            f"--budget {args.budget} is at or below the {decoders} running decodes: chunk = "
+            f"budget - decodes = {args.budget - decoders} <= 0, so new prompts would starve until "
+            f"decoders finish; use a budget > {decoders}, or --allow-starvation to watch it")
+    return Run(workload, policy, cost_model_from(args), limits_from(args, policy, args.budget))
+
+
+def lane_args(args, policy: str) -> argparse.Namespace:
+    """The flags of a second run under `policy` (export's unchunked lane): the same workload and
+    hardware; the chunked-only --max-partial-prefills stays with the lane it applies to."""
+    lane = {**vars(args), "policy": policy}
+    if not get_policy(policy).chunked:
+        lane.update(max_partial_prefills=None, given=args.given - {"max_partial_prefills"})
+    return argparse.Namespace(**lane)
 
 
 def run_from(args) -> tuple[workloads.Workload, Trace]:
-    """Build the workload and run it: the shared core of simulate, export, sweep..."""
-    workload = workload_from(args)
-    budget = check_number("--budget", args.budget, high=10_000_000, integer=True)
-    policy = get_policy(args.policy)
-    decoders = int(workload.prefilled.sum())
-    if workload.name in ("seed", "burst") and policy.decodes_take_budget and budget <= decoders \
-            and not args.allow_starvation:
-        raise InputError(
-            f"--budget {budget} is at or below the {decoders} running decodes: chunk = budget - "
-            f"decodes = {budget - decoders} <= 0, so new prompts would starve until decoders "
-            f"finish; use a budget > {decoders}, or --allow-starvation to watch it")
-    trace = simulate(workload, policy, cost_model_from(args), budget=budget,
-                     max_seqs=args.max_seqs, max_iterations=args.max_iterations,
-                     max_partial_prefills=args.max_partial_prefills)
-    return workload, trace
+    """Build the workload and run it, after checking its work: the core of simulate and export
+    (the one place the CLI calls the engine)."""
+    run = planned_run(args)
+    check_iterations(run.workload, args.max_iterations)
+    check_work(run.work(), "this run", REMEDY[scenario_of(args)])
+    trace = simulate(run.workload, run.policy, run.cost, budget=run.limits.budget,
+                     max_seqs=run.limits.max_seqs, max_iterations=args.max_iterations,
+                     max_partial_prefills=run.limits.max_partial_prefills)
+    return run.workload, trace
 
 
+def iteration_cap_message(cap: int, needed: int | None = None) -> str:
+    """What to do when a run needs more iterations than `cap` (at least `needed`, when known
+    before it starts: its longest output): raise the cap while it can be."""
+    at_most = cap >= MAX_ITERATION_CAP
+    if needed:
+        what = (f"the run needs at least {needed:,} iterations (its longest request emits "
+                f"{needed:,} tokens, one per iteration), over ")
+        what += f"{cap:,}, the most --max-iterations allows" if at_most else \
+            f"--max-iterations {cap:,}"
+    else:
+        what = (f"the run needed more than {cap:,} iterations, the most --max-iterations allows"
+                if at_most else f"the run needed more iterations than --max-iterations {cap:,}")
+    if at_most:
+        return what + "; shorten the workload (fewer requests or output tokens)"
+    return what + f"; raise --max-iterations (at most {MAX_ITERATION_CAP:,}) or shorten the workload"
 
 
+# --- files ------------------------------------------------------------------------------------
+def input_path(flag: str, path: str) -> str:
+    """`path` if it names a file to read (the trace reader refuses FIFOs, devices, directories)."""
+    if not path:
+        raise InputError(f"{flag} needs a file name")
+    return path
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
+def output_path(flag: str, path: str) -> str:
+    """`path` if a file may be written there: not empty, not a directory, FIFO or device (a FIFO
+    with no reader would block forever)."""
+    if not path:
+        raise InputError(f"{flag} needs a file name")
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return path                       # a new file: the write reports any problem
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
+        raise InputError(f"{flag} {path!r} is {kind}, not a regular file; give a file name")
+    return path

@@ -5,11 +5,15 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from sim.cost.iteration import Chunk, Composition
-from sim.errors import InputError, check_number
-from sim.studies.worked_example import DEFAULTS, worked_example
+from sim.errors import InputError
+from sim.studies.worked_example import DEFAULTS, RANGES, worked_example
 from sim.units import fmt_bytes, fmt_flops, fmt_seconds
 
-from .common import add_hardware_args, cost_model_from, emit, finite, numbers, table
+from .common import add_hardware_args, cost_model_from
+from .flags import number, number_list, paragraph, refuse
+from .output import emit, finite, table
+
+ARTICLE = "Chunked Prefill and Prefill-Decode Interference in LLM Serving"
 
 
 # --- worked-example -------------------------------------------------------------------------
@@ -17,42 +21,69 @@ def _worked_example(args) -> None:
     ex = worked_example(
         params=args.params, bytes_per_param=args.bytes_per_param, peak_tflops=args.peak_tflops,
         bandwidth_tbps=args.bandwidth_tbps, decodes=args.decodes, context=args.context,
-        prompt=args.prompt,
-        budgets=numbers(args.budgets), layers=args.layers, kv_heads=args.kv_heads,
+        prompt=args.prompt, budgets=args.budgets, layers=args.layers, kv_heads=args.kv_heads,
         head_dim=args.head_dim, kv_bytes=args.kv_bytes, long_prompt=args.long_prompt,
         burst=args.burst)
     rows = [(s.title, s.formula, s.substituted, s.display) for s in ex.steps]
     notes = [f"* {s.title}: {s.seed_note}" for s in ex.steps if s.seed_note]
-    text = table(rows, ("step", "formula", "substituted", "result"))
-    emit(args, finite(ex.to_json()), text + ("\n\nWhere seed 001 rounds or slips:\n" + "\n".join(notes)
-                                              if notes else ""))
+    text = table(rows, ("step", "formula", "substituted", "result"), args.wide)
+    if notes:
+        text += (f"\n\nWhere the source article (\"{ARTICLE}\", whose worked example this is) "
+                 "rounds or slips:\n" + "\n".join(notes))
+    emit(args, finite(ex.to_json()), text)
+
+
+# the continuous inputs: (flag, key, what, unit)
+AMOUNTS = (("--params", "params", "model parameters", "parameters"),
+           ("--bytes-per-param", "bytes_per_param", "bytes per weight (2: bf16)", "bytes"),
+           ("--peak-tflops", "peak_tflops", "the GPU's dense peak", "TFLOP/s"),
+           ("--bandwidth-tbps", "bandwidth_tbps", "the GPU's memory bandwidth", "TB/s"),
+           ("--kv-bytes", "kv_bytes", "bytes per KV cache element (2: bf16)", "bytes"))
+# the counts: (flag, key, what, unit, lowest)
+COUNTS = (("--decodes", "decodes", "requests streaming (one decode token each per iteration)",
+           "requests", 0),
+          ("--context", "context", "each streaming request's cached context", "tokens", 0),
+          ("--prompt", "prompt", "the new prompt's length", "tokens", 1),
+          ("--layers", "layers", "transformer layers", "layers", 1),
+          ("--kv-heads", "kv_heads", "KV heads per layer", "heads", 1),
+          ("--head-dim", "head_dim", "each head's dimension", "elements", 1),
+          ("--long-prompt", "long_prompt", "the long prompt whose chunk re-reads are priced",
+           "tokens", 1),
+          ("--burst", "burst", "prompts arriving together in the burst drain", "prompts", 1))
 
 
 def register_worked_example(sub) -> None:
-    p = sub.add_parser("worked-example", help="seed 001's arithmetic, step by step")
+    p = sub.add_parser("worked-example", help="the source article's worked example, step by step",
+                       description=paragraph(f"""
+        The worked example of the source article ("{ARTICLE}"): an 8-billion-parameter model on
+        an illustrative 400 TFLOP/s, 3 TB/s GPU, 64 requests streaming while one 8,192-token
+        prompt arrives. Each step prints its formula, the numbers substituted and the result
+        with its unit: the weight read, the decode step, the whole prompt in one iteration, then
+        per token budget the chunk (budget − decodes), one iteration, the iterations to prefill
+        the prompt, its time to first token and the stall reduction; then KV bytes, the KV
+        re-read by later chunks and a burst's drain. Any input can be changed; at the article's
+        own inputs the places where it rounds or slips are listed below the table."""))
     d = DEFAULTS
-    for flag, key in (("--params", "params"), ("--bytes-per-param", "bytes_per_param"),
-                      ("--peak-tflops", "peak_tflops"), ("--bandwidth-tbps", "bandwidth_tbps"),
-                      ("--decodes", "decodes"), ("--context", "context"), ("--prompt", "prompt"),
-                      ("--layers", "layers"),
-                      ("--kv-heads", "kv_heads"), ("--head-dim", "head_dim"),
-                      ("--kv-bytes", "kv_bytes"), ("--long-prompt", "long_prompt"),
-                      ("--burst", "burst")):
-        p.add_argument(flag, type=float, default=d[key])
-    p.add_argument("--budgets", default=",".join(str(b) for b in d["budgets"]),
-                   help="comma-separated token budgets")
+    for flag, key, what, unit in AMOUNTS:
+        r = RANGES[key]
+        number(p, flag, what, unit=unit, default=d[key], low=r["low"], high=r["high"])
+    for flag, key, what, unit, lowest in COUNTS:
+        number(p, flag, what, unit=unit, default=d[key], low=lowest, high=1e9, whole=True)
+    number_list(p, "--budgets", "token budgets per iteration, decodes included", unit="tokens",
+                default=d["budgets"], low=1, high=1e9, most=32)
     p.set_defaults(func=_worked_example)
 
 
 # --- cost -----------------------------------------------------------------------------------
 def _cost(args) -> None:
-    model = cost_model_from(args)
-    decodes = check_number("--decodes", args.decodes, low=0, low_inclusive=True, high=1e6, integer=True)
-    context = check_number("--context", args.context, low=0, low_inclusive=True, high=1e8, integer=True)
-    chunk = check_number("--chunk", args.chunk, low=0, low_inclusive=True, high=1e8, integer=True)
-    prefix = check_number("--prefix", args.prefix, low=0, low_inclusive=True, high=1e8, integer=True)
-    if decodes + chunk == 0:
+    if args.decodes == 0:
+        refuse(args, ("context",), why="--decodes is 0, so no decode has a context")
+    if args.chunk == 0:
+        refuse(args, ("prefix", "last"), why="--chunk is 0, so there is no prefill chunk")
+    if args.decodes + args.chunk == 0:
         raise InputError("an iteration needs --decodes > 0 or --chunk > 0")
+    model = cost_model_from(args)
+    decodes, context, chunk, prefix = args.decodes, args.context, args.chunk, args.prefix
     comp = Composition((context,) * decodes, (Chunk(chunk, prefix, args.last),) if chunk else ())
     c = model.price(comp)
     payload = {"time_s": c.time_s, "compute_s": c.compute_s, "memory_s": c.memory_s,
@@ -68,10 +99,10 @@ def _cost(args) -> None:
     rows.append(("iteration", fmt_flops(c.flops), fmt_bytes(c.bytes), fmt_seconds(c.time_s)))
     rule = "max(FLOPs / peak, bytes / bandwidth)" if model.calibration is None else \
         "the sum over kernels of their achievable time (below)"
-    text = (f"{model.gpu.name} · {model.model.name} · {args.mode} · {decodes} decodes at context "
+    text = (f"{model.gpu.name} · {model.model.name} · {args.mode} · {decodes:,} decodes at context "
             f"{context:,} + chunk {chunk:,} on prefix {prefix:,}"
             + (f" · TP {model.tp} (per GPU)" if model.tp > 1 else "") + "\n"
-            + table(rows, ("component", "FLOPs", "bytes", "time alone")) +
+            + table(rows, ("component", "FLOPs", "bytes", "time alone"), args.wide) +
             f"\ncompute {fmt_seconds(c.compute_s)} vs memory {fmt_seconds(c.memory_s)}: "
             f"{c.bound}-bound; time = {rule}"
             + (" + all-reduce" if model.tp > 1 else "") + " + overhead")
@@ -79,18 +110,29 @@ def _cost(args) -> None:
         payload["factors"] = [asdict(f) for f in c.factors]
         text += "\n\nfrom the roofline to the calibrated time:\n" + table(
             [(f.name, f"+{fmt_seconds(f.added_s)}", f.why) for f in c.factors],
-            ("factor", "adds", "why"))
+            ("factor", "adds", "why"), args.wide)
     emit(args, payload, text)
 
 
 def register_cost(sub) -> None:
-    p = sub.add_parser("cost", help="the cost of one iteration")
+    p = sub.add_parser("cost", help="the cost of one iteration", description=paragraph("""
+        The price of one iteration (one batched forward pass) on a GPU and model: its FLOPs, bytes,
+        compute time and memory time, whether it is compute- or memory-bound, and each component
+        (the weight GEMMs, attention, the LM head; with --tp the all-reduces; the per-iteration
+        overhead). The iteration holds --decodes decode rows, each over --context cached tokens,
+        and optionally a prefill chunk of --chunk tokens on top of --prefix cached ones. Times
+        are in seconds (shown in ms or µs), FLOPs and bytes per GPU. With --mode calibrated the
+        factors that lift the roofline to the fitted kernel times are listed one by one."""))
     add_hardware_args(p)
-    p.add_argument("--decodes", type=float, default=0)
-    p.add_argument("--context", type=float, default=0, help="each decode's cached context")
-    p.add_argument("--chunk", type=float, default=0, help="prefill chunk tokens")
-    p.add_argument("--prefix", type=float, default=0, help="tokens already cached before the chunk")
-    p.add_argument("--last", action="store_true", help="the chunk ends its prompt (emits a token)")
+    number(p, "--decodes", "decode rows in the iteration", unit="requests", default=0, low=0,
+           high=1e6, whole=True)
+    number(p, "--context", "each decode's cached context", unit="tokens", default=0, low=0,
+           high=1e8, whole=True)
+    number(p, "--chunk", "prefill chunk tokens", unit="tokens", default=0, low=0, high=1e8,
+           whole=True)
+    number(p, "--prefix", "tokens of the chunk's prompt already cached", unit="tokens",
+           default=0, low=0, high=1e8, whole=True)
+    p.add_argument("--last", action="store_true",
+                   help="the chunk ends its prompt, so it emits a token (an LM-head row; "
+                        "default off)")
     p.set_defaults(func=_cost)
-
-

@@ -11,12 +11,14 @@ Formats: png, svg, gif (gif animates the clock of side-by-side and streams). The
 
 from __future__ import annotations
 
-import argparse
 import os
 
 from sim.errors import InputError, check_number
 
-from .common import add_run_args, cost_model_from, emit, run_from
+from .common import add_run_args, cost_model_from, lane_args, output_path, run_from
+from .flags import paragraph, refuse
+from .limits import check_export_work
+from .output import emit
 
 VIEWS = ("side-by-side", "streams", "roofline")
 FORMATS = ("png", "svg", "gif")
@@ -43,7 +45,8 @@ def _figure(args, look, width: int):
         context = check_number("--context", args.context, high=1e8, integer=True)
         prompt = check_number("--prompt", args.prompt, high=1e8, integer=True)
         budget = check_number("--budget", args.budget, high=10_000_000, integer=True)
-        tpot_s = check_number("--tpot-ms", args.tpot_ms, high=1e7) / 1e3
+        tpot_s = check_number("--tpot-ms", args.tpot_ms, low=1e-3, low_inclusive=True,
+                              high=1e7) / 1e3   # a µs or more: no underflow to 0 s
         cost = cost_model_from(args)
         plan = budget_plan(cost, decodes, context, prompt, budget, tpot_s)
         return stacked(*roofline_figures(cost, plan, decodes, context, prompt, look, width)), None
@@ -51,22 +54,42 @@ def _figure(args, look, width: int):
     if workload.name != "seed":
         raise InputError(f"--view {args.view} draws the seed scenario (decoders streaming + one new "
                          "prompt); drop --requests / --scenario poisson")
-    _, unchunked = run_from(argparse.Namespace(**{**vars(args), "policy": args.unchunked}))
+    _, unchunked = run_from(lane_args(args, args.unchunked))
     lanes = timeline(unchunked, chunked, args.window)
     return lanes.figure(look, width, streams=args.view == "streams"), lanes.t_max
+
+
+# Flags only one kind of view reads; given with another they are refused, not ignored.
+RUN_FLAGS = ("policy", "scenario", "decode_output", "prompt_output", "burst", "allow_starvation",
+             "requests", "qps", "prompt_tokens", "output_tokens", "lengths", "seed", "trace_in",
+             "max_seqs", "max_partial_prefills", "max_iterations", "unchunked", "window")
+
+
+def _refuse_unused(args, fmt: str) -> None:
+    if args.view == "roofline":
+        refuse(args, RUN_FLAGS, why="--view roofline prices the worked example's iterations from "
+               "--decodes, --context, --prompt, --budget and --tpot-ms; it runs no workload")
+    else:
+        refuse(args, ("tpot_ms",), why=f"it sets the roofline view's target; --view {args.view} "
+               "plays a run")
+    if fmt != "gif":
+        refuse(args, ("frames",), why=f"it counts a gif's frames; the format is {fmt}")
 
 
 def _export(args) -> None:
     from charts import export
     from charts.theme import Look
 
+    output_path("--out", args.out)
     fmt = _format(args)
+    _refuse_unused(args, fmt)
     width = check_number("--width", args.width, low=300, low_inclusive=True, high=4000,
                          integer=True)
+    frames = check_number("--frames", args.frames, low=2, low_inclusive=True, high=600,
+                          integer=True)
+    check_export_work(args, fmt, width, frames)
     figure, t_max = _figure(args, Look(presenter=args.presenter, dark=args.dark), width)
     if fmt == "gif":
-        frames = check_number("--frames", args.frames, low=2, low_inclusive=True, high=600,
-                              integer=True)
         data = export.gif(figure, t_max, frames)
     elif fmt == "svg":
         data = export.svg(figure).encode()
@@ -82,9 +105,17 @@ def _export(args) -> None:
 
 
 def register_export(sub) -> None:
-    p = sub.add_parser("export", help="draw the side-by-side, streams or roofline view to a file")
+    p = sub.add_parser("export", help="draw the side-by-side, streams or roofline view to a file",
+                       description=paragraph("""
+        Draw one of the app's figures to a file (--out), from the same flags as simulate:
+        side-by-side (the unchunked --unchunked lane above the chunked --policy lane, iterations
+        and token streams), streams (the token streams only) or roofline (the scenario's
+        iterations on the GPU's roofline, over iteration time against budget). Formats: png (2
+        pixels per CSS pixel), svg, or gif (the clock animated over --frames frames; side-by-side
+        and streams). An export whose runs and frames x pixels are estimated over the command's
+        budget (60 s, 1.5 GB) is refused before it starts."""))
     add_run_args(p)
-    p.add_argument("--view", choices=VIEWS, default="side-by-side")
+    p.add_argument("--view", choices=VIEWS, default="side-by-side", help="the figure")
     p.add_argument("--format", help=f"one of: {', '.join(FORMATS)} (default: from --out, else png)")
     p.add_argument("--out", required=True, help="file to write")
     p.add_argument("--unchunked", default="vllm-v0", help="the top lane's policy")

@@ -7,35 +7,70 @@ functions, listed in COMMANDS."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from sim.errors import InputError
+from sim.serving.engine import SimulationLimitError
 
 from . import explain, export, simulate, traffic, validate
-from .common import Parser
+from .common import iteration_cap_message
+from .flags import Parser, paragraph
 
 COMMANDS = [explain.register_worked_example, explain.register_cost, simulate.register_simulate,
             traffic.register_sweep, traffic.register_capacity, validate.register_validate,
             export.register_export]
+BROKEN_PIPE = 141   # what a shell reports for a process ended by SIGPIPE (128 + 13)
+NO_TABLES = ("export",)   # commands that print no table, so take no --wide
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="python -m sim", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    parser = Parser(prog="python -m sim", description=paragraph("""
+        Chunked Prefill Lab on the command line: the source articles' worked example, the cost
+        of one iteration, whole workloads under the real schedulers (Sarathi-Serve, vLLM V1,
+        SGLang, vLLM V0, Orca), budget sweeps, capacity under SLOs, the cost model's validation
+        and the app's figures as files. Every command prints a table (fitted to 120 columns;
+        --wide for full lines) or, with --json, JSON. Bad input exits with code 2 and a one-line
+        message naming the flag and the allowed range."""))
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser,
+                                metavar="COMMAND")
     for register in COMMANDS:
         register(sub)
-    for p in sub.choices.values():
-        p.add_argument("--json", action="store_true", help="machine-readable output")
+    for name, p in sub.choices.items():
+        p.add_argument("--json", action="store_true", help="print JSON instead of a table "
+                                                          "(default off)")
+        if name not in NO_TABLES:
+            p.add_argument("--wide", action="store_true",
+                           help="print tables at full width instead of fitting 120 columns "
+                                "(default off)")
     return parser
 
 
 def main(argv=None) -> int:
+    args = None
     try:
         args = build_parser().parse_args(argv)
+        if args.json and getattr(args, "wide", False):
+            raise InputError("--wide widens tables, and --json prints none; drop one of them")
         args.func(args)
+        sys.stdout.flush()
+    except SimulationLimitError:
+        print(f"error: {iteration_cap_message(args.max_iterations)}", file=sys.stderr)
+        return 2
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        _quiet_stdout()
+        return BROKEN_PIPE
     return 0
 
 
+def _quiet_stdout() -> None:
+    """The reader went away (`python -m sim validate --json | head -1`): point stdout at
+    /dev/null so the interpreter's last flush at exit cannot fail and print a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):   # stdout is not a file (tests capture it)
+        pass

@@ -10,15 +10,21 @@ from sim.serving.metrics import seed_metrics, summarize
 from sim.serving.policies import get_policy
 from sim.units import fmt_seconds
 
-from .common import add_run_args, emit, finite, run_from, table
-
+from .common import add_run_args, output_path, run_from, workload_name
+from .flags import paragraph
+from .output import emit, finite, table
 
 # --- simulate -------------------------------------------------------------------------------
+METRICS = {"ttft_s": "TTFT", "tbt_s": "TBT (every gap)", "tpot_s": "TPOT"}
+
+
 def _percentiles(p) -> dict:
     return {"p50": p.p50, "p90": p.p90, "p99": p.p99, "max": p.max}
 
 
 def _simulate(args) -> None:
+    if args.trace_out is not None:
+        output_path("--trace-out", args.trace_out)    # refused before the run, not after it
     workload, trace = run_from(args)
     m = summarize(trace)
     payload = {"policy": m.policy, "iterations": m.iterations, "makespan_s": m.makespan_s,
@@ -31,15 +37,20 @@ def _simulate(args) -> None:
     if workload.name == "burst":
         payload["last_ttft_s"] = m.ttft_s.max   # the burst arrives at once: the last is the max
     payload["notes"] = list(trace.notes)
-    if args.trace_out:
+    if args.trace_out is not None:
         write_trace_csv(trace, args.trace_out)
-    rows = [(k, *(fmt_seconds(getattr(getattr(m, k), q)) for q in ("p50", "p90", "p99", "max")))
-            for k in ("ttft_s", "tbt_s", "tpot_s")]
-    lines = [f"{get_policy(args.policy).label}, budget {trace.budget:,}: {m.iterations:,} iterations,"
-             f" {m.requests:,} requests, makespan {fmt_seconds(m.makespan_s)}, "
-             f"{m.throughput_tokens_per_s:,.0f} output tokens/s, {m.preemptions} preemptions",
-             table(rows, ("metric", "p50", "p90", "p99", "max")),
+    rows = [(label, *(fmt_seconds(getattr(getattr(m, k), q)) for q in ("p50", "p90", "p99", "max")))
+            for k, label in METRICS.items()]
+    policy = get_policy(args.policy)
+    budget = f", budget {trace.budget:,}" if policy.name != "orca" else ""
+    lines = [f"{policy.label}{budget} on {workload_name(workload)}: {m.iterations:,} iterations, "
+             f"{m.requests:,} requests, makespan {fmt_seconds(m.makespan_s)}, "
+             f"{m.throughput_tokens_per_s:,.0f} output tokens/s, {m.preemptions:,} preemptions",
+             table(rows, ("metric", "p50", "p90", "p99", "max"), args.wide),
              f"largest gap any request saw: {fmt_seconds(m.max_gap_s)}"]
+    if policy.name == "orca" and "budget" in args.given:
+        lines.append("note: Orca has no token budget (every decode plus whole prompts in each "
+                     "iteration), so --budget does not change its schedule")
     if workload.name == "seed":
         s = seed_metrics(trace)
         lines.append(f"new request TTFT {fmt_seconds(s['new_request_ttft_s'])}; running decoders' "
@@ -72,9 +83,20 @@ def write_trace_csv(trace: Trace, path: str) -> None:
 
 
 def register_simulate(sub) -> None:
-    p = sub.add_parser("simulate", help="run a workload under a scheduler")
+    p = sub.add_parser("simulate", help="run a workload under a scheduler", description=paragraph(
+        """Run one workload under one scheduler to completion and print its latencies: TTFT (arrival
+        to first token), TBT (every gap between two tokens of a request) and TPOT (a request's
+        mean gap) as percentiles in seconds, throughput and preemptions. The workload is the
+        worked example's scenario by default (--decodes requests streaming while one --prompt
+        arrives; it also prints that prompt's TTFT and the streams' largest gap), a --scenario
+        burst, Poisson arrivals (--requests and --qps) or a CSV trace (--trace-in). Flags that
+        belong to another scenario are refused. A run whose estimated work is over the command's
+        budget (60 s, 1.5 GB) is refused before it starts, with the estimate and what to
+        change."""))
     add_run_args(p)
-    p.add_argument("--trace-out", help="write per-iteration records to this CSV file")
+    p.add_argument("--trace-out", metavar="FILE",
+                   help="write per-iteration records (times in s, tokens, KV tokens) to this CSV "
+                        "file (default: none)")
     p.set_defaults(func=_simulate)
 
 

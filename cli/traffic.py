@@ -5,11 +5,12 @@ Registered in `cli.main.COMMANDS`; the flags and the workload come from `cli.com
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
-from sim.errors import InputError, check_number
-from sim.serving import workloads
-from sim.serving.policies import POLICIES, get_policy
+from sim.errors import InputError
+from sim.serving.policies import CHUNKED, POLICIES, Limits, get_policy
+from sim.serving.work import CLI_BUDGET, WorkAccount, combined, estimate_run
 from sim.studies.capacity import (
     DELAY_SLO_S,
     MAX_ITERATIONS,
@@ -19,27 +20,34 @@ from sim.studies.capacity import (
     default_baseline_budget,
     get_slo_preset,
 )
-from sim.studies.sweep import DEFAULT_BUDGETS, sweep
+from sim.studies.sweep import DEFAULT_BUDGETS, MAX_BUDGETS, sweep
 from sim.units import fmt_seconds
 
 from .common import (
+    PROCESS_BYTES,
+    REMEDY,
     add_hardware_args,
     add_length_args,
     add_policy_args,
     add_run_args,
+    check_iterations,
+    check_work,
     cost_model_from,
-    emit,
-    finite,
-    numbers,
-    table,
+    limits_from,
+    poisson_from,
+    refuse_unused_lengths,
+    scenario_of,
     workload_from,
+    workload_name,
 )
+from .flags import choice, number, number_list, paragraph, refuse
+from .output import emit, finite, table
 
 MAX_CAPACITY_REQUESTS = 20_000   # each capacity run simulates them all, up to 2 x MAX_RUNS times
-
-
-def _optional_count(name: str, value):
-    return None if value is None else check_number(name, value, high=1_000_000, integer=True)
+# The searches stop at this share of the command's time budget in estimated work: a search adds
+# runs until the next might not fit, so it ends near its limit, and the rest is the margin for a
+# busy machine.
+CAPACITY_SHARE = 2 / 3
 
 
 # --- sweep ------------------------------------------------------------------------------------
@@ -50,11 +58,17 @@ def _pair(p) -> dict:
 def _sweep(args) -> None:
     workload = workload_from(args)
     cost = cost_model_from(args)
-    result = sweep(workload, get_policy(args.policy), cost, numbers(args.budgets),
-                   max_seqs=args.max_seqs,
-                   max_partial_prefills=_optional_count("--max-partial-prefills",
-                                                        args.max_partial_prefills),
-                   tbt_slo_s=args.tbt_slo, max_iterations=args.max_iterations)
+    policy = get_policy(args.policy)
+    limits = limits_from(args, policy, 1)
+    budgets = sorted(set(args.budgets))
+    check_iterations(workload, args.max_iterations)
+    check_work(combined([estimate_run(workload, policy, replace(limits, budget=b), cost)
+                         for b in budgets]),
+               f"a sweep of {len(budgets)} budgets", REMEDY[scenario_of(args)] + ", or fewer "
+               "--budgets")
+    result = sweep(workload, policy, cost, budgets, max_seqs=args.max_seqs,
+                   max_partial_prefills=args.max_partial_prefills, tbt_slo_s=args.tbt_slo,
+                   max_iterations=args.max_iterations)
     marks = {d.budget: d.engine for d in result.defaults}
     rows, payload = [], []
     for pt in result.points:
@@ -78,10 +92,10 @@ def _sweep(args) -> None:
                      fmt_seconds(m.tbt_s.p50), fmt_seconds(m.tbt_s.p99), fmt_seconds(m.tpot_s.p50),
                      f"{m.throughput_tokens_per_s:,.0f}", f"{m.iterations:,}", ", ".join(flags)))
     header = ("budget", "TTFT p50", "TTFT p99", "TBT p50", "TBT p99", "TPOT p50", "tokens/s",
-              "iterations", "")
-    lines = [f"{POLICIES[result.policy].label} on {workload.name} ({len(workload):,} requests), "
-             f"{cost.gpu.name}, {cost.model.name}, {cost.mode}",
-             table(rows, header),
+              "iterations", "notes")
+    lines = [f"{POLICIES[result.policy].label} on {workload_name(workload)} ({len(workload):,} "
+             f"requests), {cost.gpu.name}, {cost.model.name}, {cost.mode}",
+             table(rows, header, args.wide),
              f"recommended budget: {result.reason}",
              *(f"{d.engine} default {d.flag} {d.budget:,} ({d.rule}; {d.source})"
                for d in result.defaults),
@@ -92,12 +106,20 @@ def _sweep(args) -> None:
 
 
 def register_sweep(sub) -> None:
-    p = sub.add_parser("sweep", help="one workload at many token budgets: the TTFT/TBT frontier")
-    add_run_args(p, budget=False)
-    p.add_argument("--budgets", default=",".join(str(b) for b in DEFAULT_BUDGETS),
-                   help="comma-separated token budgets")
-    p.add_argument("--tbt-slo", type=float, default=None,
-                   help="p99 TBT SLO in seconds: recommend the largest budget that meets it")
+    p = sub.add_parser("sweep", help="one workload at many token budgets: the TTFT/TBT frontier",
+                       description=paragraph("""
+        Run one workload under one scheduler once per token budget and print the frontier: TTFT
+        and TBT percentiles, TPOT, throughput (output tokens/s) and iterations per budget. With
+        --tbt-slo it recommends the largest budget whose p99 TBT meets the SLO (Sarathi-Serve's
+        recipe); it also marks vLLM's and SGLang's default budgets for the GPU, budgets where the
+        per-iteration fixed cost dominates, and budgets large enough that no prompt is split.
+        The workload flags are simulate's. The whole sweep's estimated work must fit the
+        command's budget (60 s, 1.5 GB)."""))
+    add_run_args(p, budget=None)
+    number_list(p, "--budgets", "token budgets per iteration, decodes included", unit="tokens",
+                default=DEFAULT_BUDGETS, low=1, high=10_000_000, most=MAX_BUDGETS)
+    number(p, "--tbt-slo", "p99 TBT SLO: recommend the largest budget that meets it",
+           unit="s", default=None, low=1e-6, high=3600, shown_default="none")
     p.set_defaults(func=_sweep)
 
 
@@ -120,24 +142,30 @@ def _tbt_slo(args) -> float:
 def _capacity(args) -> None:
     cost = cost_model_from(args)
     slo = _tbt_slo(args)
-    requests = check_number("--requests", args.requests, high=MAX_CAPACITY_REQUESTS, integer=True)
-    workload_at = partial(workloads.poisson, requests, seed=args.seed, lengths=args.lengths,
-                          prompt=args.prompt_tokens, output=args.output_tokens)
+    refuse_unused_lengths(args)
+    policy, baseline = get_policy(args.policy), get_policy(args.baseline)
+    if not (policy.chunked or baseline.chunked):
+        refuse(args, ("max_partial_prefills",), why=f"it caps chunked prefills "
+               f"({', '.join(CHUNKED)}); {policy.name} and {baseline.name} prefill whole prompts")
+    workload_at = partial(poisson_from, args, args.requests)
     sample = workload_at(1.0)   # bad lengths fail here, before any search
-    budget = check_number("--budget", args.budget, high=10_000_000, integer=True)
-    baseline = get_policy(args.baseline)
-    baseline_budget = default_baseline_budget(baseline, budget, sample) \
-        if args.baseline_budget is None else check_number(
-            "--baseline-budget", args.baseline_budget, high=10_000_000, integer=True)
+    check_iterations(sample, args.max_iterations)
+    baseline_budget = default_baseline_budget(baseline, args.budget, sample) \
+        if args.baseline_budget is None else args.baseline_budget
+    runs = [estimate_run(sample, spec, Limits(b, args.max_seqs, args.max_partial_prefills), cost)
+            for spec, b in ((policy, args.budget), (baseline, baseline_budget))]
+    check_work(combined(runs), "one run of each policy",
+               "use fewer --requests or a smaller --output-tokens")
+    account = WorkAccount(replace(CLI_BUDGET, seconds=CAPACITY_SHARE * CLI_BUDGET.seconds,
+                                  bytes=CLI_BUDGET.bytes - PROCESS_BYTES))
     result = compare_capacity(
-        workload_at, cost, policy=get_policy(args.policy), budget=budget,
-        baseline=baseline, baseline_budget=baseline_budget, tbt_slo_s=slo,
-        delay_slo_s=args.delay_slo, max_seqs=args.max_seqs,
-        max_partial_prefills=_optional_count("--max-partial-prefills", args.max_partial_prefills),
-        max_runs=args.max_runs, max_iterations=args.max_iterations)
+        workload_at, cost, policy=policy, budget=args.budget, baseline=baseline,
+        baseline_budget=baseline_budget, tbt_slo_s=slo, delay_slo_s=args.delay_slo,
+        max_seqs=args.max_seqs, max_partial_prefills=args.max_partial_prefills,
+        max_runs=args.max_runs, max_iterations=args.max_iterations, account=account)
     payload = {"policy": _result_json(result.policy), "baseline": _result_json(result.baseline),
                "ratio": result.ratio, "tbt_slo_s": slo, "delay_slo_s": args.delay_slo,
-               "requests": requests}
+               "requests": args.requests}
     rows = [(r.policy, f"{r.budget:,}", f"{r.capacity_qps:.3g}", r.reason)
             for r in (result.policy, result.baseline)]
     ratio = "undefined (the baseline sustains no rate tried)" if result.ratio is None else \
@@ -147,28 +175,39 @@ def _capacity(args) -> None:
              for r in (result.policy, result.baseline) for pt in r.points]
     text = "\n".join([
         f"capacity = highest Poisson QPS with p99 TBT <= {fmt_seconds(slo)} and median scheduling "
-        f"delay <= {fmt_seconds(args.delay_slo)} ({requests:,} requests, {args.lengths} lengths; "
-        f"{cost.gpu.name}, {cost.model.name}, {cost.mode})",
-        table(rows, ("policy", "budget", "capacity QPS", "why")),
+        f"delay <= {fmt_seconds(args.delay_slo)} ({args.requests:,} requests, {args.lengths} "
+        f"lengths; {cost.gpu.name}, {cost.model.name}, {cost.mode})",
+        table(rows, ("policy", "budget", "capacity QPS", "why"), args.wide),
         f"capacity ratio {result.policy.policy} / {result.baseline.policy}: {ratio}", "",
-        table(curve, ("policy", "QPS", "p99 TBT", "median delay", "meets both"))])
+        table(curve, ("policy", "QPS", "p99 TBT", "median delay", "meets both"), args.wide)])
     emit(args, finite(payload), text)
 
 
 def register_capacity(sub) -> None:
     p = sub.add_parser("capacity", help="highest Poisson rate within the TBT and delay SLOs, "
-                                        "chunked vs unchunked")
+                                        "chunked vs unchunked", description=paragraph("""
+        Sarathi-Serve's capacity of a scheduler and of a baseline: the highest Poisson arrival
+        rate (requests/s) at which p99 TBT meets --tbt-slo (or an --slo preset) and the median
+        scheduling delay (arrival to first scheduled) is at most --delay-slo, found by bisection
+        from the compute ceiling, and the ratio of the two capacities. Every rate runs the same
+        seeded --requests. Each policy's search takes at most --max-runs runs, and both stop
+        early if one more run could overrun 40 s of estimated work, two thirds of the command's
+        60 s budget (the reason says so)."""))
     add_hardware_args(p)
-    add_policy_args(p)
+    add_policy_args(p, budget=512, max_iterations=MAX_ITERATIONS)
     add_length_args(p)
-    p.set_defaults(budget=512, max_iterations=MAX_ITERATIONS, func=_capacity)
-    p.add_argument("--baseline", default="vllm-v0", help=f"one of: {', '.join(POLICIES)}")
-    p.add_argument("--baseline-budget", type=float, default=None,
-                   help="the baseline's budget (default: --budget if it is chunked; unchunked: "
-                        "max(longest request, 2048), vLLM V0's max(max_model_len, 2048))")
-    p.add_argument("--tbt-slo", type=float, default=None, help="p99 TBT SLO, seconds")
-    p.add_argument("--slo", default=None, help=f"an SLO preset: {', '.join(SLO_PRESETS)}")
-    p.add_argument("--delay-slo", type=float, default=DELAY_SLO_S,
-                   help="median scheduling delay SLO, seconds (Sarathi-Serve: 2)")
-    p.add_argument("--requests", type=float, default=1000, help="requests per run")
-    p.add_argument("--max-runs", type=float, default=MAX_RUNS, help="simulations per policy")
+    p.set_defaults(func=_capacity)
+    choice(p, "--baseline", "the policy compared against", POLICIES, default="vllm-v0")
+    number(p, "--baseline-budget", "the baseline's budget", unit="tokens", default=None, low=1,
+           high=10_000_000, whole=True, shown_default="--budget if the baseline chunks; "
+           "unchunked: max(longest request, 2,048), vLLM V0's max(max_model_len, 2048)")
+    number(p, "--tbt-slo", "p99 TBT SLO", unit="s", default=None, low=1e-6, high=3600,
+           shown_default="none: give it or --slo")
+    choice(p, "--slo", "an SLO preset (Sarathi-Serve's strict and relaxed)", SLO_PRESETS,
+           default=None, shown_default="none")
+    number(p, "--delay-slo", "median scheduling delay SLO (Sarathi-Serve: 2)", unit="s",
+           default=DELAY_SLO_S, low=1e-3, high=1e5)
+    number(p, "--requests", "requests per run", unit="requests", default=1000, low=1,
+           high=MAX_CAPACITY_REQUESTS, whole=True)
+    number(p, "--max-runs", "most simulations per policy", unit="runs", default=MAX_RUNS, low=1,
+           high=100, whole=True)

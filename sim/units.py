@@ -1,8 +1,14 @@
-"""Display formatting. Everything inside `sim` is SI (seconds, bytes, FLOPs); convert only here."""
+"""Display formatting. Everything inside `sim` is SI (seconds, bytes, FLOPs); convert only here.
+
+Beyond a million of the largest unit a value is shown in scientific form (3 significant figures), so
+an extreme input never prints a 30-digit number.
+"""
 
 from __future__ import annotations
 
 import math
+
+HUGE = 1e6   # of the largest unit: from here on, scientific form
 
 
 def fmt_seconds(s: float) -> str:
@@ -10,6 +16,8 @@ def fmt_seconds(s: float) -> str:
     if s is None or not math.isfinite(s):
         return "—"
     s = s + 0.0   # -0.0 prints as 0
+    if abs(s) >= HUGE:
+        return f"{s:.3g} s"
     if abs(s) >= 0.9995:
         return f"{s:,.3g} s" if abs(s) < 100 else f"{s:,.0f} s"
     if abs(s) >= 0.9995e-3:
@@ -28,6 +36,8 @@ def fmt_bytes(b: float, binary: bool = True) -> str:
         if abs(value) < base or unit == units[-1]:
             break
         value /= base
+    if abs(value) >= HUGE:
+        return f"{value:.3g} {unit}"
     return f"{value:,.0f} {unit}" if abs(value) >= 100 else f"{value:.3g} {unit}"
 
 
@@ -41,4 +51,7 @@ def fmt_flops(f: float) -> str:
 
 
 def fmt_count(n: float) -> str:
-    return f"{n:,.0f}"
+    """Thousands separators; scientific beyond 1e15 (no one reads 19 digits)."""
+    if not math.isfinite(n):
+        return "—"
+    return f"{n:,.0f}" if abs(n) < 1e15 else f"{n:.3g}"

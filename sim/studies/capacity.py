@@ -8,7 +8,10 @@ The search is a bisection over QPS on one seeded workload (the same exponential 
 each rate, so neighbouring rates differ only in their spacing). It starts at the compute ceiling
 (requests / the compute time of all their FLOPs), which no schedule can sustain for long; it
 halves the rate until one passes, then bisects until the bracket is within `rel_tol`. Every run
-has an iteration cap and the number of runs is capped, so any input finishes in bounded time.
+has an iteration cap and the number of runs is capped, so any input finishes in bounded time; with
+a `WorkAccount` the search also stops before a run that could overrun the account's time budget,
+and it never tries a rate so low that the arrivals spread beyond MAX_ARRIVAL_S (116 days, where
+float64 arrival times lose the precision of an iteration).
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ import numpy as np
 
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
-from sim.serving.engine import simulate
+from sim.serving.engine import Trace, simulate
 from sim.serving.metrics import Percentiles, median_scheduling_delay, token_gaps
-from sim.serving.policies import PolicySpec
+from sim.serving.policies import Limits, PolicySpec
+from sim.serving.trace_files import MAX_ARRIVAL_S
+from sim.serving.work import WorkAccount, estimate_counts, fmt_work_seconds
 from sim.serving.workloads import Workload
 from sim.studies.sweep import vllm_v0_default_budget
 from sim.units import fmt_seconds
@@ -113,12 +118,24 @@ def evaluate(qps: float, workload: Workload, policy: PolicySpec, cost: CostModel
              max_partial_prefills: int | None = None,
              max_iterations: int = MAX_ITERATIONS) -> CapacityPoint:
     """Run `workload` (generated at `qps`) and check Sarathi-Serve's two conditions."""
+    return _evaluate(qps, workload, policy, cost, budget=budget, tbt_slo_s=tbt_slo_s,
+                     delay_slo_s=delay_slo_s, max_seqs=max_seqs,
+                     max_partial_prefills=max_partial_prefills, max_iterations=max_iterations)[0]
+
+
+def _evaluate(qps, workload, policy, cost, *, budget, tbt_slo_s, delay_slo_s, max_seqs,
+              max_partial_prefills, max_iterations) -> tuple[CapacityPoint, Trace]:
     trace = simulate(workload, policy, cost, budget=budget, max_seqs=max_seqs,
                      max_iterations=max_iterations, max_partial_prefills=max_partial_prefills)
     p99 = Percentiles.of(token_gaps(trace)[0]).p99
     delay = median_scheduling_delay(trace)
     # NaN (no gaps, or no new request) has nothing to miss
-    return CapacityPoint(qps, p99, delay, not p99 > tbt_slo_s and not delay > delay_slo_s)
+    return CapacityPoint(qps, p99, delay, not p99 > tbt_slo_s and not delay > delay_slo_s), trace
+
+
+def lowest_rate(requests: int) -> float:
+    """The lowest rate worth trying: below it `requests` arrivals spread beyond MAX_ARRIVAL_S."""
+    return requests / MAX_ARRIVAL_S
 
 
 def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, cost: CostModel, *,
@@ -126,20 +143,44 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
                   max_seqs: int = 1024, max_partial_prefills: int | None = None,
                   max_runs: int = MAX_RUNS, rel_tol: float = REL_TOL,
                   max_iterations: int = MAX_ITERATIONS,
-                  progress: Callable[[int, CapacityPoint], None] | None = None) -> CapacityResult:
+                  progress: Callable[[int, CapacityPoint], None] | None = None,
+                  account: WorkAccount | None = None) -> CapacityResult:
     """Bisection over QPS. `workload_at(qps)` builds the workload for a rate (same seed each time);
-    `progress(runs_done, point)` is called after each run (at most `max_runs` runs)."""
+    `progress(runs_done, point)` is called after each run (at most `max_runs` runs). With an
+    `account`, a run is started only while the account affords its estimated work."""
     slo = check_number("TBT SLO (s)", tbt_slo_s, high=3600)
     delay_slo = check_number("scheduling delay SLO (s)", delay_slo_s, high=1e5)
     runs = check_number("max runs", max_runs, high=100, integer=True)
     tol = check_number("relative tolerance", rel_tol, high=1)
-    ceiling = compute_ceiling_qps(workload_at(1.0), cost)
+    sample = workload_at(1.0)
+    ceiling = compute_ceiling_qps(sample, cost)
+    floor = lowest_rate(len(sample))
+    bound = estimate_counts(sample, policy, Limits(budget, max_seqs, max_partial_prefills), cost)
     points: dict[float, CapacityPoint] = {}
+    stop = ""          # why the search ended before its tolerance, if it did
+
+    def can_run(qps: float) -> bool:
+        nonlocal stop
+        if len(points) >= runs:
+            return False
+        if qps < floor:
+            stop = (f"; rates below {floor:.3g} QPS were not tried (their arrivals would spread "
+                    f"beyond {MAX_ARRIVAL_S:g} s)")
+            return False
+        if account is not None and not account.affords_counts(bound):
+            stop = (f"; the search stopped after {len(points)} runs: one more could take up to "
+                    f"{fmt_work_seconds(bound.seconds())}, past what is left of the "
+                    f"{fmt_work_seconds(account.budget.seconds)} budget")
+            return False
+        return True
 
     def passes(qps: float) -> bool:
-        point = evaluate(qps, workload_at(qps), policy, cost, budget=budget, tbt_slo_s=slo,
-                         delay_slo_s=delay_slo, max_seqs=max_seqs,
-                         max_partial_prefills=max_partial_prefills, max_iterations=max_iterations)
+        point, trace = _evaluate(qps, workload_at(qps), policy, cost, budget=budget,
+                                 tbt_slo_s=slo, delay_slo_s=delay_slo, max_seqs=max_seqs,
+                                 max_partial_prefills=max_partial_prefills,
+                                 max_iterations=max_iterations)
+        if account is not None:
+            account.charge(bound, trace)
         points[qps] = point
         if progress:
             progress(len(points), point)
@@ -147,12 +188,12 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
 
     lo, hi = 0.0, None
     qps = ceiling
-    while len(points) < runs:               # halve from the ceiling until a rate passes
+    while can_run(qps):                     # halve from the ceiling until a rate passes
         if passes(qps):
             lo = qps
             break
         hi, qps = qps, qps / 2
-    while hi is not None and lo > 0 and len(points) < runs and (hi - lo) / hi > tol:
+    while hi is not None and lo > 0 and (hi - lo) / hi > tol and can_run((lo + hi) / 2):
         mid = (lo + hi) / 2
         if passes(mid):
             lo = mid
@@ -166,10 +207,11 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
                   "requests / the compute time of all their FLOPs, the most any schedule "
                   "sustains), so its capacity is reported as the ceiling")
     elif lo == 0:
-        reason = (f"{name} missed {conditions} at every rate tried, down to {min(points):.3g} QPS")
+        tried = f", down to {min(points):.3g} QPS" if points else " (none was tried)"
+        reason = f"{name} missed {conditions} at every rate tried{tried}{stop}"
     else:
         reason = (f"{name} meets {conditions} up to {lo:.3g} QPS and misses at {hi:.3g} QPS "
-                  f"({len(points)} runs)")
+                  f"({len(points)} runs){stop}")
     return CapacityResult(policy.name, budget, lo, hi, ceiling,
                           tuple(points[q] for q in sorted(points)), reason)
 
@@ -179,9 +221,11 @@ def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, 
                      tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S, max_seqs: int = 1024,
                      max_partial_prefills: int | None = None, max_runs: int = MAX_RUNS,
                      rel_tol: float = REL_TOL, max_iterations: int = MAX_ITERATIONS,
-                     progress: Callable[[float, str], None] | None = None) -> CapacityComparison:
+                     progress: Callable[[float, str], None] | None = None,
+                     account: WorkAccount | None = None) -> CapacityComparison:
     """Capacity of `policy` and of `baseline` on the same workload and SLOs, and their ratio.
-    `progress(fraction, text)` suits a progress bar."""
+    `progress(fraction, text)` suits a progress bar; `account` (shared by both searches) stops
+    them before a run that could overrun its time budget."""
     results = []
     for index, (spec, b) in enumerate(((policy, budget), (baseline, baseline_budget))):
         def report(done, point, index=index, spec=spec):
@@ -193,7 +237,8 @@ def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, 
                                      delay_slo_s=delay_slo_s, max_seqs=max_seqs,
                                      max_partial_prefills=max_partial_prefills,
                                      max_runs=max_runs, rel_tol=rel_tol,
-                                     max_iterations=max_iterations, progress=report))
+                                     max_iterations=max_iterations, progress=report,
+                                     account=account))
     ours, theirs = results
     ratio = ours.capacity_qps / theirs.capacity_qps if theirs.capacity_qps > 0 else None
     return CapacityComparison(ours, theirs, ratio)

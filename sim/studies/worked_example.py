@@ -1,8 +1,10 @@
-"""Seed 001's "Worked Example", step by step: formula, the numbers substituted, result, unit.
+"""The source article's "Worked Example", step by step: formula, the numbers substituted, result,
+unit. (The project's notes call that article seed 001; on screen it is "the source article".)
 
-This is the seeds' own simplified arithmetic (FLOPs = 2 x params x tokens; an iteration costs
+This is the source articles' own simplified arithmetic (FLOPs = 2 x params x tokens; an iteration costs
 max(tokens x FLOPs per token / peak, weight bytes / bandwidth)), parametrised so any input can be
-swapped in. At the defaults it reproduces the seed: 5.33 ms, 327.7 ms, 23.04 ms x 16 = 368.6 ms,
+swapped in. Every input has a range that keeps the arithmetic finite (no underflow to 0, no
+overflow to inf). At the defaults it reproduces the article: 5.33 ms, 327.7 ms, 23.04 ms x 16 = 368.6 ms,
 14.2x, 128 KiB, 61,440 token-reads = 7.5 GiB, 250 chunks, 1.9 TiB, 0.70 s, 3.69 s.
 """
 
@@ -17,6 +19,17 @@ from sim.units import fmt_bytes, fmt_count, fmt_flops, fmt_seconds
 DEFAULTS = dict(params=8e9, bytes_per_param=2.0, peak_tflops=400.0, bandwidth_tbps=3.0, decodes=64,
                 context=4000, prompt=8192, budgets=(576, 2048), layers=32, kv_heads=8, head_dim=128, kv_bytes=2.0,
                 long_prompt=128_000, burst=10)
+
+# The continuous inputs' ranges (inclusive). The lower ends keep every time and ratio above zero
+# (5e-324 params would underflow the weight read to 0 s and divide by it); with the upper ends and
+# counts <= 1e9 the largest time is ~1e16 s and the largest byte count ~1e47: finite.
+RANGES = {
+    "params": dict(low=1e3, high=1e15, low_inclusive=True),
+    "bytes_per_param": dict(low=0.125, high=64, low_inclusive=True),   # 1 bit to 64 bytes
+    "peak_tflops": dict(low=1e-3, high=1e6, low_inclusive=True),       # 1 GFLOP/s to 1 EFLOP/s
+    "bandwidth_tbps": dict(low=1e-6, high=1e4, low_inclusive=True),    # 1 MB/s to 10 PB/s
+    "kv_bytes": dict(low=0.125, high=64, low_inclusive=True),
+}
 
 _FORMAT = {"s": fmt_seconds, "B": fmt_bytes, "FLOP": fmt_flops, "tokens": fmt_count,
            "token-reads": fmt_count, "iterations": fmt_count, "chunks": fmt_count,
@@ -45,7 +58,7 @@ class Step:
     substituted: str
     value: float
     unit: str
-    seed_note: str = ""   # where seed 001 rounds or slips, said plainly
+    seed_note: str = ""   # where the source article rounds or slips, said plainly
     decimal: bool = False  # bytes in datasheet units (GB) rather than binary (GiB)
 
     @property
@@ -60,7 +73,7 @@ class Step:
 @dataclass
 class WorkedExample:
     inputs: dict
-    at_seed: bool = False        # the seed's own inputs: only then are its slips pointed out
+    at_seed: bool = False        # the article's own inputs: only then are its slips pointed out
     steps: list[Step] = field(default_factory=list)
     budgets: list[dict] = field(default_factory=list)
     values: dict = field(default_factory=dict)
@@ -90,10 +103,10 @@ def _validated(params, bytes_per_param, peak_tflops, bandwidth_tbps, decodes, co
     if not budgets:
         raise InputError("give at least one budget")
     return dict(
-        params=check_number("params", params, high=1e15),
-        bytes_per_param=check_number("bytes per param", bytes_per_param, high=64),
-        peak_tflops=check_number("peak TFLOP/s", peak_tflops, high=1e6),
-        bandwidth_tbps=check_number("bandwidth TB/s", bandwidth_tbps, high=1e4),
+        params=check_number("params", params, **RANGES["params"]),
+        bytes_per_param=check_number("bytes per param", bytes_per_param, **RANGES["bytes_per_param"]),
+        peak_tflops=check_number("peak TFLOP/s", peak_tflops, **RANGES["peak_tflops"]),
+        bandwidth_tbps=check_number("bandwidth TB/s", bandwidth_tbps, **RANGES["bandwidth_tbps"]),
         decodes=check_number("decodes", decodes, low=0, low_inclusive=True, **count),
         context=check_number("context", context, low=0, low_inclusive=True, **count),
         prompt=check_number("prompt", prompt, **count),
@@ -101,7 +114,7 @@ def _validated(params, bytes_per_param, peak_tflops, bandwidth_tbps, decodes, co
         layers=check_number("layers", layers, **count),
         kv_heads=check_number("KV heads", kv_heads, **count),
         head_dim=check_number("head dim", head_dim, **count),
-        kv_bytes=check_number("KV bytes", kv_bytes, high=64),
+        kv_bytes=check_number("KV bytes", kv_bytes, **RANGES["kv_bytes"]),
         long_prompt=check_number("long prompt", long_prompt, **count),
         burst=check_number("burst", burst, **count))
 
@@ -126,15 +139,15 @@ def worked_example(**overrides) -> WorkedExample:
                   f"{fmt_bytes(weights, False)} / {v['bandwidth_tbps']:g} TB/s", weights / bw, "s")
     compute = ex.add("decode_compute_s", "Decode step: compute", "decodes × FLOPs per token / peak",
                      f"{d:,} × {fmt_flops(fpt)} / {v['peak_tflops']:g} TFLOP/s", d * fpt / peak, "s",
-                     "seed 001 says 2.6 ms; exactly 2.56 ms")
+                     "the source article says 2.6 ms; exactly 2.56 ms")
     ex.add("decode_step_s", "Decode step", "max(weight read, compute)",
            f"max({fmt_seconds(read)}, {fmt_seconds(compute)})", max(read, compute), "s",
-           "seed 001 rounds this up to 'about 6 ms' to allow for KV reads; the step with the "
+           "the source article rounds this up to 'about 6 ms' to allow for KV reads; the step with the "
            "decoders' KV read comes below")
     unchunked = ex.add("unchunked_prefill_s", "Whole prompt in one iteration",
                        "max(prompt × FLOPs per token / peak, weight read)",
                        f"max({p:,} × {fmt_flops(fpt)} / {v['peak_tflops']:g} TFLOP/s, {fmt_seconds(read)})",
-                       max(p * fpt / peak, read), "s", "seed 001 rounds to 'about 330 ms'")
+                       max(p * fpt / peak, read), "s", "the source article rounds to 'about 330 ms'")
 
     def iteration(tokens):
         return max(tokens * fpt / peak, read)
@@ -147,7 +160,7 @@ def worked_example(**overrides) -> WorkedExample:
         ex.budgets.append(_budget_steps(ex, i, budget, d, p, iteration, iteration_text, unchunked))
 
     kv = ex.add("kv_bytes_per_token", "KV bytes per token", "2 (K, V) × layers × KV heads × head dim × bytes",
-                f"2 × {v['layers']} × {v['kv_heads']} × {v['head_dim']} × {v['kv_bytes']:g} B",
+                f"2 × {v['layers']:,} × {v['kv_heads']:,} × {v['head_dim']:,} × {v['kv_bytes']:g} B",
                 2 * v["layers"] * v["kv_heads"] * v["head_dim"] * v["kv_bytes"], "B")
     ex.add("prompt_kv_bytes", "The prompt's KV", "prompt × KV bytes per token",
            f"{p:,} × {fmt_bytes(kv)}", p * kv, "B")
@@ -157,7 +170,7 @@ def worked_example(**overrides) -> WorkedExample:
            f"max({fmt_seconds(compute)}, ({fmt_bytes(weights, False)} + {d:,} × {v['context']:,} × "
            f"{fmt_bytes(kv)}) / {v['bandwidth_tbps']:g} TB/s)", max(compute, (weights + decoders_kv) / bw),
            "s",
-           "seed 001 calls the decode step with its KV reads 'about 6 ms'; its own 64 decoders at "
+           "the source article calls the decode step with its KV reads 'about 6 ms'; its own 64 decoders at "
            f"4,000 tokens of context hold {fmt_bytes(decoders_kv)} of KV, read every step. The "
            "roofline cost mode counts it (the simple arithmetic above leaves it out)")
     chunk = v["budgets"][0] - d
@@ -169,18 +182,18 @@ def worked_example(**overrides) -> WorkedExample:
     n = math.ceil(p / chunk)
     reads = ex.add("reread_token_reads", CHUNK_STEPS["reread_token_reads"],
                    "Σ over chunks k of (k − 1) × chunk = chunk × n(n − 1)/2",
-                   f"{first}; n = ⌈{p:,} / {chunk:,}⌉ = {n}; {chunk:,} × {n}·{n - 1}/2",
+                   f"{first}; n = ⌈{p:,} / {chunk:,}⌉ = {n:,}; {chunk:,} × {n:,}·{n - 1:,}/2",
                    chunk * n * (n - 1) / 2, "token-reads")
     rb = ex.add("reread_bytes", CHUNK_STEPS["reread_bytes"], "token-reads × KV bytes per token",
                 f"{reads:,.0f} × {fmt_bytes(kv)}", reads * kv, "B")
     ex.add("reread_s", CHUNK_STEPS["reread_s"], "re-read bytes / bandwidth",
            f"{fmt_bytes(rb)} / {v['bandwidth_tbps']:g} TB/s", rb / bw, "s",
-           "seed 001 says 'roughly 2.5 ms'; 7.5 GiB at 3 TB/s is 2.68 ms")
+           "the source article says 'roughly 2.5 ms'; 7.5 GiB at 3 TB/s is 2.68 ms")
     n_long = ex.add("long_prompt_chunks", CHUNK_STEPS["long_prompt_chunks"], "⌈long prompt / chunk⌉",
                     f"⌈{v['long_prompt']:,} / {chunk:,}⌉", math.ceil(v["long_prompt"] / chunk), "chunks")
     lb = ex.add("long_prompt_reread_bytes", CHUNK_STEPS["long_prompt_reread_bytes"],
                 "chunk × n(n − 1)/2 × KV bytes per token",
-                f"{chunk:,} × {n_long}·{n_long - 1}/2 × {fmt_bytes(kv)}",
+                f"{chunk:,} × {n_long:,}·{n_long - 1:,}/2 × {fmt_bytes(kv)}",
                 chunk * n_long * (n_long - 1) / 2 * kv, "B")
     ex.add("long_prompt_reread_s", CHUNK_STEPS["long_prompt_reread_s"], "bytes / bandwidth",
            f"{fmt_bytes(lb)} / {v['bandwidth_tbps']:g} TB/s", lb / bw, "s")
@@ -190,7 +203,7 @@ def worked_example(**overrides) -> WorkedExample:
     total = v["burst"] * p
     ex.add("burst_last_ttft_s", CHUNK_STEPS["burst_last_ttft_s"],
            "⌈burst × prompt / chunk⌉ × iteration time",
-           f"⌈{v['burst']} × {p:,} / {chunk:,}⌉ × {fmt_seconds(it0)}",
+           f"⌈{v['burst']:,} × {p:,} / {chunk:,}⌉ × {fmt_seconds(it0)}",
            math.ceil(total / chunk) * it0, "s")
     return ex
 
@@ -201,13 +214,18 @@ def _budget_steps(ex: WorkedExample, i: int, budget: int, d: int, p: int, iterat
     chunk = ex.add(f"chunk_{i}", f"{tag}: chunk", "budget − decodes", f"{budget:,} − {d:,}",
                    budget - d, "tokens")
     starved = chunk <= 0
+    # chunk >= prompt: the budget has room for the whole prompt, so its one iteration holds the
+    # decodes and the prompt, not the full budget
+    fits = chunk >= p
     seed_2048 = budget == 2048
-    first = ex.add(f"iteration_{i}", f"{tag}: one iteration",
-                   "max((decodes + chunk) × FLOPs per token / peak, weight read)",
-                   iteration_text(d + max(chunk, 0)),
-                   iteration(d + max(chunk, 0)), "s",
-                   "seed 001 prices this iteration as 2,112 tokens (2,048 + 64), 'roughly 85 ms'; "
-                   "the budget already includes the decodes, so it is 2,048 tokens" if seed_2048 else "")
+    first = ex.add(f"iteration_{i}", f"{tag}: one iteration" + (" (whole prompt fits)" if fits else ""),
+                   "max((decodes + prompt) × FLOPs per token / peak, weight read): chunk ≥ prompt"
+                   if fits else "max((decodes + chunk) × FLOPs per token / peak, weight read)",
+                   iteration_text(d + min(max(chunk, 0), p)),
+                   iteration(d + min(max(chunk, 0), p)), "s",
+                   "the source article prices this iteration as 2,112 tokens (2,048 + 64), 'roughly "
+                   "85 ms'; the budget already includes the decodes, so it is 2,048 tokens"
+                   if seed_2048 else "")
     row = dict(budget=budget, chunk=chunk, starved=starved, iteration_s=first)
     if starved:
         ex.add(f"starved_{i}", f"{tag}: starved",
@@ -225,16 +243,18 @@ def _budget_steps(ex: WorkedExample, i: int, budget: int, d: int, p: int, iterat
            f"⌈{p:,} / {chunk:,}⌉", n, "iterations")
     ex.add(f"ttft_{i}", f"{tag}: TTFT", "Σ iteration times (the last chunk may be smaller)",
            f"{n - 1:,} × {fmt_seconds(first)} + {fmt_seconds(last)}" if n > 1 else fmt_seconds(first),
-           ttft, "s", "seed 001 says 'around 350 ms', carrying its 2,112-token slip" if seed_2048 else "")
+           ttft, "s", "the source article says 'around 350 ms', carrying its 2,112-token slip"
+           if seed_2048 else "")
     increase = ex.add(f"ttft_increase_{i}", f"{tag}: TTFT increase", "TTFT / unchunked prefill − 1",
                       f"{fmt_seconds(ttft)} / {fmt_seconds(unchunked)} − 1", ttft / unchunked - 1, "%",
-                      "seed 001 says 'about 12 percent'; it is 12.5%" if budget == 576 else "")
+                      "the source article says 'about 12 percent'; it is 12.5%" if budget == 576 else "")
     longest = max(times)
     reduction = ex.add(f"stall_reduction_{i}", f"{tag}: stall reduction",
-                       "unchunked prefill / longest iteration",
+                       "unchunked prefill / the one iteration (nothing is split: no reduction)"
+                       if fits else "unchunked prefill / longest iteration",
                        f"{fmt_seconds(unchunked)} / {fmt_seconds(longest)}", unchunked / longest, "x")
     during = ex.add(f"decode_tokens_{i}", f"{tag}: decode tokens during prefill",
-                    "decodes × iterations", f"{d:,} × {n}", d * n, "tokens")
+                    "decodes × iterations", f"{d:,} × {n:,}", d * n, "tokens")
     row.update(iterations=n, ttft_s=ttft, ttft_increase=increase, stall_reduction=reduction,
                decode_tokens_during_prefill=during)
     return row

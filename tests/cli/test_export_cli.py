@@ -38,7 +38,7 @@ def test_streams_gif_animates(tmp_path):
     (["--format", "bmp"], "--format must be one of"),
     (["--requests", "10", "--qps", "1"], "draws the seed scenario"),
     (["--budget", "64"], "would starve"),
-    (["--width", "10"], "--width must be in"),
+    (["--width", "10"], "--width must be ≥ 300"),
     (["--unchunked", "nope"], "unknown policy"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, words):

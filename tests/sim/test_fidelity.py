@@ -246,8 +246,9 @@ def test_kernels_time_is_the_time_without_all_reduce_and_overhead(mode):
 
 
 def test_weights_that_do_not_fit_are_named_in_readable_units():
-    huge = custom_model(layers=1000, hidden=1_000_000, heads=32, kv_heads=8, head_dim=128,
-                        intermediate=10_000_000, vocab=128256)
+    # 6e14 parameters: 1.2 PB of weights, under custom_model's 1e15-parameter ceiling
+    huge = custom_model(layers=1000, hidden=100_000, heads=32, kv_heads=8, head_dim=128,
+                        intermediate=2_000_000, vocab=128256)
     cost = CostModel(get_gpu("h100-sxm"), huge)
     with pytest.raises(InputError) as refused:
         kv_capacity_tokens(cost)
@@ -294,7 +295,7 @@ def test_published_rows_are_shared_by_the_cli_and_the_page(report, capsys):
     assert all(len(r) == len(PUBLISHED_COLUMNS) for r in rows)
     step = rows[-1]                                # the Sarathi-Serve ratio: a %, error in points
     assert step[2] == "+32.0%" and step[-1].endswith(" points")
-    _, out, _ = cli("validate", "--summary", capsys=capsys)
+    _, out, _ = cli("validate", "--summary", "--wide", capsys=capsys)   # cells unwrapped
     assert all(r[1] in out and r[-1] in out for r in rows)
 
 

@@ -283,7 +283,7 @@ def test_cli_simulate_burst_and_trace(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv, named", [
-    (("sweep", "--budgets", "128,-4"), "-4"),
+    (("sweep", "--budgets", "128,-4"), "−4"),
     (("sweep", "--budgets", "12x"), "12x"),
     (("capacity", "--tbt-slo", "0.1", "--requests", "0"), "--requests"),
     (("capacity", "--slo", "fast"), "fast"),

@@ -1,0 +1,86 @@
+"""What a command prints: a table (fitted to 120 columns unless --wide) or JSON (--json)."""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+
+import numpy as np
+
+WIDTH = 120           # the widest line printed without --wide
+MIN_COLUMN = 10       # a wrapped column keeps at least this many characters
+GAP = "  "
+
+
+def emit(args, payload, text: str) -> None:
+    """`payload` as JSON with --json, else `text` with its long lines wrapped (unless --wide,
+    which commands without tables do not take)."""
+    if args.json:
+        print(json.dumps(payload, indent=2, allow_nan=False, default=_jsonable))
+    else:
+        print(text if getattr(args, "wide", False) else wrap(text))
+
+
+def _jsonable(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def wrap(text: str, width: int = WIDTH) -> str:
+    """Lines longer than `width` wrapped at spaces, continuation lines indented by two."""
+    lines = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            lines.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()))
+        lines.extend(textwrap.wrap(line, width, initial_indent="", subsequent_indent=indent + "  ",
+                                   break_on_hyphens=False))
+    return "\n".join(lines)
+
+
+def table(rows: list[tuple], header: tuple, wide: bool = False, width: int = WIDTH) -> str:
+    """Left-aligned text columns under a header and a rule. Unless `wide`, the widest columns
+    are narrowed (their cells wrapped onto more lines) until the table fits `width`."""
+    cells = [[str(c) for c in r] for r in [header, *rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    if not wide:
+        widths = _fit(widths, width)
+    lines = []
+    for n, row in enumerate(cells):
+        parts = [textwrap.wrap(c, w, break_on_hyphens=False) or [""] for c, w in zip(row, widths)]
+        for k in range(max(len(p) for p in parts)):
+            lines.append(GAP.join((p[k] if k < len(p) else "").ljust(w)
+                                  for p, w in zip(parts, widths)).rstrip())
+        if n == 0:
+            lines.append(GAP.join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fit(widths: list[int], width: int) -> list[int]:
+    """Narrow the widest columns, one character at a time, until the row fits; the first column
+    (the row's name) only when the others are down to MIN_COLUMN."""
+    widths = list(widths)
+    excess = sum(widths) + len(GAP) * (len(widths) - 1) - width
+    while excess > 0:
+        narrowable = [i for i in range(1, len(widths)) if widths[i] > MIN_COLUMN] or \
+            [i for i in range(len(widths)) if widths[i] > MIN_COLUMN]
+        if not narrowable:
+            break
+        widest = max(narrowable, key=widths.__getitem__)
+        widths[widest] -= 1
+        excess -= 1
+    return widths
+
+
+def finite(value):
+    """JSON has no NaN: undefined numbers become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value

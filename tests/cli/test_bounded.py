@@ -1,0 +1,273 @@
+"""Issue 11's reproducers for the command line, each a test that failed before the fix: no
+traceback, no hang, no nonsense, nothing silently ignored, messages that name what to change.
+
+Runs that used to hang or blow up go through `run_sim` (a child process with a timeout and a memory
+limit), so a regression fails the test instead of stalling the suite."""
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from cli.common import iteration_cap_message
+from cli.main import main
+from sim.errors import InputError
+from sim.presets.models import custom_model
+from sim.serving.engine import MAX_ITERATION_CAP, SimulationLimitError
+from sim.serving.trace_files import load_trace
+from tests.support.bounded import ROOT, run_sim
+from tests.support.cli import cli
+
+HEADER = "arrival_s,prompt_tokens,output_tokens\n"
+
+
+def refused(*argv, capsys) -> str:
+    """The one-line message of a command that must exit 2 (and print nothing on stdout)."""
+    code, out, err = cli(*argv, capsys=capsys)
+    assert code == 2 and out == "", (code, out, err)
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+    return err
+
+
+def refused_in_child(*argv, timeout_s=30) -> str:
+    """The same for a command that used to run for minutes or exhaust memory."""
+    outcome = run_sim(*argv, timeout_s=timeout_s)
+    assert not outcome.timed_out, f"still running after {timeout_s} s"
+    assert outcome.code == 2 and outcome.stdout == "", outcome
+    assert outcome.stderr.count("\n") == 1 and "Traceback" not in outcome.stderr
+    return outcome.stderr
+
+
+# --- no traceback ------------------------------------------------------------------------------
+def test_tiny_params_are_refused_not_divided_by_zero(capsys):
+    err = refused("worked-example", "--params", "5e-324", capsys=capsys)
+    assert "--params must be ≥ 1,000, got 5e-324" in err
+
+
+def test_a_broken_pipe_ends_quietly():
+    """`python -m sim validate --json | head -1`: the reader leaves after one line."""
+    writer = subprocess.Popen([sys.executable, "-m", "sim", "validate", "--json"], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader = subprocess.run(["head", "-1"], stdin=writer.stdout, capture_output=True, timeout=60)
+    writer.stdout.close()
+    err = writer.stderr.read().decode()
+    assert writer.wait(timeout=60) == 141          # as if ended by SIGPIPE, like other tools
+    assert reader.stdout == b"{\n" and err == ""
+
+
+@pytest.mark.parametrize("argv, shown", [
+    (["simulate", "--prompt", "-1e3"], "--prompt must be ≥ 1, got −1000"),
+    (["simulate", "--budget", "-5"], "--budget must be ≥ 1, got −5"),
+    (["simulate", "--decodes", "-.5"], "--decodes must be ≥ 0, got −0.5"),
+    (["simulate", "--context", "-inf"], "--context must be a finite number, got −inf"),
+])
+def test_negative_numbers_are_values_with_the_allowed_range(argv, shown, capsys):
+    assert shown in refused(*argv, capsys=capsys)
+
+
+# --- nonsense refused --------------------------------------------------------------------------
+def test_extreme_worked_example_inputs_are_refused_not_printed_as_nan(capsys):
+    err = refused("worked-example", "--peak-tflops", "1e-300", "--params", "1e15", "--prompt",
+                  "1e9", capsys=capsys)
+    assert "--peak-tflops must be ≥ 0.001, got 1e-300" in err
+
+
+@pytest.mark.parametrize("extreme", [
+    ["--peak-tflops", "0.001", "--params", "1e15", "--prompt", "1e9", "--bytes-per-param", "64",
+     "--bandwidth-tbps", "0.000001", "--budgets", "1,1000000000", "--decodes", "0"],
+    ["--peak-tflops", "1e6", "--params", "1000", "--bytes-per-param", "0.125",
+     "--bandwidth-tbps", "1e4", "--kv-bytes", "0.125", "--prompt", "1", "--budgets", "2"],
+    ["--layers", "1000000000", "--kv-heads", "1000000000", "--head-dim", "1000000000",
+     "--kv-bytes", "64", "--long-prompt", "1000000000", "--burst", "1000000000", "--budgets",
+     "65"],
+])
+def test_the_ends_of_every_worked_example_range_print_finite_short_numbers(extreme, capsys):
+    code, out, _ = cli("worked-example", *extreme, "--wide", capsys=capsys)
+    assert code == 0
+    assert not re.search(r"\b(nan|inf)\b", out, re.IGNORECASE)
+    assert not re.search(r"\d[\d,]{25,}", out)               # no 300-digit numbers
+    _, out, _ = cli("worked-example", *extreme, "--json", capsys=capsys)
+    values = [v for v in _numbers(json.loads(out))]
+    assert values and all(math.isfinite(v) for v in values)
+
+
+def _numbers(node):
+    if isinstance(node, dict):
+        for v in node.values():
+            yield from _numbers(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _numbers(v)
+    elif isinstance(node, (int, float)) and not isinstance(node, bool):
+        yield node
+
+
+def test_a_rate_too_low_for_float_arrival_times_is_refused(capsys):
+    """At 1e-14 QPS the arrival times (~1e15 s) kept 0.125 s of precision: TBT p50 came out 0."""
+    err = refused("simulate", "--requests", "10", "--qps", "1e-14", capsys=capsys)
+    assert "--qps must be ≥ 0.001, got 1e-14" in err
+    err = refused("simulate", "--requests", "20000", "--qps", "0.001", capsys=capsys)
+    assert "spread arrivals over about 2e+07 s" in err and "raise --qps to at least 0.002" in err
+
+
+# --- bounded time and memory -------------------------------------------------------------------
+def test_a_sweep_too_long_for_the_budget_is_refused_up_front():
+    """32 budgets x one decoder emitting 1,000,000 tokens took 108 s."""
+    budgets = ",".join(str(b) for b in range(2, 34))
+    err = refused_in_child("sweep", "--decodes", "1", "--decode-output", "1000000",
+                           "--budgets", budgets)
+    assert "a sweep of 32 budgets would take 32 runs of up to" in err
+    assert "over the 60 s time budget" in err and "fewer --budgets" in err
+
+
+def test_a_gif_too_large_for_the_budget_is_refused_from_frames_times_pixels(tmp_path):
+    """600 frames at 4,000 px took 243 s and 3.1 GB."""
+    err = refused_in_child("export", "--format", "gif", "--frames", "600", "--width", "4000",
+                           "--out", str(tmp_path / "x.gif"))
+    assert "600-frame gif" in err and "use at most 47 --frames at --width 4,000" in err
+    assert not (tmp_path / "x.gif").exists()
+
+
+def test_many_decoders_are_refused_before_their_memory_grows():
+    """60,000 decoders ran out of memory (every join stored the whole running set)."""
+    err = refused_in_child("simulate", "--decodes", "60000", "--max-seqs", "1000000", "--context",
+                           "1", "--decode-output", "1", "--budget", "200000")
+    assert "over the 1.5 GB memory budget" in err and "use fewer --decodes" in err
+
+
+@pytest.mark.parametrize("make", [os.mkfifo, os.mkdir])
+def test_a_fifo_or_directory_is_refused_before_it_is_read(tmp_path, make):
+    path = tmp_path / "trace"
+    make(path)
+    err = refused_in_child("simulate", "--trace-in", str(path))
+    assert ("FIFO" if make is os.mkfifo else "directory") in err and "not a regular file" in err
+
+
+def test_a_device_is_refused_as_a_trace(capsys):
+    assert "character device" in refused("simulate", "--trace-in", "/dev/zero", capsys=capsys)
+
+
+def test_a_fifo_is_refused_as_an_output_before_the_run(tmp_path):
+    fifo = tmp_path / "out.csv"
+    os.mkfifo(fifo)
+    err = refused_in_child("simulate", "--trace-out", str(fifo))
+    assert "--trace-out" in err and "FIFO" in err
+
+
+# --- nothing silently ignored ------------------------------------------------------------------
+@pytest.mark.parametrize("argv, words", [
+    (["simulate", "--burst", "-5"], "--burst must be ≥ 1, got −5"),
+    (["simulate", "--burst", "5"], "--burst belongs to --scenario burst; the scenario is seed"),
+    (["simulate", "--prompt-tokens", "-5"], "--prompt-tokens must be ≥ 1, got −5"),
+    (["simulate", "--prompt-tokens", "5"], "--prompt-tokens belongs to --scenario poisson"),
+    (["simulate", "--requests", "10", "--qps", "1", "--decodes", "-5"], "--decodes must be ≥ 0"),
+    (["simulate", "--requests", "10", "--qps", "1", "--decodes", "5"],
+     "--decodes belongs to --scenario seed or burst; the scenario is poisson"),
+    (["sweep", "--prompt-tokens", "nan"], "--prompt-tokens must be a finite number, got nan"),
+    (["sweep", "--prompt-tokens", "500"], "--prompt-tokens belongs to --scenario poisson"),
+    (["simulate", "--trace-out", ""], "--trace-out needs a file name"),
+    (["simulate", "--requests", "5", "--qps", "1", "--lengths", "sharegpt", "--output-tokens",
+      "9"], "--output-tokens does not apply here: --lengths sharegpt draws its own"),
+    (["simulate", "--policy", "orca", "--max-partial-prefills", "2"],
+     "--max-partial-prefills does not apply here"),
+    (["cost", "--decodes", "4", "--prefix", "100"], "--prefix does not apply here"),
+    (["cost", "--chunk", "4", "--context", "100"], "--context does not apply here"),
+    (["capacity", "--tbt-slo", "0.1", "--policy", "orca", "--baseline", "vllm-v0",
+      "--max-partial-prefills", "2"], "--max-partial-prefills does not apply here"),
+])
+def test_a_flag_that_does_not_apply_is_an_error(argv, words, capsys):
+    assert words in refused(*argv, capsys=capsys)
+
+
+def test_export_refuses_flags_its_view_or_format_does_not_read(tmp_path, capsys):
+    trace = tmp_path / "t.csv"
+    trace.write_text(HEADER + "0,10,2\n")
+    out = str(tmp_path / "x.png")
+    err = refused("export", "--view", "roofline", "--trace-in", str(trace), "--out", out,
+                  capsys=capsys)
+    assert "--trace-in does not apply here: --view roofline" in err
+    assert "--tpot-ms does not apply" in refused("export", "--tpot-ms", "30", "--out", out,
+                                                 capsys=capsys)
+    assert "--frames does not apply here" in refused("export", "--frames", "10", "--out", out,
+                                                     capsys=capsys)
+
+
+def test_orca_says_its_budget_is_not_used(capsys):
+    code, out, _ = cli("simulate", "--policy", "orca", "--budget", "576", capsys=capsys)
+    assert code == 0 and "Orca has no token budget" in out and "budget 576" not in out
+
+
+# --- messages that help ------------------------------------------------------------------------
+def test_the_iteration_cap_message_says_when_the_cap_is_the_maximum():
+    assert "raise --max-iterations (at most 5,000,000)" in iteration_cap_message(100)
+    at_max = iteration_cap_message(MAX_ITERATION_CAP)
+    assert "the most --max-iterations allows" in at_max and "raise --max-iterations" not in at_max
+
+
+def test_a_run_over_the_cap_names_the_flag(capsys):
+    assert "raise --max-iterations" in refused("simulate", "--max-iterations", "100",
+                                               capsys=capsys)
+
+
+def test_a_run_that_must_overrun_the_cap_is_refused_before_it_starts():
+    err = refused_in_child("simulate", "--decode-output", "6000000", "--max-iterations",
+                           "5000000", timeout_s=20)
+    assert "needs at least 6,000,000 iterations (its longest request emits 6,000,000 tokens" in err
+    assert "the most --max-iterations allows" in err and "raise --max-iterations" not in err
+
+
+def test_a_run_at_the_largest_cap_does_not_ask_to_raise_it(monkeypatch, capsys):
+    def over_the_cap(*args, **kwargs):
+        raise SimulationLimitError("needed more iterations")
+    monkeypatch.setattr("cli.common.simulate", over_the_cap)
+    err = refused("simulate", "--max-iterations", str(MAX_ITERATION_CAP), capsys=capsys)
+    assert "the most --max-iterations allows" in err
+
+
+def test_a_custom_model_too_large_names_the_fields_that_make_it_so():
+    with pytest.raises(InputError) as error:
+        custom_model(layers=1000, hidden=1_000_000, heads=32, kv_heads=8, head_dim=128,
+                     intermediate=10_000_000, vocab=128256)
+    message = str(error.value)
+    assert "over the 1e+15 this lab prices" in message and "params must be" not in message
+    assert "the MLP: layers 1,000" in message and "intermediate 10,000,000" in message
+
+
+def test_trace_errors_count_spreadsheet_rows_across_a_multiline_cell():
+    body = "arrival_s,prompt_tokens,output_tokens,note\n0,5,2,\"two\nlines\"\n1,ten,2,x\n"
+    with pytest.raises(InputError, match=r"^row 3, column prompt_tokens"):
+        load_trace(body.encode())
+
+
+@pytest.mark.parametrize("body, words", [
+    ("arrival_s,prompt_tokens,output_tokens,prompt_tokens\n0,5,2,7\n",
+     "row 1 (header): column 'prompt_tokens' appears 2 times (columns 2, 4)"),
+    (HEADER + "0,5,2\n1,5,2,9\n", "row 3: a value in column 4, which has no name in the header"),
+    ("arrival_s,,prompt_tokens,output_tokens\n0,x,5,2\n", "row 2: a value in column 2"),
+])
+def test_duplicate_columns_and_stray_cells_are_errors(body, words):
+    with pytest.raises(InputError) as error:
+        load_trace(body.encode())
+    assert words in str(error.value)
+
+
+def test_empty_trailing_cells_are_not_values():
+    assert len(load_trace((HEADER + "0,5,2,,\n").encode())) == 1
+
+
+def test_main_returns_2_not_a_traceback_for_every_refusal(capsys):
+    assert main(["simulate", "--qps", "1"]) == 2
+    assert "--qps belongs to --scenario poisson" in capsys.readouterr().err
+
+
+def test_export_keeps_max_partial_prefills_for_its_chunked_lane(tmp_path, capsys):
+    out = str(tmp_path / "lanes.svg")
+    code, _, err = cli("export", "--mode", "simple", "--max-partial-prefills", "1", "--out", out,
+                       capsys=capsys)
+    assert code == 0, err
+    assert "--max-partial-prefills does not apply" in refused(
+        "export", "--policy", "orca", "--max-partial-prefills", "1", "--out", out, capsys=capsys)

@@ -1,0 +1,62 @@
+"""A slice of the CLI fuzz suite inside `make test` (the full run is `make fuzz`): a fresh draw of
+command lines each run, every one a clean run or a clean refusal within the command budget; and the
+classifier itself, which must not call a bad case clean."""
+
+import random
+
+import pytest
+
+from tests.fuzz import cli
+from tests.fuzz.report import Result, summary
+
+SLICE = 20
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fuzz")
+    cli.make_scratch(str(folder))
+    return str(folder)
+
+
+def test_a_slice_of_fuzzed_command_lines_ends_cleanly(scratch):
+    seed = random.randrange(2**32)          # a new slice each run; the seed reproduces it
+    results = [cli.run(argv, scratch) for argv in cli.generate(SLICE, seed)]
+    assert len(results) == SLICE
+    failures = [r for r in results if not r.clean]
+    assert not failures, f"seed {seed}:\n" + summary(failures)
+
+
+@pytest.mark.parametrize("code, stdout, stderr, verdict", [
+    (0, "TTFT 1.2 ms\n", "", "clean run"),
+    (2, "", "error: --prompt must be ≥ 1, got −1000\n", "clean refusal"),
+    (None, "", "", "hang"),
+    (1, "", "Traceback (most recent call last):\n  ...\nZeroDivisionError: float division\n",
+     "traceback"),
+    (2, "", "error: one\nerror: two\n", "unclear refusal"),
+    (2, "partial table", "error: late\n", "unclear refusal"),
+    (0, "budget 576: TTFT increase  nan%\n", "", "nonsense"),
+    (0, "stall reduction  infx\n", "", "nonsense"),
+    (0, "time " + "1," * 40 + "000 s\n", "", "nonsense"),
+    (0, "fine\n", "RuntimeWarning: divide by zero\n", "stderr noise"),
+    (0, "x" * 121 + "\n", "", "too wide"),
+    (-9, "", "", "exit -9"),
+])
+def test_the_classifier_names_what_went_wrong(code, stdout, stderr, verdict):
+    assert cli.classify(code, stdout, stderr, json_out=False, wide=False)[0] == verdict
+
+
+def test_json_with_nan_is_not_a_clean_run():
+    assert cli.classify(0, '{"ttft_s": NaN}', "", json_out=True, wide=False)[0] == "bad json"
+    assert cli.classify(0, '{"ttft_s": null}', "", json_out=True, wide=False)[0] == "clean run"
+
+
+def test_a_clean_case_over_the_budget_is_a_failure():
+    slow = Result("cli", "python -m sim simulate", "over budget", 95.0, 75.0, 10)
+    assert not slow.clean and "1 failures" in summary([slow])
+
+
+def test_the_draw_is_reproducible_and_covers_every_command():
+    first, again = cli.generate(60, 7), cli.generate(60, 7)
+    assert first == again and len(first) == 60
+    assert {argv[0] for argv in cli.generate(200, 1)} == set(cli.COMMANDS)
