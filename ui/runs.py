@@ -97,12 +97,14 @@ def timeline_figure(s: Scenario, look: Look, window: str, width: int = CHART_WID
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def player_page(s: Scenario, look: Look, window: str, pace_ms_per_s: float, height: int) -> str:
-    """The player's HTML (a string: cheap to cache as data)."""
+def player_page(s: Scenario, look: Look, window: str, height: int, key: str) -> str:
+    """The player's HTML (a string: cheap to cache as data); `key` names the view whose playback
+    position the browser keeps."""
     tl = timeline_view(s, window)
+    cue = words.player_cue(lane_cards(s, s.unchunked), lane_cards(s, s.chunked),
+                           tl.lanes[0].decoders.decoders)
     return player_html(timeline_figure(s, look, window).spec(), clock=CLOCK, t_max=tl.t_max,
-                       boundaries=tl.boundaries, height=height, dark=look.dark,
-                       ms_per_second=pace_ms_per_s)
+                       boundaries=tl.boundaries, height=height, dark=look.dark, key=key, cue=cue)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

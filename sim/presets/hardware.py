@@ -51,8 +51,8 @@ INFINITY_FABRIC = 448  # MI300X: 7 Infinity Fabric links x 128 GB/s bidirectiona
 
 
 GPUS: dict[str, Gpu] = {g.id: g for g in (
-    _gpu("illustrative", "Illustrative (seed worked example)", 400, 3000, 80,
-         "seed 001 'Worked Example': round sustained figures, not a real part"),
+    _gpu("illustrative", "Textbook GPU (400 TFLOP/s, 3 TB/s)", 400, 3000, 80,
+         "the source articles' worked example: round sustained figures, not a real part"),
     _gpu("a100-40gb", "A100 40GB SXM", 312, 1555, 40,
          "NVIDIA A100 datasheet; llm-analysis a100-sxm-40gb.json", NVLINK3),
     _gpu("a100-80gb", "A100 80GB SXM", 312, 2039, 80,

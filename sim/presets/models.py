@@ -110,9 +110,9 @@ LLAMA3_8B_LAYOUT = dict(layers=32, hidden=4096, heads=32, kv_heads=8, head_dim=1
                         intermediate=14336, vocab=128256)
 
 MODELS: dict[str, Model] = {m.id: m for m in (
-    Model("dense-8b", "Dense 8B (seed worked example)", **LLAMA3_8B_LAYOUT, nominal_params=8e9,
-          source="seed 001 'Worked Example': 8e9 params in bf16 (16 GB), 16 GFLOP/token; "
-                 "KV and layer layout of Llama-3-8B"),
+    Model("dense-8b", "8B model (textbook example)", **LLAMA3_8B_LAYOUT, nominal_params=8e9,
+          source="the source articles' worked example: 8e9 parameters of 2 bytes (16 GB), "
+                 "16 GFLOP per token; KV and layer layout of Llama-3-8B"),
     Model("llama-3.1-8b", "Llama-3.1-8B", **LLAMA3_8B_LAYOUT,
           source="meta-llama/Llama-3.1-8B config.json"),
     Model("llama-3.1-70b", "Llama-3.1-70B", 80, 8192, 64, 8, 128, 28672, 128256,

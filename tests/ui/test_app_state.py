@@ -24,7 +24,7 @@ def test_defaults_are_the_seed_worked_example():
 
 def test_url_keys_are_short_and_stable():
     for key in ("prompt", "decodes", "context", "budget", "gpu", "model", "mode", "unchunked",
-                "chunked", "peak", "bw", "mem", "link", "presenter", "tpot", "budget2", "pace",
+                "chunked", "peak", "bw", "mem", "link", "presenter", "tpot", "budget2",
                 "tp", "compare", "why"):
         assert key in CONTROLS
 
