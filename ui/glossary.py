@@ -105,10 +105,11 @@ def term(key: str, text: str | None = None) -> str:
     return _hover(t.name if text is None else text, t)
 
 
-def first(key: str) -> str:
-    """An acronym where the page first uses it: "time to first token (TTFT)", with the hover."""
+def first(key: str, hover: bool = True) -> str:
+    """An acronym where the page first uses it: "time to first token (TTFT)", with the hover
+    (`hover=False` where the text cannot hold HTML: alerts, labels)."""
     t = TERMS[key]
-    return f"{t.long} ({term(key)})"
+    return f"{t.long} ({term(key) if hover else t.name})"
 
 
 def entries() -> list[str]:

@@ -20,6 +20,7 @@ from charts.player import player_html
 from charts.theme import Look
 from charts.timeline import CLOCK
 from charts.views import BudgetPlan, Timeline, budget_plan, roofline_figures, timeline
+from charts.worked import to_scale
 from sim.cost.validation import validate
 from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError, Trace, simulate
@@ -136,6 +137,12 @@ def priced_iterations(s: Scenario) -> dict[str, ScenarioIteration]:
 @st.cache_data(max_entries=32, show_spinner=False)
 def worked(s: Scenario, second_budget: int) -> WorkedExample:
     return worked_example(**s.worked_example_inputs(second_budget))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def worked_picture(pieces: pd.DataFrame, unit: str, look: Look) -> dict:
+    """One of the worked example's pictures to scale (ui.worked, charts.worked)."""
+    return to_scale(pieces, look, unit=unit).spec()
 
 
 # --- fidelity: the cost model against measured GPU timings ----------------------------------

@@ -73,8 +73,9 @@ if other:
 
 with st.expander("How each number is computed"):
     st.markdown(
-        f"- **Iteration time**, {s.mode} mode: {s.cost_rule}. Hover a bar for its "
-        "compute time (FLOPs / peak), memory time (bytes / bandwidth) and which one bounds it.\n"
+        f"- **Iteration time**, {s.mode} mode, from its {first('flop')} and bytes: "
+        f"{s.cost_rule}. Hover a bar for its compute time (FLOPs / peak), memory time (bytes / "
+        "bandwidth) and which one bounds it.\n"
         "- **A token** is emitted at the end of the iteration that produced it. A decoder's gap is "
         "the time between two of its tokens: one iteration if it is in every iteration, longer "
         "if an iteration leaves it out (a prefill-only iteration) or is long.\n"

@@ -14,6 +14,7 @@ from sim.studies.capacity import (
 from sim.units import fmt_seconds
 from ui import controls, traffic, widgets
 from ui.controls import CUSTOM
+from ui.glossary import first
 
 s = widgets.scenario()
 look = widgets.look()
@@ -21,14 +22,15 @@ look = widgets.look()
 st.header("Capacity")
 st.markdown(
     "Chunking lets a server run hotter within its latency targets. Sarathi-Serve measures it as "
-    "**capacity**: the highest Poisson request rate at which the p99 time between tokens meets "
-    "the SLO *and* the median scheduling delay (arrival to the first iteration that runs the "
+    f"**capacity**: the highest Poisson request rate at which the p99 {first('tbt')}, the gap "
+    f"between two tokens, meets the {first('slo')} *and* the median scheduling delay (arrival to "
+    "the first iteration that runs the "
     f"request) is at most a bound ({DELAY_SLO_S:g} s in the paper); past capacity the queue "
     "grows without bound. The search starts at the compute ceiling (requests / the compute "
     "time of all their work, which no schedule beats), halves the rate until one passes, then "
     f"bisects to within {REL_TOL:.0%}. It runs the sidebar's "
     f"chunked policy (**{s.chunked}**, budget {s.budget:,}) and its unchunked one "
-    f"(**{s.unchunked}**).")
+    f"(**{s.unchunked}**).", unsafe_allow_html=True)
 t, workload = traffic.traffic(s, capacity=True)
 cols = st.columns(3)
 preset = widgets.widget(controls.SLO, cols[0])
