@@ -70,10 +70,8 @@ def show_link_notes() -> None:
         st.rerun()
 
 
-def widget(control: Control, where=st, width: int | str = "stretch",
-           labels: dict[str, str] | None = None):
-    """The widget for one control, bound to its URL key; a choice shows `labels[option]` where
-    given (the link keeps the option itself)."""
+def widget(control: Control, where=st, width: int | str = "stretch"):
+    """The widget for one control, bound to its URL key."""
     common = dict(key=control.key, help=control.help or None, bind="query-params", width=width)
     if control.kind == "int":
         return where.number_input(control.label, min_value=int(control.low),
@@ -89,14 +87,13 @@ def widget(control: Control, where=st, width: int | str = "stretch",
         return where.multiselect(control.label, control.options, default=list(control.default),
                                  **common)
     return where.selectbox(control.label, control.options,
-                           index=control.options.index(control.default), **common,
-                           format_func=(lambda o: labels.get(o, o)) if labels else str)
+                           index=control.options.index(control.default), **common)
 
 
-def _preset_or_custom(picker: Control, custom_fields, describe, names: dict[str, str]) -> None:
-    """A preset picker, showing each preset's name: its fields when "custom" is picked, else the
-    preset's figures and source."""
-    choice = widget(picker, labels=names)
+def _preset_or_custom(picker: Control, custom_fields, describe) -> None:
+    """A preset picker: its fields when "custom" is picked, else the preset's name, figures and
+    source. (The list shows the presets' ids: a bound widget matches the link by what it shows.)"""
+    choice = widget(picker)
     if choice == CUSTOM:
         for control in custom_fields:
             widget(control)
@@ -114,12 +111,11 @@ def sidebar() -> None:
         _preset_or_custom(CONTROLS["gpu"], controls.CUSTOM_GPU, lambda g: (
             f"{GPUS[g].name}: {GPUS[g].peak_flops / 1e12:,.4g} TFLOP/s **dense** (no sparsity) in "
             f"{first('bf16')}, {GPUS[g].bandwidth / 1e12:,.4g} TB/s, "
-            f"{GPUS[g].memory_bytes / 1e9:,.4g} GB. Source: {GPUS[g].source}."),
-            {g: gpu.name for g, gpu in GPUS.items()})
+            f"{GPUS[g].memory_bytes / 1e9:,.4g} GB. Source: {GPUS[g].source}."))
         _preset_or_custom(CONTROLS["model"], controls.CUSTOM_MODEL, lambda m: (
             f"{MODELS[m].name}: {MODELS[m].params / 1e9:,.3g}B parameters, {MODELS[m].layers} "
             f"layers, {MODELS[m].kv_heads} {first('kv')} heads × {MODELS[m].head_dim}. Source: "
-            f"{MODELS[m].source}."), {m: model.name for m, model in MODELS.items()})
+            f"{MODELS[m].source}."))
         tp = widget(CONTROLS["tp"])
         if tp > 1:
             st.caption(f"Each number is per GPU: 1/{tp} of the weights, the arithmetic and the KV "
