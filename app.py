@@ -25,4 +25,4 @@ for entry in story.PAGES:   # the learner's path: beginners' pages first (ui/sto
 page = st.navigation(sections)
 widgets.show_link_notes()
 page.run()
-widgets.next_link(page.title)
+widgets.next_link(page.title)   # not after a page's st.stop(): Streamlit drops what follows it
