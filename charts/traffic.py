@@ -120,7 +120,7 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900) ->
                       .mark_rect(clip=True)
                       .encode(x=alt.X("start_s:Q", title="time (s)",
                                       scale=alt.Scale(domain=zoom, nice=False),
-                                      axis=alt.Axis(format=",.3~f")),
+                                      axis=alt.Axis(format=",.3~f", grid=False)),
                               x2="end_s:Q", y=y, y2=alt.datum(0), color=color, tooltip=tooltip)
                       .properties(width=width, height=110 if look.presenter else 80,
                                   title=alt.TitleParams(f"{name} · {POLICIES[name].label}",
@@ -180,14 +180,14 @@ def ttft_and_gaps(traces: Mapping[str, Trace]) -> tuple[pd.DataFrame, pd.DataFra
 
 
 def tail_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_title: str,
-               threshold: float, width: int = 440) -> Figure:
+               threshold: float, unit: str, width: int = 440) -> Figure:
     """Step curves of the share of values at least x per policy, both axes on a log scale, so one
     freeze among thousands of short gaps stays in sight; dotted lines where half and 1% of the
     values are at least x (a curve crosses them at its p50 and p99), a dashed one at `threshold`
-    (the freeze)."""
+    (the freeze, in the values' `unit`)."""
     names = list(dict.fromkeys(frame.policy))
     smallest = float(frame.share.min()) if len(frame) else 1e-3
-    x = alt.X("value:Q", title=x_title, scale=alt.Scale(type="log"), axis=alt.Axis(format=",.4~g"))
+    x = alt.X("value:Q", title=x_title, scale=alt.Scale(type="log"), axis=alt.Axis(format=",.4~r"))
     y = alt.Y("share:Q", title="share of gaps at least this long",
               scale=alt.Scale(type="log", domain=[smallest, 1]), axis=alt.Axis(format="~%"))
     curves = alt.Chart(alt.Data(name=name)).mark_line(interpolate="step-before", strokeWidth=2.5) \
@@ -200,7 +200,7 @@ def tail_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_titl
     rules = levels.mark_rule(color=look.muted, strokeDash=[2, 3]).encode(y=y)
     labels = levels.mark_text(align="left", dx=3, dy=-6, x=0, color=look.muted,
                               fontSize=look.font_size).encode(y=y, text="text:N")
-    freeze = alt.Chart(alt.Data(values=[{"value": threshold, "text": f"freeze: ≥ {threshold:g}"}]))
+    freeze = alt.Chart(alt.Data(values=[{"value": threshold, "text": f"freeze: > {threshold:g} {unit}"}]))
     line = freeze.mark_rule(color=look.ink, strokeDash=[6, 3]).encode(x=x)
     label = freeze.mark_text(align="left", baseline="top", dx=3, y=2, color=look.ink,
                              fontSize=look.font_size).encode(x=x, text="text:N")

@@ -177,7 +177,7 @@ def traffic_view(t: Traffic, s: Scenario, policies: tuple[str, ...], look: Look,
                                  x_title="TTFT (s, log scale)", log=True),
         "gaps": charts.tail_chart(gaps, look, name="gaps", title="Time between tokens: the tail",
                                   x_title="gap between two tokens (ms, log scale)",
-                                  threshold=STALL_S * 1e3),
+                                  threshold=STALL_S * 1e3, unit="ms"),
         "split": charts.split_chart(split, look, width=CHART_WIDTH),
     }
     return TrafficView(timeline, split, charts.metrics_frame(_traces), figures)

@@ -29,13 +29,16 @@ for col, (label, lane) in zip(st.columns(4), [(label, lane) for label in (words.
                                               for lane in ("unchunked", "chunked")]):
     card = by_label[lane == "chunked"].get(label)
     if card:
-        col.metric(f"{label} ({lane})", card.value, help=card.help, border=True)
+        col.metric(f"{label.removeprefix('New request ')} ({lane})", card.value, help=card.help,
+                   border=True)
 
 fields = words.story_fields(unchunked, chunked, s.budget, cards_u, cards_c)
 for chapter in story.CHAPTERS:
     with st.container(key=f"chapter-{chapter.id}"):
         st.subheader(chapter.title)
         st.markdown(chapter.text.format(**fields), unsafe_allow_html=True)
+        if chapter.highlight:
+            st.caption(f"In the player above: {chapter.highlight}.")
         for path in chapter.pages:
             page = story.BY_PATH[path]
             st.page_link(path, label=f"{page.title}: {page.what}", icon=page.icon)

@@ -128,6 +128,7 @@ table = pd.DataFrame([{
     "throughput": f"{p.metrics.throughput_tokens_per_s:,.0f} tokens/s",
     "median scheduling delay": fmt_seconds(p.median_delay_s),
     "t(1) / t(budget)": f"{p.fixed_share:.2f}", "prompts split": f"{p.split_prompts:,}",
+    "p50 TTFT ≤ target": "yes" if not p.metrics.ttft_s.p50 > ttft_s else "no",
     "p99 TBT ≤ target": "yes" if p.meets_tbt(tpot_s) else "no",
     "max TBT ≤ target": "yes" if max_within(p) else "no"} for p in points])
 st.table(table.set_index("budget"))

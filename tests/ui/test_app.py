@@ -34,8 +34,8 @@ def test_home_shows_the_seeds_headline_numbers():
     at = open_app()
     assert metrics(at) == [("Largest gap (unchunked)", "333 ms"),
                            ("Largest gap (chunked)", "23.04 ms"),
-                           ("New request TTFT (unchunked)", "327.7 ms"),
-                           ("New request TTFT (chunked)", "368.6 ms")]
+                           ("TTFT (unchunked)", "327.7 ms"),
+                           ("TTFT (chunked)", "368.6 ms")]
     assert "576 − 64 = **512 prompt tokens**" in shown(at)
     assert len(at.get("iframe")) == 1          # the player
 
