@@ -44,6 +44,8 @@ def gif(figure: Figure, t_max: float, frames: int = GIF_FRAMES, clock: str = "t"
         images.append(image.quantize(colors=64, method=Image.Quantize.MEDIANCUT))
     out = io.BytesIO()
     durations = [GIF_FRAME_MS] * (len(images) - 1) + [GIF_HOLD_MS]
+    # disposal 2 (and no transparency): Pillow then writes every frame whole, the canvas' size,
+    # instead of cropping it to what changed, which some viewers and editors mishandle
     images[0].save(out, format="GIF", save_all=True, append_images=images[1:],
-                   duration=durations, loop=0, optimize=True)
+                   duration=durations, loop=0, optimize=True, disposal=2)
     return out.getvalue()

@@ -281,6 +281,9 @@ def test_png_svg_and_gif_exports(seed):
     assert export.svg(figure).startswith("<svg")
     gif = Image.open(io.BytesIO(export.gif(figure, tl.t_max, frames=3)))
     assert gif.format == "GIF" and gif.n_frames == 3
+    for frame in range(gif.n_frames):          # every frame whole, not cropped to a change
+        gif.seek(frame)
+        assert gif.tile[0][1] == (0, 0, *gif.size)
 
 
 def test_a_window_cut_keeps_each_bars_longest_iteration_inside_it():
