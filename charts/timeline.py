@@ -181,6 +181,11 @@ def lane_rows(lane: LaneFrames, look: Look, *, width: int, t_max: float) -> alt.
                        opacity=alt.Opacity("wait:Q", legend=None, scale=alt.Scale(
                            domain=[0, 2 * STALL_MS], range=[0.05, 0.6], clamp=True)))
                .properties(name=f"{lane.key}_waiting"))
+    # a freeze that has ended stays marked, so the picture keeps it once the clock moves on
+    froze = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS} && datum.gap_ms > {STALL_MS}")
+             .mark_rect(color=NEW_REQUEST_INK, opacity=0.45)
+             .encode(x=alt.X("prev_ms:Q"), x2="time_ms:Q", y=y, y2="row1:Q")
+             .properties(name=f"{lane.key}_froze"))
     live = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
             .mark_rule(color=look.decode, strokeWidth=1.5)
             .encode(x=x, y=y, y2="row1:Q", tooltip=tooltip).properties(name=f"{lane.key}_ticks_live"))
@@ -189,7 +194,7 @@ def lane_rows(lane: LaneFrames, look: Look, *, width: int, t_max: float) -> alt.
                                     mid="(datum.worst.row0 + datum.worst.row1) / 2")
                .mark_rule(color=look.ink, strokeWidth=2.5, strokeDash=[6, 3])
                .encode(x=alt.X("x0:Q"), x2="x1:Q", y=alt.Y("mid:Q")))
-    layers = [ghost, waiting, live]
+    layers = [ghost, froze, waiting, live]
     if height / n >= 2.5:   # thin lines in the background colour split the ticks into rows
         layers.append(alt.Chart(alt.sequence(1, n, as_="row0"))
                       .mark_rule(color=look.background, strokeWidth=1)

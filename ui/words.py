@@ -243,8 +243,9 @@ def timeline_legend() -> str:
     return ("How to read it: in each lane the bars are iterations, as wide as they run (blue: "
             "decode tokens, orange: prefill tokens). Under them, each row is a stream and each "
             "tick a token it receives; a red block grows over a row while it waits, darker the "
-            "longer, and the dashed line marks the largest gap so far. *Streams frozen for*: how "
-            "long the longest-waiting stream has now gone without a token.")
+            "longer, and stays shaded where the wait was a freeze (over 100 ms); the dashed line "
+            "marks the largest gap so far. *Streams frozen for*: how long the longest-waiting "
+            "stream has now gone without a token.")
 
 
 def rows_note(decoders: int, rows: int, per_row: int, bin_ms: float | None) -> str:
