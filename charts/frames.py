@@ -227,6 +227,15 @@ def boundaries_s(*frames: pd.DataFrame) -> list[float]:
 
 
 @dataclass(frozen=True)
+class LaneShape:
+    """What a lane's chart is built from (its data aside): equal shapes draw with one spec."""
+    key: str
+    rows: int
+    per_row: int
+    decoders: int
+
+
+@dataclass(frozen=True)
 class LaneFrames:
     """What one lane of the timeline draws: its bars, every decoder's ticks, the new request's
     tokens and its time-to-first-token callout."""
@@ -238,6 +247,15 @@ class LaneFrames:
     new_request: pd.DataFrame
     callouts: pd.DataFrame
     bin_ms: float | None = None    # the display bin when iterations were merged, else None
+
+    @property
+    def shape(self) -> LaneShape:
+        return LaneShape(self.key, self.decoders.rows, self.decoders.per_row, self.decoders.decoders)
+
+    @property
+    def heading(self) -> pd.DataFrame:
+        """The lane's title and its whole-run numbers, drawn from data (one spec serves any run)."""
+        return pd.DataFrame([{"title": self.title, "subtitle": self.subtitle}])
 
 
 def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS,

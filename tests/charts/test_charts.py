@@ -204,8 +204,23 @@ def test_timeline_clock_is_a_top_level_param_in_seconds(seed):
     assert tl.t_max == pytest.approx(unchunked.end_s[-1])
     assert tl.boundaries[0] == 0.0 and tl.boundaries[-1] == pytest.approx(tl.t_max)
     spec = tl.figure(Look()).spec()
-    assert spec["params"] == [{"name": "t", "value": tl.t_max}]
-    assert tl.figure(Look()).spec(t=0.1)["params"] == [{"name": "t", "value": 0.1}]
+    assert spec["params"] == [{"name": "t", "value": tl.t_max}, {"name": "t_end", "value": tl.t_max}]
+    assert tl.figure(Look()).spec(t=0.1)["params"][0] == {"name": "t", "value": 0.1}
+
+
+def test_one_chart_serves_every_run_of_the_same_shape(seed):
+    """A rerun after a budget change must not compose the chart again: only the data and the
+    axis' end differ, and what the chart says comes from them."""
+    s, unchunked, chunked = seed
+    other = run(scenario_from({"budget": 1024}), "sarathi")
+    a, b = timeline(unchunked, chunked).figure(Look()), timeline(unchunked, other).figure(Look())
+    assert a.chart is b.chart
+    spec_a, spec_b = a.spec(), b.spec()
+    assert spec_a["vconcat"] is spec_b["vconcat"]
+    assert spec_b["datasets"]["chunked_heading"][0]["title"].endswith("budget 1,024")
+    assert spec_a["params"][1]["value"] != spec_b["params"][1]["value"]    # the axis' end
+    svg = vlc.vegalite_to_svg(spec_b)
+    assert "budget 1,024" in svg and "budget 576" not in svg
 
 
 def test_the_counters_follow_the_clock(seed):
@@ -257,7 +272,7 @@ def test_downloads_carry_the_figures_data(seed):
     assert csv.splitlines()[0].startswith("lane,") and "unchunked_iterations" in csv
     data = json.loads(figure.json())
     assert set(data) == {f"{lane}_{part}" for lane in ("unchunked", "chunked")
-                         for part in ("iterations", "ticks", "new", "callouts")}
+                         for part in ("heading", "iterations", "ticks", "new", "callouts")}
     assert data["unchunked_ticks"][0]["gap_ms"] is None   # NaN -> null, JSON has no NaN
 
 
