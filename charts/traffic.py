@@ -179,59 +179,58 @@ def ttft_and_gaps(traces: Mapping[str, Trace]) -> tuple[pd.DataFrame, pd.DataFra
     return cdf_frame(ttft), tail_frame(gaps, 1e3)
 
 
+def _steps(name: str, frame: pd.DataFrame, look: Look, x: alt.X, y: alt.Y, *, x_title: str,
+           share: str, interpolate: str, tip: alt.Tooltip, levels: dict[str, float], width: int,
+           title: str, marks: Sequence = ()) -> Figure:
+    """Step curves per policy of `y` (the frame's column `share`) against `x`, with dotted lines
+    at `levels` ({label: share}) and any extra `marks` beneath the curves."""
+    names = list(dict.fromkeys(frame.policy))
+    curves = alt.Chart(alt.Data(name=name)).mark_line(interpolate=interpolate, strokeWidth=2.5) \
+        .encode(x=x, y=y, color=policy_color(names, look), tooltip=[
+            alt.Tooltip("policy:N"), alt.Tooltip("value:Q", title=x_title, format=",.4~g"), tip,
+            alt.Tooltip("count:Q", title="values in all", format=",")])
+    at = alt.Chart(alt.Data(values=[{share: v, "text": k} for k, v in levels.items()]))
+    rules = at.mark_rule(color=look.muted, strokeDash=[2, 3]).encode(y=y)
+    labels = at.mark_text(align="left", dx=3, dy=-6, x=0, color=look.muted,
+                          fontSize=look.font_size).encode(y=y, text=alt.Text("text:N"))
+    chart = alt.layer(rules, labels, *marks, curves, width=width,
+                      height=300 if look.presenter else 240, title=title)
+    return Figure(chart, look, {name: frame})
+
+
 def tail_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_title: str,
                threshold: float, unit: str, width: int = 440) -> Figure:
     """Step curves of the share of values at least x per policy, both axes on a log scale, so one
     freeze among thousands of short gaps stays in sight; dotted lines where half and 1% of the
     values are at least x (a curve crosses them at its p50 and p99), a dashed one at `threshold`
     (the freeze, in the values' `unit`)."""
-    names = list(dict.fromkeys(frame.policy))
     smallest = float(frame.share.min()) if len(frame) else 1e-3
     x = alt.X("value:Q", title=x_title, scale=alt.Scale(type="log"), axis=alt.Axis(format=",.4~r"))
     y = alt.Y("share:Q", title="share of gaps at least this long",
               scale=alt.Scale(type="log", domain=[smallest, 1]), axis=alt.Axis(format="~%"))
-    curves = alt.Chart(alt.Data(name=name)).mark_line(interpolate="step-before", strokeWidth=2.5) \
-        .encode(x=x, y=y, color=policy_color(names, look), tooltip=[
-            alt.Tooltip("policy:N"), alt.Tooltip("value:Q", title=x_title, format=",.4~g"),
-            alt.Tooltip("share:Q", title="share at least this long", format=".3~%"),
-            alt.Tooltip("count:Q", title="values in all", format=",")])
-    levels = alt.Chart(alt.Data(values=[{"share": 0.5, "text": "p50"},
-                                        {"share": 0.01, "text": "p99"}]))
-    rules = levels.mark_rule(color=look.muted, strokeDash=[2, 3]).encode(y=y)
-    labels = levels.mark_text(align="left", dx=3, dy=-6, x=0, color=look.muted,
-                              fontSize=look.font_size).encode(y=y, text="text:N")
-    freeze = alt.Chart(alt.Data(values=[{"value": threshold, "text": f"freeze: > {threshold:g} {unit}"}]))
+    freeze = alt.Chart(alt.Data(values=[{"value": threshold,
+                                         "text": f"freeze: > {threshold:g} {unit}"}]))
     line = freeze.mark_rule(color=look.ink, strokeDash=[6, 3]).encode(x=x)
     label = freeze.mark_text(align="left", baseline="top", dx=3, y=2, color=look.ink,
-                             fontSize=look.font_size).encode(x=x, text="text:N")
-    chart = alt.layer(rules, labels, line, label, curves, width=width,
-                      height=300 if look.presenter else 240, title=title)
-    return Figure(chart, look, {name: frame})
+                             fontSize=look.font_size).encode(x=x, text=alt.Text("text:N"))
+    return _steps(name, frame, look, x, y, x_title=x_title, share="share", interpolate="step-before",
+                  tip=alt.Tooltip("share:Q", title="share at least this long", format=".3~%"),
+                  levels={"p50": 0.5, "p99": 0.01}, width=width, title=title, marks=(line, label))
 
 
 def cdf_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_title: str,
               log: bool, width: int = 440) -> Figure:
     """Step curves of P(X <= x) per policy; dotted lines at 0.5 and 0.99, where a curve crosses
     them is that policy's p50 and p99."""
-    names = list(dict.fromkeys(frame.policy))
     x = alt.X("value:Q", title=x_title,
               scale=alt.Scale(type="log") if log else alt.Scale(zero=True),
               axis=alt.Axis(format=",.4~g"))
     y = alt.Y("fraction:Q", title="fraction ≤ x", scale=alt.Scale(domain=[0, 1]),
               axis=alt.Axis(format="%"))
-    curves = alt.Chart(alt.Data(name=name)).mark_line(interpolate="step-after", strokeWidth=2.5) \
-        .encode(x=x, y=y, color=policy_color(names, look), tooltip=[
-            alt.Tooltip("policy:N"), alt.Tooltip("value:Q", title=x_title, format=",.4~g"),
-            alt.Tooltip("fraction:Q", title="fraction ≤ x", format=".1%"),
-            alt.Tooltip("count:Q", title="values in all", format=",")])
-    levels = alt.Chart(alt.Data(values=[{"fraction": 0.5, "text": "p50"},
-                                        {"fraction": 0.99, "text": "p99"}]))
-    rules = levels.mark_rule(color=look.muted, strokeDash=[2, 3]).encode(y=y)
-    labels = levels.mark_text(align="left", dx=3, dy=-6, x=0, color=look.muted,
-                              fontSize=look.font_size).encode(y=y, text="text:N")
-    chart = alt.layer(rules, labels, curves, width=width, height=300 if look.presenter else 240,
-                      title=title)
-    return Figure(chart, look, {name: frame})
+    return _steps(name, frame, look, x, y, x_title=x_title, share="fraction",
+                  interpolate="step-after",
+                  tip=alt.Tooltip("fraction:Q", title="fraction ≤ x", format=".1%"),
+                  levels={"p50": 0.5, "p99": 0.99}, width=width, title=title)
 
 
 # --- where each request's time goes ---------------------------------------------------------
