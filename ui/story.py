@@ -38,7 +38,7 @@ PAGES: tuple[Page, ...] = (
     Page("pages/load/capacity.py", "Capacity", ":material/speed:", "Advanced",
          "the highest request rate each scheduler sustains within its targets"),
     Page("pages/load/memory.py", "Memory", ":material/memory:", "Advanced",
-         "how the KV cache bounds what runs at once"),
+         "how GPU memory bounds what runs at once"),
     Page("pages/check/fidelity.py", "How close is this to a real GPU?", ":material/fact_check:",
          "Advanced", "the cost model against measured GPU timings"),
 )
