@@ -52,7 +52,7 @@ from sim.errors import InputError, check_number
 
 # Simulated ms played per second of wall-clock time, with what each is as a share of real time.
 SPEEDS = {10.0: "1/100×", 25.0: "1/40×", 50.0: "1/20×", 100.0: "1/10×", 250.0: "1/4×",
-          500.0: "1/2×", 1000.0: "1× (real time)", 5000.0: "5×"}
+          500.0: "1/2×", 1000.0: "1× real", 5000.0: "5×"}
 # Canvas and SVG both played the benchmark chart at 60 fps; canvas keeps the per-frame work out of
 # the DOM (no style and layout of thousands of mark nodes), which leaves headroom on slow laptops.
 RENDERER = "canvas"
