@@ -3,7 +3,10 @@
 Long runs are thinned for display only (metrics always read the full trace): past `max_bars`
 iterations, consecutive iterations are merged into time bins of makespan / `max_bars`, except that an
 iteration at least one bin long always keeps a bar of its own, so a stall is never averaged away.
-`until_s` cuts the frames at a time (the view's window); None keeps the whole run.
+Every running decoder is a row of ticks (`decoder_rows`); rows that tick together are stored once,
+beyond MAX_ROWS decoders several share a row, and beyond MAX_TICKS ticks they are thinned by time,
+both ends of every long gap kept. `until_s` cuts the frames at a time (the view's window); None
+keeps the whole run.
 """
 
 from __future__ import annotations
