@@ -10,26 +10,19 @@ not look into subfolders, so every deep link runs through here (pinned by a brow
 
 import streamlit as st
 
-from ui import widgets
+from ui import story, widgets
 
 st.set_page_config(page_title="Chunked Prefill Lab", page_icon=":material/view_timeline:",
                    layout="wide")
 widgets.apply_link_corrections()
 widgets.sidebar()
 widgets.presenter_css()   # after the sidebar: the toggle's value comes from the link on a first run
-page = st.navigation({"Chunked prefill": [
-    st.Page("pages/learn/home.py", title="Home", icon=":material/home:", default=True),
-    st.Page("pages/learn/side_by_side.py", title="Side by side", icon=":material/view_agenda:"),
-    st.Page("pages/learn/worked_example.py", title="Worked example", icon=":material/calculate:"),
-    st.Page("pages/learn/roofline.py", title="Roofline", icon=":material/show_chart:"),
-], "Under load": [
-    st.Page("pages/load/traffic.py", title="Traffic", icon=":material/traffic:"),
-    st.Page("pages/load/budget_tradeoff.py", title="Budget trade-off", icon=":material/tune:"),
-    st.Page("pages/load/capacity.py", title="Capacity", icon=":material/speed:"),
-    st.Page("pages/load/memory.py", title="Memory", icon=":material/memory:"),
-], "Check the model": [
-    st.Page("pages/check/fidelity.py", title="How close is this to a real GPU?",
-            icon=":material/fact_check:"),
-]})
+widgets.glossary()
+sections: dict[str, list] = {}
+for entry in story.PAGES:   # the learner's path: beginners' pages first (ui/story.py)
+    sections.setdefault(entry.section, []).append(
+        st.Page(entry.path, title=entry.title, icon=entry.icon, default=entry is story.PAGES[0]))
+page = st.navigation(sections)
 widgets.show_link_notes()
 page.run()
+widgets.next_link(page.title)   # not after a page's st.stop(): Streamlit drops what follows it

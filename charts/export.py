@@ -38,12 +38,21 @@ def svg(figure: Figure, **values) -> str:
 def gif(figure: Figure, t_max: float, frames: int = GIF_FRAMES, clock: str = "t",
         scale: float = 1.0) -> bytes:
     """`frames` images with the clock going from 0 to `t_max`, looping."""
+    drawn = [_image(figure, scale, **{clock: float(t)}).convert("RGB")
+             for t in np.linspace(0.0, t_max, max(2, int(frames)))]
+    # a text that grows with the clock may widen a frame: every frame on one canvas, the largest
+    canvas = (max(i.width for i in drawn), max(i.height for i in drawn))
     images = []
-    for t in np.linspace(0.0, t_max, max(2, int(frames))):
-        image = _image(figure, scale, **{clock: float(t)}).convert("RGB")
+    for image in drawn:
+        if image.size != canvas:
+            whole = Image.new("RGB", canvas, figure.look.background)
+            whole.paste(image, (0, 0))
+            image = whole
         images.append(image.quantize(colors=64, method=Image.Quantize.MEDIANCUT))
     out = io.BytesIO()
     durations = [GIF_FRAME_MS] * (len(images) - 1) + [GIF_HOLD_MS]
+    # disposal 2 (and no transparency): Pillow then writes every frame whole, the canvas' size,
+    # instead of cropping it to what changed, which some viewers and editors mishandle
     images[0].save(out, format="GIF", save_all=True, append_images=images[1:],
-                   duration=durations, loop=0, optimize=True)
+                   duration=durations, loop=0, optimize=True, disposal=2)
     return out.getvalue()

@@ -25,11 +25,13 @@ class Figure:
     look: Look
     data: dict[str, pd.DataFrame] = field(default_factory=dict)
     params: dict[str, float] = field(default_factory=dict)
+    chart_dict: dict | None = None   # chart.to_dict(), when the builder keeps it (a cached chart)
 
     def spec(self, **values) -> dict:
         """The self-contained Vega-Lite spec; `values` override parameter values (e.g. t=120.0
         draws the timeline at 120 ms)."""
-        spec = self.chart.to_dict(validate=False)
+        spec = dict(self.chart_dict) if self.chart_dict is not None else \
+            self.chart.to_dict(validate=False)   # a copy: only its top-level keys are set below
         spec["datasets"] = {name: _records(frame) for name, frame in self.data.items()}
         # after the chart's own (a selection in a concat is hoisted to the top level)
         spec["params"] = [*spec.get("params", []),

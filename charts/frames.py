@@ -3,21 +3,27 @@
 Long runs are thinned for display only (metrics always read the full trace): past `max_bars`
 iterations, consecutive iterations are merged into time bins of makespan / `max_bars`, except that an
 iteration at least one bin long always keeps a bar of its own, so a stall is never averaged away.
-`until_s` cuts the frames at a time (the view's window); None keeps the whole run.
+Every running decoder is a row of ticks (`decoder_rows`); rows that tick together are stored once,
+beyond MAX_ROWS decoders several share a row, and beyond MAX_TICKS ticks they are thinned by time,
+both ends of every long gap kept. `until_s` cuts the frames at a time (the view's window); None
+keeps the whole run.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from sim.serving.engine import Trace
-from sim.serving.metrics import request_times, seed_metrics
+from sim.serving.metrics import seed_metrics
 from sim.units import fmt_seconds
 
 MAX_BARS = 400
+MAX_ROWS = 256     # decoders drawn one row each up to this many, several per row beyond
+MAX_TICKS = 4000   # tick instants per lane before they are thinned by time
 NEW_REQUEST = "new request"
 
 
@@ -85,58 +91,136 @@ def iterations_frame(trace: Trace, lane: str, max_bars: int = MAX_BARS,
     })
 
 
-def representative_streams(trace: Trace) -> dict[str, int]:
-    """{label: request id}: the first decoder, the decoder that saw the largest gap, the last
-    decoder, and the new request (the seed scenario's last request)."""
+@dataclass(frozen=True, eq=False)
+class DecoderRows:
+    """Every running decoder as a row of ticks, one tick per token it emits.
+
+    Rows whose ticks fall at the same instants (in the seed scenario, all of them: every decoder
+    is in every iteration) form a *band*, stored once and drawn across its rows, so 64 rows that
+    tick together cost one row of data. `ticks`: one row per (band, instant) with the band's rows
+    [row0, row1), the tokens delivered then (a decoder's token from before the new prompt arrived
+    counts 0), the gap since the band's previous tick (`prev_ms` = time − gap) and when the band's
+    last decoder finishes (`finish_ms`, over the whole run)."""
+    ticks: pd.DataFrame
+    rows: int                 # rows drawn
+    per_row: int              # decoders per row (> 1 beyond `max_rows` decoders)
+    decoders: int
+    bin_ms: float | None = None   # ticks thinned into time bins of this width, else None
+
+
+TICK_COLUMNS = ["lane", "band", "row0", "row1", "decoders", "time_ms", "prev_ms", "gap_ms",
+                "tokens", "finish_ms"]
+
+
+def _row_ticks(trace: Trace, decoders: np.ndarray, per_row: int, until_s: float | None):
+    """(row, time, tokens delivered) per distinct instant a row ticks, and each row's finish."""
+    counts = np.diff(trace.token_offsets)
+    owner = np.repeat(np.arange(len(counts)), counts)
+    rank = np.full(len(counts), -1)
+    rank[decoders] = np.arange(len(decoders))
+    first = np.zeros(len(owner), bool)
+    first[trace.token_offsets[:-1][counts > 0]] = True
+    mine = rank[owner] >= 0
+    row_all = rank[owner[mine]] // per_row
+    finish = np.full(row_all.max(initial=-1) + 1, -np.inf)
+    np.maximum.at(finish, row_all, trace.token_s[mine])
+    keep = np.ones(len(row_all), bool) if until_s is None else trace.token_s[mine] <= until_s
+    row, times, delivered = row_all[keep], trace.token_s[mine][keep], ~first[mine][keep]
+    order = np.lexsort((times, row))
+    row, times, delivered = row[order], times[order], delivered[order]
+    distinct = np.r_[True, (row[1:] != row[:-1]) | (times[1:] != times[:-1])] if len(row) else row
+    tokens = np.bincount(np.cumsum(distinct) - 1, weights=delivered) if len(row) else times
+    return row[distinct], times[distinct], tokens, finish
+
+
+def _bands(row, times, tokens, finish, n_rows) -> list[dict]:
+    """Consecutive rows with the same instants and finish, merged (their tokens summed)."""
+    starts = np.searchsorted(row, np.arange(n_rows + 1))
+    bands: list[dict] = []
+    for r in range(n_rows):
+        t, k = times[starts[r]:starts[r + 1]], tokens[starts[r]:starts[r + 1]]
+        last = bands[-1] if bands else None
+        if last and last["finish"] == finish[r] and np.array_equal(last["times"], t):
+            last["row1"], last["tokens"] = r + 1, last["tokens"] + k
+        else:
+            bands.append(dict(row0=r, row1=r + 1, times=t, tokens=k, finish=finish[r]))
+    return bands
+
+
+def _thin(times: np.ndarray, tokens: np.ndarray, width: float):
+    """Keep a band's last tick in each time bin of `width`, and both ends of every gap at least
+    one bin long, so no freeze is shortened; a dropped tick's tokens move to the next kept one."""
+    gaps = np.r_[np.inf, np.diff(times)]
+    long = gaps >= width
+    bins = np.floor(times / width)
+    keep = np.r_[bins[1:] != bins[:-1], True] | long | np.r_[long[1:], False]
+    delivered = np.cumsum(tokens)[keep]
+    return keep, np.diff(np.r_[0.0, delivered])
+
+
+def decoder_rows(trace: Trace, lane: str, until_s: float | None = None,
+                 max_rows: int = MAX_ROWS, max_ticks: int = MAX_TICKS) -> DecoderRows:
+    """Every decoder streaming when the new prompt arrives, a row each (several per row beyond
+    `max_rows`, more while that merges bands and there are more than `max_ticks` ticks), and,
+    if still more than `max_ticks`, ticks thinned by time (`_thin`)."""
     decoders = np.flatnonzero(trace.prefilled)
-    picks: dict[str, int] = {}
-    if len(decoders):
-        gaps = request_times(trace).max_gap_s[decoders]
-        worst = decoders[int(np.nanargmax(gaps))] if np.isfinite(gaps).any() else decoders[0]
-        for request in sorted({int(decoders[0]), int(worst), int(decoders[-1])}):
-            picks[f"decoder #{request}"] = request
-    for request in np.flatnonzero(~trace.prefilled)[:1]:
-        picks[NEW_REQUEST] = int(request)
-    return picks
-
-
-def streams_frame(trace: Trace, lane: str, until_s: float | None = None) -> pd.DataFrame:
-    """One row per emitted token of each representative stream, with the gap since its previous
-    token (the streams' tokens at their arrival instant have no gap)."""
+    if not len(decoders):
+        return DecoderRows(pd.DataFrame(columns=TICK_COLUMNS), 0, 1, 0)
+    per_row = math.ceil(len(decoders) / max_rows)
+    while True:
+        n_rows = math.ceil(len(decoders) / per_row)
+        bands = _bands(*_row_ticks(trace, decoders, per_row, until_s), n_rows)
+        total = sum(len(b["times"]) for b in bands)
+        if total <= max_ticks or len(bands) == 1 or n_rows == 1:
+            break
+        per_row *= 2
+    bin_s = None
+    if total > max_ticks:
+        span = max(float(b["times"][-1]) for b in bands if len(b["times"])) or 1.0
+        bin_s = span * len(bands) / max_ticks
     parts = []
-    for label, request in representative_streams(trace).items():
-        times = trace.tokens_of(request)
+    for i, b in enumerate(bands):
+        times, tokens = b["times"], b["tokens"]
         gaps = np.r_[np.nan, np.diff(times)]
-        if until_s is not None:
-            shown = times <= until_s
-            times, gaps = times[shown], gaps[shown]
+        if bin_s is not None:
+            keep, tokens = _thin(times, tokens, bin_s)
+            times, gaps = times[keep], gaps[keep]
+        rows_decoders = min(b["row1"] * per_row, len(decoders)) - b["row0"] * per_row
         parts.append(pd.DataFrame({
-            "lane": lane, "stream": label,
-            "role": NEW_REQUEST if label == NEW_REQUEST else "decoder",
-            "token": np.arange(len(times)), "time_ms": times * 1e3, "gap_ms": gaps * 1e3}))
-    columns = ["lane", "stream", "role", "token", "time_ms", "gap_ms"]
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+            "lane": lane, "band": i, "row0": b["row0"], "row1": b["row1"],
+            "decoders": rows_decoders, "time_ms": times * 1e3, "prev_ms": (times - gaps) * 1e3,
+            "gap_ms": gaps * 1e3, "tokens": tokens.astype(np.int64),
+            "finish_ms": b["finish"] * 1e3}))
+    return DecoderRows(pd.concat(parts, ignore_index=True), n_rows, per_row, len(decoders),
+                       None if bin_s is None else bin_s * 1e3)
 
 
-def callouts_frame(trace: Trace, lane: str, streams: pd.DataFrame,
-                   until_s: float | None = None) -> pd.DataFrame:
-    """Brackets to draw on the streams: the largest gap a shown decoder saw, and the new
-    request's time to first token (arrival to first token), when it falls in the window."""
-    rows = []
-    decoders = streams[(streams.role == "decoder") & streams.gap_ms.notna()]
-    if len(decoders):
-        worst = decoders.loc[decoders.gap_ms.idxmax()]
-        rows.append(dict(lane=lane, stream=worst.stream, start_ms=worst.time_ms - worst.gap_ms,
-                         end_ms=worst.time_ms, label=f"largest gap {worst.gap_ms:,.4g} ms"))
+def new_request(trace: Trace) -> int | None:
+    """The request that arrives while the decoders stream (the seed scenario's last), if any."""
     new = np.flatnonzero(~trace.prefilled)
-    picks = representative_streams(trace)
-    if len(new) and NEW_REQUEST in picks:
-        times = trace.tokens_of(picks[NEW_REQUEST])
-        if len(times) and (until_s is None or times[0] <= until_s):
-            arrival = trace.arrival_s[picks[NEW_REQUEST]] * 1e3
-            rows.append(dict(lane=lane, stream=NEW_REQUEST, start_ms=arrival, end_ms=times[0] * 1e3,
-                             label=f"TTFT {times[0] * 1e3 - arrival:,.4g} ms"))
-    return pd.DataFrame(rows, columns=["lane", "stream", "start_ms", "end_ms", "label"])
+    return int(new[0]) if len(new) else None
+
+
+def new_request_frame(trace: Trace, lane: str, until_s: float | None = None) -> pd.DataFrame:
+    """One row per token the new request emits (within the window)."""
+    request = new_request(trace)
+    times = np.empty(0) if request is None else trace.tokens_of(request)
+    if until_s is not None:
+        times = times[times <= until_s]
+    return pd.DataFrame({"lane": lane, "stream": NEW_REQUEST, "token": np.arange(len(times)),
+                         "time_ms": times * 1e3, "gap_ms": np.r_[np.nan, np.diff(times)][:len(times)] * 1e3})
+
+
+def callouts_frame(trace: Trace, lane: str) -> pd.DataFrame:
+    """The new request's wait for its first token: arrival and first token (ms; NaN if it never
+    gets one). The timeline grows a bracket over it as the clock runs."""
+    request = new_request(trace)
+    columns = ["lane", "stream", "arrival_ms", "first_ms"]
+    if request is None:
+        return pd.DataFrame(columns=columns)
+    times = trace.tokens_of(request)
+    return pd.DataFrame([dict(lane=lane, stream=NEW_REQUEST, arrival_ms=trace.arrival_s[request] * 1e3,
+                              first_ms=times[0] * 1e3 if len(times) else np.nan)], columns=columns)
 
 
 def boundaries_s(*frames: pd.DataFrame) -> list[float]:
@@ -146,27 +230,46 @@ def boundaries_s(*frames: pd.DataFrame) -> list[float]:
 
 
 @dataclass(frozen=True)
+class LaneShape:
+    """What a lane's chart is built from (its data aside): equal shapes draw with one spec."""
+    key: str
+    rows: int
+    per_row: int
+    decoders: int
+
+
+@dataclass(frozen=True)
 class LaneFrames:
-    """What one lane of the timeline draws: its bars, its token streams and their callouts."""
+    """What one lane of the timeline draws: its bars, every decoder's ticks, the new request's
+    tokens and its time-to-first-token callout."""
     key: str
     title: str
     subtitle: str
     iterations: pd.DataFrame
-    streams: pd.DataFrame
+    decoders: DecoderRows
+    new_request: pd.DataFrame
     callouts: pd.DataFrame
     bin_ms: float | None = None    # the display bin when iterations were merged, else None
+
+    @property
+    def shape(self) -> LaneShape:
+        return LaneShape(self.key, self.decoders.rows, self.decoders.per_row, self.decoders.decoders)
+
+    @property
+    def heading(self) -> pd.DataFrame:
+        """The lane's title and its whole-run numbers, drawn from data (one spec serves any run)."""
+        return pd.DataFrame([{"title": self.title, "subtitle": self.subtitle}])
 
 
 def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS,
                 until_s: float | None = None) -> LaneFrames:
     """All of one lane's frames, cut at `until_s`; the subtitle carries the lane's two headline
     numbers (always over the whole run)."""
-    streams = streams_frame(trace, lane, until_s)
     headline = seed_metrics(trace)
-    subtitle = (f"new request TTFT {fmt_seconds(headline['new_request_ttft_s'])} · largest decoder "
-                f"gap {fmt_seconds(headline['decode_max_gap_s'])} · {trace.iterations:,} iterations")
+    subtitle = (f"largest decoder gap {fmt_seconds(headline['decode_max_gap_s'])} · new request "
+                f"TTFT {fmt_seconds(headline['new_request_ttft_s'])} · {trace.iterations:,} iterations")
     n_shown = shown_iterations(trace, until_s)
     width = bin_width_s(trace.start_s[:n_shown], trace.end_s[:n_shown], max_bars)
     return LaneFrames(lane, title, subtitle, iterations_frame(trace, lane, max_bars, until_s),
-                      streams, callouts_frame(trace, lane, streams, until_s),
-                      None if width is None else width * 1e3)
+                      decoder_rows(trace, lane, until_s), new_request_frame(trace, lane, until_s),
+                      callouts_frame(trace, lane), None if width is None else width * 1e3)

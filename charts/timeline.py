@@ -1,48 +1,77 @@
-"""The side-by-side timeline: per lane, one bar per iteration (its decode and prefill shares) and
-the token streams under it, all on one time axis.
+"""The side-by-side timeline: per lane, one bar per iteration (its decode and prefill shares), a
+live counter line, every running decoder as a row of ticks (one per token) and the new request's
+row, all on one time axis.
 
 The whole figure is ONE Vega-Lite spec driven by a top-level parameter `t` (seconds, like `sim`;
 the axes are in ms): bars and ticks after `t` are faded, the iteration running at `t` is drawn up
-to `t`, and a playhead marks it. A static chart sets `t` to the end of the run; a player animates `t` in the browser.
+to `t`, and a playhead marks it. Whatever the clock drives is computed in the browser from small
+tables: how long the streams have now gone without a token (a shaded block grows over every row
+that waits), the largest gap so far (a bracket that grows while the stall happens), the tokens
+delivered so far, and the new request's wait for its first token. A static chart sets `t` to the
+end of the run; a player animates `t` in the browser.
+
+Nothing of a run is baked into the chart: the time axis ends at a second parameter `t_end`, and the
+lanes' titles and numbers are data. So one chart serves every run of the same shape (lanes, rows),
+built once and kept (`_chart`): Altair takes a few hundred ms to compose this many layers, which a
+page rerun after a control change must not pay.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd
 
+from sim.studies.stalls import STALL_S
+
 from .figure import Figure
-from .frames import NEW_REQUEST, LaneFrames
+from .frames import LaneFrames, LaneShape
 from .theme import NEW_REQUEST as NEW_REQUEST_INK
 from .theme import PREFILL, Look
 
 CLOCK = "t"
+END = "t_end"                  # where the time axis ends (s): the run's or the window's end
 NOW_MS = f"({CLOCK} * 1000)"   # the clock in the data's unit
-GHOST_OPACITY = 0.13
+GHOST_OPACITY = 0.3            # ticks and bars still to come: a preview, visible in both themes
+STALL_MS = STALL_S * 1e3       # a wait longer than this shows as a freeze (sim.studies.stalls)
 PARTS = {"decode_tokens": "decode tokens", "prefill_tokens": "prefill tokens"}
 X_TITLE = "time since the new prompt arrived (ms)"
 OTHER = ("other (all-reduce, overhead, kernel floors and ridge) = duration − max(compute, memory) "
          "(ms)")
+NO_GRID = dict(grid=False)
 
 
-def _x(t_max: float, look: Look, *, axis: bool, field: str = "start_ms") -> alt.X:
-    scale = alt.Scale(domain=[0, t_max * 1000], nice=False, zero=True)
+def _x(*, axis: bool, field: str) -> alt.X:
+    scale = alt.Scale(domain=alt.ExprRef(f"[0, {END} * 1000]"), nice=False, zero=True)
     if not axis:
-        return alt.X(f"{field}:Q", scale=scale,
-                     axis=alt.Axis(labels=False, ticks=False, title=None, domain=False))
-    return alt.X(f"{field}:Q", scale=scale, title=X_TITLE, axis=alt.Axis(format=",.0f"))
+        return alt.X(f"{field}:Q", scale=scale, axis=alt.Axis(labels=False, ticks=False, title=None,
+                                                               domain=False, **NO_GRID))
+    return alt.X(f"{field}:Q", scale=scale, title=X_TITLE, axis=alt.Axis(format=",.0f", **NO_GRID))
 
 
-def _playhead(t_max: float, look: Look) -> alt.Chart:
+def _playhead(look: Look) -> alt.Chart:
     """A rule at the clock; hidden when the clock is at the end (the static chart)."""
     return (alt.Chart(alt.Data(values=[{}])).mark_rule(color=look.ink, strokeWidth=1.5)
-            .transform_calculate(clock_ms=NOW_MS).transform_filter(f"{CLOCK} < {t_max!r}")
+            .transform_calculate(clock_ms=NOW_MS).transform_filter(f"{CLOCK} < {END}")
             .encode(x=alt.X("clock_ms:Q")))
 
 
-def lane_bars(lane: LaneFrames, look: Look, *, width: int, t_max: float) -> alt.LayerChart:
+def lane_heading(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
+    """The lane's title and its whole-run numbers (dataset `{key}_heading`), as a chart title
+    would draw them."""
+    heading = alt.Chart(alt.Data(name=f"{lane.key}_heading"))
+    title = heading.mark_text(align="left", baseline="top", fontSize=look.title_size,
+                              fontWeight="bold", color=look.ink).encode(
+        x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("title:N"))
+    subtitle = heading.mark_text(align="left", baseline="top", fontSize=look.font_size,
+                                 color=look.muted).encode(
+        x=alt.XValue(0), y=alt.YValue(look.title_size + 4), text=alt.Text("subtitle:N"))
+    return alt.layer(title, subtitle, width=width, height=HEADING_PX[look.presenter])
+
+
+def lane_bars(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
     """Each iteration a bar from its start to its end, split by its decode and prefill tokens.
 
     Its tooltip traces the duration: compute, memory, and `OTHER` = duration − max(compute,
@@ -65,7 +94,7 @@ def lane_bars(lane: LaneFrames, look: Look, *, width: int, t_max: float) -> alt.
                       scale=alt.Scale(domain=list(PARTS.values()), range=[look.decode, PREFILL]),
                       legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1))
     y = alt.Y("y0:Q", scale=alt.Scale(domain=[0, 1]), title="token share",
-              axis=alt.Axis(values=[0, 1], format="%"))
+              axis=alt.Axis(values=[0, 1], format="%", **NO_GRID))
     tooltip = [alt.Tooltip("iteration:Q", title="first iteration", format=","),
                alt.Tooltip("iterations:Q", title="iterations in this bar", format=","),
                alt.Tooltip("start_ms:Q", title="start (ms)", format=",.2f"),
@@ -76,80 +105,210 @@ def lane_bars(lane: LaneFrames, look: Look, *, width: int, t_max: float) -> alt.
                alt.Tooltip("memory_ms:Q", title="memory time (ms)", format=",.3f"),
                alt.Tooltip("other_ms:Q", title=OTHER, format=",.3f"),
                alt.Tooltip("bound:N", title="bound (the larger time)")]
+    x = _x(axis=False, field="start_ms")
     ghost = base.mark_rect(opacity=GHOST_OPACITY, clip=True).encode(
-        x=_x(t_max, look, axis=False), x2="end_ms:Q", y=y, y2="y1:Q", color=color)
+        x=x, x2=alt.X2("end_ms"), y=y, y2=alt.Y2("y1"), color=color)
     live = (base.transform_filter(f"datum.start_ms <= {NOW_MS}")
             .transform_calculate(shown_end=f"min(datum.end_ms, {NOW_MS})")
             .mark_rect(stroke=look.background, strokeWidth=0.5, clip=True)
-            .encode(x=_x(t_max, look, axis=False), x2="shown_end:Q", y=y, y2="y1:Q",
-                    color=color, tooltip=tooltip))
-    return alt.layer(ghost, live, _playhead(t_max, look), width=width,
-                     height=110 if look.presenter else 80,
-                     title=alt.TitleParams(lane.title, subtitle=lane.subtitle))
+            .encode(x=x, x2=alt.X2("shown_end"), y=y, y2=alt.Y2("y1"), color=color, tooltip=tooltip))
+    return alt.layer(ghost, live, _playhead(look), width=width, height=BARS_PX[look.presenter])
 
 
-def lane_streams(lane: LaneFrames, look: Look, *, width: int, t_max: float,
-                 title: alt.TitleParams | None = None) -> alt.LayerChart:
-    """One tick per emitted token for a few decoders and the new request; brackets on the
-    largest decoder gap and on the new request's time to first token."""
-    row = 30 if look.presenter else 20
-    names = list(dict.fromkeys(lane.streams.stream)) or [NEW_REQUEST]
-    y = alt.Y("stream:N", sort=names, title=None, axis=alt.Axis(ticks=False, domain=False))
-    color = alt.Color("role:N", legend=None, scale=alt.Scale(
-        domain=["decoder", NEW_REQUEST], range=[look.decode, NEW_REQUEST_INK]))
-    ticks = alt.Chart(alt.Data(name=f"{lane.key}_streams"))
-    tooltip = [alt.Tooltip("stream:N"), alt.Tooltip("token:Q", format=","),
+def rows_height(rows: int, look: Look) -> int:
+    """The decoder block's height: 8 px a row for a few rows (at least 40 px), 160 px from 20
+    rows up (a row is then thinner: 2.5 px at 64 rows, a fraction of a pixel beyond 160)."""
+    height = max(40, min(160, 8 * max(rows, 1)))
+    return round(height * 1.25) if look.presenter else height
+
+
+def _ticks(lane: LaneShape) -> alt.Chart:
+    return alt.Chart(alt.Data(name=f"{lane.key}_ticks"))
+
+
+def _gaps_so_far(lane: LaneShape) -> alt.Chart:
+    """Each gap between two ticks of a band, as much of it as the clock has reached."""
+    return (_ticks(lane).transform_filter(f"isValid(datum.prev_ms) && datum.prev_ms <= {NOW_MS}")
+            .transform_calculate(shown_end=f"min(datum.time_ms, {NOW_MS})")
+            .transform_calculate(shown="datum.shown_end - datum.prev_ms"))
+
+
+def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
+    """The live numbers over the decoder rows: how long the streams have gone without a token
+    now (the longest wait among those still running), the largest gap so far, and the tokens the
+    decoders have received since the prompt arrived."""
+    size = look.font_size + 3
+    height = 34 if look.presenter else 26
+    text = dict(align="left", baseline="middle", fontSize=size)
+    if lane.decoders == 0:
+        return alt.Chart(alt.Data(values=[{}])).mark_text(**text, color=look.muted).encode(
+            x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.TextValue("no streams running")
+        ).properties(width=width, height=height)
+    seen = _ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
+    frozen = (seen.transform_aggregate(last="max(time_ms)", groupby=["band", "finish_ms"])
+              .transform_calculate(wait=f"{NOW_MS} < datum.finish_ms ? {NOW_MS} - datum.last : -1")
+              .transform_aggregate(wait="max(wait)")
+              .transform_calculate(text="datum.wait < 0 ? 'every stream has finished' : "
+                                        "'streams frozen for ' + format(datum.wait, ',.0f') + ' ms'")
+              .mark_text(**text, fontWeight="bold")
+              .encode(x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.Text("text:N"),
+                      color=alt.ColorValue(look.ink, condition={"test": f"datum.wait > {STALL_MS}",
+                                                                "value": NEW_REQUEST_INK}))
+              .properties(name=f"{lane.key}_frozen"))
+    largest = (_gaps_so_far(lane).transform_aggregate(largest="max(shown)")
+               .transform_calculate(text="'largest gap so far ' + format(datum.largest, ',.4~r') "
+                                         "+ ' ms'")
+               .mark_text(**text).encode(x=alt.XValue(width * 0.36), y=alt.YValue(height / 2),
+                                         text=alt.Text("text:N"), color=alt.ColorValue(look.ink))
+               .properties(name=f"{lane.key}_largest"))
+    delivered = (seen.transform_aggregate(tokens="sum(tokens)")
+                 .transform_calculate(text="format(datum.tokens, ',') + ' tokens delivered so far'")
+                 .mark_text(**text).encode(x=alt.XValue(width * 0.68), y=alt.YValue(height / 2),
+                                           text=alt.Text("text:N"), color=alt.ColorValue(look.muted))
+                 .properties(name=f"{lane.key}_delivered"))
+    return alt.layer(frozen, largest, delivered, width=width, height=height)
+
+
+def lane_rows(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
+    """Every running decoder as a thin row; a tick per token it receives, drawn as the clock
+    passes it (future ticks faded). Over each row a block grows from its last token to the
+    clock, darker the longer it waits: when the whole block goes dark at once, every stream is
+    frozen. A dashed bracket marks the largest gap so far."""
+    n = max(lane.rows, 1)
+    height = rows_height(n, look)
+    per = "" if lane.per_row == 1 else f", {lane.per_row} per row"
+    y = alt.Y("row0:Q", scale=alt.Scale(domain=[0, n], reverse=True, nice=False, zero=True),
+              title=f"{lane.decoders:,} streams{per}",
+              axis=alt.Axis(labels=False, ticks=False, domain=False, titleAngle=0, titleAlign="right",
+                            titleBaseline="middle", titleX=-4, titleY=height / 2, **NO_GRID))
+    x = _x(axis=False, field="time_ms")
+    tooltip = [alt.Tooltip("decoders:Q", title="streams in this band", format=","),
+               alt.Tooltip("time_ms:Q", title="token at (ms)", format=",.2f"),
+               alt.Tooltip("gap_ms:Q", title="gap since the band's previous token (ms)",
+                           format=",.3f"),
+               alt.Tooltip("tokens:Q", title="tokens delivered", format=",")]
+    ghost = _ticks(lane).mark_rule(opacity=GHOST_OPACITY, color=look.decode, strokeWidth=1.2).encode(
+        x=x, y=y, y2=alt.Y2("row1"))
+    waiting = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
+               .transform_aggregate(last="max(time_ms)", groupby=["band", "row0", "row1", "finish_ms"])
+               .transform_filter(f"{NOW_MS} < datum.finish_ms")
+               .transform_calculate(now_ms=NOW_MS, wait=f"{NOW_MS} - datum.last")
+               .mark_rect(color=NEW_REQUEST_INK)
+               .encode(x=alt.X("last:Q"), x2=alt.X2("now_ms"), y=y, y2=alt.Y2("row1"),
+                       opacity=alt.Opacity("wait:Q", legend=None, scale=alt.Scale(
+                           domain=[0, 2 * STALL_MS], range=[0.05, 0.6], clamp=True)))
+               .properties(name=f"{lane.key}_waiting"))
+    # a freeze that has ended stays marked, so the picture keeps it once the clock moves on
+    froze = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS} && datum.gap_ms > {STALL_MS}")
+             .mark_rect(color=NEW_REQUEST_INK, opacity=0.45)
+             .encode(x=alt.X("prev_ms:Q"), x2=alt.X2("time_ms"), y=y, y2=alt.Y2("row1"))
+             .properties(name=f"{lane.key}_froze"))
+    live = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
+            .mark_rule(color=look.decode, strokeWidth=1.5)
+            .encode(x=x, y=y, y2=alt.Y2("row1"), tooltip=tooltip).properties(name=f"{lane.key}_ticks_live"))
+    bracket = (_gaps_so_far(lane).transform_aggregate(worst="argmax(shown)")
+               .transform_calculate(x0="datum.worst.prev_ms", x1="datum.worst.shown_end",
+                                    mid="(datum.worst.row0 + datum.worst.row1) / 2")
+               .mark_rule(color=look.ink, strokeWidth=2.5, strokeDash=[6, 3])
+               .encode(x=alt.X("x0:Q"), x2=alt.X2("x1"), y=alt.Y("mid:Q")))
+    layers = [ghost, froze, waiting, live]
+    if height / n >= 2.5:   # thin lines in the background colour split the ticks into rows
+        layers.append(alt.Chart(alt.sequence(1, n, as_="row0"))
+                      .mark_rule(color=look.background, strokeWidth=1)
+                      .encode(y=y, x=alt.XValue(0), x2=alt.X2Value(width)))
+    layers += [bracket, _playhead(look)]
+    return alt.layer(*layers, width=width, height=height)
+
+
+def lane_new_request(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
+    """The new request's row: a tick per token, and a bracket from its arrival that grows until
+    its first token (its time to first token, TTFT)."""
+    height = 30 if look.presenter else 22
+    y = alt.Y("stream:N", title=None, axis=alt.Axis(ticks=False, domain=False, **NO_GRID))
+    x = _x(axis=True, field="time_ms")
+    tokens = alt.Chart(alt.Data(name=f"{lane.key}_new"))
+    tooltip = [alt.Tooltip("token:Q", format=","),
                alt.Tooltip("time_ms:Q", title="emitted at (ms)", format=",.2f"),
                alt.Tooltip("gap_ms:Q", title="gap since previous token (ms)", format=",.3f")]
-    x = _x(t_max, look, axis=True, field="time_ms")
-    ghost = ticks.mark_tick(opacity=GHOST_OPACITY, thickness=1.2, size=row * 0.7).encode(
-        x=x, y=y, color=color)
-    live = (ticks.transform_filter(f"datum.time_ms <= {NOW_MS}")
-            .mark_tick(thickness=1.5, size=row * 0.7)
-            .encode(x=x, y=y, color=color, tooltip=tooltip))
-    callouts = (alt.Chart(alt.Data(name=f"{lane.key}_callouts"))
-                .transform_filter(f"datum.end_ms <= {NOW_MS}"))
-    bracket = callouts.mark_rule(color=look.ink, strokeWidth=2, strokeDash=[4, 2]).encode(
-        x=alt.X("start_ms:Q"), x2="end_ms:Q", y=y)
-    label = (callouts.mark_text(align="left", baseline="bottom", dx=2, dy=-row * 0.3,
-                                color=look.ink, fontSize=look.font_size, fontWeight="bold")
-             .encode(x=alt.X("start_ms:Q"), y=y, text="label:N"))
-    return alt.layer(ghost, live, bracket, label, _playhead(t_max, look), width=width,
-                     height=row * len(names), **({"title": title} if title else {}))
+    ghost = tokens.mark_tick(opacity=GHOST_OPACITY, color=NEW_REQUEST_INK, thickness=1.2,
+                             size=height * 0.7).encode(x=x, y=y)
+    live = (tokens.transform_filter(f"datum.time_ms <= {NOW_MS}")
+            .mark_tick(color=NEW_REQUEST_INK, thickness=1.5, size=height * 0.7)
+            .encode(x=x, y=y, tooltip=tooltip))
+    wait = (alt.Chart(alt.Data(name=f"{lane.key}_callouts"))
+            .transform_calculate(first=f"isValid(datum.first_ms) ? datum.first_ms : {END} * 2000")
+            .transform_calculate(end=f"min(datum.first, {NOW_MS})",
+                                 label=f"{NOW_MS} < datum.first ? 'waiting for its first token: ' + "
+                                       "format(min(datum.first, " + NOW_MS + ") - datum.arrival_ms, ',.0f') "
+                                       "+ ' ms' : 'TTFT ' + format(datum.first - datum.arrival_ms, "
+                                       "',.4~r') + ' ms'"))
+    bracket = wait.mark_rule(color=look.ink, strokeWidth=2, strokeDash=[4, 2]).encode(
+        x=alt.X("arrival_ms:Q"), x2=alt.X2("end"), y=y)
+    label = wait.mark_text(align="left", baseline="bottom", dx=2, dy=-height * 0.3, color=look.ink,
+                           fontSize=look.font_size, fontWeight="bold").encode(
+        x=alt.X("arrival_ms:Q"), y=y, text=alt.Text("label:N"))
+    return alt.layer(ghost, live, bracket, label, _playhead(look), width=width,
+                     height=height)
 
 
-def _lane_data(lanes: Sequence[LaneFrames]) -> dict[str, pd.DataFrame]:
+def lane_streams(lane: LaneShape, look: Look, *, width: int) -> list:
+    """The lane's streams: the live counters, every decoder's row, the new request's row."""
+    return [lane_counters(lane, look, width=width), lane_rows(lane, look, width=width),
+            lane_new_request(lane, look, width=width)]
+
+
+def _lane_data(lanes: Sequence[LaneFrames], bars: bool = True) -> dict[str, pd.DataFrame]:
     data = {}
     for lane in lanes:
-        data.update({f"{lane.key}_iterations": lane.iterations, f"{lane.key}_streams": lane.streams,
-                     f"{lane.key}_callouts": lane.callouts})
+        if bars:
+            data[f"{lane.key}_iterations"] = lane.iterations
+        data.update({f"{lane.key}_ticks": lane.decoders.ticks, f"{lane.key}_new": lane.new_request,
+                     f"{lane.key}_callouts": lane.callouts, f"{lane.key}_heading": lane.heading})
     return data
+
+
+# Heights in CSS pixels of what each lane draws besides its decoder rows, measured on rendered
+# figures (tests/charts check the sum against vl-convert's): normal, presenter.
+HEADING_PX = {False: 34, True: 48}
+BARS_PX = {False: 64, True: 90}
+LANE_PX = {False: 281, True: 388}          # title and legend, bars, counters, new request, axis
+STREAMS_LANE_PX = {False: 168, True: 237}  # the same without the bars (the streams view)
+
+
+def figure_height(lanes: Sequence[LaneFrames], look: Look, *, bars: bool = True) -> int:
+    """The figure's height in CSS pixels: what a player's frame must hold."""
+    fixed = (LANE_PX if bars else STREAMS_LANE_PX)[look.presenter]
+    return sum(fixed + rows_height(lane.decoders.rows, look) for lane in lanes)
+
+
+@functools.lru_cache(maxsize=64)
+def _chart(shapes: tuple[LaneShape, ...], look: Look, width: int, bars: bool):
+    """The chart for lanes of these shapes, and its Vega-Lite dict: built once per shape."""
+    charts = []
+    for lane in shapes:
+        charts += [lane_heading(lane, look, width=width),
+                   *([lane_bars(lane, look, width=width)] if bars else []),
+                   *lane_streams(lane, look, width=width)]
+    chart = alt.vconcat(*charts, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
+        x="shared", y="independent", color="independent", opacity="independent")))
+    return chart, chart.to_dict(validate=False)
+
+
+def _clocked(lanes: Sequence[LaneFrames], look: Look, t_max: float, width: int,
+             bars: bool) -> Figure:
+    chart, as_dict = _chart(tuple(lane.shape for lane in lanes), look, int(width), bars)
+    t_max = float(t_max)
+    return Figure(chart, look, _lane_data(lanes, bars), {CLOCK: t_max, END: t_max}, as_dict)
 
 
 def side_by_side(lanes: Sequence[LaneFrames], look: Look, *, t_max: float,
                  width: int = 900) -> Figure:
     """Every lane's bars over its streams, one shared time axis, one clock `t` running from 0 to
     `t_max` seconds."""
-    t_max = float(t_max)
-    charts = []
-    for lane in lanes:
-        charts += [lane_bars(lane, look, width=width, t_max=t_max),
-                   lane_streams(lane, look, width=width, t_max=t_max)]
-    return _clocked(charts, look, t_max, _lane_data(lanes))
+    return _clocked(lanes, look, t_max, width, bars=True)
 
 
 def streams_only(lanes: Sequence[LaneFrames], look: Look, *, t_max: float,
                  width: int = 900) -> Figure:
-    """Just the token streams of every lane (the `streams` export view)."""
-    t_max = float(t_max)
-    charts = [lane_streams(lane, look, width=width, t_max=t_max,
-                           title=alt.TitleParams(lane.title, subtitle=lane.subtitle))
-              for lane in lanes]
-    data = {k: v for k, v in _lane_data(lanes).items() if not k.endswith("_iterations")}
-    return _clocked(charts, look, t_max, data)
-
-
-def _clocked(charts: list, look: Look, t_max: float, data: dict) -> Figure:
-    chart = alt.vconcat(*charts, resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="shared",
-                                                                             color="independent")))
-    return Figure(chart, look, data, {CLOCK: t_max})
+    """Just the token streams of every lane (the `streams` export view), each under its title."""
+    return _clocked(lanes, look, t_max, width, bars=False)

@@ -20,6 +20,7 @@ import pandas as pd
 from sim.serving.engine import Trace
 from sim.serving.metrics import request_times, summarize, token_gaps
 from sim.serving.policies import POLICIES
+from sim.studies.stalls import stalls
 from sim.units import fmt_seconds
 
 from .figure import Figure
@@ -119,7 +120,7 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900) ->
                       .mark_rect(clip=True)
                       .encode(x=alt.X("start_s:Q", title="time (s)",
                                       scale=alt.Scale(domain=zoom, nice=False),
-                                      axis=alt.Axis(format=",.3~f")),
+                                      axis=alt.Axis(format=",.3~f", grid=False)),
                               x2="end_s:Q", y=y, y2=alt.datum(0), color=color, tooltip=tooltip)
                       .properties(width=width, height=110 if look.presenter else 80,
                                   title=alt.TitleParams(f"{name} · {POLICIES[name].label}",
@@ -150,36 +151,86 @@ def cdf_frame(values: Mapping[str, np.ndarray], scale: float = 1.0,
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
+def tail_frame(values: Mapping[str, np.ndarray], scale: float = 1.0,
+               points: int = CDF_POINTS) -> pd.DataFrame:
+    """Each policy's share of values at least x, P(X >= x) = (n - rank) / n over its sorted values
+    (the complementary CDF): half its points evenly by rank, half ever closer to the largest
+    (ranks n - n / 10^k), so the tail where the freezes are is drawn in detail; every point drawn
+    is exact, the largest always kept."""
+    parts = []
+    for name, raw in values.items():
+        v = np.sort(np.asarray(raw, np.float64)[~np.isnan(raw)])
+        n = len(v)
+        if not n:
+            continue
+        even = np.linspace(0, n - 1, min(points // 2, n))
+        tail = n - np.ceil(n / 10 ** np.linspace(0, np.log10(n), points - points // 2))
+        rank = np.unique(np.r_[even, tail].round().astype(int).clip(0, n - 1))
+        parts.append(pd.DataFrame({"policy": name, "value": v[rank] * scale,
+                                   "share": (n - rank) / n, "count": n}))
+    columns = ["policy", "value", "share", "count"]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+
+
 def ttft_and_gaps(traces: Mapping[str, Trace]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The TTFT CDF (seconds, new requests) and the inter-token gap CDF (ms, every gap)."""
+    """The TTFT CDF (seconds, new requests) and the inter-token gaps' tail (ms, every gap)."""
     ttft = {n: request_times(t).ttft_s for n, t in traces.items()}
     gaps = {n: token_gaps(t)[0] for n, t in traces.items()}
-    return cdf_frame(ttft), cdf_frame(gaps, 1e3)
+    return cdf_frame(ttft), tail_frame(gaps, 1e3)
+
+
+def _steps(name: str, frame: pd.DataFrame, look: Look, x: alt.X, y: alt.Y, *, x_title: str,
+           share: str, interpolate: str, tip: alt.Tooltip, levels: dict[str, float], width: int,
+           title: str, marks: Sequence = ()) -> Figure:
+    """Step curves per policy of `y` (the frame's column `share`) against `x`, with dotted lines
+    at `levels` ({label: share}) and any extra `marks` beneath the curves."""
+    names = list(dict.fromkeys(frame.policy))
+    curves = alt.Chart(alt.Data(name=name)).mark_line(interpolate=interpolate, strokeWidth=2.5) \
+        .encode(x=x, y=y, color=policy_color(names, look), tooltip=[
+            alt.Tooltip("policy:N"), alt.Tooltip("value:Q", title=x_title, format=",.4~g"), tip,
+            alt.Tooltip("count:Q", title="values in all", format=",")])
+    at = alt.Chart(alt.Data(values=[{share: v, "text": k} for k, v in levels.items()]))
+    rules = at.mark_rule(color=look.muted, strokeDash=[2, 3]).encode(y=y)
+    labels = at.mark_text(align="left", dx=3, dy=-6, x=0, color=look.muted,
+                          fontSize=look.font_size).encode(y=y, text=alt.Text("text:N"))
+    chart = alt.layer(rules, labels, *marks, curves, width=width,
+                      height=300 if look.presenter else 240, title=title)
+    return Figure(chart, look, {name: frame})
+
+
+def tail_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_title: str,
+               threshold: float, unit: str, width: int = 440) -> Figure:
+    """Step curves of the share of values at least x per policy, both axes on a log scale, so one
+    freeze among thousands of short gaps stays in sight; dotted lines where half and 1% of the
+    values are at least x (a curve crosses them at its p50 and p99), a dashed one at `threshold`
+    (the freeze, in the values' `unit`)."""
+    smallest = float(frame.share.min()) if len(frame) else 1e-3
+    x = alt.X("value:Q", title=x_title, scale=alt.Scale(type="log"), axis=alt.Axis(format=",.4~r"))
+    y = alt.Y("share:Q", title="share of gaps at least this long",
+              scale=alt.Scale(type="log", domain=[smallest, 1]), axis=alt.Axis(format="~%"))
+    freeze = alt.Chart(alt.Data(values=[{"value": threshold,
+                                         "text": f"freeze: > {threshold:g} {unit}"}]))
+    line = freeze.mark_rule(color=look.ink, strokeDash=[6, 3]).encode(x=x)
+    label = freeze.mark_text(align="left", baseline="top", dx=3, y=2, color=look.ink,
+                             fontSize=look.font_size).encode(x=x, text=alt.Text("text:N"))
+    return _steps(name, frame, look, x, y, x_title=x_title, share="share", interpolate="step-before",
+                  tip=alt.Tooltip("share:Q", title="share at least this long", format=".3~%"),
+                  levels={"p50": 0.5, "p99": 0.01}, width=width, title=title, marks=(line, label))
 
 
 def cdf_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_title: str,
               log: bool, width: int = 440) -> Figure:
     """Step curves of P(X <= x) per policy; dotted lines at 0.5 and 0.99, where a curve crosses
     them is that policy's p50 and p99."""
-    names = list(dict.fromkeys(frame.policy))
     x = alt.X("value:Q", title=x_title,
               scale=alt.Scale(type="log") if log else alt.Scale(zero=True),
               axis=alt.Axis(format=",.4~g"))
     y = alt.Y("fraction:Q", title="fraction ≤ x", scale=alt.Scale(domain=[0, 1]),
               axis=alt.Axis(format="%"))
-    curves = alt.Chart(alt.Data(name=name)).mark_line(interpolate="step-after", strokeWidth=2.5) \
-        .encode(x=x, y=y, color=policy_color(names, look), tooltip=[
-            alt.Tooltip("policy:N"), alt.Tooltip("value:Q", title=x_title, format=",.4~g"),
-            alt.Tooltip("fraction:Q", title="fraction ≤ x", format=".1%"),
-            alt.Tooltip("count:Q", title="values in all", format=",")])
-    levels = alt.Chart(alt.Data(values=[{"fraction": 0.5, "text": "p50"},
-                                        {"fraction": 0.99, "text": "p99"}]))
-    rules = levels.mark_rule(color=look.muted, strokeDash=[2, 3]).encode(y=y)
-    labels = levels.mark_text(align="left", dx=3, dy=-6, x=0, color=look.muted,
-                              fontSize=look.font_size).encode(y=y, text="text:N")
-    chart = alt.layer(rules, labels, curves, width=width, height=300 if look.presenter else 240,
-                      title=title)
-    return Figure(chart, look, {name: frame})
+    return _steps(name, frame, look, x, y, x_title=x_title, share="fraction",
+                  interpolate="step-after",
+                  tip=alt.Tooltip("fraction:Q", title="fraction ≤ x", format=".1%"),
+                  levels={"p50": 0.5, "p99": 0.99}, width=width, title=title)
 
 
 # --- where each request's time goes ---------------------------------------------------------
@@ -246,8 +297,9 @@ def split_chart(split: Split, look: Look, *, width: int = 900) -> Figure:
 
 # --- the metrics table ----------------------------------------------------------------------
 def metrics_frame(traces: Mapping[str, Trace]) -> pd.DataFrame:
-    """Rows: the percentiles of TTFT, TBT and TPOT, throughput and its terms; a column per
-    policy (formatted text), and one saying what each row is computed from."""
+    """Rows: the stall first (the largest gap, the gaps over the freeze threshold), then the
+    percentiles of TTFT, TBT and TPOT, throughput and its terms; a column per policy (formatted
+    text), and one saying what each row is computed from."""
     rows: dict[str, dict[str, str]] = {}
     how = {}
     for name, trace in traces.items():
@@ -255,12 +307,19 @@ def metrics_frame(traces: Mapping[str, Trace]) -> pd.DataFrame:
         new = int(np.count_nonzero(~trace.prefilled))
         gaps = len(token_gaps(trace)[0])
         timed = int(np.count_nonzero(np.diff(trace.token_offsets) > 1))
+        frozen = stalls(trace)
+        rows.setdefault("largest gap (TBT max)", {})[name] = fmt_seconds(m.tbt_s.max)
+        how["largest gap (TBT max)"] = f"the longest gap between two tokens of a request, {gaps:,} gaps"
+        freezes = f"stalls over {fmt_seconds(frozen.threshold_s)}"
+        rows.setdefault(freezes, {})[name] = (f"{frozen.gaps_over:,} ({frozen.frozen_streams:,} "
+                                              "requests)")
+        how[freezes] = f"gaps longer than {fmt_seconds(frozen.threshold_s)}: a stream seen to stop"
         for metric, p, over in (("TTFT", m.ttft_s, f"first token − arrival, {new:,} new requests"),
                                 ("TBT", m.tbt_s, f"each gap between a request's tokens, {gaps:,} "
                                                  "gaps"),
                                 ("TPOT", m.tpot_s, "(last token − first) / (tokens − 1), "
                                                    f"{timed:,} requests")):
-            for q in ("p50", "p90", "p99", "max"):
+            for q in ("p50", "p90", "p99", "max")[:3 if metric == "TBT" else 4]:
                 rows.setdefault(f"{metric} {q}", {})[name] = fmt_seconds(getattr(p, q))
                 how[f"{metric} {q}"] = over
         output = int(trace.output.sum())
@@ -270,8 +329,8 @@ def metrics_frame(traces: Mapping[str, Trace]) -> pd.DataFrame:
                 ("output tokens", f"{output:,}", "Σ tokens each request emits"),
                 ("makespan", fmt_seconds(m.makespan_s), "last iteration's end − first arrival"),
                 ("iterations", f"{m.iterations:,}", "forward passes"),
-                ("preemptions", f"{m.preemptions:,}", "KV full: newest request evicted, "
-                                                       "recomputed later")):
+                ("preemptions", f"{m.preemptions:,}", "memory for keys and values full: newest "
+                                                       "request evicted, recomputed later")):
             rows.setdefault(label, {})[name] = text
             how[label] = formula
     frame = pd.DataFrame.from_dict(rows, orient="index")

@@ -35,7 +35,7 @@ from .roofline import (
     roofline,
 )
 from .theme import Look
-from .timeline import side_by_side, streams_only
+from .timeline import figure_height, side_by_side, streams_only
 
 LANES = (("unchunked", "Unchunked"), ("chunked", "Chunked"))
 # The time axis: around the new prompt (where the stall and the chunks are), or the whole run.
@@ -55,6 +55,10 @@ class Timeline:
     def figure(self, look: Look, width: int = 900, streams: bool = False) -> Figure:
         build = streams_only if streams else side_by_side
         return build(self.lanes, look, t_max=self.t_max, width=width)
+
+    def height(self, look: Look, streams: bool = False) -> int:
+        """The figure's height in CSS pixels, for the frame that shows it."""
+        return figure_height(self.lanes, look, bars=not streams)
 
 
 def lane_title(name: str, trace: Trace) -> str:

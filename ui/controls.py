@@ -145,7 +145,7 @@ CUSTOM_MODEL = (
     _int("layers", "Layers", 32, 1, 1000),
     _int("hidden", "Hidden size", 4096, 64, 1_000_000, step=256),
     _int("heads", "Attention heads", 32, 1, 4096),
-    _int("kvheads", "KV heads", 8, 1, 4096),
+    _int("kvheads", "Key-value (KV) heads", 8, 1, 4096),
     _int("headdim", "Head dim", 128, 1, 4096),
     _int("ffn", "MLP intermediate size", 14336, 1, 10_000_000, step=256),
     _int("vocab", "Vocabulary", 128256, 1, 10_000_000, step=1000),
@@ -171,8 +171,6 @@ WINDOW = _choice("window", "Time axis", "prompt", tuple(WINDOWS),
                  help=". ".join(f"{name}: {what}".replace("FOCUS_MARGIN", f"{FOCUS_MARGIN:g}")
                                 for name, what in WINDOWS.items())
                  + ". The metrics always cover the whole run.")
-PACE = _float("pace", "Playback pace (simulated ms per second at 1x)", 100, 1, 100_000, step=10.0,
-               help="The player's 0.25x-4x speeds are multiples of this.")
 
 # The traffic pages (Traffic, Budget trade-off, Capacity, Memory) share one workload.
 MAX_REQUESTS = 1000   # a page runs its workload once per policy, budget or rate: keep each run short
@@ -226,7 +224,7 @@ TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,
 
 CONTROLS: dict[str, Control] = {c.key: c for c in (
     *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, COMPARE, WHY,
-    WINDOW, PACE, *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS,
+    WINDOW, *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS,
     TOGETHER)}
 
 

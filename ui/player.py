@@ -12,37 +12,45 @@ from charts.theme import Look
 from charts.views import FOCUS_MARGIN
 from sim.units import fmt_seconds
 
-from . import runs
+from . import runs, words
 from .scenario import Scenario
 from .widgets import downloads
 
+CONTROLS_PX = 150   # the player's control bar and its cue line above the chart
 
-def player(s: Scenario, look: Look, window: str, pace_ms_per_s: float, name: str) -> None:
+
+def player(s: Scenario, look: Look, window: str, name: str, *, window_control: bool) -> None:
     """The side-by-side timeline, animated in the browser by one clock (charts.player), with the
-    same downloads as a static chart."""
-    tl = runs.timeline_view(s, window)
-    rows = sum(len(lane.streams.stream.unique()) for lane in tl.lanes)
-    height = (len(tl.lanes) * (330 if look.presenter else 250)
-              + rows * (30 if look.presenter else 20) + 110)
-    show_player(runs.player_page(s, look, window, float(pace_ms_per_s), height), height)
-    timeline_notes(s, window)
+    same downloads as a static chart. `name` keys the playback position kept across reruns, and
+    the downloads; `window_control`: the page offers *Time axis* (said in the notes)."""
+    height = runs.timeline_view(s, window).height(look) + CONTROLS_PX
+    show_player(runs.player_page(s, look, window, height, name), height)
+    timeline_notes(s, window, window_control)
     downloads(lambda: runs.timeline_figure(s, look, window), name)
 
 
-def timeline_notes(s: Scenario, window: str) -> None:
-    """Say what the time axis shows: the window, and time bins rather than single iterations."""
+def timeline_notes(s: Scenario, window: str, window_control: bool) -> None:
+    """How to read the timeline, and what its time axis shows: the window, time bins rather than
+    single iterations, several streams per row."""
     tl = runs.timeline_view(s, window)
+    st.caption(words.timeline_legend())
     run_end = max(float(trace.end_s[-1]) for trace in runs.lanes(s))
     if tl.t_max < run_end:
         st.caption(f"Time axis: the first {fmt_seconds(tl.t_max)} of a {fmt_seconds(run_end)} run "
-                   f"(until {FOCUS_MARGIN:g} × the later first token of the new request); pick *Time axis: run* "
-                   "to see it all. The metrics cover the whole run.")
+                   f"(until {FOCUS_MARGIN:g} × the later first token of the new request)"
+                   + ("; pick *Time axis: run* to see it all" if window_control else
+                      "; *Side by side* can show the whole run")
+                   + ". The metrics cover the whole run.")
     for lane, trace in zip(tl.lanes, runs.lanes(s)):
         if lane.bin_ms is not None:
             st.caption(f"{lane.title}: {trace.iterations:,} iterations drawn as "
                        f"{len(lane.iterations):,} bars (consecutive iterations merged into time bins "
                        f"of {lane.bin_ms:,.3g} ms; an iteration longer than a bin keeps its own bar), "
                        "to keep the page light. Every metric uses every iteration.")
+        rows = lane.decoders
+        if rows.per_row > 1 or rows.bin_ms is not None:
+            st.caption(f"{lane.title}: " + words.rows_note(rows.decoders, rows.rows, rows.per_row,
+                                                          rows.bin_ms))
 
 
 def show_player(html: str, height: int) -> None:

@@ -20,6 +20,7 @@ from charts.player import player_html
 from charts.theme import Look
 from charts.timeline import CLOCK
 from charts.views import BudgetPlan, Timeline, budget_plan, roofline_figures, timeline
+from charts.worked import to_scale
 from sim.cost.validation import validate
 from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError, Trace, simulate
@@ -97,12 +98,14 @@ def timeline_figure(s: Scenario, look: Look, window: str, width: int = CHART_WID
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def player_page(s: Scenario, look: Look, window: str, pace_ms_per_s: float, height: int) -> str:
-    """The player's HTML (a string: cheap to cache as data)."""
+def player_page(s: Scenario, look: Look, window: str, height: int, key: str) -> str:
+    """The player's HTML (a string: cheap to cache as data); `key` names the view whose playback
+    position the browser keeps."""
     tl = timeline_view(s, window)
+    cue = words.player_cue(lane_cards(s, s.unchunked), lane_cards(s, s.chunked),
+                           tl.lanes[0].decoders.decoders)
     return player_html(timeline_figure(s, look, window).spec(), clock=CLOCK, t_max=tl.t_max,
-                       boundaries=tl.boundaries, height=height, dark=look.dark,
-                       ms_per_second=pace_ms_per_s)
+                       boundaries=tl.boundaries, height=height, dark=look.dark, key=key, cue=cue)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -134,6 +137,12 @@ def priced_iterations(s: Scenario) -> dict[str, ScenarioIteration]:
 @st.cache_data(max_entries=32, show_spinner=False)
 def worked(s: Scenario, second_budget: int) -> WorkedExample:
     return worked_example(**s.worked_example_inputs(second_budget))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def worked_picture(pieces: pd.DataFrame, unit: str, look: Look) -> dict:
+    """One of the worked example's pictures to scale (ui.worked, charts.worked)."""
+    return to_scale(pieces, look, unit=unit).spec()
 
 
 # --- fidelity: the cost model against measured GPU timings ----------------------------------

@@ -40,6 +40,7 @@ from sim.studies.capacity import (
     rate_curve,
     rate_grid,
 )
+from sim.studies.stalls import STALL_S
 from sim.studies.sweep import SweepPoint, engine_defaults, run_point
 
 from . import widgets
@@ -174,8 +175,9 @@ def traffic_view(t: Traffic, s: Scenario, policies: tuple[str, ...], look: Look,
         "timeline": charts.traffic_timeline(timeline, look, width=CHART_WIDTH),
         "ttft": charts.cdf_chart(ttft, look, name="ttft", title="Time to first token",
                                  x_title="TTFT (s, log scale)", log=True),
-        "gaps": charts.cdf_chart(gaps, look, name="gaps", title="Time between tokens",
-                                 x_title="gap between two tokens (ms, log scale)", log=True),
+        "gaps": charts.tail_chart(gaps, look, name="gaps", title="Time between tokens: the tail",
+                                  x_title="gap between two tokens (ms, log scale)",
+                                  threshold=STALL_S * 1e3, unit="ms"),
         "split": charts.split_chart(split, look, width=CHART_WIDTH),
     }
     return TrafficView(timeline, split, charts.metrics_frame(_traces), figures)

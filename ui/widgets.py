@@ -24,8 +24,10 @@ from sim.errors import InputError
 from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
 
-from . import controls
+from . import controls, story
+from . import glossary as glossary_terms
 from .controls import CONTROLS, CUSTOM, Control
+from .glossary import first
 from .scenario import Scenario, scenario_from
 
 CHART_WIDTH = 900
@@ -89,13 +91,14 @@ def widget(control: Control, where=st, width: int | str = "stretch"):
 
 
 def _preset_or_custom(picker: Control, custom_fields, describe) -> None:
-    """A preset picker: its fields when "custom" is picked, else the preset's figures and source."""
+    """A preset picker: its fields when "custom" is picked, else the preset's name, figures and
+    source. (The list shows the presets' ids: a bound widget matches the link by what it shows.)"""
     choice = widget(picker)
     if choice == CUSTOM:
         for control in custom_fields:
             widget(control)
     else:
-        st.caption(describe(choice))
+        st.caption(describe(choice), unsafe_allow_html=True)
 
 
 def sidebar() -> None:
@@ -106,23 +109,26 @@ def sidebar() -> None:
             widget(control)
         st.subheader("Hardware and cost")
         _preset_or_custom(CONTROLS["gpu"], controls.CUSTOM_GPU, lambda g: (
-            f"{GPUS[g].name}: {GPUS[g].peak_flops / 1e12:,.4g} TFLOP/s **dense BF16, no "
-            f"sparsity**, {GPUS[g].bandwidth / 1e12:,.4g} TB/s, {GPUS[g].memory_bytes / 1e9:,.4g} "
-            f"GB. Source: {GPUS[g].source}."))
+            f"{GPUS[g].name}: {GPUS[g].peak_flops / 1e12:,.4g} TFLOP/s **dense** (no sparsity) in "
+            f"{first('bf16')}, {GPUS[g].bandwidth / 1e12:,.4g} TB/s, "
+            f"{GPUS[g].memory_bytes / 1e9:,.4g} GB. Source: {GPUS[g].source}."))
         _preset_or_custom(CONTROLS["model"], controls.CUSTOM_MODEL, lambda m: (
-            f"{MODELS[m].name}: {MODELS[m].params / 1e9:,.3g}B params, {MODELS[m].layers} layers, "
-            f"{MODELS[m].kv_heads} KV heads × {MODELS[m].head_dim}. Source: {MODELS[m].source}."))
+            f"{MODELS[m].name}: {MODELS[m].params / 1e9:,.3g}B parameters, {MODELS[m].layers} "
+            f"layers, {MODELS[m].kv_heads} {first('kv')} heads × {MODELS[m].head_dim}. Source: "
+            f"{MODELS[m].source}."))
         tp = widget(CONTROLS["tp"])
         if tp > 1:
-            st.caption(f"Each number is per GPU: 1/{tp} of the weights, FLOPs and KV cache each "
-                       "(KV heads fewer than tp are copied), plus two all-reduces of the batch's "
-                       "activations per layer, priced from the GPU's link preset.")
+            st.caption(f"Each number is per GPU: 1/{tp} of the weights, the arithmetic and the KV "
+                       "cache each (KV heads fewer than tp are copied), plus two all-reduces of the "
+                       "batch's activations per layer, priced from the GPU's link preset.")
         widget(CONTROLS["mode"])
-        st.caption("**simple** (default) is seed 001's own arithmetic, so the defaults show its "
-                   "numbers exactly (327.7 ms, 16 × 23.04 ms = 368.6 ms). **roofline** adds "
-                   "attention, the decoders' KV reads and the LM head (at the defaults the decode step "
-                   "grows from 5.333 ms to 16.3 ms: 31 GiB of KV); **calibrated** runs that work "
-                   "at what real kernels achieve.")
+        st.caption(f"**simple** (default) is the source articles' own arithmetic ({first('flop')} "
+                   "= 2 × parameters × tokens; each iteration reads the weights once), so the "
+                   "defaults show their numbers exactly (327.7 ms, 16 × 23.04 ms = 368.6 ms). "
+                   "**roofline** adds attention, the decoders' KV reads and the "
+                   f"{first('lm')} head (at the defaults the decode step grows from 5.333 ms to "
+                   "16.3 ms: 31 GiB of KV); **calibrated** runs that work at what real kernels "
+                   "achieve.", unsafe_allow_html=True)
         st.subheader("Compare")
         for control in controls.POLICY:
             widget(control)
@@ -141,6 +147,21 @@ def presenter_css() -> None:
     """Presenter mode scales the whole page, not just the charts."""
     if st.session_state.get("presenter"):
         st.html("<style>html { font-size: 125%; }</style>")
+
+
+def glossary() -> None:
+    """The glossary's hover style for every page, and all its terms in a popover atop the sidebar."""
+    st.html(glossary_terms.CSS)
+    with st.sidebar.popover("Glossary", icon=":material/menu_book:", width="stretch"):
+        st.markdown("\n".join(f"- {line}" for line in glossary_terms.entries()))
+
+
+def next_link(title: str) -> None:
+    """The end of every page: a link to the next page on the learner's path (ui/story.py)."""
+    here = next(p for p in story.PAGES if p.title == title)
+    after = story.next_page(here.path)
+    st.divider()
+    st.page_link(after.path, label=f"Next: {after.title}: {after.what}", icon=":material/arrow_forward:")
 
 
 def scenario() -> Scenario:

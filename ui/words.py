@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.serving.engine import Trace
-from sim.serving.metrics import request_times, summarize, token_gaps
+from sim.serving.metrics import request_times
 from sim.serving.policies import POLICIES
+from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
 from sim.units import fmt_seconds
 
 # How one iteration is priced, per cost mode (sim/cost.py), in the words the pages use.
@@ -29,13 +30,16 @@ def cost_rule(mode: str, tp: int = 1) -> str:
 
 
 # --- what the metric cards say ------------------------------------------------------------------
+# The cards' labels, in the order each lane shows them: the stall first.
+GAP, FROZEN, FROZEN_TIME, TTFT, STEADY = ("Largest gap", "Streams frozen", "Frozen per stream",
+                                          "New request TTFT", "Steady gap (p99)")
 @dataclass(frozen=True)
 class Card:
     label: str
     value: str
     help: str          # the formula, with this run's numbers substituted (Markdown)
     seconds: float     # the raw value, for deltas between lanes (NaN when undefined)
-    unit: str = "s"    # what `seconds` counts: "s", or "iterations"
+    unit: str = "s"    # what `seconds` counts: "s", or a count ("streams")
 
 
 def stall_story(trace: Trace, gap: Card) -> str:
@@ -96,48 +100,161 @@ def _seconds(s: float) -> str:
     return "0 ms" if s == 0 else fmt_seconds(s)
 
 
+def _median_duration(trace: Trace, which: np.ndarray) -> float:
+    durations = trace.duration_s[which]
+    return float(np.median(durations)) if len(durations) else math.nan
+
+
+def decode_step_s(trace: Trace) -> float:
+    """A decode-only iteration's time (the median of them): the streams' pace with no prompt."""
+    return _median_duration(trace, (trace.prefill_tokens == 0) & (trace.decode_tokens > 0))
+
+
+def prefill_step_s(trace: Trace) -> float:
+    """The time of an iteration that carries prompt tokens (the median of them)."""
+    return _median_duration(trace, trace.prefill_tokens > 0)
+
+
 def lane_cards(trace: Trace, mode: str, tp: int = 1) -> list[Card]:
-    """The four numbers under a lane: new request TTFT, the decoders' largest gap, p99
-    inter-token latency and iterations, each with how it is computed (`mode`: the cost mode,
-    `tp`: the tensor-parallel degree)."""
+    """The numbers under a lane, the stall first: the decoders' largest gap, how many froze and
+    for how long, the new request's TTFT, and the steady inter-token latency (p99), each with how
+    it is computed (`mode`: the cost mode, `tp`: the tensor-parallel degree)."""
     rule = cost_rule(mode, tp)
-    metrics = summarize(trace)
     times = request_times(trace)
-    gaps, owner = token_gaps(trace)
+    decoders = trace.prefilled
+    frozen = stalls(trace, STALL_S, decoders)
+    every = stalls(trace, STALL_S)
+    threshold = fmt_seconds(STALL_S)
+    gap = frozen.largest_gap_s
+    cards = [Card(
+        GAP, fmt_seconds(gap),
+        f"max over the {frozen.streams:,} running decoders of (time of token k+1 − time of token k)"
+        f" = **{fmt_seconds(gap)}**. A decoder waits for every iteration it is not in, and for the "
+        "whole of each one it is in: one long prefill iteration is one long gap.", gap),
+        Card(FROZEN, f"{frozen.frozen_streams:,} of {frozen.streams:,}",
+             f"running decoders with at least one gap between two tokens longer than {threshold}, "
+             f"about the longest pause that still feels instantaneous ({STALL_SOURCE}): "
+             f"**{frozen.frozen_streams:,}** of {frozen.streams:,}.", float(frozen.frozen_streams),
+             "streams"),
+        Card(FROZEN_TIME, _seconds(frozen.frozen_per_stream_s),
+             f"mean over the {frozen.streams:,} running decoders of the sum of their gaps longer "
+             f"than {threshold} = **{_seconds(frozen.frozen_per_stream_s)}**: how long each reader "
+             "watched the reply stand still.", frozen.frozen_per_stream_s)]
     new = np.flatnonzero(~trace.prefilled)
-    decoders = np.flatnonzero(trace.prefilled)
-    cards = []
     if len(new):
         r = int(new[0])
         first = trace.tokens_of(r)[0] if len(trace.tokens_of(r)) else math.nan
         ttft = float(times.ttft_s[r])
         n_prefill = int(np.count_nonzero(trace.chunk_request == r))
         cards.append(Card(
-            "New request TTFT", fmt_seconds(ttft),
-            f"TTFT = first token − arrival = {fmt_seconds(first)} − "
+            TTFT, fmt_seconds(ttft),
+            f"time to first token = first token − arrival = {fmt_seconds(first)} − "
             f"{_seconds(trace.arrival_s[r])} = **{fmt_seconds(ttft)}**: the wait before its "
             f"first chunk ({_seconds(times.queue_s[r])}) plus the {n_prefill:,} iteration(s) "
             f"that carried its prompt, each priced {rule}.", ttft))
-    gap = float(np.nanmax(times.max_gap_s[decoders])) if len(decoders) else math.nan
     cards.append(Card(
-        "Largest decoder gap", fmt_seconds(gap),
-        f"max over the {len(decoders):,} running decoders of (time of token k+1 − time of token k)"
-        f" = **{fmt_seconds(gap)}**. A decoder waits for every iteration it is not in, and for the "
-        "whole of each one it is in: one long prefill iteration is one long gap.", gap))
-    cards.append(Card(
-        "p99 inter-token latency", fmt_seconds(metrics.tbt_s.p99),
-        f"99th percentile (linear interpolation) of all {len(gaps):,} gaps between successive "
-        f"tokens of any request = **{fmt_seconds(metrics.tbt_s.p99)}** (median "
-        f"{fmt_seconds(metrics.tbt_s.p50)}, max {fmt_seconds(metrics.tbt_s.max)})."
-        + (f" The largest gap is {metrics.tbt_s.max / metrics.tbt_s.p99:,.3g}× the p99: a stall that "
-           "hits each stream once is a small share of its gaps, so percentiles hide it."
-           if metrics.tbt_s.max > 2 * metrics.tbt_s.p99 else ""),
-        metrics.tbt_s.p99))
-    cards.append(Card(
-        "Iterations", f"{trace.iterations:,}",
-        f"forward passes until every request finished: {trace.iterations:,}, over "
-        f"{fmt_seconds(metrics.makespan_s)}. Each one is priced {rule}.", float(trace.iterations),
-        "iterations"))
+        STEADY, fmt_seconds(every.steady_gap_s),
+        f"99th percentile (linear interpolation) of all {every.gaps:,} gaps between successive "
+        f"tokens of any request = **{fmt_seconds(every.steady_gap_s)}**: the pace a stream keeps "
+        f"(max {fmt_seconds(every.largest_gap_s)})."
+        + (f" The largest gap is {every.largest_gap_s / every.steady_gap_s:,.3g}× the p99: a freeze "
+           "that hits each stream once is a small share of its gaps, so the p99 leaves it out."
+           if every.largest_gap_s > 2 * every.steady_gap_s else "")
+        + f" Over the run: {trace.iterations:,} iterations, each priced {rule}.",
+        every.steady_gap_s))
     return cards
 
 
+def trade_notes(unchunked: Trace, chunked: Trace, cards_u: list[Card],
+                cards_c: list[Card]) -> dict[str, str]:
+    """The sentence beside each chunked-lane number that got worse, by card label: what the
+    fix costs, and why (a red arrow never stands alone)."""
+    u = {c.label: c for c in cards_u}
+    notes = {}
+    for card in cards_c:
+        before = u.get(card.label)
+        if before is None or not card.seconds > before.seconds:
+            continue
+        if card.label == TTFT:
+            new = np.flatnonzero(~chunked.prefilled)
+            chunks = int(np.count_nonzero(chunked.chunk_request == new[0])) if len(new) else 0
+            notes[card.label] = (f"The price of chunking: the prompt goes through in {chunks:,} "
+                                 "iterations, each shared with the decodes, so its first token "
+                                 "comes a little later.")
+        elif card.label == STEADY:
+            notes[card.label] = (f"Also a price: while the prompt is prefilled each iteration takes "
+                                 f"{fmt_seconds(prefill_step_s(chunked))} instead of a "
+                                 f"{fmt_seconds(decode_step_s(chunked))} decode step. The "
+                                 "unchunked lane's freeze is longer, but it hits each stream once, "
+                                 "too rarely to reach the p99.")
+        else:
+            notes[card.label] = ("Worse here: this policy's prompt iterations are longer than the "
+                                 "unchunked lane's (see the bars).")
+    return notes
+
+
+def _change(before: float, after: float) -> str:
+    """E.g. "falls from 333 ms to 23.04 ms (14.5× shorter)"."""
+    if math.isnan(before) or math.isnan(after):
+        return f"is {fmt_seconds(after)} (was {fmt_seconds(before)})"
+    if after == before:
+        return f"stays at {fmt_seconds(after)}"
+    verb, ratio = ("falls", before / after) if after < before else ("rises", after / before)
+    size = f" ({ratio:,.3g}× {'shorter' if after < before else 'longer'})" if after else ""
+    return f"{verb} from {fmt_seconds(before)} to {fmt_seconds(after)}{size}"
+
+
+def story_fields(unchunked: Trace, chunked: Trace, budget: int, cards_u: list[Card],
+                 cards_c: list[Card]) -> dict[str, str]:
+    """The numbers Home's chapters (ui.story.CHAPTERS) quote, from the two lanes' runs."""
+    u, c = ({card.label: card for card in cards} for cards in (cards_u, cards_c))
+    new = np.flatnonzero(~unchunked.prefilled)
+    ttft_u, ttft_c = (cards.get(TTFT) for cards in (u, c))
+    return dict(
+        decodes=f"{int(unchunked.prefilled.sum()):,}",
+        prompt=f"{int(unchunked.prompt[new[0]]):,}" if len(new) else "0",
+        decode_step=fmt_seconds(decode_step_s(unchunked)),
+        prompt_pass=fmt_seconds(float(unchunked.duration_s.max())),
+        prefill_step=fmt_seconds(prefill_step_s(chunked)),
+        stall_story=stall_story(unchunked, u[GAP]),
+        fix_story=fix_story(chunked, budget, ttft_c, ttft_u, c[GAP],
+                            u[GAP]) if ttft_u else "",
+        gap_change=_change(u[GAP].seconds, c[GAP].seconds),
+        froze_u=f"{u[FROZEN].seconds:,.0f}",
+        froze_c=f"{c[FROZEN].seconds:,.0f}",
+        stall=fmt_seconds(STALL_S),
+        ttft_u=ttft_u.value if ttft_u else "—", ttft_c=ttft_c.value if ttft_c else "—")
+
+
+def player_cue(cards_u: list[Card], cards_c: list[Card], decoders: int) -> str:
+    """What to watch, shown above the player until it plays (plain text)."""
+    u, c = ({card.label: card for card in cards} for cards in (cards_u, cards_c))
+    first = (f" The new request's first token: {u[TTFT].value} on top, {c[TTFT].value} below."
+             if TTFT in u else "")
+    if not decoders:
+        return "Press Play: no streams are running, so nothing can freeze." + first
+    return (f"Press Play and watch the rows: one per stream ({decoders:,}), a tick per token. "
+            f"Top lane: the streams wait up to {u[GAP].value} for a token. "
+            f"Bottom lane: up to {c[GAP].value}." + first)
+
+
+def timeline_legend() -> str:
+    """How to read the side-by-side timeline (Markdown)."""
+    return ("How to read it: in each lane the bars are iterations, as wide as they run (blue: "
+            "decode tokens, orange: prefill tokens). Under them, each row is a stream and each "
+            "tick a token it receives; a red block grows over a row while it waits, darker the "
+            "longer, and stays shaded where the wait was a freeze (over 100 ms); the dashed line "
+            "marks the largest gap so far. *Streams frozen for*: how long the longest-waiting "
+            "stream has now gone without a token.")
+
+
+def rows_note(decoders: int, rows: int, per_row: int, bin_ms: float | None) -> str:
+    """Say how the decoder rows were thinned for display."""
+    parts = []
+    if per_row > 1:
+        parts.append(f"{decoders:,} streams drawn as {rows:,} rows of up to {per_row:,} (a row "
+                     "ticks when any of its streams gets a token)")
+    if bin_ms is not None:
+        parts.append(f"ticks thinned to about one per {bin_ms:,.3g} ms, keeping both ends of "
+                     "every longer gap, so no freeze is shortened")
+    return "; ".join(parts) + ", to keep the page light. Every metric uses every token."

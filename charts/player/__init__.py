@@ -1,10 +1,13 @@
 """An offline, in-browser player that animates any Vega-Lite chart by one clock signal.
 
 `player_html(spec, clock="t", t_max=...)` returns one HTML page: the chart, embedded once with
-Vega-Embed, and a control bar (play/pause, scrub, speed, step to the previous/next boundary, clock
-readout, keyboard: space and arrows). Playback runs entirely in the browser: each animation frame
-sets the chart's clock signal (`view.signal(clock, t)`, then `view.runAsync()`), so there is no
-server round trip per frame and no re-embedding. Times are in seconds; the readout shows ms.
+Vega-Embed, and a control bar (play/pause, scrub, one speed list, step to the previous/next
+boundary, clock readout, keyboard: space and arrows), with a line that says what to watch until
+playback starts. Playback runs entirely in the browser: each animation frame sets the chart's clock
+signal (`view.signal(clock, t)`, then `view.runAsync()`), so there is no server round trip per
+frame and no re-embedding. Times are in seconds; the readout shows ms. With a `key`, the position,
+the speed and whether it plays are kept in the tab's sessionStorage under that key, so a page that
+rebuilds the player (a Streamlit rerun after any control change) carries on where it was.
 
 Where the Vega scripts come from (no CDN, ever): `vl_convert.javascript_bundle()` returns Vega 6,
 Vega-Lite 6 and Vega-Embed 7 as one 0.9 MB script. Two ways to ship it were measured
@@ -47,7 +50,9 @@ import vl_convert
 
 from sim.errors import InputError, check_number
 
-SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0)
+# Simulated ms played per second of wall-clock time, with what each is as a share of real time.
+SPEEDS = {10.0: "1/100×", 25.0: "1/40×", 50.0: "1/20×", 100.0: "1/10×", 250.0: "1/4×",
+          500.0: "1/2×", 1000.0: "1× real", 5000.0: "5×"}
 # Canvas and SVG both played the benchmark chart at 60 fps; canvas keeps the per-frame work out of
 # the DOM (no style and layout of thousands of mark nodes), which leaves headroom on slow laptops.
 RENDERER = "canvas"
@@ -115,13 +120,23 @@ def _check_boundaries(boundaries: Sequence[float], t_max: float) -> list[float]:
     return values
 
 
+def _speed_options(ms_per_second: float) -> str:
+    """The speed list, `ms_per_second` selected (added to the list when it is not a preset)."""
+    speeds = {**SPEEDS, ms_per_second: SPEEDS.get(ms_per_second, "")}
+    return "".join(f'<option value="{ms:g}"{" selected" if ms == ms_per_second else ""}>'
+                   + html_lib.escape(f"{label} ({ms:g} ms/s)" if label else f"{ms:g} ms/s")
+                   + "</option>" for ms, label in sorted(speeds.items()))
+
+
 def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Sequence[float] = (),
                 height: int = 520, dark: bool = False, ms_per_second: float = 100.0,
-                title: str = "") -> str:
+                title: str = "", key: str = "", cue: str = "") -> str:
     """A self-contained HTML page that plays `spec` by its top-level param `clock` over [0, t_max].
 
-    `boundaries` (seconds, e.g. iteration ends) are the stops of step back/forward; playback
-    advances `ms_per_second` simulated ms per wall-clock second at 1x.
+    `boundaries` (seconds, e.g. iteration ends) are the stops of step back/forward; playback starts
+    at `ms_per_second` simulated ms per wall-clock second (the speed list offers others). `key`
+    names the view in sessionStorage (empty: nothing is kept); `cue` is the line shown until
+    playback starts (plain text).
     """
     if not isinstance(spec, dict) or not _has_param(spec, clock):
         raise InputError(f"the spec declares no top-level param named {clock!r}; add "
@@ -134,10 +149,9 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
         "msPerSecond": check_number("ms per second", ms_per_second),
         "dark": bool(dark),
         "renderer": RENDERER,
+        "key": str(key),
     }
     height = check_number("player height (px)", height, low=120, low_inclusive=True, integer=True)
-    speed_options = "".join(f'<option value="{s:g}"{" selected" if s == 1 else ""}>{s:g}&times;</option>'
-                            for s in SPEEDS)
     return Template(_asset("player.html")).substitute(
         title=html_lib.escape(title or "Animated chart"),
         heading=f'<h1 class="title">{html_lib.escape(title)}</h1>' if title else "",
@@ -145,8 +159,8 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
         height=height,
         t_max_ms=html_lib.escape(f"{t_max * 1000:,.1f}"),
         t_max=repr(t_max),
-        rate=repr(config["msPerSecond"]),
-        speed_options=speed_options,
+        speed_options=_speed_options(config["msPerSecond"]),
+        cue=html_lib.escape(cue),
         bundle=_inline_bundle_tag(),
         config=_script_json(config),
         spec=_script_json(spec),

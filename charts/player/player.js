@@ -7,9 +7,27 @@
   var stats = window.playerStats = {frames: 0, updates: 0, updateMs: 0};
   var $ = function (id) { return document.getElementById(id); };
   var playBtn = $("play"), backBtn = $("back"), fwdBtn = $("forward"), scrub = $("scrub"),
-      clockOut = $("clock"), speedSel = $("speed"), rateIn = $("rate"), rateErr = $("rate-error");
-  var rate = cfg.msPerSecond, speed = 1, view = null, busy = false, dirty = false, last = null;
+      clockOut = $("clock"), speedSel = $("speed"), cue = $("cue");
+  var rate = cfg.msPerSecond, view = null, busy = false, dirty = false, last = null, saved = 0;
   var eps = 1e-9 * Math.max(1, cfg.tMax);
+  // Where playback was, per view, for this browser tab: a rerun of the page (any sidebar change)
+  // rebuilds this frame, and the position, the speed and whether it was playing carry over.
+  var storeKey = cfg.key ? "chunked-prefill-player:" + cfg.key : null;
+
+  function remembered() {
+    try { return storeKey && JSON.parse(window.sessionStorage.getItem(storeKey)); }
+    catch (e) { return null; }   // storage blocked (a sandboxed frame): start afresh
+  }
+
+  function remember(force) {
+    var now = performance.now();
+    if (!storeKey || (!force && now - saved < 200)) return;
+    saved = now;
+    try {
+      window.sessionStorage.setItem(storeKey, JSON.stringify(
+        {t: state.t, rate: rate, playing: state.playing}));
+    } catch (e) { /* storage blocked: nothing to keep */ }
+  }
 
   function fmtMs(seconds) {
     return (seconds * 1000).toLocaleString("en-US", {minimumFractionDigits: 1, maximumFractionDigits: 1});
@@ -22,6 +40,7 @@
     playBtn.setAttribute("aria-label", state.playing ? "Pause" : "Play");
     playBtn.classList.toggle("playing", state.playing);
     playBtn.querySelector(".label").textContent = state.playing ? "Pause" : "Play";
+    cue.classList.toggle("hidden", state.playing || state.t > 0);
   }
 
   // Push the clock into the view; while a run is in flight only the latest value is kept.
@@ -39,13 +58,23 @@
     }, showError);
   }
 
-  // Test hook: the clock value the chart itself holds.
+  // Test hooks: the clock value the chart itself holds, and the data of the items a mark named
+  // `name` (a Vega-Lite unit's name) has drawn.
   window.playerSignal = function () { return view ? view.signal(cfg.clock) : null; };
+  window.playerMarks = function (name) {
+    var found = [], named = new RegExp("^" + name + "(_\\d+)?_marks$");   // Vega-Lite may add _N
+    (function walk(mark) {
+      if (named.test(mark.name)) mark.items.forEach(function (i) { found.push(i.datum); });
+      mark.items.forEach(function (item) { (item.items || []).forEach(walk); });
+    })(view.scenegraph().root);
+    return found;
+  };
 
   function setTime(t) {
     state.t = Math.min(Math.max(t, 0), cfg.tMax);
     showState();
     pushClock();
+    remember(!state.playing);
   }
 
   function frame(now) {
@@ -54,7 +83,7 @@
     if (last !== null) {
       // A hidden tab gets no frames: cap the step so the clock does not leap on return.
       var wall = Math.min(now - last, 100) / 1000;
-      var t = state.t + wall * rate * speed / 1000;
+      var t = state.t + wall * rate / 1000;
       if (t >= cfg.tMax) { t = cfg.tMax; state.playing = false; }
       setTime(t);
     }
@@ -70,7 +99,7 @@
     requestAnimationFrame(frame);
   }
 
-  function pause() { state.playing = false; showState(); }
+  function pause() { state.playing = false; showState(); remember(true); }
   function toggle() { if (state.playing) pause(); else play(); }
 
   function step(direction) {
@@ -84,13 +113,11 @@
     setTime(target);
   }
 
-  function setRate() {
-    var value = Number(rateIn.value);
-    var ok = rateIn.value.trim() !== "" && isFinite(value) && value > 0;
-    rateIn.setAttribute("aria-invalid", ok ? "false" : "true");
-    rateErr.textContent = ok ? "" :
-      "Enter a number above 0 (simulated ms per second); still playing at " + rate + " ms/s.";
-    if (ok) rate = value;
+  function setRate(value) {
+    rate = value;
+    var match = Array.prototype.some.call(speedSel.options, function (o) { return Number(o.value) === value; });
+    if (!match) speedSel.add(new Option(value + " ms/s", String(value)));
+    speedSel.value = String(value);
   }
 
   function showError(err) {
@@ -104,8 +131,9 @@
   backBtn.addEventListener("click", function () { step(-1); });
   fwdBtn.addEventListener("click", function () { step(1); });
   scrub.addEventListener("input", function () { setTime(Number(scrub.value)); });
-  speedSel.addEventListener("change", function () { speed = Number(speedSel.value); });
-  rateIn.addEventListener("input", setRate);
+  speedSel.addEventListener("change", function () { rate = Number(speedSel.value); remember(true); });
+  // While playing, the position is saved at most every 200 ms; leaving saves it exactly.
+  window.addEventListener("pagehide", function () { remember(true); });
 
   document.addEventListener("keydown", function (e) {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
@@ -122,6 +150,11 @@
     }
   });
 
+  var resume = remembered();
+  if (resume && isFinite(resume.t) && isFinite(resume.rate) && resume.rate > 0) {
+    setRate(resume.rate);
+    state.t = Math.min(Math.max(resume.t, 0), cfg.tMax);
+  }
   showState();
   vegaEmbed("#chart", spec, {
     actions: false,
@@ -134,7 +167,9 @@
     pushClock();
     fitWidth();
     window.addEventListener("resize", fitWidth);
+    window.playerView = view;   // for tests: the drawn scene (view.scenegraph())
     window.playerReady = true;
+    if (resume && resume.playing && state.t < cfg.tMax - eps) play();
   }, showError);
 
   // A chart wider than the frame (a narrow window, a projector) is scaled down to fit, rather

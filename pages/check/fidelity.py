@@ -12,6 +12,7 @@ from sim.cost.validation import DATA_SOURCE, GPU_ID, PUBLISHED_COLUMNS, publishe
 from sim.errors import InputError
 from sim.presets.hardware import GPUS
 from ui import controls, runs, widgets
+from ui.glossary import first, term
 
 look = widgets.look()
 report = runs.fidelity_report()
@@ -22,14 +23,17 @@ measured_gpu = GPUS[GPU_ID]
 
 st.header("How close is this to a real GPU?")
 st.markdown(
-    "The roofline says what no kernel can beat: max(FLOPs / peak, bytes / bandwidth). Real kernels "
+    f"The {term('roofline')} says what no kernel can beat: max({first('flop')} / peak, bytes / "
+    "bandwidth). Real kernels "
     "are slower, so the **roofline** mode is a lower bound. The **calibrated** mode prices the "
     "same FLOPs and bytes the way kernels really run, one named inefficiency at a time. This page "
-    "checks both against measured kernel times and shows every gap.")
+    "checks both against measured kernel times and shows every gap.", unsafe_allow_html=True)
 st.info(
     "**No GPU was measured in this project.** The measured points are published profiles: "
-    f"{DATA_SOURCE}. They time the four weight GEMMs of one Llama-2-7B layer (QKV, O, gate+up, "
-    f"down) at 1 to 4,096 tokens and tensor-parallel degrees 1, 2, 4 and 8. The calibration was "
+    f"{DATA_SOURCE}. They time the four weight {first('gemm', hover=False)} kernels of one "
+    "Llama-2-7B layer (QKV, O, gate+up, down) at 1 to 4,096 tokens and "
+    f"{first('tp', hover=False)} degrees 1, 2, 4 and 8. The "
+    "calibration was "
     f"fitted on {report['data']['fitted_on']} ({summary['calibrated']['fitted']['points']:,} "
     f"points); the other {held['points']:,} points are predictions it never saw.",
     icon=":material/science:")
@@ -85,7 +89,8 @@ st.dataframe(points_table(report).style.format({
     "measured (ms)": "{:.4f}", "roofline (ms)": "{:.4f}", "calibrated (ms)": "{:.4f}",
     "roofline error": signed, "calibrated error": signed}), hide_index=True, height=320)
 st.markdown("**Published whole-iteration figures**, a check on another model (OPT-13B), on "
-            "attention and the LM head, and on the tile step; none of them was fitted:")
+            f"attention and the {first('lm')} head, and on the tile step; none of them was fitted:",
+            unsafe_allow_html=True)
 st.dataframe(pd.DataFrame([published_row(c) for c in report["published"]],
                           columns=PUBLISHED_COLUMNS), hide_index=True)
 

@@ -1,51 +1,44 @@
-"""Home: the stall, the fix, and the two lanes on the current scenario, in one screen."""
+"""Home: the two lanes playing, then the story in six chapters (ui/story.py), each with numbers
+from the current scenario and a link to the page that goes deeper."""
 
 import streamlit as st
 
-from ui import controls, player, runs, widgets, words
+from ui import controls, player, runs, story, widgets, words
+from ui.glossary import first
 
 s = widgets.scenario()
 unchunked, chunked = runs.lanes(s)
-cards = {name: {c.label: c for c in runs.lane_cards(s, name)} for name in (s.unchunked, s.chunked)}
+cards_u, cards_c = runs.lane_cards(s, s.unchunked), runs.lane_cards(s, s.chunked)
 look = widgets.look()
 
 st.title("Chunked Prefill Lab")
-st.caption(f"{s.decodes:,} requests are streaming tokens (each with {s.context:,} tokens of context) "
-           f"when a {s.prompt:,}-token prompt arrives. {s.model.name} on {s.gpu.name}"
+st.markdown(
+    f"Why {first('llm')} servers split long prompts into chunks. {s.decodes:,} users are "
+    f"reading replies as they stream, a token at a time, when a new {s.prompt:,}-token prompt "
+    "arrives. **Press Play.** Top lane: the server reads the whole prompt in one pass and every "
+    "stream freezes. Bottom lane: it reads the prompt in chunks and the streams keep ticking, "
+    f"while the new prompt's {first('ttft')} grows a little.", unsafe_allow_html=True)
+st.caption(f"{s.model.name} on the {s.gpu.name}"
            + (f" × {s.tp} (tensor parallel)" if s.tp > 1 else "")
            + f", {s.mode} cost model. Change any of it in the sidebar.")
 
-ttft_u, ttft_c = (cards[p]["New request TTFT"] for p in (s.unchunked, s.chunked))
-gap_u, gap_c = (cards[p]["Largest decoder gap"] for p in (s.unchunked, s.chunked))
-stall, fix = st.columns(2, gap="large")
-with stall:
-    st.subheader("The stall")
-    st.markdown(words.stall_story(unchunked, gap_u))
-with fix:
-    st.subheader("The fix")
-    st.markdown(words.fix_story(chunked, s.budget, ttft_c, ttft_u, gap_c, gap_u))
+player.player(s, look, controls.WINDOW.default, "home-side-by-side", window_control=False)
 
-columns = st.columns(4)
-for col, card, lane in ((columns[0], ttft_u, "unchunked"), (columns[1], ttft_c, "chunked"),
-                        (columns[2], gap_u, "unchunked"), (columns[3], gap_c, "chunked")):
-    col.metric(f"{card.label} ({lane})", card.value, help=card.help, border=True)
+by_label = [{c.label: c for c in cards} for cards in (cards_u, cards_c)]
+for col, (label, lane) in zip(st.columns(4), [(label, lane) for label in (words.GAP, words.TTFT)
+                                              for lane in ("unchunked", "chunked")]):
+    card = by_label[lane == "chunked"].get(label)
+    if card:
+        col.metric(f"{label.removeprefix('New request ')} ({lane})", card.value, help=card.help,
+                   border=True)
 
-player.player(s, look, controls.WINDOW.default, controls.PACE.default, "home-side-by-side")
-
-st.markdown(
-    "An LLM server runs one forward pass (an *iteration*) at a time over every request in its "
-    "batch, and each iteration costs max(FLOPs / peak, bytes / bandwidth): a decode step is cheap "
-    "and memory-bound, a long prompt is expensive and compute-bound. A running request gets its "
-    "next token only when an iteration that includes it ends, so a prompt prefilled in one piece "
-    "freezes every stream for as long as it takes. Chunked prefill (Sarathi-Serve) caps each "
-    "iteration at a *token budget*: all decodes first, then as much of the prompt as fits. The "
-    "stall shrinks to one bounded iteration; the prompt's first token comes a little later, "
-    "because its chunks share iterations with the decodes. The budget is the dial between the two.")
-
-links = st.columns(3)
-links[0].page_link("pages/learn/side_by_side.py", label="Side by side: play both lanes, read every metric",
-                   icon=":material/view_agenda:")
-links[1].page_link("pages/learn/worked_example.py", label="Worked example: the seed's arithmetic, step by step",
-                   icon=":material/calculate:")
-links[2].page_link("pages/learn/roofline.py", label="Roofline: why decode is memory-bound, and which budget",
-                   icon=":material/show_chart:")
+fields = words.story_fields(unchunked, chunked, s.budget, cards_u, cards_c)
+for chapter in story.CHAPTERS:
+    with st.container(key=f"chapter-{chapter.id}"):
+        st.subheader(chapter.title)
+        st.markdown(chapter.text.format(**fields), unsafe_allow_html=True)
+        if chapter.highlight:
+            st.caption(f"In the player above: {chapter.highlight}.")
+        for path in chapter.pages:
+            page = story.BY_PATH[path]
+            st.page_link(path, label=f"{page.title}: {page.what}", icon=page.icon)

@@ -7,6 +7,7 @@ from sim.errors import InputError
 from sim.serving.engine import kv_capacity_tokens
 from sim.units import fmt_bytes, fmt_flops, fmt_seconds
 from ui import controls, runs, traffic, widgets, words
+from ui.glossary import first, term
 
 s = widgets.scenario()
 try:
@@ -19,7 +20,9 @@ gpu = s.gpu
 
 st.header("Roofline")
 st.markdown(
-    f"A pass runs at min(peak, bandwidth × intensity), where intensity = FLOPs / bytes moved. "
+    f"Why is a decode step cheap and a long prompt expensive? The {term('roofline')} answers it. "
+    f"A pass runs at min(peak, bandwidth × intensity), where intensity = {first('flop')} / bytes "
+    "moved. "
     f"Below the **ridge** = peak / bandwidth = {gpu.peak_flops / 1e12:,.4g} TFLOP/s / "
     f"{gpu.bandwidth / 1e12:,.4g} TB/s = **{gpu.ridge_flops_per_byte:,.4g} FLOP/B** it is "
     "memory-bound (waiting for bytes), above it compute-bound. A decode step reads all the "
@@ -27,8 +30,10 @@ st.markdown(
     "every token in it: high intensity. Fusing them puts the decodes' work where the GPU has "
     f"compute to spare. {s.model.name}, {s.mode} cost mode"
     + (f", over {s.tp} GPUs (tensor parallel): every number here is one GPU's, and the roof is "
-       "one GPU's." if s.tp > 1 else "."))
+       "one GPU's." if s.tp > 1 else "."), unsafe_allow_html=True)
 
+st.markdown(f"The streams must keep a pace: a {first('tpot')} target, the longest an iteration "
+            "may take. Points and budgets below are priced against it.", unsafe_allow_html=True)
 tpot_ms = widgets.widget(controls.TPOT, width=340)
 tpot_s = float(tpot_ms) / 1e3
 plan, roof, curve = runs.roofline_view(s, tpot_s, look)

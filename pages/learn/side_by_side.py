@@ -1,18 +1,25 @@
-"""Side by side: the unchunked and chunked lanes on one clock, with every headline metric."""
+"""Side by side: the unchunked and chunked lanes on one clock, then each lane's numbers, the stall
+first, with the sentence that says what chunking costs beside every number it makes worse."""
 
 import streamlit as st
 
+from sim.studies.stalls import STALL_S, STALL_SOURCE
+from sim.units import fmt_seconds
 from ui import controls, player, runs, scenario, widgets, words
+from ui.glossary import first, term
 
 s = widgets.scenario()
 unchunked, chunked = runs.lanes(s)
 look = widgets.look()
 
 st.header("Side by side")
-st.markdown("Top: the unchunked baseline. Bottom: chunked prefill. Each bar is one iteration, "
-            "from its start to its end; its colours split its tokens into **decode** (one per "
-            "running request) and **prefill** (the prompt, or a chunk of it). Under each lane, "
-            "one tick per token a stream emits: a blank stretch is a stream frozen.")
+st.markdown(
+    f"Top: the unchunked baseline, {s.policy_label(s.unchunked)}. Bottom: chunked prefill, "
+    f"{s.policy_label(s.chunked)}. Each bar is one {term('iteration')}; its colours split its "
+    f"tokens into {term('decode')} (one per running stream) and {term('prefill')} (the prompt, or "
+    "a chunk of it). Under the bars every stream is a row and every token a tick: a blank "
+    "stretch is a stream frozen. Under each lane: the longest freeze, how many streams froze and "
+    f"the new request's {first('ttft')}.", unsafe_allow_html=True)
 
 if chunked.starved_iterations:
     st.warning(f"**The new request starves.** Budget {s.budget:,} ≤ {s.decodes:,} running decodes: "
@@ -25,6 +32,9 @@ for trace, name in ((unchunked, "Unchunked"), (chunked, "Chunked")):
     for note in trace.notes:
         st.info(f"{name} lane: {note}", icon=":material/info:")
 
+window = widgets.widget(controls.WINDOW, width=340)
+player.player(s, look, window, "side-by-side", window_control=True)
+
 other = runs.comparison(s)
 if other:
     traces = runs.try_lanes(other)
@@ -33,16 +43,22 @@ if other:
         other = None
 
 base = runs.lane_cards(s, s.unchunked)
+notes = words.trade_notes(unchunked, chunked, base, runs.lane_cards(s, s.chunked))
 for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
     st.subheader(f"{title}: {s.policy_label(policy)}")
     cards = runs.lane_cards(s, policy)
     if other:
-        st.caption(f"**{s.mode}** mode, as drawn below")
+        st.caption(f"**{s.mode}** mode, as drawn above")
+    if policy == s.chunked:
+        st.caption("Under each number: the change from the unchunked lane, green where chunking "
+                   "helps, red where it costs, with why.")
     for col, card, ref in zip(st.columns(len(cards)), cards, base):
-        if policy == s.chunked and card.label != "Iterations":
+        if policy == s.chunked:
             delta = words.card_delta(card, ref, ratio=False)
             col.metric(card.label, card.value, help=card.help, border=True, delta_color="inverse",
-                       delta=delta and f"{delta} vs unchunked")
+                       delta=delta)
+            if card.label in notes:
+                col.caption(notes[card.label])
         else:
             col.metric(card.label, card.value, help=card.help, border=True)
     if other:
@@ -55,21 +71,25 @@ if other:
     st.page_link("pages/check/fidelity.py", icon=":material/fact_check:",
                  label="Why the two modes differ, factor by factor: How close is this to a real GPU?")
 
-left, right = st.columns(2, width=700)
-window = widgets.widget(controls.WINDOW, left)
-pace = widgets.widget(controls.PACE, right)
-player.player(s, look, window, pace, "side-by-side")
-
-with st.expander("How to read it, and how each number is computed"):
+with st.expander("How each number is computed"):
     st.markdown(
-        f"- **Iteration time**, {s.mode} mode: {s.cost_rule}. Hover a bar for its "
-        "compute time (FLOPs / peak), memory time (bytes / bandwidth) and which one bounds it.\n"
+        f"- **Iteration time**, {s.mode} mode, from its {first('flop')} and bytes: "
+        f"{s.cost_rule}. Hover a bar for its compute time (FLOPs / peak), memory time (bytes / "
+        "bandwidth) and which one bounds it.\n"
         "- **A token** is emitted at the end of the iteration that produced it. A decoder's gap is "
         "the time between two of its tokens: one iteration if it is in every iteration, longer "
         "if an iteration leaves it out (a prefill-only iteration) or is long.\n"
+        f"- **A freeze** is a gap longer than {fmt_seconds(STALL_S)} ({STALL_SOURCE}). "
+        f"*{words.FROZEN}* counts the running decoders with one; *{words.FROZEN_TIME}* sums "
+        "those gaps per decoder and takes the mean.\n"
+        f"- **{words.STEADY}**, the steady inter-token latency: 99% of all gaps between two "
+        f"tokens are this long or shorter (the {term('percentile', 'p99')}). A freeze that hits "
+        "each stream once is one gap among hundreds, so the p99 leaves it out: that is why the "
+        "freeze leads each lane.\n"
         "- **Bar height** is the share of the iteration's tokens; its width is its duration.\n"
         "- The running decoders each have "
         f"{scenario.DECODE_OUTPUT} tokens still to emit, the new request emits "
         f"{scenario.PROMPT_OUTPUT}; max running requests = decodes + 1, so only the token budget "
-        "and KV memory limit the batch.\n"
-        "- Hover a metric's **?** for its formula with this run's numbers.")
+        "and the memory for the key-value cache limit the batch.\n"
+        "- Hover a metric's **?** for its formula with this run's numbers.",
+        unsafe_allow_html=True)

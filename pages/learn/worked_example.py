@@ -1,42 +1,80 @@
-"""Worked example: seed 001's arithmetic, step by step, live from the controls."""
+"""Worked example: the source articles' arithmetic as a story, one step at a time (ui/worked.py),
+each step a sentence, a picture to scale and its formulas; the side topics below."""
 
 import json
 
 import streamlit as st
 
 from sim.errors import InputError
-from ui import controls, runs, widgets
+from ui import controls, runs, widgets, worked
+from ui.glossary import first
 
 s = widgets.scenario()
+look = widgets.look()
+REVEALED = "worked_revealed"   # how many steps of the core chain are shown
 
 st.header("Worked example")
 st.markdown(
-    "Seed 001's arithmetic, in its order: every step's formula, the numbers put in, and the "
-    "result with its unit. Its inputs come from the sidebar: the model's parameters and KV "
-    "layout, the GPU's peak and bandwidth, the decodes, the prompt, and two budgets (yours and "
-    "the one below). It always uses the seed's *simple* arithmetic: FLOPs = 2 × params × tokens, "
-    "and an iteration costs max(FLOPs / peak, weight bytes / bandwidth) on one GPU, whatever the "
-    "cost mode and the tensor-parallel GPUs in the sidebar.")
-second = widgets.widget(controls.BUDGET2, width=340)
+    "The source articles' arithmetic, one step at a time, on the sidebar's numbers: from the "
+    f"weights to the new prompt's {first('ttft')} and the streams' longest wait. It uses their "
+    f"simple rule: {first('flop')} = 2 × parameters × tokens, and an iteration costs "
+    "max(FLOPs / peak, weight bytes / bandwidth) on one GPU, whatever the sidebar's cost mode "
+    "and tensor parallelism.", unsafe_allow_html=True)
 
+second = st.session_state.get("budget2", controls.BUDGET2.default)
 try:
     example = runs.worked(s, int(second))
 except InputError as e:
     st.error(f"**Can't work this example:** {e}")
     st.stop()
+chain = worked.core_chain(example, s.gpu.memory_bytes)
+
+show_all = st.toggle("Show every step at once", key="worked_all")
+revealed = len(chain) if show_all else min(st.session_state.get(REVEALED, 1), len(chain))
+for step in chain[:revealed]:
+    with st.container(border=True, key=f"worked-{step.id}"):
+        st.subheader(step.title)
+        st.markdown(step.sentence, unsafe_allow_html=True)
+        if len(step.picture):
+            st.vega_lite_chart(runs.worked_picture(step.picture, step.unit, look), theme=None,
+                               width="content")
+        st.table(widgets.steps_frame(step.steps).set_index("step"))
+if not show_all:
+    back, forward, where = st.columns([1, 2, 3], vertical_alignment="center")
+    if back.button("Back", key="worked_back", icon=":material/arrow_back:",
+                   disabled=revealed <= 1):
+        st.session_state[REVEALED] = revealed - 1
+        st.rerun()
+    if revealed < len(chain):
+        if forward.button(f"Next step: {chain[revealed].title}", key="worked_next", type="primary",
+                          icon=":material/arrow_downward:"):
+            st.session_state[REVEALED] = revealed + 1
+            st.rerun()
+    where.caption(f"Step {revealed} of {len(chain)}.")
+
+st.divider()
+st.markdown("**Beyond the core chain.** The same arithmetic answers four side questions, about "
+            f"the {first('kv')} cache and heavier loads. Each row's formula is written out, like "
+            "the steps above.", unsafe_allow_html=True)
+for section in worked.sections(example, chain):
+    st.subheader(section.title)
+    if section.id == "second-budget":
+        widgets.widget(controls.BUDGET2, width=340)
+    if section.intro:
+        st.markdown(section.intro)
+    st.table(widgets.steps_frame(section.steps).set_index("step"))
+
+st.subheader("Where the source article rounds or slips")
+notes = worked.slips(example)
+if notes:
+    st.markdown("\n".join(f"- **{title}**: {note}" for title, note in notes))
+else:
+    st.caption("The source article's own roundings and slips are pointed out at its inputs (the "
+               "defaults: the 8B model, the textbook GPU, 64 decodes, an 8,192-token prompt, "
+               "budget 576).")
 
 rows = widgets.steps_frame(example.steps)
 rows.index = range(1, len(rows) + 1)
-st.table(rows)
-
-notes = [(step.title, step.seed_note) for step in example.steps if step.seed_note]
-if notes:
-    st.subheader("Where seed 001 rounds or slips")
-    st.markdown("\n".join(f"- **{title}**: {note}" for title, note in notes))
-else:
-    st.caption("Seed 001's own roundings and slips are pointed out at its inputs (the defaults: "
-               "dense 8B, the illustrative GPU, 64 decodes, an 8,192-token prompt).")
-
 cols = st.columns(2, width=260)
 cols[0].download_button("CSV", rows.to_csv(index_label="#"), file_name="worked-example.csv",
                         mime="text/csv", on_click="ignore", icon=":material/download:")

@@ -14,6 +14,7 @@ from sim.studies.capacity import (
 from sim.units import fmt_seconds
 from ui import controls, traffic, widgets
 from ui.controls import CUSTOM
+from ui.glossary import first
 
 s = widgets.scenario()
 look = widgets.look()
@@ -21,14 +22,15 @@ look = widgets.look()
 st.header("Capacity")
 st.markdown(
     "Chunking lets a server run hotter within its latency targets. Sarathi-Serve measures it as "
-    "**capacity**: the highest Poisson request rate at which the p99 time between tokens meets "
-    "the SLO *and* the median scheduling delay (arrival to the first iteration that runs the "
+    f"**capacity**: the highest Poisson request rate at which the p99 {first('tbt')}, the gap "
+    f"between two tokens, meets the {first('slo')} *and* the median scheduling delay (arrival to "
+    "the first iteration that runs the "
     f"request) is at most a bound ({DELAY_SLO_S:g} s in the paper); past capacity the queue "
     "grows without bound. The search starts at the compute ceiling (requests / the compute "
     "time of all their work, which no schedule beats), halves the rate until one passes, then "
     f"bisects to within {REL_TOL:.0%}. It runs the sidebar's "
     f"chunked policy (**{s.chunked}**, budget {s.budget:,}) and its unchunked one "
-    f"(**{s.unchunked}**).")
+    f"(**{s.unchunked}**).", unsafe_allow_html=True)
 t, workload = traffic.traffic(s, capacity=True)
 cols = st.columns(3)
 preset = widgets.widget(controls.SLO, cols[0])
@@ -56,46 +58,52 @@ if view is None:
     st.caption(f"Up to {MAX_RUNS} runs per policy for the search and {CURVE_POINTS} for each "
                f"curve, each simulating {t.requests:,} requests: a few seconds. The result is "
                "kept, so coming back to the same settings shows it at once.")
-    if not st.button("Find the capacity", type="primary", icon=":material/play_arrow:",
-                     key="find_capacity"):
-        st.stop()
-    view = traffic.find_capacity(query)
+    if st.button("Find the capacity", type="primary", icon=":material/play_arrow:",
+                 key="find_capacity"):
+        view = traffic.find_capacity(query)
 
-ours, theirs = view.comparison.policy, view.comparison.baseline
-ratio = view.comparison.ratio
-cols = st.columns(3)
-cols[0].metric(f"{ours.policy} capacity", f"{ours.capacity_qps:.3g} requests/s", border=True,
-               help=ours.reason)
-cols[1].metric(f"{theirs.policy} capacity", f"{theirs.capacity_qps:.3g} requests/s",
-               border=True, help=theirs.reason)
-cols[2].metric("Capacity ratio", "undefined" if ratio is None else f"{ratio:.2f}×", border=True,
-               help=f"{ours.policy} capacity / {theirs.policy} capacity"
-                    + ("" if ratio is None else f" = {ours.capacity_qps:.4g} / "
-                                                 f"{theirs.capacity_qps:.4g}"))
-st.markdown(f"- **{ours.policy}**: {ours.reason}.\n- **{theirs.policy}**: {theirs.reason}.\n"
-            f"- Ratio = {ours.policy} capacity / {theirs.policy} capacity"
-            + (" (undefined: the baseline sustains no rate tried)." if ratio is None else
-               f" = {ours.capacity_qps:.4g} / {theirs.capacity_qps:.4g} = **{ratio:.2f}×**. "
-               "Sarathi-Serve reports 2.6× on Mistral-7B against the vLLM of early 2024, on its "
-               "workloads: a different simulator and workload give a different ratio."))
-st.caption(f"Budgets: {ours.policy} {ours.budget:,} (the sidebar's); {theirs.policy} "
-           f"{theirs.budget:,}"
-           + (" (vLLM V0's max(max_model_len, 2048), with the longest request as max_model_len)"
-              if theirs.budget != s.budget else "") + f". Compute ceiling "
-           f"{ours.ceiling_qps:.3g} requests/s. {t.poisson_words()}.")
 
-figure = traffic.capacity_figure(query, look, view)
-widgets.chart(traffic.capacity_spec(query, look, view), lambda: figure, "capacity")
-st.caption(f"Each point is one run of the workload at that rate: the search's rates and "
-           f"{CURVE_POINTS} evenly spaced ones up to the compute ceiling. Filled: meets both "
-           "SLOs; hollow: misses one. Dashed verticals: each policy's capacity. p99 TBT is the "
-           "99th percentile of every gap between two tokens in the run; the delay is the median "
-           "over requests of (first scheduled − arrival).")
+def show(view) -> None:
+    """The search's result: both capacities, their ratio, the runs."""
+    ours, theirs = view.comparison.policy, view.comparison.baseline
+    ratio = view.comparison.ratio
+    cols = st.columns(3)
+    cols[0].metric(f"{ours.policy} capacity", f"{ours.capacity_qps:.3g} requests/s", border=True,
+                   help=ours.reason)
+    cols[1].metric(f"{theirs.policy} capacity", f"{theirs.capacity_qps:.3g} requests/s",
+                   border=True, help=theirs.reason)
+    cols[2].metric("Capacity ratio", "undefined" if ratio is None else f"{ratio:.2f}×", border=True,
+                   help=f"{ours.policy} capacity / {theirs.policy} capacity"
+                        + ("" if ratio is None else f" = {ours.capacity_qps:.4g} / "
+                                                     f"{theirs.capacity_qps:.4g}"))
+    st.markdown(f"- **{ours.policy}**: {ours.reason}.\n- **{theirs.policy}**: {theirs.reason}.\n"
+                f"- Ratio = {ours.policy} capacity / {theirs.policy} capacity"
+                + (" (undefined: the baseline sustains no rate tried)." if ratio is None else
+                   f" = {ours.capacity_qps:.4g} / {theirs.capacity_qps:.4g} = **{ratio:.2f}×**. "
+                   "Sarathi-Serve reports 2.6× on Mistral-7B against the vLLM of early 2024, on its "
+                   "workloads: a different simulator and workload give a different ratio."))
+    st.caption(f"Budgets: {ours.policy} {ours.budget:,} (the sidebar's); {theirs.policy} "
+               f"{theirs.budget:,}"
+               + (" (vLLM V0's max(max_model_len, 2048), with the longest request as max_model_len)"
+                  if theirs.budget != s.budget else "") + f". Compute ceiling "
+               f"{ours.ceiling_qps:.3g} requests/s. {t.poisson_words()}.")
 
-rows = [{"policy": r.policy, "rate (requests/s)": f"{p.qps:.4g}",
-         "p99 TBT": fmt_seconds(p.p99_tbt_s), "median delay": fmt_seconds(p.median_delay_s),
-         "meets both": "yes" if p.sustained else "no"}
-        for r in (ours, theirs)
-        for p in sorted((*r.points, *view.curves[r.policy]), key=lambda p: p.qps)]
-with st.expander("Every run"):
-    st.table(pd.DataFrame(rows).set_index("policy"))
+    figure = traffic.capacity_figure(query, look, view)
+    widgets.chart(traffic.capacity_spec(query, look, view), lambda: figure, "capacity")
+    st.caption(f"Each point is one run of the workload at that rate: the search's rates and "
+               f"{CURVE_POINTS} evenly spaced ones up to the compute ceiling. Filled: meets both "
+               "SLOs; hollow: misses one. Dashed verticals: each policy's capacity. p99 TBT is the "
+               "99th percentile of every gap between two tokens in the run; the delay is the median "
+               "over requests of (first scheduled − arrival).")
+
+    rows = [{"policy": r.policy, "rate (requests/s)": f"{p.qps:.4g}",
+             "p99 TBT": fmt_seconds(p.p99_tbt_s), "median delay": fmt_seconds(p.median_delay_s),
+             "meets both": "yes" if p.sustained else "no"}
+            for r in (ours, theirs)
+            for p in sorted((*r.points, *view.curves[r.policy]), key=lambda p: p.qps)]
+    with st.expander("Every run"):
+        st.table(pd.DataFrame(rows).set_index("policy"))
+
+
+if view is not None:
+    show(view)

@@ -9,6 +9,7 @@ from sim.serving.policies import POLICIES
 from sim.studies.memory import admission_rule, kv_pressure, kv_usage, memory_budget
 from sim.units import fmt_bytes, fmt_seconds
 from ui import controls, traffic, widgets
+from ui.glossary import first
 
 s = widgets.scenario()
 look = widgets.look()
@@ -16,10 +17,11 @@ cost = s.cost_model()
 
 st.header("Memory")
 st.markdown(
-    "Every token a request holds keeps its keys and values (KV) in GPU memory, for every layer, "
-    "until the request finishes. What is left beside the weights bounds how many requests run "
-    "at once, and a scheduler must decide when to admit a prompt: reserve its KV up front, or "
-    "take it chunk by chunk and risk running out halfway.")
+    f"Every token a request holds keeps its attention keys and values, its {first('kv')} cache, "
+    "in GPU memory, for every layer, until the request finishes. What is left beside the "
+    "weights bounds how many requests run at once, and a scheduler must decide when to admit a "
+    "prompt: reserve its KV up front, or take it chunk by chunk and risk running out halfway.",
+    unsafe_allow_html=True)
 st.subheader(f"KV capacity: {s.model.name} on {s.gpu.name}")
 try:
     st.table(widgets.steps_frame(memory_budget(cost)).set_index("step"))
@@ -29,13 +31,14 @@ except InputError as e:
 st.caption("GB: datasheet units (10⁹ bytes); GiB: 2³⁰ bytes. The reserve is vLLM's default "
            "gpu_memory_utilization = 0.9: a tenth of memory for activations and CUDA graphs.")
 
-st.subheader("Seed 001's arithmetic, on this model")
+st.subheader("The source article's arithmetic, on this model")
 pressure = kv_pressure(cost, widgets.widget(controls.TOGETHER, width=260), s.prompt, s.decodes,
                        s.context)
 st.table(widgets.steps_frame(pressure).set_index("step"))
 share = pressure[-1].value
 st.markdown(
-    f"Seed 001: *20 simultaneous 8,192-token prompts need 20 GiB of KV (128 KiB per token) ... "
+    "The source article: *20 simultaneous 8,192-token prompts need 20 GiB of KV (128 KiB per "
+    "token) ... "
     f"add 64 decoders at 4,000 tokens of context each, another 32 GiB, and the budget is under "
     f"pressure.* Here, with the sidebar's prompt ({s.prompt:,} tokens), decodes "
     f"({s.decodes:,}) and context ({s.context:,} tokens), they would fill **{share:.0%}** of "
@@ -44,6 +47,11 @@ st.markdown(
        if share > 1 else "."))
 
 st.subheader("Admission on a workload")
+st.markdown(
+    "The sidebar's workload under each policy picked: how much KV cache it holds over time, and "
+    "what running out costs: preempted requests lose their cache and are prefilled again, "
+    f"work measured in {first('flop')}; the new requests' {first('ttft')} and the streams' "
+    f"{first('tbt')} show who pays.", unsafe_allow_html=True)
 t, workload = traffic.traffic(s)
 cols = st.columns([2, 1])
 picked = widgets.widget(controls.KV_PICK, cols[0])

@@ -5,9 +5,11 @@ import streamlit as st
 from charts.traffic import CDF_POINTS
 from sim.serving.metrics import summarize
 from sim.serving.policies import POLICIES
+from sim.studies.stalls import STALL_S, STALL_SOURCE
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
 from ui import controls, scenario, traffic, widgets
+from ui.glossary import first, term
 
 s = widgets.scenario()
 look = widgets.look()
@@ -17,8 +19,10 @@ st.markdown(
     "One prompt beside a few streams shows the stall; real servers see a stream of requests. "
     "Here a whole workload (a burst of long prompts, random Poisson arrivals, or your own trace) "
     "is served by each policy you pick, at the sidebar's token budget, GPU, model and cost mode. "
-    "Chunking should keep the gaps between tokens short for every stream; what it costs in time "
-    "to first token depends on the load.")
+    f"Chunking should keep the {first('tbt')}, the gap between two tokens, short for every "
+    f"stream; what it costs in {first('ttft')} depends on the load. The table leads with the "
+    f"stall: the largest gap and how many gaps {term('stall', 'froze')} a stream.",
+    unsafe_allow_html=True)
 t, workload = traffic.traffic(s)
 picked = widgets.widget(controls.PICK)
 if not picked:
@@ -45,11 +49,13 @@ if t.kind == "burst":
         formula = (f"the worked example needs a chunk: budget − decodes = {s.budget:,} − "
                    f"{s.decodes:,} ≤ 0, so its drain is undefined (the prompts starve).")
     else:
-        formula = (f"seed 001's arithmetic: {step.formula} = {step.substituted} = "
+        formula = (f"the source article's arithmetic: {step.formula} = {step.substituted} = "
                    f"**{step.value:,.4f} s** (chunk = budget − decodes; every iteration priced "
-                   f"max(tokens × FLOPs per token / peak, weight bytes / bandwidth)).")
+                   f"max(tokens × {first('flop', hover=False)} per token / peak, weight bytes / "
+                   "bandwidth)).")
     st.markdown(
-        f"Seed 001: *ten 8,192-token prompts arriving together drain in about 3.7 s* at its "
+        "The source article: *ten 8,192-token prompts arriving together drain in about 3.7 s* "
+        "at its "
         f"illustrative settings (the sidebar's defaults, budget 576). This run: the last of the "
         f"{t.burst:,} prompts gets its first token after {ran} (max TTFT: every prompt arrives "
         f"at 0 s). Next to it, {formula}")
@@ -61,13 +67,16 @@ if t.kind == "burst":
         "drain the same work with prefill-only iterations: the streams stall instead.")
 
 st.subheader("Latency, side by side")
+st.markdown(f"Per policy: the stall first, then the percentiles of TTFT, TBT and "
+            f"{first('tpot')}, each request's mean gap, and the throughput.", unsafe_allow_html=True)
 st.table(view.table)
 st.caption(
-    "Percentiles use linear interpolation between ranked values. TTFT: each new request's first "
-    "token − its arrival (queue wait + prefill). TBT: every gap between two successive tokens of "
-    "one request, the streams' gaps included, so one stall shows in the max and the tail. TPOT: "
-    "a request's mean gap, (last token − first token) / (tokens − 1), for requests with two "
-    "tokens or more. Throughput: output tokens / makespan.")
+    f"Stalls: gaps longer than {fmt_seconds(STALL_S)} ({STALL_SOURCE}); the percentiles "
+    "(linear interpolation between ranked values) hide them, since each hits a stream once among "
+    "hundreds of gaps. TTFT: each new request's first token − its arrival (queue wait + prefill). "
+    "TBT: every gap between two successive tokens of one request, the streams' gaps included. "
+    "TPOT: a request's mean gap, (last token − first token) / (tokens − "
+    "1), for requests with two tokens or more. Throughput: output tokens / makespan.")
 
 st.subheader("Every iteration")
 traffic.draw(specs, view.figures, "timeline", "traffic")
@@ -86,11 +95,13 @@ st.subheader("Distributions")
 for column, name in zip(st.columns(2), ("ttft", "gaps")):
     with column:
         traffic.draw(specs, view.figures, name, "traffic")
-st.caption("Empirical CDFs: a point (x, y) says a fraction y of the values are ≤ x. Where a curve "
-           "crosses the dotted p50 and p99 lines is that policy's median and 99th percentile, "
-           "the table's numbers. Identical curves lie on top of each other. Long curves are drawn "
-           f"through at most {CDF_POINTS} of their values, evenly by rank "
-           "(every point drawn is exact).")
+st.caption(f"Left, the {first('cdf', hover=False)} of TTFT: a point (x, y) says a fraction y of "
+           "the values are ≤ x. Right, the gaps' tail: a point (x, y) says a share y of all gaps "
+           "is at least x, on a log scale so that one freeze among thousands of short gaps stays "
+           "in sight (the dashed line: a freeze). Where a curve crosses the dotted p50 and p99 "
+           "lines is that policy's median and 99th percentile, the table's numbers. Identical "
+           f"curves lie on top of each other. Curves are drawn through at most {CDF_POINTS} of "
+           "their values (every point drawn is exact), the gaps' tail in detail.")
 
 st.subheader("Where each request's time goes")
 split = view.split

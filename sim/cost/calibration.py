@@ -174,8 +174,8 @@ def factor_rules(cal: Calibration) -> dict[str, str]:
             f"every kernel takes at least {cal.kernel_floor_s * 1e6:.3g} µs to start its blocks and "
             "drain them, however few tokens it holds",
         "all-reduce":
-            "with tensor parallelism over N GPUs each layer ends its attention and its MLP with an "
-            "all-reduce: a ring moves 2(N − 1)/N × tokens × hidden × 2 bytes per GPU over the "
+            "with tensor parallelism over N GPUs each layer ends its attention and its multilayer "
+            "perceptron (MLP) with an all-reduce: a ring moves 2(N − 1)/N × tokens × hidden × 2 bytes per GPU over the "
             f"link, which sustains {cal.link_efficiency:.0%} of its one-way bandwidth, plus "
             f"{cal.allreduce_latency_s * 1e6:.3g} µs each",
         "per-iteration overhead":

@@ -51,8 +51,8 @@ INFINITY_FABRIC = 448  # MI300X: 7 Infinity Fabric links x 128 GB/s bidirectiona
 
 
 GPUS: dict[str, Gpu] = {g.id: g for g in (
-    _gpu("illustrative", "Illustrative (worked example)", 400, 3000, 80,
-         "the source article's worked example: round sustained figures, not a real part"),
+    _gpu("illustrative", "Textbook GPU (400 TFLOP/s, 3 TB/s)", 400, 3000, 80,
+         "the source articles' worked example: round sustained figures, not a real part"),
     _gpu("a100-40gb", "A100 40GB SXM", 312, 1555, 40,
          "NVIDIA A100 datasheet; llm-analysis a100-sxm-40gb.json", NVLINK3),
     _gpu("a100-80gb", "A100 80GB SXM", 312, 2039, 80,
@@ -82,10 +82,9 @@ def get_gpu(gpu_id: str) -> Gpu:
 def custom_gpu(peak_tflops: float, bandwidth_tbps: float, memory_gb: float,
                name: str = "Custom GPU", link_gbps: float = 0.0) -> Gpu:
     """A GPU from plain datasheet fields (dense TFLOP/s, TB/s, GB; GPU-to-GPU GB/s one way)."""
-    # lower ends keep every time finite (a 1e-300 TFLOP/s GPU would price iterations at inf)
-    tflops = check_number("peak TFLOP/s", peak_tflops, low=1e-3, low_inclusive=True, high=1e5)
-    tbps = check_number("bandwidth TB/s", bandwidth_tbps, low=1e-6, low_inclusive=True, high=1e3)
-    mem = check_number("memory GB", memory_gb, low=1e-3, low_inclusive=True, high=1e5)
+    tflops = check_number("peak TFLOP/s", peak_tflops, high=1e5)
+    tbps = check_number("bandwidth TB/s", bandwidth_tbps, high=1e3)
+    mem = check_number("memory GB", memory_gb, high=1e5)
     link = check_number("GPU-to-GPU link GB/s", link_gbps, low=0, low_inclusive=True, high=1e5)
     return Gpu("custom", name, tflops * TFLOPS, tbps * TB, mem * GB, "user-supplied fields",
                link * GB)

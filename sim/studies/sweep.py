@@ -145,8 +145,22 @@ def fixed_share(cost: CostModel, budget: int) -> float:
     return one / full
 
 
-def recommend(points: Sequence[SweepPoint], tbt_slo_s: float) -> tuple[int | None, str]:
-    """Sarathi-Serve's recipe: the largest budget whose p99 TBT meets the SLO, with the reason."""
+def misses(point: SweepPoint, tbt_slo_s: float, ttft_slo_s: float | None = None) -> list[str]:
+    """The targets `point` does not meet, in words ("p99 TBT 31.2 ms > 25 ms"); [] when it meets
+    them all (the TTFT target is on the median, as the frontier draws it)."""
+    out = []
+    if not point.meets_tbt(tbt_slo_s):
+        out.append(f"p99 TBT {fmt_seconds(point.metrics.tbt_s.p99)} > {fmt_seconds(tbt_slo_s)}")
+    if ttft_slo_s is not None and point.metrics.ttft_s.p50 > ttft_slo_s:
+        out.append(f"p50 TTFT {fmt_seconds(point.metrics.ttft_s.p50)} > {fmt_seconds(ttft_slo_s)}")
+    return out
+
+
+def recommend(points: Sequence[SweepPoint], tbt_slo_s: float,
+              ttft_slo_s: float | None = None) -> tuple[int | None, str]:
+    """Sarathi-Serve's recipe: the largest budget whose p99 TBT meets the SLO, with the reason.
+    With a TTFT target too (on the p50), the largest budget that meets both; when none does, the
+    recipe's budget, and the reason says which target it misses and what meeting it would cost."""
     slo = fmt_seconds(tbt_slo_s)
     # a budget at or below the decodes meets any TBT SLO by starving new prompts: never recommend it
     ok = [p for p in points if p.meets_tbt(tbt_slo_s) and not p.starved]
@@ -155,11 +169,28 @@ def recommend(points: Sequence[SweepPoint], tbt_slo_s: float) -> tuple[int | Non
         return None, (f"no budget in the sweep meets the p99 TBT SLO of {slo}: the lowest p99 TBT "
                       f"is {fmt_seconds(best.metrics.tbt_s.p99)} at budget {best.budget:,}. Try "
                       "smaller budgets, less load or a faster GPU")
-    pick = ok[-1]
-    reason = (f"{pick.budget:,} is the largest budget in the sweep whose p99 TBT "
-              f"({fmt_seconds(pick.metrics.tbt_s.p99)}) meets the {slo} SLO (Sarathi-Serve's "
-              "recipe: a larger budget drains prompts faster, so take the largest one the tail "
-              "gap allows)")
+    both = [p for p in ok if not misses(p, tbt_slo_s, ttft_slo_s)]
+    pick = (both or ok)[-1]
+    if ttft_slo_s is None:
+        reason = (f"{pick.budget:,} is the largest budget in the sweep whose p99 TBT "
+                  f"({fmt_seconds(pick.metrics.tbt_s.p99)}) meets the {slo} SLO")
+    elif both:
+        reason = (f"{pick.budget:,} is the largest budget in the sweep whose p99 TBT "
+                  f"({fmt_seconds(pick.metrics.tbt_s.p99)}) meets the {slo} SLO and whose p50 "
+                  f"TTFT ({fmt_seconds(pick.metrics.ttft_s.p50)}) meets the "
+                  f"{fmt_seconds(ttft_slo_s)} target")
+    else:
+        fast = [p for p in points if not p.starved and p.metrics.ttft_s.p50 <= ttft_slo_s]
+        calm = min(fast, key=lambda p: p.metrics.tbt_s.p99, default=None)
+        reason = (f"no budget in the sweep meets both targets. {pick.budget:,}, the largest within "
+                  f"the {slo} p99 TBT SLO, misses the TTFT target: "
+                  f"{'; '.join(misses(pick, tbt_slo_s, ttft_slo_s))}"
+                  + (f"; the {len(fast):,} budgets fast enough for it miss the TBT SLO, the best "
+                     f"{fmt_seconds(calm.metrics.tbt_s.p99)} at {calm.budget:,}" if fast else
+                     "; no budget swept meets the TTFT target, so the load itself is too much "
+                     "for this GPU"))
+    reason += (" (Sarathi-Serve's recipe: a larger budget drains prompts faster, so take the "
+               "largest one the tail gap allows)")
     larger = [p for p in points if p.budget > pick.budget]
     if larger:
         reason += (f"; the next one, {larger[0].budget:,}, gives "

@@ -2,6 +2,7 @@
 restores the controls. Skipped when /usr/bin/chromium or Playwright is missing. (The player's own
 play / pause / scrub test lives with charts.player.)"""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,73 @@ def test_a_deep_link_opened_first_on_a_fresh_server_runs_through_app_py(browser,
             has_value(fresh, "New prompt (tokens)", "4096")
         finally:
             context.close()
+
+
+# --- the side-by-side player in the app ----------------------------------------------------------
+UNCHUNKED_PREFILL_MS = 327.68   # the whole 8,192-token prompt at the defaults: its first token
+
+
+def open_player(page, app_url):
+    """Side by side at the defaults, its player ready (the app's root first: a deep link that is
+    a fresh server's first request gets a "page not found" dialog from Streamlit)."""
+    page.goto(app_url)
+    wait_for_run(page, "Chunked Prefill Lab")
+    page.goto(f"{app_url}/side_by_side")
+    wait_for_run(page, "Side by side")
+    frame = page.wait_for_selector("iframe", timeout=30_000).content_frame()
+    frame.wait_for_function("window.playerReady === true", timeout=30_000)
+    return frame
+
+
+def pause_after(frame, t_s: float) -> float:
+    """Play until the clock passes `t_s`, pause, and wait until the chart has drawn that moment."""
+    frame.get_by_test_id("player-play").click()
+    frame.wait_for_function(f"window.playerState.t >= {t_s}", timeout=30_000)
+    frame.get_by_test_id("player-play").click()
+    frame.wait_for_function("() => { var f = window.playerMarks('unchunked_frozen'); return "
+                            "f.length && Math.abs(f[0].wait - window.playerState.t * 1000) < 1e-6; }",
+                            timeout=10_000)
+    return frame.evaluate("window.playerState.t")
+
+
+def rows_covered(ticks) -> set[int]:
+    return {row for tick in ticks for row in range(tick["row0"], tick["row1"])}
+
+
+def test_inside_the_unchunked_prefill_every_stream_is_frozen_on_top_and_ticking_below(page, app_url):
+    frame = open_player(page, app_url)
+    now_ms = pause_after(frame, 0.12) * 1000
+    assert 120 <= now_ms < UNCHUNKED_PREFILL_MS          # inside the whole-prompt iteration
+    rows = set(range(64))                                # the defaults' 64 decoders, a row each
+
+    def delivered(lane):    # the ticks drawn so far, less each stream's token from before t = 0
+        return [t for t in frame.evaluate(f"window.playerMarks('{lane}_ticks_live')")
+                if t["time_ms"] > 0]
+
+    assert delivered("unchunked") == []                  # every unchunked row silent ...
+    assert rows_covered(delivered("chunked")) == rows    # ... every chunked row has ticked
+    assert all(t["time_ms"] <= now_ms for t in delivered("chunked"))
+    waiting = frame.evaluate("window.playerMarks('unchunked_waiting')")
+    assert rows_covered(waiting) == rows and {w["wait"] for w in waiting} == {now_ms}
+    text = frame.evaluate("window.playerMarks('unchunked_frozen')")[0]["text"]
+    frozen = re.fullmatch(r"streams frozen for ([\d,]+) ms", text)
+    assert frozen and 0 < int(frozen.group(1).replace(",", "")) == round(now_ms)
+    largest = frame.evaluate("window.playerMarks('unchunked_largest')")[0]
+    assert largest["largest"] == pytest.approx(now_ms)   # the gap callout grows with the stall
+    chunked = frame.evaluate("window.playerMarks('chunked_largest')")[0]
+    assert chunked["largest"] == pytest.approx(23.04)
+
+
+def test_playback_position_and_speed_survive_a_sidebar_change(page, app_url):
+    frame = open_player(page, app_url)
+    frame.get_by_test_id("player-speed").select_option("50")
+    t = pause_after(frame, 0.05)
+    budget = page.get_by_label("Token budget per iteration", exact=True)
+    budget.fill("640")
+    budget.press("Enter")
+    page.wait_for_url("**budget=640**", timeout=15_000)
+    frame = page.wait_for_selector("iframe", timeout=30_000).content_frame()
+    frame.wait_for_function("window.playerReady === true && "
+                            "document.body.textContent.includes('budget 640')", timeout=30_000)
+    assert frame.evaluate("({...window.playerState})") == {"t": t, "playing": False}
+    assert frame.get_by_test_id("player-speed").input_value() == "50"

@@ -15,9 +15,9 @@ from charts.frames import (
     MAX_BARS,
     bar_groups,
     callouts_frame,
+    decoder_rows,
     iterations_frame,
-    representative_streams,
-    streams_frame,
+    new_request_frame,
 )
 from charts.theme import Look
 from charts.timeline import OTHER
@@ -88,24 +88,61 @@ def test_thinning_never_merges_a_long_iteration():
     assert np.all(np.diff(groups) >= 0)
 
 
-def test_streams_show_the_worst_decoder_and_the_new_request(seed):
+def _row_times(trace, rows, row):
+    """The instants row `row` ticks at, from the trace itself: its decoders' tokens, merged."""
+    decoders = np.flatnonzero(trace.prefilled)[row * rows.per_row:(row + 1) * rows.per_row]
+    return np.unique(np.concatenate([trace.tokens_of(d) for d in decoders])) * 1e3
+
+
+def test_every_decoder_is_a_row_and_every_token_a_tick(seed):
     _, unchunked, chunked = seed
     for trace in (unchunked, chunked):
-        picks = representative_streams(trace)
-        assert "new request" in picks and picks["new request"] == 64
-        streams = streams_frame(trace, "lane")
-        decoders = streams[streams.role == "decoder"]
-        # the largest gap among the shown decoders is the largest any decoder saw
-        assert decoders.gap_ms.max() == pytest.approx(seed_metrics(trace)["decode_max_gap_s"] * 1e3)
-        assert len(streams[streams.stream == "new request"]) == 32
+        rows = decoder_rows(trace, "lane")
+        assert (rows.rows, rows.per_row, rows.decoders, rows.bin_ms) == (64, 1, 64, None)
+        ticks = rows.ticks
+        assert ticks.band.nunique() == 1 and (ticks.row0.iloc[0], ticks.row1.iloc[0]) == (0, 64)
+        np.testing.assert_allclose(ticks.time_ms, _row_times(trace, rows, 63))
+        # every token each decoder emitted after the prompt arrived, none from before
+        assert ticks.tokens.sum() == 64 * 256 and ticks.tokens.iloc[0] == 0
+        assert ticks.gap_ms.max() == pytest.approx(seed_metrics(trace)["decode_max_gap_s"] * 1e3)
+        np.testing.assert_allclose(ticks.prev_ms.iloc[1:], ticks.time_ms.iloc[:-1])
 
 
-def test_callouts_mark_the_gap_and_the_ttft(seed):
+def test_rows_that_tick_apart_are_bands_of_their_own():
+    """vLLM V1 caps the decodes by the budget: 48 of 64 decoders per iteration, in turns."""
+    s = scenario_from({"chunked": "vllm-v1", "budget": 48})
+    trace = run(s, "vllm-v1")
+    rows = decoder_rows(trace, "lane")
+    bands = rows.ticks.groupby("band").first()
+    assert len(bands) > 1
+    assert sorted(r for b in bands.itertuples() for r in range(b.row0, b.row1)) == list(range(64))
+    for band in bands.itertuples():
+        times = rows.ticks[rows.ticks.band == band.Index].time_ms.to_numpy()
+        for row in range(band.row0, band.row1):
+            np.testing.assert_allclose(times, _row_times(trace, rows, row))
+    assert rows.ticks.tokens.sum() == int(trace.output[trace.prefilled].sum())
+
+
+def test_many_decoders_share_rows_and_thinned_ticks_keep_every_freeze_and_token(long_run):
+    _, unchunked, _ = long_run
+    rows = decoder_rows(unchunked, "lane")
+    assert (rows.decoders, rows.per_row, rows.rows) == (1024, 4, 256)
+    thin = decoder_rows(unchunked, "lane", max_ticks=20)
+    assert thin.bin_ms is not None and len(thin.ticks) < len(rows.ticks)
+    assert thin.ticks.tokens.sum() == rows.ticks.tokens.sum()            # moved, never dropped
+    longest = rows.ticks.loc[rows.ticks.gap_ms.idxmax()]
+    kept = thin.ticks[thin.ticks.time_ms == longest.time_ms]             # the freeze, both ends
+    assert kept.gap_ms.iloc[0] == longest.gap_ms and longest.prev_ms in set(thin.ticks.time_ms)
+
+
+def test_the_new_requests_tokens_and_its_wait_for_the_first(seed):
     _, unchunked, chunked = seed
-    for trace, gap, ttft in ((unchunked, "333", "327.7"), (chunked, "23.04", "368.6")):
-        callouts = callouts_frame(trace, "lane", streams_frame(trace, "lane"))
-        labels = " | ".join(callouts.label)
-        assert f"largest gap {gap} ms" in labels and f"TTFT {ttft} ms" in labels
+    for trace, ttft in ((unchunked, 327.68), (chunked, 368.64)):
+        tokens = new_request_frame(trace, "lane")
+        assert len(tokens) == 32 and tokens.time_ms.iloc[0] == pytest.approx(ttft)
+        callout = callouts_frame(trace, "lane").iloc[0]
+        assert (callout.arrival_ms, callout.first_ms) == pytest.approx((0, ttft))
+        assert len(new_request_frame(trace, "lane", until_s=ttft / 1e3 - 1e-6)) == 0
 
 
 # --- figures compile -------------------------------------------------------------------------
@@ -152,9 +189,9 @@ def test_timeline_window_is_the_prompt_or_the_whole_run(seed):
     focus = timeline(unchunked, chunked, "prompt")
     assert focus.t_max == pytest.approx(1.5 * 0.36864)     # 1.5 x the chunked lane's first token
     for lane in focus.lanes:
-        assert lane.streams.time_ms.max() <= focus.t_max * 1e3
+        assert lane.decoders.ticks.time_ms.max() <= focus.t_max * 1e3
+        assert lane.new_request.time_ms.max() <= focus.t_max * 1e3
         assert lane.iterations.start_ms.max() < focus.t_max * 1e3
-        assert set(lane.callouts.label.str.split().str[0]) == {"largest", "TTFT"}
     assert len(focus.lanes[1].iterations) < len(whole.lanes[1].iterations)
     assert focus.boundaries[-1] == focus.t_max and max(focus.boundaries) == focus.t_max
     with pytest.raises(InputError, match="window"):
@@ -167,17 +204,46 @@ def test_timeline_clock_is_a_top_level_param_in_seconds(seed):
     assert tl.t_max == pytest.approx(unchunked.end_s[-1])
     assert tl.boundaries[0] == 0.0 and tl.boundaries[-1] == pytest.approx(tl.t_max)
     spec = tl.figure(Look()).spec()
-    assert spec["params"] == [{"name": "t", "value": tl.t_max}]
-    assert tl.figure(Look()).spec(t=0.1)["params"] == [{"name": "t", "value": 0.1}]
+    assert spec["params"] == [{"name": "t", "value": tl.t_max}, {"name": "t_end", "value": tl.t_max}]
+    assert tl.figure(Look()).spec(t=0.1)["params"][0] == {"name": "t", "value": 0.1}
 
 
-def test_clock_changes_what_is_drawn(seed):
+def test_one_chart_serves_every_run_of_the_same_shape(seed):
+    """A rerun after a budget change must not compose the chart again: only the data and the
+    axis' end differ, and what the chart says comes from them."""
+    s, unchunked, chunked = seed
+    other = run(scenario_from({"budget": 1024}), "sarathi")
+    a, b = timeline(unchunked, chunked).figure(Look()), timeline(unchunked, other).figure(Look())
+    assert a.chart is b.chart
+    spec_a, spec_b = a.spec(), b.spec()
+    assert spec_a["vconcat"] is spec_b["vconcat"]
+    assert spec_b["datasets"]["chunked_heading"][0]["title"].endswith("budget 1,024")
+    assert spec_a["params"][1]["value"] != spec_b["params"][1]["value"]    # the axis' end
+    svg = vlc.vegalite_to_svg(spec_b)
+    assert "budget 1,024" in svg and "budget 576" not in svg
+
+
+def test_the_counters_follow_the_clock(seed):
+    """50 ms into the whole-prompt iteration every unchunked stream has waited 50 ms, the largest
+    gap so far is that wait, the new request is still waiting; at the end, the whole gaps."""
     figure = timeline(*seed[1:]).figure(Look())
-    early = vlc.vegalite_to_svg(figure.spec(t=0.05))
-    late = vlc.vegalite_to_svg(figure.spec())
-    assert early != late
-    # the largest-gap callout appears only once its gap has ended (333 ms in the unchunked lane)
-    assert "largest gap 333 ms" not in early and "largest gap 333 ms" in late
+    def texts(t=None):
+        """Every text the figure draws at the clock `t` (None: the end), in order."""
+        svg = vlc.vegalite_to_svg(figure.spec() if t is None else figure.spec(t=t))
+        return re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+
+    early, late = texts(0.05), texts()
+    # the unchunked lane, then the chunked one (whose last tick was at 46.08 ms)
+    assert [x for x in early if x.startswith("streams frozen")] == [
+        "streams frozen for 50 ms", "streams frozen for 4 ms"]
+    assert [x for x in early if x.startswith("largest gap")] == [
+        "largest gap so far 50 ms", "largest gap so far 23.04 ms"]
+    assert [x for x in early if x.endswith("delivered so far")] == [
+        "0 tokens delivered so far", "128 tokens delivered so far"]
+    assert early.count("waiting for its first token: 50 ms") == 2
+    assert [x for x in late if x.startswith("largest gap")] == [
+        "largest gap so far 333 ms", "largest gap so far 23.04 ms"]
+    assert "TTFT 327.7 ms" in late and "TTFT 368.6 ms" in late
 
 
 @pytest.mark.parametrize("values, beyond_ms", [
@@ -205,9 +271,20 @@ def test_downloads_carry_the_figures_data(seed):
     csv = figure.csv()
     assert csv.splitlines()[0].startswith("lane,") and "unchunked_iterations" in csv
     data = json.loads(figure.json())
-    assert set(data) == {"unchunked_iterations", "unchunked_streams", "unchunked_callouts",
-                         "chunked_iterations", "chunked_streams", "chunked_callouts"}
-    assert data["unchunked_streams"][0]["gap_ms"] is None   # NaN -> null, JSON has no NaN
+    assert set(data) == {f"{lane}_{part}" for lane in ("unchunked", "chunked")
+                         for part in ("heading", "iterations", "ticks", "new", "callouts")}
+    assert data["unchunked_ticks"][0]["gap_ms"] is None   # NaN -> null, JSON has no NaN
+
+
+@pytest.mark.parametrize("look", LOOKS, ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
+@pytest.mark.parametrize("decodes", [64, 4, 0])
+def test_the_figure_height_is_what_vl_convert_draws(look, decodes):
+    """The player's frame is sized from Timeline.height: it must hold the whole figure."""
+    s = scenario_from({"decodes": decodes})
+    tl = timeline(run(s, "vllm-v0"), run(s, "sarathi"))
+    for streams in (False, True):
+        svg = vlc.vegalite_to_svg(tl.figure(look, streams=streams).spec(t=0.1))
+        assert int(re.search(r'<svg[^>]* height="(\d+)"', svg).group(1)) == tl.height(look, streams)
 
 
 # --- export ----------------------------------------------------------------------------------
@@ -219,6 +296,9 @@ def test_png_svg_and_gif_exports(seed):
     assert export.svg(figure).startswith("<svg")
     gif = Image.open(io.BytesIO(export.gif(figure, tl.t_max, frames=3)))
     assert gif.format == "GIF" and gif.n_frames == 3
+    for frame in range(gif.n_frames):          # every frame whole, not cropped to a change
+        gif.seek(frame)
+        assert gif.tile[0][1] == (0, 0, *gif.size)
 
 
 def test_a_window_cut_keeps_each_bars_longest_iteration_inside_it():
@@ -231,3 +311,22 @@ def test_a_window_cut_keeps_each_bars_longest_iteration_inside_it():
     assert len(shown) == n
     np.testing.assert_allclose(shown.longest_ms, trace.duration_s[:n] * 1e3)
     assert trace.duration_s[n:].max() > trace.duration_s[:n].max()   # the cut hides a longer one
+
+
+def test_gif_frames_share_one_canvas_when_the_clock_widens_the_chart():
+    """A label that grows with the clock past the plot's right edge makes later frames wider:
+    they must all land on one canvas, the largest, never be squeezed or cut."""
+    import altair as alt
+
+    from charts.figure import Figure
+    label = (alt.Chart(alt.Data(values=[{}])).transform_calculate(text="pad('', t * 60, 'x')")
+             .mark_text(align="left").encode(x=alt.value(90), y=alt.value(10), text="text:N")
+             .properties(width=100, height=20))
+    figure = Figure(label, Look(), {}, {"t": 0.0})
+    narrow, wide = (export._image(figure, 1.0, t=t).size for t in (0.0, 1.0))
+    assert wide[0] > narrow[0]                       # the case this guards against
+    gif = Image.open(io.BytesIO(export.gif(figure, 1.0, frames=3)))
+    assert gif.size == wide
+    for frame in range(gif.n_frames):
+        gif.seek(frame)
+        assert gif.tile[0][1] == (0, 0, *wide)

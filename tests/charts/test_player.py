@@ -48,18 +48,35 @@ def test_bundle_can_be_inlined_verbatim():
     assert "</script" not in vega_bundle().lower()
 
 
-def test_config_carries_clock_range_boundaries_and_rate(chart):
+def test_config_carries_clock_range_boundaries_rate_and_key(chart):
     spec, t_max, bounds = chart
     page = player_html(spec, t_max=t_max, boundaries=[bounds[2], bounds[0], bounds[2], bounds[1]],
-                       ms_per_second=250, clock="t")
+                       ms_per_second=250, clock="t", key="side-by-side")
     cfg = json_script(page, "player-config")
     assert cfg["clock"] == "t"
     assert cfg["tMax"] == t_max
     assert cfg["boundaries"] == bounds[:3]          # sorted, duplicates dropped
     assert cfg["msPerSecond"] == 250
     assert cfg["dark"] is False
+    assert cfg["key"] == "side-by-side"
     assert f'max="{t_max!r}"' in page                # the scrub slider spans [0, t_max]
-    assert 'value="250.0"' in page                   # the rate field starts at ms_per_second
+    assert re.search(r'<option value="250" selected>1/4× \(250 ms/s\)</option>', page)
+
+
+def test_one_speed_list_with_the_starting_rate_selected_even_off_the_presets(chart):
+    spec, t_max, _ = chart
+    page = player_html(spec, t_max=t_max, ms_per_second=123)
+    speeds = [float(v) for v in re.findall(r'<option value="([0-9.]+)"', page)]
+    assert speeds == sorted([*SPEEDS, 123.0])
+    assert re.findall(r"<option [^>]*selected>([^<]*)<", page) == ["123 ms/s"]
+    assert page.count("<select") == 1 and 'type="number"' not in page
+
+
+def test_the_cue_is_escaped_text(chart):
+    spec, t_max, _ = chart
+    page = player_html(spec, t_max=t_max, cue="Watch <b>the rows</b> & press Play")
+    assert ('<p id="cue" class="cue" data-testid="player-cue">Watch &lt;b&gt;the rows&lt;/b&gt; '
+            "&amp; press Play</p>") in page
 
 
 def test_spec_round_trips_even_with_script_like_text():
@@ -80,15 +97,12 @@ def test_every_control_has_a_test_id_and_an_accessible_name(chart):
     spec, t_max, bounds = chart
     page = player_html(spec, t_max=t_max, boundaries=bounds)
     for test_id in ("player-play", "player-step-back", "player-step-forward", "player-scrub",
-                    "player-clock", "player-speed", "player-rate", "player-rate-error",
-                    "player-chart"):
+                    "player-clock", "player-speed", "player-cue", "player-chart"):
         tag = re.search(rf'<[a-z]+ [^>]*data-testid="{test_id}"[^>]*>', page)
         assert tag, test_id
     for button in re.findall(r"<button [^>]*>", page):
         assert re.search(r'aria-label="[^"]+"', button), button
-    speeds = [float(v) for v in re.findall(r'<option value="([0-9.]+)"', page)]
-    assert speeds == list(SPEEDS)
-    assert re.search(r'<option value="1" selected>', page)
+    assert re.search(r'<option value="100" selected>', page)      # 100 ms/s by default
 
 
 def test_dark_and_title(chart):

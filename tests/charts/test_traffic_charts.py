@@ -81,7 +81,8 @@ def figures(traces, look, frontier, capacity, memory_bound):
     return {
         "timeline": T.traffic_timeline(T.timeline_frame(traces), look),
         "ttft": T.cdf_chart(ttft, look, name="ttft", title="TTFT", x_title="s", log=True),
-        "gaps": T.cdf_chart(gaps, look, name="gaps", title="gaps", x_title="ms", log=True),
+        "gaps": T.tail_chart(gaps, look, name="gaps", title="gaps", x_title="ms", threshold=100,
+                             unit="ms"),
         "split": T.split_chart(T.split_frame(traces), look),
         "frontier": budget_charts.frontier_chart(frontier, look, ttft_slo_s=2.0, tbt_slo_ms=25.0),
         "capacity": capacity_charts.capacity_chart(capacity_charts.capacity_frame(comparison, curves),
@@ -137,6 +138,23 @@ def test_cdf_points_are_exact_empirical_cdf_points(long_run):
         assert np.allclose(ranked[rank], curve.value)
 
 
+def test_tail_points_are_exact_and_the_tail_is_drawn_in_detail(long_run):
+    """P(X >= x) at each drawn point is the exact share of gaps at least x; a quarter of the
+    points or more lie in the last 1% of the gaps, where a freeze among thousands of gaps is."""
+    gaps = {n: token_gaps(t)[0] for n, t in long_run.items()}
+    frame = T.tail_frame(gaps, 1e3, points=60)
+    for name, values in gaps.items():
+        curve = frame[frame.policy == name]
+        ranked = np.sort(values) * 1e3
+        n = len(ranked)
+        assert len(curve) <= 60 and curve.value.iloc[-1] == ranked[-1]
+        assert curve.share.iloc[-1] == 1 / n and curve.share.iloc[0] == 1.0
+        assert np.all(np.diff(curve.share) < 0)
+        rank = np.rint(n - curve.share * n).astype(int)
+        assert np.allclose(ranked[rank], curve.value)
+        assert (curve.share <= 0.01).sum() >= len(curve) / 4
+
+
 def test_split_adds_up_to_each_requests_latency(seed_burst):
     split = T.split_frame(seed_burst)
     assert split.total == 10 and split.every == 1
@@ -155,7 +173,10 @@ def test_split_adds_up_to_each_requests_latency(seed_burst):
 def test_metrics_table_matches_summarize(seed_burst):
     table = T.metrics_frame(seed_burst)
     m = summarize(seed_burst["vllm-v0"])
-    assert table.loc["TBT max", "vllm-v0"] == "3.28 s"
+    assert list(table.index[:2]) == ["largest gap (TBT max)", "stalls over 100 ms"]
+    assert table.loc["largest gap (TBT max)", "vllm-v0"] == "3.28 s" == f"{m.tbt_s.max:.3g} s"
+    assert table.loc["stalls over 100 ms", "sarathi"] == "0 (0 requests)"
+    assert "TBT max" not in table.index                       # said once, in the first row
     assert table.loc["iterations", "sarathi"] == f"{seed_burst['sarathi'].iterations:,}"
     assert table.loc["throughput", "vllm-v0"] == f"{m.throughput_tokens_per_s:,.0f} tokens/s"
     assert table.loc["output tokens", "sarathi"] == f"{10 * 32 + 64 * 256:,}"

@@ -32,12 +32,14 @@ from sim.studies.memory import kv_footprint, kv_pressure, kv_usage, memory_budge
 from sim.studies.sweep import (
     budget_grid,
     fixed_share,
+    misses,
     recommend,
     sglang_default_budget,
     sweep,
     vllm_default_budget,
 )
 from sim.studies.worked_example import worked_example
+from sim.units import fmt_seconds
 
 SEED_SIMPLE = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
 # seed 001's prices in simple mode: 40 us of compute per token (16 GFLOP / 400 TFLOP/s), and a
@@ -107,6 +109,26 @@ def test_recommendation_is_the_largest_budget_meeting_the_tbt_slo():
     assert "1,088" in result.reason and "2,112" in result.reason
     none, why = recommend(result.points, 0.001)
     assert none is None and "no budget" in why
+
+
+def test_a_ttft_target_picks_the_largest_budget_meeting_both_or_names_the_miss():
+    """The burst at budgets around the source's: p50 TTFT falls and p99 TBT rises with the
+    budget. With a TTFT target too, the pick meets both targets, or the reason names the one
+    it misses; never a budget presented as meeting a target it misses."""
+    result = sweep(burst(10, 8192, output=1, decodes=64, decode_output=1000),
+                   get_policy("sarathi"), SEED_SIMPLE, FRONTIER_BUDGETS)
+    by_budget = {p.budget: p for p in result.points}
+    p1088 = by_budget[1088]
+    loose = p1088.metrics.ttft_s.p50 + 1e-9          # 1,088 meets it, so it stays the pick
+    assert recommend(result.points, 0.05, loose)[0] == 1088
+    assert misses(p1088, 0.05, loose) == []
+    tight = p1088.metrics.ttft_s.p50 - 1e-9          # only larger budgets are fast enough
+    pick, why = recommend(result.points, 0.05, tight)
+    assert pick == 1088 and misses(p1088, 0.05, tight) == [
+        f"p50 TTFT {fmt_seconds(p1088.metrics.ttft_s.p50)} > {fmt_seconds(tight)}"]
+    assert "misses the TTFT target" in why and "no budget in the sweep meets both" in why
+    assert misses(by_budget[2112], 0.05) == [
+        f"p99 TBT {fmt_seconds(by_budget[2112].metrics.tbt_s.p99)} > 50 ms"]
 
 
 def test_regime_flags():

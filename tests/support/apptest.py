@@ -1,7 +1,10 @@
 """Opening the app in Streamlit's AppTest and reading what a page shows."""
 
+import html
+import re
 from pathlib import Path
 
+import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,3 +52,31 @@ def seconds(shown_time: str) -> float:
 
 def page_links(at: AppTest) -> list[str]:
     return [link.proto.label for link in at.get("page_link")]
+
+
+def text_in_order(block) -> str:
+    """The text a block of the page shows, in page order: headings, Markdown and captions (HTML
+    tags, bold marks and backticks stripped, as a reader sees them), alerts, metric labels and
+    values, widget, expander and link labels, and tables' headers and cells. Hover texts (help,
+    glossary titles) are left out."""
+    parts: list[str] = []
+
+    def walk(node):
+        frame = getattr(node, "value", None)
+        frame = getattr(frame, "data", frame)          # a pandas Styler holds its frame in .data
+        if isinstance(frame, pd.DataFrame):
+            parts.append(" ".join(str(x) for x in (frame.index.name or "", *frame.columns,
+                                                   *frame.index,
+                                                   *frame.astype(str).to_numpy().ravel())))
+        for attr in ("label", "value"):
+            try:
+                text = getattr(node, attr)
+            except Exception:   # an element without it raises rather than returning None
+                continue
+            if isinstance(text, str):
+                parts.append(html.unescape(re.sub(r"<[^>]+>|\*\*|`", "", text)))
+        for child in (getattr(node, "children", None) or {}).values():
+            walk(child)
+
+    walk(block)
+    return "\n".join(parts)

@@ -32,10 +32,10 @@ def test_every_page_runs_clean_at_the_defaults(page):
 
 def test_home_shows_the_seeds_headline_numbers():
     at = open_app()
-    assert metrics(at) == [("New request TTFT (unchunked)", "327.7 ms"),
-                           ("New request TTFT (chunked)", "368.6 ms"),
-                           ("Largest decoder gap (unchunked)", "333 ms"),
-                           ("Largest decoder gap (chunked)", "23.04 ms")]
+    assert metrics(at) == [("Largest gap (unchunked)", "333 ms"),
+                           ("Largest gap (chunked)", "23.04 ms"),
+                           ("TTFT (unchunked)", "327.7 ms"),
+                           ("TTFT (chunked)", "368.6 ms")]
     assert "576 − 64 = **512 prompt tokens**" in shown(at)
     assert len(at.get("iframe")) == 1          # the player
 
@@ -61,25 +61,84 @@ def test_home_tells_each_policys_story_from_its_run(query, says, never):
 def test_side_by_side_cards_at_the_defaults():
     at = open_app("pages/learn/side_by_side.py")
     assert metrics(at) == [
-        ("New request TTFT", "327.7 ms"), ("Largest decoder gap", "333 ms"),
-        ("p99 inter-token latency", "5.333 ms"), ("Iterations", "257"),
-        ("New request TTFT", "368.6 ms"), ("Largest decoder gap", "23.04 ms"),
-        ("p99 inter-token latency", "23.04 ms"), ("Iterations", "256")]
+        ("Largest gap", "333 ms"), ("Streams frozen", "64 of 64"), ("Frozen per stream", "333 ms"),
+        ("New request TTFT", "327.7 ms"), ("Steady gap (p99)", "5.333 ms"),
+        ("Largest gap", "23.04 ms"), ("Streams frozen", "0 of 64"), ("Frozen per stream", "0 ms"),
+        ("New request TTFT", "368.6 ms"), ("Steady gap (p99)", "23.04 ms")]
     assert not at.warning                       # no starvation, no link notes
-    assert at.number_input(key="pace").value == 100.0
+    deltas = [m.delta for m in at.metric[5:]]
+    assert deltas == ["-310 ms", "-64 streams", "-333 ms", "+40.96 ms", "+17.71 ms"]
 
 
-def test_worked_example_at_the_defaults_shows_the_seed_and_its_slips():
+def test_every_number_chunking_makes_worse_has_its_reason_beside_it():
+    """A red arrow never stands alone: the TTFT and the steady gap rise, each with why."""
+    at = open_app("pages/learn/side_by_side.py")
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("The price of chunking: the prompt goes through in 16 iterations")
+               for c in captions)
+    assert any("each iteration takes 23.04 ms instead of a 5.333 ms decode step" in c
+               for c in captions)
+    at = open_app("pages/learn/side_by_side.py", chunked="sglang")   # chunks alone: gaps rise
+    rising = [m for m in at.metric[5:] if m.delta and m.delta.startswith("+")]
+    reasons = [c.value for c in at.caption if c.value.startswith(("The price", "Also a price",
+                                                                 "Worse here"))]
+    assert rising and len(reasons) == len(rising)
+
+
+def worked_results(at) -> dict[str, str]:
+    return {step: row["result"] for table in at.table for step, row in table.value.iterrows()}
+
+
+def test_worked_example_at_the_defaults_shows_the_source_and_its_slips():
     at = open_app("pages/learn/worked_example.py")
-    table = at.table[0].value
-    results = dict(zip(table["step"], table["result"]))
+    at.toggle(key="worked_all").set_value(True).run()
+    results = worked_results(at)
     assert results["Whole prompt in one iteration"] == "327.7 ms"
     assert results["budget 576: TTFT"] == "368.6 ms"
     assert results["budget 576: TTFT increase"] == "12.5%"
     assert results["budget 2,048: one iteration"] == "81.92 ms"
     text = shown(at)
-    assert "Where seed 001 rounds or slips" in text
+    assert "Where the source article rounds or slips" in text
     assert "2,112" in text and "2.68 ms" in text and "12.5%" in text
+    assert "the source article rounds it to 2.6 ms" in text
+
+
+def test_worked_example_reveals_the_core_chain_one_step_at_a_time():
+    at = open_app("pages/learn/worked_example.py")
+    story = [h.value for h in at.subheader if h.value[0].isdigit()]
+    assert story == ["1. The weights, read once per iteration"]
+    assert "Step 1 of 7." in shown(at) and at.button(key="worked_back").disabled
+    at.button(key="worked_next").click().run()
+    at.button(key="worked_next").click().run()
+    story = [h.value for h in at.subheader if h.value[0].isdigit()]
+    assert story[-1] == "3. The whole prompt in one pass is compute-bound" and len(story) == 3
+    assert "327.7 ms" in at.markdown[len(at.markdown) - 1].value or "327.7 ms" in shown(at)
+    at.button(key="worked_back").click().run()
+    assert len([h for h in at.subheader if h.value[0].isdigit()]) == 2
+    at.toggle(key="worked_all").set_value(True).run()
+    titles = [h.value for h in at.subheader if h.value[0].isdigit()]
+    assert [t.split(".")[0] for t in titles] == [str(i) for i in range(1, 8)]
+    assert len(at.get("vega_lite_chart")) == 7                  # a picture per step
+
+
+def test_worked_example_shows_every_step_once_the_core_chain_first():
+    from sim.studies.worked_example import worked_example
+    at = open_app("pages/learn/worked_example.py")
+    at.toggle(key="worked_all").set_value(True).run()
+    shown_steps = [step for table in at.table for step in table.value.index]
+    assert sorted(shown_steps) == sorted(s.title for s in worked_example().steps)
+    assert shown_steps[:2] == ["Weight bytes", "FLOPs per token"]
+    sections = [h.value for h in at.subheader if not h.value[0].isdigit()]
+    assert sections[:4] == ["A second budget", "The KV cache, and what later chunks re-read",
+                            "A 128,000-token prompt", "A burst of 10 prompts"]
+
+
+def test_worked_example_with_a_starving_budget_says_so():
+    at = open_app("pages/learn/worked_example.py", budget=32)
+    at.toggle(key="worked_all").set_value(True).run()
+    assert_clean(at)
+    titles = [h.value for h in at.subheader if h.value[0].isdigit()]
+    assert titles[-1] == "4. No room for a chunk" and "Budget 32 ≤ 64 decodes" in shown(at)
 
 
 def test_roofline_at_the_defaults_finds_the_budget_and_the_engines_defaults():
@@ -92,14 +151,15 @@ def test_roofline_at_the_defaults_finds_the_budget_and_the_engines_defaults():
     assert list(table["bound"]) == ["memory", "compute", "compute", "compute"]
     assert "time = max" in table.columns                # no all-reduce, no overhead: nothing added
     assert not {"all-reduce", "overhead"} & set(table.columns)
-    assert not page_links(at)                           # simple mode, no comparison: no waterfall
+    # simple mode, no comparison: no link to the waterfall, only the path's next page
+    assert [link for link in page_links(at) if not link.startswith("Next:")] == []
 
 
 def test_changing_a_control_updates_the_numbers():
     at = open_app("pages/learn/side_by_side.py")
     at.number_input(key="budget").set_value(2048).run()
     assert_clean(at)
-    assert ("Largest decoder gap", "81.92 ms") in metrics(at)   # seed 001's 2,048 budget, exact
+    assert ("Largest gap", "81.92 ms") in metrics(at)   # the source's 2,048 budget, exact
 
 
 # --- extreme settings ----------------------------------------------------------------------
@@ -270,25 +330,24 @@ def test_side_by_side_compare_shows_both_modes_and_the_difference():
     at = open_app("pages/learn/side_by_side.py", gpu="h100-sxm", mode="roofline", compare="true")
     assert_clean(at)
     cards = at.metric
-    assert len(cards) == 16                                      # two rows under each lane
-    ideal, real = cards[0], cards[4]                             # the unchunked lane's TTFT
+    assert len(cards) == 20                                      # two rows under each lane
+    ideal, real = cards[3], cards[8]                             # the unchunked lane's TTFT
     assert ideal.label == real.label == "New request TTFT"
     assert (ideal.value, real.value) == ("133.4 ms", "204.9 ms")
     assert real.delta == "+71.48 ms (+54%)"                      # 204.9 − 133.4, unrounded inside
-    assert not cards[7].delta                                    # iterations: the same schedule
-    assert cards[8].delta.endswith("vs unchunked")              # chunked lane vs unchunked still
+    assert cards[10].delta.startswith("-")                      # chunked lane vs unchunked still
     text = shown(at)
-    assert "**roofline** mode, as drawn below" in text and "**calibrated** mode" in text
+    assert "**roofline** mode, as drawn above" in text and "**calibrated** mode" in text
 
 
 def test_compare_toggle_click_and_back_to_calibrated():
     at = open_app("pages/learn/side_by_side.py", gpu="a100-80gb", mode="calibrated")
-    assert len(at.metric) == 8
+    assert len(at.metric) == 10
     at.toggle(key="compare").set_value(True).run()
     assert_clean(at)
-    assert len(at.metric) == 16 and "**roofline** mode, the same iterations" in shown(at)
-    roofline_gaps = [at.metric[5], at.metric[13]]                # the largest gap, roofline rows
-    assert all(m.label == "Largest decoder gap" and m.delta.startswith("-") for m in roofline_gaps)
+    assert len(at.metric) == 20 and "**roofline** mode, the same iterations" in shown(at)
+    roofline_gaps = [at.metric[5], at.metric[15]]                # the largest gap, roofline rows
+    assert all(m.label == "Largest gap" and m.delta.startswith("-") for m in roofline_gaps)
 
 
 @pytest.mark.parametrize("page", ["pages/learn/side_by_side.py", "pages/learn/roofline.py"])
@@ -403,7 +462,7 @@ def test_bad_tp_in_a_link_is_a_visible_note(tp, note, error):
 def test_home_names_the_gpus_under_tensor_parallelism():
     at = open_app(None, gpu="h200", model="llama-3.1-8b", tp=4)
     assert_clean(at)
-    assert "Llama-3.1-8B on H200 SXM × 4 (tensor parallel)" in shown(at)
+    assert "Llama-3.1-8B on the H200 SXM × 4 (tensor parallel)" in shown(at)
 
 
 def test_tp_on_a_gpu_without_a_link_is_a_message():
@@ -417,4 +476,4 @@ def test_tp_makes_a_70b_model_fit_its_kv_per_gpu():
     assert "do not fit" in at.error[0].value                    # 141 GB of weights on 80 GB
     at = open_app("pages/learn/side_by_side.py", gpu="h100-sxm", model="llama-3.1-70b", tp=4)
     assert_clean(at)
-    assert not at.error and len(at.metric) == 8
+    assert not at.error and len(at.metric) == 10

@@ -24,7 +24,7 @@ def test_defaults_are_the_seed_worked_example():
 
 def test_url_keys_are_short_and_stable():
     for key in ("prompt", "decodes", "context", "budget", "gpu", "model", "mode", "unchunked",
-                "chunked", "peak", "bw", "mem", "link", "presenter", "tpot", "budget2", "pace",
+                "chunked", "peak", "bw", "mem", "link", "presenter", "tpot", "budget2",
                 "tp", "compare", "why"):
         assert key in CONTROLS
 
@@ -92,10 +92,16 @@ def test_lane_cards_show_the_seeds_numbers(seed_traces):
     assert unchunked["New request TTFT"].value == "327.7 ms"
     assert chunked["New request TTFT"].value == "368.6 ms"
     assert chunked["New request TTFT"].seconds == pytest.approx(16 * 0.02304)
-    assert unchunked["Largest decoder gap"].value == "333 ms"
-    assert chunked["Largest decoder gap"].value == "23.04 ms"
+    assert unchunked["Largest gap"].value == "333 ms"
+    assert chunked["Largest gap"].value == "23.04 ms"
     assert "16 iteration(s)" in chunked["New request TTFT"].help
-    assert "64 running decoders" in chunked["Largest decoder gap"].help
+    assert "64 running decoders" in chunked["Largest gap"].help
+    assert (unchunked["Streams frozen"].value, chunked["Streams frozen"].value) == ("64 of 64",
+                                                                                    "0 of 64")
+    assert unchunked["Frozen per stream"].seconds == pytest.approx(0.333013, rel=1e-5)
+    assert chunked["Frozen per stream"].value == "0 ms"
+    assert (unchunked["Steady gap (p99)"].value, chunked["Steady gap (p99)"].value) == (
+        "5.333 ms", "23.04 ms")
 
 
 def test_lane_cards_without_decoders_say_so():
@@ -103,8 +109,9 @@ def test_lane_cards_without_decoders_say_so():
     trace = simulate(s.workload(), get_policy("sarathi"), s.cost_model(), budget=s.budget,
                      max_seqs=s.max_seqs)
     cards = {c.label: c for c in lane_cards(trace, "simple")}
-    assert math.isnan(cards["Largest decoder gap"].seconds)
-    assert cards["Largest decoder gap"].value == "—"
+    assert math.isnan(cards["Largest gap"].seconds)
+    assert cards["Largest gap"].value == "—"
+    assert cards["Streams frozen"].value == "0 of 0"
 
 
 def test_starving_budget_is_flagged():

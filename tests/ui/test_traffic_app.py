@@ -55,7 +55,7 @@ def test_traffic_spec_from_the_controls():
 
 
 def test_traffic_defaults_reproduce_the_burst_drain():
-    """Seed 001: ten 8,192-token prompts drain in about 3.7 s. The run (prompts emit 32 tokens)
+    """The source article: ten 8,192-token prompts drain in about 3.7 s. The run (prompts emit 32 tokens)
     takes 3.6995 s; the worked example's formula gives 160 x 23.04 ms = 3.6864 s."""
     at = open_app(TRAFFIC)
     text = shown(at)
@@ -63,8 +63,13 @@ def test_traffic_defaults_reproduce_the_burst_drain():
     assert "⌈10 × 8,192 / 512⌉ × 23.04 ms = **3.6864 s**" in text
     rows = table(at)
     assert list(rows.columns) == ["computed from", "vllm-v0", "sarathi"]
-    assert rows.loc["TBT max", "vllm-v0"] == "3.28 s"        # 10 whole prompts of 327.7 ms
-    assert rows.loc["TBT max", "sarathi"] == "23.04 ms"      # one fused iteration of 576 tokens
+    assert list(rows.index[:2]) == ["largest gap (TBT max)", "stalls over 100 ms"]  # the stall first
+    assert rows.loc["largest gap (TBT max)", "vllm-v0"] == "3.28 s"   # 10 whole prompts of 327.7 ms
+    assert rows.loc["largest gap (TBT max)", "sarathi"] == "23.04 ms"  # one fused iteration of 576
+    # every decoder waits through the burst once, and each of the first nine prompts, once it
+    # streams, waits through the prompts after it
+    assert rows.loc["stalls over 100 ms", "vllm-v0"] == "73 (73 requests)"
+    assert rows.loc["stalls over 100 ms", "sarathi"] == "0 (0 requests)"
     assert rows.loc["TTFT max", "sarathi"] == "3.7 s"
     assert len(at.get("vega_lite_chart")) == 4         # timeline, two CDFs, latency split
 
@@ -157,11 +162,18 @@ def test_upload_text_is_never_markup():
 
 
 # --- budget trade-off ----------------------------------------------------------------------
-def test_budget_defaults_recommend_the_worked_examples_budget():
+def test_budget_defaults_recommend_the_worked_examples_budget_and_say_it_misses_the_ttft_target():
+    """576 is the largest budget within 25 ms, but its p50 TTFT is 2.05 s, above the 2 s line the
+    frontier draws: the page must not call it a clean recommendation."""
     at = open_app(BUDGET)
-    assert "Recommended budget: 576" in at.success[0].value
+    assert not at.success
+    assert ("Recommended budget: 576, but it misses a target:** p50 TTFT 2.05 s > 2 s"
+            in at.warning[0].value)
     text = shown(at)
     assert "the next one, 1,024, gives 40.96 ms" in text
+    assert "budgets fast enough for it miss the TBT SLO, the best 40.96 ms at 1,024" in text
+    at = open_app(BUDGET, ttft=2.1)
+    assert "Recommended budget: 576**: it meets every target drawn below" in at.success[0].value
     rows = table(at)
     assert list(rows.index) == ["128", "256", "512", "576", "1,024", "2,048", "4,096", "8,192",
                                 "16,384"]
@@ -194,7 +206,7 @@ def test_budget_sglang_p99_hides_the_stall_every_decoder_waits_through():
     assert set(rows["p99 TBT"]) == {"5.333 ms"} and set(rows["p99 TBT ≤ target"]) == {"yes"}
     assert set(rows["max TBT ≤ target"]) == {"no"}
     # sarathi at 576: every gap is one 23.04 ms iteration, so the tail claim holds
-    at = open_app(BUDGET)
+    at = open_app(BUDGET, ttft=3)
     assert "slow tail meets it too: the longest gap at 576 is 23.04 ms" in shown(at)
     assert table(at).loc["576", "max TBT ≤ target"] == "yes" and not at.warning
 

@@ -1,0 +1,50 @@
+"""What every page says, read as a learner reads it: each acronym spelled out where the page
+first uses it (the sidebar, shown on every page, on its own), and none of the project's internal
+words ("seed 001") on screen."""
+
+import re
+
+import pytest
+
+from tests.support.apptest import ALL_PAGES, assert_clean, open_app, text_in_order
+from ui.glossary import ACRONYMS
+
+
+def first_use_unexplained(text: str) -> list[str]:
+    """The acronyms whose first use in `text` is neither "expansion (ACRONYM)" nor
+    "ACRONYM (expansion)"."""
+    missing = []
+    for acronym, long in ACRONYMS.items():
+        stem = acronym.removesuffix("s")
+        found = re.search(rf"\b{re.escape(stem)}s?\b", text)
+        if not found:
+            continue
+        before, after = text[:found.start()].lower(), text[found.end():].lower()
+        if not (before.endswith(f"{long} (".lower()) or after.startswith(f" ({long}".lower())):
+            missing.append(f"{acronym} at …{text[max(0, found.start() - 60):found.end() + 20]!r}")
+    return missing
+
+
+def test_the_check_catches_an_acronym_used_before_it_is_spelled_out():
+    assert first_use_unexplained("time to first token (TTFT) then TTFT") == []
+    assert first_use_unexplained("TTFT (time to first token)") == []
+    assert first_use_unexplained("the TTFT, then time to first token (TTFT)")
+    assert first_use_unexplained("peak FLOPs, then floating-point operations (FLOPs)")
+    assert first_use_unexplained("TFLOP/s and GFLOP are units") == []
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_every_acronym_is_spelled_out_where_the_page_first_uses_it(page):
+    at = open_app(page)
+    assert_clean(at)
+    for where, block in (("page", at.main), ("sidebar", at.sidebar)):
+        assert first_use_unexplained(text_in_order(block)) == [], where
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_no_internal_words_on_screen(page):
+    at = open_app(page)
+    text = text_in_order(at.main) + text_in_order(at.sidebar)
+    assert not re.search(r"seed 0", text, re.I)
+    # "seed" only as the traffic pages' random seed
+    assert re.findall(r"(?<!random )\bseeds?\b", text, re.I) == []

@@ -1,0 +1,118 @@
+"""Every term a learner meets, defined once. Pure Python (no Streamlit).
+
+Pages write `first("ttft")` where they first use an acronym: "time to first token (TTFT)", the
+acronym underlined, its definition on hover (the text then needs `unsafe_allow_html=True`), and
+`term("ttft")` after that; `term("prefill")` marks a word the same way. `ACRONYMS` is what the
+tests check every page against: each acronym spelled out where the page first uses it.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+CSS = ("<style>abbr[title], span.glossary-term { text-decoration: underline dotted; "
+       "text-underline-offset: 0.2em; cursor: help; }</style>")
+
+
+@dataclass(frozen=True)
+class Term:
+    id: str
+    name: str          # as the text writes it: "TTFT", "prefill"
+    definition: str    # one or two plain sentences
+    long: str = ""     # an acronym's expansion, "" for a word
+
+
+TERMS: dict[str, Term] = {t.id: t for t in (
+    Term("prefill", "prefill",
+         "Processing a request's whole prompt: every prompt token goes through the model (in one "
+         "pass, or chunked, in a few), filling its KV cache; it ends with the first output token. "
+         "Compute-bound: thousands of tokens share each weight read."),
+    Term("decode", "decode",
+         "Generating the next output token of a request that is already streaming: one token per "
+         "request per iteration. Memory-bound: all the weights are read for one token per request."),
+    Term("iteration", "iteration",
+         "One forward pass of the model over its batch, every request it holds. A request gets "
+         "at most one new token from it, when the whole pass ends."),
+    Term("budget", "token budget",
+         "The most tokens one iteration may hold, decodes and prompt tokens together (vLLM's "
+         "max_num_batched_tokens, SGLang's --chunked-prefill-size). Written B."),
+    Term("chunk", "chunk",
+         "The piece of a prompt one iteration carries. With budget B and D running decodes, the "
+         "chunk is C = B − D tokens."),
+    Term("stall", "freeze",
+         "A gap between two tokens of a stream longer than 100 ms: about the longest pause that "
+         "still feels instantaneous (Nielsen, 1993), so a reader sees the stream stop."),
+    Term("ttft", "TTFT", "From a request's arrival to its first output token: queue wait + prefill.",
+         "time to first token"),
+    Term("tbt", "TBT",
+         "The gap between two successive tokens of one stream. vLLM's docs call it inter-token "
+         "latency (ITL).", "time between tokens"),
+    Term("itl", "ITL", "The gap between two successive tokens of one stream: the same as TBT.",
+         "inter-token latency"),
+    Term("tpot", "TPOT",
+         "A request's mean gap between tokens: (last token − first token) / (tokens − 1).",
+         "time per output token"),
+    Term("kv", "KV",
+         "The attention keys and values of every token a request holds (its KV cache), kept in GPU "
+         "memory so each new token attends to them without recomputing them.", "key-value"),
+    Term("slo", "SLO", "A latency target a server must meet, e.g. p99 TBT ≤ 100 ms.",
+         "service-level objective"),
+    Term("percentile", "p50 / p99",
+         "Percentiles: p99 is the value 99% of the measurements are at or below, p50 the median. A "
+         "freeze that hits each stream once can sit above the p99."),
+    Term("roofline", "roofline",
+         "What a GPU can do: FLOP/s = min(peak, bandwidth × intensity), where intensity = FLOPs / "
+         "bytes moved. Below the ridge (peak / bandwidth) a pass is memory-bound, above it "
+         "compute-bound."),
+    Term("compute_bound", "compute-bound",
+         "A pass whose time is set by its arithmetic, FLOPs / peak FLOP/s: a long prompt."),
+    Term("memory_bound", "memory-bound",
+         "A pass whose time is set by the bytes it reads, bytes / bandwidth: a decode step, which "
+         "reads every weight for one token per request."),
+    Term("flop", "FLOPs",
+         "Multiplies and adds; a model does about 2 × parameters of them per token.",
+         "floating-point operations"),
+    Term("llm", "LLM", "A transformer model that writes text one token at a time.",
+         "large language model"),
+    Term("gemm", "GEMM", "A matrix product: the weight layers a transformer spends its time in.",
+         "general matrix multiply"),
+    Term("tp", "TP", "The model's weights split over several GPUs that run every iteration together.",
+         "tensor parallelism"),
+    Term("lm", "LM", "The LM head is the last layer: it turns a token's hidden state into scores "
+                     "over the vocabulary.", "language-model"),
+    Term("mlp", "MLP", "The feed-forward block of each transformer layer.", "multilayer perceptron"),
+    Term("cdf", "CDF", "For each value x, the fraction of the measurements at or below x.",
+         "cumulative distribution function"),
+    Term("ccdf", "CCDF", "For each value x, the fraction of the measurements above x: 1 − CDF.",
+         "complementary cumulative distribution function"),
+    Term("bf16", "BF16", "A 16-bit (2-byte) number format most models are served in.", "bfloat16"),
+    Term("qps", "QPS", "Requests arriving per second.", "queries per second"),
+)}
+
+# The acronyms every page must spell out where it first uses them: {acronym: expansion}.
+ACRONYMS = {t.name: t.long for t in TERMS.values() if t.long}
+
+
+def _hover(text: str, t: Term) -> str:
+    tag = "abbr" if t.long else 'span class="glossary-term"'
+    return f'<{tag} title="{html.escape(t.definition)}">{html.escape(text)}</{tag.split()[0]}>'
+
+
+def term(key: str, text: str | None = None) -> str:
+    """The term as the text writes it (or `text`), its definition on hover."""
+    t = TERMS[key]
+    return _hover(t.name if text is None else text, t)
+
+
+def first(key: str, hover: bool = True) -> str:
+    """An acronym where the page first uses it: "time to first token (TTFT)", with the hover
+    (`hover=False` where the text cannot hold HTML: alerts, labels)."""
+    t = TERMS[key]
+    return f"{t.long} ({term(key) if hover else t.name})"
+
+
+def entries() -> list[str]:
+    """The glossary as Markdown lines, in the order a learner meets the terms."""
+    return [f"**{t.name}**" + (f" ({t.long})" if t.long else "") + f": {t.definition}"
+            for t in TERMS.values()]

@@ -1,0 +1,112 @@
+"""The learner's path as data: the pages in the order a beginner should read them, and the chapters
+of the story Home tells, each linking to the page that goes deeper. Pure Python (no Streamlit).
+
+app.py builds the sidebar from `PAGES` and ends every page with a link to the next one; Home
+renders `CHAPTERS` with numbers from the simulation (`ui.words.story_fields`). A guided tour can
+reuse both: a chapter is an id, a title, a Markdown text with {fields}, and its pages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .glossary import first, term
+
+
+@dataclass(frozen=True)
+class Page:
+    path: str
+    title: str
+    icon: str
+    section: str
+    what: str          # what the page shows, for the "Next: ..." link that leads to it
+
+
+PAGES: tuple[Page, ...] = (
+    Page("pages/learn/home.py", "Home", ":material/home:", "Learn",
+         "the story in six short chapters"),
+    Page("pages/learn/side_by_side.py", "Side by side", ":material/view_agenda:", "Learn",
+         "play both schedules and read what the freeze costs each stream"),
+    Page("pages/learn/worked_example.py", "Worked example", ":material/calculate:", "Learn",
+         "the arithmetic, one step at a time"),
+    Page("pages/learn/roofline.py", "Roofline", ":material/show_chart:", "Learn",
+         "why decode is memory-bound, and which budget meets a target"),
+    Page("pages/load/budget_tradeoff.py", "Budget trade-off", ":material/tune:", "Under load",
+         "turn the budget dial on a whole workload"),
+    Page("pages/load/traffic.py", "Traffic", ":material/traffic:", "Under load",
+         "serve bursts, random arrivals or your own trace with several schedulers"),
+    Page("pages/load/capacity.py", "Capacity", ":material/speed:", "Advanced",
+         "the highest request rate each scheduler sustains within its targets"),
+    Page("pages/load/memory.py", "Memory", ":material/memory:", "Advanced",
+         "how GPU memory bounds what runs at once"),
+    Page("pages/check/fidelity.py", "How close is this to a real GPU?", ":material/fact_check:",
+         "Advanced", "the cost model against measured GPU timings"),
+)
+BY_PATH = {p.path: p for p in PAGES}
+
+
+def next_page(path: str) -> Page:
+    """The page after `path` on the path; after the last one, Home again."""
+    paths = [p.path for p in PAGES]
+    return PAGES[(paths.index(path) + 1) % len(PAGES)]
+
+
+@dataclass(frozen=True)
+class Chapter:
+    id: str
+    title: str
+    text: str                   # Markdown (with glossary hovers); {fields}: ui.words.story_fields
+    pages: tuple[str, ...]      # where to go deeper, the first the main one
+    highlight: str = ""         # what to look at in the player while reading it
+
+
+CHAPTERS: tuple[Chapter, ...] = (
+    Chapter(
+        "two-kinds", "1. Two kinds of work in one pass",
+        f"A server runs its model in {term('iteration', 'iterations')}: one forward pass over every "
+        "request it holds. Two kinds of work share each pass. "
+        f"**{term('prefill', 'Prefill')}** reads a new prompt, all {{prompt}} tokens at once: a "
+        f"lot of arithmetic, so it is {term('compute_bound')}. **{term('decode', 'Decode')}** "
+        "adds the next token to each of the {decodes} replies already streaming: little "
+        "arithmetic, but every weight is read again for it, so it is "
+        f"{term('memory_bound')}. Here a decode step of all {{decodes}} streams takes "
+        "**{decode_step}**; the whole prompt in one pass takes **{prompt_pass}**.",
+        ("pages/learn/roofline.py",), "the bars: blue is decode work, orange is prefill"),
+    Chapter(
+        "freeze", "2. One long prompt freezes every stream",
+        "A stream gets its next token only when an iteration that holds it ends. {stall_story} "
+        "In the player, the top lane's {decodes} rows go blank together and the shaded block "
+        "grows over all of them: that block is the freeze, every user's reply stopped at once.",
+        ("pages/learn/side_by_side.py",), "the top lane's rows"),
+    Chapter(
+        "split", "3. Split it: a budget B, a chunk C = B − D",
+        f"Chunked prefill caps every iteration at a {term('budget')} of B tokens. The D running "
+        f"decodes go in first, then a {term('chunk')} of the prompt fills the rest: C = B − D. "
+        "{fix_story}",
+        ("pages/learn/worked_example.py",), "the bottom lane's bars: a chunk beside the decodes"),
+    Chapter(
+        "trade", "4. What it costs, what it buys",
+        "It buys: the largest gap between two tokens of a stream {gap_change}, and {froze_c} of "
+        "the {decodes} streams freeze (a gap over {stall}) instead of {froze_u}. It costs: the "
+        f"new request's {term('ttft')} is {{ttft_c}} instead of {{ttft_u}}, because its chunks "
+        "share their iterations with the decodes; and while the prompt is prefilled each "
+        "iteration takes {prefill_step} instead of a {decode_step} decode step, so every stream's "
+        "usual gap grows to that.",
+        ("pages/learn/side_by_side.py",), "the counters over each lane's rows"),
+    Chapter(
+        "dial", "5. The budget is a dial",
+        "A larger budget carries more of the prompt per iteration, so the first token comes "
+        "sooner; but every stream waits for each longer iteration. The Sarathi-Serve recipe: take "
+        "the largest budget whose iteration still meets the gap the streams must keep (their "
+        f"{first('tpot')} target). Under load, a {first('slo')} adds a target for the first "
+        "token too, and the dial must meet both.",
+        ("pages/load/budget_tradeoff.py", "pages/learn/roofline.py")),
+    Chapter(
+        "traffic", "6. Under real traffic",
+        "One prompt beside {decodes} streams is the simplest case. Real servers see requests "
+        "arrive all the time: bursts of long prompts, random arrivals, recorded traces. Traffic "
+        "serves a whole workload with several schedulers side by side; Capacity finds the "
+        "highest request rate each sustains within its targets; Memory shows how the "
+        f"{first('kv')} cache bounds how many requests run at once.",
+        ("pages/load/traffic.py", "pages/load/capacity.py", "pages/load/memory.py")),
+)
