@@ -64,6 +64,13 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         raise InputError(self._plain(message))
 
+    def _get_values(self, action, arg_strings):
+        # Python 3.11's argparse drops a "--" given as a flag's value (`--max-seqs=--`) and hands
+        # the action an empty list, never calling its type check.
+        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+            raise argparse.ArgumentError(action, "expected a value, got '--'")
+        return super()._get_values(action, arg_strings)
+
     def _plain(self, message: str) -> str:
         """argparse's wording made to read like this CLI's other messages."""
         required = "the following arguments are required: "

@@ -82,9 +82,10 @@ def get_gpu(gpu_id: str) -> Gpu:
 def custom_gpu(peak_tflops: float, bandwidth_tbps: float, memory_gb: float,
                name: str = "Custom GPU", link_gbps: float = 0.0) -> Gpu:
     """A GPU from plain datasheet fields (dense TFLOP/s, TB/s, GB; GPU-to-GPU GB/s one way)."""
-    tflops = check_number("peak TFLOP/s", peak_tflops, high=1e5)
-    tbps = check_number("bandwidth TB/s", bandwidth_tbps, high=1e3)
-    mem = check_number("memory GB", memory_gb, high=1e5)
+    # lower ends keep every time finite (a 1e-300 TFLOP/s GPU would price iterations at inf)
+    tflops = check_number("peak TFLOP/s", peak_tflops, low=1e-3, low_inclusive=True, high=1e5)
+    tbps = check_number("bandwidth TB/s", bandwidth_tbps, low=1e-6, low_inclusive=True, high=1e3)
+    mem = check_number("memory GB", memory_gb, low=1e-3, low_inclusive=True, high=1e5)
     link = check_number("GPU-to-GPU link GB/s", link_gbps, low=0, low_inclusive=True, high=1e5)
     return Gpu("custom", name, tflops * TFLOPS, tbps * TB, mem * GB, "user-supplied fields",
                link * GB)

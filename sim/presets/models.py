@@ -106,6 +106,8 @@ class Model:
         return 2.0 * self.layers * self.kv_dim * self.kv_bytes_per_element
 
 
+MAX_PARAMS = 1e15   # the largest model the lab prices (the worked example's params ceiling too)
+
 LLAMA3_8B_LAYOUT = dict(layers=32, hidden=4096, heads=32, kv_heads=8, head_dim=128,
                         intermediate=14336, vocab=128256)
 
@@ -155,13 +157,34 @@ def custom_model(*, layers, hidden, heads, kv_heads, head_dim=0, intermediate, v
     top_k = whole("experts per token", experts_per_token, 1024)
     if top_k > experts_n:
         raise InputError(f"experts per token ({top_k}) must be <= experts ({experts_n})")
-    return Model("custom", name, whole("layers", layers, 1000), hidden_n, heads_n, kv,
-                 whole("head_dim", head_dim if head_dim else hidden_n / heads_n),
-                 whole("intermediate", intermediate), whole("vocab", vocab),
-                 source="user-supplied fields", gated_mlp=bool(gated_mlp), experts=experts_n,
-                 experts_per_token=top_k,
-                 sliding_window=int(check_number("sliding window", sliding_window or 0,
-                                                 low=0, low_inclusive=True, integer=True)))
+    model = Model("custom", name, whole("layers", layers, 1000), hidden_n, heads_n, kv,
+                  whole("head_dim", head_dim if head_dim else hidden_n / heads_n),
+                  whole("intermediate", intermediate), whole("vocab", vocab),
+                  source="user-supplied fields", gated_mlp=bool(gated_mlp), experts=experts_n,
+                  experts_per_token=top_k,
+                  sliding_window=int(check_number("sliding window", sliding_window or 0,
+                                                  low=0, low_inclusive=True, integer=True)))
+    if model.counted_params > MAX_PARAMS:
+        raise InputError(_too_many_params(model))
+    return model
+
+
+def _too_many_params(m: Model) -> str:
+    """Which fields make a model's parameter count too large: the largest of its three terms."""
+    mlp = 3 if m.gated_mlp else 2
+    terms = [
+        (m.layers * m.experts * m.expert_params,
+         f"the MLP: layers {m.layers:,} × experts {m.experts:,} × {mlp} × hidden {m.hidden:,} × "
+         f"intermediate {m.intermediate:,}", "layers, hidden, intermediate or experts"),
+        (m.layers * m.attention_params_per_layer,
+         f"attention: layers {m.layers:,} × hidden {m.hidden:,} × (2 × heads {m.heads:,} + 2 × "
+         f"KV heads {m.kv_heads:,}) × head_dim {m.head_dim:,}", "layers, hidden, heads or head_dim"),
+        (2 * m.embedding_params, f"the embedding and LM head: 2 × vocab {m.vocab:,} × hidden "
+         f"{m.hidden:,}", "vocab or hidden"),
+    ]
+    value, where, fields = max(terms)
+    return (f"these fields give {m.counted_params:.3g} parameters, over the {MAX_PARAMS:g} this lab "
+            f"prices; {value:.3g} of them come from {where}: lower {fields}")
 
 
 def model_from_hf_config(config: dict, name: str = "From config.json") -> Model:

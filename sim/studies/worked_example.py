@@ -58,7 +58,7 @@ class Step:
     substituted: str
     value: float
     unit: str
-    seed_note: str = ""   # where the source article rounds or slips, said plainly
+    seed_note: str = ""   # where the source article (seed 001) rounds or slips, said plainly
     decimal: bool = False  # bytes in datasheet units (GB) rather than binary (GiB)
 
     @property
@@ -139,15 +139,15 @@ def worked_example(**overrides) -> WorkedExample:
                   f"{fmt_bytes(weights, False)} / {v['bandwidth_tbps']:g} TB/s", weights / bw, "s")
     compute = ex.add("decode_compute_s", "Decode step: compute", "decodes × FLOPs per token / peak",
                      f"{d:,} × {fmt_flops(fpt)} / {v['peak_tflops']:g} TFLOP/s", d * fpt / peak, "s",
-                     "the source article says 2.6 ms; exactly 2.56 ms")
+                     "the source article rounds it to 2.6 ms; exactly 2.56 ms")
     ex.add("decode_step_s", "Decode step", "max(weight read, compute)",
            f"max({fmt_seconds(read)}, {fmt_seconds(compute)})", max(read, compute), "s",
-           "the source article rounds this up to 'about 6 ms' to allow for KV reads; the step with the "
-           "decoders' KV read comes below")
+           "the source article rounds this up to 'about 6 ms' to allow for KV reads; the step "
+           "with the decoders' KV read comes below")
     unchunked = ex.add("unchunked_prefill_s", "Whole prompt in one iteration",
                        "max(prompt × FLOPs per token / peak, weight read)",
                        f"max({p:,} × {fmt_flops(fpt)} / {v['peak_tflops']:g} TFLOP/s, {fmt_seconds(read)})",
-                       max(p * fpt / peak, read), "s", "the source article rounds to 'about 330 ms'")
+                       max(p * fpt / peak, read), "s", "the source article rounds it to 'about 330 ms'")
 
     def iteration(tokens):
         return max(tokens * fpt / peak, read)
@@ -170,7 +170,8 @@ def worked_example(**overrides) -> WorkedExample:
            f"max({fmt_seconds(compute)}, ({fmt_bytes(weights, False)} + {d:,} × {v['context']:,} × "
            f"{fmt_bytes(kv)}) / {v['bandwidth_tbps']:g} TB/s)", max(compute, (weights + decoders_kv) / bw),
            "s",
-           "the source article calls the decode step with its KV reads 'about 6 ms'; its own 64 decoders at "
+           "the source article calls the decode step with its KV reads 'about 6 ms'; its own 64 "
+           "decoders at "
            f"4,000 tokens of context hold {fmt_bytes(decoders_kv)} of KV, read every step. The "
            "roofline cost mode counts it (the simple arithmetic above leaves it out)")
     chunk = v["budgets"][0] - d
@@ -188,7 +189,7 @@ def worked_example(**overrides) -> WorkedExample:
                 f"{reads:,.0f} × {fmt_bytes(kv)}", reads * kv, "B")
     ex.add("reread_s", CHUNK_STEPS["reread_s"], "re-read bytes / bandwidth",
            f"{fmt_bytes(rb)} / {v['bandwidth_tbps']:g} TB/s", rb / bw, "s",
-           "the source article says 'roughly 2.5 ms'; 7.5 GiB at 3 TB/s is 2.68 ms")
+           "the source article rounds it to 'roughly 2.5 ms'; 7.5 GiB at 3 TB/s is 2.68 ms")
     n_long = ex.add("long_prompt_chunks", CHUNK_STEPS["long_prompt_chunks"], "⌈long prompt / chunk⌉",
                     f"⌈{v['long_prompt']:,} / {chunk:,}⌉", math.ceil(v["long_prompt"] / chunk), "chunks")
     lb = ex.add("long_prompt_reread_bytes", CHUNK_STEPS["long_prompt_reread_bytes"],
@@ -243,11 +244,10 @@ def _budget_steps(ex: WorkedExample, i: int, budget: int, d: int, p: int, iterat
            f"⌈{p:,} / {chunk:,}⌉", n, "iterations")
     ex.add(f"ttft_{i}", f"{tag}: TTFT", "Σ iteration times (the last chunk may be smaller)",
            f"{n - 1:,} × {fmt_seconds(first)} + {fmt_seconds(last)}" if n > 1 else fmt_seconds(first),
-           ttft, "s", "the source article says 'around 350 ms', carrying its 2,112-token slip"
-           if seed_2048 else "")
+           ttft, "s", "the source article says 'around 350 ms', carrying its 2,112-token slip" if seed_2048 else "")
     increase = ex.add(f"ttft_increase_{i}", f"{tag}: TTFT increase", "TTFT / unchunked prefill − 1",
                       f"{fmt_seconds(ttft)} / {fmt_seconds(unchunked)} − 1", ttft / unchunked - 1, "%",
-                      "the source article says 'about 12 percent'; it is 12.5%" if budget == 576 else "")
+                      "the source article rounds it to 'about 12 percent'; it is 12.5%" if budget == 576 else "")
     longest = max(times)
     reduction = ex.add(f"stall_reduction_{i}", f"{tag}: stall reduction",
                        "unchunked prefill / the one iteration (nothing is split: no reduction)"

@@ -69,6 +69,13 @@ def test_negative_numbers_are_values_with_the_allowed_range(argv, shown, capsys)
     assert shown in refused(*argv, capsys=capsys)
 
 
+def test_a_double_dash_as_a_value_is_refused_not_taken_as_an_empty_list(capsys):
+    """Found by the fuzz slice: Python 3.11's argparse turns `--max-seqs=--` into [] and the
+    work estimate then compared a list with a number (a traceback)."""
+    assert "--max-seqs: expected a value, got '--'" in refused(
+        "simulate", "--max-seqs=--", "--budget=209", "--gpu", "l40s", capsys=capsys)
+
+
 # --- nonsense refused --------------------------------------------------------------------------
 def test_extreme_worked_example_inputs_are_refused_not_printed_as_nan(capsys):
     err = refused("worked-example", "--peak-tflops", "1e-300", "--params", "1e15", "--prompt",

@@ -1,8 +1,6 @@
-"""A slice of the CLI fuzz suite inside `make test` (the full run is `make fuzz`): a fresh draw of
-command lines each run, every one a clean run or a clean refusal within the command budget; and the
-classifier itself, which must not call a bad case clean."""
-
-import random
+"""A slice of the CLI fuzz suite inside `make test` (the full run is `make fuzz`, which explores): a
+fixed draw of command lines, so CI is repeatable, every one a clean run or a clean refusal within the
+command budget; and the classifier itself, which must not call a bad case clean."""
 
 import pytest
 
@@ -10,6 +8,7 @@ from tests.fuzz import cli
 from tests.fuzz.report import Result, summary
 
 SLICE = 20
+SEED = 2026   # fixed: a new finding belongs to `make fuzz --seed S`, then to a regression test
 
 
 @pytest.fixture(scope="module")
@@ -20,11 +19,10 @@ def scratch(tmp_path_factory):
 
 
 def test_a_slice_of_fuzzed_command_lines_ends_cleanly(scratch):
-    seed = random.randrange(2**32)          # a new slice each run; the seed reproduces it
-    results = [cli.run(argv, scratch) for argv in cli.generate(SLICE, seed)]
+    results = [cli.run(argv, scratch) for argv in cli.generate(SLICE, SEED)]
     assert len(results) == SLICE
     failures = [r for r in results if not r.clean]
-    assert not failures, f"seed {seed}:\n" + summary(failures)
+    assert not failures, f"seed {SEED}:\n" + summary(failures)
 
 
 @pytest.mark.parametrize("code, stdout, stderr, verdict", [
