@@ -16,7 +16,7 @@ $(BIN)/.test: requirements-test.txt $(BIN)/.app
 
 .PHONY: run test bench
 run: $(BIN)/.app
-	$(BIN)/streamlit run app.py
+	$(BIN)/streamlit run serve.py
 
 test: $(BIN)/.test
 	$(BIN)/python -m pytest -q

@@ -26,7 +26,7 @@ from sim.presets.models import MODELS
 
 from . import controls
 from .controls import CONTROLS, CUSTOM, Control
-from .scenario import Scenario, scenario_from
+from .scenario import Scenario, fit_in_memory, scenario_from
 
 CHART_WIDTH = 900
 LINK_NOTES = "_link_notes"
@@ -34,27 +34,46 @@ LINK_NOTES = "_link_notes"
 
 # --- controls -------------------------------------------------------------------------------
 def apply_link_corrections() -> None:
-    """On a session's first run, replace out-of-range or unreadable values from the link by the
-    nearest valid ones (before the widgets exist, so they start there) and keep the notes."""
+    """On a session's first run, replace out-of-range, unreadable or oddly spelled values from
+    the link by the values to use (before the widgets exist, so they start there), write those
+    back into the link, and keep the notes. A scenario count clamped to its maximum is lowered
+    further to what fits in the GPU's memory, so a clamp never makes a page that cannot run."""
     if LINK_NOTES in st.session_state:
         return
-    corrections, notes = controls.from_query({key: st.query_params.get_all(key)
-                                               for key in st.query_params})
+    link = controls.read_link({key: st.query_params.get_all(key) for key in st.query_params})
+    corrections, notes = dict(link.corrections), dict(link.notes)
+    for key, fitted in fit_in_memory(link.values, link.above_max).items():
+        corrections[key] = fitted
+        high = CONTROLS[key].show(CONTROLS[key].high)
+        notes[key] = (f"`{key}={st.query_params.get_all(key)[-1]}` in the link is above the maximum "
+                      f"{high}, and more than fits in the GPU's memory with the link's other "
+                      f"values; using {fitted:,}, the most that fits")
     for key, value in corrections.items():
         st.session_state[key] = value
-        _forget_link_value(key)
-    st.session_state[LINK_NOTES] = notes
+        _rewrite_link_value(CONTROLS[key], value)
+    st.session_state[LINK_NOTES] = list(notes.values())
 
 
-def _forget_link_value(key: str) -> None:
-    """Drop a corrected value from the link, so the widget starts from the correction; the bound
-    widget then writes that into the URL. Streamlit 1.67 seeds a bound widget from the link as it
-    was loaded, even over session state, and its integer parser raises OverflowError on `inf` and
-    truncates 12.7 to 12 (where the note says 13); that copy of the link has no public API."""
-    del st.query_params[key]
+def _rewrite_link_value(control: Control, value) -> None:
+    """Put the value the widget will hold into the link (or drop it when it is the default, as
+    the widget itself does), so the address bar reproduces the view. Streamlit 1.67 seeds a
+    bound widget from the link as it was loaded, even over session state (its integer parser
+    raises OverflowError on `inf` and truncates 12.7 to 12, where the note says 13), and it writes
+    a value set in session state into the link only from a session's second run: so both the
+    link and that first copy of it (which has no public API) get the value's plain spelling."""
+    initial = _initial_link()
+    if value == control.default:
+        del st.query_params[control.key]
+        initial.pop(control.key, None)
+        return
+    text = control.url_text(value)
+    st.query_params[control.key] = text
+    initial[control.key] = text if isinstance(text, list) else [text]
+
+
+def _initial_link() -> dict[str, list[str]]:
     ctx = get_script_run_ctx()
-    if ctx is not None:
-        ctx.session_state._state.query_params._initial_query_params.pop(key, None)
+    return ctx.session_state._state.query_params._initial_query_params if ctx is not None else {}
 
 
 def show_link_notes() -> None:

@@ -1,6 +1,7 @@
 """The browser tests' shared fixtures: Debian's Chromium (never a downloaded browser) and one
-`streamlit run app.py` per session on a free loopback port. Every test here is skipped with the
-reason when /usr/bin/chromium is missing (`apt-get install chromium`; .ci/run installs it)."""
+`streamlit run serve.py` (what `make run` starts) per session on a free loopback port. Every
+test here is skipped with the reason when /usr/bin/chromium is missing (`apt-get install
+chromium`; .ci/run installs it)."""
 
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def browser():
 
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
-    """The app, served once for every browser test of the session."""
+    """The app, served once for every browser test of the session, as `make run` serves it."""
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    with streamlit_server(ROOT / "app.py", log) as url:
+    with streamlit_server(ROOT / "serve.py", log) as url:
         yield url

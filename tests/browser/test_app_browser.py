@@ -80,6 +80,37 @@ def test_controls_survive_moving_between_pages(page, app_url):
     has_value(page, "New prompt (tokens)", "4096")
 
 
+@pytest.mark.parametrize("path, written, label, value", [
+    ("worked_example?decodes=99999", "decodes=100", "Running decodes", "100"),
+    ("side_by_side?budget=12.7", "budget=13", "Token budget per iteration", "13"),
+    ("side_by_side?prompt=99999999", "prompt=422942", "New prompt (tokens)", "422942"),
+])
+def test_a_corrected_link_value_is_written_into_the_address_bar(page, app_url, path, written, label,
+                                                                 value):
+    """The address bar after a correction reproduces the view: opened again it shows the same
+    value, with no note. (4,096 decoders or a 2,000,000-token prompt do not fit the GPU's memory,
+    so the clamp goes on to the most that fits.)"""
+    page.goto(f"{app_url}/{path}")
+    heading = PAGES[path.split("?")[0]]
+    wait_for_run(page, heading)
+    has_value(page, label, value)
+    page.wait_for_url(f"**{written}", timeout=15_000)
+    assert page.get_by_text("in the link", exact=False).count()
+    fresh = page.context.new_page()
+    fresh.goto(page.url)
+    wait_for_run(fresh, heading)
+    has_value(fresh, label, value)
+    assert fresh.get_by_text("in the link", exact=False).count() == 0
+    assert fresh.locator('[data-testid="stAlertContentError"]').count() == 0
+
+
+def test_presenter_1_in_a_link_turns_presenter_mode_on(page, app_url):
+    page.goto(f"{app_url}/side_by_side?presenter=1")
+    wait_for_run(page, "Side by side")
+    page.wait_for_url("**presenter=true", timeout=15_000)
+    sync_api.expect(page.get_by_role("switch", name="Presenter mode (large fonts)")).to_be_checked()
+
+
 def test_out_of_range_link_value_shows_a_note(page, app_url):
     page.goto(f"{app_url}/side_by_side?budget=0")
     wait_for_run(page, "Side by side")
@@ -117,8 +148,9 @@ def test_a_malformed_trace_upload_is_a_message(page, app_url):
 def test_a_deep_link_opened_first_on_a_fresh_server_runs_through_app_py(browser, tmp_path):
     """The first request a new server gets is a deep link (a slide's link, right after `make
     run`): the page still comes with the sidebar's controls, because every page script lives in
-    a subfolder of pages/ (app.py's docstring says why)."""
-    with streamlit_server(ROOT / "app.py", tmp_path / "server.log") as url:
+    a subfolder of pages/ (app.py's docstring says why), and without a "Page not found" dialog
+    over it (Streamlit's legacy pages/ mode, which serve.py turns off: ui/server.py)."""
+    with streamlit_server(ROOT / "serve.py", tmp_path / "server.log") as url:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         try:
             fresh = context.new_page()
@@ -126,5 +158,6 @@ def test_a_deep_link_opened_first_on_a_fresh_server_runs_through_app_py(browser,
             wait_for_run(fresh, "Roofline")
             assert fresh.locator('[data-testid="stSidebar"]').count() == 1
             has_value(fresh, "New prompt (tokens)", "4096")
+            assert fresh.get_by_text("Page not found").count() == 0
         finally:
             context.close()
