@@ -107,13 +107,17 @@ def lane_streams(lane: LaneFrames, look: Look, *, width: int, t_max: float,
     live = (ticks.transform_filter(f"datum.time_ms <= {NOW_MS}")
             .mark_tick(thickness=1.5, size=row * 0.7)
             .encode(x=x, y=y, color=color, tooltip=tooltip))
-    callouts = (alt.Chart(alt.Data(name=f"{lane.key}_callouts"))
-                .transform_filter(f"datum.end_ms <= {NOW_MS}"))
-    bracket = callouts.mark_rule(color=look.ink, strokeWidth=2, strokeDash=[4, 2]).encode(
-        x=alt.X("start_ms:Q"), x2="end_ms:Q", y=y)
+    callouts = alt.Chart(alt.Data(name=f"{lane.key}_callouts"))
+    ended = f"datum.end_ms <= {NOW_MS}"
+    bracket = callouts.transform_filter(ended).mark_rule(
+        color=look.ink, strokeWidth=2, strokeDash=[4, 2]).encode(x=alt.X("start_ms:Q"),
+                                                                 x2="end_ms:Q", y=y)
+    # the label is always there, invisible until its gap has ended: a label that appeared would
+    # reach above the lane and push the charts below it down while the clock runs
     label = (callouts.mark_text(align="left", baseline="bottom", dx=2, dy=-row * 0.3,
                                 color=look.ink, fontSize=look.font_size, fontWeight="bold")
-             .encode(x=alt.X("start_ms:Q"), y=y, text="label:N"))
+             .encode(x=alt.X("start_ms:Q"), y=y, text="label:N",
+                     opacity=alt.condition(ended, alt.value(1), alt.value(0))))
     return alt.layer(ghost, live, bracket, label, _playhead(t_max, look), width=width,
                      height=row * len(names), **({"title": title} if title else {}))
 

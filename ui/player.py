@@ -3,6 +3,7 @@ served once as a static file, and what the time axis shows."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
@@ -14,19 +15,20 @@ from sim.units import fmt_seconds
 
 from . import runs
 from .scenario import Scenario
-from .widgets import downloads
+from .widgets import figure_tools, file_stem
 
 
 def player(s: Scenario, look: Look, window: str, pace_ms_per_s: float, name: str) -> None:
     """The side-by-side timeline, animated in the browser by one clock (charts.player), with the
-    same downloads as a static chart."""
+    downloads of a static chart and a GIF of the animation."""
     tl = runs.timeline_view(s, window)
     rows = sum(len(lane.streams.stream.unique()) for lane in tl.lanes)
     height = (len(tl.lanes) * (330 if look.presenter else 250)
               + rows * (30 if look.presenter else 20) + 110)
-    show_player(runs.player_page(s, look, window, float(pace_ms_per_s), height), height)
+    page = runs.player_page(s, look, window, float(pace_ms_per_s), height, file_stem(name))
+    show_player(page, height)
     timeline_notes(s, window)
-    downloads(lambda: runs.timeline_figure(s, look, window), name)
+    figure_tools(partial(runs.timeline_figure, s, look, window), name, t_max=tl.t_max)
 
 
 def timeline_notes(s: Scenario, window: str) -> None:
@@ -48,7 +50,7 @@ def timeline_notes(s: Scenario, window: str) -> None:
 def show_player(html: str, height: int) -> None:
     """Show a `player_html` page in Streamlit, with the Vega bundle as a cached static file when
     static serving is on (`.streamlit/config.toml`), inline otherwise. Pass the same `height` as
-    to `player_html`. Keys reach the player once the user has clicked into it (it is an iframe)."""
+    to `player_html`. Its keys work from the page too, while it is in view (charts/player/player.js)."""
     import streamlit as st
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 

@@ -95,12 +95,13 @@ def timeline_figure(s: Scenario, look: Look, window: str, width: int = CHART_WID
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def player_page(s: Scenario, look: Look, window: str, pace_ms_per_s: float, height: int) -> str:
-    """The player's HTML (a string: cheap to cache as data)."""
+def player_page(s: Scenario, look: Look, window: str, pace_ms_per_s: float, height: int,
+                file_stem: str) -> str:
+    """The player's HTML (a string: cheap to cache as data); `file_stem` names its saved frames."""
     tl = timeline_view(s, window)
     return player_html(timeline_figure(s, look, window).spec(), clock=CLOCK, t_max=tl.t_max,
                        boundaries=tl.boundaries, height=height, dark=look.dark,
-                       ms_per_second=pace_ms_per_s)
+                       ms_per_second=pace_ms_per_s, file_stem=file_stem)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

@@ -1,7 +1,8 @@
-"""The web server `make run` starts (serve.py): Streamlit's own, with two fixes that let a room
+"""The web server `make run` starts (serve.py): Streamlit's own, with fixes that let a room
 open the app from a shared deep link (`/roofline?budget=1024`) on a fresh server, offline, with a
-clean browser console. Both lean on Streamlit 1.67 internals, each pinned by a browser test
-(tests/browser/test_offline_browser.py):
+clean browser console and a navigation a screen reader can read. Each leans on Streamlit 1.67
+internals and is pinned by a browser test (tests/browser/test_offline_browser.py,
+test_accessibility_browser.py):
 
 - **Where the server is.** Streamlit's page (index.html) finds its server by trying the page's
   own path first: a deep link to /roofline asks for /roofline/_stcore/health and
@@ -9,6 +10,7 @@ clean browser console. Both lean on Streamlit 1.67 internals, each pinned by a b
   The page's frontend reads an optional `window.__streamlit.BACKEND_BASE_URL` (meant for hosts
   that embed Streamlit) and then tries only that address; `PinServerAddress` serves index.html
   with it set to the app's root, for the app's own page paths.
+- **A navigation that reads as one.** The same index.html carries NAV_ROLES (below).
 - **No legacy pages folder.** Streamlit decides once per process, when the first session starts,
   whether the app is a legacy `pages/` app (a folder named pages/ beside the main script). Ours
   is, by name only (its page scripts live in subfolders and app.py calls st.navigation), so the
@@ -34,16 +36,31 @@ def page_paths() -> frozenset[str]:
     return frozenset({"", *(script.stem for script in ROOT.glob("pages/*/*.py"))})
 
 
+# Streamlit's sidebar navigation with sections puts each section's <div> (a heading and the page
+# links) straight into the <ul>, so screen readers and axe see a broken list (a <div> in a <ul>,
+# <li>s outside one). As the links' container it needs no list semantics: "none" on the <ul> and
+# its <li>s leaves a nav landmark with headed groups of links. React re-creates these elements
+# when the navigation changes, so an observer sets the roles again.
+NAV_ROLES = """new MutationObserver(function () {
+      document.querySelectorAll('[data-testid="stSidebarNavItems"]:not([role]),'
+        + ' [data-testid="stSidebarNavItems"] li:not([role])').forEach(function (el) {
+        el.setAttribute("role", "none");
+      });
+    }).observe(document.documentElement, {childList: true, subtree: true});"""
+
+
 @functools.cache
 def pinned_index(base_url_path: str) -> bytes:
-    """Streamlit's index.html telling the frontend that the server is at the app's root."""
+    """Streamlit's index.html telling the frontend that the server is at the app's root, with
+    the navigation's list roles mended."""
     root = "/".join(part for part in base_url_path.split("/") if part)
     address = f"window.location.origin + {('/' + root + '/' if root else '/')!r}"
-    pin = f"<script>window.__streamlit = {{BACKEND_BASE_URL: {address}}};</script>"
+    script = (f"<script>window.__streamlit = {{BACKEND_BASE_URL: {address}}};\n    {NAV_ROLES}"
+              "</script>")
     page = INDEX.read_text(encoding="utf-8")
     if "<head>" not in page:
         raise RuntimeError(f"{INDEX} has no <head>: Streamlit's index.html changed; see ui/server.py")
-    return page.replace("<head>", "<head>\n    " + pin, 1).encode()
+    return page.replace("<head>", "<head>\n    " + script, 1).encode()
 
 
 class PinServerAddress:

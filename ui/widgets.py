@@ -162,6 +162,13 @@ def presenter_css() -> None:
         st.html("<style>html { font-size: 125%; }</style>")
 
 
+def readable_captions_css() -> None:
+    """Captions in the charts' muted ink: Streamlit's own caption grey (its text at 60% opacity)
+    is 3.9:1 on white, under the 4.5:1 that WCAG AA (and axe) asks of body text."""
+    st.html(f'<style>[data-testid="stCaptionContainer"] {{ color: {look().muted}; opacity: 1; }}'
+            '</style>')
+
+
 def scenario() -> Scenario:
     """The current scenario, or an error message and the end of this page's run."""
     try:
@@ -216,24 +223,60 @@ def steps_frame(steps) -> pd.DataFrame:
                           "result": x.display} for x in steps])
 
 
-# --- charts and their downloads -------------------------------------------------------------
+# --- charts, their downloads and their numbers ---------------------------------------------
+# In the page a chart is drawn on a canvas (as the player's is) with the page showing through:
+# no box of another background in the dark theme, and no SVG marks for screen readers to trip
+# over (Vega's interval brush and an empty layer are unlabelled images to axe). Its text
+# alternative is its numbers as tables (`numbers_table`).
+IN_PAGE = {"background": "transparent", "usermeta": {"embedOptions": {"renderer": "canvas"}}}
+
+
 def chart(spec: dict, figure: Callable[[], Figure], name: str) -> None:
-    """Draw a spec, with PNG, SVG, CSV and JSON downloads of the figure it came from."""
-    st.vega_lite_chart(spec, theme=None, width="content")
-    downloads(figure, name)
+    """Draw a spec, with downloads of the figure it came from and its numbers as tables."""
+    st.vega_lite_chart({**spec, **IN_PAGE}, theme=None, width="content")
+    figure_tools(figure, name)
 
 
+def figure_tools(figure: Callable[[], Figure], name: str, t_max: float | None = None) -> None:
+    """Under a chart: its downloads and its numbers as tables (`t_max`: an animated figure's
+    clock end, for a GIF)."""
+    downloads(figure, name, t_max)
+    numbers_table(figure, name)
 
 
+def file_stem(view: str) -> str:
+    """Download names that say the scenario: view, GPU, model and budget."""
+    try:
+        s = scenario_from(st.session_state)
+    except InputError:
+        return view
+    return export.file_stem(view, s.gpu.id, s.model.id, s.budget)
 
 
-def downloads(figure: Callable[[], Figure], name: str) -> None:
-    """Files are made only when a button is clicked (vl-convert takes a few hundred ms)."""
-    cols = st.columns(4, gap="small", width=520)
-    files = (("PNG", lambda: export.png(figure()), "png", "image/png"),
-             ("SVG", lambda: export.svg(figure()), "svg", "image/svg+xml"),
-             ("CSV", lambda: figure().csv(), "csv", "text/csv"),
-             ("JSON", lambda: figure().json(), "json", "application/json"))
-    for col, (label, data, ext, mime) in zip(cols, files):
-        col.download_button(label, data, file_name=f"{name}.{ext}", mime=mime, on_click="ignore",
-                            icon=":material/download:", key=f"download_{name}_{ext}")
+def downloads(figure: Callable[[], Figure], name: str, t_max: float | None = None) -> None:
+    """PNG, SVG, CSV (a zip of one CSV per table when there are several), JSON and, for an
+    animated figure, a GIF of it. Files are made only when a button is clicked (vl-convert takes
+    a few hundred ms, a GIF seconds)."""
+    stem = file_stem(name)
+    several = len(figure().data) > 1
+    files = [("PNG", "png", lambda: export.png(figure()), "png", "image/png"),
+             ("SVG", "svg", lambda: export.svg(figure()), "svg", "image/svg+xml")]
+    if t_max is not None:
+        files.append(("GIF", "gif", lambda: export.gif(figure(), t_max), "gif", "image/gif"))
+    files += [("CSV (zip)" if several else "CSV", "csv", lambda: export.csv_file(figure())[0],
+               "zip" if several else "csv", "application/zip" if several else "text/csv"),
+              ("JSON", "json", lambda: figure().json(), "json", "application/json")]
+    cols = st.columns(len(files), gap="small", width=140 * len(files))
+    for col, (label, kind, data, ext, mime) in zip(cols, files):
+        col.download_button(label, data, file_name=f"{stem}.{ext}", mime=mime, on_click="ignore",
+                            icon=":material/download:", key=f"download_{name}_{kind}",
+                            help=f"{stem}.{ext}")
+
+
+def numbers_table(figure: Callable[[], Figure], name: str) -> None:
+    """The chart's text alternative: every number it draws, as tables, on request (a timeline's
+    tables run to thousands of rows, so they are sent only when asked for)."""
+    if st.toggle("Show this chart's numbers as tables", key=f"numbers_{name}"):
+        for table, frame in figure().data.items():
+            st.caption(f"`{table}`")
+            st.dataframe(export.tidy(frame), hide_index=True)

@@ -117,11 +117,12 @@ def _check_boundaries(boundaries: Sequence[float], t_max: float) -> list[float]:
 
 def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Sequence[float] = (),
                 height: int = 520, dark: bool = False, ms_per_second: float = 100.0,
-                title: str = "") -> str:
+                title: str = "", file_stem: str = "chart") -> str:
     """A self-contained HTML page that plays `spec` by its top-level param `clock` over [0, t_max].
 
     `boundaries` (seconds, e.g. iteration ends) are the stops of step back/forward; playback
-    advances `ms_per_second` simulated ms per wall-clock second at 1x.
+    advances `ms_per_second` simulated ms per wall-clock second at 1x. Its "save this frame"
+    button names the PNG `<file_stem>_t-<clock in ms>ms.png`.
     """
     if not isinstance(spec, dict) or not _has_param(spec, clock):
         raise InputError(f"the spec declares no top-level param named {clock!r}; add "
@@ -134,6 +135,7 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
         "msPerSecond": check_number("ms per second", ms_per_second),
         "dark": bool(dark),
         "renderer": RENDERER,
+        "fileStem": str(file_stem),
     }
     height = check_number("player height (px)", height, low=120, low_inclusive=True, integer=True)
     speed_options = "".join(f'<option value="{s:g}"{" selected" if s == 1 else ""}>{s:g}&times;</option>'
