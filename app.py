@@ -20,7 +20,7 @@ st.set_page_config(page_title="Chunked Prefill Lab", layout="wide",
 widgets.apply_link_corrections()
 widgets.sidebar()
 widgets.presenter_css()   # after the sidebar: the toggle's value comes from the link on a first run
-widgets.readable_captions_css()
+widgets.readable_css()
 page = st.navigation({"Chunked prefill": [
     st.Page("pages/learn/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/learn/side_by_side.py", title="Side by side", icon=":material/view_agenda:"),

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.server import streamlit_server
+from tests.support.visit import Visit, visit
 
 CHROMIUM = "/usr/bin/chromium"
 # Without the background-networking flags Chromium reaches for Google's hosts at every start.
@@ -40,3 +41,16 @@ def app_url(tmp_path_factory):
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
     with streamlit_server(ROOT / "serve.py", log) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def visited(browser, app_url):
+    """visited(path, scheme="light") -> the Visit of that page in a fresh context, made once per
+    session: the offline, console and accessibility tests read the same visit."""
+    visits: dict[tuple[str, str], Visit] = {}
+
+    def get(path: str, scheme: str = "light") -> Visit:
+        if (path, scheme) not in visits:
+            visits[path, scheme] = visit(browser, app_url, path, scheme)
+        return visits[path, scheme]
+    return get
