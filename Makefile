@@ -14,12 +14,17 @@ $(BIN)/.test: requirements-test.txt $(BIN)/.app
 	$(BIN)/pip install -q -r requirements-test.txt
 	touch $@
 
-.PHONY: run test bench
+.PHONY: run test bench loadtest
+# ARGS: Streamlit's flags, e.g. make run ARGS="--server.port 8080"
 run: $(BIN)/.app
-	$(BIN)/streamlit run serve.py
+	$(BIN)/streamlit run serve.py $(ARGS)
 
 test: $(BIN)/.test
 	$(BIN)/python -m pytest -q
 
 bench: $(BIN)/.app
 	$(BIN)/python -m benchmarks
+
+# 30 sessions on one shared link against a local `make run` server (benchmarks/load_test.py)
+loadtest: $(BIN)/.test
+	$(BIN)/python -m benchmarks.load_test

@@ -36,7 +36,8 @@ class Visit:
                 for v in self.axe if v["impact"] in BLOCKING]
 
 
-def visit(browser, app_url: str, path: str, scheme: str = "light") -> Visit:
+def visit(browser, app_url: str, path: str, scheme: str = "light", audit: bool = True) -> Visit:
+    """Open `path` in a fresh context; `audit=False` skips axe (benchmarks.first_render)."""
     record = Visit(path, scheme)
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme=scheme)
     try:
@@ -59,7 +60,7 @@ def visit(browser, app_url: str, path: str, scheme: str = "light") -> Visit:
         prompt = page.get_by_label("New prompt (tokens)", exact=True)
         record.prompt_value = prompt.input_value() if prompt.count() else ""
         axe = Axe()
-        for frame in page.frames:
+        for frame in page.frames if audit else ():
             for violation in axe.run(frame).response["violations"]:
                 record.axe.append({"impact": violation["impact"], "id": violation["id"],
                                    "help": violation["help"], "frame": frame.url[:40],
