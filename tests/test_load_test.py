@@ -1,12 +1,12 @@
-"""benchmarks/load_test.py's attendees speak Streamlit's protocol for real: against `streamlit
-run serve.py`, each open runs the shared link's page (its metric cards come back) and each change
-reruns it with the new budget (the cards change). The figures themselves are printed by `make
-loadtest`, never asserted."""
+"""The load test's attendees (tests/support/protocol.py, which benchmarks/load_test.py drives)
+speak Streamlit's protocol for real: against `streamlit run serve.py`, each open runs the shared
+link's page (its metric cards come back) and each change reruns it with the new budget (the cards
+change). The figures themselves are printed by `make loadtest`, never asserted."""
 
 import asyncio
 
-from benchmarks.load_test import LINK, crowd
 from tests.support.apptest import ROOT
+from tests.support.protocol import LINK, crowd
 from tests.support.server import streamlit_server
 
 

@@ -17,3 +17,8 @@ EXTREMES = [
 ]
 VISITS = ([(path, "light") for path in (*DEFAULTS, *EXTREMES)]
           + [("", "dark"), ("roofline", "dark"), ("traffic", "dark")])
+
+
+def ids(visits) -> list[str]:
+    """Test ids that say the theme and the page."""
+    return [f"{scheme}:/{path}" for path, scheme in visits]

@@ -5,8 +5,7 @@ a table (its text alternative)."""
 import pytest
 from playwright import sync_api
 
-from tests.browser.pages import VISITS
-from tests.browser.test_offline_browser import ids
+from tests.browser.pages import VISITS, ids
 from tests.support.visit import NUMBERS, settle
 
 

@@ -7,11 +7,7 @@ import urllib.request
 
 import pytest
 
-from tests.browser.pages import VISITS
-
-
-def ids(visits):
-    return [f"{scheme}:/{path}" for path, scheme in visits]
+from tests.browser.pages import VISITS, ids
 
 
 @pytest.mark.parametrize("path, scheme", VISITS, ids=ids(VISITS))
