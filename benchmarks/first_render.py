@@ -22,7 +22,7 @@ from tests.browser.pages import DEFAULTS
 from tests.support.server import streamlit_server
 from tests.support.visit import visit
 
-from .player_bench import CHROMIUM, launch_chromium
+from .player_bench import chromium_missing, launch_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,8 +31,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.first_render")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    if not Path(CHROMIUM).exists():
-        print(f"{CHROMIUM} not found: install Debian's chromium to run this benchmark")
+    if chromium_missing():
         return 1
     from playwright.sync_api import sync_playwright
 
