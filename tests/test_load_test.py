@@ -3,17 +3,15 @@ speak Streamlit's protocol for real: against `streamlit run serve.py`, each open
 link's page (its metric cards come back) and each change reruns it with the new budget (the cards
 change). The figures themselves are printed by `make loadtest`, never asserted."""
 
-import asyncio
-
 from tests.support.apptest import ROOT
-from tests.support.protocol import LINK, crowd
+from tests.support.protocol import LINK, crowd, run_apart
 from tests.support.server import streamlit_server
 
 
 def test_the_attendees_open_the_link_and_change_the_budget(tmp_path):
     with streamlit_server(ROOT / "serve.py", tmp_path / "server.log") as url:
         port = int(url.rsplit(":", 1)[1])
-        results = asyncio.run(crowd(port, LINK, sessions=3, changers=2, spread_s=0.5, seed=0))
+        results = run_apart(crowd(port, LINK, sessions=3, changers=2, spread_s=0.5, seed=0))
     assert len(results) == 3
     for result in results:
         assert result["open_s"] > 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 import time
 
 import websockets
@@ -79,3 +80,22 @@ async def crowd(port: int, link: str, sessions: int, changers: int, spread_s: fl
     return await asyncio.gather(*(
         attendee(port, link, rng.uniform(0, spread_s), 1024 + 64 * (i + 1) if i in changing else None)
         for i in range(sessions)))
+
+
+def run_apart(coroutine):
+    """Run a coroutine to its end on a thread of its own: in the test suite Playwright's sync API
+    keeps an event loop running on the main thread, where asyncio.run refuses to start."""
+    outcome = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = asyncio.run(coroutine)
+        except BaseException as e:   # handed back to the caller's thread below
+            outcome["error"] = e
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

@@ -2,7 +2,6 @@
 everything else passed to Streamlit. (tests/browser/test_offline_browser.py checks the result in
 Chromium: no 404 in the console, no "Page not found" over a first deep link.)"""
 
-import asyncio
 import subprocess
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import pytest
 from streamlit import config
 
 from tests.support.apptest import ALL_PAGES
+from tests.support.protocol import run_apart
 from ui.server import PinServerAddress, page_paths, pinned_index
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,7 +44,7 @@ def _serve(method: str, path: str, base: str = "") -> tuple[int, bytes, list]:
 
     config.set_option("server.baseUrlPath", base)
     try:
-        asyncio.run(PinServerAddress(streamlit_app)(
+        run_apart(PinServerAddress(streamlit_app)(
             {"type": "http", "method": method, "path": path, "headers": []}, receive, send))
     finally:
         config.set_option("server.baseUrlPath", "")
