@@ -17,7 +17,7 @@ def test_axe_finds_nothing_critical_or_serious(visited, path, scheme):
 @pytest.mark.parametrize("path, scheme", VISITS, ids=ids(VISITS))
 def test_every_chart_has_its_numbers_as_tables(visited, path, scheme):
     page = visited(path, scheme)
-    assert page.tables == page.charts
+    assert page.tables == page.charts, f"{page.charts} charts, {page.tables} table switches"
 
 
 def test_a_charts_table_holds_its_numbers(browser, app_url):

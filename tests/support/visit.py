@@ -70,17 +70,27 @@ def visit(browser, app_url: str, path: str, scheme: str = "light", audit: bool =
     return record
 
 
-def settle(page, quiet_ms: int = 750, timeout_s: float = 30) -> None:
+# Remembers when the script's state last changed (a run starting or ending), idempotently.
+WATCH_RUNS = """() => {
+  if (window.__scriptChange === undefined) {
+    window.__scriptChange = performance.now();
+    new MutationObserver(() => { window.__scriptChange = performance.now(); }).observe(
+      document.documentElement,
+      {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+  }
+}"""
+
+
+def settle(page, quiet_ms: int = 1000, timeout_s: float = 30) -> None:
     """Wait until the script has been idle for `quiet_ms` with nothing stale on screen: a first
-    run can be followed by a rerun (the theme, a link's values), during which Streamlit fades
-    the old elements, which axe would rightly find too faint."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        page.wait_for_selector(SETTLED, timeout=60_000)
-        page.wait_for_timeout(quiet_ms)
-        if page.locator(SETTLED).count() and not page.locator("[data-stale='true']").count():
-            return
-    raise TimeoutError(f"the page kept rerunning for {timeout_s:g} s")
+    run can be followed by a rerun (a link's values), during which Streamlit fades the old
+    elements, which axe would rightly find too faint, and the page is half old, half new."""
+    page.wait_for_selector(SETTLED, timeout=60_000)
+    page.evaluate(WATCH_RUNS)
+    page.wait_for_function(
+        f"""() => document.querySelector("{SETTLED}") && !document.querySelector("[data-stale='true']")
+                  && performance.now() - window.__scriptChange > {quiet_ms}""",
+        timeout=timeout_s * 1000)
 
 
 def _console(record: Visit, message) -> None:
