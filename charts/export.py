@@ -39,13 +39,12 @@ def file_stem(view: str, gpu: str, model: str, budget: int) -> str:
 def png(figure: Figure, scale: float = PNG_SCALE, **values) -> bytes:
     """Lossless, recompressed: vl-convert's PNGs are ~15x larger than they need to be."""
     out = io.BytesIO()
-    _image(vlc.vegalite_to_png(figure.spec(**values), scale=scale)).save(out, format="PNG",
-                                                                         optimize=True)
+    _image(figure, scale, **values).save(out, format="PNG", optimize=True)
     return out.getvalue()
 
 
-def _image(png_bytes: bytes) -> Image.Image:
-    return Image.open(io.BytesIO(png_bytes))
+def _image(figure: Figure, scale: float, **values) -> Image.Image:
+    return Image.open(io.BytesIO(vlc.vegalite_to_png(figure.spec(**values), scale=scale)))
 
 
 def svg(figure: Figure, **values) -> str:
@@ -63,7 +62,8 @@ def gif(figure: Figure, t_max: float, frames: int = GIF_FRAMES, clock: str = "t"
 
     def draw(t: float) -> Image.Image:
         signals = [dict(s, value=t) if s.get("name") == clock else s for s in vega["signals"]]
-        return _image(vlc.vega_to_png({**vega, "signals": signals}, scale=scale)).convert("RGB")
+        png_bytes = vlc.vega_to_png({**vega, "signals": signals}, scale=scale)
+        return Image.open(io.BytesIO(png_bytes)).convert("RGB")
 
     times = [float(t) for t in np.linspace(0.0, t_max, max(2, int(frames)))]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -76,8 +76,10 @@ def gif(figure: Figure, t_max: float, frames: int = GIF_FRAMES, clock: str = "t"
                   for i in images]
     out = io.BytesIO()
     durations = [GIF_FRAME_MS] * (len(frames_out) - 1) + [GIF_HOLD_MS]
+    # disposal 2 (and no transparency): Pillow then writes every frame whole, the canvas' size,
+    # instead of cropping it to what changed, which some viewers and editors mishandle
     frames_out[0].save(out, format="GIF", save_all=True, append_images=frames_out[1:],
-                       duration=durations, loop=0, optimize=False, disposal=1)
+                       duration=durations, loop=0, disposal=2)
     return out.getvalue()
 
 

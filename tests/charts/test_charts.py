@@ -247,6 +247,10 @@ def test_every_gif_frame_is_its_canvas_and_the_chart_keeps_its_size_while_it_pla
     gif = export.gif(figure, tl.t_max, frames=4)
     frames = frames_of(gif)
     assert {frame.size for frame in frames} == sizes
+    written = Image.open(io.BytesIO(gif))
+    for index in range(written.n_frames):                    # each frame written whole
+        written.seek(index)
+        assert written.tile[0][1] == (0, 0, *written.size)
     first, last = frames[0], frames[-1]
     assert first.getpixel((0, 0)) == Image.new("RGB", (1, 1), look.background).getpixel((0, 0))
     assert first.tobytes() != last.tobytes()                 # the clock moved
