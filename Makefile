@@ -14,9 +14,10 @@ $(BIN)/.test: requirements-test.txt $(BIN)/.app
 	$(BIN)/pip install -q -r requirements-test.txt
 	touch $@
 
-.PHONY: run test bench fuzz
+.PHONY: run test bench fuzz loadtest
+# ARGS: Streamlit's flags, e.g. make run ARGS="--server.port 8080"
 run: $(BIN)/.app
-	$(BIN)/streamlit run app.py
+	$(BIN)/streamlit run serve.py $(ARGS)
 
 test: $(BIN)/.test
 	$(BIN)/python -m pytest -q
@@ -30,3 +31,7 @@ FUZZ_CASES ?= 500
 FUZZ_SEED ?= 0
 fuzz: $(BIN)/.test
 	$(BIN)/python -m tests.fuzz --cases $(FUZZ_CASES) --seed $(FUZZ_SEED)
+
+# 30 sessions on one shared link against a local `make run` server (benchmarks/load_test.py)
+loadtest: $(BIN)/.test
+	$(BIN)/python -m benchmarks.load_test

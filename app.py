@@ -8,15 +8,19 @@ request after `make run`) runs it alone, without this frame and its sidebar. The
 not look into subfolders, so every deep link runs through here (pinned by a browser test).
 """
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui import story, widgets
 
-st.set_page_config(page_title="Chunked Prefill Lab", page_icon=":material/view_timeline:",
-                   layout="wide")
+# The favicon ships with the app: a ":material/..." page icon is fetched from Google's font CDN.
+st.set_page_config(page_title="Chunked Prefill Lab", layout="wide",
+                   page_icon=str(Path(__file__).parent / "static" / "favicon.png"))
 widgets.apply_link_corrections()
 widgets.sidebar()
 widgets.presenter_css()   # after the sidebar: the toggle's value comes from the link on a first run
+widgets.readable_css()
 widgets.glossary()
 sections: dict[str, list] = {}
 for entry in story.PAGES:   # the learner's path: beginners' pages first (ui/story.py)

@@ -9,9 +9,9 @@ import statistics
 import sys
 import time
 
-from . import app_bench, engine_bench, traffic_bench
+from . import app_bench, engine_bench, export_bench, traffic_bench
 
-SUITES = [engine_bench, traffic_bench, app_bench]
+SUITES = [engine_bench, traffic_bench, app_bench, export_bench]
 
 
 def measure(fn, repeats: int) -> list[float]:

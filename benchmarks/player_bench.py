@@ -37,6 +37,14 @@ def side_by_side_chart() -> tuple[dict, float, list[float]]:
     return lanes.figure(Look(), 900).spec(), lanes.t_max, lanes.boundaries
 
 
+def chromium_missing() -> bool:
+    """Say so, when Debian's Chromium (which the browser benchmarks drive) is not installed."""
+    if Path(CHROMIUM).exists():
+        return False
+    print(f"{CHROMIUM} not found: install Debian's chromium to run this benchmark")
+    return True
+
+
 def launch_chromium(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
 
@@ -63,8 +71,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.player_bench")
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args(argv)
-    if not Path(CHROMIUM).exists():
-        print(f"{CHROMIUM} not found: install Debian's chromium to run this benchmark")
+    if chromium_missing():
         return 1
     from playwright.sync_api import sync_playwright
 

@@ -19,6 +19,7 @@ REGIMES = {"overhead-dominated": "overhead-dominated: t(1 token) / t(budget) > "
                                  f"{OVERHEAD_SHARE:g}",
            "chunks": "chunking at work",
            "no split": "no split: budget ≥ longest prompt + decodes"}
+LABEL_DY = (-9, 15)   # px: neighbouring budgets' labels sit above, then below, their dots
 
 
 def frontier_frame(points: Sequence[SweepPoint], recommended: int | None,
@@ -37,7 +38,7 @@ def frontier_frame(points: Sequence[SweepPoint], recommended: int | None,
                          median_delay_s=p.median_delay_s, fixed_share=p.fixed_share,
                          split_prompts=p.split_prompts, regime=REGIMES[regime],
                          recommended=p.budget == recommended, label=label,
-                         label_dy=-9 if len(rows) % 2 == 0 else 15))   # neighbours above/below
+                         label_dy=LABEL_DY[len(rows) % 2]))
     return pd.DataFrame(rows)
 
 
@@ -90,9 +91,11 @@ def frontier_chart(frame: pd.DataFrame, look: Look, *, ttft_slo_s: float, tbt_sl
                         legend=alt.Legend(orient="top", direction="vertical", labelLimit=0)))
     ring = base.transform_filter(alt.datum.recommended).mark_point(
         size=600 if look.presenter else 420, strokeWidth=2.5, color=NEW_REQUEST).encode(x=x, y=y)
-    labels = base.mark_text(align="left", dx=9, color=look.ink,
-                            fontSize=look.font_size).encode(x=x, y=y, text="label:N",
-                                                            yOffset="label_dy:Q")
+    # neighbours' labels alternate above and below their dots (a text's dy is one number per
+    # mark, and yOffset needs a banded y: so one layer each way)
+    labels = [base.transform_filter(alt.datum.label_dy == dy).mark_text(
+        align="left", dx=9, dy=dy, color=look.ink, fontSize=look.font_size).encode(
+        x=x, y=y, text="label:N") for dy in LABEL_DY]
     layers = []
     if tbt_shown:
         slo = alt.Chart(alt.Data(values=[{"tbt_p99_ms": tbt_slo_ms,
@@ -109,7 +112,7 @@ def frontier_chart(frame: pd.DataFrame, look: Look, *, ttft_slo_s: float, tbt_sl
     off = [f"{what} is off this scale" for what, shown in (
         (f"TPOT target {tbt_slo_ms:,.4g} ms", tbt_shown),
         (f"TTFT target {ttft_slo_s:,.4g} s", ttft_shown)) if not shown]
-    chart = alt.layer(*layers, line, dots, ring, labels,
+    chart = alt.layer(*layers, line, dots, ring, *labels,
                       width=width, height=420 if look.presenter else 340,
                       title=alt.TitleParams(
                           "The budget dial: first token against the gaps between tokens",

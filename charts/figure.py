@@ -45,11 +45,6 @@ class Figure:
         spec["config"] = config
         return spec
 
-    def csv(self) -> str:
-        """Every frame in one CSV, a `table` column saying which frame a row comes from."""
-        frames = [frame.assign(table=name) for name, frame in self.data.items()]
-        return pd.concat(frames, ignore_index=True).to_csv(index=False) if frames else ""
-
     def json(self) -> str:
         return json.dumps({name: _records(frame) for name, frame in self.data.items()}, indent=1)
 

@@ -44,7 +44,10 @@ def kv_chart(frame: pd.DataFrame, look: Look, *, capacity_tokens: int, width: in
     policy preempted."""
     names = list(dict.fromkeys(frame.policy))
     color = policy_color(names, look)
-    x = alt.X("time_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f"))
+    # the domain is given: a panel's preemption ticks are often none, and an empty layer's
+    # extent (Infinity, -Infinity) makes Vega warn
+    x = alt.X("time_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f"),
+              scale=alt.Scale(domain=[0, float(frame.time_s.max())]))
     y = alt.Y("kv_tokens:Q", title="KV tokens in use", axis=alt.Axis(format=",.3~s"),
               scale=alt.Scale(domain=[0, capacity_tokens * 1.08]))
     tooltip = [alt.Tooltip("policy:N"), alt.Tooltip("time_s:Q", title="time (s)", format=",.4f"),

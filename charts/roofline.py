@@ -133,10 +133,12 @@ def budget_curve(curve: pd.DataFrame, markers: pd.DataFrame, *, tpot_ms: float, 
                                    fontSize=look.font_size).encode(y=y, text="text:N")
     inks = {"your budget": look.ink, "largest within target": NEW_REQUEST,
             "vLLM serve default": PREFILL, "SGLang default": look.muted}
-    mark_color = alt.Color("text:N", title=None, sort=None, scale=alt.Scale(
-        domain=list(markers.text), range=[inks[k] for k in markers.kind]),
-        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0))
-    dash = alt.StrokeDash("text:N", legend=None, sort=None, scale=alt.Scale(
+    # colour and dash of one field share one legend (a legend on one and none on the other
+    # conflict: Vega-Lite warns and drops one)
+    legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0)
+    mark_color = alt.Color("text:N", title=None, sort=None, legend=legend, scale=alt.Scale(
+        domain=list(markers.text), range=[inks[k] for k in markers.kind]))
+    dash = alt.StrokeDash("text:N", title=None, legend=legend, sort=None, scale=alt.Scale(
         domain=list(markers.text), range=[[1, 0], [6, 3], [2, 2], [8, 2, 2, 2]][:len(markers)]))
     marks = alt.Chart(alt.Data(name="markers"))
     rules = marks.mark_rule(strokeWidth=2).encode(

@@ -48,7 +48,9 @@ class Look:
 
     @property
     def background(self) -> str:
-        return "#0E1117" if self.dark else "#FFFFFF"
+        """The page's own colour (Streamlit 1.67's dark theme is #171614), so a figure saved in
+        the dark theme sits on a dark page without a box around it."""
+        return "#171614" if self.dark else "#FFFFFF"
 
     @property
     def decode(self) -> str:

@@ -139,7 +139,9 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
     decoders have received since the prompt arrived."""
     size = look.font_size + 3
     height = 34 if look.presenter else 26
-    text = dict(align="left", baseline="middle", fontSize=size)
+    # each of the three counters keeps to its third of the width (`limit` cuts a longer text with
+    # an ellipsis): a text that grew past the chart as the clock runs would widen the view
+    text = dict(align="left", baseline="middle", fontSize=size, limit=width * 0.31)
     if lane.decoders == 0:
         return alt.Chart(alt.Data(values=[{}])).mark_text(**text, color=look.muted).encode(
             x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.TextValue("no streams running")

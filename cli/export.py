@@ -1,17 +1,20 @@
 """`python -m sim export`: the app's figures as files, from the same flags as `simulate`.
 
-    python -m sim export --view side-by-side --format png --out docs/side-by-side.png --mode simple
+    python -m sim export --view side-by-side --mode simple          # out/side-by-side_..._budget-576.png
 
 Views: `side-by-side` (both lanes' iterations and token streams), `streams` (the token streams only),
 `roofline` (the roofline with the scenario's iterations, over the iteration-time vs budget curve).
 Formats: png, svg, gif (gif animates the clock of side-by-side and streams). The top lane runs
-`--unchunked`, the bottom lane `--policy`. The chart packages are imported inside the command, so
+`--unchunked`, the bottom lane `--policy`. Without `--out` the file goes to out/ (ignored by git),
+named by the scenario (view, GPU, model, budget); a file git tracks (the README's figures in docs/)
+is overwritten only with `--force`. The chart packages are imported inside the command, so
 `import sim` never imports Altair.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 
 from sim.errors import InputError, check_number
 
@@ -23,10 +26,11 @@ from .output import emit
 VIEWS = ("side-by-side", "streams", "roofline")
 FORMATS = ("png", "svg", "gif")
 ANIMATED = ("side-by-side", "streams")
+OUT_DIR = "out"   # ignored by git (.gitignore)
 
 
 def _format(args) -> str:
-    fmt = args.format or os.path.splitext(args.out)[1].lstrip(".").lower() or "png"
+    fmt = args.format or os.path.splitext(args.out or "")[1].lstrip(".").lower() or "png"
     if fmt not in FORMATS:
         raise InputError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if fmt == "gif" and args.view not in ANIMATED:
@@ -80,9 +84,13 @@ def _export(args) -> None:
     from charts import export
     from charts.theme import Look
 
-    output_path("--out", args.out)
+    if args.out is not None:          # without --out the file goes to out/, named by the scenario
+        output_path("--out", args.out)
     fmt = _format(args)
     _refuse_unused(args, fmt)
+    if args.out and _tracked_by_git(args.out) and not args.force:
+        raise InputError(f"--out {args.out} is a file git tracks (a committed figure); pass "
+                         f"--force to overwrite it, or leave out --out to write to {OUT_DIR}/")
     width = check_number("--width", args.width, low=300, low_inclusive=True, high=4000,
                          integer=True)
     frames = check_number("--frames", args.frames, low=2, low_inclusive=True, high=600,
@@ -95,13 +103,30 @@ def _export(args) -> None:
         data = export.svg(figure).encode()
     else:
         data = export.png(figure)
+    # the figure is drawn, so --budget has been checked
+    stem = export.file_stem(args.view, args.gpu, args.model, args.budget)
+    out = args.out or os.path.join(OUT_DIR, f"{stem}.{fmt}")
     try:
-        with open(args.out, "wb") as f:
+        if args.out is None:
+            os.makedirs(OUT_DIR, exist_ok=True)
+        with open(out, "wb") as f:
             f.write(data)
     except OSError as e:
-        raise InputError(f"cannot write --out {args.out!r}: {e.strerror}") from None
-    emit(args, {"out": args.out, "view": args.view, "format": fmt, "bytes": len(data)},
-         f"wrote {args.out} ({args.view}, {fmt}, {len(data):,} bytes)")
+        raise InputError(f"cannot write --out {out!r}: {e.strerror}") from None
+    emit(args, {"out": out, "view": args.view, "format": fmt, "bytes": len(data)},
+         f"wrote {out} ({args.view}, {fmt}, {len(data):,} bytes)")
+
+
+def _tracked_by_git(path: str) -> bool:
+    """Whether `path` is an existing file in a git checkout's index (False without git)."""
+    if not os.path.isfile(path):
+        return False
+    try:
+        found = subprocess.run(["git", "ls-files", "--error-unmatch", "--", os.path.basename(path)],
+                               cwd=os.path.dirname(os.path.abspath(path)), capture_output=True)
+    except OSError:
+        return False
+    return found.returncode == 0
 
 
 def register_export(sub) -> None:
@@ -117,7 +142,10 @@ def register_export(sub) -> None:
     add_run_args(p)
     p.add_argument("--view", choices=VIEWS, default="side-by-side", help="the figure")
     p.add_argument("--format", help=f"one of: {', '.join(FORMATS)} (default: from --out, else png)")
-    p.add_argument("--out", required=True, help="file to write")
+    p.add_argument("--out", help=f"file to write (default: {OUT_DIR}/<view>_<gpu>_<model>_budget-"
+                                 "<budget>.<format>)")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite --out even when git tracks it (the README's figures)")
     p.add_argument("--unchunked", default="vllm-v0", help="the top lane's policy")
     p.add_argument("--window", choices=("prompt", "run"), default="prompt",
                    help="side-by-side, streams: the time axis around the new prompt, or the whole run")

@@ -4,7 +4,9 @@ arriving in a link gets. Pure Python (no Streamlit), so it is unit-tested on its
 URL keys are short and stable because links in slides must keep working. Defaults are seed 001's
 worked example. A value in a link that is out of range or unreadable is replaced by the nearest
 valid value (or the default when there is no nearest) and a note says so: never an exception, never
-a silent clamp.
+a silent clamp. The value used is written back into the link in its plain spelling (`url_text`), so
+the address bar always reproduces the view: `decodes=99999` becomes `decodes=4096`, a hand-typed
+`presenter=yes` becomes `presenter=true`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED
 from sim.studies.capacity import DELAY_SLO_S, SLO_PRESETS
 
 CUSTOM = "custom"
+# Every spelling of a boolean a person types into a link (case does not matter).
+TRUE_WORDS = ("true", "1", "yes", "on")
+FALSE_WORDS = ("false", "0", "no", "off")
 
 
 @dataclass(frozen=True)
@@ -49,13 +54,12 @@ class Control:
             return self.default, (f"{where} is not one of {', '.join(self.options)}; "
                                   f"using the default `{self.default}`")
         if self.kind == "bool":
-            if raw.lower() in ("true", "false"):
-                return raw.lower() == "true", None
-            return self.default, f"{where} is not true or false; using `{str(self.default).lower()}`"
-        try:
-            number = float(raw)
-        except ValueError:
-            number = math.nan
+            word = raw.strip().lower()
+            if word in TRUE_WORDS or word in FALSE_WORDS:
+                return word in TRUE_WORDS, None
+            return self.default, (f"{where} is not one of {'/'.join(TRUE_WORDS)} or "
+                                  f"{'/'.join(FALSE_WORDS)}; using `{self.url_text(self.default)}`")
+        number = _number(raw)
         if not math.isfinite(number):
             return self.default, f"{where} is not a number; using the default {self.show(self.default)}"
         if number < self.low:
@@ -81,6 +85,19 @@ class Control:
 
     def clean(self, number: float):
         return int(round(number)) if self.kind == "int" else float(number)
+
+    def url_text(self, value) -> str | list[str]:
+        """`value` as the link spells it, the way Streamlit's bound widget writes it (5.0 as "5",
+        True as "true"); a multi control's choices as the key repeated, none as one empty value
+        (`?policies=`, which Streamlit reads back as an empty selection)."""
+        if self.kind == "multi":
+            return list(value) or [""]
+        if self.kind == "bool":
+            return "true" if value else "false"
+        if self.kind in ("int", "float"):
+            number = float(value)
+            return str(int(number)) if number.is_integer() else str(number)
+        return str(value)
 
     def show(self, value) -> str:
         return f"{value:,.0f}" if self.kind == "int" else f"{value:g}"
@@ -228,41 +245,45 @@ CONTROLS: dict[str, Control] = {c.key: c for c in (
     TOGETHER)}
 
 
-def from_query(params: Mapping[str, str | list[str]]) -> tuple[dict[str, object], list[str]]:
-    """The corrections a link needs: {key: value to use instead} and one note per correction.
-    A key's value is a string or the list of its repeated values. Keys that are not controls are
-    ignored; valid values need no correction."""
-    corrections, notes = {}, []
+def _number(raw: str) -> float:
+    """The number a link's text spells (NaN when it spells none)."""
+    try:
+        return float(raw)
+    except ValueError:
+        return math.nan
+
+
+@dataclass(frozen=True)
+class Link:
+    """What a link's control values mean: `values`, every control key in the link with the value
+    to use; `corrections`, those whose text in the link must change (out of range, unreadable, or
+    spelled another way, as `presenter=1`); `notes`, one sentence per value that changed;
+    `above_max`, the number controls clamped down to their maximum."""
+    values: dict[str, object]
+    corrections: dict[str, object]
+    notes: dict[str, str]
+    above_max: tuple[str, ...]
+
+
+def read_link(params: Mapping[str, str | list[str]]) -> Link:
+    """Read a link's query parameters (a key's value: a string, or the list of its repeated
+    values). Keys that are not controls are ignored."""
+    values, corrections, notes, above_max = {}, {}, {}, []
     for key, raw in params.items():
         control = CONTROLS.get(key)
         if control is None:
             continue
-        value, note = control.parse(raw if isinstance(raw, list) else str(raw))
-        if note:
+        raw = raw if isinstance(raw, list) else str(raw)
+        value, note = control.parse(raw)
+        values[key] = value
+        if control.kind == "multi":
+            given = raw if isinstance(raw, list) else [raw]
+        else:
+            given = raw[-1] if isinstance(raw, list) else raw
+        if note or control.url_text(value) != given:
             corrections[key] = value
-            notes.append(note)
-    return corrections, notes
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
+        if note:
+            notes[key] = note
+        if control.kind in ("int", "float") and _number(given) > control.high:
+            above_max.append(key)
+    return Link(values, corrections, notes, tuple(above_max))

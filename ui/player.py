@@ -3,6 +3,7 @@ served once as a static file, and what the time axis shows."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
@@ -14,19 +15,20 @@ from sim.units import fmt_seconds
 
 from . import runs, words
 from .scenario import Scenario
-from .widgets import downloads
+from .widgets import figure_tools, file_stem
 
 CONTROLS_PX = 150   # the player's control bar and its cue line above the chart
 
 
 def player(s: Scenario, look: Look, window: str, name: str, *, window_control: bool) -> None:
     """The side-by-side timeline, animated in the browser by one clock (charts.player), with the
-    same downloads as a static chart. `name` keys the playback position kept across reruns, and
-    the downloads; `window_control`: the page offers *Time axis* (said in the notes)."""
-    height = runs.timeline_view(s, window).height(look) + CONTROLS_PX
-    show_player(runs.player_page(s, look, window, height, name), height)
+    downloads of a static chart and a GIF of the animation. `name` keys the playback position kept
+    across reruns, and the downloads; `window_control`: the page offers *Time axis* (said in the notes)."""
+    tl = runs.timeline_view(s, window)
+    height = tl.height(look) + CONTROLS_PX
+    show_player(runs.player_page(s, look, window, height, name, file_stem(name)), height)
     timeline_notes(s, window, window_control)
-    downloads(lambda: runs.timeline_figure(s, look, window), name)
+    figure_tools(partial(runs.timeline_figure, s, look, window), name, t_max=tl.t_max)
 
 
 def timeline_notes(s: Scenario, window: str, window_control: bool) -> None:
@@ -56,7 +58,7 @@ def timeline_notes(s: Scenario, window: str, window_control: bool) -> None:
 def show_player(html: str, height: int) -> None:
     """Show a `player_html` page in Streamlit, with the Vega bundle as a cached static file when
     static serving is on (`.streamlit/config.toml`), inline otherwise. Pass the same `height` as
-    to `player_html`. Keys reach the player once the user has clicked into it (it is an iframe)."""
+    to `player_html`. Its keys work from the page too, while it is in view (charts/player/player.js)."""
     import streamlit as st
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 

@@ -23,8 +23,7 @@ from charts.views import BudgetPlan, Timeline, budget_plan, roofline_figures, ti
 from charts.worked import to_scale
 from sim.cost.validation import validate
 from sim.errors import InputError
-from sim.serving.engine import SimulationLimitError, Trace, simulate
-from sim.serving.policies import get_policy
+from sim.serving.engine import SimulationLimitError, Trace
 from sim.studies.budget import ScenarioIteration, scenario_iterations
 from sim.studies.worked_example import WorkedExample, worked_example
 
@@ -40,8 +39,7 @@ MAX_ITERATIONS = 50_000   # any input finishes in bounded time (< 1 s); beyond t
 # --- cached computations --------------------------------------------------------------------
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _lane(s: Scenario, policy: str) -> Trace:
-    return simulate(s.workload(), get_policy(policy), s.cost_model(), budget=s.budget,
-                    max_seqs=s.max_seqs, max_iterations=MAX_ITERATIONS)
+    return s.run(policy, MAX_ITERATIONS)
 
 
 def try_lanes(s: Scenario) -> tuple[Trace, Trace] | str:
@@ -98,14 +96,15 @@ def timeline_figure(s: Scenario, look: Look, window: str, width: int = CHART_WID
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def player_page(s: Scenario, look: Look, window: str, height: int, key: str) -> str:
+def player_page(s: Scenario, look: Look, window: str, height: int, key: str, file_stem: str) -> str:
     """The player's HTML (a string: cheap to cache as data); `key` names the view whose playback
-    position the browser keeps."""
+    position the browser keeps, `file_stem` its saved frames."""
     tl = timeline_view(s, window)
     cue = words.player_cue(lane_cards(s, s.unchunked), lane_cards(s, s.chunked),
                            tl.lanes[0].decoders.decoders)
     return player_html(timeline_figure(s, look, window).spec(), clock=CLOCK, t_max=tl.t_max,
-                       boundaries=tl.boundaries, height=height, dark=look.dark, key=key, cue=cue)
+                       boundaries=tl.boundaries, height=height, dark=look.dark, key=key, cue=cue,
+                       file_stem=file_stem)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -139,10 +138,15 @@ def worked(s: Scenario, second_budget: int) -> WorkedExample:
     return worked_example(**s.worked_example_inputs(second_budget))
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def worked_figure(pieces: pd.DataFrame, unit: str, look: Look) -> Figure:
+    """One of the worked example's pictures to scale (ui.worked, charts.worked)."""
+    return to_scale(pieces, look, unit=unit)
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def worked_picture(pieces: pd.DataFrame, unit: str, look: Look) -> dict:
-    """One of the worked example's pictures to scale (ui.worked, charts.worked)."""
-    return to_scale(pieces, look, unit=unit).spec()
+    return worked_figure(pieces, unit, look).spec()
 
 
 # --- fidelity: the cost model against measured GPU timings ----------------------------------

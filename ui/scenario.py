@@ -3,14 +3,16 @@ widget values. Pure Python (no Streamlit)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
 from sim.cost.iteration import CostModel
+from sim.errors import InputError
 from sim.presets.hardware import Gpu, custom_gpu, get_gpu
 from sim.presets.models import Model, custom_model, get_model
-from sim.serving.policies import POLICIES
+from sim.serving.engine import SimulationLimitError, Trace, simulate
+from sim.serving.policies import POLICIES, get_policy
 from sim.serving.workloads import Workload, burst, poisson, seed_scenario
 
 from .controls import CONTROLS, CUSTOM
@@ -69,6 +71,24 @@ class Scenario:
     def workload(self) -> Workload:
         return seed_scenario(self.decodes, self.context, self.prompt, DECODE_OUTPUT, PROMPT_OUTPUT)
 
+    def run(self, policy: str, max_iterations: int) -> Trace:
+        """One lane: the seed workload under `policy`, with room for every request."""
+        return simulate(self.workload(), get_policy(policy), self.cost_model(), budget=self.budget,
+                        max_seqs=self.max_seqs, max_iterations=max_iterations)
+
+    def fits_in_memory(self) -> bool:
+        """Whether both lanes can start: the engine checks that the decoders' KV and the prompt's
+        fit beside the weights before its first iteration, so a one-iteration run asks exactly
+        that (running past one iteration is the answer yes)."""
+        for policy in (self.unchunked, self.chunked):
+            try:
+                self.run(policy, max_iterations=1)
+            except SimulationLimitError:
+                continue
+            except InputError:
+                return False
+        return True
+
     def policy_label(self, name: str) -> str:
         return POLICIES[name].label
 
@@ -101,6 +121,50 @@ def scenario_from(values: Mapping[str, object]) -> Scenario:
                  str(get("chunked")), int(get("tp")))
     s.cost_model()   # its checks, so that every page shows the same message
     return s
+
+
+# The scenario's counts that the GPU's KV memory bounds, in the order a clamp fits them: the
+# decoders first, then the prompt in what they leave.
+MEMORY_KEYS = ("decodes", "context", "prompt")
+
+
+def fit_in_memory(values: Mapping[str, object], keys: Sequence[str]) -> dict[str, int]:
+    """Lower each of `keys` (some of MEMORY_KEYS, e.g. those a link set above their maximum and
+    that were clamped to it) to the largest value with which the scenario fits in the GPU's
+    memory: {key: lowered value} for those that had to go down. So a clamp never makes a page
+    that cannot run. The keys are fitted in MEMORY_KEYS order, each from the others' minimum;
+    one that does not fit even at its minimum (other values too large, or a scenario that cannot
+    be built) keeps its value, and the page says why it cannot run."""
+    keys = [k for k in MEMORY_KEYS if k in keys]
+    trial = {**values, **{k: int(CONTROLS[k].low) for k in keys}}
+    lowered = {}
+    for key in keys:
+        fitted = _largest_that_fits(trial, key, int(values[key]))
+        trial[key] = values[key] if fitted is None else fitted
+        if fitted is not None and fitted < values[key]:
+            lowered[key] = fitted
+    return lowered
+
+
+def _largest_that_fits(values: Mapping[str, object], key: str, most: int) -> int | None:
+    """The largest value of `key` in [its minimum, most] with which the scenario fits (memory
+    use grows with each of MEMORY_KEYS, so bisect); None when not even the minimum fits."""
+    def fits(value: int) -> bool:
+        try:
+            return scenario_from({**values, key: value}).fits_in_memory()
+        except InputError:
+            return False
+
+    low, high = int(CONTROLS[key].low), most
+    if not fits(low):
+        return None
+    while low < high:            # fits(low) holds
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from . import controls, story
 from . import glossary as glossary_terms
 from .controls import CONTROLS, CUSTOM, Control
 from .glossary import first
-from .scenario import Scenario, scenario_from
+from .scenario import Scenario, fit_in_memory, scenario_from
 
 CHART_WIDTH = 900
 LINK_NOTES = "_link_notes"
@@ -36,27 +36,46 @@ LINK_NOTES = "_link_notes"
 
 # --- controls -------------------------------------------------------------------------------
 def apply_link_corrections() -> None:
-    """On a session's first run, replace out-of-range or unreadable values from the link by the
-    nearest valid ones (before the widgets exist, so they start there) and keep the notes."""
+    """On a session's first run, replace out-of-range, unreadable or oddly spelled values from
+    the link by the values to use (before the widgets exist, so they start there), write those
+    back into the link, and keep the notes. A scenario count clamped to its maximum is lowered
+    further to what fits in the GPU's memory, so a clamp never makes a page that cannot run."""
     if LINK_NOTES in st.session_state:
         return
-    corrections, notes = controls.from_query({key: st.query_params.get_all(key)
-                                               for key in st.query_params})
+    link = controls.read_link({key: st.query_params.get_all(key) for key in st.query_params})
+    corrections, notes = dict(link.corrections), dict(link.notes)
+    for key, fitted in fit_in_memory(link.values, link.above_max).items():
+        corrections[key] = fitted
+        high = CONTROLS[key].show(CONTROLS[key].high)
+        notes[key] = (f"`{key}={st.query_params.get_all(key)[-1]}` in the link is above the maximum "
+                      f"{high}, and more than fits in the GPU's memory with the link's other "
+                      f"values; using {fitted:,}, the most that fits")
     for key, value in corrections.items():
         st.session_state[key] = value
-        _forget_link_value(key)
-    st.session_state[LINK_NOTES] = notes
+        _rewrite_link_value(CONTROLS[key], value)
+    st.session_state[LINK_NOTES] = list(notes.values())
 
 
-def _forget_link_value(key: str) -> None:
-    """Drop a corrected value from the link, so the widget starts from the correction; the bound
-    widget then writes that into the URL. Streamlit 1.67 seeds a bound widget from the link as it
-    was loaded, even over session state, and its integer parser raises OverflowError on `inf` and
-    truncates 12.7 to 12 (where the note says 13); that copy of the link has no public API."""
-    del st.query_params[key]
+def _rewrite_link_value(control: Control, value) -> None:
+    """Put the value the widget will hold into the link (or drop it when it is the default, as
+    the widget itself does), so the address bar reproduces the view. Streamlit 1.67 seeds a
+    bound widget from the link as it was loaded, even over session state (its integer parser
+    raises OverflowError on `inf` and truncates 12.7 to 12, where the note says 13), and it writes
+    a value set in session state into the link only from a session's second run: so both the
+    link and that first copy of it (which has no public API) get the value's plain spelling."""
+    initial = _initial_link()
+    if value == control.default:
+        del st.query_params[control.key]
+        initial.pop(control.key, None)
+        return
+    text = control.url_text(value)
+    st.query_params[control.key] = text
+    initial[control.key] = text if isinstance(text, list) else [text]
+
+
+def _initial_link() -> dict[str, list[str]]:
     ctx = get_script_run_ctx()
-    if ctx is not None:
-        ctx.session_state._state.query_params._initial_query_params.pop(key, None)
+    return ctx.session_state._state.query_params._initial_query_params if ctx is not None else {}
 
 
 def show_link_notes() -> None:
@@ -162,6 +181,17 @@ def next_link(title: str) -> None:
     after = story.next_page(here.path)
     st.divider()
     st.page_link(after.path, label=f"Next: {after.title}: {after.what}", icon=":material/arrow_forward:")
+def readable_css() -> None:
+    """Text that meets WCAG AA contrast (4.5:1, axe's "serious" line) where Streamlit's does
+    not: captions in the charts' muted ink (Streamlit's caption grey, its text at 60% opacity, is
+    3.9:1 on white); in the dark theme, dark text on the multiselect's chips (white on the sky
+    blue accent is 2.3:1)."""
+    ink = look()
+    chips = ('[data-testid="stMultiSelectTagsContainer"] [data-tag], '
+             '[data-testid="stMultiSelectTagsContainer"] [data-tag] * '
+             f'{{ color: {ink.background}; }}') if ink.dark else ""
+    st.html(f'<style>[data-testid="stCaptionContainer"] {{ color: {ink.muted}; opacity: 1; }}'
+            f'{chips}</style>')
 
 
 def scenario() -> Scenario:
@@ -218,24 +248,60 @@ def steps_frame(steps) -> pd.DataFrame:
                           "result": x.display} for x in steps])
 
 
-# --- charts and their downloads -------------------------------------------------------------
+# --- charts, their downloads and their numbers ---------------------------------------------
+# In the page a chart is drawn on a canvas (as the player's is) with the page showing through:
+# no box of another background in the dark theme, and no SVG marks for screen readers to trip
+# over (Vega's interval brush and an empty layer are unlabelled images to axe). Its text
+# alternative is its numbers as tables (`numbers_table`).
+IN_PAGE = {"background": "transparent", "usermeta": {"embedOptions": {"renderer": "canvas"}}}
+
+
 def chart(spec: dict, figure: Callable[[], Figure], name: str) -> None:
-    """Draw a spec, with PNG, SVG, CSV and JSON downloads of the figure it came from."""
-    st.vega_lite_chart(spec, theme=None, width="content")
-    downloads(figure, name)
+    """Draw a spec, with downloads of the figure it came from and its numbers as tables."""
+    st.vega_lite_chart({**spec, **IN_PAGE}, theme=None, width="content")
+    figure_tools(figure, name)
 
 
+def figure_tools(figure: Callable[[], Figure], name: str, t_max: float | None = None) -> None:
+    """Under a chart: its downloads and its numbers as tables (`t_max`: an animated figure's
+    clock end, for a GIF)."""
+    downloads(figure, name, t_max)
+    numbers_table(figure, name)
 
 
+def file_stem(view: str) -> str:
+    """Download names that say the scenario: view, GPU, model and budget."""
+    try:
+        s = scenario_from(st.session_state)
+    except InputError:
+        return view
+    return export.file_stem(view, s.gpu.id, s.model.id, s.budget)
 
 
-def downloads(figure: Callable[[], Figure], name: str) -> None:
-    """Files are made only when a button is clicked (vl-convert takes a few hundred ms)."""
-    cols = st.columns(4, gap="small", width=520)
-    files = (("PNG", lambda: export.png(figure()), "png", "image/png"),
-             ("SVG", lambda: export.svg(figure()), "svg", "image/svg+xml"),
-             ("CSV", lambda: figure().csv(), "csv", "text/csv"),
-             ("JSON", lambda: figure().json(), "json", "application/json"))
-    for col, (label, data, ext, mime) in zip(cols, files):
-        col.download_button(label, data, file_name=f"{name}.{ext}", mime=mime, on_click="ignore",
-                            icon=":material/download:", key=f"download_{name}_{ext}")
+def downloads(figure: Callable[[], Figure], name: str, t_max: float | None = None) -> None:
+    """PNG, SVG, CSV (a zip of one CSV per table when there are several), JSON and, for an
+    animated figure, a GIF of it. Files are made only when a button is clicked (vl-convert takes
+    a few hundred ms, a GIF seconds)."""
+    stem = file_stem(name)
+    several = len(figure().data) > 1
+    files = [("PNG", "png", lambda: export.png(figure()), "png", "image/png"),
+             ("SVG", "svg", lambda: export.svg(figure()), "svg", "image/svg+xml")]
+    if t_max is not None:
+        files.append(("GIF", "gif", lambda: export.gif(figure(), t_max), "gif", "image/gif"))
+    files += [("CSV (zip)" if several else "CSV", "csv", lambda: export.csv_file(figure())[0],
+               "zip" if several else "csv", "application/zip" if several else "text/csv"),
+              ("JSON", "json", lambda: figure().json(), "json", "application/json")]
+    cols = st.columns(len(files), gap="small", width=140 * len(files))
+    for col, (label, kind, data, ext, mime) in zip(cols, files):
+        col.download_button(label, data, file_name=f"{stem}.{ext}", mime=mime, on_click="ignore",
+                            icon=":material/download:", key=f"download_{name}_{kind}",
+                            help=f"{stem}.{ext}")
+
+
+def numbers_table(figure: Callable[[], Figure], name: str) -> None:
+    """The chart's text alternative: every number it draws, as tables, on request (a timeline's
+    tables run to thousands of rows, so they are sent only when asked for)."""
+    if st.toggle("Show this chart's numbers as tables", key=f"numbers_{name}"):
+        for table, frame in figure().data.items():
+            st.caption(f"`{table}`")
+            st.dataframe(export.tidy(frame), hide_index=True)

@@ -130,13 +130,14 @@ def _speed_options(ms_per_second: float) -> str:
 
 def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Sequence[float] = (),
                 height: int = 520, dark: bool = False, ms_per_second: float = 100.0,
-                title: str = "", key: str = "", cue: str = "") -> str:
+                title: str = "", key: str = "", cue: str = "", file_stem: str = "chart") -> str:
     """A self-contained HTML page that plays `spec` by its top-level param `clock` over [0, t_max].
 
     `boundaries` (seconds, e.g. iteration ends) are the stops of step back/forward; playback starts
     at `ms_per_second` simulated ms per wall-clock second (the speed list offers others). `key`
     names the view in sessionStorage (empty: nothing is kept); `cue` is the line shown until
-    playback starts (plain text).
+    playback starts (plain text). Its "save this frame" button names the PNG
+    `<file_stem>_t-<clock in ms>ms.png`.
     """
     if not isinstance(spec, dict) or not _has_param(spec, clock):
         raise InputError(f"the spec declares no top-level param named {clock!r}; add "
@@ -150,6 +151,7 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
         "dark": bool(dark),
         "renderer": RENDERER,
         "key": str(key),
+        "fileStem": str(file_stem),
     }
     height = check_number("player height (px)", height, low=120, low_inclusive=True, integer=True)
     return Template(_asset("player.html")).substitute(

@@ -135,7 +135,7 @@
   // While playing, the position is saved at most every 200 ms; leaving saves it exactly.
   window.addEventListener("pagehide", function () { remember(true); });
 
-  document.addEventListener("keydown", function (e) {
+  function onKey(e) {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
     var el = e.target, tag = el && el.tagName;
     // Text fields and the speed list keep their own keys; a focused button clicks on space.
@@ -148,6 +148,40 @@
       e.preventDefault();
       step(e.key === "ArrowRight" ? 1 : -1);
     }
+  }
+  document.addEventListener("keydown", onKey);
+
+  // In a page of the app (an iframe of the same origin) the keys also work before any click
+  // into the frame: pressed on the page itself -- not in one of its controls or links -- while
+  // the player is in view. The listener leaves with the frame.
+  var host = window.frameElement, hostDoc = host && host.ownerDocument;
+  var CONTROLS = "input, textarea, select, button, a[href], [contenteditable=''], " +
+      "[contenteditable='true'], [role=slider], [role=combobox], [role=listbox], [role=switch], " +
+      "[role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=button]";
+  function onHostKey(e) {
+    if (e.target && e.target.closest && e.target.closest(CONTROLS)) return;
+    var box = host.getBoundingClientRect(), room = hostDoc.defaultView.innerHeight;
+    if (box.bottom <= 0 || box.top >= room) return;
+    onKey(e);
+  }
+  if (hostDoc) {
+    hostDoc.addEventListener("keydown", onHostKey);
+    window.addEventListener("pagehide", function () {
+      hostDoc.removeEventListener("keydown", onHostKey);
+    });
+  }
+
+  // "Save this frame": the chart as drawn at the clock (on the spec's background), 2x for docs.
+  $("save-frame").addEventListener("click", function () {
+    if (!view) return;
+    view.toImageURL("png", 2).then(function (url) {
+      var link = document.createElement("a");
+      link.href = url;
+      link.download = cfg.fileStem + "_t-" + (state.t * 1000).toFixed(1) + "ms.png";
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+    }, showError);
   });
 
   var resume = remembered();

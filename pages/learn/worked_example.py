@@ -2,6 +2,7 @@
 each step a sentence, a picture to scale and its formulas; the side topics below."""
 
 import json
+from functools import partial
 
 import streamlit as st
 
@@ -38,6 +39,8 @@ for step in chain[:revealed]:
         if len(step.picture):
             st.vega_lite_chart(runs.worked_picture(step.picture, step.unit, look), theme=None,
                                width="content")
+            widgets.numbers_table(partial(runs.worked_figure, step.picture, step.unit, look),
+                                  f"worked_{step.id}")
         st.table(widgets.steps_frame(step.steps).set_index("step"))
 if not show_all:
     back, forward, where = st.columns([1, 2, 3], vertical_alignment="center")

@@ -1,12 +1,14 @@
 """The browser tests' shared fixtures: Debian's Chromium (never a downloaded browser) and one
-`streamlit run app.py` per session on a free loopback port. Every test here is skipped with the
-reason when /usr/bin/chromium is missing (`apt-get install chromium`; .ci/run installs it)."""
+`streamlit run serve.py` (what `make run` starts) per session on a free loopback port. Every
+test here is skipped with the reason when /usr/bin/chromium is missing (`apt-get install
+chromium`; .ci/run installs it)."""
 
 from pathlib import Path
 
 import pytest
 
 from tests.support.server import streamlit_server
+from tests.support.visit import Visit, visit
 
 CHROMIUM = "/usr/bin/chromium"
 # Without the background-networking flags Chromium reaches for Google's hosts at every start.
@@ -35,7 +37,20 @@ def browser():
 
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
-    """The app, served once for every browser test of the session."""
+    """The app, served once for every browser test of the session, as `make run` serves it."""
     log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    with streamlit_server(ROOT / "app.py", log) as url:
+    with streamlit_server(ROOT / "serve.py", log) as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def visited(browser, app_url):
+    """visited(path, scheme="light") -> the Visit of that page in a fresh context, made once per
+    session: the offline, console and accessibility tests read the same visit."""
+    visits: dict[tuple[str, str], Visit] = {}
+
+    def get(path: str, scheme: str = "light") -> Visit:
+        if (path, scheme) not in visits:
+            visits[path, scheme] = visit(browser, app_url, path, scheme)
+        return visits[path, scheme]
+    return get

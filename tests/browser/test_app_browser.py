@@ -2,19 +2,22 @@
 restores the controls. Skipped when /usr/bin/chromium or Playwright is missing. (The player's own
 play / pause / scrub test lives with charts.player.)"""
 
+import io
 import re
+import zipfile
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from playwright import sync_api
 
+from charts.export import GIF_FRAMES
+from tests.browser.pages import DEFAULTS
 from tests.support.server import streamlit_server
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = {"": "Chunked Prefill Lab", "side_by_side": "Side by side",
-         "worked_example": "Worked example", "roofline": "Roofline",
-         "fidelity": "How close is this to a real GPU?", "traffic": "Traffic",
-         "budget_tradeoff": "Budget trade-off", "capacity": "Capacity", "memory": "Memory"}
+PAGES = DEFAULTS
+SCENARIO = "illustrative_dense-8b_budget-576"   # the defaults, as download names say them
 
 
 @pytest.fixture
@@ -38,12 +41,10 @@ def has_value(page, label: str, value: str) -> None:
 
 
 @pytest.mark.parametrize("path", list(PAGES))
-def test_each_page_loads_without_an_exception(page, app_url, path):
-    page.goto(f"{app_url}/{path}")
-    wait_for_run(page, PAGES[path])
-    assert page.locator('[data-testid="stException"]').count() == 0
-    assert page.locator('[data-testid="stAlertContentError"]').count() == 0
-    has_value(page, "New prompt (tokens)", "8192")
+def test_each_page_loads_without_an_exception(visited, path):
+    page = visited(path)                     # its visit: tests/support/visit.py
+    assert page.exceptions == 0
+    assert page.prompt_value == "8192"
 
 
 def test_link_round_trip_restores_the_controls(page, app_url):
@@ -81,6 +82,37 @@ def test_controls_survive_moving_between_pages(page, app_url):
     has_value(page, "New prompt (tokens)", "4096")
 
 
+@pytest.mark.parametrize("path, written, label, value", [
+    ("worked_example?decodes=99999", "decodes=100", "Running decodes", "100"),
+    ("side_by_side?budget=12.7", "budget=13", "Token budget per iteration", "13"),
+    ("side_by_side?prompt=99999999", "prompt=422942", "New prompt (tokens)", "422942"),
+])
+def test_a_corrected_link_value_is_written_into_the_address_bar(page, app_url, path, written, label,
+                                                                 value):
+    """The address bar after a correction reproduces the view: opened again it shows the same
+    value, with no note. (4,096 decoders or a 2,000,000-token prompt do not fit the GPU's memory,
+    so the clamp goes on to the most that fits.)"""
+    page.goto(f"{app_url}/{path}")
+    heading = PAGES[path.split("?")[0]]
+    wait_for_run(page, heading)
+    has_value(page, label, value)
+    page.wait_for_url(f"**{written}", timeout=15_000)
+    assert page.get_by_text("in the link", exact=False).count()
+    fresh = page.context.new_page()
+    fresh.goto(page.url)
+    wait_for_run(fresh, heading)
+    has_value(fresh, label, value)
+    assert fresh.get_by_text("in the link", exact=False).count() == 0
+    assert fresh.locator('[data-testid="stAlertContentError"]').count() == 0
+
+
+def test_presenter_1_in_a_link_turns_presenter_mode_on(page, app_url):
+    page.goto(f"{app_url}/side_by_side?presenter=1")
+    wait_for_run(page, "Side by side")
+    page.wait_for_url("**presenter=true", timeout=15_000)
+    sync_api.expect(page.get_by_role("switch", name="Presenter mode (large fonts)")).to_be_checked()
+
+
 def test_out_of_range_link_value_shows_a_note(page, app_url):
     page.goto(f"{app_url}/side_by_side?budget=0")
     wait_for_run(page, "Side by side")
@@ -90,16 +122,57 @@ def test_out_of_range_link_value_shows_a_note(page, app_url):
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
-@pytest.mark.parametrize("label, head", [("PNG", b"\x89PNG"), ("SVG", b"<svg"),
-                                         ("CSV", b"intensity,"), ("JSON", b"{")])
-def test_chart_downloads(page, app_url, label, head):
+def download(page, key: str):
+    """Click the download button with this key; the Download."""
+    button = page.locator(f".st-key-{key}").get_by_role("button")
+    with page.expect_download(timeout=60_000) as started:
+        button.click()
+    return started.value
+
+
+@pytest.mark.parametrize("kind, head, ext", [("png", b"\x89PNG", "png"), ("svg", b"<svg", "svg"),
+                                             ("csv", b"PK\x03\x04", "zip"),
+                                             ("json", b"{", "json")])
+def test_chart_downloads(page, app_url, kind, head, ext):
+    """Named by the scenario; the roofline's two tables come as a zip of two CSVs."""
     page.goto(f"{app_url}/roofline")
     wait_for_run(page, "Roofline")
     # the roofline chart's own button, by its key: a rerun can redraw the page's buttons in turn
-    button = page.locator(f".st-key-download_roofline_{label.lower()}").get_by_role("button")
-    with page.expect_download(timeout=30_000) as download:
-        button.click()
-    assert Path(download.value.path()).read_bytes().startswith(head)
+    saved = download(page, f"download_roofline_{kind}")
+    assert saved.suggested_filename == f"roofline_{SCENARIO}.{ext}"
+    data = Path(saved.path()).read_bytes()
+    assert data.startswith(head)
+    if kind == "csv":
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            assert sorted(archive.namelist()) == ["points.csv", "roof.csv"]
+            points = archive.read("points.csv").decode().splitlines()
+        header = points[0].split(",")
+        decode = dict(zip(header, points[1].split(",")))
+        assert decode["tokens"] == "64"                            # an integer, not 64.0
+
+
+def test_one_table_downloads_as_one_csv_and_names_follow_the_controls(page, app_url):
+    page.goto(f"{app_url}/memory?gpu=h100-sxm&model=llama-3.1-8b&budget=1024")
+    wait_for_run(page, "Memory")
+    saved = download(page, "download_kv-memory_csv")
+    assert saved.suggested_filename == "kv-memory_h100-sxm_llama-3.1-8b_budget-1024.csv"
+    rows = Path(saved.path()).read_text().splitlines()
+    assert rows[0].startswith("policy,time_s,kv_tokens") and len(rows) > 2
+
+
+def test_the_side_by_side_gif_from_the_app(page, app_url):
+    """The animation as a GIF, every frame its canvas's size."""
+    page.goto(f"{app_url}/side_by_side")
+    wait_for_run(page, "Side by side")
+    saved = download(page, "download_side-by-side_gif")
+    assert saved.suggested_filename == f"side-by-side_{SCENARIO}.gif"
+    gif = Image.open(saved.path())
+    assert gif.format == "GIF" and gif.n_frames == GIF_FRAMES
+    sizes = set()
+    for index in range(gif.n_frames):
+        gif.seek(index)
+        sizes.add(gif.convert("RGB").size)
+    assert sizes == {gif.size}
 
 
 def test_a_malformed_trace_upload_is_a_message(page, app_url):
@@ -118,8 +191,9 @@ def test_a_malformed_trace_upload_is_a_message(page, app_url):
 def test_a_deep_link_opened_first_on_a_fresh_server_runs_through_app_py(browser, tmp_path):
     """The first request a new server gets is a deep link (a slide's link, right after `make
     run`): the page still comes with the sidebar's controls, because every page script lives in
-    a subfolder of pages/ (app.py's docstring says why)."""
-    with streamlit_server(ROOT / "app.py", tmp_path / "server.log") as url:
+    a subfolder of pages/ (app.py's docstring says why), and without a "Page not found" dialog
+    over it (Streamlit's legacy pages/ mode, which serve.py turns off: ui/server.py)."""
+    with streamlit_server(ROOT / "serve.py", tmp_path / "server.log") as url:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         try:
             fresh = context.new_page()
@@ -127,6 +201,7 @@ def test_a_deep_link_opened_first_on_a_fresh_server_runs_through_app_py(browser,
             wait_for_run(fresh, "Roofline")
             assert fresh.locator('[data-testid="stSidebar"]').count() == 1
             has_value(fresh, "New prompt (tokens)", "4096")
+            assert fresh.get_by_text("Page not found").count() == 0
         finally:
             context.close()
 

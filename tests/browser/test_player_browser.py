@@ -257,3 +257,51 @@ def test_plays_inside_streamlit_with_the_static_bundle(browser, streamlit_url):
         assert net.errors == []
     finally:
         net.context.close()
+
+
+def test_save_frame_downloads_the_chart_as_drawn_at_the_clock(player, offline):
+    """"Save frame" is the chart at the player's clock, named by it: not the end of the run."""
+    def saved(name_part):
+        with player.expect_download(timeout=20_000) as download:
+            player.get_by_test_id("player-save-frame").click()
+        assert name_part in download.value.suggested_filename
+        return Path(download.value.path()).read_bytes()
+
+    player.get_by_test_id("player-step-forward").click()
+    player.clock.run_for(200)
+    t_ms = player.evaluate("() => window.playerState.t * 1000")
+    early = saved(f"chart_t-{t_ms:.1f}ms.png")
+    player.get_by_test_id("player-step-forward").click()
+    player.clock.run_for(200)
+    later = saved("chart_t-")
+    assert early.startswith(b"\x89PNG") and later.startswith(b"\x89PNG") and early != later
+    assert offline.blocked == [] and offline.errors == []
+
+
+def test_the_keys_work_from_the_app_page_before_any_click_into_the_player(browser, app_url):
+    """A keyboard user (or a presenter who just opened the link) presses → on the page: the
+    player steps; the same key in one of the page's own fields stays with that field."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/side_by_side")
+        frame = page.wait_for_selector("iframe", timeout=30_000).content_frame()
+        frame.wait_for_function("window.playerReady === true", timeout=30_000)
+        page.locator("iframe").scroll_into_view_if_needed()
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
+        clock = frame.get_by_test_id("player-clock")
+        assert clock.inner_text() == "0.0"
+        page.keyboard.press("ArrowRight")
+        frame.wait_for_function("window.playerState.t > 0", timeout=5_000)
+        stepped = clock.inner_text()
+        decodes = page.get_by_label("Running decodes", exact=True)
+        decodes.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(300)
+        assert clock.inner_text() == stepped
+        page.locator("iframe").scroll_into_view_if_needed()
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
+        page.keyboard.press(" ")
+        frame.wait_for_function("window.playerState.playing === true", timeout=5_000)
+    finally:
+        context.close()

@@ -3,14 +3,16 @@
 import io
 import json
 import re
+import zipfile
 
 import numpy as np
+import pandas as pd
 import pytest
 import vl_convert as vlc
 from PIL import Image
 
 from charts import export
-from charts.figure import stacked
+from charts.figure import Figure, stacked
 from charts.frames import (
     MAX_BARS,
     bar_groups,
@@ -268,8 +270,6 @@ def test_bar_tooltips_show_the_time_beyond_max_compute_memory(values, beyond_ms)
 
 def test_downloads_carry_the_figures_data(seed):
     figure = timeline(*seed[1:]).figure(Look())
-    csv = figure.csv()
-    assert csv.splitlines()[0].startswith("lane,") and "unchunked_iterations" in csv
     data = json.loads(figure.json())
     assert set(data) == {f"{lane}_{part}" for lane in ("unchunked", "chunked")
                          for part in ("heading", "iterations", "ticks", "new", "callouts")}
@@ -299,6 +299,77 @@ def test_png_svg_and_gif_exports(seed):
     for frame in range(gif.n_frames):          # every frame whole, not cropped to a change
         gif.seek(frame)
         assert gif.tile[0][1] == (0, 0, *gif.size)
+
+
+def frames_of(gif: bytes) -> list[Image.Image]:
+    image = Image.open(io.BytesIO(gif))
+    frames = []
+    for index in range(image.n_frames):
+        image.seek(index)
+        frames.append(image.convert("RGB"))
+    return frames
+
+
+@pytest.mark.parametrize("look", [Look(), Look(dark=True)])
+def test_every_gif_frame_is_its_canvas_and_the_chart_keeps_its_size_while_it_plays(seed, look):
+    """The seed's gap labels appear as the clock passes them: the chart, and so every frame,
+    keeps one size (the committed GIF had frames 532-542 px tall on a 532 px canvas)."""
+    tl = timeline(*seed[1:])
+    figure = tl.figure(look, width=400)
+    sizes = {Image.open(io.BytesIO(vlc.vegalite_to_png(figure.spec(t=t), scale=1))).size
+             for t in (0.0, tl.t_max / 2, tl.t_max)}
+    assert len(sizes) == 1
+    gif = export.gif(figure, tl.t_max, frames=4)
+    frames = frames_of(gif)
+    assert {frame.size for frame in frames} == sizes
+    written = Image.open(io.BytesIO(gif))
+    for index in range(written.n_frames):                    # each frame written whole
+        written.seek(index)
+        assert written.tile[0][1] == (0, 0, *written.size)
+    first, last = frames[0], frames[-1]
+    assert first.getpixel((0, 0)) == Image.new("RGB", (1, 1), look.background).getpixel((0, 0))
+    assert first.tobytes() != last.tobytes()                 # the clock moved
+
+
+def test_a_gif_needs_a_clock(seed):
+    s = seed[0]
+    plan = budget_plan(s.cost_model(), s.decodes, s.context, s.prompt, s.budget, 0.025)
+    roof, _ = roofline_figures(s.cost_model(), plan, s.decodes, s.context, s.prompt, Look())
+    with pytest.raises(InputError, match="no clock"):
+        export.gif(roof, 1.0)
+
+
+def test_tables_are_tidy_csvs_with_whole_numbers_as_integers(seed):
+    figure = timeline(*seed[1:]).figure(Look())
+    tables = export.csv_tables(figure)
+    assert set(tables) == set(figure.data)
+    bars = tables["chunked_iterations"].splitlines()
+    header = bars[0].split(",")
+    first = dict(zip(header, bars[1].split(",")))
+    assert first["decode_tokens"] == "64" and first["prefill_tokens"] == "512"   # not 64.0
+    assert "." in first["duration_ms"]                                         # 23.04 stays
+    data, ext, mime = export.csv_file(figure)
+    assert (ext, mime) == ("zip", "application/zip")
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        assert sorted(archive.namelist()) == sorted(f"{name}.csv" for name in figure.data)
+        assert archive.read("chunked_iterations.csv").decode() == tables["chunked_iterations"]
+    one = Figure(figure.chart, figure.look, {"only": figure.data["chunked_iterations"]})
+    assert export.csv_file(one) == (tables["chunked_iterations"].encode(), "csv", "text/csv")
+
+
+def test_tidy_keeps_fractions_missing_values_and_text():
+    frame = pd.DataFrame({"n": [1.0, 2.0, np.nan], "x": [0.5, 1.0, 2.0], "s": ["a", "b", "c"],
+                          "inf": [1.0, np.inf, 2.0]})
+    tidied = export.tidy(frame)
+    assert str(tidied.n.dtype) == "Int64" and tidied.n.isna().tolist() == [False, False, True]
+    assert tidied.x.dtype == float and tidied.s.tolist() == ["a", "b", "c"]
+    assert tidied["inf"].dtype == float
+    assert tidied.to_csv(index=False).splitlines()[1] == "1,0.5,a,1.0"
+
+
+def test_file_names_say_the_scenario():
+    assert export.file_stem("side-by-side", "h100-sxm", "llama-3.1-8b", 576) == \
+        "side-by-side_h100-sxm_llama-3.1-8b_budget-576"
 
 
 def test_a_window_cut_keeps_each_bars_longest_iteration_inside_it():

@@ -1,12 +1,16 @@
 """`python -m sim export`: files from the same flags as `simulate`, one-line errors, no Altair in sim."""
 
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from PIL import Image
 
 from cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_side_by_side_png(tmp_path, capsys):
@@ -57,3 +61,33 @@ def test_importing_sim_and_its_cli_does_not_import_altair():
             "print('altair' in sys.modules, 'streamlit' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_without_out_the_file_is_named_by_the_scenario_in_the_ignored_out_folder(tmp_path,
+                                                                                 monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", "--view", "roofline", "--gpu", "h100-sxm", "--model", "llama-3.1-8b",
+                 "--budget", "1024", "--format", "svg"]) == 0
+    assert (tmp_path / "out" / "roofline_h100-sxm_llama-3.1-8b_budget-1024.svg").exists()
+    ignored = subprocess.run(["git", "check-ignore", "-q", "out/x.png"], cwd=ROOT)
+    assert ignored.returncode == 0                              # out/ is in .gitignore
+
+
+def test_a_tracked_file_is_overwritten_only_with_force(tmp_path, capsys):
+    if shutil.which("git") is None:
+        pytest.skip("git is missing")
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    figure = repo / "docs" / "roof.svg"
+    figure.write_text("committed")
+    for command in (["init", "-q"], ["add", "docs/roof.svg"]):
+        subprocess.run(["git", *command], cwd=repo, check=True)
+    argv = ["export", "--view", "roofline", "--mode", "simple", "--out", str(figure)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "git tracks" in err and "--force" in err and err.count("\n") == 1
+    assert figure.read_text() == "committed"
+    assert main([*argv, "--force"]) == 0
+    assert figure.read_text().startswith("<svg")
+    untracked = repo / "docs" / "new.svg"                      # not in git: written as before
+    assert main(["export", "--view", "roofline", "--mode", "simple", "--out", str(untracked)]) == 0

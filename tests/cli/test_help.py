@@ -82,7 +82,6 @@ def test_the_top_level_help_lists_the_commands():
 
 @pytest.mark.parametrize("argv, words", [
     ((), "give a command: worked-example, cost, simulate, sweep, capacity, validate, export"),
-    (("export",), "python -m sim export needs --out"),
     (("capacity",), "give one of --tbt-slo SECONDS or --slo PRESET"),
     (("simulate", "--scenario", "poisson"), "needs --requests N and --qps Q"),
 ])

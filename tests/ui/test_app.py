@@ -224,13 +224,44 @@ def test_out_of_range_link_values_get_a_note_and_the_nearest_value():
     at = open_app("pages/learn/side_by_side.py", budget=0, decodes=99999, gpu="h100", mode="fast")
     assert_clean(at)
     assert at.number_input(key="budget").value == 1
-    assert at.number_input(key="decodes").value == 4096
+    # 4,096 decoders' KV does not fit the illustrative GPU: the clamp goes on to what fits
+    assert at.number_input(key="decodes").value == 100
     assert at.selectbox(key="gpu").value == "illustrative"
     assert at.selectbox(key="mode").value == "simple"
     note = at.warning[0].value
-    for phrase in ("`budget=0`", "minimum 1", "`decodes=99999`", "maximum 4,096", "`gpu=h100`",
-                   "`mode=fast`"):
+    for phrase in ("`budget=0`", "minimum 1", "`decodes=99999`", "maximum 4,096", "using 100, the most "
+                   "that fits", "`gpu=h100`", "`mode=fast`"):
         assert phrase in note
+    assert not at.error                                          # the clamp left a page that runs
+    # the link now says what the page shows (a default is left out, as the widgets do)
+    assert dict(at.query_params) == {"budget": "1", "decodes": "100"}
+
+
+@pytest.mark.parametrize("query, text", [({"decodes": "99999"}, {"decodes": "100"}),
+                                         ({"budget": "12.7"}, {"budget": "13"}),
+                                         ({"prompt": "99999999"}, {"prompt": "422942"}),
+                                         ({"presenter": "1"}, {"presenter": "true"}),
+                                         ({"presenter": "on", "budget": "1e3"},
+                                          {"presenter": "true", "budget": "1000"}),
+                                         ({"gpu": "h100"}, {}),
+                                         ({"policies": "nope"}, {"policies": ""})])
+def test_a_corrected_link_is_written_back_and_reopens_the_same_view(query, text):
+    """The address bar after a correction is a link that reproduces the view, with no note."""
+    at = open_app("pages/learn/side_by_side.py", **query)
+    assert_clean(at)
+    assert not at.error
+    assert dict(at.query_params) == text
+    again = open_app("pages/learn/side_by_side.py", **dict(at.query_params))
+    assert not again.warning or "link" not in again.warning[0].value
+    for key in ("prompt", "decodes", "budget"):
+        assert again.number_input(key=key).value == at.number_input(key=key).value
+    assert again.toggle(key="presenter").value == at.toggle(key="presenter").value
+
+
+def test_a_boolean_spelled_1_turns_presenter_mode_on_without_a_note():
+    at = open_app("pages/learn/side_by_side.py", presenter="1")
+    assert at.toggle(key="presenter").value is True
+    assert not at.warning
 
 
 @pytest.mark.parametrize("raw, used", [("inf", 8192), ("-Infinity", 8192), ("1e400", 8192),

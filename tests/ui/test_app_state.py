@@ -9,8 +9,8 @@ from sim.serving.engine import simulate
 from sim.serving.policies import get_policy
 from sim.studies.worked_example import DEFAULTS, worked_example
 from ui import controls, words
-from ui.controls import CONTROLS, from_query
-from ui.scenario import scenario_from
+from ui.controls import CONTROLS, read_link
+from ui.scenario import MEMORY_KEYS, fit_in_memory, scenario_from
 from ui.words import lane_cards
 
 
@@ -30,8 +30,11 @@ def test_url_keys_are_short_and_stable():
 
 
 def test_valid_link_values_need_no_correction():
-    assert from_query({"prompt": "4096", "budget": "1024", "gpu": "h100-sxm", "mode": "roofline",
-                       "presenter": "true", "bw": "3.35", "unrelated": "x"}) == ({}, [])
+    link = read_link({"prompt": "4096", "budget": "1024", "gpu": "h100-sxm", "mode": "roofline",
+                      "presenter": "true", "bw": "3.35", "unrelated": "x"})
+    assert (link.corrections, link.notes, link.above_max) == ({}, {}, ())
+    assert link.values == {"prompt": 4096, "budget": 1024, "gpu": "h100-sxm", "mode": "roofline",
+                           "presenter": True, "bw": 3.35}
 
 
 @pytest.mark.parametrize("raw, value, words", [
@@ -41,14 +44,69 @@ def test_valid_link_values_need_no_correction():
     ({"budget": "nan"}, 576, "not a number"),
     ({"decodes": "12.4"}, 12, "not a whole number"),
     ({"gpu": "h100"}, "illustrative", "not one of"),
-    ({"presenter": "1"}, False, "not true or false"),
+    ({"presenter": "maybe"}, False, "not one of true/1/yes/on or false/0/no/off"),
     ({"bw": "-1"}, 0.01, "below the minimum 0.01"),
 ])
 def test_bad_link_values_get_the_nearest_valid_value_and_a_note(raw, value, words):
-    corrections, notes = from_query(raw)
+    link = read_link(raw)
     (key,) = raw
-    assert corrections == {key: value}
-    assert len(notes) == 1 and words in notes[0] and f"`{key}=" in notes[0]
+    assert link.corrections == {key: value} and link.values == {key: value}
+    assert list(link.notes) == [key] and words in link.notes[key] and f"`{key}=" in link.notes[key]
+    assert link.above_max == (("prompt",) if raw == {"prompt": "99999999"} else ())
+
+
+@pytest.mark.parametrize("raw, value", [("1", True), ("0", False), ("yes", True), ("No", False),
+                                        ("on", True), ("OFF", False), ("TRUE", True)])
+def test_every_spelling_of_a_boolean_is_read_and_written_back_plainly(raw, value):
+    """A teacher types `?presenter=1`: it is read, without a note, and the link says `true`."""
+    link = read_link({"presenter": raw, "compare": raw})
+    assert link.values == {"presenter": value, "compare": value} and not link.notes
+    assert link.corrections == {"presenter": value, "compare": value}   # respelled in the link
+    assert CONTROLS["presenter"].url_text(value) == str(value).lower()
+
+
+@pytest.mark.parametrize("raw, text", [("4096.0", "4096"), ("1e3", "1000"), ("+64", "64")])
+def test_numbers_spelled_another_way_are_respelled_without_a_note(raw, text):
+    link = read_link({"decodes": raw})
+    assert not link.notes and CONTROLS["decodes"].url_text(link.corrections["decodes"]) == text
+
+
+def test_the_plain_spelling_of_every_default_reads_back_as_itself():
+    for control in CONTROLS.values():
+        link = read_link({control.key: control.url_text(control.default)})
+        assert link.values[control.key] == (list(control.default) if control.kind == "multi"
+                                            else control.default), control.key
+        assert not link.corrections, control.key
+
+
+def test_a_clamp_past_memory_is_lowered_to_the_most_that_fits():
+    """`decodes=99999` is clamped to 4,096, whose KV (4,096 x 4,256 tokens) does not fit the
+    illustrative GPU: it goes down to the largest count that does, and one more would not."""
+    lowered = fit_in_memory({"decodes": 4096}, ["decodes"])
+    decodes = lowered["decodes"]
+    assert 1 < decodes < 4096
+    assert scenario_from({"decodes": decodes}).fits_in_memory()
+    assert not scenario_from({"decodes": decodes + 1}).fits_in_memory()
+    prompt = fit_in_memory({"prompt": 2_000_000}, ["prompt"])["prompt"]
+    assert scenario_from({"prompt": prompt}).fits_in_memory()
+    assert not scenario_from({"prompt": prompt + 1}).fits_in_memory()
+
+
+def test_every_clamped_count_together_still_fits():
+    values = {"prompt": 2_000_000, "decodes": 4096, "context": 1_000_000}
+    lowered = fit_in_memory(values, MEMORY_KEYS)
+    assert set(lowered) == set(MEMORY_KEYS)
+    assert scenario_from(lowered).fits_in_memory()
+
+
+def test_a_clamp_that_fits_or_cannot_fit_is_kept():
+    big_gpu = {"gpu": "mi300x", "model": "qwen2.5-7b", "decodes": 4096, "context": 1}
+    assert scenario_from(big_gpu).fits_in_memory()
+    assert fit_in_memory(big_gpu, ["decodes"]) == {}                   # it fits: kept
+    weights_too_big = {"gpu": "l4", "model": "llama-3.1-70b", "decodes": 4096}
+    assert not scenario_from({**weights_too_big, "decodes": 0}).fits_in_memory()
+    assert fit_in_memory(weights_too_big, ["decodes"]) == {}           # nothing fits: the page says why
+    assert fit_in_memory({"decodes": 4096}, []) == {}                  # only clamped keys move
 
 
 def test_every_default_is_inside_its_own_range():

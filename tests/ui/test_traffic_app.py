@@ -8,7 +8,7 @@ import pytest
 from sim.presets.hardware import get_gpu
 from tests.support.apptest import assert_clean, metrics, open_app, shown
 from ui import controls, traffic
-from ui.controls import CONTROLS, from_query
+from ui.controls import CONTROLS, read_link
 from ui.scenario import traffic_from
 
 TRAFFIC = "pages/load/traffic.py"
@@ -31,11 +31,13 @@ def table(at, index=0):
 
 # --- controls ------------------------------------------------------------------------------
 def test_multi_choice_links_keep_known_choices_and_note_the_rest():
-    assert from_query({"policies": ["sarathi", "orca"]}) == ({}, [])
-    corrections, notes = from_query({"policies": ["sarathi", "nope", "sarathi", "<b>"]})
-    assert corrections == {"policies": ["sarathi"]}
-    assert len(notes) == 1 and "`policies=nope`" in notes[0] and "left out" in notes[0]
-    assert from_query({"policies": [""]}) == ({}, [])          # an empty selection is allowed
+    assert not read_link({"policies": ["sarathi", "orca"]}).corrections
+    link = read_link({"policies": ["sarathi", "nope", "sarathi", "<b>"]})
+    assert link.corrections == {"policies": ["sarathi"]}
+    note = link.notes["policies"]
+    assert len(link.notes) == 1 and "`policies=nope`" in note and "left out" in note
+    empty = read_link({"policies": [""]})                      # an empty selection is allowed
+    assert empty.values == {"policies": []} and not empty.corrections and not empty.notes
     assert set(CONTROLS["policies"].default) <= set(CONTROLS["policies"].options)
     assert set(CONTROLS["kvpolicies"].default) <= set(CONTROLS["kvpolicies"].options)
 

@@ -1,0 +1,11 @@
+"""`streamlit run serve.py`, what `make run` starts: the app (app.py) served by Streamlit with
+ui/server.py's fixes for a room (a deep link opened first on a fresh server, a console without
+errors). `streamlit run app.py` still works, without them."""
+
+import streamlit as st
+from starlette.middleware import Middleware
+
+from ui.server import PinServerAddress, settle_pages_mode
+
+settle_pages_mode()
+app = st.App("app.py", middleware=[Middleware(PinServerAddress)])

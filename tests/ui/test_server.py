@@ -1,0 +1,74 @@
+"""ui.server, what `make run` serves (serve.py): the pinned index.html for the app's own pages,
+everything else passed to Streamlit. (tests/browser/test_offline_browser.py checks the result in
+Chromium: no 404 in the console, no "Page not found" over a first deep link.)"""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from streamlit import config
+
+from tests.support.apptest import ALL_PAGES
+from tests.support.protocol import run_apart
+from ui.server import PinServerAddress, page_paths, pinned_index
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_page_script_has_a_path_and_home_is_the_root():
+    assert page_paths() == {"", *(Path(page).stem for page in ALL_PAGES)}
+
+
+@pytest.mark.parametrize("base, address", [("", "'/'"), ("/lab/", "'/lab/'"), ("a/b", "'/a/b/'")])
+def test_the_index_tells_the_frontend_where_the_server_is(base, address):
+    page = pinned_index(base).decode()
+    pin = f"window.__streamlit = {{BACKEND_BASE_URL: window.location.origin + {address}}};"
+    assert pin in page
+    assert page.index(pin) < page.index('<script type="module"')   # before Streamlit's own script
+
+
+def _serve(method: str, path: str, base: str = "") -> tuple[int, bytes, list]:
+    """(status, body, requests passed on) for one request through the middleware."""
+    passed, sent = [], []
+
+    async def streamlit_app(scope, receive, send):
+        passed.append(scope["path"])
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    config.set_option("server.baseUrlPath", base)
+    try:
+        run_apart(PinServerAddress(streamlit_app)(
+            {"type": "http", "method": method, "path": path, "headers": []}, receive, send))
+    finally:
+        config.set_option("server.baseUrlPath", "")
+    return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:]), passed
+
+
+@pytest.mark.parametrize("path, base", [("/", ""), ("/roofline", ""), ("/side_by_side", ""),
+                                        ("/lab/", "lab"), ("/lab/memory", "lab")])
+def test_a_page_gets_the_pinned_index(path, base):
+    status, body, passed = _serve("GET", path, base)
+    assert (status, passed) == (200, [])
+    assert b"BACKEND_BASE_URL" in body
+
+
+@pytest.mark.parametrize("method, path", [("GET", "/_stcore/health"), ("GET", "/roofline/"),
+                                          ("GET", "/nope"), ("GET", "/app/static/favicon.png"),
+                                          ("POST", "/roofline"), ("GET", "/roofline/_stcore/health")])
+def test_everything_else_goes_to_streamlit(method, path):
+    assert _serve(method, path) == (204, b"", [path])
+
+
+def test_the_static_folder_is_in_every_clone():
+    """Streamlit warns "no static folder found" at start when static/ is missing; it holds the
+    favicon, so git keeps it."""
+    tracked = subprocess.run(["git", "ls-files", "static"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.split()
+    assert "static/favicon.png" in tracked

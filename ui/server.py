@@ -1,0 +1,94 @@
+"""The web server `make run` starts (serve.py): Streamlit's own, with fixes that let a room
+open the app from a shared deep link (`/roofline?budget=1024`) on a fresh server, offline, with a
+clean browser console and a navigation a screen reader can read. Each leans on Streamlit 1.67
+internals and is pinned by a browser test (tests/browser/test_offline_browser.py,
+test_accessibility_browser.py):
+
+- **Where the server is.** Streamlit's page (index.html) finds its server by trying the page's
+  own path first: a deep link to /roofline asks for /roofline/_stcore/health and
+  /roofline/_stcore/host-config, gets two 404s (logged as console errors), waits, then tries /.
+  The page's frontend reads an optional `window.__streamlit.BACKEND_BASE_URL` (meant for hosts
+  that embed Streamlit) and then tries only that address; `PinServerAddress` serves index.html
+  with it set to the app's root, for the app's own page paths.
+- **A navigation that reads as one.** The same index.html carries NAV_ROLES (below).
+- **No legacy pages folder.** Streamlit decides once per process, when the first session starts,
+  whether the app is a legacy `pages/` app (a folder named pages/ beside the main script). Ours
+  is, by name only (its page scripts live in subfolders and app.py calls st.navigation), so the
+  first session after a start ran the legacy path and showed "Page not found" over a deep link.
+  `settle_pages_mode` sets that flag before any session starts.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import streamlit
+from streamlit import config
+from streamlit.runtime.pages_manager import PagesManager
+
+ROOT = Path(__file__).resolve().parents[1]
+INDEX = Path(streamlit.__file__).parent / "static" / "index.html"
+
+
+def page_paths() -> frozenset[str]:
+    """The URL path of every page (st.Page names a page by its file's stem), and the home page."""
+    return frozenset({"", *(script.stem for script in ROOT.glob("pages/*/*.py"))})
+
+
+# Streamlit's sidebar navigation with sections puts each section's <div> (a heading and the page
+# links) straight into the <ul>, so screen readers and axe see a broken list (a <div> in a <ul>,
+# <li>s outside one). As the links' container it needs no list semantics: "none" on the <ul> and
+# its <li>s leaves a nav landmark with headed groups of links. React re-creates these elements
+# when the navigation changes, so an observer sets the roles again.
+NAV_ROLES = """new MutationObserver(function () {
+      document.querySelectorAll('[data-testid="stSidebarNavItems"]:not([role]),'
+        + ' [data-testid="stSidebarNavItems"] li:not([role])').forEach(function (el) {
+        el.setAttribute("role", "none");
+      });
+    }).observe(document.documentElement, {childList: true, subtree: true});"""
+
+
+@functools.cache
+def pinned_index(base_url_path: str) -> bytes:
+    """Streamlit's index.html telling the frontend that the server is at the app's root, with
+    the navigation's list roles mended."""
+    root = "/".join(part for part in base_url_path.split("/") if part)
+    address = f"window.location.origin + {('/' + root + '/' if root else '/')!r}"
+    script = (f"<script>window.__streamlit = {{BACKEND_BASE_URL: {address}}};\n    {NAV_ROLES}"
+              "</script>")
+    page = INDEX.read_text(encoding="utf-8")
+    if "<head>" not in page:
+        raise RuntimeError(f"{INDEX} has no <head>: Streamlit's index.html changed; see ui/server.py")
+    return page.replace("<head>", "<head>\n    " + script, 1).encode()
+
+
+class PinServerAddress:
+    """ASGI middleware: GET of one of the app's pages answers the pinned index.html (never
+    cached, as Streamlit serves its own); every other request goes to Streamlit unchanged."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+        self.pages = frozenset("/" + name for name in page_paths())
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET":
+            base = config.get_option("server.baseUrlPath") or ""
+            prefix = "/" + "/".join(part for part in base.split("/") if part)
+            path = scope["path"]
+            if prefix != "/" and path.startswith(prefix):
+                path = path[len(prefix):]
+            if path in self.pages:
+                body = pinned_index(base)
+                await send({"type": "http.response.start", "status": 200, "headers": [
+                    (b"content-type", b"text/html; charset=utf-8"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"cache-control", b"no-cache")]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def settle_pages_mode() -> None:
+    """The app is a st.navigation app: say so before the first session asks (see above)."""
+    PagesManager.uses_pages_directory = False
