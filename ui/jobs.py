@@ -101,14 +101,17 @@ def run_jobs(jobs: Sequence[Job], store: ByteStore, *, what: str, change: str,
                          "a page runs without asking; the finished ones are kept.")
     work = total(j.estimate for j in todo)
     refuse_over_limit(work, what, change)
-    st.info(f"**To {what}:** {work.words()}, more than the {NOW_SECONDS:g} s a page runs "
-            f"without asking. Run it, or make it smaller: {change}",
-            icon=":material/hourglass_top:")
-    show_note(key)
-    if not st.button(f"Run ({fmt_seconds(work.seconds)} estimated)", key=key, type="primary",
-                     icon=":material/play_arrow:"):
-        st.stop()
+    ask = st.empty()   # the question goes once the answer is drawn below it
+    with ask.container():
+        st.info(f"**To {what}:** {work.words()}, more than the {NOW_SECONDS:g} s a page runs "
+                f"without asking. Run it, or make it smaller: {change}",
+                icon=":material/hourglass_top:")
+        show_note(key)
+        if not st.button(f"Run ({fmt_seconds(work.seconds)} estimated)", key=key,
+                         type="primary", icon=":material/play_arrow:"):
+            st.stop()
     finished = _run(todo, store, BUTTON_DEADLINE_S, cancel=key)
+    ask.empty()
     if len(finished) < len(todo):
         _leave_note(key, f"Stopped after {BUTTON_DEADLINE_S:g} s, the most one click runs; the "
                          f"{len(finished):,} runs that finished are kept. Run again for the rest.")

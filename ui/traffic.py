@@ -242,8 +242,11 @@ def sweep_points(t: Traffic, s: Scenario, workload: Workload, policy: str,
                        partial(_sweep_point, workload, spec, cost, b, t.max_seqs), keep_capped=True)
                 for b in budgets}
         left_out = {b: why for b, job in jobs.items() if (why := too_big(job.estimate))}
-        if len(left_out) == len(jobs):
-            _refuse_if_too_big(list(jobs.values()), t, what)
+        if len(left_out) == len(jobs):   # then the largest budget's reason is the one to fix
+            _refuse_if_too_big([jobs[max(jobs)]], t, what)
+        if left_out:
+            what += (f" at {len(jobs) - len(left_out):,} budgets ({len(left_out):,} left out, too "
+                     f"long for a run: {', '.join(f'{b:,}' for b in left_out)})")
         found = run_jobs([job for b, job in jobs.items() if b not in left_out], RESULTS,
                          what=what, change=smaller(t), key="run_sweep")
     except InputError as e:

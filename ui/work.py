@@ -112,10 +112,16 @@ def _decode_time(cost: CostModel, rows: float, context: float) -> float:
     return cost.time(rows, rows * (context + 1), rows * context, rows)[2]
 
 
-class _OneOfEach:
-    """An engine state with one decoder running and one 1-token prompt waiting (a probe)."""
-    decoding, partial, waiting, free_kv, kv_watermark = 1, (), (0,), 1 << 30, 0
-    preempted_this_step = False
+@dataclass(frozen=True)
+class _Probe:
+    """An engine state for asking a policy what it does: `decoding` decoders running, the
+    `waiting` prompts (1 token each), memory to spare."""
+    decoding: int
+    partial: tuple = ()
+    waiting: tuple = (0,)
+    free_kv: int = 1 << 30
+    kv_watermark: int = 0
+    preempted_this_step: bool = False
 
     def prefill_left(self, request: int) -> int:
         return 1
@@ -124,8 +130,13 @@ class _OneOfEach:
 def fuses(policy: PolicySpec) -> bool:
     """Whether the policy runs prompt work and decodes in the same iteration (Sarathi-Serve,
     vLLM V1, Orca) rather than in turns (vLLM V0, SGLang): asked of the policy itself."""
-    batch = policy.build(_OneOfEach(), Limits(budget=2, max_seqs=2))
+    batch = policy.build(_Probe(decoding=1), Limits(budget=2, max_seqs=4))
     return batch.decodes > 0 and bool(batch.chunks)
+
+
+def caps_decodes(policy: PolicySpec) -> bool:
+    """Whether the budget caps the decodes of an iteration too (vLLM V1)."""
+    return policy.build(_Probe(decoding=3, waiting=()), Limits(budget=2, max_seqs=4)).decodes < 3
 
 
 def estimate_iterations(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
@@ -136,8 +147,12 @@ def estimate_iterations(workload: Workload, policy: PolicySpec, cost: CostModel,
     n = len(workload)
     held = float(np.mean(workload.prompt + workload.output / 2))   # KV a request holds, on average
     rows_cap = min(max_seqs, n, max(1.0, kv_capacity_tokens(cost) / held))
-    if policy.decodes_take_budget and not policy.reserve_whole_prompt:   # vLLM V1
+    chunks_beside_decodes = fuses(policy) and policy.chunked
+    if caps_decodes(policy):
         rows_cap = min(rows_cap, budget)
+    elif chunks_beside_decodes:   # a prompt gets a chunk, and then decodes, only while the
+        # decodes leave room in the budget (the decoders streaming from the start aside)
+        rows_cap = min(rows_cap, max(budget, int(workload.prefilled.sum())))
     # Little's law: requests in flight = arrival rate x how long a request runs
     span = float(workload.arrival_s[-1] - workload.arrival_s[0])
     rate = (n - 1) / span if span > 0 else math.inf
@@ -149,7 +164,7 @@ def estimate_iterations(workload: Workload, policy: PolicySpec, cost: CostModel,
         prompts = workload.prompt[~workload.prefilled] / budget
         iterations = decode_iterations + float(
             prompts.sum() if policy.chunked else np.minimum(1.0, prompts).sum())
-    elif not policy.chunked:   # Orca: whole prompts ride with the decodes, no budget
+    elif not chunks_beside_decodes:   # Orca: whole prompts ride with the decodes, no budget
         iterations = decode_iterations
     elif rows < budget:   # chunks fill the budget beside the decodes
         iterations = max(decode_iterations, (decode_tokens + prompt_tokens) / budget)
