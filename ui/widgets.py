@@ -102,8 +102,8 @@ def widget(control: Control, where=st, width: int | str = "stretch"):
     ctx = get_script_run_ctx()
     page = ctx.page_script_hash if ctx else None
     moved = control.key in kept and kept[control.key][1] != page
-    if moved:
-        st.session_state[control.key] = kept[control.key][0]
+    if moved:   # Streamlit's own copy, if it kept one, has an edit made just before the move
+        st.session_state[control.key] = st.session_state.get(control.key, kept[control.key][0])
     value = _bound(control, where, width)
     if moved and ctx is not None and value != control.default:
         _write_link_value(ctx, control.key, value)
