@@ -14,7 +14,7 @@ $(BIN)/.test: requirements-test.txt $(BIN)/.app
 	$(BIN)/pip install -q -r requirements-test.txt
 	touch $@
 
-.PHONY: run test bench
+.PHONY: run test bench fuzz-app
 run: $(BIN)/.app
 	$(BIN)/streamlit run app.py
 
@@ -23,3 +23,8 @@ test: $(BIN)/.test
 
 bench: $(BIN)/.app
 	$(BIN)/python -m benchmarks
+
+# Link fuzzing of every page (issue 11): 504 random links through AppTest, each a clean run or a
+# clean refusal; prints the slowest and largest cases. `make test` runs a slice of 27.
+fuzz-app: $(BIN)/.test
+	FUZZ_APP_CASES=504 $(BIN)/python -m pytest -q tests/fuzz_app
