@@ -26,7 +26,6 @@ from .work import (
     NOW_DEADLINE_S,
     NOW_SECONDS,
     RUN_ITERATIONS,
-    SECONDS_PER_ITERATION,
     Work,
     tier,
     total,
@@ -147,7 +146,7 @@ def _run(todo: Sequence[Job], store: ByteStore, seconds: float,
             if time.monotonic() > deadline:
                 raise OutOfTime
 
-        cap = int(min(RUN_ITERATIONS, max(1.0, left / SECONDS_PER_ITERATION)))
+        cap = max(1, min(RUN_ITERATIONS, job.estimate.iterations_in(left)))
         try:
             result = job.run(cap, report)
         except OutOfTime:

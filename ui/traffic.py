@@ -59,6 +59,7 @@ from .work import (
     run_work,
     too_big,
     total,
+    trace_tokens,
 )
 
 
@@ -347,7 +348,7 @@ def capacity_estimate(q: CapacityQuery) -> Work:
     what = "find the capacity"
     try:
         job = _capacity_job(q)
-        reason = too_big(Work(1, 0, job.work.tokens))
+        reason = too_big(Work(1, 0, trace_tokens(q.traffic.poisson_at()(1.0))))   # one run's
         if reason:
             st.error(f"**Can't {what}:** each run: {reason}. Make it shorter: "
                      f"{smaller(q.traffic)}", icon=":material/timer_off:")

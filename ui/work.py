@@ -16,7 +16,7 @@ iteration cap (the allowance of the page's tier) is what bounds a run whatever t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -26,8 +26,10 @@ from sim.serving.policies import Limits, PolicySpec
 from sim.serving.workloads import Workload
 from sim.units import fmt_seconds
 
-# What a run costs on this machine (2 cores, shared): the worst of benchmarks/work_bench.py.
+# What a run costs on this machine (2 cores, shared; benchmarks/limits_bench.py measures them):
 SECONDS_PER_ITERATION = 15e-6   # the engine's loop: a policy's batch, its price, the records
+SECONDS_PER_WINDOW_ITERATION = 30e-6   # the same for a sliding-window model (Mistral-7B), whose
+#                                 attention the engine adds up per chunk with numpy
 SECONDS_PER_TOKEN = 150e-9      # a token's time: assembled, sorted, then read by the metrics
 
 # The limits (README "Limits"; the fuzz suite records each page's worst case against them).
@@ -47,35 +49,42 @@ BUTTON_DEADLINE_S = 2 * BUTTON_SECONDS
 @dataclass(frozen=True)
 class Work:
     """The cost of some runs: `iterations` estimated (or, `seen`, more than that: an earlier run
-    stopped at that cap), `tokens` (token times kept) exact."""
+    stopped at that cap), `tokens` (token times kept) exact, each iteration `iteration_s`."""
     runs: int
     iterations: int
     tokens: int
+    iteration_s: float = SECONDS_PER_ITERATION
     seen: bool = False
 
     @property
     def seconds(self) -> float:
-        return self.iterations * SECONDS_PER_ITERATION + self.tokens * SECONDS_PER_TOKEN
+        return self.iterations * self.iteration_s + self.tokens * SECONDS_PER_TOKEN
 
     def __add__(self, other: Work) -> Work:
+        """Both together (a page's runs share a model: the dearer iteration is kept)."""
         return Work(self.runs + other.runs, self.iterations + other.iterations,
-                    self.tokens + other.tokens, self.seen or other.seen)
+                    self.tokens + other.tokens, max(self.iteration_s, other.iteration_s),
+                    self.seen or other.seen)
 
     def more_than(self, iterations: int) -> Work:
         """This work, knowing that it takes more than `iterations` (a cap an earlier run hit)."""
         if iterations < self.iterations:
             return self
-        return Work(self.runs, iterations, self.tokens, seen=True)
+        return replace(self, iterations=iterations, seen=True)
+
+    def iterations_in(self, seconds: float) -> int:
+        """The iterations of these runs that fit in `seconds`."""
+        return int(seconds / self.iteration_s)
 
     def words(self) -> str:
         """The estimate with its formula (Markdown)."""
         runs = f"{self.runs:,} run{'s' if self.runs != 1 else ''}"
-        return (f"{runs}, about {self.iterations:,} iterations × "
-                f"{fmt_seconds(SECONDS_PER_ITERATION)} + {self.tokens:,} token times × "
-                f"{SECONDS_PER_TOKEN * 1e9:g} ns = **{fmt_seconds(self.seconds)}**")
+        return (f"{runs}, about {self.iterations:,} iterations × {fmt_seconds(self.iteration_s)}"
+                f" + {self.tokens:,} token times × {SECONDS_PER_TOKEN * 1e9:g} ns = "
+                f"**{fmt_seconds(self.seconds)}**")
 
 
-NO_WORK = Work(0, 0, 0)
+NO_WORK = Work(0, 0, 0, iteration_s=0.0)
 
 
 def total(works) -> Work:
@@ -178,4 +187,5 @@ def run_work(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget:
              max_seqs: int) -> Work:
     """One run of `workload` under `policy`."""
     return Work(1, estimate_iterations(workload, policy, cost, budget=budget, max_seqs=max_seqs),
-                trace_tokens(workload))
+                trace_tokens(workload), SECONDS_PER_WINDOW_ITERATION
+                if cost.model.sliding_window else SECONDS_PER_ITERATION)

@@ -79,6 +79,17 @@ def test_a_sweep_behind_the_button_runs_on_a_click():
     assert list(at.table[0].value.index) == ["2", "4"]
 
 
+def test_capacity_weighs_each_run_of_its_search_on_its_own():
+    """44 runs of 300 x 500 tokens: 6.6 million token times in all, 150,000 a run: allowed."""
+    at = open_app(CAPACITY, gpu="mi300x", model="qwen2.5-7b", requests=300, lengths="fixed",
+                  olen=500)
+    assert_clean(at)
+    assert not at.error and "44 runs, about" in shown(at) and at.button(key="find_capacity")
+    at = open_app(CAPACITY, **{**HEAVY, "qps": 1})
+    assert "each run: its trace would keep 32,768,000 token times" in at.error[0].value
+    assert "find_capacity" not in [b.key for b in at.button]
+
+
 def test_a_run_estimated_past_the_iteration_cap_is_refused_before_it_runs():
     """100 requests of 32,768 output tokens, 100 s apart: 3.3 million decode iterations."""
     at = open_app(TRAFFIC, workload="poisson", requests=100, qps=0.01, lengths="fixed", plen=1,

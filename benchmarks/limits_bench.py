@@ -1,0 +1,162 @@
+"""The app's limits (issue 11) measured: what an engine iteration and a token time cost here
+against the figures ui/work.py estimates with, and each page at the worst link its limits let
+through, run once on empty caches (time, and server memory added at the peak and after).
+
+    .venv/bin/python -m benchmarks.limits_bench
+
+Pages run in this process through AppTest, so the process's resident set stands for the
+server's; its peak is reset before each case (/proc/self/clear_refs). Printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from sim.cost.iteration import CostModel
+from sim.presets.hardware import get_gpu
+from sim.presets.models import get_model
+from sim.serving.engine import simulate
+from sim.serving.policies import POLICIES, get_policy
+from sim.serving.workloads import poisson
+from tests.fuzz_app.links import _reset_peak, _status
+from tests.support.apptest import APP
+from ui import work
+from ui.store import RESULTS, TRACES
+
+FIVE = list(POLICIES)
+MI300 = dict(gpu="mi300x", model="qwen2.5-7b")
+# (page, link, button to click or None, what it is): the worst each page's limits let through
+CASES = [
+    ("pages/learn/home.py", dict(**MI300, decodes=4096, context=1, prompt=1_000_000,
+                                 budget=4117), None,
+     "4,096 decoders + a 1,000,000-token prompt in chunks of 21: two lanes at the 50,000 cap"),
+    ("pages/learn/side_by_side.py", dict(**MI300, decodes=4096, context=1, prompt=1_000_000,
+                                         budget=4117, compare="true", mode="roofline"), None,
+     "the same, compared with the calibrated mode: four lanes"),
+    ("pages/learn/roofline.py", dict(**MI300, decodes=4096, prompt=2_000_000), None,
+     "a 2,000,000-token prompt beside 4,096 decoders"),
+    ("pages/learn/worked_example.py", dict(prompt=2_000_000, budget2=1), None,
+     "a 2,000,000-token prompt, second budget 1"),
+    ("pages/check/fidelity.py", dict(gpu="a100-80gb", mode="calibrated"), None, "defaults"),
+    ("pages/load/traffic.py", dict(**MI300, workload="poisson", requests=1000, qps=1000,
+                                   lengths="fixed", plen=128, olen=2400, budget=4096,
+                                   policies=FIVE), None,
+     "5 policies x 2,400,000 token times: the 12,000,000 a page keeps, at once"),
+    ("pages/load/traffic.py", dict(**MI300, workload="poisson", requests=1000, qps=1,
+                                   lengths="fixed", plen=4096, olen=2000, budget=4096,
+                                   policies=FIVE), "Run (",
+     "5 policies, 1,000 requests at 1/s: ~1.8 million iterations, on the button"),
+    ("pages/load/memory.py", dict(**MI300, workload="poisson", requests=1000, qps=1000,
+                                  lengths="fixed", plen=128, olen=2400, budget=4096,
+                                  kvpolicies=FIVE), None,
+     "5 policies x 2,400,000 token times, at once"),
+    ("pages/load/budget_tradeoff.py", dict(**MI300, workload="poisson", requests=1000, qps=1000,
+                                           lengths="fixed", olen=1000, bmin=1,
+                                           bmax=10_000_000), "Run (",
+     "budgets 1 to 10,000,000 on 1,000,000 token times a run, on the button"),
+    ("pages/load/capacity.py", dict(**MI300, requests=1000, lengths="fixed", plen=1024,
+                                    olen=1000), "Find the capacity",
+     "1,000 requests of 1,000 output tokens, on the button"),
+]
+
+
+def _fresh() -> None:
+    TRACES.clear()
+    RESULTS.clear()
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    gc.collect()
+
+
+def _measured(action) -> tuple[float, float, float]:
+    """(seconds, MiB added at the peak, MiB added after) of `action()`."""
+    gc.collect()
+    before = _status("VmRSS")
+    _reset_peak()
+    start = time.perf_counter()
+    action()
+    seconds = time.perf_counter() - start
+    return seconds, _status("VmHWM") - before, _status("VmRSS") - before
+
+
+def _outcome(at: AppTest) -> str:
+    if at.exception:
+        return "TRACEBACK"
+    if at.error:
+        return f"refused: {at.error[0].value[:90]}"
+    return "asks" if any(b.label.startswith("Run (") for b in at.button) else "ran"
+
+
+def page_cases():
+    AppTest.from_file(APP, default_timeout=120).run()   # imports and first-run costs, once
+    for page, query, click, what in CASES:
+        _fresh()
+        at = AppTest.from_file(APP, default_timeout=300)
+        at.query_params.update({k: v if isinstance(v, list) else str(v)
+                                for k, v in query.items()})
+        at.switch_page(page)
+        seconds, peak, kept = _measured(at.run)
+        yield page, what, "open", _outcome(at), seconds, peak, kept
+        button = next((b for b in at.button if click and b.label.startswith(click)), None)
+        if button is not None:
+            seconds, peak, kept = _measured(button.click().run)
+            yield page, what, f"click {button.label}", _outcome(at), seconds, peak, kept
+
+
+def _fastest(fn, *args, repeats=3, **kwargs) -> float:
+    """The fastest of a few runs of `fn(*args, **kwargs)`, in seconds (the machine is shared:
+    other work only ever adds to a run's time)."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn(*args, **kwargs)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def coefficients():
+    """Seconds per iteration (one 200,000-token prompt at budget 1: iterations, hardly any
+    tokens), with and without a sliding window, and per token time (1,000 requests at once
+    emitting 5,000 tokens each: tokens, few iterations; less their iterations' share)."""
+    one = poisson(1, 1, prompt=200_000, output=1)
+    for model, assumed in (("qwen2.5-7b", work.SECONDS_PER_ITERATION),
+                           ("mistral-7b", work.SECONDS_PER_WINDOW_ITERATION)):
+        cost = CostModel(get_gpu("mi300x"), get_model(model), "simple")
+        for policy in ("sarathi", "vllm-v1", "sglang"):
+            seconds = _fastest(simulate, one, get_policy(policy), cost, budget=1)
+            yield f"s / iteration, {policy}, {model}", seconds / 200_000, assumed
+    many = poisson(1000, 1e6, prompt=10, output=5000)
+    qwen = CostModel(get_gpu("mi300x"), get_model("qwen2.5-7b"), "simple")
+    for policy in ("sarathi", "vllm-v0"):
+        trace = simulate(many, get_policy(policy), qwen, budget=4096)
+        seconds = _fastest(simulate, many, get_policy(policy), qwen, budget=4096)
+        yield f"s / token time, {policy} (less its iterations)", \
+            (seconds - trace.iterations * work.SECONDS_PER_ITERATION) / len(trace.token_s), \
+            work.SECONDS_PER_TOKEN
+
+
+def main() -> None:
+    print(f"{'cost here':52} {'measured':>10} {'ui/work.py':>10}")
+    for name, measured, assumed in coefficients():
+        print(f"{name:52} {measured * 1e9:8.0f}ns {assumed * 1e9:8.0f}ns", flush=True)
+    print(f"\nlimits: a page {work.PAGE_SECONDS} s and {work.PAGE_BYTES / 2**20:,.0f} MiB; at once "
+          f"<= {work.NOW_SECONDS:g} s estimated, on a button <= {work.BUTTON_SECONDS:g} s "
+          f"(deadlines {work.NOW_DEADLINE_S:g} s / {work.BUTTON_DEADLINE_S:g} s); a run <= "
+          f"{work.RUN_ITERATIONS:,} iterations and {work.RUN_TOKENS:,} token times; a page's "
+          f"traces <= {work.PAGE_TOKENS:,} token times")
+    print(f"{'page':20} {'step':26} {'seconds':>8} {'+peak MiB':>10} {'+after MiB':>10}  case: "
+          "outcome")
+    for page, what, step, outcome, seconds, peak, kept in page_cases():
+        print(f"{page.split('/')[-1]:20} {step[:26]:26} {seconds:8.2f} {peak:10.0f} {kept:10.0f}"
+              f"  {what}: {outcome}", flush=True)
+    print(f"\nstores after the last case: traces {TRACES.nbytes / 2**20:,.0f} of "
+          f"{TRACES.max_bytes / 2**20:,.0f} MiB, results {RESULTS.nbytes / 2**20:,.1f} of "
+          f"{RESULTS.max_bytes / 2**20:,.0f} MiB; process {_status('VmRSS'):,.0f} MiB resident")
+
+
+if __name__ == "__main__":
+    main()
