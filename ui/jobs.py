@@ -152,7 +152,7 @@ def _run(todo: Sequence[Job], store: ByteStore, seconds: float,
         except OutOfTime:
             break
         except SimulationLimitError:
-            RESULTS.put(("capped", job.key), cap)
+            RESULTS.put(("capped", job.key), max(cap, RESULTS.get(("capped", job.key), 0)))
             if cap < RUN_ITERATIONS:
                 break
             if not job.keep_capped:
