@@ -11,8 +11,9 @@ import pytest
 from streamlit.runtime.caching.cache_resource_api import _resource_caches
 
 from sim.serving.engine import Trace
-from tests.support.apptest import assert_clean, open_app, shown
+from tests.support.apptest import ALL_PAGES, assert_clean, open_app, shown
 from ui import work
+from ui.controls import CONTROLS
 from ui.store import TRACES
 
 TRAFFIC = "pages/load/traffic.py"
@@ -132,3 +133,50 @@ def test_the_tpot_target_follows_from_roofline_to_budget_tradeoff():
     at.switch_page(BUDGET).run()
     assert_clean(at)
     assert at.number_input(key="tpot").value == 40.0
+
+
+def _page_controls(page: str, **link) -> set[str]:
+    """URL keys of the controls `page` draws outside the sidebar with this link."""
+    at = open_app(page, **link)
+    sidebar = {w.key for w in at.sidebar.get("number_input")} | {
+        w.key for kind in ("selectbox", "toggle", "multiselect") for w in at.sidebar.get(kind)}
+    drawn = {w.key for kind in ("number_input", "selectbox", "toggle", "multiselect")
+             for w in at.get(kind)}
+    return {key for key in drawn - sidebar if key in CONTROLS}
+
+
+def _drawn_value(at, key: str):
+    """The value the page's widget with URL key `key` shows (None: not drawn)."""
+    return next((w.value for kind in ("number_input", "selectbox", "toggle", "multiselect")
+                 for w in at.get(kind) if w.key == key), None)
+
+
+def _other_value(key: str):
+    """A valid value of control `key` other than its default, as a link gives it."""
+    c = CONTROLS[key]
+    if c.kind == "bool":
+        return str(not c.default).lower()
+    if c.kind == "multi":
+        return [o for o in c.options if o not in c.default][:1]
+    if c.kind == "choice":
+        return next(o for o in c.options if o != c.default)
+    return str(c.clean(c.default + c.step if c.default + c.step <= c.high else c.low))
+
+
+def test_every_control_drawn_on_several_pages_survives_a_move_between_them():
+    pages = {}
+    for page in ALL_PAGES:
+        for link in (dict(workload="poisson", lengths="fixed"), dict(workload="burst")):
+            for key in _page_controls(page, **link):
+                pages.setdefault(key, []).append(page)
+    shared = {key: sorted(set(on)) for key, on in pages.items() if len(set(on)) > 1}
+    assert {"workload", "burst", "requests", "qps", "plen", "olen", "seed", "tpot",
+            "compare"} <= set(shared)
+    for key, (first, second, *_) in shared.items():
+        value = _other_value(key)
+        link = {"workload": "burst" if key == "burst" else "poisson", "lengths": "fixed",
+                key: value}
+        at = open_app(first, **link)
+        at.switch_page(second).run()
+        assert_clean(at)
+        assert _drawn_value(at, key) == CONTROLS[key].parse(value)[0], (key, first, second)
