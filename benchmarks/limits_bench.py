@@ -4,16 +4,21 @@ through, run once on empty caches (time, and server memory added at the peak and
 
     .venv/bin/python -m benchmarks.limits_bench
 
-Pages run in this process through AppTest, so the process's resident set stands for the
-server's; its peak is reset before each case (/proc/self/clear_refs). Printed, never asserted.
+Each case runs through AppTest in a fresh process, so that process's resident set stands for a
+server's that served only it (its peak reset before the case: /proc/self/clear_refs); a last
+process runs them all in turn and says what stays. Printed, never asserted.
 """
 
 from __future__ import annotations
 
 import gc
+import json
+import subprocess
+import sys
 import time
 
-import streamlit as st
+from streamlit.runtime.caching.cache_data_api import _data_caches
+from streamlit.runtime.caching.cache_resource_api import _resource_caches
 from streamlit.testing.v1 import AppTest
 
 from sim.cost.iteration import CostModel
@@ -25,7 +30,7 @@ from sim.serving.workloads import poisson
 from tests.fuzz_app.links import _reset_peak, _status
 from tests.support.apptest import APP
 from ui import work
-from ui.store import RESULTS, TRACES
+from ui.store import RESULTS, TRACES, deep_nbytes
 
 FIVE = list(POLICIES)
 MI300 = dict(gpu="mi300x", model="qwen2.5-7b")
@@ -64,23 +69,24 @@ CASES = [
 ]
 
 
-def _fresh() -> None:
-    TRACES.clear()
-    RESULTS.clear()
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    gc.collect()
+def streamlit_caches() -> tuple[int, int]:
+    """(resources, bytes) in Streamlit's caches: resources weighed like the stores' entries,
+    data by the pickled bytes Streamlit keeps (its own statistics; read through its internals)."""
+    resources = [result.value for caches in _resource_caches._function_caches.values()
+                 for cache in caches.values() for result in cache._mem_cache.values()]
+    data = [stat for stats in _data_caches.get_stats().values() for stat in stats]
+    return len(resources), deep_nbytes(resources) + sum(stat.byte_length for stat in data)
 
 
 def _measured(action) -> tuple[float, float, float]:
-    """(seconds, MiB added at the peak, MiB added after) of `action()`."""
+    """(seconds, MiB resident at the peak, MiB added at the peak) of `action()`."""
     gc.collect()
     before = _status("VmRSS")
     _reset_peak()
     start = time.perf_counter()
     action()
     seconds = time.perf_counter() - start
-    return seconds, _status("VmHWM") - before, _status("VmRSS") - before
+    return seconds, _status("VmHWM"), _status("VmHWM") - before
 
 
 def _outcome(at: AppTest) -> str:
@@ -91,20 +97,35 @@ def _outcome(at: AppTest) -> str:
     return "asks" if any(b.label.startswith("Run (") for b in at.button) else "ran"
 
 
-def page_cases():
-    AppTest.from_file(APP, default_timeout=120).run()   # imports and first-run costs, once
-    for page, query, click, what in CASES:
-        _fresh()
-        at = AppTest.from_file(APP, default_timeout=300)
-        at.query_params.update({k: v if isinstance(v, list) else str(v)
-                                for k, v in query.items()})
-        at.switch_page(page)
-        seconds, peak, kept = _measured(at.run)
-        yield page, what, "open", _outcome(at), seconds, peak, kept
-        button = next((b for b in at.button if click and b.label.startswith(click)), None)
-        if button is not None:
-            seconds, peak, kept = _measured(button.click().run)
-            yield page, what, f"click {button.label}", _outcome(at), seconds, peak, kept
+def page_case(index: int):
+    """One case, opened (and its button clicked) in this process after a warm-up run of Home:
+    (step, outcome, seconds, MiB resident at the peak, MiB added at the peak) per step."""
+    AppTest.from_file(APP, default_timeout=120).run()   # imports and first-run costs
+    page, query, click, _ = CASES[index]
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({k: v if isinstance(v, list) else str(v) for k, v in query.items()})
+    at.switch_page(page)
+    measured = _measured(at.run)
+    yield "open", _outcome(at), *measured
+    button = next((b for b in at.button if click and b.label.startswith(click)), None)
+    if button is not None:
+        label = button.label
+        measured = _measured(button.click().run)
+        yield f"click {label}", _outcome(at), *measured
+
+
+def every_case_in_one_server() -> str:
+    """Every case opened and clicked in turn in this process, caches kept, like one server that
+    served them all; then what stays."""
+    for index in range(len(CASES)):
+        for _ in page_case(index):
+            pass
+    entries, nbytes = streamlit_caches()
+    return (f"traces {TRACES.nbytes / 2**20:,.0f} of {TRACES.max_bytes / 2**20:,.0f} MiB, "
+            f"results {RESULTS.nbytes / 2**20:,.1f} of {RESULTS.max_bytes / 2**20:,.0f} MiB, "
+            f"Streamlit's caches {entries} resources and the data, {nbytes / 2**20:,.1f} MiB; "
+            f"process {_status('VmRSS'):,.0f} MiB resident, {_status('VmHWM'):,.0f} MiB at its "
+            "peak")
 
 
 def _fastest(fn, *args, repeats=3, **kwargs) -> float:
@@ -140,6 +161,13 @@ def coefficients():
 
 
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--case":      # one case, in a fresh process
+        for step in page_case(int(sys.argv[2])):
+            print(json.dumps(step))
+        return
+    if sys.argv[1:] == ["--all"]:
+        print(every_case_in_one_server())
+        return
     print(f"{'cost here':52} {'measured':>10} {'ui/work.py':>10}")
     for name, measured, assumed in coefficients():
         print(f"{name:52} {measured * 1e9:8.0f}ns {assumed * 1e9:8.0f}ns", flush=True)
@@ -148,14 +176,19 @@ def main() -> None:
           f"(deadlines {work.NOW_DEADLINE_S:g} s / {work.BUTTON_DEADLINE_S:g} s); a run <= "
           f"{work.RUN_ITERATIONS:,} iterations and {work.RUN_TOKENS:,} token times; a page's "
           f"traces <= {work.PAGE_TOKENS:,} token times")
-    print(f"{'page':20} {'step':26} {'seconds':>8} {'+peak MiB':>10} {'+after MiB':>10}  case: "
+    print("each case in a fresh process, after a warm-up run of Home:")
+    print(f"{'page':20} {'step':26} {'seconds':>8} {'peak MiB':>9} {'+peak MiB':>10}  case: "
           "outcome")
-    for page, what, step, outcome, seconds, peak, kept in page_cases():
-        print(f"{page.split('/')[-1]:20} {step[:26]:26} {seconds:8.2f} {peak:10.0f} {kept:10.0f}"
-              f"  {what}: {outcome}", flush=True)
-    print(f"\nstores after the last case: traces {TRACES.nbytes / 2**20:,.0f} of "
-          f"{TRACES.max_bytes / 2**20:,.0f} MiB, results {RESULTS.nbytes / 2**20:,.1f} of "
-          f"{RESULTS.max_bytes / 2**20:,.0f} MiB; process {_status('VmRSS'):,.0f} MiB resident")
+    for index, (page, _, _, what) in enumerate(CASES):
+        out = subprocess.run([sys.executable, "-m", "benchmarks.limits_bench", "--case",
+                              str(index)], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            step, outcome, seconds, peak, added = json.loads(line)
+            print(f"{page.split('/')[-1]:20} {step[:26]:26} {seconds:8.2f} {peak:9.0f} "
+                  f"{added:10.0f}  {what}: {outcome}", flush=True)
+    print("every case in turn in one process, caches kept: " + subprocess.run(
+        [sys.executable, "-m", "benchmarks.limits_bench", "--all"], capture_output=True,
+        text=True, check=True).stdout.strip())
 
 
 if __name__ == "__main__":

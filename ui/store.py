@@ -98,7 +98,7 @@ class ByteStore:
 
 # The server's stores (every session shares them; what stays after every tab closes is bounded by
 # their sizes). Traces: the pages' simulations, learn and traffic pages alike.
-TRACES = ByteStore(384 << 20)
+TRACES = ByteStore(256 << 20)
 # Results small enough to keep many: a budget sweep's points, what a run that hit an iteration cap
 # saw (so the next estimate starts from there).
 RESULTS = ByteStore(16 << 20)
