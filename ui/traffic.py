@@ -55,6 +55,7 @@ from .work import (
     BUTTON_DEADLINE_S,
     PAGE_TOKENS,
     RUN_ITERATIONS,
+    RUN_TOKENS,
     Work,
     run_work,
     too_big,
@@ -131,14 +132,14 @@ def stop_on(error: InputError, what: str, t: Traffic) -> None:
     st.stop()
 
 
-def smaller(t: Traffic) -> str:
-    """What makes this workload's runs shorter, in words."""
-    return {"burst": "fewer prompts in the burst, or a shorter prompt, fewer decoders or a "
-                     "larger budget in the sidebar",
-            "poisson": "fewer requests, shorter outputs (the lengths), a higher rate or a larger "
-                       "budget",
-            "upload": "a trace with fewer requests or shorter outputs, or a larger budget",
-            }[t.kind] + ". `python -m sim` has none of these page limits."
+def smaller(t: Traffic, tokens: bool = False) -> str:
+    """What makes this workload's runs shorter (`tokens`: keep fewer token times), in words."""
+    fewer = {"burst": "fewer prompts in the burst, or fewer decoders in the sidebar",
+             "poisson": "fewer requests or shorter outputs (the lengths)",
+             "upload": "a trace with fewer requests or shorter outputs"}[t.kind]
+    also = {"burst": ", a shorter prompt or a larger budget", "poisson": ", a higher rate or a "
+            "larger budget", "upload": ", or a larger budget"}[t.kind]
+    return f"{fewer}{'' if tokens else also}. `python -m sim` has none of these page limits."
 
 
 def _refuse_if_too_big(jobs: list[Job], t: Traffic, what: str) -> None:
@@ -146,7 +147,8 @@ def _refuse_if_too_big(jobs: list[Job], t: Traffic, what: str) -> None:
     for job in jobs:
         reason = too_big(job.estimate)
         if reason:
-            st.error(f"**Can't {what}:** {job.label}: {reason}. Make it shorter: {smaller(t)}",
+            st.error(f"**Can't {what}:** {job.label}: {reason}. Make it shorter: "
+                     f"{smaller(t, tokens=job.estimate.tokens > RUN_TOKENS)}",
                      icon=":material/timer_off:")
             st.stop()
 
@@ -168,7 +170,7 @@ def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
         if held > PAGE_TOKENS:
             st.error(f"**Can't {what}:** the {len(jobs)} policies' traces would keep {held:,} "
                      f"token times together (one per output token), more than the "
-                     f"{PAGE_TOKENS:,} a page keeps. Fewer policies, or {smaller(t)}",
+                     f"{PAGE_TOKENS:,} a page keeps. Fewer policies, or {smaller(t, tokens=True)}",
                      icon=":material/memory:")
             st.stop()
         traces = run_jobs(jobs, TRACES, what=what, change=smaller(t), key="run_traffic")
@@ -351,7 +353,7 @@ def capacity_estimate(q: CapacityQuery) -> Work:
         reason = too_big(Work(1, 0, trace_tokens(q.traffic.poisson_at()(1.0))))   # one run's
         if reason:
             st.error(f"**Can't {what}:** each run: {reason}. Make it shorter: "
-                     f"{smaller(q.traffic)}", icon=":material/timer_off:")
+                     f"{smaller(q.traffic, tokens=True)}", icon=":material/timer_off:")
             st.stop()
     except InputError as e:
         stop_on(e, what, q.traffic)

@@ -35,7 +35,7 @@ def test_the_issues_heavy_workload_is_refused_before_it_runs(page, pick):
     assert_clean(at)
     error = at.error[0].value
     assert "32,768,000 token times" in error and f"{work.RUN_TOKENS:,}" in error
-    assert "fewer requests, shorter outputs" in error
+    assert "Make it shorter: fewer requests or shorter outputs (the lengths)." in error
     assert len(TRACES) == kept                          # nothing ran
 
 
