@@ -27,8 +27,8 @@ from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.policies import POLICIES, get_policy
 from sim.serving.workloads import poisson
-from tests.fuzz_app.links import _reset_peak, _status
 from tests.support.apptest import APP
+from tests.support.memory import reset_peak, resident_mib
 from ui import work
 from ui.store import RESULTS, TRACES, deep_nbytes
 
@@ -81,12 +81,12 @@ def streamlit_caches() -> tuple[int, int]:
 def _measured(action) -> tuple[float, float, float]:
     """(seconds, MiB resident at the peak, MiB added at the peak) of `action()`."""
     gc.collect()
-    before = _status("VmRSS")
-    _reset_peak()
+    before = resident_mib()
+    reset_peak()
     start = time.perf_counter()
     action()
     seconds = time.perf_counter() - start
-    return seconds, _status("VmHWM"), _status("VmHWM") - before
+    return seconds, resident_mib("VmHWM"), resident_mib("VmHWM") - before
 
 
 def _outcome(at: AppTest) -> str:
@@ -124,7 +124,7 @@ def every_case_in_one_server() -> str:
     return (f"traces {TRACES.nbytes / 2**20:,.0f} of {TRACES.max_bytes / 2**20:,.0f} MiB, "
             f"results {RESULTS.nbytes / 2**20:,.1f} of {RESULTS.max_bytes / 2**20:,.0f} MiB, "
             f"Streamlit's caches {entries} resources and the data, {nbytes / 2**20:,.1f} MiB; "
-            f"process {_status('VmRSS'):,.0f} MiB resident, {_status('VmHWM'):,.0f} MiB at its "
+            f"process {resident_mib():,.0f} MiB resident, {resident_mib('VmHWM'):,.0f} MiB at its "
             "peak")
 
 

@@ -4,9 +4,9 @@ the roofline plan, the worked example and the fidelity report.
 Every simulation and figure is cached, keyed on plain inputs (the Scenario dataclass holds frozen
 Gpu and Model dataclasses), so a rerun that changes nothing costs nothing and a changed control
 recomputes only what depends on it. Traces, frames and figures are only ever read, so they are
-cached as resources (shared, never copied: a trace with a million tokens would cost more to
-unpickle on every rerun than to use); small results and the specs handed to the browser are
-cached as data.
+shared, never copied (a trace with a million tokens would cost more to unpickle on every rerun
+than to use): traces in the server's store bounded in bytes (ui/store.py), frames and figures as
+resources; small results and the specs handed to the browser are cached as data.
 """
 
 from __future__ import annotations

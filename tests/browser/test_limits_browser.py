@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright import sync_api
 
-from tests.browser.test_app_browser import has_value, wait_for_run
+from tests.support.browser import has_value, wait_for_run
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from tests.support.apptest import APP, shown
+from tests.support.memory import reset_peak, resident_mib
 from ui import controls
 from ui.controls import CONTROLS, Control
 
@@ -103,34 +104,19 @@ class Case:
         return self.outcome in ("run", "note", "refusal")
 
 
-def _status(field: str) -> float:
-    """A VmRSS / VmHWM figure of this process, in MiB."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field):
-                return int(line.split()[1]) / 1024
-    raise KeyError(field)
-
-
-def _reset_peak() -> None:
-    """Start VmHWM (the peak resident set) again from the current resident set."""
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-
-
 def run_case(page: str, query: dict) -> Case:
     at = AppTest.from_file(APP, default_timeout=HANG_S)
     at.query_params.update(query)
     at.switch_page(page)
-    before = _status("VmRSS")
-    _reset_peak()
+    before = resident_mib()
+    reset_peak()
     start = time.perf_counter()
     try:
         at.run()
     except RuntimeError as e:              # AppTest's timeout
         return Case(page, query, "hang", time.perf_counter() - start, 0.0, str(e))
     seconds = time.perf_counter() - start
-    peak = _status("VmHWM") - before
+    peak = resident_mib("VmHWM") - before
     if at.exception:
         return Case(page, query, "traceback", seconds, peak, at.exception[0].value)
     text = QUOTED.sub("", shown(at))

@@ -3,51 +3,14 @@ runs at once, large work waits for a button, too much is refused, and a run that
 than estimated is stopped by its tier's deadline and remembered. (Cancel needs a click during a
 run: tests/browser/test_limits_browser.py.)"""
 
-import time
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from sim.serving.engine import SimulationLimitError
 from tests.support.apptest import assert_clean
+from tests.support.stand_in_jobs import CALLS, JOBS, STORE, page, stand_in
 from ui import jobs
-from ui.jobs import Job
-from ui.store import RESULTS, ByteStore
-from ui.work import NOW_DEADLINE_S, NOW_SECONDS, RUN_ITERATIONS, SECONDS_PER_ITERATION, Work
-
-STORE = ByteStore(1 << 20)
-CALLS: list[tuple[str, int]] = []   # (job, the iteration cap it was given)
-JOBS: list[Job] = []
-
-
-def stand_in(name: str, estimated_s: float, needs: int = 1, seconds: float = 0.0,
-             keep_capped: bool = False) -> Job:
-    """A job estimated at `estimated_s`, that needs `needs` iterations (more than its cap: the
-    engine's SimulationLimitError) and takes `seconds`."""
-    def run(cap, report):
-        CALLS.append((name, cap))
-        time.sleep(seconds)
-        if needs > cap:
-            raise SimulationLimitError(f"{name} needed more than {cap:,} iterations")
-        return f"{name} done"
-    return Job((name, time.time_ns()), name,
-               Work(1, round(estimated_s / SECONDS_PER_ITERATION), 0), run, keep_capped)
-
-
-def page():
-    """The stand-in page: JOBS through run_jobs, then what came back."""
-    import streamlit as st
-
-    from sim.serving.engine import SimulationLimitError
-    from tests.ui.test_jobs import JOBS, STORE
-    from ui.jobs import run_jobs
-
-    try:
-        results = run_jobs(JOBS, STORE, what="do the test work", change="less work.", key="go")
-    except SimulationLimitError as e:
-        st.error(f"capped: {e}")
-    else:
-        st.markdown("results: " + ", ".join(str(results[job.key]) for job in JOBS))
+from ui.store import RESULTS
+from ui.work import NOW_DEADLINE_S, NOW_SECONDS, RUN_ITERATIONS, SECONDS_PER_ITERATION
 
 
 @pytest.fixture

@@ -7,14 +7,14 @@ import pandas as pd
 
 from sim.serving.engine import simulate
 from sim.serving.policies import get_policy
-from tests.ui.test_work import MI300
 from ui.scenario import scenario_from
 from ui.store import ByteStore, deep_nbytes
 
 
 def test_a_trace_weighs_its_arrays_and_snapshots():
-    s = scenario_from({"decodes": 512, "context": 100})
-    trace = simulate(s.workload(), get_policy("sarathi"), MI300, budget=4096, max_seqs=513)
+    s = scenario_from({"decodes": 512, "context": 100, "gpu": "mi300x"})
+    trace = simulate(s.workload(), get_policy("sarathi"), s.cost_model(), budget=4096,
+                     max_seqs=513)
     arrays = sum(a.nbytes for a in vars(trace).values() if isinstance(a, np.ndarray))
     snapshots = sum(a.nbytes for a in trace.decode_snapshots)
     weight = deep_nbytes(trace)
