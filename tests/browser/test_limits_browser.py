@@ -26,12 +26,14 @@ def move_to(page, title: str, heading: str | None = None) -> None:
     wait_for_run(page, heading or title)
 
 
-def settle(page, label: str, value: str) -> None:
+def settle(page, label: str, value: str, shown) -> None:
+    """Type `value` into the field `label`, and wait until the page's rerun shows `shown` (the
+    link changes at once, before the server has the value)."""
     field = page.get_by_label(label, exact=True)
     field.fill(value)
     field.press("Enter")
     page.wait_for_url(re.compile(rf"[?&]{re.escape(LINK[label])}={value}(&|$)"), timeout=15_000)
-    wait_for_run(page, page.locator("h1, h2").first.inner_text())
+    sync_api.expect(page.get_by_text(shown).first).to_be_visible(timeout=30_000)
 
 
 LINK = {"Requests": "requests", "TPOT target (ms)": "tpot"}
@@ -45,13 +47,13 @@ def test_controls_shown_on_several_pages_survive_clicks_through_the_sidebar(page
     move_to(page, "Memory")                       # the issue's reproducer
     assert "workload=poisson" in page.url and "requests=10" in page.url
     sync_api.expect(page.get_by_text("10 Poisson arrivals").first).to_be_visible()
-    settle(page, "Requests", "12")
+    settle(page, "Requests", "12", "12 Poisson arrivals")
 
     move_to(page, "Budget trade-off")
     for key in ("workload=poisson", "requests=12", "qps=2", "budget=1024", "gpu=h100-sxm"):
         assert key in page.url
     has_value(page, "Requests", "12")
-    settle(page, "TPOT target (ms)", "40")
+    settle(page, "TPOT target (ms)", "40", re.compile(r"(?<![\d.])40 ms"))
 
     move_to(page, "Roofline")
     assert "tpot=40" in page.url
