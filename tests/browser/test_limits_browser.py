@@ -27,13 +27,16 @@ def move_to(page, title: str, heading: str | None = None) -> None:
 
 
 def settle(page, label: str, value: str, shown) -> None:
-    """Type `value` into the field `label`, and wait until the page's rerun shows `shown` (the
-    link changes at once, before the server has the value)."""
+    """Type `value` into the field `label`, and wait until the page's rerun shows `shown` and
+    ends: the link changes at once, before the server has the value, and Streamlit 1.67 drops
+    the sidebar's link keys when a page link is clicked during a run (see test_app_browser)."""
     field = page.get_by_label(label, exact=True)
     field.fill(value)
     field.press("Enter")
     page.wait_for_url(re.compile(rf"[?&]{re.escape(LINK[label])}={value}(&|$)"), timeout=15_000)
     sync_api.expect(page.get_by_text(shown).first).to_be_visible(timeout=30_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000)
 
 
 LINK = {"Requests": "requests", "TPOT target (ms)": "tpot"}
