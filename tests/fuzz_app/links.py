@@ -97,6 +97,7 @@ class Case:
     outcome: str          # run, note, refusal (clean); traceback, hang, nonsense (failures)
     seconds: float
     peak_mib: float       # server memory the run added at its peak (resident set)
+    resident_mib: float = 0.0   # the process's resident set at that peak
     detail: str = ""
 
     @property
@@ -114,15 +115,16 @@ def run_case(page: str, query: dict) -> Case:
     try:
         at.run()
     except RuntimeError as e:              # AppTest's timeout
-        return Case(page, query, "hang", time.perf_counter() - start, 0.0, str(e))
+        return Case(page, query, "hang", time.perf_counter() - start, 0.0, detail=str(e))
     seconds = time.perf_counter() - start
-    peak = resident_mib("VmHWM") - before
+    resident = resident_mib("VmHWM")
+    measured = (seconds, resident - before, resident)
     if at.exception:
-        return Case(page, query, "traceback", seconds, peak, at.exception[0].value)
+        return Case(page, query, "traceback", *measured, at.exception[0].value)
     text = QUOTED.sub("", shown(at))
     if (odd := NONSENSE.search(text)) is not None:
-        return Case(page, query, "nonsense", seconds, peak, text[max(0, odd.start() - 80):
-                                                                 odd.end() + 80])
+        return Case(page, query, "nonsense", *measured,
+                    text[max(0, odd.start() - 80):odd.end() + 80])
     if at.error or any(b.label.startswith("Run (") for b in at.button):
-        return Case(page, query, "refusal", seconds, peak, (at.error or at.info)[0].value[:160])
-    return Case(page, query, "note" if at.warning else "run", seconds, peak)
+        return Case(page, query, "refusal", *measured, (at.error or at.info)[0].value[:160])
+    return Case(page, query, "note" if at.warning else "run", *measured)
