@@ -14,7 +14,7 @@ $(BIN)/.test: requirements-test.txt $(BIN)/.app
 	$(BIN)/pip install -q -r requirements-test.txt
 	touch $@
 
-.PHONY: run test bench fuzz loadtest
+.PHONY: run test bench fuzz fuzz-app loadtest
 # ARGS: Streamlit's flags, e.g. make run ARGS="--server.port 8080"
 run: $(BIN)/.app
 	$(BIN)/streamlit run serve.py $(ARGS)
@@ -35,3 +35,8 @@ fuzz: $(BIN)/.test
 # 30 sessions on one shared link against a local `make run` server (benchmarks/load_test.py)
 loadtest: $(BIN)/.test
 	$(BIN)/python -m benchmarks.load_test
+
+# Link fuzzing of every page (issue 11): 504 random links through AppTest, each a clean run or a
+# clean refusal; prints the slowest and largest cases. `make test` runs a slice of 27.
+fuzz-app: $(BIN)/.test
+	FUZZ_APP_CASES=504 $(BIN)/python -m pytest -q tests/fuzz_app

@@ -4,9 +4,9 @@ the roofline plan, the worked example and the fidelity report.
 Every simulation and figure is cached, keyed on plain inputs (the Scenario dataclass holds frozen
 Gpu and Model dataclasses), so a rerun that changes nothing costs nothing and a changed control
 recomputes only what depends on it. Traces, frames and figures are only ever read, so they are
-cached as resources (shared, never copied: a trace with a million tokens would cost more to
-unpickle on every rerun than to use); small results and the specs handed to the browser are
-cached as data.
+shared, never copied (a trace with a million tokens would cost more to unpickle on every rerun
+than to use): traces in the server's store bounded in bytes (ui/store.py), frames and figures as
+resources; small results and the specs handed to the browser are cached as data.
 """
 
 from __future__ import annotations
@@ -29,17 +29,23 @@ from sim.studies.worked_example import WorkedExample, worked_example
 
 from . import controls, words
 from .scenario import Scenario
+from .store import TRACES
 from .widgets import CHART_WIDTH, widget
 
-MAX_ITERATIONS = 50_000   # any input finishes in bounded time (< 1 s); beyond this the app says so
-
-
+# Any scenario finishes in bounded time: at most 4,097 requests emit at most 1,048,608 tokens, and
+# each lane stops at this cap (< 1 s here); beyond it the page says so.
+MAX_ITERATIONS = 50_000
 
 
 # --- cached computations --------------------------------------------------------------------
-@st.cache_resource(max_entries=64, show_spinner=False)
 def _lane(s: Scenario, policy: str) -> Trace:
-    return s.run(policy, MAX_ITERATIONS)
+    """The scenario under one policy, kept in the server's trace store (bounded in bytes: a lane
+    of 4,096 decoders holds ~75 MB)."""
+    key = ("lane", s, policy)
+    trace = TRACES.get(key)
+    if trace is None:
+        trace = TRACES.put(key, s.run(policy, MAX_ITERATIONS))
+    return trace
 
 
 def try_lanes(s: Scenario) -> tuple[Trace, Trace] | str:

@@ -5,17 +5,17 @@ which the Budget trade-off and Roofline pages state in the same sentence (`engin
 
 As in app_ui, everything is keyed on plain inputs: the Scenario and the Traffic (frozen
 dataclasses; an uploaded trace by its digest). Arguments whose names start with `_` (a workload,
-traces) follow from the keyed ones and are not hashed. A capacity search reports progress while
-it runs, so it is kept in an explicit store rather than behind a cache decorator (which would
-record and replay the progress bar).
+traces) follow from the keyed ones and are not hashed. Runs, sweep points and capacity
+searches are not behind cache decorators: they are estimated first and run within the page's
+limits (ui/jobs.py, ui/work.py), with a progress bar a cache would record and replay, and kept in
+stores bounded in bytes (ui/store.py).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -33,9 +33,11 @@ from sim.serving.policies import get_policy
 from sim.serving.trace_files import load_trace
 from sim.serving.workloads import Workload
 from sim.studies.capacity import (
+    MAX_RUNS,
     CapacityComparison,
     CapacityPoint,
     compare_capacity,
+    compute_ceiling_qps,
     default_baseline_budget,
     rate_curve,
     rate_grid,
@@ -45,24 +47,22 @@ from sim.studies.sweep import SweepPoint, engine_defaults, run_point
 
 from . import widgets
 from .controls import CONTROLS
+from .jobs import Job, refuse_over_limit, run_alone, run_jobs, show_note
 from .scenario import DECODE_OUTPUT, PROMPT_OUTPUT, Scenario, Traffic, traffic_from
+from .store import RESULTS, TRACES
 from .upload import plain, upload_box
 from .widgets import CHART_WIDTH
-
-MAX_ITERATIONS = 500_000   # per run (~2 s of engine time at worst); beyond this the page says so
-CAPACITY_RESULTS = 16      # capacity searches kept (all sessions)
-
-
-
-
-
-
-
-
-
-
-
-
+from .work import (
+    BUTTON_DEADLINE_S,
+    PAGE_TOKENS,
+    RUN_ITERATIONS,
+    RUN_TOKENS,
+    Work,
+    run_work,
+    too_big,
+    total,
+    trace_tokens,
+)
 
 
 def traffic(s: Scenario, *, capacity: bool = False) -> tuple[Traffic, Workload]:
@@ -122,32 +122,69 @@ def _generated(t: Traffic) -> Workload:
 
 
 # --- runs ---------------------------------------------------------------------------------------
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _run(t: Traffic, s: Scenario, policy: str, budget: int, partials: int | None,
-         _workload: Workload) -> Trace:
-    return simulate(_workload, get_policy(policy), s.cost_model(), budget=budget,
-                    max_seqs=t.max_seqs, max_iterations=MAX_ITERATIONS,
-                    max_partial_prefills=partials)
-
-
-def stop_on(error: InputError, what: str) -> None:
+def stop_on(error: InputError, what: str, t: Traffic) -> None:
     """A failed run as a message, and the end of the page's run."""
     if isinstance(error, SimulationLimitError):
-        st.error(f"**Can't {what}:** a run needs more than {MAX_ITERATIONS:,} iterations, the "
-                 "most this page runs per run. Fewer requests, shorter outputs, a higher rate or "
-                 "a larger budget shorten it; `python -m sim` has no such cap.")
+        st.error(f"**Can't {what}:** a run needs more than {RUN_ITERATIONS:,} iterations, the "
+                 f"most a run here takes. Make it shorter: {smaller(t)}",
+                 icon=":material/timer_off:")
     else:
         st.error(f"**Can't {what}:** {plain(error)}")
     st.stop()
 
 
+def smaller(t: Traffic, tokens: bool = False) -> str:
+    """What makes this workload's runs shorter (`tokens`: keep fewer token times), in words."""
+    fewer = {"burst": "fewer prompts in the burst, or fewer decoders in the sidebar",
+             "poisson": "fewer requests or shorter outputs (the lengths)",
+             "upload": "a trace with fewer requests or shorter outputs"}[t.kind]
+    also = {"burst": ", a shorter prompt or a larger budget", "poisson": ", a higher rate or a "
+            "larger budget", "upload": ", or a larger budget"}[t.kind]
+    return f"{fewer}{'' if tokens else also}. `python -m sim` has none of these page limits."
+
+
+def _refuse_if_too_big(jobs: list[Job], t: Traffic, what: str) -> None:
+    """One run past a run's limits: a message naming it, and the end of the page's run."""
+    for job in jobs:
+        reason = too_big(job.estimate)
+        if reason:
+            st.error(f"**Can't {what}:** {job.label}: {reason}. Make it shorter: "
+                     f"{smaller(t, tokens=job.estimate.tokens > RUN_TOKENS)}",
+                     icon=":material/timer_off:")
+            st.stop()
+
+
 def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
          partials: int | None = None) -> dict[str, Trace]:
-    """{policy: trace} of the workload under each policy, or an error message."""
+    """{policy: trace} of the workload under each policy, within the page's limits (ui/work.py),
+    or a message and the end of the page's run."""
+    what = "simulate this workload"
     try:
-        return {p: _run(t, s, p, budget, partials, workload) for p in policies}
+        cost = s.cost_model()
+        specs = [get_policy(p) for p in policies]
+        jobs = [Job(("traffic", t, s, spec.name, budget, partials), spec.name,
+                    run_work(workload, spec, cost, budget=budget, max_seqs=t.max_seqs),
+                    partial(_simulate, workload, spec, cost, budget, t.max_seqs, partials))
+                for spec in specs]
+        _refuse_if_too_big(jobs, t, what)
+        held = total(job.work for job in jobs).tokens
+        if held > PAGE_TOKENS:
+            st.error(f"**Can't {what}:** the {len(jobs)} policies' traces would keep {held:,} "
+                     f"token times together (one per output token), more than the "
+                     f"{PAGE_TOKENS:,} a page keeps. Fewer policies, or {smaller(t, tokens=True)}",
+                     icon=":material/memory:")
+            st.stop()
+        traces = run_jobs(jobs, TRACES, what=what, change=smaller(t), key="run_traffic")
     except InputError as e:
-        stop_on(e, "simulate this workload")
+        stop_on(e, what, t)
+    return {job.label: traces[job.key] for job in jobs}
+
+
+def _simulate(workload: Workload, spec, cost, budget: int, max_seqs: int,
+              partials: int | None, cap: int, report) -> Trace:
+    """The traffic pages' one call into the engine (a Job's run)."""
+    return simulate(workload, spec, cost, budget=budget, max_seqs=max_seqs, max_iterations=cap,
+                    max_partial_prefills=partials)
 
 
 def notes(traces: dict[str, Trace]) -> None:
@@ -196,35 +233,39 @@ def draw(specs: dict[str, dict], figures: dict[str, Figure], name: str, prefix: 
 
 
 # --- the budget sweep ---------------------------------------------------------------------------
-@st.cache_resource(max_entries=256, show_spinner=False)
-def _sweep_point(t: Traffic, s: Scenario, policy: str, budget: int,
-                 _workload: Workload) -> SweepPoint | None:
-    """One budget's run (None: it needs more iterations than the cap; kept, so a rerun does not
-    try again)."""
-    try:
-        return run_point(_workload, get_policy(policy), s.cost_model(), budget,
-                         max_seqs=t.max_seqs, max_iterations=MAX_ITERATIONS)
-    except SimulationLimitError:
-        return None
-
-
 def sweep_points(t: Traffic, s: Scenario, workload: Workload, policy: str,
-                 budgets: tuple[int, ...]) -> tuple[list[SweepPoint], list[int]]:
-    """(points, budgets skipped for the iteration cap), with a progress bar while it runs (each
-    budget is cached on its own: a changed range runs only the new budgets)."""
-    bar = st.progress(0.0, text="Running the sweep")
-    points, skipped = [], []
+                 budgets: tuple[int, ...]) -> tuple[list[SweepPoint], dict[int, str]]:
+    """(points, {budget left out: why}) within the page's limits, or a message and the end of
+    the page's run. Each budget's point is kept on its own: a changed range runs only the new
+    budgets."""
+    what = "sweep this workload"
     try:
-        for i, budget in enumerate(budgets):
-            point = _sweep_point(t, s, policy, budget, workload)
-            (skipped.append(budget) if point is None else points.append(point))
-            bar.progress((i + 1) / len(budgets), text=f"budget {budget:,} ({i + 1} of "
-                                                       f"{len(budgets)})")
+        cost = s.cost_model()
+        spec = get_policy(policy)
+        jobs = {b: Job(("sweep", t, s, policy, b), f"budget {b:,}",
+                       run_work(workload, spec, cost, budget=b, max_seqs=t.max_seqs),
+                       partial(_sweep_point, workload, spec, cost, b, t.max_seqs), keep_capped=True)
+                for b in budgets}
+        left_out = {b: why for b, job in jobs.items() if (why := too_big(job.estimate))}
+        if len(left_out) == len(jobs):   # then the largest budget's reason is the one to fix
+            _refuse_if_too_big([jobs[max(jobs)]], t, what)
+        if left_out:
+            what += (f" at {len(jobs) - len(left_out):,} budgets ({len(left_out):,} left out, too "
+                     f"long for a run: {', '.join(f'{b:,}' for b in left_out)})")
+        found = run_jobs([job for b, job in jobs.items() if b not in left_out], RESULTS,
+                         what=what, change=smaller(t), key="run_sweep")
     except InputError as e:
-        bar.empty()
-        stop_on(e, "sweep this workload")
-    bar.empty()
-    return points, skipped
+        stop_on(e, what, t)
+    points = {b: found[job.key] for b, job in jobs.items() if b not in left_out}
+    left_out |= {b: too_big(jobs[b].estimate) or f"it needs more than {RUN_ITERATIONS:,} iterations"
+                 for b, point in points.items() if point is None}
+    return [p for p in points.values() if p is not None], left_out
+
+
+def _sweep_point(workload: Workload, spec, cost, budget: int, max_seqs: int, cap: int,
+                 report) -> SweepPoint:
+    """One budget's run, summed up (a Job's run)."""
+    return run_point(workload, spec, cost, budget, max_seqs=max_seqs, max_iterations=cap)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -276,11 +317,6 @@ class CapacityView:
     curves: dict[str, tuple[CapacityPoint, ...]]
 
 
-@st.cache_resource(show_spinner=False)
-def _capacity_store() -> tuple[OrderedDict, threading.Lock]:
-    return OrderedDict(), threading.Lock()
-
-
 def capacity_query(t: Traffic, s: Scenario, workload: Workload, tbt_slo_s: float,
                    delay_slo_s: float) -> CapacityQuery:
     """The sidebar's chunked policy at its budget against its unchunked one at vLLM V0's default
@@ -292,50 +328,76 @@ def capacity_query(t: Traffic, s: Scenario, workload: Workload, tbt_slo_s: float
 
 
 def stored_capacity(q: CapacityQuery) -> CapacityView | None:
-    store, lock = _capacity_store()
-    with lock:
-        if q in store:
-            store.move_to_end(q)
-        return store.get(q)
+    return RESULTS.get(("capacity", q))
+
+
+def _capacity_job(q: CapacityQuery) -> Job:
+    """The search and the curves of both policies as one job. Its estimate takes each policy's
+    curve at its rates and MAX_RUNS search runs at half the compute ceiling (the search halves
+    from the ceiling, then bisects)."""
+    workload_at = q.traffic.poisson_at()
+    cost = q.scenario.cost_model()
+    ceiling = compute_ceiling_qps(workload_at(1.0), cost)
+    rates = (*rate_grid(ceiling), *(ceiling / 2,) * MAX_RUNS)
+    work = total(run_work(workload_at(rate), get_policy(policy), cost, budget=budget,
+                          max_seqs=q.traffic.max_seqs)
+                 for policy, budget in ((q.policy, q.budget), (q.baseline, q.baseline_budget))
+                 for rate in rates)
+    return Job(("capacity", q), "capacity", work, partial(_search, q))
+
+
+def capacity_estimate(q: CapacityQuery) -> Work:
+    """The search's estimated work, or a message and the end of the page's run when it is over
+    the page's limits (a note above it when the last search was cancelled)."""
+    what = "find the capacity"
+    try:
+        job = _capacity_job(q)
+        reason = too_big(Work(1, 0, trace_tokens(q.traffic.poisson_at()(1.0))))   # one run's
+        if reason:
+            st.error(f"**Can't {what}:** each run: {reason}. Make it shorter: "
+                     f"{smaller(q.traffic, tokens=True)}", icon=":material/timer_off:")
+            st.stop()
+    except InputError as e:
+        stop_on(e, what, q.traffic)
+    refuse_over_limit(job.estimate, what, smaller(q.traffic))
+    show_note("find_capacity")
+    return job.estimate
 
 
 def find_capacity(q: CapacityQuery) -> CapacityView:
-    """Run the search and the curves with a progress bar, and keep the result (an error message
-    and the end of the page's run on failure)."""
-    bar = st.progress(0.0, text="Searching")
+    """Run the search and the curves with a progress bar and a cancel, and keep the result (a
+    message and the end of the page's run when it fails or runs out of time)."""
+    try:
+        found = run_alone(_capacity_job(q), RESULTS, "find_capacity")
+    except InputError as e:
+        stop_on(e, "find the capacity", q.traffic)
+    if found is None:
+        st.error(f"**Stopped the search** after {BUTTON_DEADLINE_S:g} s, the most one click "
+                 f"runs. Make it shorter: {smaller(q.traffic)}", icon=":material/timer_off:")
+        st.stop()
+    return found
+
+
+def _search(q: CapacityQuery, cap: int, report) -> CapacityView:
+    """compare_capacity, then both policies' curves (a Job's run)."""
     share = 0.6   # of the bar for the bisection; the curves take the rest
-
-    def searched(fraction: float, text: str) -> None:
-        bar.progress(min(1.0, fraction * share), text=text)
-
     workload_at = q.traffic.poisson_at()
     cost = q.scenario.cost_model()
     limits = dict(tbt_slo_s=q.tbt_slo_s, delay_slo_s=q.delay_slo_s,
-                  max_seqs=q.traffic.max_seqs, max_iterations=MAX_ITERATIONS)
-    try:
-        comparison = compare_capacity(workload_at, cost, policy=get_policy(q.policy),
-                                      budget=q.budget, baseline=get_policy(q.baseline),
-                                      baseline_budget=q.baseline_budget, progress=searched,
-                                      **limits)
-        rates = rate_grid(comparison.policy.ceiling_qps)
-        curves = {}
-        for i, result in enumerate((comparison.policy, comparison.baseline)):
-            def ran(done: int, point: CapacityPoint, i=i, name=result.policy) -> None:
-                bar.progress(share + (1 - share) * (i + done / len(rates)) / 2,
-                             text=f"{name}: the curve at {point.qps:.3g} requests/s")
-            curves[result.policy] = rate_curve(workload_at, get_policy(result.policy), cost, rates,
-                                               budget=result.budget, progress=ran, **limits)
-    except InputError as e:
-        bar.empty()
-        stop_on(e, "find the capacity")
-    bar.empty()
-    view = CapacityView(comparison, curves)
-    store, lock = _capacity_store()
-    with lock:
-        store[q] = view
-        while len(store) > CAPACITY_RESULTS:
-            store.popitem(last=False)
-    return view
+                  max_seqs=q.traffic.max_seqs, max_iterations=cap)
+    comparison = compare_capacity(workload_at, cost, policy=get_policy(q.policy),
+                                  budget=q.budget, baseline=get_policy(q.baseline),
+                                  baseline_budget=q.baseline_budget,
+                                  progress=lambda done, text: report(done * share, text), **limits)
+    rates = rate_grid(comparison.policy.ceiling_qps)
+    curves = {}
+    for i, result in enumerate((comparison.policy, comparison.baseline)):
+        def ran(done: int, point: CapacityPoint, i=i, name=result.policy) -> None:
+            report(share + (1 - share) * (i + done / len(rates)) / 2,
+                   f"{name}: the curve at {point.qps:.3g} requests/s")
+        curves[result.policy] = rate_curve(workload_at, get_policy(result.policy), cost, rates,
+                                           budget=result.budget, progress=ran, **limits)
+    return CapacityView(comparison, curves)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

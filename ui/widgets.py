@@ -89,7 +89,7 @@ def show_link_notes() -> None:
         st.rerun()
 
 
-def widget(control: Control, where=st, width: int | str = "stretch"):
+def _bound(control: Control, where=st, width: int | str = "stretch"):
     """The widget for one control, bound to its URL key."""
     common = dict(key=control.key, help=control.help or None, bind="query-params", width=width)
     if control.kind == "int":
@@ -109,13 +109,46 @@ def widget(control: Control, where=st, width: int | str = "stretch"):
                            index=control.options.index(control.default), **common)
 
 
+KEPT = "_kept_controls"   # {key: (value, page)}: each page control's last value and its page
+
+
+def widget(control: Control, where=st, width: int | str = "stretch"):
+    """The widget for one control drawn on a page (the sidebar's never leave), bound to its URL
+    key, that keeps its value when the user moves to another page and back, or on to a third
+    page that draws it too (the traffic workload, the TPOT target). Streamlit 1.67 drops a page's
+    bound widget, value and URL key, when a page move comes before any change to it, so the
+    value each control last showed is kept here and handed back on the first run of a page that
+    draws it again (a link opened fresh, or a Back to a link that names it, still wins)."""
+    kept = st.session_state.setdefault(KEPT, {})
+    ctx = get_script_run_ctx()
+    page = ctx.page_script_hash if ctx else None
+    moved = control.key in kept and kept[control.key][1] != page
+    if moved:   # Streamlit's own copy, if it kept one, has an edit made just before the move
+        st.session_state[control.key] = st.session_state.get(control.key, kept[control.key][0])
+    value = _bound(control, where, width)
+    if moved and ctx is not None and value != control.default:
+        _write_link_value(ctx, control.key, value)
+    kept[control.key] = (value, page)
+    return value
+
+
+def _write_link_value(ctx, key: str, value) -> None:
+    """Put a handed-back value into the page's link, as Streamlit 1.67 does for a value it
+    restores itself (but not for one set in session state before the widget's first run on a
+    page). Its query-param store has no public API for this; a key already there is left alone."""
+    params = ctx.session_state._state.query_params
+    binding = params.get_binding_for_param(key)
+    if binding is not None and not params.has_param(key):
+        params.set_corrected_value(key, value, binding.value_type)
+
+
 def _preset_or_custom(picker: Control, custom_fields, describe) -> None:
     """A preset picker: its fields when "custom" is picked, else the preset's name, figures and
     source. (The list shows the presets' ids: a bound widget matches the link by what it shows.)"""
-    choice = widget(picker)
+    choice = _bound(picker)
     if choice == CUSTOM:
         for control in custom_fields:
-            widget(control)
+            _bound(control)
     else:
         st.caption(describe(choice), unsafe_allow_html=True)
 
@@ -125,7 +158,7 @@ def sidebar() -> None:
     with st.sidebar:
         st.subheader("Scenario")
         for control in controls.SCENARIO:
-            widget(control)
+            _bound(control)
         st.subheader("Hardware and cost")
         _preset_or_custom(CONTROLS["gpu"], controls.CUSTOM_GPU, lambda g: (
             f"{GPUS[g].name}: {GPUS[g].peak_flops / 1e12:,.4g} TFLOP/s **dense** (no sparsity) in "
@@ -135,12 +168,12 @@ def sidebar() -> None:
             f"{MODELS[m].name}: {MODELS[m].params / 1e9:,.3g}B parameters, {MODELS[m].layers} "
             f"layers, {MODELS[m].kv_heads} {first('kv')} heads × {MODELS[m].head_dim}. Source: "
             f"{MODELS[m].source}."))
-        tp = widget(CONTROLS["tp"])
+        tp = _bound(CONTROLS["tp"])
         if tp > 1:
             st.caption(f"Each number is per GPU: 1/{tp} of the weights, the arithmetic and the KV "
                        "cache each (KV heads fewer than tp are copied), plus two all-reduces of the "
                        "batch's activations per layer, priced from the GPU's link preset.")
-        widget(CONTROLS["mode"])
+        _bound(CONTROLS["mode"])
         st.caption(f"**simple** (default) is the source articles' own arithmetic ({first('flop')} "
                    "= 2 × parameters × tokens; each iteration reads the weights once), so the "
                    "defaults show their numbers exactly (327.7 ms, 16 × 23.04 ms = 368.6 ms). "
@@ -150,9 +183,9 @@ def sidebar() -> None:
                    "achieve.", unsafe_allow_html=True)
         st.subheader("Compare")
         for control in controls.POLICY:
-            widget(control)
+            _bound(control)
         st.subheader("Display")
-        widget(CONTROLS["presenter"])
+        _bound(CONTROLS["presenter"])
         st.caption("Every control is in the page's link: copy it to share this exact view. "
                    "Light or dark: the app menu (⋮ → Settings).")
 

@@ -45,11 +45,10 @@ except InputError as e:
     st.stop()
 points, skipped = traffic.sweep_points(t, s, workload, policy, budgets)
 if skipped:
-    many = len(skipped) > 1
-    st.warning(f"Budget{'s' if many else ''} {', '.join(f'{b:,}' for b in skipped)} left out: "
-               f"{'each' if many else 'it'} needs more than {traffic.MAX_ITERATIONS:,} "
-               "iterations (the most a run here takes). Raise the smallest budget or shorten "
-               "the workload.", icon=":material/timer_off:")
+    st.warning("Left out of the sweep: " + "; ".join(f"budget {b:,}: {why}"
+                                                     for b, why in skipped.items())
+               + ". Raise the smallest budget or shorten the workload.",
+               icon=":material/timer_off:")
 if not points:
     st.stop()
 

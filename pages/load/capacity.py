@@ -55,8 +55,9 @@ if preset != CUSTOM and s.model.id != SLO_PRESETS[preset].model:
 query = traffic.capacity_query(t, s, workload, tbt_slo_s, delay_slo_s)
 view = traffic.stored_capacity(query)
 if view is None:
+    work = traffic.capacity_estimate(query)
     st.caption(f"Up to {MAX_RUNS} runs per policy for the search and {CURVE_POINTS} for each "
-               f"curve, each simulating {t.requests:,} requests: a few seconds. The result is "
+               f"curve, each simulating {t.requests:,} requests: {work.words()}. The result is "
                "kept, so coming back to the same settings shows it at once.")
     if st.button("Find the capacity", type="primary", icon=":material/play_arrow:",
                  key="find_capacity"):

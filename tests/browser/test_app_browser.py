@@ -13,6 +13,7 @@ from playwright import sync_api
 
 from charts.export import GIF_FRAMES
 from tests.browser.pages import DEFAULTS
+from tests.support.browser import has_value, wait_for_run
 from tests.support.server import streamlit_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,19 +26,6 @@ def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     yield context.new_page()
     context.close()
-
-
-def wait_for_run(page, heading: str):
-    """The page's heading is shown and the script run has finished."""
-    page.get_by_role("heading", name=heading).first.wait_for(timeout=30_000)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000)
-
-
-def has_value(page, label: str, value: str) -> None:
-    """The widget settles on `value`. A fresh session can render once with the defaults before the
-    rerun that applies the link's values, so this waits for the value instead of reading it once."""
-    sync_api.expect(page.get_by_label(label, exact=True)).to_have_value(value, timeout=15_000)
 
 
 @pytest.mark.parametrize("path", list(PAGES))

@@ -99,14 +99,6 @@ def test_a_bad_policy_in_the_link_is_a_note():
     assert "`policies=nope`" in at.warning[0].value
 
 
-def test_a_run_past_the_iteration_cap_is_a_message():
-    """1,000 requests of 32,768 output tokens, far apart: 32 million decode iterations."""
-    at = open_app(TRAFFIC, workload="poisson", requests=1000, qps=0.01, lengths="fixed",
-                  plen=1, olen=32768, policies="sarathi")
-    assert_clean(at)
-    assert "more than 500,000 iterations" in at.error[0].value
-
-
 def test_extreme_burst_and_decoders():
     at = open_app(TRAFFIC, burst=300, decodes=4096, context=1, budget=4160,
                   gpu="mi300x", model="qwen2.5-7b")
@@ -227,15 +219,6 @@ def test_budget_range_upside_down_is_a_message():
     at = open_app(BUDGET, bmin=4096, bmax=128)
     assert_clean(at)
     assert "above the largest" in at.error[0].value
-
-
-def test_budgets_past_the_iteration_cap_are_left_out_with_a_note():
-    """Ten 65,536-token prompts at budget 1 need 655,360 iterations (the cap is 500,000); at
-    budget 2, 327,680."""
-    at = open_app(BUDGET, burst=10, prompt=65536, decodes=0, bmin=1, bmax=4)
-    assert_clean(at)
-    assert "Budget 1 left out: it needs more than 500,000 iterations" in at.warning[0].value
-    assert list(table(at).index) == ["2", "4"]
 
 
 # --- capacity ------------------------------------------------------------------------------

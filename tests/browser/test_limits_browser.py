@@ -1,0 +1,90 @@
+"""Issue 11 in Debian's Chromium: the controls shown on more than one page survive moving
+between pages through the sidebar (values and link), and a run behind the button can be
+cancelled. Skipped when /usr/bin/chromium or Playwright is missing."""
+
+import re
+
+import pytest
+from playwright import sync_api
+
+from tests.support.browser import has_value, wait_for_run
+
+
+@pytest.fixture
+def page(browser, app_url):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    tab = context.new_page()
+    tab.goto(app_url)                  # the first request of a fresh server is its home page
+    wait_for_run(tab, "Chunked Prefill Lab")
+    yield tab
+    context.close()
+
+
+def move_to(page, title: str, heading: str | None = None) -> None:
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title,
+                                                                exact=True).click()
+    wait_for_run(page, heading or title)
+
+
+def settle(page, label: str, value: str, shown) -> None:
+    """Type `value` into the field `label`, and wait until the page's rerun shows `shown` and
+    ends: the link changes at once, before the server has the value, and Streamlit 1.67 drops
+    the sidebar's link keys when a page link is clicked during a run (see test_app_browser)."""
+    field = page.get_by_label(label, exact=True)
+    field.fill(value)
+    field.press("Enter")
+    page.wait_for_url(re.compile(rf"[?&]{re.escape(LINK[label])}={value}(&|$)"), timeout=15_000)
+    sync_api.expect(page.get_by_text(shown).first).to_be_visible(timeout=30_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000)
+
+
+LINK = {"Requests": "requests", "TPOT target (ms)": "tpot"}
+
+
+def test_controls_shown_on_several_pages_survive_clicks_through_the_sidebar(page, app_url):
+    page.goto(f"{app_url}/traffic?workload=poisson&requests=10&qps=2&budget=1024&gpu=h100-sxm")
+    wait_for_run(page, "Traffic")
+    page.wait_for_timeout(1000)
+
+    move_to(page, "Memory")                       # the issue's reproducer
+    assert "workload=poisson" in page.url and "requests=10" in page.url
+    sync_api.expect(page.get_by_text("10 Poisson arrivals").first).to_be_visible()
+    settle(page, "Requests", "12", "12 Poisson arrivals")
+
+    move_to(page, "Budget trade-off")
+    for key in ("workload=poisson", "requests=12", "qps=2", "budget=1024", "gpu=h100-sxm"):
+        assert key in page.url
+    has_value(page, "Requests", "12")
+    settle(page, "TPOT target (ms)", "40", re.compile(r"(?<![\d.])40 ms"))
+
+    move_to(page, "Roofline")
+    assert "tpot=40" in page.url
+    has_value(page, "TPOT target (ms)", "40")
+
+    move_to(page, "Capacity")                     # draws the request count, not the workload
+    has_value(page, "Requests", "12")
+    move_to(page, "Home", "Chunked Prefill Lab")  # draws none of them
+    move_to(page, "Traffic")
+    assert "workload=poisson" in page.url and "requests=12" in page.url
+    has_value(page, "Requests", "12")
+    has_value(page, "Arrival rate (requests/s)", "2")
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_a_run_behind_the_button_can_be_cancelled(page, app_url):
+    page.goto(f"{app_url}/budget_tradeoff?workload=poisson&requests=1000&qps=1000&lengths=fixed"
+              "&olen=1000&gpu=mi300x&model=qwen2.5-7b&bmin=1&bmax=10000000")
+    wait_for_run(page, "Budget trade-off")
+    run = page.get_by_role("button", name=re.compile(r"^Run \("))
+    before = run.inner_text()
+    run.click()
+    page.get_by_text(re.compile(r"budget [\d,]+ \(2 of \d+\)")).first.wait_for(timeout=30_000)
+    page.get_by_role("button", name="Cancel").click()
+    sync_api.expect(page.get_by_text("Cancelled; the runs that finished are kept.")).to_be_visible(
+        timeout=30_000)
+    after = page.get_by_role("button", name=re.compile(r"^Run \(")).inner_text()
+    assert after != before                        # the estimate is now for the runs left: the
+    #                                               first one finished before the cancel
+    assert page.locator('[data-testid="stTable"]').count() == 0
+    assert page.locator('[data-testid="stException"]').count() == 0

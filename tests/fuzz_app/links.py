@@ -1,0 +1,130 @@
+"""Random links to the app's pages: each query key a control's URL key, each value valid, out of
+range, unreadable or repeated (hypothesis strategies), and what one page run with such a link
+did, classified."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+from streamlit.testing.v1 import AppTest
+
+from tests.support.apptest import APP, shown
+from tests.support.memory import reset_peak, resident_mib
+from ui import controls
+from ui.controls import CONTROLS, Control
+
+SIDEBAR = [c.key for c in (*controls.SCENARIO, *controls.HARDWARE, *controls.POLICY,
+                           *controls.CUSTOM_GPU, *controls.CUSTOM_MODEL, *controls.DISPLAY)]
+TRAFFIC = [c.key for c in controls.TRAFFIC]
+# the controls each page draws besides the sidebar's (a link may name any key: the others too)
+PAGE_KEYS = {
+    "pages/learn/home.py": [],
+    "pages/learn/side_by_side.py": ["window", "compare"],
+    "pages/learn/worked_example.py": ["budget2"],
+    "pages/learn/roofline.py": ["tpot", "compare"],
+    "pages/check/fidelity.py": ["why"],
+    "pages/load/traffic.py": [*TRAFFIC, "policies"],
+    "pages/load/budget_tradeoff.py": [*TRAFFIC, "bmin", "bmax", "tpot", "ttft"],
+    "pages/load/capacity.py": [*TRAFFIC, "slo", "tbtslo", "delay"],
+    "pages/load/memory.py": [*TRAFFIC, "together", "kvpolicies", "partials"],
+}
+UNREADABLE = st.sampled_from(["", "abc", "nan", "NaN", "inf", "-inf", "1e999", "-1e999", "0x10",
+                              "1,000", " 5 ", "１２", "5e", "--3", "<b>1</b>", "%20", "true"])
+
+
+def _numbers(c: Control):
+    """Valid numbers, spread over the whole range on a log scale, ends included."""
+    high = min(c.high, 1e9)
+    low = max(c.low, 0.0)
+    if c.kind == "int":
+        return st.one_of(st.sampled_from([int(c.low), int(c.high), int(c.default)]),
+                         st.integers(int(low), int(high)),
+                         st.integers(0, 40).map(lambda e: min(int(high), int(low) + 2 ** e)))
+    smallest = max(low, 1e-3)
+    return st.one_of(st.sampled_from([c.low, c.high, c.default]),
+                     st.floats(math.log10(smallest), math.log10(high)).map(lambda e: 10 ** e))
+
+
+def _valid(c: Control):
+    if c.kind in ("int", "float"):
+        return _numbers(c).map(lambda v: f"{v:g}" if isinstance(v, float) else str(v))
+    if c.kind == "bool":
+        return st.sampled_from(["true", "false", "True", "FALSE"])
+    return st.sampled_from(c.options)
+
+
+def _out_of_range(c: Control):
+    if c.kind in ("int", "float"):
+        below = [] if math.isinf(c.low) else [c.low - 1, c.low - 1e-9, -1e12]
+        above = [] if math.isinf(c.high) else [c.high + 1, c.high * 10, 1e300]
+        return st.sampled_from([*below, *above, -0.5]).map(lambda v: f"{v:g}")
+    if c.kind == "bool":
+        return st.sampled_from(["yes", "1", "on"])
+    return st.sampled_from(["nope", c.options[0].upper(), c.options[0] + " ", "custom2"])
+
+
+def value(c: Control):
+    """One link value for `c`: mostly valid; out of range, unreadable, or repeated (a list)."""
+    one = st.one_of(_valid(c), _valid(c), _out_of_range(c), UNREADABLE)
+    if c.kind == "multi":
+        return st.lists(st.one_of(st.sampled_from(c.options), UNREADABLE), max_size=7)
+    return st.one_of(one, st.lists(one, min_size=2, max_size=3))
+
+
+@st.composite
+def links(draw, page: str) -> dict[str, str | list[str]]:
+    """A query string for `page`: mostly its own controls and the sidebar's, sometimes others."""
+    keys = draw(st.lists(st.one_of(st.sampled_from(PAGE_KEYS[page] or SIDEBAR),
+                                   st.sampled_from(SIDEBAR), st.sampled_from(list(CONTROLS))),
+                         max_size=8, unique=True))
+    return {key: draw(value(CONTROLS[key])) for key in keys}
+
+
+# --- one run of a page --------------------------------------------------------------------------
+NONSENSE = re.compile(r"\b(nan|NaN|inf|-inf|Infinity|None)\b|\bnull\b")
+QUOTED = re.compile(r"`[^`]*`")   # a link's own values, quoted back in its notes
+HANG_S = 120   # a run longer than this is a hang (the pages' own limit is far below it)
+
+
+@dataclass(frozen=True)
+class Case:
+    page: str
+    query: dict
+    outcome: str          # run, note, refusal (clean); traceback, hang, nonsense (failures)
+    seconds: float
+    peak_mib: float       # server memory the run added at its peak (resident set)
+    resident_mib: float = 0.0   # the process's resident set at that peak
+    detail: str = ""
+
+    @property
+    def clean(self) -> bool:
+        return self.outcome in ("run", "note", "refusal")
+
+
+def run_case(page: str, query: dict) -> Case:
+    at = AppTest.from_file(APP, default_timeout=HANG_S)
+    at.query_params.update(query)
+    at.switch_page(page)
+    before = resident_mib()
+    reset_peak()
+    start = time.perf_counter()
+    try:
+        at.run()
+    except RuntimeError as e:              # AppTest's timeout
+        return Case(page, query, "hang", time.perf_counter() - start, 0.0, detail=str(e))
+    seconds = time.perf_counter() - start
+    resident = resident_mib("VmHWM")
+    measured = (seconds, resident - before, resident)
+    if at.exception:
+        return Case(page, query, "traceback", *measured, at.exception[0].value)
+    text = QUOTED.sub("", shown(at))
+    if (odd := NONSENSE.search(text)) is not None:
+        return Case(page, query, "nonsense", *measured,
+                    text[max(0, odd.start() - 80):odd.end() + 80])
+    if at.error or any(b.label.startswith("Run (") for b in at.button):
+        return Case(page, query, "refusal", *measured, (at.error or at.info)[0].value[:160])
+    return Case(page, query, "note" if at.warning else "run", *measured)

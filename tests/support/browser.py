@@ -1,0 +1,16 @@
+"""Waiting for a page in the browser tests: its run finished, a widget settled on a value."""
+
+from playwright import sync_api
+
+
+def wait_for_run(page, heading: str):
+    """The page's heading is shown and the script run has finished."""
+    page.get_by_role("heading", name=heading).first.wait_for(timeout=30_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000)
+
+
+def has_value(page, label: str, value: str) -> None:
+    """The widget settles on `value`. A fresh session can render once with the defaults before the
+    rerun that applies the link's values, so this waits for the value instead of reading it once."""
+    sync_api.expect(page.get_by_label(label, exact=True)).to_have_value(value, timeout=15_000)

@@ -1,0 +1,43 @@
+"""A stand-in page for ui/jobs.py's tests: jobs whose cost is known, run through run_jobs in
+AppTest. Its state lives here, where the page script (run anew on every rerun) finds it."""
+
+import time
+
+from sim.serving.engine import SimulationLimitError
+from ui.jobs import Job
+from ui.store import ByteStore
+from ui.work import SECONDS_PER_ITERATION, Work
+
+STORE = ByteStore(1 << 20)
+CALLS: list[tuple[str, int]] = []   # (job, the iteration cap it was given)
+JOBS: list[Job] = []
+
+
+def stand_in(name: str, estimated_s: float, needs: int = 1, seconds: float = 0.0,
+             keep_capped: bool = False) -> Job:
+    """A job estimated at `estimated_s`, that needs `needs` iterations (more than its cap: the
+    engine's SimulationLimitError) and takes `seconds`."""
+    def run(cap, report):
+        CALLS.append((name, cap))
+        time.sleep(seconds)
+        if needs > cap:
+            raise SimulationLimitError(f"{name} needed more than {cap:,} iterations")
+        return f"{name} done"
+    return Job((name, time.time_ns()), name,
+               Work(1, round(estimated_s / SECONDS_PER_ITERATION), 0), run, keep_capped)
+
+
+def page():
+    """The stand-in page: JOBS through run_jobs, then what came back."""
+    import streamlit as st
+
+    from sim.serving.engine import SimulationLimitError
+    from tests.support.stand_in_jobs import JOBS, STORE
+    from ui.jobs import run_jobs
+
+    try:
+        results = run_jobs(JOBS, STORE, what="do the test work", change="less work.", key="go")
+    except SimulationLimitError as e:
+        st.error(f"capped: {e}")
+    else:
+        st.markdown("results: " + ", ".join(str(results[job.key]) for job in JOBS))
