@@ -14,8 +14,8 @@ from sim.errors import InputError, check_number
 from sim.presets.hardware import GPUS, get_gpu
 from sim.presets.models import MODELS, get_model
 from sim.serving import workloads
-from sim.serving.engine import DEFAULT_MAX_ITERATIONS, Trace, simulate
-from sim.serving.policies import POLICIES, get_policy
+from sim.serving.engine import Trace, simulate
+from sim.serving.policies import DEFAULT_MAX_ITERATIONS, POLICIES, Limits, get_policy
 from sim.serving.trace_files import load_trace
 
 
@@ -157,8 +157,7 @@ def run_from(args) -> tuple[workloads.Workload, Trace]:
             f"decodes = {budget - decoders} <= 0, so new prompts would starve until decoders "
             f"finish; use a budget > {decoders}, or --allow-starvation to watch it")
     trace = simulate(workload, policy, cost_model_from(args), budget=budget,
-                     max_seqs=args.max_seqs, max_iterations=args.max_iterations,
-                     max_partial_prefills=args.max_partial_prefills)
+                     limits=Limits(args.max_seqs, args.max_partial_prefills, args.max_iterations))
     return workload, trace
 
 

@@ -9,7 +9,7 @@ from functools import partial
 
 from sim.errors import InputError, check_number
 from sim.serving import workloads
-from sim.serving.policies import POLICIES, get_policy
+from sim.serving.policies import POLICIES, Limits, get_policy
 from sim.studies.capacity import (
     DELAY_SLO_S,
     MAX_ITERATIONS,
@@ -51,10 +51,10 @@ def _sweep(args) -> None:
     workload = workload_from(args)
     cost = cost_model_from(args)
     result = sweep(workload, get_policy(args.policy), cost, numbers(args.budgets),
-                   max_seqs=args.max_seqs,
-                   max_partial_prefills=_optional_count("--max-partial-prefills",
-                                                        args.max_partial_prefills),
-                   tbt_slo_s=args.tbt_slo, max_iterations=args.max_iterations)
+                   limits=Limits(args.max_seqs, _optional_count("--max-partial-prefills",
+                                                                args.max_partial_prefills),
+                                 args.max_iterations),
+                   tbt_slo_s=args.tbt_slo)
     marks = {d.budget: d.engine for d in result.defaults}
     rows, payload = [], []
     for pt in result.points:
@@ -132,9 +132,11 @@ def _capacity(args) -> None:
     result = compare_capacity(
         workload_at, cost, policy=get_policy(args.policy), budget=budget,
         baseline=baseline, baseline_budget=baseline_budget, tbt_slo_s=slo,
-        delay_slo_s=args.delay_slo, max_seqs=args.max_seqs,
-        max_partial_prefills=_optional_count("--max-partial-prefills", args.max_partial_prefills),
-        max_runs=args.max_runs, max_iterations=args.max_iterations)
+        delay_slo_s=args.delay_slo,
+        limits=Limits(args.max_seqs, _optional_count("--max-partial-prefills",
+                                                     args.max_partial_prefills),
+                      args.max_iterations),
+        max_runs=args.max_runs)
     payload = {"policy": _result_json(result.policy), "baseline": _result_json(result.baseline),
                "ratio": result.ratio, "tbt_slo_s": slo, "delay_slo_s": args.delay_slo,
                "requests": requests}

@@ -23,7 +23,7 @@ from charts.views import BudgetPlan, Timeline, budget_plan, roofline_figures, ti
 from sim.cost.validation import validate
 from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError, Trace, simulate
-from sim.serving.policies import get_policy
+from sim.serving.policies import Limits, get_policy
 from sim.studies.budget import ScenarioIteration, scenario_iterations
 from sim.studies.worked_example import WorkedExample, worked_example
 
@@ -40,7 +40,7 @@ MAX_ITERATIONS = 50_000   # any input finishes in bounded time (< 1 s); beyond t
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _lane(s: Scenario, policy: str) -> Trace:
     return simulate(s.workload(), get_policy(policy), s.cost_model(), budget=s.budget,
-                    max_seqs=s.max_seqs, max_iterations=MAX_ITERATIONS)
+                    limits=Limits(s.max_seqs, max_iterations=MAX_ITERATIONS))
 
 
 def try_lanes(s: Scenario) -> tuple[Trace, Trace] | str:

@@ -29,7 +29,7 @@ from charts.theme import Look
 from sim.errors import InputError
 from sim.presets.hardware import Gpu
 from sim.serving.engine import SimulationLimitError, Trace, simulate
-from sim.serving.policies import get_policy
+from sim.serving.policies import Limits, get_policy
 from sim.serving.trace_files import load_trace
 from sim.serving.workloads import Workload
 from sim.studies.capacity import (
@@ -125,8 +125,7 @@ def _generated(t: Traffic) -> Workload:
 def _run(t: Traffic, s: Scenario, policy: str, budget: int, partials: int | None,
          _workload: Workload) -> Trace:
     return simulate(_workload, get_policy(policy), s.cost_model(), budget=budget,
-                    max_seqs=t.max_seqs, max_iterations=MAX_ITERATIONS,
-                    max_partial_prefills=partials)
+                    limits=Limits(t.max_seqs, partials, MAX_ITERATIONS))
 
 
 def stop_on(error: InputError, what: str) -> None:
@@ -201,7 +200,7 @@ def _sweep_point(t: Traffic, s: Scenario, policy: str, budget: int,
     try again)."""
     try:
         return run_point(_workload, get_policy(policy), s.cost_model(), budget,
-                         max_seqs=t.max_seqs, max_iterations=MAX_ITERATIONS)
+                         limits=Limits(t.max_seqs, max_iterations=MAX_ITERATIONS))
     except SimulationLimitError:
         return None
 
@@ -309,7 +308,7 @@ def find_capacity(q: CapacityQuery) -> CapacityView:
     workload_at = q.traffic.poisson_at()
     cost = q.scenario.cost_model()
     limits = dict(tbt_slo_s=q.tbt_slo_s, delay_slo_s=q.delay_slo_s,
-                  max_seqs=q.traffic.max_seqs, max_iterations=MAX_ITERATIONS)
+                  limits=Limits(q.traffic.max_seqs, max_iterations=MAX_ITERATIONS))
     try:
         comparison = compare_capacity(workload_at, cost, policy=get_policy(q.policy),
                                       budget=q.budget, baseline=get_policy(q.baseline),

@@ -9,7 +9,7 @@ from sim.errors import InputError
 from sim.presets.hardware import custom_gpu, get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import simulate
-from sim.serving.policies import POLICIES
+from sim.serving.policies import POLICIES, Limits
 from sim.serving.workloads import make_workload
 
 # Small-memory custom GPUs put KV under pressure, so admission and preemption get exercised.
@@ -42,7 +42,7 @@ def scenarios(draw, tight=False):
 def run(s):
     try:
         return simulate(s["workload"], POLICIES[s["policy"]], CostModel(s["gpu"], s["model"], s["mode"]),
-                        budget=s["budget"], max_seqs=s["max_seqs"])
+                        budget=s["budget"], limits=Limits(s["max_seqs"]))
     except InputError:
         assume(False)   # the workload cannot fit this GPU (refused up front, by design)
 
