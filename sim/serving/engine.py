@@ -82,7 +82,6 @@ class _Engine:
         self.arrived = 0
         self.finished = 0
         self.preempted_this_step = False
-        self.unrecorded_preemptions = 0        # since the last iteration that ran
         self.starved = 0
         # running decoders, in admission order; a decode step that moves them all costs O(1): each
         # one's last token is due when `clock` (decode steps so far) reaches its `dec_finish`
@@ -119,8 +118,7 @@ class _Engine:
             completed = self._price(batch)
             self._step_decoders(batch.decodes)
             self._finish_prefills(completed)
-            self.record.end_iteration(self.pool.used, self.unrecorded_preemptions)
-            self.unrecorded_preemptions = 0
+            self.record.end_iteration(self.pool.used)
         return self._trace()
 
     # --- the phases -----------------------------------------------------------------------
@@ -148,7 +146,6 @@ class _Engine:
                 return batch
             self._preempt_newest()
             self.preempted_this_step = True
-            self.unrecorded_preemptions += 1
 
     def _idle_until_next_arrival(self) -> None:
         if self.arrived == self.n:
@@ -271,6 +268,7 @@ class _Engine:
         """Free the newest running request's KV; it goes back to the head of the queue and its
         prompt plus generated tokens are recomputed."""
         victim = self.pool.preempt_newest()
+        self.record.preemption(victim)
         if victim in self.partial:
             self.partial.remove(victim)
             self.recomputed[victim] += self.computed[victim]

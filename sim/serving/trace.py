@@ -57,6 +57,9 @@ class Trace:
     # the decode rows of iterations where only the first decode_tokens of the running list stepped
     partial_step_iteration: np.ndarray = field(repr=False)
     partial_step_request: np.ndarray = field(repr=False)
+    # preemptions in the order they happened: the iteration they made room for, the victim
+    preemption_iteration: np.ndarray = field(repr=False)
+    preemption_request: np.ndarray = field(repr=False)
     notes: tuple[str, ...] = ()
     starved_iterations: int = 0
     # per iteration: requests preempted to make room for it (KV full), for when it happened
@@ -99,7 +102,9 @@ class TraceRecorder:
         self.member_request, self.member_admission, self.member_first, self.member_stop = (
             array("q") for _ in range(4))
         self.partial_iteration, self.partial_request = array("q"), array("q")
+        self.preemption_iteration, self.preemption_request = array("q"), array("q")
         self._open: dict[int, tuple[int, int]] = {}   # running decoder -> (admission, first)
+        self._preemptions_counted = 0                   # in `preempted` so far
 
     @property
     def iterations(self) -> int:
@@ -133,9 +138,16 @@ class TraceRecorder:
         self.first_iteration.append(self.iterations - 1)
         self.first_request.append(request)
 
-    def end_iteration(self, kv_used: int, preempted: int) -> None:
+    def preemption(self, request: int) -> None:
+        """`request` was preempted to make room for the next iteration."""
+        self.preemption_iteration.append(self.iterations)
+        self.preemption_request.append(request)
+
+    def end_iteration(self, kv_used: int) -> None:
+        """KV in use once the iteration is done; the preemptions since the one before."""
         self.kv_used.append(kv_used)
-        self.preempted.append(preempted)
+        self.preempted.append(len(self.preemption_request) - self._preemptions_counted)
+        self._preemptions_counted = len(self.preemption_request)
 
     # --- the running decoders -------------------------------------------------------------------
     def join(self, requests, admissions) -> None:
@@ -161,7 +173,7 @@ class TraceRecorder:
         ints = {name: np.asarray(getattr(self, name), np.int64) for name in (
             "decode_tokens", "prefill_tokens", "running_decoders", "chunk_iteration",
             "chunk_request", "chunk_start", "chunk_length", "member_request", "member_admission",
-            "member_first", "member_stop")}
+            "member_first", "member_stop", "preemption_iteration", "preemption_request")}
         partial = {"partial_step_iteration": np.asarray(self.partial_iteration, np.int64),
                    "partial_step_request": np.asarray(self.partial_request, np.int64)}
         firsts = (np.asarray(self.first_iteration, np.int64),
