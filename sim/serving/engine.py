@@ -251,9 +251,13 @@ class _Engine:
         self.record.join(requests, admission)
 
     def _leave(self, mask: np.ndarray) -> int:
-        """Decoders under `mask` stop running and free their KV; return how many."""
+        """Decoders under `mask` finish: they stop running and free their KV; return how many."""
+        self.pool.free(self.dec_ids[mask].tolist())
+        return self._stop_running(mask)
+
+    def _stop_running(self, mask: np.ndarray) -> int:
+        """Decoders under `mask` leave the running list; return how many."""
         gone = self.dec_ids[mask]
-        self.pool.free(gone.tolist())
         self.record.leave(gone)
         keep = ~mask
         self._set_decoders(self.dec_ids[keep], self.dec_admission[keep], self.dec_finish[keep])
@@ -272,11 +276,11 @@ class _Engine:
         if victim in self.partial:
             self.partial.remove(victim)
             self.recomputed[victim] += self.computed[victim]
-        else:   # the newest holder not mid-prefill is the last running decoder
-            self.generated[victim] = self.output[victim] - int(self.dec_finish[-1] - self.clock)
+        else:   # a running decoder (the last one, in admission order)
+            mask = self.dec_ids == victim
+            self.generated[victim] = self.output[victim] - int(self.dec_finish[mask][0] - self.clock)
             self.recomputed[victim] += self.prompt[victim] + self.generated[victim]
-            self.record.leave(self.dec_ids[-1:])
-            self._set_decoders(self.dec_ids[:-1], self.dec_admission[:-1], self.dec_finish[:-1])
+            self._stop_running(mask)
         self.target[victim] = self.prompt[victim] + self.generated[victim]
         self.computed[victim] = 0
         self.preemptions[victim] += 1

@@ -1,15 +1,18 @@
 """The step engine and the policies on hand-checkable workloads."""
 
+from dataclasses import fields, replace
+
 import numpy as np
 import pytest
 
 from sim import run
 from sim.cost.iteration import CostModel
 from sim.errors import InputError
-from sim.presets.hardware import get_gpu
+from sim.presets.hardware import custom_gpu, get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import SimulationLimitError, kv_capacity_tokens
+from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, simulate
 from sim.serving.metrics import seed_metrics, summarize
+from sim.serving.policies import Batch, get_policy
 from sim.serving.workloads import burst, make_workload, poisson, seed_scenario
 from sim.studies.worked_example import worked_example
 
@@ -184,3 +187,93 @@ def test_admitting_a_prompt_never_evicts_a_running_decoder(policy):
     trace = run(w, policy, 1_000_000)
     assert trace.preemptions.sum() == 0
     assert len(trace.tokens_of(decoders)) == 2
+
+
+# --- KV: reservation rule, watermark ------------------------------------------------------------
+@pytest.mark.parametrize("policy, prompt_kv", [("sarathi", 8192), ("sglang", 8192), ("vllm-v1", 512)])
+def test_kv_of_the_first_iteration_follows_the_reservation_rule(policy, prompt_kv):
+    """64 decoders hold 4,000 tokens each and take one more; the new prompt holds all its 8,192
+    tokens from admission (Sarathi-Serve, SGLang) or only its first 512-token chunk (vLLM V1)."""
+    trace = run_seed(policy, 576)
+    decoders = 0 if policy == "sglang" else 64       # SGLang's decodes wait behind the prefill
+    assert trace.kv_used_tokens[0] == 64 * 4000 + decoders + prompt_kv
+
+
+def test_sarathi_admits_nothing_into_the_last_percent_of_kv():
+    """On a GPU with 2,899 KV tokens Sarathi-Serve keeps 28 free: a 2,789-token prompt fits beside
+    a 100-token one only without that watermark, so it waits until the first request is done;
+    vLLM V1, which keeps none, admits its first chunk at once."""
+    cost = CostModel(custom_gpu(150, 1, 18.2), get_model("dense-8b"))
+    capacity = kv_capacity_tokens(cost)
+    assert capacity == 2899
+    w = make_workload([0.0, 0.0], [100, capacity - 110], [50, 1])
+    sarathi = simulate(w, get_policy("sarathi"), cost, budget=4096)
+    first_chunk = sarathi.chunk_iteration[sarathi.chunk_request == 1][0]
+    last_token = np.searchsorted(sarathi.end_s, sarathi.tokens_of(0)[-1])
+    assert first_chunk == last_token + 1 and sarathi.preemptions.sum() == 0
+    vllm = simulate(w, get_policy("vllm-v1"), cost, budget=4096)
+    assert vllm.chunk_iteration[vllm.chunk_request == 1][0] == 0
+
+
+def test_sarathi_refuses_a_request_that_needs_the_watermark():
+    cost = CostModel(custom_gpu(150, 1, 18.2), get_model("dense-8b"))
+    w = make_workload([0.0], [2899 - 28], [1])   # prompt + output = capacity - watermark + 1
+    with pytest.raises(InputError, match="2,872 tokens of KV"):
+        simulate(w, get_policy("sarathi"), cost, budget=4096)
+    assert len(simulate(w, get_policy("vllm-v1"), cost, budget=4096).tokens_of(0)) == 1
+
+
+# --- admission, decode rows, memory -------------------------------------------------------------
+def test_admission_is_by_request_id():
+    """A policy may admit from anywhere in the queue: the engine admits exactly the requests its
+    batch names, and the others keep their place."""
+    def last_come_first_served(state, budget, limits, whole_prompt):
+        batch = Batch(decodes=state.decoding)
+        if state.waiting:
+            request = state.waiting[-1]
+            batch.admit(request, state.prefill_left(request), state.prefill_left(request))
+        return batch
+
+    spec = replace(get_policy("orca"), name="lcfs", build=last_come_first_served)
+    w = make_workload([0.0, 0.0, 0.0], [10, 20, 30], [1, 1, 1])
+    trace = simulate(w, spec, CostModel(get_gpu("illustrative"), get_model("dense-8b")), budget=100)
+    assert trace.chunk_request.tolist() == [2, 1, 0]
+    assert trace.chunk_length.tolist() == [30, 20, 10]
+    assert np.diff(trace.token_offsets).tolist() == [1, 1, 1]
+
+
+def test_decode_rows_are_the_head_of_the_running_list():
+    """vLLM V1 at budget 32 with 64 decoders: the first 32 (admission order) step; the trace
+    keeps explicit rows only for such iterations."""
+    trace = run_seed("vllm-v1", 32, decodes=64, decode_output=4, prompt=256)
+    assert trace.running_decoders[0] == 64 and trace.decode_tokens[0] == 32
+    assert trace.decode_rows(0).tolist() == list(range(32))
+    partial = trace.decode_tokens < trace.running_decoders
+    assert len(trace.partial_step_request) == trace.decode_tokens[partial].sum()
+    full = np.flatnonzero(~partial & (trace.decode_tokens > 0))[0]
+    assert len(trace.decode_rows(full)) == trace.running_decoders[full]
+    assert len(trace.decode_rows(int(np.flatnonzero(trace.decode_tokens == 0)[0]))) == 0
+
+
+def test_a_trace_grows_linearly_with_requests_and_tokens():
+    """3,000 decoders joining one by one used to store 3,000 snapshots of the running list (4.5
+    million entries); a trace now holds a few numbers per request, token and iteration."""
+    trace = run(seed_scenario(decodes=3000, context=1, decode_output=3, prompt=100), "sarathi", 8192,
+                max_seqs=4000)
+    held = 0
+    for f in fields(trace):
+        value = getattr(trace, f.name)
+        held += value.size if isinstance(value, np.ndarray) else \
+            sum(np.size(v) for v in value) if isinstance(value, list) else 0
+    assert held <= 20 * (len(trace.arrival_s) + len(trace.token_s) + trace.iterations)
+    assert len(trace.member_request) == 3001     # one stay in the running list each
+
+
+def test_preemptions_are_recorded_with_their_victims():
+    w = make_workload(np.zeros(60), np.full(60, 500), np.full(60, 1000))
+    trace = run(w, "vllm-v1", 2048, gpu="l4", model="llama-3.1-8b")
+    np.testing.assert_array_equal(np.bincount(trace.preemption_request, minlength=60),
+                                  trace.preemptions)
+    np.testing.assert_array_equal(np.bincount(trace.preemption_iteration,
+                                              minlength=trace.iterations),
+                                  trace.iteration_preemptions)
