@@ -242,8 +242,8 @@ class _Engine:
 
     def _join(self, requests: list[int]) -> None:
         """`requests` start decoding, kept in admission order."""
-        admission = np.array([self.pool.admission_number(r) for r in requests], np.int64)
-        left = np.array([self.output[r] - self.generated[r] for r in requests], np.int64)
+        admission = np.array([self.pool.admission_number(r) for r in requests])
+        left = np.array([self.output[r] - self.generated[r] for r in requests])
         at = np.searchsorted(self.dec_admission, admission)
         self._set_decoders(np.insert(self.dec_ids, at, requests),
                            np.insert(self.dec_admission, at, admission),
@@ -300,8 +300,8 @@ class _Engine:
         return self.record.trace(
             self.w, policy=self.spec.name, budget=self.budget,
             kv_capacity_tokens=self.pool.capacity,
-            preemptions=np.asarray(self.preemptions, np.int64),
-            recomputed_tokens=np.asarray(self.recomputed, np.int64), notes=tuple(notes),
+            preemptions=np.array(self.preemptions), recomputed_tokens=np.array(self.recomputed),
+            notes=tuple(notes),
             starved_iterations=self.starved)
 
 

@@ -60,10 +60,10 @@ class Trace:
     # preemptions in the order they happened: the iteration they made room for, the victim
     preemption_iteration: np.ndarray = field(repr=False)
     preemption_request: np.ndarray = field(repr=False)
-    notes: tuple[str, ...] = ()
-    starved_iterations: int = 0
+    notes: tuple[str, ...]
+    starved_iterations: int
     # per iteration: requests preempted to make room for it (KV full), for when it happened
-    iteration_preemptions: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    iteration_preemptions: np.ndarray
 
     @property
     def iterations(self) -> int:
@@ -168,20 +168,20 @@ class TraceRecorder:
         """The Trace; `summary` holds the run's own fields (policy, budget, kv_capacity_tokens,
         preemptions, recomputed_tokens, notes, starved_iterations)."""
         self.leave(list(self._open))
-        floats = {name: np.asarray(getattr(self, name), np.float64)
+        # the columns are typed arrays ("d": float64, "q": int64), so numpy keeps their types
+        floats = {name: np.asarray(getattr(self, name))
                   for name in ("start_s", "end_s", "compute_s", "memory_s")}
-        ints = {name: np.asarray(getattr(self, name), np.int64) for name in (
+        ints = {name: np.asarray(getattr(self, name)) for name in (
             "decode_tokens", "prefill_tokens", "running_decoders", "chunk_iteration",
             "chunk_request", "chunk_start", "chunk_length", "member_request", "member_admission",
             "member_first", "member_stop", "preemption_iteration", "preemption_request")}
-        partial = {"partial_step_iteration": np.asarray(self.partial_iteration, np.int64),
-                   "partial_step_request": np.asarray(self.partial_request, np.int64)}
-        firsts = (np.asarray(self.first_iteration, np.int64),
-                  np.asarray(self.first_request, np.int64))
+        partial = {"partial_step_iteration": np.asarray(self.partial_iteration),
+                   "partial_step_request": np.asarray(self.partial_request)}
+        firsts = (np.asarray(self.first_iteration), np.asarray(self.first_request))
         offsets, token_s = _token_times(workload, floats["end_s"], ints, partial, firsts)
         return Trace(**summary, **floats, **ints, **partial,
-                     kv_used_tokens=np.asarray(self.kv_used, np.int64),
-                     iteration_preemptions=np.asarray(self.preempted, np.int64),
+                     kv_used_tokens=np.asarray(self.kv_used),
+                     iteration_preemptions=np.asarray(self.preempted),
                      arrival_s=workload.arrival_s, prompt=workload.prompt, output=workload.output,
                      prefilled=workload.prefilled, token_offsets=offsets, token_s=token_s)
 
@@ -191,8 +191,7 @@ def _token_times(workload: Workload, end_s: np.ndarray, ints: dict, partial: dic
     """Every token's time, CSR by request: decode tokens (each membership's share of the
     iterations where every running decoder stepped, and the partial steps' rows), first tokens,
     and the streams' token emitted before the run (at their arrival)."""
-    dec = ints["decode_tokens"]
-    everyone = (dec > 0) & (dec == ints["running_decoders"])
+    everyone = ints["decode_tokens"] == ints["running_decoders"]   # (none running: no members)
     iterations = np.flatnonzero(everyone)
     before = np.r_[0, np.cumsum(everyone)]          # such iterations before each iteration
     low, high = before[ints["member_first"]], before[ints["member_stop"]]

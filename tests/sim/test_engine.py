@@ -277,3 +277,39 @@ def test_preemptions_are_recorded_with_their_victims():
     np.testing.assert_array_equal(np.bincount(trace.preemption_iteration,
                                               minlength=trace.iterations),
                                   trace.iteration_preemptions)
+
+
+def test_a_partial_prefill_is_preempted_when_it_is_the_newest():
+    """vLLM V1 at budget 10: two decoders grow while a new 850-token prompt takes KV 8 tokens at
+    a time; when KV runs out, the prompt (admitted last) is evicted, four times, and its chunks
+    are computed again (2,946 tokens for an 850-token prompt)."""
+    cost = CostModel(custom_gpu(150, 1, 18.2), get_model("dense-8b"))
+    w = make_workload([0.0, 0.0, 0.0], [1000, 1000, 850], [300, 300, 2], [True, True, False])
+    trace = simulate(w, get_policy("vllm-v1"), cost, budget=10)
+    assert trace.preemption_request.tolist() == [2, 2, 2, 2]
+    assert trace.preemptions.tolist() == [0, 0, 4]
+    assert trace.recomputed_tokens.tolist() == [0, 0, 2946 - 850]
+    assert trace.chunk_length[trace.chunk_request == 2].sum() == 2946
+    assert trace.notes == ("1 requests were preempted (KV full) and recomputed 2,096 tokens",)
+    assert [len(trace.tokens_of(r)) for r in range(3)] == [301, 301, 2]
+
+
+def test_the_starvation_note_counts_the_iterations():
+    trace = run_seed("sarathi", 32, decodes=64, decode_output=10, prompt=512)
+    assert trace.notes == (
+        "starvation: in 10 iterations the running decodes used the whole budget of 32 tokens and "
+        "waiting prompts got none (budget <= decodes: new requests wait until decoders finish)",)
+
+
+def test_a_trace_names_its_policy_budget_and_capacity():
+    trace = run_seed("sglang", 1000)
+    assert (trace.policy, trace.budget, trace.notes) == ("sglang", 1000, ())
+    assert trace.kv_capacity_tokens == kv_capacity_tokens(
+        CostModel(get_gpu("illustrative"), get_model("dense-8b")))
+
+
+def test_a_policy_that_schedules_nothing_is_an_error_not_a_hang():
+    spec = replace(get_policy("sarathi"), build=lambda state, budget, limits, whole_prompt: Batch())
+    with pytest.raises(RuntimeError, match="^the scheduler made no progress with work left$"):
+        simulate(make_workload([0.0, 1.0], [10, 10], [1, 1]), spec,
+                 CostModel(get_gpu("illustrative"), get_model("dense-8b")), budget=100)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from sim.errors import InputError
 from sim.serving.policies import POLICIES, Batch, Limits, get_policy
 
 NO_CAP = Limits()
@@ -74,6 +75,11 @@ def test_sarathi_admits_first_come_first_served_without_skipping():
     assert plan("sarathi", state, budget=100) == Batch()
 
 
+def test_sarathi_decodes_that_fill_the_budget_leave_prefills_waiting():
+    state = Stub(decoding=4, partial=[1], waiting=[2], left={1: 10, 2: 10})
+    assert plan("sarathi", state, budget=4) == Batch(decodes=4)
+
+
 def test_sarathi_admits_several_new_requests_until_the_budget_is_spent():
     state = Stub(waiting=[1, 2, 3], left={1: 30, 2: 30, 3: 30})
     assert plan("sarathi", state, budget=70) == Batch(
@@ -111,6 +117,13 @@ def test_vllm_v1_admits_a_chunk_where_the_whole_prompt_would_not_fit():
         decodes=2, chunks=[(1, 48)], admitted=[1], kv=[(1, 48)])
     state.free_kv = 2 + 47                  # the decodes' tokens and the chunk must both fit
     assert plan("vllm-v1", state, budget=50) == Batch(decodes=2)
+
+
+def test_vllm_v1_new_chunks_need_kv_beside_the_decodes_and_the_partial_chunks():
+    state = Stub(decoding=2, partial=[1], waiting=[2], left={1: 30, 2: 1000}, free_kv=2 + 30 + 68)
+    assert plan("vllm-v1", state, budget=100).admitted == [2]
+    state.free_kv -= 1
+    assert plan("vllm-v1", state, budget=100) == Batch(decodes=2, chunks=[(1, 30)], kv=[(1, 30)])
 
 
 def test_vllm_v1_admits_nothing_in_a_step_that_preempted():
@@ -166,6 +179,17 @@ def test_orca_runs_every_decode_with_whole_prompts_and_no_budget():
 
 
 @pytest.mark.parametrize("policy", ["vllm-v0", "orca"])
+def test_unchunked_policies_admit_whole_prompts_while_kv_lasts(policy):
+    """Each prompt needs all its KV, beside the watermark and those admitted before it."""
+    state = Stub(waiting=[1, 2], left={1: 60, 2: 50}, free_kv=10 + 60 + 50, kv_watermark=10)
+    assert plan(policy, state, budget=1000).admitted == [1, 2]
+    state.free_kv -= 1
+    assert plan(policy, state, budget=1000).admitted == [1]
+    state.free_kv = 10 + 59
+    assert plan(policy, state, budget=1000).admitted == []
+
+
+@pytest.mark.parametrize("policy", ["vllm-v0", "orca"])
 def test_unchunked_policies_cap_running_requests(policy):
     state = Stub(decoding=1, waiting=[1, 2], left={1: 5, 2: 5})
     assert plan(policy, state, 100, Limits(max_seqs=2)).admitted == [1]
@@ -189,13 +213,29 @@ def test_an_idle_state_gives_an_empty_batch(policy):
     assert plan(policy, Stub(), budget=100) == Batch()
 
 
+def test_an_unknown_policy_names_the_known_ones():
+    with pytest.raises(InputError) as error:
+        get_policy("fifo")
+    assert str(error.value) == "unknown policy 'fifo'; choose one of sarathi, vllm-v1, sglang, vllm-v0, orca"
+
+
 @pytest.mark.parametrize("bad, message", [
-    (dict(max_seqs=0), "max sequences"), (dict(max_seqs=1.5), "max sequences"),
-    (dict(max_partial_prefills=0), "max partial prefills"),
-    (dict(max_iterations=5_000_001), "iteration cap"), (dict(max_iterations=float("nan")), "cap")])
+    (dict(max_seqs=0), r"max sequences must be in \(0, 1e\+06\], got 0"),
+    (dict(max_seqs=1_000_001), r"max sequences must be in \(0, 1e\+06\], got 1000001"),
+    (dict(max_seqs=1.5), "max sequences must be a whole number"),
+    (dict(max_partial_prefills=0), r"max partial prefills must be in \(0, 1e\+06\], got 0"),
+    (dict(max_partial_prefills=1_000_001), r"max partial prefills must be in \(0, 1e\+06\]"),
+    (dict(max_iterations=5_000_001), r"iteration cap must be in \(0, 5e\+06\], got 5000001"),
+    (dict(max_iterations=float("nan")), "iteration cap must be a finite number")])
 def test_limits_refuse_bad_values(bad, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(InputError, match=f"^{message}"):
         Limits(**bad)
+
+
+def test_limits_allow_their_largest_values():
+    assert Limits(1_000_000, 1_000_000, 5_000_000) == Limits(max_seqs=1_000_000,
+                                                           max_partial_prefills=1_000_000,
+                                                           max_iterations=5_000_000)
 
 
 def test_limits_keep_whole_numbers():

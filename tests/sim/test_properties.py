@@ -134,7 +134,7 @@ def replay(trace, whole_prompt: bool) -> None:
 
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(scenarios(), scenarios(tight=True)))
 def test_engine_invariants(policy, s):
     s["policy"] = policy
@@ -182,7 +182,7 @@ def _check_budget(s, trace):
         assert np.all(np.isin(trace.chunk_start, 0))
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(scenarios(), scenarios(tight=True)))
 def test_sarathi_never_skips_a_running_decode(s):
     s["policy"] = "sarathi"
