@@ -81,7 +81,6 @@ class _Engine:
         self.now = 0.0
         self.arrived = 0
         self.finished = 0
-        self.preempted_this_step = False
         self.starved = 0
         # running decoders, in admission order; a decode step that moves them all costs O(1): each
         # one's last token is due when `clock` (decode steps so far) reaches its `dec_finish`

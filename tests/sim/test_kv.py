@@ -69,7 +69,7 @@ def test_taking_more_than_is_free_is_a_bug_not_a_clamp():
 
 
 def test_preempting_an_empty_pool_is_a_bug():
-    with pytest.raises(KvOverflow, match="nothing to preempt"):
+    with pytest.raises(KvOverflow, match="^KV exhausted with nothing to preempt$"):
         KvPool(10, 0, 1).preempt_newest()
 
 
