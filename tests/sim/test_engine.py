@@ -331,6 +331,10 @@ def test_decode_rows_are_the_head_of_the_running_list():
     trace = run_seed("vllm-v1", 32, decodes=64, decode_output=4, prompt=256)
     assert trace.running_decoders[0] == 64 and trace.decode_tokens[0] == 32
     assert trace.decode_rows(0).tolist() == list(range(32))
+    # the skipped half does not advance: no token at the end of iteration 0, and in all still
+    # exactly its 4 tokens (after the one it emitted before the run)
+    assert all(trace.end_s[0] not in trace.tokens_of(r) for r in range(32, 64))
+    assert np.diff(trace.token_offsets).tolist() == [5] * 64 + [32]
     partial = trace.decode_tokens < trace.running_decoders
     assert len(trace.partial_step_request) == trace.decode_tokens[partial].sum()
     full = np.flatnonzero(~partial & (trace.decode_tokens > 0))[0]
