@@ -155,14 +155,18 @@ def test_a_request_may_fill_the_kv_but_not_overflow_it():
     assert str(error.value) == (
         "a request needs 2,900 tokens of KV (0.4 GiB) but only 2,899 tokens (0.4 GiB) fit beside "
         "the weights; shorten the prompt or pick a GPU with more memory")
-    with pytest.raises(InputError, match=r"needs 9,000 tokens of KV \(1.1 GiB\) but only 2,899"):
-        simulate(make_workload([0.0], [8999], [1]), get_policy("vllm-v1"), TIGHT, budget=4096)
+    # 8,602 tokens x 128 KiB = 1.0501 GiB
+    with pytest.raises(InputError, match=r"needs 8,602 tokens of KV \(1.1 GiB\) but only 2,899"):
+        simulate(make_workload([0.0], [8601], [1]), get_policy("vllm-v1"), TIGHT, budget=4096)
 
 
 def test_running_decoders_must_fit_in_kv_and_in_max_sequences():
     fits = seed_scenario(decodes=2, context=1400, decode_output=49, prompt=10, prompt_output=1)
     assert simulate(fits, get_policy("vllm-v1"), TIGHT, budget=4096,
                     limits=Limits(max_seqs=2)).iterations > 0             # 2 x 1,449 = 2,898
+    all_of_it = seed_scenario(decodes=1, context=2850, decode_output=49, prompt=10, prompt_output=1)
+    trace = simulate(all_of_it, get_policy("vllm-v1"), TIGHT, budget=4096)   # 2,850 + 49 = all
+    assert trace.kv_used_tokens.max() == 2898    # after its last step the decoder is gone
     too_long = seed_scenario(decodes=2, context=1400, decode_output=50, prompt=10)
     with pytest.raises(InputError) as error:
         simulate(too_long, get_policy("vllm-v1"), TIGHT, budget=4096)
@@ -241,10 +245,13 @@ def test_engine_prices_each_iteration_like_the_cost_model(model):
     """The engine's O(1) aggregation must equal `CostModel.price` of the same batch, sliding
     window included (decoder contexts and chunk prefixes straddling Mistral's 4,096-token
     window)."""
-    w = make_workload([0.0, 0.0, 0.0, 0.01], [100, 8000, 3000, 9000], [3, 3, 3, 2],
+    w = make_workload([0.0, 0.0, 0.0, 0.01], [100, 8000, 3000, 9000], [20, 20, 20, 2],
                       [True, True, True, False])
     cost = CostModel(get_gpu("a100-80gb"), get_model(model))
-    assert_priced_like_the_cost_model(run(w, "sarathi", 1024, gpu="a100-80gb", model=model), w, cost)
+    trace = run(w, "sarathi", 1024, gpu="a100-80gb", model=model)
+    completes = trace.chunk_iteration[-1]            # the prompt's last chunk, beside 3 decodes
+    assert trace.decode_tokens[completes] == 3 and trace.iterations > completes + 1
+    assert_priced_like_the_cost_model(trace, w, cost)
 
 
 @pytest.mark.parametrize("model", ["mistral-7b", "llama-3.1-8b"])
