@@ -32,9 +32,10 @@ def plan(policy: str, state: Stub, budget: int, limits: Limits = NO_CAP) -> Batc
 
 
 # --- Sarathi-Serve -------------------------------------------------------------------------------
-def test_sarathi_runs_every_decode_even_past_the_budget():
+@pytest.mark.parametrize("policy, decodes", [("sarathi", 10), ("vllm-v1", 4)])
+def test_the_budget_caps_decodes_for_vllm_v1_but_never_for_sarathi(policy, decodes):
     state = Stub(decoding=10, waiting=[1], left={1: 100})
-    assert plan("sarathi", state, budget=4) == Batch(decodes=10)
+    assert plan(policy, state, budget=4) == Batch(decodes=decodes)
 
 
 def test_sarathi_order_is_decodes_then_partial_prefills_then_new_requests():
@@ -100,11 +101,6 @@ def test_chunked_policies_cap_partial_prefills(policy):
 
 
 # --- vLLM V1 -------------------------------------------------------------------------------------
-def test_vllm_v1_budget_caps_the_decodes():
-    state = Stub(decoding=10, waiting=[1], left={1: 100})
-    assert plan("vllm-v1", state, budget=4) == Batch(decodes=4)
-
-
 def test_vllm_v1_takes_kv_chunk_by_chunk():
     state = Stub(decoding=2, partial=[1], waiting=[2], left={1: 30, 2: 1000})
     assert plan("vllm-v1", state, budget=100) == Batch(
