@@ -10,7 +10,7 @@ from sim.serving.workloads import poisson, seed_scenario
 
 
 def _run(workload, policy, cost, budget, max_seqs=1024):
-    summarize(simulate(workload, get_policy(policy), cost, budget=budget, limits=Limits(max_seqs)))
+    summarize(simulate(workload, get_policy(policy), cost, budget=budget, limits=Limits(max_seqs=max_seqs)))
 
 
 def cases():

@@ -21,11 +21,12 @@ def cases():
     mistral = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
     return [
         ("sweep, 12 budgets x 1,000 Poisson requests (a100, llama)", 3.0,
-         lambda: sweep(thousand, get_policy("sarathi"), a100, TWELVE_BUDGETS, limits=Limits(128),
+         lambda: sweep(thousand, get_policy("sarathi"), a100, TWELVE_BUDGETS,
+                       limits=Limits(max_seqs=128),
                        tbt_slo_s=0.05)),
         ("capacity, sarathi 512 vs vllm-v0, 1,000 ShareGPT requests", 15.0,
          lambda: compare_capacity(_sharegpt, mistral, policy=get_policy("sarathi"), budget=512,
                                   baseline=get_policy("vllm-v0"), baseline_budget=8192,
                                   tbt_slo_s=SLO_PRESETS["mistral-7b-strict"].tbt_slo_s,
-                                  limits=Limits(128))),
+                                  limits=Limits(max_seqs=128))),
     ]

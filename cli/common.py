@@ -157,7 +157,8 @@ def run_from(args) -> tuple[workloads.Workload, Trace]:
             f"decodes = {budget - decoders} <= 0, so new prompts would starve until decoders "
             f"finish; use a budget > {decoders}, or --allow-starvation to watch it")
     trace = simulate(workload, policy, cost_model_from(args), budget=budget,
-                     limits=Limits(args.max_seqs, args.max_partial_prefills, args.max_iterations))
+                     limits=Limits(max_seqs=args.max_seqs, max_partial_prefills=args.max_partial_prefills,
+                                   max_iterations=args.max_iterations))
     return workload, trace
 
 

@@ -50,10 +50,10 @@ def _pair(p) -> dict:
 def _sweep(args) -> None:
     workload = workload_from(args)
     cost = cost_model_from(args)
+    partials = _optional_count("--max-partial-prefills", args.max_partial_prefills)
     result = sweep(workload, get_policy(args.policy), cost, numbers(args.budgets),
-                   limits=Limits(args.max_seqs, _optional_count("--max-partial-prefills",
-                                                                args.max_partial_prefills),
-                                 args.max_iterations),
+                   limits=Limits(max_seqs=args.max_seqs, max_partial_prefills=partials,
+                                 max_iterations=args.max_iterations),
                    tbt_slo_s=args.tbt_slo)
     marks = {d.budget: d.engine for d in result.defaults}
     rows, payload = [], []
@@ -133,9 +133,8 @@ def _capacity(args) -> None:
         workload_at, cost, policy=get_policy(args.policy), budget=budget,
         baseline=baseline, baseline_budget=baseline_budget, tbt_slo_s=slo,
         delay_slo_s=args.delay_slo,
-        limits=Limits(args.max_seqs, _optional_count("--max-partial-prefills",
-                                                     args.max_partial_prefills),
-                      args.max_iterations),
+        limits=Limits(max_seqs=args.max_seqs, max_partial_prefills=_optional_count(
+            "--max-partial-prefills", args.max_partial_prefills), max_iterations=args.max_iterations),
         max_runs=args.max_runs)
     payload = {"policy": _result_json(result.policy), "baseline": _result_json(result.baseline),
                "ratio": result.ratio, "tbt_slo_s": slo, "delay_slo_s": args.delay_slo,

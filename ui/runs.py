@@ -40,7 +40,7 @@ MAX_ITERATIONS = 50_000   # any input finishes in bounded time (< 1 s); beyond t
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _lane(s: Scenario, policy: str) -> Trace:
     return simulate(s.workload(), get_policy(policy), s.cost_model(), budget=s.budget,
-                    limits=Limits(s.max_seqs, max_iterations=MAX_ITERATIONS))
+                    limits=Limits(max_seqs=s.max_seqs, max_iterations=MAX_ITERATIONS))
 
 
 def try_lanes(s: Scenario) -> tuple[Trace, Trace] | str:

@@ -125,7 +125,8 @@ def _generated(t: Traffic) -> Workload:
 def _run(t: Traffic, s: Scenario, policy: str, budget: int, partials: int | None,
          _workload: Workload) -> Trace:
     return simulate(_workload, get_policy(policy), s.cost_model(), budget=budget,
-                    limits=Limits(t.max_seqs, partials, MAX_ITERATIONS))
+                    limits=Limits(max_seqs=t.max_seqs, max_partial_prefills=partials,
+                                  max_iterations=MAX_ITERATIONS))
 
 
 def stop_on(error: InputError, what: str) -> None:
@@ -200,7 +201,7 @@ def _sweep_point(t: Traffic, s: Scenario, policy: str, budget: int,
     try again)."""
     try:
         return run_point(_workload, get_policy(policy), s.cost_model(), budget,
-                         limits=Limits(t.max_seqs, max_iterations=MAX_ITERATIONS))
+                         limits=Limits(max_seqs=t.max_seqs, max_iterations=MAX_ITERATIONS))
     except SimulationLimitError:
         return None
 
@@ -308,7 +309,7 @@ def find_capacity(q: CapacityQuery) -> CapacityView:
     workload_at = q.traffic.poisson_at()
     cost = q.scenario.cost_model()
     limits = dict(tbt_slo_s=q.tbt_slo_s, delay_slo_s=q.delay_slo_s,
-                  limits=Limits(q.traffic.max_seqs, max_iterations=MAX_ITERATIONS))
+                  limits=Limits(max_seqs=q.traffic.max_seqs, max_iterations=MAX_ITERATIONS))
     try:
         comparison = compare_capacity(workload_at, cost, policy=get_policy(q.policy),
                                       budget=q.budget, baseline=get_policy(q.baseline),

@@ -38,7 +38,7 @@ MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (issue 3)
 
 def run(scenario, policy):
     return simulate(scenario.workload(), get_policy(policy), scenario.cost_model(),
-                    budget=scenario.budget, limits=Limits(scenario.max_seqs))
+                    budget=scenario.budget, limits=Limits(max_seqs=scenario.max_seqs))
 
 
 @pytest.fixture(scope="module")

@@ -229,9 +229,15 @@ def test_limits_refuse_bad_values(bad, message):
 
 
 def test_limits_allow_their_largest_values():
-    assert Limits(1_000_000, 1_000_000, 5_000_000) == Limits(max_seqs=1_000_000,
-                                                           max_partial_prefills=1_000_000,
-                                                           max_iterations=5_000_000)
+    limits = Limits(max_seqs=1_000_000, max_partial_prefills=1_000_000, max_iterations=5_000_000)
+    assert (limits.max_seqs, limits.max_partial_prefills, limits.max_iterations) == (
+        1_000_000, 1_000_000, 5_000_000)
+
+
+def test_limits_are_named_never_positional():
+    """The budget is not a limit here: `Limits(576, 128)` must not quietly mean max_seqs=576."""
+    with pytest.raises(TypeError):
+        Limits(576, 128)
 
 
 def test_limits_keep_whole_numbers():

@@ -55,7 +55,8 @@ def run(s):
     run that reaches it is a scheduling bug (a livelock), not a refusal."""
     try:
         return simulate(s["workload"], POLICIES[s["policy"]], CostModel(s["gpu"], s["model"], s["mode"]),
-                        budget=s["budget"], limits=Limits(s["max_seqs"], max_iterations=MAX_ITERATIONS))
+                        budget=s["budget"], limits=Limits(max_seqs=s["max_seqs"],
+                                                                 max_iterations=MAX_ITERATIONS))
     except SimulationLimitError:
         raise
     except InputError:

@@ -83,7 +83,7 @@ def test_worked_example_inputs_at_defaults_are_the_seeds():
 def seed_traces():
     s = scenario_from({})
     return {p: simulate(s.workload(), get_policy(p), s.cost_model(), budget=s.budget,
-                        limits=Limits(s.max_seqs)) for p in ("vllm-v0", "sarathi")}
+                        limits=Limits(max_seqs=s.max_seqs)) for p in ("vllm-v0", "sarathi")}
 
 
 def test_lane_cards_show_the_seeds_numbers(seed_traces):
@@ -101,7 +101,7 @@ def test_lane_cards_show_the_seeds_numbers(seed_traces):
 def test_lane_cards_without_decoders_say_so():
     s = scenario_from({"decodes": 0})
     trace = simulate(s.workload(), get_policy("sarathi"), s.cost_model(), budget=s.budget,
-                     limits=Limits(s.max_seqs))
+                     limits=Limits(max_seqs=s.max_seqs))
     cards = {c.label: c for c in lane_cards(trace, "simple")}
     assert math.isnan(cards["Largest decoder gap"].seconds)
     assert cards["Largest decoder gap"].value == "—"
