@@ -20,7 +20,7 @@ from charts.theme import Look
 from charts.views import budget_plan, roofline_figures, timeline
 from sim.cost.validation import validate
 from sim.serving.engine import simulate
-from sim.serving.policies import get_policy
+from sim.serving.policies import Limits, get_policy
 from sim.studies.budget import scenario_iterations
 from ui.scenario import scenario_from
 
@@ -56,7 +56,7 @@ def _scenario_figures(**values):
     """Simulate both lanes and build every figure's spec (what a cache-missing page does)."""
     s = scenario_from(values)
     traces = [simulate(s.workload(), get_policy(p), s.cost_model(), budget=s.budget,
-                       max_seqs=s.max_seqs) for p in (s.unchunked, s.chunked)]
+                       limits=Limits(max_seqs=s.max_seqs)) for p in (s.unchunked, s.chunked)]
     side = timeline(*traces).figure(Look()).spec()
     cost = s.cost_model()
     plan = budget_plan(cost, s.decodes, s.context, s.prompt, s.budget, 0.025)

@@ -5,12 +5,12 @@ from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.metrics import summarize
-from sim.serving.policies import get_policy
+from sim.serving.policies import Limits, get_policy
 from sim.serving.workloads import poisson, seed_scenario
 
 
 def _run(workload, policy, cost, budget, max_seqs=1024):
-    summarize(simulate(workload, get_policy(policy), cost, budget=budget, max_seqs=max_seqs))
+    summarize(simulate(workload, get_policy(policy), cost, budget=budget, limits=Limits(max_seqs=max_seqs)))
 
 
 def cases():

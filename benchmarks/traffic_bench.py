@@ -3,7 +3,7 @@
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.policies import get_policy
+from sim.serving.policies import Limits, get_policy
 from sim.serving.workloads import poisson
 from sim.studies.capacity import SLO_PRESETS, compare_capacity
 from sim.studies.sweep import sweep
@@ -21,11 +21,12 @@ def cases():
     mistral = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
     return [
         ("sweep, 12 budgets x 1,000 Poisson requests (a100, llama)", 3.0,
-         lambda: sweep(thousand, get_policy("sarathi"), a100, TWELVE_BUDGETS, max_seqs=128,
+         lambda: sweep(thousand, get_policy("sarathi"), a100, TWELVE_BUDGETS,
+                       limits=Limits(max_seqs=128),
                        tbt_slo_s=0.05)),
         ("capacity, sarathi 512 vs vllm-v0, 1,000 ShareGPT requests", 15.0,
          lambda: compare_capacity(_sharegpt, mistral, policy=get_policy("sarathi"), budget=512,
                                   baseline=get_policy("vllm-v0"), baseline_budget=8192,
                                   tbt_slo_s=SLO_PRESETS["mistral-7b-strict"].tbt_slo_s,
-                                  max_seqs=128)),
+                                  limits=Limits(max_seqs=128))),
     ]

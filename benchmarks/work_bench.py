@@ -54,10 +54,10 @@ policy, budget, max_seqs = get_policy(spec.pop("policy")), spec.pop("budget"), s
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 workload = getattr(workloads, kind)(**spec)
 cost = CostModel(get_gpu(gpu), get_model(model))
-work = estimate_run(workload, policy, Limits(budget, max_seqs), cost)
+limits = Limits(max_seqs=max_seqs, max_iterations=5_000_000)
+work = estimate_run(workload, policy, budget, limits, cost)
 start = time.perf_counter()
-summarize(simulate(workload, policy, cost, budget=budget, max_seqs=max_seqs,
-                   max_iterations=5_000_000))
+summarize(simulate(workload, policy, cost, budget=budget, limits=limits))
 seconds = time.perf_counter() - start
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps(dict(seconds=seconds, bytes=peak - before, est_seconds=work.seconds,

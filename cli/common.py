@@ -13,8 +13,16 @@ from sim.errors import InputError
 from sim.presets.hardware import GPUS, get_gpu
 from sim.presets.models import MODELS, get_model
 from sim.serving import workloads
-from sim.serving.engine import DEFAULT_MAX_ITERATIONS, MAX_ITERATION_CAP, Trace, simulate
-from sim.serving.policies import CHUNKED, POLICIES, Limits, PolicySpec, get_policy
+from sim.serving.engine import Trace, simulate
+from sim.serving.policies import (
+    CHUNKED,
+    DEFAULT_MAX_ITERATIONS,
+    MAX_ITERATION_CAP,
+    POLICIES,
+    Limits,
+    PolicySpec,
+    get_policy,
+)
 from sim.serving.trace_files import MAX_ARRIVAL_S, load_trace
 from sim.serving.work import CLI_BUDGET, Work, estimate_run, least_iterations
 from sim.serving.workloads import SHAREGPT_OUTPUT, SHAREGPT_PROMPT
@@ -198,12 +206,13 @@ def workload_from(args) -> workloads.Workload:
     return poisson_from(args, args.requests, args.qps)
 
 
-def limits_from(args, policy: PolicySpec, budget: int) -> Limits:
+def limits_from(args, policy: PolicySpec) -> Limits:
     if not policy.chunked:
         refuse(args, ("max_partial_prefills",),
                why=f"it caps chunked prefills ({', '.join(CHUNKED)}); {policy.name} prefills "
                    "whole prompts")
-    return Limits(budget, args.max_seqs, args.max_partial_prefills)
+    return Limits(max_seqs=args.max_seqs, max_partial_prefills=args.max_partial_prefills,
+                  max_iterations=args.max_iterations)
 
 
 def check_work(work: Work, what: str, remedy: str) -> None:
@@ -225,10 +234,11 @@ class Run:
     workload: workloads.Workload
     policy: PolicySpec
     cost: CostModel
+    budget: int
     limits: Limits
 
     def work(self) -> Work:
-        return estimate_run(self.workload, self.policy, self.limits, self.cost)
+        return estimate_run(self.workload, self.policy, self.budget, self.limits, self.cost)
 
 
 def planned_run(args) -> Run:
@@ -242,7 +252,7 @@ def planned_run(args) -> Run:
             f"--budget {args.budget} is at or below the {decoders} running decodes: chunk = "
             f"budget - decodes = {args.budget - decoders} <= 0, so new prompts would starve until "
             f"decoders finish; use a budget > {decoders}, or --allow-starvation to watch it")
-    return Run(workload, policy, cost_model_from(args), limits_from(args, policy, args.budget))
+    return Run(workload, policy, cost_model_from(args), args.budget, limits_from(args, policy))
 
 
 def lane_args(args, policy: str) -> argparse.Namespace:
@@ -260,9 +270,7 @@ def run_from(args) -> tuple[workloads.Workload, Trace]:
     run = planned_run(args)
     check_iterations(run.workload, args.max_iterations)
     check_work(run.work(), "this run", REMEDY[scenario_of(args)])
-    trace = simulate(run.workload, run.policy, run.cost, budget=run.limits.budget,
-                     max_seqs=run.limits.max_seqs, max_iterations=args.max_iterations,
-                     max_partial_prefills=run.limits.max_partial_prefills)
+    trace = simulate(run.workload, run.policy, run.cost, budget=run.budget, limits=run.limits)
     return run.workload, trace
 
 

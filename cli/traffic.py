@@ -59,16 +59,14 @@ def _sweep(args) -> None:
     workload = workload_from(args)
     cost = cost_model_from(args)
     policy = get_policy(args.policy)
-    limits = limits_from(args, policy, 1)
+    limits = limits_from(args, policy)
     budgets = sorted(set(args.budgets))
     check_iterations(workload, args.max_iterations)
-    check_work(combined([estimate_run(workload, policy, replace(limits, budget=b), cost)
+    check_work(combined([estimate_run(workload, policy, b, limits, cost)
                          for b in budgets]),
                f"a sweep of {len(budgets)} budgets", REMEDY[scenario_of(args)] + ", or fewer "
                "--budgets")
-    result = sweep(workload, policy, cost, budgets, max_seqs=args.max_seqs,
-                   max_partial_prefills=args.max_partial_prefills, tbt_slo_s=args.tbt_slo,
-                   max_iterations=args.max_iterations)
+    result = sweep(workload, policy, cost, budgets, limits=limits, tbt_slo_s=args.tbt_slo)
     marks = {d.budget: d.engine for d in result.defaults}
     rows, payload = [], []
     for pt in result.points:
@@ -152,7 +150,9 @@ def _capacity(args) -> None:
     check_iterations(sample, args.max_iterations)
     baseline_budget = default_baseline_budget(baseline, args.budget, sample) \
         if args.baseline_budget is None else args.baseline_budget
-    runs = [estimate_run(sample, spec, Limits(b, args.max_seqs, args.max_partial_prefills), cost)
+    limits = Limits(max_seqs=args.max_seqs, max_partial_prefills=args.max_partial_prefills,
+                    max_iterations=args.max_iterations)
+    runs = [estimate_run(sample, spec, b, limits, cost)
             for spec, b in ((policy, args.budget), (baseline, baseline_budget))]
     check_work(combined(runs), "one run of each policy",
                "use fewer --requests or a smaller --output-tokens")
@@ -161,8 +161,7 @@ def _capacity(args) -> None:
     result = compare_capacity(
         workload_at, cost, policy=policy, budget=args.budget, baseline=baseline,
         baseline_budget=baseline_budget, tbt_slo_s=slo, delay_slo_s=args.delay_slo,
-        max_seqs=args.max_seqs, max_partial_prefills=args.max_partial_prefills,
-        max_runs=args.max_runs, max_iterations=args.max_iterations, account=account)
+        limits=limits, max_runs=args.max_runs, account=account)
     payload = {"policy": _result_json(result.policy), "baseline": _result_json(result.baseline),
                "ratio": result.ratio, "tbt_slo_s": slo, "delay_slo_s": args.delay_slo,
                "requests": args.requests}

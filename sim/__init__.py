@@ -22,9 +22,9 @@ from sim.serving.workloads import Workload, burst, make_workload, poisson, seed_
 def run(workload: Workload, policy: str = "sarathi", budget: int = 576, *, gpu: str = "illustrative",
         model: str = "dense-8b", mode: str = "roofline", **limits) -> Trace:
     """`workload` under a named policy on a preset GPU and model: the short way to `simulate`.
-    `limits` go to `simulate` (max_seqs, max_iterations, max_partial_prefills, ...)."""
+    `limits` are those of `Limits` (max_seqs, max_partial_prefills, max_iterations)."""
     return simulate(workload, get_policy(policy), CostModel(get_gpu(gpu), get_model(model), mode),
-                    budget=budget, **limits)
+                    budget=budget, limits=Limits(**limits))
 
 
 __all__ = ["GPUS", "MODELS", "MODES", "POLICIES", "Chunk", "Composition", "CostModel", "Gpu",

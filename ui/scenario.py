@@ -12,7 +12,7 @@ from sim.errors import InputError
 from sim.presets.hardware import Gpu, custom_gpu, get_gpu
 from sim.presets.models import Model, custom_model, get_model
 from sim.serving.engine import SimulationLimitError, Trace, simulate
-from sim.serving.policies import POLICIES, get_policy
+from sim.serving.policies import POLICIES, Limits, get_policy
 from sim.serving.workloads import Workload, burst, poisson, seed_scenario
 
 from .controls import CONTROLS, CUSTOM
@@ -74,7 +74,7 @@ class Scenario:
     def run(self, policy: str, max_iterations: int) -> Trace:
         """One lane: the seed workload under `policy`, with room for every request."""
         return simulate(self.workload(), get_policy(policy), self.cost_model(), budget=self.budget,
-                        max_seqs=self.max_seqs, max_iterations=max_iterations)
+                        limits=Limits(max_seqs=self.max_seqs, max_iterations=max_iterations))
 
     def fits_in_memory(self) -> bool:
         """Whether both lanes can start: the engine checks that the decoders' KV and the prompt's

@@ -1,8 +1,8 @@
 """A cache bounded in bytes, shared by every session of the server, and the size of what it keeps.
 
 Streamlit's caches bound the number of entries, not their size, and one trace can hold a few
-bytes or hundreds of megabytes (a token time per output token, a snapshot of the running set per
-join). The stores here weigh every entry as it is put in (numpy arrays by their buffers, each
+bytes or hundreds of megabytes (a token time per output token, a row per stay in the running
+set). The stores here weigh every entry as it is put in (numpy arrays by their buffers, each
 buffer once) and drop the least recently used ones until the total fits. Pure Python (no
 Streamlit).
 """

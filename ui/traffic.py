@@ -29,7 +29,7 @@ from charts.theme import Look
 from sim.errors import InputError
 from sim.presets.hardware import Gpu
 from sim.serving.engine import SimulationLimitError, Trace, simulate
-from sim.serving.policies import get_policy
+from sim.serving.policies import Limits, get_policy
 from sim.serving.trace_files import load_trace
 from sim.serving.workloads import Workload
 from sim.studies.capacity import (
@@ -183,8 +183,8 @@ def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
 def _simulate(workload: Workload, spec, cost, budget: int, max_seqs: int,
               partials: int | None, cap: int, report) -> Trace:
     """The traffic pages' one call into the engine (a Job's run)."""
-    return simulate(workload, spec, cost, budget=budget, max_seqs=max_seqs, max_iterations=cap,
-                    max_partial_prefills=partials)
+    return simulate(workload, spec, cost, budget=budget,
+                    limits=Limits(max_seqs=max_seqs, max_iterations=cap, max_partial_prefills=partials))
 
 
 def notes(traces: dict[str, Trace]) -> None:
@@ -265,7 +265,7 @@ def sweep_points(t: Traffic, s: Scenario, workload: Workload, policy: str,
 def _sweep_point(workload: Workload, spec, cost, budget: int, max_seqs: int, cap: int,
                  report) -> SweepPoint:
     """One budget's run, summed up (a Job's run)."""
-    return run_point(workload, spec, cost, budget, max_seqs=max_seqs, max_iterations=cap)
+    return run_point(workload, spec, cost, budget, limits=Limits(max_seqs=max_seqs, max_iterations=cap))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -384,7 +384,7 @@ def _search(q: CapacityQuery, cap: int, report) -> CapacityView:
     workload_at = q.traffic.poisson_at()
     cost = q.scenario.cost_model()
     limits = dict(tbt_slo_s=q.tbt_slo_s, delay_slo_s=q.delay_slo_s,
-                  max_seqs=q.traffic.max_seqs, max_iterations=cap)
+                  limits=Limits(max_seqs=q.traffic.max_seqs, max_iterations=cap))
     comparison = compare_capacity(workload_at, cost, policy=get_policy(q.policy),
                                   budget=q.budget, baseline=get_policy(q.baseline),
                                   baseline_budget=q.baseline_budget,

@@ -139,13 +139,13 @@ class _Probe:
 def fuses(policy: PolicySpec) -> bool:
     """Whether the policy runs prompt work and decodes in the same iteration (Sarathi-Serve,
     vLLM V1, Orca) rather than in turns (vLLM V0, SGLang): asked of the policy itself."""
-    batch = policy.build(_Probe(decoding=1), Limits(budget=2, max_seqs=4))
+    batch = policy.plan(_Probe(decoding=1), 2, Limits(max_seqs=4))
     return batch.decodes > 0 and bool(batch.chunks)
 
 
 def caps_decodes(policy: PolicySpec) -> bool:
     """Whether the budget caps the decodes of an iteration too (vLLM V1)."""
-    return policy.build(_Probe(decoding=3, waiting=()), Limits(budget=2, max_seqs=4)).decodes < 3
+    return policy.plan(_Probe(decoding=3, waiting=()), 2, Limits(max_seqs=4)).decodes < 3
 
 
 def estimate_iterations(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,

@@ -1,95 +1,39 @@
 """The step engine: ask the policy for a batch, price it, advance the clock, emit tokens.
 
-Tokens come out at the end of the iteration that produced them. KV memory is counted in tokens:
-capacity = (GPU memory - weights - reserve) / KV bytes per token. Admission follows the policy
-(whole prompt reserved, or KV per chunk); when a decode step cannot get KV, the newest running
-request is preempted and recomputed later (its KV is freed and its prompt plus the tokens it had
-generated are prefilled again).
+Each iteration runs the loop of seed 003's `build_batch` and of the engines it describes, one named
+phase at a time: arrive (requests whose time has come join the queue), plan (the policy's batch,
+preempting the newest running request while its KV does not fit), admit (the batch's new requests
+leave the queue, by id, and its KV is reserved), price (the cost model times the iteration; the
+clock advances), step decoders (one token each; those the budget skipped do not advance) and
+finish prefills (a completed prompt emits its first token, then decodes or finishes).
 
-Fast by construction: running decoders live in numpy arrays, and a decode step that moves every
-decoder costs O(1): context and finish times are stored relative to a decode clock that ticks once
-per step. Per-token times are assembled once at the end from which decoders stepped in which
-iteration (a membership snapshot shared by every iteration until someone joins or leaves).
+Tokens come out at the end of the iteration that produced them. KV memory is counted in tokens by
+one `KvPool`: capacity = (GPU memory - weights - reserve) / KV bytes per token. A preempted request
+is recomputed later (its KV is freed and its prompt plus the tokens it had generated are prefilled
+again). Running decoders live in numpy arrays in admission order; the `TraceRecorder` keeps the
+run in memory linear in requests + tokens.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
-from sim.serving.policies import Batch, Limits, PolicySpec
+from sim.serving.kv import KvPool
+from sim.serving.policies import DEFAULT_LIMITS, Batch, Limits, PolicySpec
+from sim.serving.trace import Trace, TraceRecorder
 from sim.serving.workloads import Workload
 from sim.units import fmt_bytes
 
-DEFAULT_MAX_ITERATIONS = 2_000_000
-MAX_ITERATION_CAP = 5_000_000   # ~20 s and ~2 GB here: the most any one run may take
 RESERVE_FRACTION = 0.10   # vLLM's gpu_memory_utilization=0.9 leaves 10% for activations etc.
+NEVER = np.iinfo(np.int64).max
 
 
 class SimulationLimitError(InputError):
     """The run needed more iterations than the cap allows."""
-
-
-@dataclass(frozen=True, eq=False)
-class Trace:
-    """Everything a run produced, columnar. Times in seconds."""
-
-    policy: str
-    budget: int
-    kv_capacity_tokens: int
-    # per iteration
-    start_s: np.ndarray
-    end_s: np.ndarray
-    decode_tokens: np.ndarray
-    prefill_tokens: np.ndarray
-    compute_s: np.ndarray
-    memory_s: np.ndarray
-    kv_used_tokens: np.ndarray
-    # prefill rows: which request, from which prompt position, how many tokens, in which iteration
-    chunk_iteration: np.ndarray
-    chunk_request: np.ndarray
-    chunk_start: np.ndarray
-    chunk_length: np.ndarray
-    # per request
-    arrival_s: np.ndarray
-    prompt: np.ndarray
-    output: np.ndarray
-    prefilled: np.ndarray
-    preemptions: np.ndarray
-    recomputed_tokens: np.ndarray
-    # token emission times, CSR by request: times of request r are token_s[token_offsets[r]:[r+1]]
-    token_offsets: np.ndarray
-    token_s: np.ndarray
-    # decode rows: iteration i stepped decode_snapshots[decode_snapshot[i]][:decode_tokens[i]]
-    decode_snapshot: np.ndarray
-    decode_snapshots: list = field(repr=False)
-    notes: tuple[str, ...] = ()
-    starved_iterations: int = 0
-    # per iteration: requests preempted to make room for it (KV full), for when it happened
-    iteration_preemptions: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-
-    @property
-    def iterations(self) -> int:
-        return len(self.start_s)
-
-    @property
-    def duration_s(self) -> np.ndarray:
-        return self.end_s - self.start_s
-
-    @property
-    def bound(self) -> np.ndarray:
-        return np.where(self.compute_s >= self.memory_s, "compute", "memory")
-
-    def tokens_of(self, request: int) -> np.ndarray:
-        return self.token_s[self.token_offsets[request]:self.token_offsets[request + 1]]
-
-    def decode_rows(self, iteration: int) -> np.ndarray:
-        """Request ids of the decode rows of one iteration."""
-        return self.decode_snapshots[self.decode_snapshot[iteration]][:self.decode_tokens[iteration]]
 
 
 def kv_capacity_bytes(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> float:
@@ -115,308 +59,264 @@ def kv_capacity_tokens(cost: CostModel, reserve_fraction: float = RESERVE_FRACTI
 class _Engine:
     """Mutable run state; also the `State` view that policies read."""
 
-    def __init__(self, workload: Workload, spec: PolicySpec, limits: Limits, cost: CostModel,
-                 reserve_fraction: float, max_iterations: int):
-        self.w, self.spec, self.limits, self.cost = workload, spec, limits, cost
-        self.max_iterations = max_iterations
-        self.capacity = kv_capacity_tokens(cost, reserve_fraction)
-        self.kv_watermark = int(spec.kv_watermark * self.capacity)
+    def __init__(self, workload: Workload, spec: PolicySpec, budget: int, limits: Limits,
+                 cost: CostModel, reserve_fraction: float):
+        self.w, self.spec, self.budget, self.limits, self.cost = workload, spec, budget, limits, cost
+        self.n = n = len(workload)
+        capacity = kv_capacity_tokens(cost, reserve_fraction)
+        self.pool = KvPool(capacity, int(spec.kv_watermark * capacity), n)
+        self.record = TraceRecorder()
         self.window = cost.model.sliding_window
-        n = len(workload)
+        self.arrival = workload.arrival_s.tolist()
+        self.streaming = workload.prefilled.tolist()
         self.prompt = workload.prompt.tolist()
         self.output = workload.output.tolist()
         self.target = list(self.prompt)        # tokens a prefill must compute (grows on recompute)
         self.computed = [0] * n
-        self.generated = [0] * n
-        self.kv_held = [0] * n                 # partial prefills only; decoders hold their context
-        self.admit_seq = [0] * n
+        self.generated = [0] * n               # up to date except while decoding (see dec_finish)
         self.preemptions = [0] * n
         self.recomputed = [0] * n
-        self.partial: list[int] = []
+        self.partial: list[int] = []           # admitted, prefill under way, in admission order
         self.waiting: deque[int] = deque()
-        self.used_kv = 0
-        self.preempted_this_step = False
-        self.unrecorded_preemptions = 0   # since the last iteration that ran
-        self.next_seq = 0
-        # running decoders, in admission order; context = ctx_base + clock, done when clock == finish
-        self.clock = 0
-        self.dec_ids = np.empty(0, np.int64)
-        self.dec_seq = np.empty(0, np.int64)
-        self.dec_base = np.empty(0, np.int64)
-        self.dec_finish = np.empty(0, np.int64)
-        self.base_sum = 0
-        self.next_finish = np.iinfo(np.int64).max
-        self.snapshots = [self.dec_ids]
+        self.now = 0.0
+        self.arrived = 0
+        self.finished = 0
         self.starved = 0
+        # running decoders, in admission order; a decode step that moves them all costs O(1): each
+        # one's last token is due when `clock` (decode steps so far) reaches its `dec_finish`
+        self.dec_ids = np.empty(0, np.int64)
+        self.dec_admission = np.empty(0, np.int64)
+        self.dec_finish = np.empty(0, np.int64)
+        self.decoding = 0
+        self.clock = 0
+        self.next_finish = NEVER
 
-    # --- the State protocol ---------------------------------------------------------------
-    @property
-    def decoding(self) -> int:
-        return len(self.dec_ids)
-
+    # --- the State protocol (and `decoding`, `partial`, `waiting`, `preempted_this_step`) ---
     @property
     def free_kv(self) -> int:
-        return self.capacity - self.used_kv
+        return self.pool.free_tokens
+
+    @property
+    def kv_watermark(self) -> int:
+        return self.pool.watermark
 
     def prefill_left(self, request: int) -> int:
         return self.target[request] - self.computed[request]
 
-    # --- decoder set ----------------------------------------------------------------------
-    def _set_decoders(self, ids, seq, base, finish):
-        self.dec_ids, self.dec_seq, self.dec_base, self.dec_finish = ids, seq, base, finish
-        self.base_sum = int(base.sum())
-        self.next_finish = int(finish.min()) if len(finish) else np.iinfo(np.int64).max
-        self.snapshots.append(ids)
+    # --- the loop -------------------------------------------------------------------------
+    def run(self) -> Trace:
+        while self.finished < self.n:
+            self._arrive()
+            batch = self._plan()
+            if not batch.decodes and not batch.chunks:
+                self._idle_until_next_arrival()
+                continue
+            self._check_iteration_cap()
+            self._count_starvation(batch)
+            self._admit(batch)
+            completed = self._price(batch)
+            self._step_decoders(batch.decodes)
+            self._finish_prefills(completed)
+            self.record.end_iteration(self.pool.used)
+        return self._trace()
 
-    def _join(self, requests: list[int]):
-        """Requests whose prefill just completed start decoding (kept in admission order)."""
-        seq = np.array([self.admit_seq[r] for r in requests], np.int64)
-        ctx = np.array([self.target[r] for r in requests], np.int64)
-        left = np.array([self.output[r] - self.generated[r] for r in requests], np.int64)
-        at = np.searchsorted(self.dec_seq, seq)
-        self._set_decoders(np.insert(self.dec_ids, at, requests), np.insert(self.dec_seq, at, seq),
-                           np.insert(self.dec_base, at, ctx - self.clock),
-                           np.insert(self.dec_finish, at, self.clock + left))
-
-    def _leave(self, mask: np.ndarray) -> np.ndarray:
-        """Remove decoders under `mask`; free their KV; return their ids."""
-        gone = self.dec_ids[mask]
-        self.used_kv -= int((self.dec_base[mask] + self.clock).sum())
-        keep = ~mask
-        self._set_decoders(self.dec_ids[keep], self.dec_seq[keep], self.dec_base[keep],
-                           self.dec_finish[keep])
-        return gone
-
-    def _add_streaming(self, request: int):
-        """A request already decoding at arrival (the seed's running decoders)."""
-        self.admit_seq[request] = self.next_seq
-        self.next_seq += 1
-        self.used_kv += self.prompt[request]
-        self._join([request])
-
-    # --- preemption -----------------------------------------------------------------------
-    def _preempt_newest(self):
-        """Free the newest running request's KV; it goes back to the head of the queue and its
-        prompt plus generated tokens are recomputed."""
-        newest_partial = max(self.partial, key=self.admit_seq.__getitem__, default=None)
-        newest_decoder = int(np.argmax(self.dec_seq)) if len(self.dec_seq) else None
-        if newest_decoder is None and newest_partial is None:
-            raise RuntimeError("KV exhausted with nothing to preempt")
-        if newest_partial is not None and (
-                newest_decoder is None
-                or self.admit_seq[newest_partial] > self.dec_seq[newest_decoder]):
-            victim = newest_partial
-            self.partial.remove(victim)
-            self.used_kv -= self.kv_held[victim]
-            self.recomputed[victim] += self.computed[victim]
-        else:
-            victim = int(self.dec_ids[newest_decoder])
-            self.generated[victim] = self.output[victim] - int(
-                self.dec_finish[newest_decoder] - self.clock)
-            mask = np.zeros(len(self.dec_ids), bool)
-            mask[newest_decoder] = True
-            self.recomputed[victim] += self.prompt[victim] + self.generated[victim]
-            self._leave(mask)
-        self.target[victim] = self.prompt[victim] + self.generated[victim]
-        self.computed[victim] = 0
-        self.kv_held[victim] = 0
-        self.preemptions[victim] += 1
-        self.waiting.appendleft(victim)
-
-    def _kv_needed(self, batch: Batch) -> int:
-        need = batch.decodes
-        if self.spec.reserve_whole_prompt:
-            need += sum(self.prefill_left(r) for r in batch.admitted)
-        else:
-            need += sum(take for _, take in batch.chunks)
-        return need
+    # --- the phases -----------------------------------------------------------------------
+    def _arrive(self) -> None:
+        """Requests whose arrival time has come: new ones queue, streaming ones start decoding
+        with their context already in KV."""
+        streaming = []
+        while self.arrived < self.n and self.arrival[self.arrived] <= self.now:
+            request = self.arrived
+            if self.streaming[request]:
+                self.pool.reserve(request, self.prompt[request])
+                streaming.append(request)
+            else:
+                self.waiting.append(request)
+            self.arrived += 1
+        if streaming:
+            self._join(streaming)
 
     def _plan(self) -> Batch:
-        """The policy's batch, after preempting until its KV fits."""
+        """The policy's batch, after preempting the newest running request until its KV fits."""
         self.preempted_this_step = False
         while True:
-            batch = self.spec.build(self, self.limits)
-            if self._kv_needed(batch) <= self.free_kv:
+            batch = self.spec.plan(self, self.budget, self.limits)
+            if batch.kv_tokens <= self.pool.free_tokens:
                 return batch
             self._preempt_newest()
             self.preempted_this_step = True
-            self.unrecorded_preemptions += 1
 
-    # --- the loop -------------------------------------------------------------------------
-    def run(self) -> Trace:
-        w = self.w
-        arrivals = w.arrival_s.tolist()
-        prefilled = w.prefilled.tolist()
-        n = len(arrivals)
-        rec_start, rec_end, rec_dec, rec_pre, rec_c, rec_m, rec_kv, rec_snap, rec_evict = (
-            [] for _ in range(9))
-        ch_it, ch_req, ch_start, ch_len = [], [], [], []
-        first_it, first_req = [], []
-        now, nxt, finished, it = 0.0, 0, 0, 0
-        cost_time = self.cost.time
-        window = self.window
-        while finished < n:
-            while nxt < n and arrivals[nxt] <= now:
-                if prefilled[nxt]:
-                    self._add_streaming(nxt)
-                else:
-                    self.waiting.append(nxt)
-                nxt += 1
-            batch = self._plan()
-            k = batch.decodes
-            if k == 0 and not batch.chunks:
-                if nxt < n:
-                    now = arrivals[nxt]
-                    continue
-                raise RuntimeError("the scheduler made no progress with work left")
-            if it >= self.max_iterations:
-                raise SimulationLimitError(
-                    f"the run needed more than {self.max_iterations:,} iterations (the cap); "
-                    "shorten the workload or raise the iteration cap")
-            if self.spec.decodes_take_budget and (self.waiting or self.partial) \
-                    and not batch.chunks and k >= self.limits.budget:
-                self.starved += 1
-            for _ in batch.admitted:
-                request = self.waiting.popleft()
-                self.admit_seq[request] = self.next_seq
-                self.next_seq += 1
-                self.partial.append(request)
-                if self.spec.reserve_whole_prompt:
-                    self.kv_held[request] = self.prefill_left(request)
-                    self.used_kv += self.kv_held[request]
-            # price the iteration from aggregates
-            # price the iteration from aggregates (cost.CostModel.aggregates, kept O(1) in the
-            # number of decoders when there is no sliding window)
-            if window and k:
-                ctx = self.dec_base[:k] + self.clock
-                attended = float(attended_pairs(ctx, 1, window).sum())
-                kv_read = float(np.minimum(ctx, window).sum())
+    def _idle_until_next_arrival(self) -> None:
+        if self.arrived == self.n:
+            raise RuntimeError("the scheduler made no progress with work left")
+        self.now = self.arrival[self.arrived]
+
+    def _check_iteration_cap(self) -> None:
+        if self.record.iterations >= self.limits.max_iterations:
+            raise SimulationLimitError(
+                f"the run needed more than {self.limits.max_iterations:,} iterations (the cap); "
+                "shorten the workload or raise the iteration cap")
+
+    def _count_starvation(self, batch: Batch) -> None:
+        """Decodes used the whole shared budget while prompts wait."""
+        if self.spec.decodes_take_budget and (self.waiting or self.partial) \
+                and not batch.chunks and batch.decodes >= self.budget:
+            self.starved += 1
+
+    def _admit(self, batch: Batch) -> None:
+        """The batch's new requests leave the queue, by id, and join the partial prefills; the
+        pool reserves the KV the batch commits (beyond the decodes' tokens)."""
+        for request in batch.admitted:
+            self.waiting.remove(request)
+            self.partial.append(request)
+        for request, tokens in batch.kv:
+            self.pool.reserve(request, tokens)
+
+    def _price(self, batch: Batch) -> list[int]:
+        """Time the iteration from aggregates (`CostModel.time`), advance the clock and record
+        it; return the requests whose prefill it completes."""
+        k = batch.decodes
+        if self.window and k:   # a decoder's context is the KV it holds
+            context = self.pool.held[self.dec_ids[:k]]
+            attended = float(attended_pairs(context, 1, self.window).sum())
+            kv_read = float(np.minimum(context, self.window).sum())
+        else:
+            kv_read = self._decoders_context(k)
+            attended = kv_read + k             # each decode attends to its context + itself
+        tokens, rows, completed = k, k, []
+        for request, take in batch.chunks:
+            prefix = self.computed[request]
+            attended += attended_pairs(prefix, take, self.window)
+            kv_read += min(prefix, self.window) if self.window else prefix
+            tokens += take
+            self.record.chunk(request, prefix, take)
+            self.computed[request] = prefix + take
+            if prefix + take == self.target[request]:
+                completed.append(request)
+                rows += 1
+        compute_s, memory_s, time_s = self.cost.time(tokens, float(attended), float(kv_read), rows)
+        start = self.now
+        self.now += time_s
+        self.record.iteration(start, self.now, k, tokens - k, compute_s, memory_s, self.decoding)
+        return completed
+
+    def _step_decoders(self, k: int) -> None:
+        """The first `k` running decoders emit a token and take one more token of KV; any the
+        budget skipped do not advance."""
+        if not k:
+            return
+        stepping = self.dec_ids[:k]
+        self.pool.append(stepping)
+        if k < self.decoding:
+            self.record.partial_step(stepping)
+            self.dec_finish[k:] += 1   # the rest's last token is one step further away
+            self.next_finish = int(self.dec_finish.min())
+        self.clock += 1
+        if self.clock >= self.next_finish:
+            self.finished += self._leave(self.dec_finish <= self.clock)
+
+    def _finish_prefills(self, completed: list[int]) -> None:
+        """Completed prompts emit their first token, then start decoding (their KV stays, as
+        context) or, with nothing more to emit, finish and free it."""
+        joining = []
+        for request in completed:
+            self.partial.remove(request)
+            self.record.first_token(request)
+            self.generated[request] += 1
+            if self.generated[request] >= self.output[request]:
+                self.finished += 1
+                self.pool.free((request,))
             else:
-                kv_read = (self.base_sum + k * self.clock if k == len(self.dec_ids)
-                           else int(self.dec_base[:k].sum()) + k * self.clock)
-                attended = kv_read + k             # each decode attends to its context + itself
-            tokens, rows, completed = k, k, []
-            for request, take in batch.chunks:
-                prefix = self.computed[request]
-                attended += attended_pairs(prefix, take, window)
-                kv_read += min(prefix, window) if window else prefix
-                tokens += take
-                ch_it.append(it), ch_req.append(request), ch_start.append(prefix), ch_len.append(take)
-                self.computed[request] = prefix + take
-                if not self.spec.reserve_whole_prompt:
-                    self.kv_held[request] += take
-                    self.used_kv += take
-                if prefix + take == self.target[request]:
-                    completed.append(request)
-                    rows += 1
-            compute_s, memory_s, time_s = cost_time(tokens, float(attended), float(kv_read), rows)
-            rec_start.append(now)
-            now += time_s
-            rec_end.append(now), rec_dec.append(k), rec_pre.append(tokens - k)
-            rec_c.append(compute_s), rec_m.append(memory_s), rec_snap.append(len(self.snapshots) - 1)
-            # decoders step: one token each, one more KV token each
-            if k:
-                self.used_kv += k
-                if k < len(self.dec_ids):   # the budget skipped the tail: it does not advance
-                    self.dec_base = self.dec_base.copy()
-                    self.dec_finish = self.dec_finish.copy()
-                    self.dec_base[k:] -= 1
-                    self.dec_finish[k:] += 1
-                    self.base_sum = int(self.dec_base.sum())
-                    self.next_finish = int(self.dec_finish.min())
-                self.clock += 1
-                if self.clock >= self.next_finish:
-                    finished += len(self._leave(self.dec_finish <= self.clock))
-            # completed prefills emit their next token, then decode or finish
-            if completed:
-                joining = []
-                for request in completed:
-                    self.partial.remove(request)
-                    first_it.append(it), first_req.append(request)
-                    self.generated[request] += 1
-                    if self.generated[request] >= self.output[request]:
-                        finished += 1
-                        self.used_kv -= self.kv_held[request]
-                    else:
-                        joining.append(request)
-                        # its KV stays allocated, now counted as decoder context
-                        self.used_kv += self.target[request] - self.kv_held[request]
-                    self.kv_held[request] = 0
-                if joining:
-                    self._join(joining)
-            rec_kv.append(self.used_kv)
-            rec_evict.append(self.unrecorded_preemptions)
-            self.unrecorded_preemptions = 0
-            it += 1
-        return self._trace(rec_start, rec_end, rec_dec, rec_pre, rec_c, rec_m, rec_kv, rec_snap,
-                           (ch_it, ch_req, ch_start, ch_len), (first_it, first_req), rec_evict)
+                joining.append(request)
+        if joining:
+            self._join(joining)
 
-    def _trace(self, start, end, dec, pre, comp, mem, kv, snap, chunks, firsts, evict) -> Trace:
-        end_s = np.asarray(end, np.float64)
-        dec = np.asarray(dec, np.int64)
-        snap = np.asarray(snap, np.int64)
-        req_parts, time_parts = [], []
-        # decode tokens: group runs of iterations sharing (snapshot, k)
-        if len(dec):
-            change = np.flatnonzero((np.diff(snap) != 0) | (np.diff(dec) != 0)) + 1
-            bounds = np.r_[0, change, len(dec)]
-            for a, b in zip(bounds[:-1], bounds[1:]):
-                k = dec[a]
-                if k:
-                    ids = self.snapshots[snap[a]][:k]
-                    req_parts.append(np.tile(ids, b - a))
-                    time_parts.append(np.repeat(end_s[a:b], k))
-        first_it, first_req = firsts
-        req_parts.append(np.asarray(first_req, np.int64))
-        time_parts.append(end_s[np.asarray(first_it, np.int64)] if first_it else np.empty(0))
-        streaming = np.flatnonzero(self.w.prefilled)   # their previous token, at arrival
-        req_parts.append(streaming)
-        time_parts.append(self.w.arrival_s[streaming])
-        reqs = np.concatenate(req_parts)
-        times = np.concatenate(time_parts)
-        order = np.lexsort((times, reqs))
-        counts = np.bincount(reqs, minlength=len(self.w))
+    # --- the running decoders -------------------------------------------------------------
+    def _decoders_context(self, k: int) -> int:
+        """Context tokens of the first `k` running decoders. Every KV holder is a running decoder
+        or a partial prefill, so all the decoders together hold what the partial ones do not."""
+        if k == self.decoding:
+            return self.pool.used - sum(int(self.pool.held[r]) for r in self.partial)
+        return int(self.pool.held[self.dec_ids[:k]].sum())
+
+    def _join(self, requests: list[int]) -> None:
+        """`requests` start decoding, kept in admission order."""
+        admission = np.array([self.pool.admission_number(r) for r in requests])
+        left = np.array([self.output[r] - self.generated[r] for r in requests])
+        at = np.searchsorted(self.dec_admission, admission)
+        self._set_decoders(np.insert(self.dec_ids, at, requests),
+                           np.insert(self.dec_admission, at, admission),
+                           np.insert(self.dec_finish, at, self.clock + left))
+        self.record.join(requests, admission)
+
+    def _leave(self, mask: np.ndarray) -> int:
+        """Decoders under `mask` finish: they stop running and free their KV; return how many."""
+        self.pool.free(self.dec_ids[mask].tolist())
+        return self._stop_running(mask)
+
+    def _stop_running(self, mask: np.ndarray) -> int:
+        """Decoders under `mask` leave the running list; return how many."""
+        gone = self.dec_ids[mask]
+        self.record.leave(gone)
+        keep = ~mask
+        self._set_decoders(self.dec_ids[keep], self.dec_admission[keep], self.dec_finish[keep])
+        return len(gone)
+
+    def _set_decoders(self, ids: np.ndarray, admission: np.ndarray, finish: np.ndarray) -> None:
+        self.dec_ids, self.dec_admission, self.dec_finish = ids, admission, finish
+        self.decoding = len(ids)
+        self.next_finish = int(finish.min()) if len(finish) else NEVER
+
+    def _preempt_newest(self) -> None:
+        """Free the newest running request's KV; it goes back to the head of the queue and its
+        prompt plus generated tokens are recomputed."""
+        victim = self.pool.preempt_newest()
+        self.record.preemption(victim)
+        if victim in self.partial:
+            self.partial.remove(victim)
+            self.recomputed[victim] += self.computed[victim]
+        else:   # a running decoder (the last one, in admission order)
+            mask = self.dec_ids == victim
+            self.generated[victim] = self.output[victim] - int(self.dec_finish[mask][0] - self.clock)
+            self.recomputed[victim] += self.prompt[victim] + self.generated[victim]
+            self._stop_running(mask)
+        self.target[victim] = self.prompt[victim] + self.generated[victim]
+        self.computed[victim] = 0
+        self.preemptions[victim] += 1
+        self.waiting.appendleft(victim)
+
+    # --- the result -----------------------------------------------------------------------
+    def _trace(self) -> Trace:
         notes = []
         if self.starved:
             notes.append(
                 f"starvation: in {self.starved:,} iterations the running decodes used the whole "
-                f"budget of {self.limits.budget:,} tokens and waiting prompts got none (budget <= "
+                f"budget of {self.budget:,} tokens and waiting prompts got none (budget <= "
                 "decodes: new requests wait until decoders finish)")
         if any(self.preemptions):
             notes.append(f"{sum(1 for p in self.preemptions if p)} requests were preempted "
                          f"(KV full) and recomputed {sum(self.recomputed):,} tokens")
-        ch = [np.asarray(c, np.int64) for c in chunks]
-        return Trace(self.spec.name, self.limits.budget, self.capacity,
-                     np.asarray(start, np.float64), end_s, dec, np.asarray(pre, np.int64),
-                     np.asarray(comp, np.float64), np.asarray(mem, np.float64),
-                     np.asarray(kv, np.int64), *ch,
-                     self.w.arrival_s, self.w.prompt, self.w.output, self.w.prefilled,
-                     np.asarray(self.preemptions, np.int64), np.asarray(self.recomputed, np.int64),
-                     np.r_[0, np.cumsum(counts)], times[order], snap, self.snapshots,
-                     tuple(notes), self.starved, np.asarray(evict, np.int64))
+        return self.record.trace(
+            self.w, policy=self.spec.name, budget=self.budget,
+            kv_capacity_tokens=self.pool.capacity,
+            preemptions=np.array(self.preemptions), recomputed_tokens=np.array(self.recomputed),
+            notes=tuple(notes),
+            starved_iterations=self.starved)
 
 
 def simulate(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
-             max_seqs: int = 1024, reserve_fraction: float = RESERVE_FRACTION,
-             max_iterations: int = DEFAULT_MAX_ITERATIONS,
-             max_partial_prefills: int | None = None) -> Trace:
-    """Run `workload` under `policy` to completion and return its Trace."""
-    limits = Limits(check_number("budget", budget, high=10_000_000, integer=True),
-                    check_number("max sequences", max_seqs, high=1_000_000, integer=True),
-                    None if max_partial_prefills is None else
-                    check_number("max partial prefills", max_partial_prefills, high=1_000_000,
-                                 integer=True))
+             limits: Limits = DEFAULT_LIMITS, reserve_fraction: float = RESERVE_FRACTION) -> Trace:
+    """Run `workload` under `policy` at token `budget` to completion and return its Trace."""
+    budget = check_number("budget", budget, high=10_000_000, integer=True)
     check_number("reserve fraction", reserve_fraction, low=0, low_inclusive=True, high=0.99)
-    engine = _Engine(workload, policy, limits, cost, reserve_fraction,
-                     check_number("iteration cap", max_iterations, integer=True,
-                                  high=MAX_ITERATION_CAP))
+    engine = _Engine(workload, policy, budget, limits, cost, reserve_fraction)
     _check_fits(workload, engine)
     return engine.run()
 
 
 def _check_fits(workload: Workload, engine: _Engine) -> None:
     """Refuse work that could never be scheduled, instead of waiting forever for it."""
-    usable = engine.capacity - engine.kv_watermark
+    usable = engine.pool.capacity - engine.pool.watermark
     kv_kib = engine.cost.model.kv_bytes_per_token / 1024
     largest = int(np.max(workload.prompt + workload.output))
     if largest > usable:
@@ -425,10 +325,10 @@ def _check_fits(workload: Workload, engine: _Engine) -> None:
             f"only {usable:,} tokens ({usable * kv_kib / 2**20:.1f} GiB) fit beside the weights; "
             "shorten the prompt or pick a GPU with more memory")
     streaming = int(np.sum((workload.prompt + workload.output)[workload.prefilled]))
-    if streaming > engine.capacity:
+    if streaming > engine.pool.capacity:
         raise InputError(
-            f"the running decoders need {streaming:,} tokens of KV but only {engine.capacity:,} "
-            "fit; use fewer decoders or a shorter context")
+            f"the running decoders need {streaming:,} tokens of KV but only "
+            f"{engine.pool.capacity:,} fit; use fewer decoders or a shorter context")
     if int(np.sum(workload.prefilled)) > engine.limits.max_seqs:
         raise InputError(f"{int(np.sum(workload.prefilled))} running decoders exceed max "
                          f"sequences ({engine.limits.max_seqs})")

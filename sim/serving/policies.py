@@ -1,13 +1,14 @@
 """Schedulers: each builds the next iteration's batch, in the shape of seed 003's `build_batch`.
 
-A policy reads the engine's state (running decodes, partial prefills, the waiting queue, free KV)
-and the limits, and returns a `Batch`: how many running decodes take a token, which prefill chunks
-run, and which waiting requests are admitted. The engine does the rest (KV, clock, tokens). Read
-side by side, the policies differ only where the real systems differ; see
-`../shared/reference/schedulers.md` for the source of each.
+A policy reads the engine's state (running decodes, partial prefills, the waiting queue, free KV),
+the token budget and the limits, and returns a `Batch`: how many running decodes take a token,
+which prefill chunks run, which waiting requests are admitted, and the KV all that commits. The
+engine does the rest (KV pool, clock, tokens). Read side by side, the policies differ only where
+the real systems differ; see `../shared/reference/schedulers.md` for the source of each.
 
 Decodes are always "the first `decodes` of the running list" (admission order), so a policy only
-says how many.
+says how many. KV follows the one reservation rule of the policy's `PolicySpec`
+(`reserve_whole_prompt`), handed to its function as `whole_prompt`.
 """
 
 from __future__ import annotations
@@ -16,25 +17,58 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from sim.errors import InputError
+from sim.errors import InputError, check_number
+
+DEFAULT_MAX_ITERATIONS = 2_000_000
+MAX_ITERATION_CAP = 5_000_000   # ~20 s and ~2 GB here: the most any one run may take
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Limits:
-    budget: int              # token budget per iteration (max_num_batched_tokens, chunk size)
+    """A run's caps besides the token budget, checked when made; named, never positional."""
     max_seqs: int = 1024     # max running requests (max_num_seqs, max_running_requests)
     # chunked policies: requests mid-prefill at once, counting those a step admits (unchunked
     # ones finish every prefill in its iteration); None: no cap. vLLM's
     # max_num_partial_prefills ("the maximum number of sequences that can be partially prefilled
     # concurrently", vllm/config/scheduler.py, default 1); SGLang chunks one request at a time.
     max_partial_prefills: int | None = None
+    max_iterations: int = DEFAULT_MAX_ITERATIONS   # a run that needs more is refused
+
+    def __post_init__(self):
+        set_ = object.__setattr__   # frozen: store the checked, whole values
+        set_(self, "max_seqs", check_number("max sequences", self.max_seqs, high=1_000_000,
+                                            integer=True))
+        if self.max_partial_prefills is not None:
+            set_(self, "max_partial_prefills", check_number(
+                "max partial prefills", self.max_partial_prefills, high=1_000_000, integer=True))
+        set_(self, "max_iterations", check_number("iteration cap", self.max_iterations,
+                                                  integer=True, high=MAX_ITERATION_CAP))
+
+
+DEFAULT_LIMITS = Limits()
 
 
 @dataclass
 class Batch:
+    """One iteration's work, and the KV it commits beyond one token per decode."""
     decodes: int = 0                                   # first `decodes` running decoders step
-    chunks: list[tuple[int, int]] = field(default_factory=list)   # (request id, tokens)
+    chunks: list[tuple[int, int]] = field(default_factory=list)   # (request id, prompt tokens)
     admitted: list[int] = field(default_factory=list)  # waiting requests that join the running set
+    kv: list[tuple[int, int]] = field(default_factory=list)       # (request id, KV tokens)
+
+    def add_chunk(self, request: int, tokens: int, kv: int) -> None:
+        self.chunks.append((request, tokens))
+        if kv:
+            self.kv.append((request, kv))
+
+    def admit(self, request: int, tokens: int, kv: int) -> None:
+        self.admitted.append(request)
+        self.add_chunk(request, tokens, kv)
+
+    @property
+    def kv_tokens(self) -> int:
+        """KV this batch needs free: a token per decode plus its reservations."""
+        return self.decodes + sum([tokens for _, tokens in self.kv])
 
 
 class State(Protocol):
@@ -49,18 +83,18 @@ class State(Protocol):
     def prefill_left(self, request: int) -> int: ...
 
 
-def _admit_chunked(state: State, limits: Limits, used: int, batch: Batch, *,
-                   reserve_whole_prompt: bool) -> None:
+def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: Batch,
+                   whole_prompt: bool) -> None:
     """Admit waiting requests first-come-first-served, each chunked to the leftover budget, until
     the budget, KV memory, max_seqs or the cap on partial prefills runs out. Reserving the whole
     prompt at admission (Sarathi, SGLang) means a request never fails half-way through its
     prefill; vLLM V1 needs KV for the chunk only."""
     # this step's decodes get their KV token first, whatever the reservation rule, so admitting
     # a prompt never evicts a running decoder; vLLM V1 also needs KV for the chunks before it
-    free = state.free_kv - state.kv_watermark - (state.decoding if reserve_whole_prompt else used)
+    free = state.free_kv - state.kv_watermark - (state.decoding if whole_prompt else used)
     running = state.decoding + len(state.partial)
     for request in state.waiting:
-        room = limits.budget - used
+        room = budget - used
         if room <= 0 or running + len(batch.admitted) >= limits.max_seqs:
             break
         if limits.max_partial_prefills is not None \
@@ -68,53 +102,56 @@ def _admit_chunked(state: State, limits: Limits, used: int, batch: Batch, *,
             break
         need = state.prefill_left(request)
         take = min(need, room)
-        if (need if reserve_whole_prompt else take) > free:
+        kv = need if whole_prompt else take
+        if kv > free:
             break
-        batch.admitted.append(request)
-        batch.chunks.append((request, take))
+        batch.admit(request, take, kv)
         used += take
-        free -= need if reserve_whole_prompt else take
+        free -= kv
 
 
-def _continue_partials(state: State, limits: Limits, used: int, batch: Batch) -> int:
-    """Give each partially prefilled request its next chunk: min(left, budget - used)."""
+def _continue_partials(state: State, budget: int, used: int, batch: Batch,
+                       whole_prompt: bool) -> int:
+    """Give each partially prefilled request its next chunk: min(left, budget - used); its KV
+    was reserved at admission, or is taken now chunk by chunk."""
     for request in state.partial:
-        take = min(state.prefill_left(request), limits.budget - used)
+        take = min(state.prefill_left(request), budget - used)
         if take <= 0:
             break
-        batch.chunks.append((request, take))
+        batch.add_chunk(request, take, 0 if whole_prompt else take)
         used += take
     return used
 
 
-def sarathi(state: State, limits: Limits) -> Batch:
+def sarathi(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
     """Sarathi-Serve stall-free batching (arXiv 2403.02310, section 4.2): every running decode
     first (never refused, even past the budget), then partial prefills, then new requests chunked
-    to the leftover budget, whole prompt's KV reserved at admission."""
+    to the leftover budget, whole prompt's KV reserved at admission, 1% of KV kept free."""
     batch = Batch(decodes=state.decoding)
-    used = _continue_partials(state, limits, batch.decodes, batch)
-    _admit_chunked(state, limits, used, batch, reserve_whole_prompt=True)
+    used = _continue_partials(state, budget, batch.decodes, batch, whole_prompt)
+    _admit_chunked(state, budget, limits, used, batch, whole_prompt)
     return batch
 
 
-def vllm_v1(state: State, limits: Limits) -> Batch:
+def vllm_v1(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
     """vLLM V1 (vllm/v1/core/sched/scheduler.py): the running list in order, each request given
     min(what it needs, budget left), so the budget caps decodes too; then waiting requests with
     chunking and KV per chunk. No admission in a step that preempted."""
-    batch = Batch(decodes=min(state.decoding, limits.budget))
-    used = _continue_partials(state, limits, batch.decodes, batch)
+    batch = Batch(decodes=min(state.decoding, budget))
+    used = _continue_partials(state, budget, batch.decodes, batch, whole_prompt)
     if not state.preempted_this_step:
-        _admit_chunked(state, limits, used, batch, reserve_whole_prompt=False)
+        _admit_chunked(state, budget, limits, used, batch, whole_prompt)
     return batch
 
 
-def sglang(state: State, limits: Limits) -> Batch:
+def sglang(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
     """SGLang default (scheduler.py: get_next_batch_to_run): prefill-first. If a prefill batch can
-    be formed (the chunked request's next chunk, then new requests up to the chunk size), it runs
-    alone and decodes wait; otherwise every running request decodes."""
+    be formed (the chunked request's next chunk, then new requests up to the chunk size, whole
+    prompt's KV reserved at admission), it runs alone and decodes wait; otherwise every running
+    request decodes, up to max running requests."""
     batch = Batch()
-    used = _continue_partials(state, limits, 0, batch)
-    _admit_chunked(state, limits, used, batch, reserve_whole_prompt=True)
+    used = _continue_partials(state, budget, 0, batch, whole_prompt)
+    _admit_chunked(state, budget, limits, used, batch, whole_prompt)
     if not batch.chunks:
         batch.decodes = min(state.decoding, limits.max_seqs)
     return batch
@@ -122,7 +159,8 @@ def sglang(state: State, limits: Limits) -> Batch:
 
 def _admit_whole(state: State, limits: Limits, batch: Batch, token_cap: float) -> None:
     """Admit waiting requests with their whole prompt, FCFS, while KV, max_seqs and the token cap
-    allow (the first prompt is never refused for the cap: unchunked prompts cannot be split)."""
+    allow (the first prompt is never refused for the cap: unchunked prompts cannot be split).
+    The chunk is the whole prompt, so either reservation rule reserves all of it now."""
     free = state.free_kv - state.kv_watermark - state.decoding   # the decodes' KV comes first
     used = 0
     running = state.decoding + len(state.partial)
@@ -132,24 +170,23 @@ def _admit_whole(state: State, limits: Limits, batch: Batch, token_cap: float) -
             break
         if batch.admitted and used + need > token_cap:
             break
-        batch.admitted.append(request)
-        batch.chunks.append((request, need))
+        batch.admit(request, need, need)
         used += need
         free -= need
 
 
-def vllm_v0(state: State, limits: Limits) -> Batch:
+def vllm_v0(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
     """vLLM V0 default, the 'vLLM' baseline of Sarathi-Serve: if waiting prompts fit, a
     prefill-only iteration of whole prompts (up to the budget of batched tokens; decodes pause:
     the stall); otherwise every running request decodes."""
     batch = Batch()
-    _admit_whole(state, limits, batch, token_cap=limits.budget)
+    _admit_whole(state, limits, batch, token_cap=budget)
     if not batch.chunks:
         batch.decodes = state.decoding
     return batch
 
 
-def orca(state: State, limits: Limits) -> Batch:
+def orca(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
     """Orca (OSDI'22) iteration-level scheduling: every running decode plus whole new prompts in
     the same iteration, no token budget."""
     batch = Batch(decodes=state.decoding)
@@ -160,13 +197,17 @@ def orca(state: State, limits: Limits) -> Batch:
 @dataclass(frozen=True)
 class PolicySpec:
     name: str
-    build: Callable[[State, Limits], Batch]
+    build: Callable[[State, int, Limits, bool], Batch]
     chunked: bool
     decodes_take_budget: bool   # decodes and chunks share one budget (a budget <= decodes starves)
     reserve_whole_prompt: bool  # KV for the whole prompt at admission, else per chunk
     label: str
     summary: str                # how it builds an iteration, in one phrase for the app's text
     kv_watermark: float = 0.0   # share of KV kept free when admitting (Sarathi: 1% of blocks)
+
+    def plan(self, state: State, budget: int, limits: Limits) -> Batch:
+        """The next batch, its KV reserved by this policy's one reservation rule."""
+        return self.build(state, budget, limits, self.reserve_whole_prompt)
 
 
 POLICIES: dict[str, PolicySpec] = {p.name: p for p in (

@@ -191,7 +191,7 @@ def fmt_work_bytes(b: float) -> str:
     return f"{b / 1e9:.3g} GB" if b >= 1e9 else f"{b / 1e6:,.0f} MB"
 
 
-def estimate_counts(workload: Workload, policy: PolicySpec, limits: Limits,
+def estimate_counts(workload: Workload, policy: PolicySpec, budget: int, limits: Limits,
                     cost: CostModel) -> Counts:
     """Upper bounds on what one run of `workload` under `policy` does (the module docstring)."""
     prefilled = workload.prefilled
@@ -201,18 +201,14 @@ def estimate_counts(workload: Workload, policy: PolicySpec, limits: Limits,
     new = requests - streaming
     decode_steps = int(output[prefilled].sum() + (output[~prefilled] - 1).sum())
     prompt_tokens = int(workload.prompt[~prefilled].sum())
-    prefill_iterations = new + ((prompt_tokens + decode_steps) // limits.budget
+    prefill_iterations = new + ((prompt_tokens + decode_steps) // budget
                                 if policy.chunked else 0)
     running = min(requests, max(limits.max_seqs, streaming), kv_capacity_tokens(cost))
     changes = 1 + 2 * requests
     tokens = int(output.sum()) + streaming          # a stream's previous token is recorded too
-    snapshots = changes * running
-    if policy.name in EVERY_ITERATION_DECODES:
-        # a decoder's life spans one iteration per token, each with at most one join and one
-        # leave; the streams join one by one before the first iteration
-        snapshots = min(snapshots, streaming * (streaming + 1) // 2 + 2 * tokens)
-    copies = (decode_steps // limits.budget) * running \
-        if policy.name in BUDGET_CAPS_DECODES and running > limits.budget else 0
+    snapshots = 0   # the engine keeps a row per stay in the running set (counted by changes)
+    copies = (decode_steps // budget) * running \
+        if policy.name in BUDGET_CAPS_DECODES and running > budget else 0
     return Counts(decode_steps + prefill_iterations, decode_steps, tokens,
                   prefill_iterations + new, requests, running, changes, snapshots, copies,
                   cost.model.sliding_window > 0)
@@ -225,6 +221,7 @@ def least_iterations(workload: Workload) -> int:
     return int(workload.output.max())
 
 
-def estimate_run(workload: Workload, policy: PolicySpec, limits: Limits, cost: CostModel) -> Work:
+def estimate_run(workload: Workload, policy: PolicySpec, budget: int, limits: Limits,
+                 cost: CostModel) -> Work:
     """The work of one run, bounded from above before it starts."""
-    return Work.of(estimate_counts(workload, policy, limits, cost))
+    return Work.of(estimate_counts(workload, policy, budget, limits, cost))

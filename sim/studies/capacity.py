@@ -36,6 +36,7 @@ DELAY_SLO_S = 2.0          # Sarathi-Serve: median scheduling delay <= 2 s
 MAX_RUNS = 14              # per policy: halvings from the ceiling plus bisection steps
 REL_TOL = 0.02             # stop when (hi - lo) / hi <= 2%
 MAX_ITERATIONS = 1_000_000  # per run (~4 s of engine time at worst)
+CAPACITY_LIMITS = Limits(max_iterations=MAX_ITERATIONS)
 CURVE_POINTS = 8           # rates on a curve: 1/8, 2/8, ... of the compute ceiling
 
 
@@ -114,19 +115,16 @@ def compute_ceiling_qps(workload: Workload, cost: CostModel) -> float:
 
 
 def evaluate(qps: float, workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
-             tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S, max_seqs: int = 1024,
-             max_partial_prefills: int | None = None,
-             max_iterations: int = MAX_ITERATIONS) -> CapacityPoint:
+             tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S,
+             limits: Limits = CAPACITY_LIMITS) -> CapacityPoint:
     """Run `workload` (generated at `qps`) and check Sarathi-Serve's two conditions."""
     return _evaluate(qps, workload, policy, cost, budget=budget, tbt_slo_s=tbt_slo_s,
-                     delay_slo_s=delay_slo_s, max_seqs=max_seqs,
-                     max_partial_prefills=max_partial_prefills, max_iterations=max_iterations)[0]
+                     delay_slo_s=delay_slo_s, limits=limits)[0]
 
 
-def _evaluate(qps, workload, policy, cost, *, budget, tbt_slo_s, delay_slo_s, max_seqs,
-              max_partial_prefills, max_iterations) -> tuple[CapacityPoint, Trace]:
-    trace = simulate(workload, policy, cost, budget=budget, max_seqs=max_seqs,
-                     max_iterations=max_iterations, max_partial_prefills=max_partial_prefills)
+def _evaluate(qps, workload, policy, cost, *, budget, tbt_slo_s, delay_slo_s,
+              limits) -> tuple[CapacityPoint, Trace]:
+    trace = simulate(workload, policy, cost, budget=budget, limits=limits)
     p99 = Percentiles.of(token_gaps(trace)[0]).p99
     delay = median_scheduling_delay(trace)
     # NaN (no gaps, or no new request) has nothing to miss
@@ -140,9 +138,8 @@ def lowest_rate(requests: int) -> float:
 
 def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, cost: CostModel, *,
                   budget: int, tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S,
-                  max_seqs: int = 1024, max_partial_prefills: int | None = None,
-                  max_runs: int = MAX_RUNS, rel_tol: float = REL_TOL,
-                  max_iterations: int = MAX_ITERATIONS,
+                  limits: Limits = CAPACITY_LIMITS, max_runs: int = MAX_RUNS,
+                  rel_tol: float = REL_TOL,
                   progress: Callable[[int, CapacityPoint], None] | None = None,
                   account: WorkAccount | None = None) -> CapacityResult:
     """Bisection over QPS. `workload_at(qps)` builds the workload for a rate (same seed each time);
@@ -155,7 +152,7 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
     sample = workload_at(1.0)
     ceiling = compute_ceiling_qps(sample, cost)
     floor = lowest_rate(len(sample))
-    bound = estimate_counts(sample, policy, Limits(budget, max_seqs, max_partial_prefills), cost)
+    bound = estimate_counts(sample, policy, budget, limits, cost)
     points: dict[float, CapacityPoint] = {}
     stop = ""          # why the search ended before its tolerance, if it did
 
@@ -176,9 +173,7 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
 
     def passes(qps: float) -> bool:
         point, trace = _evaluate(qps, workload_at(qps), policy, cost, budget=budget,
-                                 tbt_slo_s=slo, delay_slo_s=delay_slo, max_seqs=max_seqs,
-                                 max_partial_prefills=max_partial_prefills,
-                                 max_iterations=max_iterations)
+                                 tbt_slo_s=slo, delay_slo_s=delay_slo, limits=limits)
         if account is not None:
             account.charge(bound, trace)
         points[qps] = point
@@ -218,9 +213,9 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
 
 def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, *,
                      policy: PolicySpec, budget: int, baseline: PolicySpec, baseline_budget: int,
-                     tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S, max_seqs: int = 1024,
-                     max_partial_prefills: int | None = None, max_runs: int = MAX_RUNS,
-                     rel_tol: float = REL_TOL, max_iterations: int = MAX_ITERATIONS,
+                     tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S,
+                     limits: Limits = CAPACITY_LIMITS, max_runs: int = MAX_RUNS,
+                     rel_tol: float = REL_TOL,
                      progress: Callable[[float, str], None] | None = None,
                      account: WorkAccount | None = None) -> CapacityComparison:
     """Capacity of `policy` and of `baseline` on the same workload and SLOs, and their ratio.
@@ -234,10 +229,8 @@ def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, 
                          f"{spec.name}: {point.qps:.3g} QPS "
                          f"{'meets' if point.sustained else 'misses'} the SLOs")
         results.append(find_capacity(workload_at, spec, cost, budget=b, tbt_slo_s=tbt_slo_s,
-                                     delay_slo_s=delay_slo_s, max_seqs=max_seqs,
-                                     max_partial_prefills=max_partial_prefills,
-                                     max_runs=max_runs, rel_tol=rel_tol,
-                                     max_iterations=max_iterations, progress=report,
+                                     delay_slo_s=delay_slo_s, limits=limits,
+                                     max_runs=max_runs, rel_tol=rel_tol, progress=report,
                                      account=account))
     ours, theirs = results
     ratio = ours.capacity_qps / theirs.capacity_qps if theirs.capacity_qps > 0 else None
@@ -253,8 +246,7 @@ def rate_grid(ceiling_qps: float, points: int = CURVE_POINTS) -> tuple[float, ..
 
 def rate_curve(workload_at: Callable[[float], Workload], policy: PolicySpec, cost: CostModel,
                rates, *, budget: int, tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S,
-               max_seqs: int = 1024, max_partial_prefills: int | None = None,
-               max_iterations: int = MAX_ITERATIONS,
+               limits: Limits = CAPACITY_LIMITS,
                progress: Callable[[int, CapacityPoint], None] | None = None,
                ) -> tuple[CapacityPoint, ...]:
     """p99 TBT and median scheduling delay at each of `rates` (the same seeded workload at each),
@@ -262,9 +254,7 @@ def rate_curve(workload_at: Callable[[float], Workload], policy: PolicySpec, cos
     points = []
     for qps in rates:
         points.append(evaluate(qps, workload_at(qps), policy, cost, budget=budget,
-                               tbt_slo_s=tbt_slo_s, delay_slo_s=delay_slo_s, max_seqs=max_seqs,
-                               max_partial_prefills=max_partial_prefills,
-                               max_iterations=max_iterations))
+                               tbt_slo_s=tbt_slo_s, delay_slo_s=delay_slo_s, limits=limits))
         if progress:
             progress(len(points), points[-1])
     return tuple(points)

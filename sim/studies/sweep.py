@@ -25,9 +25,9 @@ import numpy as np
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
 from sim.presets.hardware import Gpu
-from sim.serving.engine import DEFAULT_MAX_ITERATIONS, simulate
+from sim.serving.engine import simulate
 from sim.serving.metrics import Metrics, median_scheduling_delay, summarize
-from sim.serving.policies import PolicySpec
+from sim.serving.policies import DEFAULT_LIMITS, Limits, PolicySpec
 from sim.serving.workloads import Workload
 from sim.units import fmt_seconds
 
@@ -205,10 +205,8 @@ def recommend(points: Sequence[SweepPoint], tbt_slo_s: float,
 
 
 def run_point(workload: Workload, policy: PolicySpec, cost: CostModel, budget: int, *,
-              max_seqs: int = 1024, max_partial_prefills: int | None = None,
-              max_iterations: int = DEFAULT_MAX_ITERATIONS) -> SweepPoint:
-    trace = simulate(workload, policy, cost, budget=budget, max_seqs=max_seqs,
-                     max_iterations=max_iterations, max_partial_prefills=max_partial_prefills)
+              limits: Limits = DEFAULT_LIMITS) -> SweepPoint:
+    trace = simulate(workload, policy, cost, budget=budget, limits=limits)
     share = fixed_share(cost, budget)
     no_split = int(workload.prompt[~workload.prefilled].max(initial=0)
                    + trace.decode_tokens.max(initial=0))
@@ -220,8 +218,7 @@ def run_point(workload: Workload, policy: PolicySpec, cost: CostModel, budget: i
 
 
 def sweep(workload: Workload, policy: PolicySpec, cost: CostModel, budgets: Sequence, *,
-          max_seqs: int = 1024, max_partial_prefills: int | None = None,
-          tbt_slo_s: float | None = None, max_iterations: int = DEFAULT_MAX_ITERATIONS,
+          limits: Limits = DEFAULT_LIMITS, tbt_slo_s: float | None = None,
           progress: Callable[[float, str], None] | None = None) -> Sweep:
     """Run `workload` under `policy` once per budget. `progress(fraction, text)` is called after
     each run (for a progress bar)."""
@@ -229,9 +226,7 @@ def sweep(workload: Workload, policy: PolicySpec, cost: CostModel, budgets: Sequ
     slo = None if tbt_slo_s is None else check_number("TBT SLO (s)", tbt_slo_s, high=3600)
     points = []
     for i, budget in enumerate(values):
-        points.append(run_point(workload, policy, cost, budget, max_seqs=max_seqs,
-                                max_partial_prefills=max_partial_prefills,
-                                max_iterations=max_iterations))
+        points.append(run_point(workload, policy, cost, budget, limits=limits))
         if progress:
             progress((i + 1) / len(values), f"budget {budget:,} ({i + 1} of {len(values)})")
     recommended, reason = (None, "no TBT SLO given") if slo is None else recommend(points, slo)

@@ -30,7 +30,7 @@ from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.metrics import seed_metrics
-from sim.serving.policies import get_policy
+from sim.serving.policies import Limits, get_policy
 from sim.serving.workloads import poisson
 from ui.scenario import scenario_from
 
@@ -40,7 +40,7 @@ MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (issue 3)
 
 def run(scenario, policy):
     return simulate(scenario.workload(), get_policy(policy), scenario.cost_model(),
-                    budget=scenario.budget, max_seqs=scenario.max_seqs)
+                    budget=scenario.budget, limits=Limits(max_seqs=scenario.max_seqs))
 
 
 @pytest.fixture(scope="module")

@@ -1,15 +1,18 @@
 """The step engine and the policies on hand-checkable workloads."""
 
+from dataclasses import fields, replace
+
 import numpy as np
 import pytest
 
 from sim import run
 from sim.cost.iteration import CostModel
 from sim.errors import InputError
-from sim.presets.hardware import get_gpu
+from sim.presets.hardware import custom_gpu, get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import SimulationLimitError, kv_capacity_tokens
+from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, simulate
 from sim.serving.metrics import seed_metrics, summarize
+from sim.serving.policies import Batch, Limits, get_policy
 from sim.serving.workloads import burst, make_workload, poisson, seed_scenario
 from sim.studies.worked_example import worked_example
 
@@ -63,6 +66,11 @@ def test_vllm_v1_budget_caps_decodes():
     assert summarize(trace).requests == 65                   # everyone still finishes
 
 
+def test_a_budget_equal_to_the_decodes_starves_prompts_too():
+    trace = run_seed("sarathi", 64, decodes=64, decode_output=10, prompt=512)
+    assert trace.starved_iterations == 10 and np.flatnonzero(trace.prefill_tokens)[0] == 10
+
+
 def test_sarathi_budget_below_decodes_starves_without_crashing():
     trace = run_seed("sarathi", 32, decodes=64, decode_output=10, prompt=512)
     assert trace.decode_tokens[0] == 64                      # every decode still runs
@@ -112,8 +120,21 @@ def test_preemption_recomputes_when_kv_runs_out():
 def test_kv_capacity_is_memory_less_weights_and_reserve():
     cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
     assert kv_capacity_tokens(cost) == int((80e9 * 0.9 - 16e9) // 131072)
-    with pytest.raises(InputError, match="do not fit"):
-        kv_capacity_tokens(CostModel(get_gpu("l4"), get_model("llama-3.1-70b")))
+    assert kv_capacity_tokens(cost, 0.5) == int((80e9 * 0.5 - 16e9) // 131072)
+    trace = simulate(seed_scenario(decodes=4), get_policy("sarathi"), cost, budget=576,
+                     reserve_fraction=0.5)
+    assert trace.kv_capacity_tokens == kv_capacity_tokens(cost, 0.5)
+
+
+@pytest.mark.parametrize("tp, message", [
+    (1, "Llama-3.1-70B weights (141 GB) do not fit in L4 memory (24 GB less a 10% reserve); "
+        "choose a larger GPU, more GPUs (tp) or a smaller model"),
+    (2, "Llama-3.1-70B weights (70.6 GB (1/2 per GPU)) do not fit in L4 memory (24 GB less a 10% "
+        "reserve); choose a larger GPU, more GPUs (tp) or a smaller model")])
+def test_weights_that_do_not_fit_are_refused_with_their_sizes(tp, message):
+    with pytest.raises(InputError) as error:
+        kv_capacity_tokens(CostModel(get_gpu("l4"), get_model("llama-3.1-70b"), tp=tp))
+    assert str(error.value) == message
 
 
 def test_prompt_beyond_memory_is_refused():
@@ -121,9 +142,49 @@ def test_prompt_beyond_memory_is_refused():
         run(seed_scenario(prompt=1_000_000), "sarathi", 576)
 
 
+TIGHT = CostModel(custom_gpu(150, 1, 18.2), get_model("dense-8b"))   # 2,899 KV tokens
+
+
+def test_a_request_may_fill_the_kv_but_not_overflow_it():
+    """vLLM V1 keeps no watermark: prompt + output up to all 2,899 tokens runs; one more is
+    refused, with both sizes in tokens and GiB (128 KiB per token)."""
+    assert simulate(make_workload([0.0], [2898], [1]), get_policy("vllm-v1"), TIGHT,
+                    budget=4096).iterations == 1
+    with pytest.raises(InputError) as error:
+        simulate(make_workload([0.0], [2899], [1]), get_policy("vllm-v1"), TIGHT, budget=4096)
+    assert str(error.value) == (
+        "a request needs 2,900 tokens of KV (0.4 GiB) but only 2,899 tokens (0.4 GiB) fit beside "
+        "the weights; shorten the prompt or pick a GPU with more memory")
+    # 8,602 tokens x 128 KiB = 1.0501 GiB
+    with pytest.raises(InputError, match=r"needs 8,602 tokens of KV \(1.1 GiB\) but only 2,899"):
+        simulate(make_workload([0.0], [8601], [1]), get_policy("vllm-v1"), TIGHT, budget=4096)
+
+
+def test_running_decoders_must_fit_in_kv_and_in_max_sequences():
+    fits = seed_scenario(decodes=2, context=1400, decode_output=49, prompt=10, prompt_output=1)
+    assert simulate(fits, get_policy("vllm-v1"), TIGHT, budget=4096,
+                    limits=Limits(max_seqs=2)).iterations > 0             # 2 x 1,449 = 2,898
+    all_of_it = seed_scenario(decodes=1, context=2850, decode_output=49, prompt=10, prompt_output=1)
+    trace = simulate(all_of_it, get_policy("vllm-v1"), TIGHT, budget=4096)   # 2,850 + 49 = all
+    assert trace.kv_used_tokens.max() == 2898    # after its last step the decoder is gone
+    too_long = seed_scenario(decodes=2, context=1400, decode_output=50, prompt=10)
+    with pytest.raises(InputError) as error:
+        simulate(too_long, get_policy("vllm-v1"), TIGHT, budget=4096)
+    assert str(error.value) == ("the running decoders need 2,900 tokens of KV but only 2,899 fit; "
+                                "use fewer decoders or a shorter context")
+    with pytest.raises(InputError) as error:
+        simulate(fits, get_policy("vllm-v1"), TIGHT, budget=4096, limits=Limits(max_seqs=1))
+    assert str(error.value) == "2 running decoders exceed max sequences (1)"
+
+
 def test_iteration_cap_is_a_clear_error():
-    with pytest.raises(SimulationLimitError, match="iterations"):
-        run(seed_scenario(), "sarathi", 576, max_iterations=10)
+    """The seed scenario at budget 576 takes 256 iterations: a cap of 256 lets it finish."""
+    assert run_seed("sarathi", 576, mode="roofline").iterations == 256
+    assert run(seed_scenario(), "sarathi", 576, max_iterations=256).iterations == 256
+    with pytest.raises(SimulationLimitError) as error:
+        run(seed_scenario(), "sarathi", 576, max_iterations=255)
+    assert str(error.value) == ("the run needed more than 255 iterations (the cap); shorten the "
+                                "workload or raise the iteration cap")
 
 
 def test_burst_drain_matches_the_seed():
@@ -139,23 +200,30 @@ def test_burst_drain_matches_the_seed():
     assert 0 < last - closed_form < 0.005 * closed_form
 
 
-@pytest.mark.parametrize("bad", [dict(budget=0), dict(budget=-1), dict(budget=float("nan")),
-                                 dict(max_seqs=0)])
-def test_bad_limits(bad):
+@pytest.mark.parametrize("bad, message", [
+    (dict(budget=0), "budget must be ≥ 1, got 0"),
+    (dict(budget=10_000_001), "budget must be ≤ 10,000,000, got 10000001"),
+    (dict(budget=float("nan")), "budget must be a finite number"),
+    (dict(reserve_fraction=-0.1), "reserve fraction must be ≥ 0, got −0.1"),
+    (dict(reserve_fraction=0.995), "reserve fraction must be ≤ 0.99, got 0.995"),
+    (dict(reserve_fraction=0.99), r"8B model .* weights \(16 GB\) do not fit .* less a 99% reserve")])
+def test_bad_budget_and_reserve(bad, message):
     kwargs = dict(budget=576) | bad
-    with pytest.raises(InputError):
-        run(seed_scenario(), "sarathi", **kwargs)
+    with pytest.raises(InputError, match=f"^{message}"):
+        simulate(seed_scenario(), get_policy("sarathi"),
+                 CostModel(get_gpu("illustrative"), get_model("dense-8b")), **kwargs)
 
 
-@pytest.mark.parametrize("model", ["mistral-7b", "llama-3.1-8b"])
-def test_engine_prices_each_iteration_like_the_cost_model(model):
-    """The engine's O(1) aggregation must equal `CostModel.price` of the same batch, sliding
-    window included (decoder contexts straddling Mistral's 4,096-token window)."""
+def test_the_largest_budget_and_no_reserve_are_allowed():
+    cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
+    trace = simulate(seed_scenario(), get_policy("sarathi"), cost, budget=10_000_000,
+                     reserve_fraction=0)
+    assert trace.kv_capacity_tokens == int((80e9 - 16e9) // 131072)
+
+
+def assert_priced_like_the_cost_model(trace, w, cost):
+    """Every iteration's times equal `CostModel.price` of its batch, rebuilt from the trace."""
     from sim.cost.iteration import Chunk, Composition
-    w = make_workload([0.0, 0.0, 0.0, 0.01], [100, 8000, 3000, 5000], [3, 3, 3, 2],
-                      [True, True, True, False])
-    cost = CostModel(get_gpu("a100-80gb"), get_model(model))
-    trace = run(w, "sarathi", 1024, gpu="a100-80gb", model=model)
     for i in range(trace.iterations):
         contexts = []
         for r in trace.decode_rows(i):
@@ -168,7 +236,32 @@ def test_engine_prices_each_iteration_like_the_cost_model(model):
                                           trace.chunk_length[rows]))
         priced = cost.price(Composition(tuple(contexts), chunks))
         assert trace.duration_s[i] == pytest.approx(priced.time_s, rel=1e-12)
+        assert trace.compute_s[i] == pytest.approx(priced.compute_s, rel=1e-12)
         assert trace.memory_s[i] == pytest.approx(priced.memory_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("model", ["mistral-7b", "llama-3.1-8b"])
+def test_engine_prices_each_iteration_like_the_cost_model(model):
+    """The engine's O(1) aggregation must equal `CostModel.price` of the same batch, sliding
+    window included (decoder contexts and chunk prefixes straddling Mistral's 4,096-token
+    window)."""
+    w = make_workload([0.0, 0.0, 0.0, 0.01], [100, 8000, 3000, 9000], [20, 20, 20, 2],
+                      [True, True, True, False])
+    cost = CostModel(get_gpu("a100-80gb"), get_model(model))
+    trace = run(w, "sarathi", 1024, gpu="a100-80gb", model=model)
+    completes = trace.chunk_iteration[-1]            # the prompt's last chunk, beside 3 decodes
+    assert trace.decode_tokens[completes] == 3 and trace.iterations > completes + 1
+    assert_priced_like_the_cost_model(trace, w, cost)
+
+
+@pytest.mark.parametrize("model", ["mistral-7b", "llama-3.1-8b"])
+def test_engine_prices_the_head_of_the_running_list_when_the_budget_skips_the_rest(model):
+    w = make_workload(np.zeros(6), [100, 8000, 3000, 5000, 200, 300], [4, 4, 4, 4, 4, 2],
+                      [True] * 5 + [False])
+    cost = CostModel(get_gpu("a100-80gb"), get_model(model))
+    trace = run(w, "vllm-v1", 3, gpu="a100-80gb", model=model)
+    assert np.any(trace.decode_tokens < trace.running_decoders)
+    assert_priced_like_the_cost_model(trace, w, cost)
 
 
 @pytest.mark.parametrize("policy", ["sarathi", "vllm-v1", "sglang", "vllm-v0", "orca"])
@@ -184,3 +277,146 @@ def test_admitting_a_prompt_never_evicts_a_running_decoder(policy):
     trace = run(w, policy, 1_000_000)
     assert trace.preemptions.sum() == 0
     assert len(trace.tokens_of(decoders)) == 2
+
+
+# --- KV: reservation rule, watermark ------------------------------------------------------------
+@pytest.mark.parametrize("policy, prompt_kv", [("sarathi", 8192), ("sglang", 8192), ("vllm-v1", 512)])
+def test_kv_of_the_first_iteration_follows_the_reservation_rule(policy, prompt_kv):
+    """64 decoders hold 4,000 tokens each and take one more; the new prompt holds all its 8,192
+    tokens from admission (Sarathi-Serve, SGLang) or only its first 512-token chunk (vLLM V1)."""
+    trace = run_seed(policy, 576)
+    decoders = 0 if policy == "sglang" else 64       # SGLang's decodes wait behind the prefill
+    assert trace.kv_used_tokens[0] == 64 * 4000 + decoders + prompt_kv
+
+
+def test_sarathi_admits_nothing_into_the_last_percent_of_kv():
+    """On a GPU with 2,899 KV tokens Sarathi-Serve keeps 28 free: a 2,789-token prompt fits beside
+    a 100-token one only without that watermark, so it waits until the first request is done;
+    vLLM V1, which keeps none, admits its first chunk at once."""
+    cost = CostModel(custom_gpu(150, 1, 18.2), get_model("dense-8b"))
+    capacity = kv_capacity_tokens(cost)
+    assert capacity == 2899
+    w = make_workload([0.0, 0.0], [100, capacity - 110], [50, 1])
+    sarathi = simulate(w, get_policy("sarathi"), cost, budget=4096)
+    first_chunk = sarathi.chunk_iteration[sarathi.chunk_request == 1][0]
+    last_token = np.searchsorted(sarathi.end_s, sarathi.tokens_of(0)[-1])
+    assert first_chunk == last_token + 1 and sarathi.preemptions.sum() == 0
+    vllm = simulate(w, get_policy("vllm-v1"), cost, budget=4096)
+    assert vllm.chunk_iteration[vllm.chunk_request == 1][0] == 0
+
+
+def test_sarathi_refuses_a_request_that_needs_the_watermark():
+    cost = TIGHT
+    w = make_workload([0.0], [2899 - 28], [1])   # prompt + output = capacity - watermark + 1
+    with pytest.raises(InputError, match="2,872 tokens of KV"):
+        simulate(w, get_policy("sarathi"), cost, budget=4096)
+    assert len(simulate(w, get_policy("vllm-v1"), cost, budget=4096).tokens_of(0)) == 1
+
+
+# --- admission, decode rows, memory -------------------------------------------------------------
+def test_admission_is_by_request_id():
+    """A policy may admit from anywhere in the queue: the engine admits exactly the requests its
+    batch names, and the others keep their place."""
+    def last_come_first_served(state, budget, limits, whole_prompt):
+        batch = Batch(decodes=state.decoding)
+        if state.waiting:
+            request = state.waiting[-1]
+            batch.admit(request, state.prefill_left(request), state.prefill_left(request))
+        return batch
+
+    spec = replace(get_policy("orca"), name="lcfs", build=last_come_first_served)
+    w = make_workload([0.0, 0.0, 0.0], [10, 20, 30], [1, 1, 1])
+    trace = simulate(w, spec, CostModel(get_gpu("illustrative"), get_model("dense-8b")), budget=100)
+    assert trace.chunk_request.tolist() == [2, 1, 0]
+    assert trace.chunk_length.tolist() == [30, 20, 10]
+    assert np.diff(trace.token_offsets).tolist() == [1, 1, 1]
+
+
+def test_decode_rows_are_the_head_of_the_running_list():
+    """vLLM V1 at budget 32 with 64 decoders: the first 32 (admission order) step; the trace
+    keeps explicit rows only for such iterations."""
+    trace = run_seed("vllm-v1", 32, decodes=64, decode_output=4, prompt=256)
+    assert trace.running_decoders[0] == 64 and trace.decode_tokens[0] == 32
+    assert trace.decode_rows(0).tolist() == list(range(32))
+    # the skipped half does not advance: no token at the end of iteration 0, and in all still
+    # exactly its 4 tokens (after the one it emitted before the run)
+    assert all(trace.end_s[0] not in trace.tokens_of(r) for r in range(32, 64))
+    assert np.diff(trace.token_offsets).tolist() == [5] * 64 + [32]
+    partial = trace.decode_tokens < trace.running_decoders
+    assert len(trace.partial_step_request) == trace.decode_tokens[partial].sum()
+    full = np.flatnonzero(~partial & (trace.decode_tokens > 0))[0]
+    assert len(trace.decode_rows(full)) == trace.running_decoders[full]
+    assert len(trace.decode_rows(int(np.flatnonzero(trace.decode_tokens == 0)[0]))) == 0
+
+
+def test_a_trace_grows_linearly_with_requests_and_tokens():
+    """3,000 decoders joining one by one used to store 3,000 snapshots of the running list (4.5
+    million entries); a trace now holds a few numbers per request, token and iteration."""
+    trace = run(seed_scenario(decodes=3000, context=1, decode_output=3, prompt=100), "sarathi", 8192,
+                max_seqs=4000)
+    held = 0
+    for f in fields(trace):
+        value = getattr(trace, f.name)
+        held += value.size if isinstance(value, np.ndarray) else \
+            sum(np.size(v) for v in value) if isinstance(value, list) else 0
+    assert held <= 20 * (len(trace.arrival_s) + len(trace.token_s) + trace.iterations)
+    assert len(trace.member_request) == 3001     # one stay in the running list each
+
+
+def test_preemptions_are_recorded_with_their_victims():
+    w = make_workload(np.zeros(60), np.full(60, 500), np.full(60, 1000))
+    trace = run(w, "vllm-v1", 2048, gpu="l4", model="llama-3.1-8b")
+    np.testing.assert_array_equal(np.bincount(trace.preemption_request, minlength=60),
+                                  trace.preemptions)
+    np.testing.assert_array_equal(np.bincount(trace.preemption_iteration,
+                                              minlength=trace.iterations),
+                                  trace.iteration_preemptions)
+
+
+def test_a_partial_prefill_is_preempted_when_it_is_the_newest():
+    """vLLM V1 at budget 10: two decoders grow while a new 850-token prompt takes KV 8 tokens at
+    a time; when KV runs out, the prompt (admitted last) is evicted, four times, and its chunks
+    are computed again (2,946 tokens for an 850-token prompt)."""
+    cost = CostModel(custom_gpu(150, 1, 18.2), get_model("dense-8b"))
+    w = make_workload([0.0, 0.0, 0.0], [1000, 1000, 850], [300, 300, 2], [True, True, False])
+    trace = simulate(w, get_policy("vllm-v1"), cost, budget=10)
+    assert trace.preemption_request.tolist() == [2, 2, 2, 2]
+    assert trace.preemptions.tolist() == [0, 0, 4]
+    assert trace.recomputed_tokens.tolist() == [0, 0, 2946 - 850]
+    assert trace.chunk_length[trace.chunk_request == 2].sum() == 2946
+    assert trace.notes == ("1 requests were preempted (KV full) and recomputed 2,096 tokens",)
+    assert [len(trace.tokens_of(r)) for r in range(3)] == [301, 301, 2]
+
+
+def test_the_starvation_note_counts_the_iterations():
+    trace = run_seed("sarathi", 32, decodes=64, decode_output=10, prompt=512)
+    assert trace.notes == (
+        "starvation: in 10 iterations the running decodes used the whole budget of 32 tokens and "
+        "waiting prompts got none (budget <= decodes: new requests wait until decoders finish)",)
+
+
+def test_a_trace_names_its_policy_budget_and_capacity():
+    trace = run_seed("sglang", 1000)
+    assert (trace.policy, trace.budget, trace.notes) == ("sglang", 1000, ())
+    assert trace.kv_capacity_tokens == kv_capacity_tokens(
+        CostModel(get_gpu("illustrative"), get_model("dense-8b")))
+
+
+def test_a_policy_that_schedules_nothing_is_an_error_not_a_hang():
+    spec = replace(get_policy("sarathi"), build=lambda state, budget, limits, whole_prompt: Batch())
+    with pytest.raises(RuntimeError, match="^the scheduler made no progress with work left$"):
+        simulate(make_workload([0.0, 1.0], [10, 10], [1, 1]), spec,
+                 CostModel(get_gpu("illustrative"), get_model("dense-8b")), budget=100)
+
+
+def test_trace_columns_are_int64_or_float64():
+    """Signed 64-bit counts (differences of them never wrap around) and float64 times."""
+    trace = run(make_workload(np.zeros(60), np.full(60, 500), np.full(60, 1000)), "vllm-v1", 2048,
+                gpu="l4", model="llama-3.1-8b")
+    assert trace.preemptions.sum() and len(trace.partial_step_iteration) == 0
+    for f in fields(trace):
+        value = getattr(trace, f.name)
+        if isinstance(value, np.ndarray) and value.dtype != bool:
+            assert value.dtype in (np.int64, np.float64), f.name
+    skipped = run_seed("vllm-v1", 32, decodes=64, decode_output=4, prompt=256)
+    assert skipped.partial_step_iteration.dtype == skipped.partial_step_request.dtype == np.int64

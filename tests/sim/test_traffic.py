@@ -16,7 +16,7 @@ from sim.presets.hardware import GPUS, get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import kv_capacity_tokens, simulate
 from sim.serving.metrics import request_times
-from sim.serving.policies import CHUNKED, get_policy
+from sim.serving.policies import CHUNKED, Limits, get_policy
 from sim.serving.trace_files import MAX_ROWS, load_trace
 from sim.serving.workloads import burst, poisson, seed_scenario
 from sim.studies.capacity import (
@@ -230,7 +230,7 @@ def test_max_partial_prefills_caps_prefills_per_iteration(policy):
     workload = burst(20, prompt=100, output=3)
     spec = get_policy(policy)
     free = simulate(workload, spec, SEED_SIMPLE, budget=1024)
-    capped = simulate(workload, spec, SEED_SIMPLE, budget=1024, max_partial_prefills=2)
+    capped = simulate(workload, spec, SEED_SIMPLE, budget=1024, limits=Limits(max_partial_prefills=2))
     assert np.bincount(free.chunk_iteration).max() > 2
     assert np.bincount(capped.chunk_iteration).max() <= 2
     assert np.array_equal(np.diff(capped.token_offsets), workload.output)

@@ -45,17 +45,17 @@ def runs(draw):
                              outputs, np.r_[np.ones(n_streaming, bool), np.zeros(n_new, bool)])
     partials = draw(st.one_of(st.none(), st.integers(1, 4)))
     policy = POLICIES[draw(st.sampled_from(sorted(POLICIES)))]
-    limits = Limits(draw(st.integers(1, 5000)), draw(st.integers(max(1, n_streaming), 32)),
-                    partials if policy.chunked else None)
+    budget = draw(st.integers(1, 5000))
+    limits = Limits(max_seqs=draw(st.integers(max(1, n_streaming), 32)),
+                    max_partial_prefills=partials if policy.chunked else None)
     cost = CostModel(draw(st.sampled_from(GPUS)), draw(st.sampled_from(MODELS)),
                      draw(st.sampled_from(["simple", "roofline"])))
-    return workload, policy, limits, cost
+    return workload, policy, budget, limits, cost
 
 
-def simulated(workload, policy, limits, cost):
+def simulated(workload, policy, budget, limits, cost):
     try:
-        return simulate(workload, policy, cost, budget=limits.budget, max_seqs=limits.max_seqs,
-                        max_partial_prefills=limits.max_partial_prefills)
+        return simulate(workload, policy, cost, budget=budget, limits=limits)
     except InputError:
         assume(False)   # refused up front (a request larger than the KV cache)
 
@@ -63,18 +63,16 @@ def simulated(workload, policy, limits, cost):
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(runs())
 def test_the_estimate_bounds_a_run_from_above_within_its_factor(case):
-    workload, policy, limits, cost = case
+    workload, policy, budget, limits, cost = case
     trace = simulated(*case)
     assume(trace.preemptions.sum() == 0)
-    bound = estimate_counts(workload, policy, limits, cost)
+    bound = estimate_counts(workload, policy, budget, limits, cost)
     assert least_iterations(workload) <= trace.iterations <= bound.iterations
     assert bound.decode_steps >= trace.decode_tokens.sum()
     assert bound.tokens == len(trace.token_s)
     assert bound.chunk_rows >= len(trace.chunk_request)
     assert bound.running >= trace.decode_tokens.max(initial=0)
-    snapshots = trace.decode_snapshots            # today's engine: one per running-set change
-    assert bound.changes >= len(snapshots)
-    assert bound.snapshot_elements >= sum(len(s) for s in snapshots)
+    assert bound.changes >= len(trace.member_request)   # a row per stay in the running set
     real = bound.with_trace(trace)
     assert real.seconds() <= bound.seconds() <= ESTIMATE_FACTOR * real.seconds()
     assert real.bytes() <= bound.bytes()
@@ -85,9 +83,8 @@ def test_the_iteration_bound_is_reached_when_requests_run_one_at_a_time():
     iterations, exactly what the bound counts."""
     workload = make_workload([0, 100, 200], [100, 200, 300], [5, 1, 7])
     cost = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"))
-    limits = Limits(2048)
     trace = simulate(workload, get_policy("vllm-v0"), cost, budget=2048)
-    assert estimate_counts(workload, get_policy("vllm-v0"), limits, cost).iterations == \
+    assert estimate_counts(workload, get_policy("vllm-v0"), 2048, Limits(), cost).iterations == \
         trace.iterations == 3 + 4 + 0 + 6
 
 
@@ -96,7 +93,7 @@ def test_the_bound_is_loose_by_the_decoders_running_together():
     workload = seed_scenario()
     cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
     trace = simulate(workload, get_policy("sarathi"), cost, budget=576)
-    bound = estimate_counts(workload, get_policy("sarathi"), Limits(576), cost)
+    bound = estimate_counts(workload, get_policy("sarathi"), 576, Limits(), cost)
     assert trace.iterations == 256 and bound.iterations >= 64 * 256
     assert bound.seconds() <= ESTIMATE_FACTOR * bound.with_trace(trace).seconds()
 
@@ -105,7 +102,7 @@ def test_work_over_a_budget_is_refused_with_the_estimate_and_the_remedy():
     workload = seed_scenario(decodes=1, decode_output=5_000_000, context=1, prompt=1,
                              prompt_output=1)
     cost = CostModel(get_gpu("b200"), get_model("dense-8b"))
-    work = estimate_run(workload, get_policy("sarathi"), Limits(576), cost)
+    work = estimate_run(workload, get_policy("sarathi"), 576, Limits(), cost)
     # D = 5,000,000 decode steps; one new request; (P + D) // B = 5,000,001 // 576 = 8,680
     assert work.counts.iterations == 5_000_000 + 8_680 + 1
     with pytest.raises(WorkTooLarge) as error:
@@ -120,7 +117,7 @@ def test_work_over_a_budget_is_refused_with_the_estimate_and_the_remedy():
 def test_runs_one_after_another_add_their_time_not_their_memory():
     cost = CostModel(get_gpu("h200"), get_model("llama-3.1-8b"))
     workload = poisson(50, 5, prompt=300, output=20)
-    works = [estimate_run(workload, get_policy("sarathi"), Limits(b), cost) for b in (64, 4096)]
+    works = [estimate_run(workload, get_policy("sarathi"), b, Limits(), cost) for b in (64, 4096)]
     both = combined(works)
     assert both.seconds == pytest.approx(sum(w.seconds for w in works))
     assert both.bytes == max(w.bytes for w in works) and both.runs == 2
@@ -134,7 +131,7 @@ CAPACITY_COST = CostModel(get_gpu("a100-80gb"), get_model("llama-2-7b"))
 def test_capacity_stops_before_a_run_the_account_cannot_afford():
     def workload_at(qps):
         return poisson(40, qps, prompt=512, output=16, seed=0)
-    bound = estimate_counts(workload_at(1.0), get_policy("sarathi"), Limits(512), CAPACITY_COST)
+    bound = estimate_counts(workload_at(1.0), get_policy("sarathi"), 512, Limits(), CAPACITY_COST)
     account = WorkAccount(Budget(seconds=bound.seconds() * 2.5, bytes=1e12))
     result = find_capacity(workload_at, get_policy("sarathi"), CAPACITY_COST, budget=512,
                            tbt_slo_s=1e-4, max_runs=14, account=account)

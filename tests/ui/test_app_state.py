@@ -6,7 +6,7 @@ import pytest
 
 from sim.errors import InputError
 from sim.serving.engine import simulate
-from sim.serving.policies import get_policy
+from sim.serving.policies import Limits, get_policy
 from sim.studies.worked_example import DEFAULTS, worked_example
 from ui import controls, words
 from ui.controls import CONTROLS, read_link
@@ -141,7 +141,7 @@ def test_worked_example_inputs_at_defaults_are_the_seeds():
 def seed_traces():
     s = scenario_from({})
     return {p: simulate(s.workload(), get_policy(p), s.cost_model(), budget=s.budget,
-                        max_seqs=s.max_seqs) for p in ("vllm-v0", "sarathi")}
+                        limits=Limits(max_seqs=s.max_seqs)) for p in ("vllm-v0", "sarathi")}
 
 
 def test_lane_cards_show_the_seeds_numbers(seed_traces):
@@ -165,7 +165,7 @@ def test_lane_cards_show_the_seeds_numbers(seed_traces):
 def test_lane_cards_without_decoders_say_so():
     s = scenario_from({"decodes": 0})
     trace = simulate(s.workload(), get_policy("sarathi"), s.cost_model(), budget=s.budget,
-                     max_seqs=s.max_seqs)
+                     limits=Limits(max_seqs=s.max_seqs))
     cards = {c.label: c for c in lane_cards(trace, "simple")}
     assert math.isnan(cards["Largest gap"].seconds)
     assert cards["Largest gap"].value == "—"

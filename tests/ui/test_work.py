@@ -7,7 +7,7 @@ from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import simulate
-from sim.serving.policies import POLICIES, get_policy
+from sim.serving.policies import POLICIES, Limits, get_policy
 from sim.serving.workloads import burst, poisson, seed_scenario
 from ui import work
 from ui.work import Work, caps_decodes, estimate_iterations, fuses, tier, too_big, trace_tokens
@@ -34,14 +34,14 @@ CASES = [
 @pytest.mark.parametrize("policy", list(POLICIES))
 def test_the_estimate_is_within_3x_of_the_engines_iterations(workload, cost, budget, policy):
     spec = get_policy(policy)
-    trace = simulate(workload, spec, cost, budget=budget, max_seqs=1024)
+    trace = simulate(workload, spec, cost, budget=budget, limits=Limits(max_seqs=1024))
     estimate = estimate_iterations(workload, spec, cost, budget=budget, max_seqs=1024)
     assert trace.iterations / 3 <= estimate <= 3 * trace.iterations, (trace.iterations, estimate)
 
 
 @pytest.mark.parametrize("workload", [c[0] for c in CASES])
 def test_token_times_are_exact(workload):
-    trace = simulate(workload, get_policy("sarathi"), MI300, budget=4096, max_seqs=1024)
+    trace = simulate(workload, get_policy("sarathi"), MI300, budget=4096, limits=Limits(max_seqs=1024))
     assert trace_tokens(workload) == len(trace.token_s)
 
 

@@ -1,0 +1,247 @@
+"""Policy contracts: a stub state in, the exact `Batch` out, one test per rule each policy's
+docstring states. Requests 1, 2, ... are partial prefills or waiting prompts; `left` is what each
+still has to prefill."""
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from sim.errors import InputError
+from sim.serving.policies import POLICIES, Batch, Limits, get_policy
+
+NO_CAP = Limits()
+
+
+@dataclass
+class Stub:
+    """The engine's state as a policy reads it."""
+    decoding: int = 0
+    partial: list[int] = field(default_factory=list)
+    waiting: list[int] = field(default_factory=list)
+    free_kv: int = 1_000_000
+    kv_watermark: int = 0
+    preempted_this_step: bool = False
+    left: dict[int, int] = field(default_factory=dict)
+
+    def prefill_left(self, request: int) -> int:
+        return self.left[request]
+
+
+def plan(policy: str, state: Stub, budget: int, limits: Limits = NO_CAP) -> Batch:
+    return get_policy(policy).plan(state, budget, limits)
+
+
+# --- Sarathi-Serve -------------------------------------------------------------------------------
+@pytest.mark.parametrize("policy, decodes", [("sarathi", 10), ("vllm-v1", 4)])
+def test_the_budget_caps_decodes_for_vllm_v1_but_never_for_sarathi(policy, decodes):
+    state = Stub(decoding=10, waiting=[1], left={1: 100})
+    assert plan(policy, state, budget=4) == Batch(decodes=decodes)
+
+
+def test_sarathi_order_is_decodes_then_partial_prefills_then_new_requests():
+    state = Stub(decoding=2, partial=[1], waiting=[2], left={1: 100, 2: 50})
+    assert plan("sarathi", state, budget=200) == Batch(
+        decodes=2, chunks=[(1, 100), (2, 50)], admitted=[2], kv=[(2, 50)])
+    # a partial prefill that fills the budget leaves nothing for new requests
+    assert plan("sarathi", state, budget=64) == Batch(decodes=2, chunks=[(1, 62)])
+
+
+def test_sarathi_chunks_a_new_prompt_to_the_leftover_budget_and_reserves_all_of_it():
+    state = Stub(decoding=3, waiting=[1], left={1: 1000})
+    assert plan("sarathi", state, budget=10) == Batch(
+        decodes=3, chunks=[(1, 7)], admitted=[1], kv=[(1, 1000)])
+
+
+def test_sarathi_partial_prefills_take_no_more_kv():
+    state = Stub(partial=[1], left={1: 500})
+    assert plan("sarathi", state, budget=100) == Batch(chunks=[(1, 100)])
+
+
+def test_sarathi_admits_only_what_fits_beside_the_watermark_and_the_decodes_next_tokens():
+    fits = 1000 + 3 + 10                    # the prompt, one token per decode, the watermark
+    state = Stub(decoding=3, waiting=[1], left={1: 1000}, free_kv=fits, kv_watermark=10)
+    assert plan("sarathi", state, budget=100).admitted == [1]
+    state.free_kv = fits - 1
+    assert plan("sarathi", state, budget=100) == Batch(decodes=3)
+
+
+def test_sarathi_keeps_one_percent_of_kv_free():
+    assert POLICIES["sarathi"].kv_watermark == 0.01
+    assert all(p.kv_watermark == 0 for name, p in POLICIES.items() if name != "sarathi")
+
+
+def test_sarathi_admits_first_come_first_served_without_skipping():
+    """A prompt that does not fit stops admission: a smaller one behind it waits too."""
+    state = Stub(waiting=[1, 2], left={1: 900, 2: 10}, free_kv=500)
+    assert plan("sarathi", state, budget=100) == Batch()
+
+
+def test_sarathi_decodes_that_fill_the_budget_leave_prefills_waiting():
+    state = Stub(decoding=4, partial=[1], waiting=[2], left={1: 10, 2: 10})
+    assert plan("sarathi", state, budget=4) == Batch(decodes=4)
+
+
+def test_sarathi_admits_several_new_requests_until_the_budget_is_spent():
+    state = Stub(waiting=[1, 2, 3], left={1: 30, 2: 30, 3: 30})
+    assert plan("sarathi", state, budget=70) == Batch(
+        chunks=[(1, 30), (2, 30), (3, 10)], admitted=[1, 2, 3], kv=[(1, 30), (2, 30), (3, 30)])
+
+
+def test_sarathi_caps_running_requests():
+    state = Stub(decoding=2, partial=[1], waiting=[2, 3], left={1: 10, 2: 10, 3: 10})
+    assert plan("sarathi", state, 100, Limits(max_seqs=4)) == Batch(
+        decodes=2, chunks=[(1, 10), (2, 10)], admitted=[2], kv=[(2, 10)])
+
+
+@pytest.mark.parametrize("policy", ["sarathi", "vllm-v1", "sglang"])
+def test_chunked_policies_cap_partial_prefills(policy):
+    state = Stub(partial=[1], waiting=[2, 3], left={1: 10, 2: 10, 3: 10})
+    assert plan(policy, state, 100, Limits(max_partial_prefills=2)).admitted == [2]
+    assert plan(policy, state, 100, Limits(max_partial_prefills=1)).admitted == []
+
+
+# --- vLLM V1 -------------------------------------------------------------------------------------
+def test_vllm_v1_takes_kv_chunk_by_chunk():
+    state = Stub(decoding=2, partial=[1], waiting=[2], left={1: 30, 2: 1000})
+    assert plan("vllm-v1", state, budget=100) == Batch(
+        decodes=2, chunks=[(1, 30), (2, 68)], admitted=[2], kv=[(1, 30), (2, 68)])
+
+
+def test_vllm_v1_admits_a_chunk_where_the_whole_prompt_would_not_fit():
+    state = Stub(decoding=2, waiting=[1], left={1: 1000}, free_kv=2 + 50)
+    assert plan("vllm-v1", state, budget=50) == Batch(
+        decodes=2, chunks=[(1, 48)], admitted=[1], kv=[(1, 48)])
+    state.free_kv = 2 + 47                  # the decodes' tokens and the chunk must both fit
+    assert plan("vllm-v1", state, budget=50) == Batch(decodes=2)
+
+
+def test_vllm_v1_new_chunks_need_kv_beside_the_decodes_and_the_partial_chunks():
+    state = Stub(decoding=2, partial=[1], waiting=[2], left={1: 30, 2: 1000}, free_kv=2 + 30 + 68)
+    assert plan("vllm-v1", state, budget=100).admitted == [2]
+    state.free_kv -= 1
+    assert plan("vllm-v1", state, budget=100) == Batch(decodes=2, chunks=[(1, 30)], kv=[(1, 30)])
+
+
+def test_vllm_v1_admits_nothing_in_a_step_that_preempted():
+    state = Stub(decoding=1, partial=[1], waiting=[2], left={1: 10, 2: 10},
+                 preempted_this_step=True)
+    assert plan("vllm-v1", state, budget=100) == Batch(decodes=1, chunks=[(1, 10)], kv=[(1, 10)])
+
+
+# --- SGLang --------------------------------------------------------------------------------------
+def test_sglang_decodes_wait_behind_a_prefill():
+    state = Stub(decoding=3, waiting=[1], left={1: 10})
+    assert plan("sglang", state, budget=1000) == Batch(chunks=[(1, 10)], admitted=[1],
+                                                       kv=[(1, 10)])
+
+
+def test_sglang_chunks_the_prefill_batch_to_the_budget_and_reserves_whole_prompts():
+    state = Stub(partial=[1], waiting=[2], left={1: 30, 2: 500})
+    assert plan("sglang", state, budget=100) == Batch(
+        chunks=[(1, 30), (2, 70)], admitted=[2], kv=[(2, 500)])
+
+
+def test_sglang_decodes_when_no_prefill_can_run():
+    assert plan("sglang", Stub(decoding=5), budget=2) == Batch(decodes=5)   # not capped by budget
+    full = Stub(decoding=5, waiting=[1], left={1: 100}, free_kv=50)
+    assert plan("sglang", full, budget=100) == Batch(decodes=5)
+    assert plan("sglang", Stub(decoding=5), 100, Limits(max_seqs=3)) == Batch(decodes=3)
+
+
+# --- the unchunked baselines ---------------------------------------------------------------------
+def test_vllm_v0_runs_whole_prompts_alone_up_to_the_budget():
+    state = Stub(decoding=4, waiting=[1, 2, 3], left={1: 60, 2: 40, 3: 1})
+    assert plan("vllm-v0", state, budget=100) == Batch(
+        chunks=[(1, 60), (2, 40)], admitted=[1, 2], kv=[(1, 60), (2, 40)])
+
+
+def test_vllm_v0_never_splits_a_prompt_larger_than_the_budget():
+    state = Stub(waiting=[1, 2], left={1: 5000, 2: 1})
+    assert plan("vllm-v0", state, budget=100) == Batch(chunks=[(1, 5000)], admitted=[1],
+                                                       kv=[(1, 5000)])
+
+
+def test_vllm_v0_decodes_when_no_prompt_fits():
+    state = Stub(decoding=4, waiting=[1], left={1: 100}, free_kv=4 + 99)
+    assert plan("vllm-v0", state, budget=1000) == Batch(decodes=4)
+    state.free_kv = 4 + 100                  # the decodes' next tokens come first
+    assert plan("vllm-v0", state, budget=1000).admitted == [1]
+
+
+def test_orca_runs_every_decode_with_whole_prompts_and_no_budget():
+    state = Stub(decoding=3, waiting=[1, 2], left={1: 500, 2: 600})
+    assert plan("orca", state, budget=1) == Batch(
+        decodes=3, chunks=[(1, 500), (2, 600)], admitted=[1, 2], kv=[(1, 500), (2, 600)])
+
+
+@pytest.mark.parametrize("policy", ["vllm-v0", "orca"])
+def test_unchunked_policies_admit_whole_prompts_while_kv_lasts(policy):
+    """Each prompt needs all its KV, beside the watermark and those admitted before it."""
+    state = Stub(waiting=[1, 2], left={1: 60, 2: 50}, free_kv=10 + 60 + 50, kv_watermark=10)
+    assert plan(policy, state, budget=1000).admitted == [1, 2]
+    state.free_kv -= 1
+    assert plan(policy, state, budget=1000).admitted == [1]
+    state.free_kv = 10 + 59
+    assert plan(policy, state, budget=1000).admitted == []
+
+
+@pytest.mark.parametrize("policy", ["vllm-v0", "orca"])
+def test_unchunked_policies_cap_running_requests(policy):
+    state = Stub(decoding=1, waiting=[1, 2], left={1: 5, 2: 5})
+    assert plan(policy, state, 100, Limits(max_seqs=2)).admitted == [1]
+
+
+# --- what every policy shares ----------------------------------------------------------------
+def test_the_reservation_rule_lives_in_the_spec():
+    """Sarathi-Serve and SGLang reserve the whole prompt at admission, vLLM V1 each chunk; the
+    unchunked policies run whole prompts, so either rule reserves all of it."""
+    assert {name: p.reserve_whole_prompt for name, p in POLICIES.items()} == {
+        "sarathi": True, "vllm-v1": False, "sglang": True, "vllm-v0": True, "orca": True}
+
+
+def test_batch_kv_is_one_token_per_decode_plus_its_reservations():
+    assert Batch(decodes=3, kv=[(1, 100), (2, 7)]).kv_tokens == 110
+    assert Batch(decodes=3).kv_tokens == 3
+
+
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_an_idle_state_gives_an_empty_batch(policy):
+    assert plan(policy, Stub(), budget=100) == Batch()
+
+
+def test_an_unknown_policy_names_the_known_ones():
+    with pytest.raises(InputError) as error:
+        get_policy("fifo")
+    assert str(error.value) == "unknown policy 'fifo'; choose one of sarathi, vllm-v1, sglang, vllm-v0, orca"
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(max_seqs=0), "max sequences must be ≥ 1, got 0"),
+    (dict(max_seqs=1_000_001), "max sequences must be ≤ 1,000,000, got 1000001"),
+    (dict(max_seqs=1.5), "max sequences must be a whole number"),
+    (dict(max_partial_prefills=0), "max partial prefills must be ≥ 1, got 0"),
+    (dict(max_partial_prefills=1_000_001), "max partial prefills must be ≤ 1,000,000"),
+    (dict(max_iterations=5_000_001), "iteration cap must be ≤ 5,000,000, got 5000001"),
+    (dict(max_iterations=float("nan")), "iteration cap must be a finite number")])
+def test_limits_refuse_bad_values(bad, message):
+    with pytest.raises(InputError, match=f"^{message}"):
+        Limits(**bad)
+
+
+def test_limits_allow_their_largest_values():
+    limits = Limits(max_seqs=1_000_000, max_partial_prefills=1_000_000, max_iterations=5_000_000)
+    assert (limits.max_seqs, limits.max_partial_prefills, limits.max_iterations) == (
+        1_000_000, 1_000_000, 5_000_000)
+
+
+def test_limits_are_named_never_positional():
+    """The budget is not a limit here: `Limits(576, 128)` must not quietly mean max_seqs=576."""
+    with pytest.raises(TypeError):
+        Limits(576, 128)
+
+
+def test_limits_keep_whole_numbers():
+    limits = Limits(max_seqs=8.0, max_partial_prefills=2.0, max_iterations=1e6)
+    assert (limits.max_seqs, limits.max_partial_prefills, limits.max_iterations) == (8, 2, 1_000_000)
+    assert all(type(v) is int for v in (limits.max_seqs, limits.max_partial_prefills,
+                                        limits.max_iterations))
