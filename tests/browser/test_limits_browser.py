@@ -3,18 +3,30 @@ between pages through the sidebar (values and link), and a run behind the button
 cancelled. Skipped when /usr/bin/chromium or Playwright is missing."""
 
 import re
+from pathlib import Path
 
 import pytest
 from playwright import sync_api
 
 from tests.support.browser import has_value, wait_for_run
+from tests.support.server import streamlit_server
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def own_server(tmp_path_factory):
+    """A server of their own: these tests time page moves and a run's progress, which the other
+    browser tests' heavy pages (still finishing in the shared server's threads) would slow."""
+    with streamlit_server(ROOT / "serve.py", tmp_path_factory.mktemp("limits") / "server.log") as url:
+        yield url
 
 
 @pytest.fixture
-def page(browser, app_url):
+def page(browser, own_server):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     tab = context.new_page()
-    tab.goto(app_url)                  # the first request of a fresh server is its home page
+    tab.goto(own_server)               # the first request of a fresh server is its home page
     wait_for_run(tab, "Chunked Prefill Lab")
     yield tab
     context.close()
@@ -42,8 +54,8 @@ def settle(page, label: str, value: str, shown) -> None:
 LINK = {"Requests": "requests", "TPOT target (ms)": "tpot"}
 
 
-def test_controls_shown_on_several_pages_survive_clicks_through_the_sidebar(page, app_url):
-    page.goto(f"{app_url}/traffic?workload=poisson&requests=10&qps=2&budget=1024&gpu=h100-sxm")
+def test_controls_shown_on_several_pages_survive_clicks_through_the_sidebar(page, own_server):
+    page.goto(f"{own_server}/traffic?workload=poisson&requests=10&qps=2&budget=1024&gpu=h100-sxm")
     wait_for_run(page, "Traffic")
     page.wait_for_timeout(1000)
 
@@ -72,8 +84,8 @@ def test_controls_shown_on_several_pages_survive_clicks_through_the_sidebar(page
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
-def test_a_run_behind_the_button_can_be_cancelled(page, app_url):
-    page.goto(f"{app_url}/budget_tradeoff?workload=poisson&requests=1000&qps=1000&lengths=fixed"
+def test_a_run_behind_the_button_can_be_cancelled(page, own_server):
+    page.goto(f"{own_server}/budget_tradeoff?workload=poisson&requests=1000&qps=1000&lengths=fixed"
               "&olen=1000&gpu=mi300x&model=qwen2.5-7b&bmin=1&bmax=10000000")
     wait_for_run(page, "Budget trade-off")
     run = page.get_by_role("button", name=re.compile(r"^Run \("))
