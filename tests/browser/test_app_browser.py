@@ -62,8 +62,10 @@ def test_controls_survive_moving_between_pages(page, app_url):
     page.goto(f"{app_url}/worked_example?prompt=4096")
     wait_for_run(page, "Worked example")
     # Streamlit 1.67 drops bound params (and the values) when a page link is clicked while the
-    # session's first script run is still going; reproduced with a three-line app, not ours.
-    page.wait_for_timeout(1000)
+    # session's first script run is still going (reproduced with a three-line app, not ours):
+    # click only once the link's value is shown and the run that applied it has ended
+    has_value(page, "New prompt (tokens)", "4096")
+    wait_for_run(page, "Worked example")
     page.get_by_role("link", name="Roofline", exact=True).click()
     wait_for_run(page, "Roofline")
     assert "prompt=4096" in page.url

@@ -105,6 +105,6 @@ def _wait_for_charts(page) -> None:
     """Every chart drawn (a canvas in each) and every player ready."""
     page.wait_for_function(
         """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
-                 .every(chart => chart.querySelector('canvas'))""", timeout=30_000)
+                 .every(chart => chart.querySelector('canvas'))""", timeout=60_000)
     for frame in page.frames[1:]:
-        frame.wait_for_function("window.playerReady === true", timeout=30_000)
+        frame.wait_for_function("window.playerReady === true", timeout=60_000)
