@@ -1,6 +1,7 @@
 """The layout holds: the import contracts in pyproject.toml (lint-imports), ruff's rules, and the
 page folder Streamlit needs (subfolders only)."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,3 +41,15 @@ def test_no_test_imports_another_test_module_or_the_benchmarks():
         assert "from benchmarks" not in text and "import benchmarks" not in text, path
         assert not any(line.startswith(("from tests.", "import tests.")) and ".test_" in line
                        for line in text.splitlines()), path
+
+
+def test_no_merge_conflict_markers_in_tracked_files():
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode:
+        return   # not a git checkout (an unpacked archive): nothing to compare against
+    markers = re.compile(r"^(<{7} |>{7} |={7}$)", re.M)
+    for name in listed.stdout.splitlines():
+        path = ROOT / name
+        if path.suffix in {".png", ".gif", ".csv"} or not path.is_file():
+            continue
+        assert not markers.search(path.read_text(errors="replace")), name
