@@ -14,12 +14,8 @@ $(BIN)/.test: requirements-test.txt $(BIN)/.app
 	$(BIN)/pip install -q -r requirements-test.txt
 	touch $@
 
-<<<<<<< HEAD
-.PHONY: run test bench fuzz fuzz-app loadtest
+.PHONY: run test bench fuzz fuzz-app loadtest mutants
 # ARGS: Streamlit's flags, e.g. make run ARGS="--server.port 8080"
-=======
-.PHONY: run test bench mutants
->>>>>>> engine
 run: $(BIN)/.app
 	$(BIN)/streamlit run serve.py $(ARGS)
 
@@ -29,7 +25,6 @@ test: $(BIN)/.test
 bench: $(BIN)/.app
 	$(BIN)/python -m benchmarks
 
-<<<<<<< HEAD
 # Fuzz suites (tests/fuzz): FUZZ_CASES per suite, each case in its own bounded process; prints the
 # verdicts, the slowest and largest cases and any failure. A new suite joins tests/fuzz/__main__.py.
 FUZZ_CASES ?= 500
@@ -45,7 +40,7 @@ loadtest: $(BIN)/.test
 # clean refusal; prints the slowest and largest cases. `make test` runs a slice of 27.
 fuzz-app: $(BIN)/.test
 	FUZZ_APP_CASES=504 $(BIN)/python -m pytest -q tests/fuzz_app
-=======
+
 # Mutation testing of sim/serving ([tool.mutmut] in pyproject.toml), from scratch, on 2 cores;
 # prints the score (killed or timed out / mutants tested) and the survivors.
 mutants: $(BIN)/.test
@@ -56,4 +51,3 @@ mutants: $(BIN)/.test
 	caught = s['killed'] + s['timeout']; tested = s['total'] - s['skipped']; \
 	print(f'mutation score: {caught} of {tested} mutants caught ({caught / tested:.1%}); {s}')"
 	$(BIN)/mutmut results
->>>>>>> engine
