@@ -39,10 +39,13 @@ cores) and carry a margin of about 1.5x.
 
 How tight, measured by `python -m benchmarks.work_bench` (real counts priced the same way) and
 checked under hypothesis by tests/sim/test_work.py: the bound is exact for requests one at a
-time and for streams that start together (the worked example: 303 iterations bounded, 256 run);
-it is loose by up to the number of new requests decoding together (ShareGPT 3,000 requests at
-1,000 QPS: 1,368,546 iterations bounded, 6,850 run: 43x in seconds). The likely estimate keeps
-within LIKELY_FACTOR of a run's real iterations (measured: 0.38-2.5x on the benchmark's runs).
+time and close for streams that start together (the worked example: 330 iterations bounded,
+256 run); it is loose by up to the number of new requests decoding together (ShareGPT 3,000
+requests at 1,000 QPS: 1,368,884 iterations bounded, 6,850 run: 38x in seconds). The likely
+estimate keeps within LIKELY_FACTOR of a run's real iterations (measured: 0.25-1.02x on the
+benchmark's runs; 4,270 likely for that ShareGPT run). On those runs the measured CPU time is
+0.1-0.85x of the real counts priced and the peak memory up to 0.8x (tests/sim/test_work.py
+checks a few runs against its MARGIN).
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@ item; its likely estimate keeps within LIKELY_FACTOR of the run; caps keep a com
 its budget and give each at least its likely iterations; capacity's search stays inside a work
 budget and above the lowest rate float arrival times allow."""
 
+import time
+import tracemalloc
 from dataclasses import fields
 
 import numpy as np
@@ -15,6 +17,7 @@ from sim.errors import InputError
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import SimulationLimitError, simulate
+from sim.serving.metrics import summarize
 from sim.serving.policies import POLICIES, Limits, get_policy
 from sim.serving.trace_files import MAX_ARRIVAL_S
 from sim.serving.work import (
@@ -276,6 +279,57 @@ def test_an_account_charges_a_finished_run_by_its_own_counts():
     assert account.affords(run)
     account.spent_s = 60 - run.most().seconds() / 2
     assert not account.affords(run)
+
+
+# --- the prices against what runs cost here ----------------------------------------------------
+MARGIN = 1.5   # a run here costs at most this much more than its counts priced (a busy machine)
+MEASURED = {   # each dominated by other counted items
+    "iterations": (seed_scenario(decodes=1, context=1, prompt=1, decode_output=60_000,
+                                 prompt_output=1), "sarathi", 576, Limits(), B200),
+    "window iterations": (seed_scenario(decodes=1, context=1, prompt=1, decode_output=20_000,
+                                        prompt_output=1), "sarathi", 576, Limits(),
+                          CostModel(get_gpu("b200"), get_model("mistral-7b"))),
+    "requests and stays": (poisson(5000, 1, prompt=16, output=2), "vllm-v0", 2048, Limits(),
+                           B200),
+    "partial rows and passes": (seed_scenario(decodes=5000, context=1, prompt=1, decode_output=10,
+                                              prompt_output=1), "vllm-v1", 10,
+                                Limits(max_seqs=100_000), B200),
+    "tokens": (poisson(1000, 1000, lengths="sharegpt", seed=1), "sarathi", 2048, Limits(),
+               CostModel(get_gpu("h200"), get_model("llama-3.1-8b"))),
+}
+
+
+def _run_and_summarize(workload, policy, budget, limits, cost):
+    summarize(simulate(workload, get_policy(policy), cost, budget=budget, limits=limits))
+
+
+@pytest.mark.parametrize("case", sorted(MEASURED))
+def test_the_prices_bound_what_a_real_run_costs_here_within_the_margin(case):
+    """A run's own counts, priced, against its CPU time (the fastest of three: other work only
+    adds) and the Python memory it allocates at the peak: at least MARGIN times less than
+    priced, and the prices not so high that they refuse what runs (within 4x). The bound and the
+    likely estimate, priced, are at least the real counts' price and within LIKELY_FACTOR."""
+    workload, policy, budget, limits, cost = MEASURED[case]
+    _run_and_summarize(*MEASURED[case])           # numpy's first calls
+    seconds = []
+    for _ in range(3):
+        start = time.process_time()
+        _run_and_summarize(*MEASURED[case])
+        seconds.append(time.process_time() - start)
+    tracemalloc.start()
+    try:
+        _run_and_summarize(*MEASURED[case])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    real = real_counts(simulate(workload, get_policy(policy), cost, budget=budget,
+                                limits=limits), cost)
+    assert min(seconds) <= MARGIN * real.seconds() <= 4 * MARGIN * min(seconds), seconds
+    assert peak <= MARGIN * real.bytes() <= 4 * MARGIN * peak, (peak, real.bytes())
+    estimate = estimate_run(workload, get_policy(policy), budget, limits, cost)
+    assert estimate.bound.seconds() >= real.seconds() and estimate.bound.bytes() >= real.bytes()
+    assert real.seconds() / LIKELY_FACTOR <= estimate.likely.seconds() \
+        <= LIKELY_FACTOR * real.seconds()
 
 
 # --- capacity within its budget -----------------------------------------------------------------
