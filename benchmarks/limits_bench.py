@@ -1,6 +1,6 @@
-"""The app's limits (issue 11) measured: what an engine iteration and a token time cost here
-against the figures ui/work.py estimates with, and each page at the worst link its limits let
-through, run once on empty caches (time, and server memory added at the peak and after).
+"""The app's limits (issue 11) measured: each page at the worst link its limits let through, run
+once on empty caches (time, and server memory added at the peak and after). What each counted
+item of a run costs, which the pages' estimates price, is measured by benchmarks/work_bench.py.
 
     .venv/bin/python -m benchmarks.limits_bench
 
@@ -21,12 +21,7 @@ from streamlit.runtime.caching.cache_data_api import _data_caches
 from streamlit.runtime.caching.cache_resource_api import _resource_caches
 from streamlit.testing.v1 import AppTest
 
-from sim.cost.iteration import CostModel
-from sim.presets.hardware import get_gpu
-from sim.presets.models import get_model
-from sim.serving.engine import simulate
-from sim.serving.policies import POLICIES, get_policy
-from sim.serving.workloads import poisson
+from sim.serving.policies import POLICIES
 from tests.support.apptest import APP
 from tests.support.memory import reset_peak, resident_mib
 from ui import work
@@ -128,38 +123,6 @@ def every_case_in_one_server() -> str:
             "peak")
 
 
-def _fastest(fn, *args, repeats=3, **kwargs) -> float:
-    """The fastest of a few runs of `fn(*args, **kwargs)`, in seconds (the machine is shared:
-    other work only ever adds to a run's time)."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn(*args, **kwargs)
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
-def coefficients():
-    """Seconds per iteration (one 200,000-token prompt at budget 1: iterations, hardly any
-    tokens), with and without a sliding window, and per token time (1,000 requests at once
-    emitting 5,000 tokens each: tokens, few iterations; less their iterations' share)."""
-    one = poisson(1, 1, prompt=200_000, output=1)
-    for model, assumed in (("qwen2.5-7b", work.SECONDS_PER_ITERATION),
-                           ("mistral-7b", work.SECONDS_PER_WINDOW_ITERATION)):
-        cost = CostModel(get_gpu("mi300x"), get_model(model), "simple")
-        for policy in ("sarathi", "vllm-v1", "sglang"):
-            seconds = _fastest(simulate, one, get_policy(policy), cost, budget=1)
-            yield f"s / iteration, {policy}, {model}", seconds / 200_000, assumed
-    many = poisson(1000, 1e6, prompt=10, output=5000)
-    qwen = CostModel(get_gpu("mi300x"), get_model("qwen2.5-7b"), "simple")
-    for policy in ("sarathi", "vllm-v0"):
-        trace = simulate(many, get_policy(policy), qwen, budget=4096)
-        seconds = _fastest(simulate, many, get_policy(policy), qwen, budget=4096)
-        yield f"s / token time, {policy} (less its iterations)", \
-            (seconds - trace.iterations * work.SECONDS_PER_ITERATION) / len(trace.token_s), \
-            work.SECONDS_PER_TOKEN
-
-
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--case":      # one case, in a fresh process
         for step in page_case(int(sys.argv[2])):
@@ -168,10 +131,7 @@ def main() -> None:
     if sys.argv[1:] == ["--all"]:
         print(every_case_in_one_server())
         return
-    print(f"{'cost here':52} {'measured':>10} {'ui/work.py':>10}")
-    for name, measured, assumed in coefficients():
-        print(f"{name:52} {measured * 1e9:8.0f}ns {assumed * 1e9:8.0f}ns", flush=True)
-    print(f"\nlimits: a page {work.PAGE_SECONDS} s and {work.PAGE_BYTES / 2**20:,.0f} MiB; at once "
+    print(f"limits: a page {work.PAGE_SECONDS} s and {work.PAGE_BYTES / 2**20:,.0f} MiB; at once "
           f"<= {work.NOW_SECONDS:g} s estimated, on a button <= {work.BUTTON_SECONDS:g} s "
           f"(deadlines {work.NOW_DEADLINE_S:g} s / {work.BUTTON_DEADLINE_S:g} s); a run <= "
           f"{work.RUN_ITERATIONS:,} iterations and {work.RUN_TOKENS:,} token times; a page's "

@@ -1,45 +1,82 @@
-"""The work estimator against measured runs: `python -m benchmarks.work_bench`.
+"""The work estimator measured: `python -m benchmarks.work_bench`.
 
-Each case runs one simulation in a fresh process (so its peak resident memory is its own) and
-prints the measured seconds and peak memory beside `sim.serving.work.estimate_run`'s. The estimate
-is meant to be an upper bound on this machine: a measured/estimated ratio above 1 means a constant
-in sim/serving/work.py is too small. Printed, never asserted (the machine is shared and noisy).
+Each case runs one simulation (and its metrics, as a command does) in a fresh process: its CPU
+time (the fastest of a few runs: a shared machine only ever adds) and what its first run adds to
+the process's resident memory at the peak (/proc: VmHWM after a reset, less VmRSS before),
+beside the run's real counts (`Counts.of_trace`). The cases are chosen so that each counted item
+dominates at least one of them; a non-negative least-squares fit over all of them gives the
+seconds and bytes per item, printed beside sim/serving/work.py's ITEM_COSTS (which should be the
+fit with a margin). Then, per case: the real counts priced by ITEM_COSTS against what was
+measured (above 1: a price is too low), and the likely estimate and the bound against the real
+counts (their factors). Printed, never asserted.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
+import numpy as np
+
+from sim.serving.work import ITEM_COSTS, LIKELY_FACTOR
+
+B200, H200 = dict(gpu="b200", model="dense-8b"), dict(gpu="h200", model="llama-3.1-8b")
+ONE_DECODER = dict(kind="seed_scenario", decodes=1, context=1, prompt=1, prompt_output=1)
 CASES = {
     "iterations: 1 decoder x 300,000 tokens": dict(
-        kind="seed_scenario", decodes=1, context=1, prompt=1, decode_output=300_000,
-        prompt_output=1, gpu="b200", model="dense-8b", policy="sarathi", budget=576),
-    "window: the same on mistral-7b": dict(
-        kind="seed_scenario", decodes=1, context=1, prompt=1, decode_output=100_000,
-        prompt_output=1, gpu="b200", model="mistral-7b", policy="sarathi", budget=576),
-    "snapshots: 5,000 decoders x 100 tokens": dict(
-        kind="seed_scenario", decodes=5000, context=1, prompt=1, decode_output=100,
-        prompt_output=1, gpu="b200", model="dense-8b", policy="sarathi", budget=20_000,
-        max_seqs=100_000),
-    "tokens: 3,000 ShareGPT requests at 1,000 QPS": dict(
-        kind="poisson", n=3000, qps=1000, lengths="sharegpt", seed=1, gpu="h200",
-        model="llama-3.1-8b", policy="sarathi", budget=2048),
-    "chunks: 2,000 4,096-token prompts, budget 64": dict(
-        kind="poisson", n=2000, qps=1000, prompt=4096, output=1, gpu="h200",
-        model="llama-3.1-8b", policy="sarathi", budget=64),
-    "copies: vLLM V1, 1,000 decoders, budget 100": dict(
+        **ONE_DECODER, decode_output=300_000, **B200, policy="sarathi", budget=576),
+    "chunks: a 200,000-token prompt at budget 1": dict(
+        kind="poisson", n=1, qps=1, prompt=200_000, output=1, **B200, policy="sarathi", budget=1),
+    "tokens: 1,000 decoders x 1,000 tokens": dict(
+        kind="seed_scenario", decodes=1000, context=1, prompt=1, decode_output=1000,
+        prompt_output=1, **B200, policy="sarathi", budget=2000),
+    "requests: 50,000 one-token requests at once": dict(
+        kind="poisson", n=50_000, qps=1e6, prompt=1, output=1, **B200, policy="sarathi",
+        budget=100_000, max_seqs=100_000),
+    "stays: 20,000 requests one at a time, vLLM V0": dict(
+        kind="poisson", n=20_000, qps=1, prompt=16, output=2, **H200, policy="vllm-v0",
+        budget=2048),
+    "partial rows: vLLM V1, 1,000 decoders, budget 100": dict(
         kind="seed_scenario", decodes=1000, context=1, prompt=1, decode_output=300,
-        prompt_output=1, gpu="b200", model="dense-8b", policy="vllm-v1", budget=100,
-        max_seqs=100_000),
-    "requests: 20,000 short requests, vLLM V0, 1 QPS": dict(
-        kind="poisson", n=20_000, qps=1, prompt=16, output=2, gpu="h200",
-        model="llama-3.1-8b", policy="vllm-v0", budget=2048),
+        prompt_output=1, **B200, policy="vllm-v1", budget=100, max_seqs=100_000),
+    "passes: vLLM V1, 20,000 decoders, budget 10": dict(
+        kind="seed_scenario", decodes=20_000, context=1, prompt=1, decode_output=20,
+        prompt_output=1, **B200, policy="vllm-v1", budget=10, max_seqs=100_000),
+    "passes, fewer: vLLM V1, 5,000 decoders, budget 10": dict(
+        kind="seed_scenario", decodes=5000, context=1, prompt=1, decode_output=20,
+        prompt_output=1, **B200, policy="vllm-v1", budget=10, max_seqs=100_000),
+    "window: 1 decoder x 100,000 tokens, mistral-7b": dict(
+        **ONE_DECODER, decode_output=100_000, gpu="b200", model="mistral-7b", policy="sarathi",
+        budget=576),
+    "window rows: 1,000 decoders x 1,000, mistral-7b": dict(
+        kind="seed_scenario", decodes=1000, context=1, prompt=1, decode_output=1000,
+        prompt_output=1, gpu="b200", model="mistral-7b", policy="sarathi", budget=2000),
+    "the worked example (64 streams, 1 prompt)": dict(
+        kind="seed_scenario", gpu="illustrative", model="dense-8b", policy="sarathi", budget=576),
+    "ShareGPT: 3,000 requests at 1,000 QPS": dict(
+        kind="poisson", n=3000, qps=1000, lengths="sharegpt", seed=1, **H200, policy="sarathi",
+        budget=2048),
+    "ShareGPT: 1,000 at 1,000 QPS, mistral-7b": dict(
+        kind="poisson", n=1000, qps=1000, lengths="sharegpt", seed=1, gpu="h200",
+        model="mistral-7b", policy="sarathi", budget=2048),
+    "ShareGPT: 1,000 at 5 QPS, vLLM V0": dict(
+        kind="poisson", n=1000, qps=5, lengths="sharegpt", seed=2, **H200, policy="vllm-v0",
+        budget=8192),
+    "ShareGPT: 1,000 at 20 QPS, SGLang": dict(
+        kind="poisson", n=1000, qps=20, lengths="sharegpt", seed=3, **H200, policy="sglang",
+        budget=512),
+    "ShareGPT: 1,000 at 50 QPS, vLLM V1, budget 256": dict(
+        kind="poisson", n=1000, qps=50, lengths="sharegpt", seed=4, **H200, policy="vllm-v1",
+        budget=256),
+    "burst: 10 x 8,192-token prompts beside 64 streams, Orca": dict(
+        kind="burst", n=10, **H200, policy="orca", budget=576),
 }
 
 RUNNER = """
-import json, resource, sys, time
+import gc, json, sys, time
+from dataclasses import asdict
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
@@ -47,42 +84,107 @@ from sim.serving import workloads
 from sim.serving.engine import simulate
 from sim.serving.metrics import summarize
 from sim.serving.policies import Limits, get_policy
-from sim.serving.work import estimate_run
-spec = json.loads(sys.argv[1])
+from sim.serving.work import Counts, estimate_run
+from tests.support.memory import reset_peak, resident_mib
+
+def run(workload, policy, cost, budget, limits):
+    start = time.process_time()
+    summarize(simulate(workload, policy, cost, budget=budget, limits=limits))
+    return time.process_time() - start
+
+spec, repeats = json.loads(sys.argv[1]), int(sys.argv[2])
 kind, gpu, model = spec.pop("kind"), spec.pop("gpu"), spec.pop("model")
-policy, budget, max_seqs = get_policy(spec.pop("policy")), spec.pop("budget"), spec.pop("max_seqs", 1024)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-workload = getattr(workloads, kind)(**spec)
+policy, budget = get_policy(spec.pop("policy")), spec.pop("budget")
+limits = Limits(max_seqs=spec.pop("max_seqs", 1024), max_iterations=5_000_000)
 cost = CostModel(get_gpu(gpu), get_model(model))
-limits = Limits(max_seqs=max_seqs, max_iterations=5_000_000)
-work = estimate_run(workload, policy, budget, limits, cost)
-start = time.perf_counter()
-summarize(simulate(workload, policy, cost, budget=budget, limits=limits))
-seconds = time.perf_counter() - start
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps(dict(seconds=seconds, bytes=peak - before, est_seconds=work.seconds,
-                      est_bytes=work.bytes)))
+tiny = workloads.seed_scenario(decodes=2, context=10, prompt=10, decode_output=3)
+run(tiny, policy, cost, budget, limits)        # imports and numpy's first calls
+workload = getattr(workloads, kind)(**spec)
+estimate = estimate_run(workload, policy, budget, limits, cost)
+gc.collect()
+before = resident_mib()
+reset_peak()
+seconds = [run(workload, policy, cost, budget, limits)]
+peak = (resident_mib("VmHWM") - before) * 2**20
+seconds += [run(workload, policy, cost, budget, limits) for _ in range(repeats - 1)]
+trace = simulate(workload, policy, cost, budget=budget, limits=limits)
+real = Counts.of_trace(trace, cost.model.sliding_window > 0)
+print(json.dumps(dict(seconds=min(seconds), bytes=peak, real=asdict(real),
+                      likely=asdict(estimate.likely), bound=asdict(estimate.bound))))
 """
 
+ITEMS = list(ITEM_COSTS)
 
-def measure(spec: dict) -> dict:
-    done = subprocess.run([sys.executable, "-c", RUNNER, json.dumps(spec)], capture_output=True,
-                          text=True, check=True)
+
+def measure(spec: dict, repeats: int = 3) -> dict:
+    done = subprocess.run([sys.executable, "-c", RUNNER, json.dumps(spec), str(repeats)],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{spec}: {done.stderr}")
     return json.loads(done.stdout)
 
 
+def nonnegative_fit(counts: np.ndarray, measured: np.ndarray) -> np.ndarray:
+    """Per-item prices >= 0 that best explain `measured` (least squares on relative errors, so
+    that small cases weigh as much as large ones, the smallest measures raised to a tenth of the
+    median so that noise does not lead; items whose price comes out negative are dropped and the
+    rest fitted again)."""
+    weights = 1 / np.maximum(measured, np.median(measured) / 10)
+    active = np.ones(counts.shape[1], bool)
+    while True:
+        price = np.zeros(counts.shape[1])
+        solved = np.linalg.lstsq(counts[:, active] * weights[:, None], measured * weights,
+                                 rcond=None)[0]
+        price[active] = solved
+        if (solved >= 0).all():
+            return price
+        active[np.flatnonzero(active)[solved < 0]] = False
+
+
+def _priced(counts: dict, what: str) -> float:
+    return sum(counts[item] * getattr(ITEM_COSTS[item], what) for item in ITEMS)
+
+
 def main() -> int:
-    print(f"{'case':<48} {'measured':>9} {'estimate':>9} {'ratio':>6}  "
-          f"{'peak':>9} {'estimate':>9} {'ratio':>6}")
-    worst_time = worst_bytes = 0.0
+    results = {}
     for name, spec in CASES.items():
-        m = measure(dict(spec))
-        time_ratio, bytes_ratio = m["seconds"] / m["est_seconds"], m["bytes"] / m["est_bytes"]
-        worst_time, worst_bytes = max(worst_time, time_ratio), max(worst_bytes, bytes_ratio)
-        print(f"{name:<48} {m['seconds']:>8.2f}s {m['est_seconds']:>8.2f}s {time_ratio:>6.2f}  "
-              f"{m['bytes'] / 1e6:>7,.0f}MB {m['est_bytes'] / 1e6:>7,.0f}MB {bytes_ratio:>6.2f}")
-    print(f"largest measured/estimated: time {worst_time:.2f}, memory {worst_bytes:.2f} "
-          "(above 1: raise the constants in sim/serving/work.py)")
+        results[name] = measure(dict(spec))
+        print(f"measured {name}", file=sys.stderr, flush=True)
+    counts = np.array([[r["real"][item] for item in ITEMS] for r in results.values()], float)
+    fitted = {what: nonnegative_fit(counts, np.array([r[what] for r in results.values()]))
+              for what in ("seconds", "bytes")}
+    print("per counted item: fitted over the cases, and ITEM_COSTS (sim/serving/work.py)")
+    print(f"{'item':<20} {'fitted s':>10} {'priced s':>10} {'fitted B':>9} {'priced B':>9}")
+    for i, item in enumerate(ITEMS):
+        cost = ITEM_COSTS[item]
+        print(f"{item:<20} {fitted['seconds'][i]:>10.2e} {cost.seconds:>10.2e} "
+              f"{fitted['bytes'][i]:>9.0f} {cost.bytes:>9.0f}")
+    print("\nper case: measured against the real counts priced (above 1: a price is too low); "
+          "iterations and seconds of the likely estimate and of the bound against the real run")
+    print(f"{'case':<52} {'s':>6} {'s/priced':>8} {'MB':>5} {'B/priced':>8} {'iterations':>10} "
+          f"{'likely':>7} {'bound':>7} {'likely s':>8} {'bound s':>8}")
+    worst = {"time": 0.0, "memory": 0.0, "likely low": math.inf, "likely high": 0.0,
+             "bound": 0.0}
+    for name, r in results.items():
+        real, likely, bound = r["real"], r["likely"], r["bound"]
+        time_ratio = r["seconds"] / _priced(real, "seconds")
+        memory_ratio = r["bytes"] / _priced(real, "bytes")
+        it_likely = likely["iterations"] / real["iterations"]
+        it_bound = bound["iterations"] / real["iterations"]
+        s_likely = _priced(likely, "seconds") / _priced(real, "seconds")
+        s_bound = _priced(bound, "seconds") / _priced(real, "seconds")
+        worst = {"time": max(worst["time"], time_ratio),
+                 "memory": max(worst["memory"], memory_ratio),
+                 "likely low": min(worst["likely low"], it_likely),
+                 "likely high": max(worst["likely high"], it_likely),
+                 "bound": max(worst["bound"], s_bound)}
+        print(f"{name:<52} {r['seconds']:>6.2f} {time_ratio:>8.2f} {r['bytes'] / 1e6:>5.0f} "
+              f"{memory_ratio:>8.2f} {real['iterations']:>10,} {it_likely:>7.2f} "
+              f"{it_bound:>7.1f} {s_likely:>8.2f} {s_bound:>8.1f}")
+    print(f"\nlargest measured/priced: time {worst['time']:.2f}, memory {worst['memory']:.2f} "
+          "(above 1: raise ITEM_COSTS); likely iterations / real "
+          f"{worst['likely low']:.2f}-{worst['likely high']:.2f} (stated: within "
+          f"{LIKELY_FACTOR:g}x); bound seconds / real up to {worst['bound']:.1f}x")
     return 0
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sim.cost.iteration import MODES, CostModel
 from sim.errors import InputError
@@ -24,7 +24,14 @@ from sim.serving.policies import (
     get_policy,
 )
 from sim.serving.trace_files import MAX_ARRIVAL_S, load_trace
-from sim.serving.work import CLI_BUDGET, Work, estimate_run, least_iterations
+from sim.serving.work import (
+    CLI_BUDGET,
+    Work,
+    estimate_run,
+    fmt_work_bytes,
+    fmt_work_seconds,
+    least_iterations,
+)
 from sim.serving.workloads import SHAREGPT_OUTPUT, SHAREGPT_PROMPT
 
 from .flags import choice, flag_name, number, refuse
@@ -215,9 +222,11 @@ def limits_from(args, policy: PolicySpec) -> Limits:
                   max_iterations=args.max_iterations)
 
 
-def check_work(work: Work, what: str, remedy: str) -> None:
-    """Refuse, before it starts, work over the CLI's budget (any command: 60 s and 1.5 GB)."""
-    work.plus(PROCESS_SECONDS, PROCESS_BYTES).check(CLI_BUDGET, what, remedy)
+def check_work(work: Work, what: str, remedy: str) -> tuple[int, ...]:
+    """The iteration cap of each of `work`'s runs within the CLI's budget (any command: 60 s and
+    1.5 GB, its own start included), or a refusal with the estimate and `remedy` before anything
+    runs."""
+    return work.plus(PROCESS_SECONDS, PROCESS_BYTES).check(CLI_BUDGET, what, remedy)
 
 
 def check_iterations(workload: workloads.Workload, cap: int) -> None:
@@ -238,7 +247,13 @@ class Run:
     limits: Limits
 
     def work(self) -> Work:
-        return estimate_run(self.workload, self.policy, self.budget, self.limits, self.cost)
+        return Work((estimate_run(self.workload, self.policy, self.budget, self.limits,
+                                  self.cost),))
+
+    def simulate(self, cap: int) -> Trace:
+        """The run, stopped after `cap` iterations (at most its --max-iterations)."""
+        return simulate(self.workload, self.policy, self.cost, budget=self.budget,
+                        limits=replace(self.limits, max_iterations=cap))
 
 
 def planned_run(args) -> Run:
@@ -264,14 +279,15 @@ def lane_args(args, policy: str) -> argparse.Namespace:
     return argparse.Namespace(**lane)
 
 
-def run_from(args) -> tuple[workloads.Workload, Trace]:
-    """Build the workload and run it, after checking its work: the core of simulate and export
-    (the one place the CLI calls the engine)."""
+def run_from(args, cap: int | None = None) -> tuple[workloads.Workload, Trace]:
+    """Build the workload and run it within the command's budget (`cap`: the iteration cap a
+    caller that checked several runs together gave it): the core of simulate and export (the one
+    place the CLI calls the engine)."""
     run = planned_run(args)
     check_iterations(run.workload, args.max_iterations)
-    check_work(run.work(), "this run", REMEDY[scenario_of(args)])
-    trace = simulate(run.workload, run.policy, run.cost, budget=run.budget, limits=run.limits)
-    return run.workload, trace
+    if cap is None:
+        (cap,) = check_work(run.work(), "this run", REMEDY[scenario_of(args)])
+    return run.workload, run.simulate(cap)
 
 
 def iteration_cap_message(cap: int, needed: int | None = None) -> str:
@@ -289,6 +305,17 @@ def iteration_cap_message(cap: int, needed: int | None = None) -> str:
     if at_most:
         return what + "; shorten the workload (fewer requests or output tokens)"
     return what + f"; raise --max-iterations (at most {MAX_ITERATION_CAP:,}) or shorten the workload"
+
+
+def limit_message(args, cap: int | None) -> str:
+    """Why a run stopped at iteration `cap`: --max-iterations, or a lower cap the command's
+    budget set (the run needed more iterations than its estimate and than fit in the budget)."""
+    if cap is None or cap >= args.max_iterations:
+        return iteration_cap_message(args.max_iterations)
+    return (f"the run needed more than {cap:,} iterations, more than estimated and the most that "
+            f"fit in the command's budget ({fmt_work_seconds(CLI_BUDGET.seconds)}, "
+            f"{fmt_work_bytes(CLI_BUDGET.bytes)}) beside the rest of its work; "
+            f"{REMEDY[scenario_of(args)]}")
 
 
 # --- files ------------------------------------------------------------------------------------

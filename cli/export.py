@@ -39,7 +39,7 @@ def _format(args) -> str:
     return fmt
 
 
-def _figure(args, look, width: int):
+def _figure(args, look, width: int, caps: tuple[int, ...]):
     from charts.figure import stacked
     from charts.views import budget_plan, roofline_figures, timeline
 
@@ -54,11 +54,11 @@ def _figure(args, look, width: int):
         cost = cost_model_from(args)
         plan = budget_plan(cost, decodes, context, prompt, budget, tpot_s)
         return stacked(*roofline_figures(cost, plan, decodes, context, prompt, look, width)), None
-    workload, chunked = run_from(args)
+    workload, chunked = run_from(args, caps[0])
     if workload.name != "seed":
         raise InputError(f"--view {args.view} draws the seed scenario (decoders streaming + one new "
                          "prompt); drop --requests / --scenario poisson")
-    _, unchunked = run_from(lane_args(args, args.unchunked))
+    _, unchunked = run_from(lane_args(args, args.unchunked), caps[1])
     lanes = timeline(unchunked, chunked, args.window)
     return lanes.figure(look, width, streams=args.view == "streams"), lanes.t_max
 
@@ -95,8 +95,8 @@ def _export(args) -> None:
                          integer=True)
     frames = check_number("--frames", args.frames, low=2, low_inclusive=True, high=600,
                           integer=True)
-    check_export_work(args, fmt, width, frames)
-    figure, t_max = _figure(args, Look(presenter=args.presenter, dark=args.dark), width)
+    caps = check_export_work(args, fmt, width, frames)
+    figure, t_max = _figure(args, Look(presenter=args.presenter, dark=args.dark), width, caps)
     if fmt == "gif":
         data = export.gif(figure, t_max, frames)
     elif fmt == "svg":

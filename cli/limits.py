@@ -1,5 +1,5 @@
 """The work of an export, estimated before anything runs or is drawn: its runs (the work
-estimator's bounds) and its figure (frames x pixels).
+estimator, sim/serving/work.py) and its figure (frames x pixels).
 
 Each frame is rendered by vl-convert, decoded and (for a gif) quantized and kept until the file is
 written, so drawing grows with frames x pixels. A view's height in CSS pixels is fixed
@@ -52,9 +52,10 @@ def figure_work(view: str, fmt: str, width: int, frames: int, presenter: bool) -
                       DRAW_BYTES + count * pixels * BYTES_PER_PIXEL)
 
 
-def check_export_work(args, fmt: str, width: int, frames: int) -> None:
-    """Refuse an export whose figure, or whose runs (side-by-side and streams run both lanes) and
-    figure together, are over the command's budget, naming what to change."""
+def check_export_work(args, fmt: str, width: int, frames: int) -> tuple[int, ...]:
+    """Refuse an export whose figure, or whose runs (side-by-side and streams run both lanes,
+    kept together for the figure) and figure together, are over the command's budget, naming
+    what to change; else the iteration caps of the two lanes (chunked, unchunked) within it."""
     figure = figure_work(args.view, fmt, width, frames, args.presenter)
     fewer = f"use at most {max(figure.frames_that_fit(), 2):,} --frames at --width {width:,}"
     if figure.seconds > CLI_BUDGET.seconds or figure.bytes > CLI_BUDGET.bytes:
@@ -66,8 +67,9 @@ def check_export_work(args, fmt: str, width: int, frames: int) -> None:
             f"command's {fmt_work_seconds(CLI_BUDGET.seconds)} and "
             f"{fmt_work_bytes(CLI_BUDGET.bytes)}; {fewer}, or a smaller --width")
     if args.view == "roofline":
-        return
+        return ()
     lanes = [planned_run(args), planned_run(lane_args(args, args.unchunked))]
-    check_work(combined([lane.work() for lane in lanes]).plus(figure.seconds, figure.bytes),
-               f"this export (two runs and a {figure.frames:,}-frame {fmt})",
-               f"{REMEDY[scenario_of(args)]}; or {fewer}")
+    work = combined([lane.work() for lane in lanes], held_together=True)
+    return check_work(work.plus(figure.seconds, figure.bytes),
+                      f"this export (two runs and a {figure.frames:,}-frame {fmt})",
+                      f"{REMEDY[scenario_of(args)]}; or {fewer}")

@@ -14,7 +14,7 @@ from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError
 
 from . import explain, export, simulate, traffic, validate
-from .common import iteration_cap_message
+from .common import limit_message
 from .flags import Parser, paragraph
 
 COMMANDS = [explain.register_worked_example, explain.register_cost, simulate.register_simulate,
@@ -54,8 +54,8 @@ def main(argv=None) -> int:
             raise InputError("--wide widens tables, and --json prints none; drop one of them")
         args.func(args)
         sys.stdout.flush()
-    except SimulationLimitError:
-        print(f"error: {iteration_cap_message(args.max_iterations)}", file=sys.stderr)
+    except SimulationLimitError as e:
+        print(f"error: {limit_message(args, e.cap)}", file=sys.stderr)
         return 2
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -10,7 +10,7 @@ from functools import partial
 
 from sim.errors import InputError
 from sim.serving.policies import CHUNKED, POLICIES, Limits, get_policy
-from sim.serving.work import CLI_BUDGET, WorkAccount, combined, estimate_run
+from sim.serving.work import CLI_BUDGET, Work, WorkAccount, estimate_run
 from sim.studies.capacity import (
     DELAY_SLO_S,
     MAX_ITERATIONS,
@@ -62,11 +62,12 @@ def _sweep(args) -> None:
     limits = limits_from(args, policy)
     budgets = sorted(set(args.budgets))
     check_iterations(workload, args.max_iterations)
-    check_work(combined([estimate_run(workload, policy, b, limits, cost)
-                         for b in budgets]),
-               f"a sweep of {len(budgets)} budgets", REMEDY[scenario_of(args)] + ", or fewer "
-               "--budgets")
-    result = sweep(workload, policy, cost, budgets, limits=limits, tbt_slo_s=args.tbt_slo)
+    caps = check_work(Work(tuple(estimate_run(workload, policy, b, limits, cost)
+                                 for b in budgets)),
+                      f"a sweep of {len(budgets)} budgets", REMEDY[scenario_of(args)] + ", or "
+                      "fewer --budgets")
+    result = sweep(workload, policy, cost, budgets, limits=limits, tbt_slo_s=args.tbt_slo,
+                   caps=dict(zip(budgets, caps)))
     marks = {d.budget: d.engine for d in result.defaults}
     rows, payload = [], []
     for pt in result.points:
@@ -152,12 +153,12 @@ def _capacity(args) -> None:
         if args.baseline_budget is None else args.baseline_budget
     limits = Limits(max_seqs=args.max_seqs, max_partial_prefills=args.max_partial_prefills,
                     max_iterations=args.max_iterations)
-    runs = [estimate_run(sample, spec, b, limits, cost)
-            for spec, b in ((policy, args.budget), (baseline, baseline_budget))]
-    check_work(combined(runs), "one run of each policy",
-               "use fewer --requests or a smaller --output-tokens")
+    runs = Work(tuple(estimate_run(sample, spec, b, limits, cost)
+                      for spec, b in ((policy, args.budget), (baseline, baseline_budget))))
     account = WorkAccount(replace(CLI_BUDGET, seconds=CAPACITY_SHARE * CLI_BUDGET.seconds,
                                   bytes=CLI_BUDGET.bytes - PROCESS_BYTES))
+    runs.check_most(account.budget, "one run of each policy", "use fewer --requests or a "
+                    "smaller --output-tokens, or a lower --max-iterations (each run stops there)")
     result = compare_capacity(
         workload_at, cost, policy=policy, budget=args.budget, baseline=baseline,
         baseline_budget=baseline_budget, tbt_slo_s=slo, delay_slo_s=args.delay_slo,

@@ -31,6 +31,7 @@ from sim.presets.hardware import Gpu
 from sim.serving.engine import SimulationLimitError, Trace, simulate
 from sim.serving.policies import Limits, get_policy
 from sim.serving.trace_files import load_trace
+from sim.serving.work import Counts, token_times
 from sim.serving.workloads import Workload
 from sim.studies.capacity import (
     MAX_RUNS,
@@ -61,7 +62,6 @@ from .work import (
     run_work,
     too_big,
     total,
-    trace_tokens,
 )
 
 
@@ -352,7 +352,7 @@ def capacity_estimate(q: CapacityQuery) -> Work:
     what = "find the capacity"
     try:
         job = _capacity_job(q)
-        reason = too_big(Work(1, 0, trace_tokens(q.traffic.poisson_at()(1.0))))   # one run's
+        reason = too_big(Work(Counts(runs=1, tokens=token_times(q.traffic.poisson_at()(1.0)))))
         if reason:
             st.error(f"**Can't {what}:** each run: {reason}. Make it shorter: "
                      f"{smaller(q.traffic, tokens=True)}", icon=":material/timer_off:")

@@ -1,43 +1,30 @@
-"""How much work a page's runs are before any of them starts, and the limits a page keeps to:
-under PAGE_SECONDS and PAGE_BYTES of server memory for one run of a page on this 2-core machine.
-Pure Python + numpy (no Streamlit).
+"""The app's own limits on a page's runs: under PAGE_SECONDS and PAGE_BYTES of server memory for
+one run of a page on this 2-core machine, the tiers (at once, behind a button, refused), their
+deadlines and the words on screen. Pure Python + numpy (no Streamlit).
 
-A run costs time per iteration of the engine and per token time its trace keeps (one per output
-token), and memory per token time. The token times are exact (the workload says how many tokens
-each request emits); the iterations are estimated from three rates: how many decoders share an
-iteration (at most max_seqs, what fits in the KV cache and, for vLLM V1, the budget; fewer when
-arrivals are sparse, by Little's law: arrival rate x how long a request runs), how many prompt
-tokens an iteration takes (the budget, less the decodes where they share it; whole prompts for
-the unchunked policies), and whether prompt work rides with the decodes or runs alone. The
-estimate decides whether a page runs at once, behind a button or not at all; the engine's
-iteration cap (the allowance of the page's tier) is what bounds a run whatever the estimate says.
+How much work a run is comes from the work estimator (sim/serving/work.py), the one the command
+line uses: a page goes by its likely estimate (iterations from Little's law, what fits in KV and
+the budget; token times exact; every counted item priced as measured). The estimate decides
+whether a page runs at once, behind a button or not at all; the tier's deadline, turned into each
+run's iteration cap, is what bounds a run whatever the estimate says.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, replace
-
-import numpy as np
+from dataclasses import dataclass
 
 from sim.cost.iteration import CostModel
-from sim.serving.engine import kv_capacity_tokens
 from sim.serving.policies import Limits, PolicySpec
+from sim.serving.work import ITEM_COSTS, Counts, estimate_run
 from sim.serving.workloads import Workload
 from sim.units import fmt_seconds
-
-# What a run costs on this machine (2 cores, shared; benchmarks/limits_bench.py measures them):
-SECONDS_PER_ITERATION = 15e-6   # the engine's loop: a policy's batch, its price, the records
-SECONDS_PER_WINDOW_ITERATION = 30e-6   # the same for a sliding-window model (Mistral-7B), whose
-#                                 attention the engine adds up per chunk with numpy
-SECONDS_PER_TOKEN = 150e-9      # a token's time: assembled, sorted, then read by the metrics
 
 # The limits (README "Limits"; the fuzz suite records each page's worst case against them).
 PAGE_SECONDS = 10               # one run of any page, whatever its link
 PAGE_BYTES = 1 << 30            # server memory one run of a page may add
 NOW_SECONDS = 3.0               # estimated work a page does without asking
 BUTTON_SECONDS = 60.0           # estimated work a page does behind a button; more is refused
-RUN_ITERATIONS = 500_000        # the engine's cap on one run (~2-8 s here)
+RUN_ITERATIONS = 500_000        # the engine's cap on one run (~3-9 s here)
 RUN_TOKENS = 6_000_000          # token times one run may keep (~300 MB while its trace is built)
 PAGE_TOKENS = 12_000_000        # token times the traces a page shows together may keep
 # what a page may spend, by tier, whatever the estimate said: twice the estimate it allows (a run
@@ -48,43 +35,56 @@ BUTTON_DEADLINE_S = 2 * BUTTON_SECONDS
 
 @dataclass(frozen=True)
 class Work:
-    """The cost of some runs: `iterations` estimated (or, `seen`, more than that: an earlier run
-    stopped at that cap), `tokens` (token times kept) exact, each iteration `iteration_s`."""
-    runs: int
-    iterations: int
-    tokens: int
-    iteration_s: float = SECONDS_PER_ITERATION
+    """The likely work of some runs, their counts summed (or, `seen`, more iterations than
+    that: an earlier run stopped at that cap)."""
+    counts: Counts
     seen: bool = False
 
     @property
+    def runs(self) -> int:
+        return self.counts.runs
+
+    @property
+    def iterations(self) -> int:
+        return self.counts.iterations
+
+    @property
+    def tokens(self) -> int:
+        return self.counts.tokens
+
+    @property
     def seconds(self) -> float:
-        return self.iterations * self.iteration_s + self.tokens * SECONDS_PER_TOKEN
+        return self.counts.seconds()
 
     def __add__(self, other: Work) -> Work:
-        """Both together (a page's runs share a model: the dearer iteration is kept)."""
-        return Work(self.runs + other.runs, self.iterations + other.iterations,
-                    self.tokens + other.tokens, max(self.iteration_s, other.iteration_s),
-                    self.seen or other.seen)
+        """Both together (a page's runs, one after another)."""
+        return Work(self.counts + other.counts, self.seen or other.seen)
 
     def more_than(self, iterations: int) -> Work:
         """This work, knowing that it takes more than `iterations` (a cap an earlier run hit)."""
         if iterations < self.iterations:
             return self
-        return replace(self, iterations=iterations, seen=True)
+        return Work(self.counts.with_iterations(iterations), seen=True)
 
     def iterations_in(self, seconds: float) -> int:
-        """The iterations of these runs that fit in `seconds`."""
-        return int(seconds / self.iteration_s)
+        """The iterations of these runs that fit in `seconds`, beside the rest of their work."""
+        return self.counts.iterations_within(seconds)
 
     def words(self) -> str:
-        """The estimate with its formula (Markdown)."""
-        runs = f"{self.runs:,} run{'s' if self.runs != 1 else ''}"
-        return (f"{runs}, about {self.iterations:,} iterations × {fmt_seconds(self.iteration_s)}"
-                f" + {self.tokens:,} token times × {SECONDS_PER_TOKEN * 1e9:g} ns = "
-                f"**{fmt_seconds(self.seconds)}**")
+        """The estimate with its formula (Markdown): the iterations, the token times, the rest."""
+        c = self.counts
+        iterations_s = c.iterations * ITEM_COSTS["iterations"].seconds \
+            + c.window_iterations * ITEM_COSTS["window_iterations"].seconds
+        tokens_s = c.tokens * ITEM_COSTS["tokens"].seconds
+        runs = f"{c.runs:,} run{'s' if c.runs != 1 else ''}"
+        return (f"{runs}, about {c.iterations:,} iterations × "
+                f"{fmt_seconds(iterations_s / max(1, c.iterations))} + {c.tokens:,} token times × "
+                f"{ITEM_COSTS['tokens'].seconds * 1e9:g} ns + "
+                f"{fmt_seconds(self.seconds - iterations_s - tokens_s)} for the requests, prompt "
+                f"chunks and running set = **{fmt_seconds(self.seconds)}**")
 
 
-NO_WORK = Work(0, 0, 0, iteration_s=0.0)
+NO_WORK = Work(Counts())
 
 
 def total(works) -> Work:
@@ -110,82 +110,7 @@ def too_big(work: Work) -> str | None:
     return None
 
 
-def trace_tokens(workload: Workload) -> int:
-    """Token times a trace of `workload` keeps: every output token, and for each request already
-    streaming, the token it emitted at arrival."""
-    return int(workload.output.sum()) + int(workload.prefilled.sum())
-
-
-def _decode_time(cost: CostModel, rows: float, context: float) -> float:
-    """Seconds of an iteration of `rows` decodes at `context` tokens each."""
-    return cost.time(rows, rows * (context + 1), rows * context, rows)[2]
-
-
-@dataclass(frozen=True)
-class _Probe:
-    """An engine state for asking a policy what it does: `decoding` decoders running, the
-    `waiting` prompts (1 token each), memory to spare."""
-    decoding: int
-    partial: tuple = ()
-    waiting: tuple = (0,)
-    free_kv: int = 1 << 30
-    kv_watermark: int = 0
-    preempted_this_step: bool = False
-
-    def prefill_left(self, request: int) -> int:
-        return 1
-
-
-def fuses(policy: PolicySpec) -> bool:
-    """Whether the policy runs prompt work and decodes in the same iteration (Sarathi-Serve,
-    vLLM V1, Orca) rather than in turns (vLLM V0, SGLang): asked of the policy itself."""
-    batch = policy.plan(_Probe(decoding=1), 2, Limits(max_seqs=4))
-    return batch.decodes > 0 and bool(batch.chunks)
-
-
-def caps_decodes(policy: PolicySpec) -> bool:
-    """Whether the budget caps the decodes of an iteration too (vLLM V1)."""
-    return policy.plan(_Probe(decoding=3, waiting=()), 2, Limits(max_seqs=4)).decodes < 3
-
-
-def estimate_iterations(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
-                        max_seqs: int) -> int:
-    """The engine's iterations for this run, estimated (see the module's docstring)."""
-    prompt_tokens = float(workload.prompt[~workload.prefilled].sum())
-    decode_tokens = float(workload.output.sum())
-    n = len(workload)
-    held = float(np.mean(workload.prompt + workload.output / 2))   # KV a request holds, on average
-    rows_cap = min(max_seqs, n, max(1.0, kv_capacity_tokens(cost) / held))
-    chunks_beside_decodes = fuses(policy) and policy.chunked
-    if caps_decodes(policy):
-        rows_cap = min(rows_cap, budget)
-    elif chunks_beside_decodes:   # a prompt gets a chunk, and then decodes, only while the
-        # decodes leave room in the budget (the decoders streaming from the start aside)
-        rows_cap = min(rows_cap, max(budget, int(workload.prefilled.sum())))
-    # Little's law: requests in flight = arrival rate x how long a request runs
-    span = float(workload.arrival_s[-1] - workload.arrival_s[0])
-    rate = (n - 1) / span if span > 0 else math.inf
-    rows = rows_cap
-    for _ in range(3):   # the iteration time depends on the rows, the rows on the time
-        rows = min(rows_cap, max(1.0, rate * decode_tokens / n * _decode_time(cost, rows, held)))
-    decode_iterations = decode_tokens / rows
-    if not fuses(policy):   # prompt iterations alone: chunks (SGLang) or whole prompts (vLLM V0)
-        prompts = workload.prompt[~workload.prefilled] / budget
-        iterations = decode_iterations + float(
-            prompts.sum() if policy.chunked else np.minimum(1.0, prompts).sum())
-    elif not chunks_beside_decodes:   # Orca: whole prompts ride with the decodes, no budget
-        iterations = decode_iterations
-    elif rows < budget:   # chunks fill the budget beside the decodes
-        iterations = max(decode_iterations, (decode_tokens + prompt_tokens) / budget)
-    else:   # the decodes fill the budget: prompts wait until decoders finish
-        iterations = decode_iterations + prompt_tokens / budget
-    # and no request emits more than one token an iteration
-    return int(math.ceil(max(iterations, float(workload.output.max()))))
-
-
 def run_work(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
              max_seqs: int) -> Work:
-    """One run of `workload` under `policy`."""
-    return Work(1, estimate_iterations(workload, policy, cost, budget=budget, max_seqs=max_seqs),
-                trace_tokens(workload), SECONDS_PER_WINDOW_ITERATION
-                if cost.model.sliding_window else SECONDS_PER_ITERATION)
+    """One run of `workload` under `policy`: its likely work."""
+    return Work(estimate_run(workload, policy, budget, Limits(max_seqs=max_seqs), cost).likely)

@@ -33,7 +33,12 @@ NEVER = np.iinfo(np.int64).max
 
 
 class SimulationLimitError(InputError):
-    """The run needed more iterations than the cap allows."""
+    """The run needed more iterations than the cap allows; `cap` says which cap it hit, so a
+    caller that lowered it (to keep within a time budget) can say why."""
+
+    def __init__(self, message: str, cap: int | None = None):
+        super().__init__(message)
+        self.cap = cap
 
 
 def kv_capacity_bytes(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> float:
@@ -155,7 +160,7 @@ class _Engine:
         if self.record.iterations >= self.limits.max_iterations:
             raise SimulationLimitError(
                 f"the run needed more than {self.limits.max_iterations:,} iterations (the cap); "
-                "shorten the workload or raise the iteration cap")
+                "shorten the workload or raise the iteration cap", cap=self.limits.max_iterations)
 
     def _count_starvation(self, batch: Batch) -> None:
         """Decodes used the whole shared budget while prompts wait."""

@@ -194,12 +194,16 @@ def orca(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch
     return batch
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PolicySpec:
+    """A scheduler and what it does, declared (the work estimator reads these fields instead of
+    asking the function; tests/sim/test_policies.py checks each against the function)."""
     name: str
     build: Callable[[State, int, Limits, bool], Batch]
-    chunked: bool
+    chunked: bool               # splits a prompt to fit the budget
     decodes_take_budget: bool   # decodes and chunks share one budget (a budget <= decodes starves)
+    prefill_with_decodes: bool  # prompt work runs in the same iteration as the running decodes
+    budget_caps_decodes: bool   # the budget caps the decodes too (some decoders skip a step)
     reserve_whole_prompt: bool  # KV for the whole prompt at admission, else per chunk
     label: str
     summary: str                # how it builds an iteration, in one phrase for the app's text
@@ -211,19 +215,29 @@ class PolicySpec:
 
 
 POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
-    PolicySpec("sarathi", sarathi, True, True, True, "Sarathi-Serve (stall-free, chunked)",
-               "every running decode first, then a chunk of the prompt fills what is left of "
-               "the budget, in the same iteration", kv_watermark=0.01),
-    PolicySpec("vllm-v1", vllm_v1, True, True, False, "vLLM V1 (chunked prefill)",
-               "the running requests first (the budget caps their decodes too), then a chunk "
-               "of the prompt fills what is left of the budget"),
-    PolicySpec("sglang", sglang, True, False, True, "SGLang (prefill-first, chunked)",
-               "prefill first: chunks of the prompt, up to the budget each, run alone while the "
-               "decodes wait"),
-    PolicySpec("vllm-v0", vllm_v0, False, False, True, "vLLM V0 (prefill-only iterations)",
-               "the whole prompt in a prefill-only iteration while the decodes wait"),
-    PolicySpec("orca", orca, False, False, True, "Orca (decodes + whole prompts)",
-               "every decode plus the whole prompt in one iteration"),
+    PolicySpec(name="sarathi", build=sarathi, chunked=True, decodes_take_budget=True,
+               prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
+               label="Sarathi-Serve (stall-free, chunked)",
+               summary="every running decode first, then a chunk of the prompt fills what is "
+                       "left of the budget, in the same iteration", kv_watermark=0.01),
+    PolicySpec(name="vllm-v1", build=vllm_v1, chunked=True, decodes_take_budget=True,
+               prefill_with_decodes=True, budget_caps_decodes=True, reserve_whole_prompt=False,
+               label="vLLM V1 (chunked prefill)",
+               summary="the running requests first (the budget caps their decodes too), then a "
+                       "chunk of the prompt fills what is left of the budget"),
+    PolicySpec(name="sglang", build=sglang, chunked=True, decodes_take_budget=False,
+               prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
+               label="SGLang (prefill-first, chunked)",
+               summary="prefill first: chunks of the prompt, up to the budget each, run alone "
+                       "while the decodes wait"),
+    PolicySpec(name="vllm-v0", build=vllm_v0, chunked=False, decodes_take_budget=False,
+               prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
+               label="vLLM V0 (prefill-only iterations)",
+               summary="the whole prompt in a prefill-only iteration while the decodes wait"),
+    PolicySpec(name="orca", build=orca, chunked=False, decodes_take_budget=False,
+               prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
+               label="Orca (decodes + whole prompts)",
+               summary="every decode plus the whole prompt in one iteration"),
 )}
 CHUNKED = tuple(n for n, p in POLICIES.items() if p.chunked)
 UNCHUNKED = tuple(n for n, p in POLICIES.items() if not p.chunked)

@@ -1,42 +1,57 @@
-"""How much work a run is, before it runs: upper bounds on what the engine will do, and the seconds
-and bytes that costs, so a command or a page can refuse a run that would not finish in its budget
+"""How much work a run is, before it runs: what the engine will count, and the seconds and bytes
+that costs, so a command or a page can refuse a run that would not finish within its budget
 (with the estimate and what to change) instead of hanging or running out of memory.
 
-`estimate_run` is a pure function of the workload, the policy and its limits, and the cost model.
-It counts, from above:
+One set of counts (`Counts`: iterations, token times, prefill chunk rows, requests, stays in the
+running set, explicit decode rows, passes over the running set, and for a sliding-window model
+the iterations and decode rows it prices one by one), one price per counted item (ITEM_COSTS,
+measured by `python -m benchmarks.work_bench`), and two estimates of every run side by side
+(`estimate_run`), from the workload, the policy's declared behaviour (`PolicySpec`) and the cost
+model, before anything runs:
 
-- iterations <= D + P_iterations, where D is the run's decode steps (every output token but the
-  first of each new request, all of a streaming request's) and P_iterations bounds the iterations
-  that carry a prefill: an unchunked policy finishes at least one prompt in each (<= new
-  requests); a chunked one either fills its budget B (<= (P + D) / B such iterations, P the prompt
-  tokens) or finishes every prefill it carries (<= new requests). An iteration without a prefill
-  steps at least one decoder, so there are at most D of those.
-- output tokens and prefill chunk rows (a chunk either finishes its prompt or fills the budget).
-- requests running at once (<= requests, max running requests, KV tokens), the engine's changes of
-  the running set (each join and leave; today every change stores a snapshot of the whole running
-  set, so its bytes are changes x running: with Sarathi-Serve and Orca every running decoder steps
-  in every iteration, which bounds the snapshots by S(S+1)/2 + 2 x output tokens for S streaming
-  requests), decode rows priced one by one (a sliding-window model), and vLLM V1's copies of the
-  running set when its budget skips decoders.
+- the bound (`RunEstimate.bound`): no run does more, item by item. Token times, decode rows,
+  requests and stays are exact. Iterations: one that carries prompt work either finishes a prompt
+  or fills the budget B, so there are at most N + (P + D) / B of them (N new prompts of P tokens
+  in all; D decode rows, counted only where the decodes share those iterations); one without
+  prompt work steps at least one decoder, and where every running decoder steps in every
+  iteration (all policies but vLLM V1 once its running set can outgrow the budget), streams that
+  arrive together step together, so those iterations number at most the longest output of each
+  such group plus each new request's output. Chunk rows: a chunk finishes its prompt or fills
+  the budget. The running set is at most the requests, max_seqs and what fits in KV.
+- the likely estimate (`RunEstimate.likely`): the same counts with the iterations estimated from
+  how many decoders share an iteration (max_seqs, what fits in KV, the budget where it caps the
+  decodes, and Little's law: arrival rate x how long a request runs) and how many prompt tokens
+  an iteration takes, then kept between the longest output and the bound.
+
+A run's iterations are always capped (the engine stops at `Limits.max_iterations`), so the most a
+run can cost is its bound with the iterations at that cap. `Work.caps` turns a budget into caps:
+a command is refused when its runs do not fit even at their likely iterations (everything else at
+its bound), and otherwise each run gets the largest cap, at least its likely iterations, at which
+all of them fit (at least its bound, and more up to its own cap, where all the bounds fit); a run
+that needs more stops there and says so. So the likely estimate decides, and the caps keep the
+guarantee: a command never takes more than its budget. Pages do the same with the likely
+estimate and a wall-clock deadline (ui/work.py).
 
 Assumptions: no preemption (the KV cache never runs out; a preempted request's prompt is computed
-again, which can add iterations beyond the bound: the engine's iteration cap still stops such a
-run); the seconds and bytes per counted item were measured on the project's reference machine (2
-shared cores) with a margin (benchmarks/work_bench.py prints measured against estimated).
+again, which can exceed the bound: the caps leave what room the budget has for that, and stop
+such a run past it); the prices were measured on the project's reference machine (2 shared
+cores) and carry a margin of about 1.5x.
 
-How tight: tokens are exact; the iteration bound is reached when requests run one at a time and is
-loose by up to the number of decoders running together (each decode step is counted as its own
-iteration: the worked example's 64 streams take 256 iterations, bounded by 16,458). Seconds stay
-within ESTIMATE_FACTOR of the same model applied to the run's real counts: the bound adds at most
-2 x ITERATION_S + WINDOW_ITERATION_S + CHUNK_S per decode step (and less per request), while the
-real run costs at least TOKEN_S per decode step. Observed: 17x for the worked example, 21x for
-3,000 ShareGPT requests at 1,000 QPS, 28x for 1,000 on Mistral-7B (sliding window), under 7x for
-the small workloads of tests/sim/test_work.py, which checks both directions.
+How tight, measured by `python -m benchmarks.work_bench` (real counts priced the same way) and
+checked under hypothesis by tests/sim/test_work.py: the bound is exact for requests one at a
+time and close for streams that start together (the worked example: 330 iterations bounded,
+256 run); it is loose by up to the number of new requests decoding together (ShareGPT 3,000
+requests at 1,000 QPS: 1,368,884 iterations bounded, 6,850 run: 38x in seconds). The likely
+estimate keeps within LIKELY_FACTOR of a run's real iterations (measured: 0.25-1.02x on the
+benchmark's runs; 4,270 likely for that ShareGPT run). On those runs the measured CPU time is
+0.1-0.85x of the real counts priced and the peak memory up to 0.8x (tests/sim/test_work.py
+checks a few runs against its MARGIN).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -46,29 +61,118 @@ from sim.serving.engine import kv_capacity_tokens
 from sim.serving.policies import Limits, PolicySpec
 from sim.serving.workloads import Workload
 
-# Per counted item, on the reference machine, with a margin (see benchmarks/work_bench.py).
-ITERATION_S = 15e-6           # one engine iteration: plan, price, record
-WINDOW_ITERATION_S = 25e-6    # more when a sliding-window model prices its decoders one by one
-WINDOW_ROW_S = 2e-8           # and per decode row so priced
-TOKEN_S = 5e-7                # one output token: its time, ordering, metrics
-CHUNK_S = 2e-6                # one prefill chunk row
-REQUEST_S = 4e-5              # one request: bookkeeping, admission, metrics
-SNAPSHOT_ELEMENT_S = 3e-8     # one element of a running-set snapshot (copied when stored)
-COPY_ELEMENT_S = 1e-8         # one element of vLLM V1's copy of the running set
-ITERATION_B = 320             # per-iteration records (Python lists, then arrays)
-TOKEN_B = 96                  # token times, owners, sort order, gaps
-CHUNK_B = 160
-REQUEST_B = 2000              # per-request state and metrics
-SNAPSHOT_ELEMENT_B = 12
-SNAPSHOT_B = 120              # one snapshot array's header
 
-# the most estimated seconds / seconds of the real counts can be (see the module docstring)
-ESTIMATE_FACTOR = 1 + (2 * ITERATION_S + WINDOW_ITERATION_S + CHUNK_S) / TOKEN_S
+@dataclass(frozen=True)
+class ItemCost:
+    """What one counted item costs on the reference machine, with a margin."""
+    seconds: float
+    bytes: float
 
-# Policies in which every running decoder steps in every iteration (never paused by a prefill,
-# never capped by the budget), and the one whose budget caps the decoders (policies.py).
-EVERY_ITERATION_DECODES = ("sarathi", "orca")
-BUDGET_CAPS_DECODES = ("vllm-v1",)
+
+# Per counted item (see benchmarks/work_bench.py: measured, fitted, then rounded up with a margin).
+ITEM_COSTS = {
+    "runs": ItemCost(5e-3, 0),                 # a run's fixed cost: its set-up and metrics
+    "iterations": ItemCost(8e-6, 150),         # plan, price, step, record
+    "tokens": ItemCost(1e-7, 64),              # a decode row stepped; its time assembled,
+    #                                            sorted and measured by the metrics
+    "chunk_rows": ItemCost(1e-6, 64),          # a prefill chunk, priced and recorded
+    "requests": ItemCost(4e-6, 450),           # arrival, admission, first token, metrics
+    "stays": ItemCost(3e-6, 48),               # a decoder's stay in the running set, recorded
+    "changes": ItemCost(1.6e-5, 0),            # a join or a leave (of one or more decoders)
+    "partial_rows": ItemCost(1.5e-7, 16),      # a decode row recorded one by one (vLLM V1)
+    "running_passes": ItemCost(6e-10, 0),      # a running-set element moved at a change or a
+    #                                            partial step
+    "window_iterations": ItemCost(1.7e-5, 24),  # pricing the decoders one by one (sliding window)
+    "window_rows": ItemCost(5e-9, 0),          # and each decode row so priced
+}
+
+# The likely estimate keeps within this factor of a run's real iterations, either way
+# (tests/sim/test_work.py checks it under hypothesis).
+LIKELY_FACTOR = 4.0
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What one run does (or several together), counted: priced item by item by ITEM_COSTS."""
+    runs: int = 0
+    iterations: int = 0
+    tokens: int = 0               # token times (every output token, and each stream's last one)
+    chunk_rows: int = 0
+    requests: int = 0
+    stays: int = 0                # stays in the running set (a join, then a leave)
+    changes: int = 0              # joins and leaves of the running set (several decoders each)
+    partial_rows: int = 0         # decode rows of iterations where the budget skipped decoders
+    running_passes: int = 0       # running-set elements moved at its changes and partial steps
+    window_iterations: int = 0    # iterations whose decoders a sliding window prices one by one
+    window_rows: int = 0          # decode rows so priced
+
+    def seconds(self) -> float:
+        return sum(getattr(self, name) * cost.seconds for name, cost in ITEM_COSTS.items())
+
+    def bytes(self) -> float:
+        return float(sum(getattr(self, name) * cost.bytes for name, cost in ITEM_COSTS.items()))
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+    def with_iterations(self, iterations: int) -> Counts:
+        """These counts with `iterations` instead: fewer (a cap) keep at most as many window
+        iterations; more count every added one as windowed when the run has any (upper bounds)."""
+        window = min(iterations, self.window_iterations
+                     + max(0, iterations - self.iterations)) if self.window_iterations else 0
+        return replace(self, iterations=iterations, window_iterations=window)
+
+    def iterations_within(self, seconds: float, nbytes: float = math.inf) -> int:
+        """The most iterations these counts can have within `seconds` and `nbytes` (0 if the
+        rest alone does not fit)."""
+        rest = self.with_iterations(0)
+        windowed = bool(self.window_iterations)
+        per_s = ITEM_COSTS["iterations"].seconds + windowed * ITEM_COSTS["window_iterations"].seconds
+        per_b = ITEM_COSTS["iterations"].bytes + windowed * ITEM_COSTS["window_iterations"].bytes
+        return max(0, int(min((seconds - rest.seconds()) / per_s, (nbytes - rest.bytes()) / per_b)))
+
+    @classmethod
+    def of_trace(cls, trace, windowed: bool) -> Counts:
+        """A finished run's own counts, from its Trace (`windowed`: its model has a sliding
+        window)."""
+        running = trace.running_decoders
+        joins, leaves = np.unique(trace.member_first), np.unique(trace.member_stop - 1)
+        passes = sum(int(running[at].sum()) for at in (
+            joins, leaves, np.unique(trace.partial_step_iteration)))
+        decoding = trace.decode_tokens > 0
+        return cls(1, trace.iterations, len(trace.token_s), len(trace.chunk_request),
+                   len(trace.prompt), len(trace.member_request), len(joins) + len(leaves),
+                   len(trace.partial_step_request), passes,
+                   int(decoding.sum()) if windowed else 0,
+                   int(trace.decode_tokens.sum()) if windowed else 0)
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """One run, estimated before it starts: its likely counts and its bound (module docstring),
+    the fewest iterations it can take (its longest output) and its own iteration cap."""
+    likely: Counts
+    bound: Counts
+    least_iterations: int
+    cap: int
+
+    @property
+    def most_iterations(self) -> int:
+        """What the run can never exceed: its bound, or the cap that stops it."""
+        return min(self.bound.iterations, self.cap)
+
+    def iterations_at(self, scale: float) -> int:
+        """An iteration cap of `scale` times its likely iterations, within what it can take."""
+        wanted = max(self.least_iterations, math.ceil(scale * self.likely.iterations))
+        return min(self.most_iterations, wanted)
+
+    def most(self, cap: int | None = None) -> Counts:
+        """The most this run can do when stopped at `cap` iterations (at most its own cap), or
+        by default its bound within its own cap. A cap above the bound is priced as that many
+        iterations: a preempted prompt computed again can take the run past its bound."""
+        if cap is None:
+            return self.bound.with_iterations(self.most_iterations)
+        return self.bound.with_iterations(min(self.cap, cap))
 
 
 @dataclass(frozen=True)
@@ -81,106 +185,127 @@ class Budget:
 CLI_BUDGET = Budget(seconds=60.0, bytes=1.5e9)
 
 
-@dataclass(frozen=True)
-class Counts:
-    """What one run does, counted: bounds before it runs (`estimate_run`), or a finished run's
-    own counts (`Counts.of_trace`) where the Trace records them."""
-    iterations: int
-    decode_steps: int          # decode rows over the run
-    tokens: int                # entries of Trace.token_s
-    chunk_rows: int
-    requests: int
-    running: int               # requests running at once
-    changes: int               # changes of the running set
-    snapshot_elements: int     # elements of the running-set snapshots stored at those changes
-    copies: int                # elements of vLLM V1's running-set copies
-    windowed: bool             # a sliding-window model prices decode rows one by one
-
-    def seconds(self) -> float:
-        return (self.iterations * ITERATION_S + self.tokens * TOKEN_S
-                + self.chunk_rows * CHUNK_S + self.requests * REQUEST_S
-                + self.snapshot_elements * SNAPSHOT_ELEMENT_S + self.copies * COPY_ELEMENT_S
-                + (min(self.iterations, self.decode_steps) * WINDOW_ITERATION_S
-                   + self.decode_steps * WINDOW_ROW_S if self.windowed else 0.0))
-
-    def bytes(self) -> float:
-        return float(self.iterations * ITERATION_B + self.tokens * TOKEN_B
-                     + self.chunk_rows * CHUNK_B + self.requests * REQUEST_B
-                     + self.snapshot_elements * SNAPSHOT_ELEMENT_B + self.changes * SNAPSHOT_B)
-
-    def with_trace(self, trace) -> Counts:
-        """These bounds with what a finished run records replaced by its real counts: the
-        iterations, decode rows, tokens and chunk rows (the snapshot and copy terms stay bounds)."""
-        return replace(self, iterations=trace.iterations,
-                       decode_steps=int(trace.decode_tokens.sum()), tokens=len(trace.token_s),
-                       chunk_rows=len(trace.chunk_request))
+class WorkTooLarge(InputError):
+    """A run refused before it starts: its estimated work is over the budget."""
 
 
 @dataclass(frozen=True)
 class Work:
-    """The work of one or more runs: counts per run, seconds and bytes in all."""
-    counts: Counts
-    seconds: float
-    bytes: float
-    runs: int = 1
-
-    @classmethod
-    def of(cls, counts: Counts) -> Work:
-        return cls(counts, counts.seconds(), counts.bytes())
+    """A command's runs, one after another, and the work it does beside them (drawing, its own
+    start). Memory is the largest run's, or all of them with `held_together` (export keeps both
+    lanes' traces for its figure)."""
+    runs: tuple[RunEstimate, ...]
+    seconds_beside: float = 0.0
+    bytes_beside: float = 0.0
+    held_together: bool = False
 
     def plus(self, seconds: float, nbytes: float) -> Work:
-        """With more work alongside (drawing a figure of the run, a process's own start)."""
-        return replace(self, seconds=self.seconds + seconds, bytes=self.bytes + nbytes)
+        return replace(self, seconds_beside=self.seconds_beside + seconds,
+                       bytes_beside=self.bytes_beside + nbytes)
 
-    def summary(self) -> str:
-        c = self.counts
-        runs, each = (f"{self.runs:,} runs of ", " each") if self.runs > 1 else ("", "")
-        return (f"{runs}up to {c.iterations:,} iterations and {c.tokens:,} output tokens{each}: "
-                f"≈ {fmt_work_seconds(self.seconds)} and {fmt_work_bytes(self.bytes)}")
+    def cost(self, caps) -> tuple[float, float]:
+        """(seconds, bytes) at most, with each run capped at its entry of `caps`."""
+        most = [run.most(cap) for run, cap in zip(self.runs, caps)]
+        nbytes = sum(c.bytes() for c in most) if self.held_together else \
+            max(c.bytes() for c in most)
+        return (sum(c.seconds() for c in most) + self.seconds_beside,
+                nbytes + self.bytes_beside)
 
-    def over(self, budget: Budget) -> str | None:
-        """Which part of `budget` this work exceeds, in words; None when it fits."""
-        parts = []
-        if self.seconds > budget.seconds:
-            parts.append(f"over the {fmt_work_seconds(budget.seconds)} time budget")
-        if self.bytes > budget.bytes:
-            parts.append(f"over the {fmt_work_bytes(budget.bytes)} memory budget")
-        return " and ".join(parts) or None
+    def caps_at(self, scale: float) -> tuple[int, ...]:
+        return tuple(run.iterations_at(scale) for run in self.runs)
 
-    def check(self, budget: Budget, what: str, remedy: str) -> None:
-        """Raise WorkTooLarge, with the estimate and `remedy` (what to change), when over."""
-        over = self.over(budget)
-        if over:
-            raise WorkTooLarge(f"{what} would take {self.summary()}, {over}; {remedy}")
+    def most_caps(self) -> tuple[int, ...]:
+        return tuple(run.most_iterations for run in self.runs)
+
+    def caps_beyond(self, scale: float) -> tuple[int, ...]:
+        """`scale` (>= 1) times each run's bound, within its own cap."""
+        return tuple(min(run.cap, math.ceil(scale * run.bound.iterations)) for run in self.runs)
+
+    def fits(self, caps, budget: Budget) -> bool:
+        seconds, nbytes = self.cost(caps)
+        return seconds <= budget.seconds and nbytes <= budget.bytes
+
+    def caps(self, budget: Budget) -> tuple[int, ...] | None:
+        """Each run's iteration cap within `budget`; None when the runs do not fit even at their
+        likely iterations. Where their bounds fit, each gets its bound and, up to its own cap, the
+        largest common multiple of it that fits (room for preemption, which the bound leaves
+        out); else the largest common multiple (at least 1) of their likely iterations that
+        fits, each within its bound."""
+        if not self.fits(self.caps_at(1.0), budget):
+            return None
+        if self.fits(self.most_caps(), budget):
+            return self._largest(self.caps_beyond, budget, max(
+                run.cap / max(1, run.bound.iterations) for run in self.runs))
+        return self._largest(self.caps_at, budget, max(
+            run.most_iterations / max(1, run.likely.iterations) for run in self.runs))
+
+    def _largest(self, caps_at, budget: Budget, high: float) -> tuple[int, ...]:
+        """caps_at(scale) at the largest scale in [1, high] that fits `budget` (caps_at(1) fits;
+        the cost grows with the scale)."""
+        if self.fits(caps_at(high), budget):
+            return caps_at(high)
+        low = 1.0
+        for _ in range(40):
+            mid = (low + high) / 2
+            low, high = (mid, high) if self.fits(caps_at(mid), budget) else (low, mid)
+        return caps_at(low)
+
+    def check(self, budget: Budget, what: str, remedy: str) -> tuple[int, ...]:
+        """The runs' iteration caps within `budget`, or WorkTooLarge with the estimate (the
+        runs at their likely iterations) and `remedy` (what to change)."""
+        caps = self.caps(budget)
+        if caps is None:
+            self._refuse(self.caps_at(1.0), "about", budget, what, remedy)
+        return caps
+
+    def check_most(self, budget: Budget, what: str, remedy: str) -> None:
+        """WorkTooLarge, with the most the runs can take and `remedy`, unless that fits `budget`
+        (for runs that get no lower caps: a search that must not stop half-way through a run)."""
+        if not self.fits(self.most_caps(), budget):
+            self._refuse(self.most_caps(), "up to", budget, what, remedy)
+
+    def _refuse(self, caps, words: str, budget: Budget, what: str, remedy: str) -> None:
+        seconds, nbytes = self.cost(caps)
+        over = []
+        if seconds > budget.seconds:
+            over.append(f"over the {fmt_work_seconds(budget.seconds)} time budget")
+        if nbytes > budget.bytes:
+            over.append(f"over the {fmt_work_bytes(budget.bytes)} memory budget")
+        largest = max(range(len(self.runs)),
+                      key=lambda i: self.runs[i].most(caps[i]).seconds())
+        runs, each = (f"{len(self.runs):,} runs of ", " for the largest") \
+            if len(self.runs) > 1 else ("", "")
+        raise WorkTooLarge(
+            f"{what} would take {runs}{words} {caps[largest]:,} iterations and "
+            f"{self.runs[largest].likely.tokens:,} output tokens{each}: "
+            f"≈ {fmt_work_seconds(seconds)} and {fmt_work_bytes(nbytes)}, {' and '.join(over)}; "
+            f"{remedy}")
 
 
-def combined(works: list[Work]) -> Work:
-    """Runs one after another (a sweep): their seconds add up, memory is the largest one's."""
-    largest = max(works, key=lambda w: w.seconds)
-    return Work(largest.counts, sum(w.seconds for w in works), max(w.bytes for w in works),
-                sum(w.runs for w in works))
+def combined(works: list[Work], held_together: bool = False) -> Work:
+    """Several commands' runs as one command's (a sweep, an export's two lanes)."""
+    return Work(tuple(run for work in works for run in work.runs),
+                sum(w.seconds_beside for w in works), sum(w.bytes_beside for w in works),
+                held_together)
 
 
 @dataclass
 class WorkAccount:
-    """The time a sequence of runs has spent against a budget, counted with the same model from
+    """The time a sequence of runs has spent against a budget, counted with the same prices from
     each finished run's own counts (deterministic, unlike the wall clock): a search that does not
     know how many runs it needs (capacity) asks before each run whether one more fits."""
     budget: Budget
     spent_s: float = 0.0
 
-    def affords_counts(self, bound: Counts) -> bool:
-        """Whether one more run with these bounds fits in what is left."""
-        return (self.spent_s + bound.seconds() <= self.budget.seconds
-                and bound.bytes() <= self.budget.bytes)
+    def affords(self, run: RunEstimate) -> bool:
+        """Whether the most one more such run can do fits in what is left."""
+        most = run.most()
+        return (self.spent_s + most.seconds() <= self.budget.seconds
+                and most.bytes() <= self.budget.bytes)
 
-    def charge(self, bound: Counts, trace) -> None:
-        """Add a finished run: `bound` (its estimate) with the trace's real counts."""
-        self.spent_s += bound.with_trace(trace).seconds()
-
-
-class WorkTooLarge(InputError):
-    """A run refused before it starts: its estimated work is over the budget."""
+    def charge(self, trace, windowed: bool) -> None:
+        """Add a finished run, priced from its own counts."""
+        self.spent_s += Counts.of_trace(trace, windowed).seconds()
 
 
 def fmt_work_seconds(s: float) -> str:
@@ -191,27 +316,148 @@ def fmt_work_bytes(b: float) -> str:
     return f"{b / 1e9:.3g} GB" if b >= 1e9 else f"{b / 1e6:,.0f} MB"
 
 
-def estimate_counts(workload: Workload, policy: PolicySpec, budget: int, limits: Limits,
-                    cost: CostModel) -> Counts:
-    """Upper bounds on what one run of `workload` under `policy` does (the module docstring)."""
-    prefilled = workload.prefilled
-    output = workload.output.astype(np.int64)
-    requests = len(workload)
-    streaming = int(prefilled.sum())
-    new = requests - streaming
-    decode_steps = int(output[prefilled].sum() + (output[~prefilled] - 1).sum())
-    prompt_tokens = int(workload.prompt[~prefilled].sum())
-    prefill_iterations = new + ((prompt_tokens + decode_steps) // budget
-                                if policy.chunked else 0)
-    running = min(requests, max(limits.max_seqs, streaming), kv_capacity_tokens(cost))
-    changes = 1 + 2 * requests
-    tokens = int(output.sum()) + streaming          # a stream's previous token is recorded too
-    snapshots = 0   # the engine keeps a row per stay in the running set (counted by changes)
-    copies = (decode_steps // budget) * running \
-        if policy.name in BUDGET_CAPS_DECODES and running > budget else 0
-    return Counts(decode_steps + prefill_iterations, decode_steps, tokens,
-                  prefill_iterations + new, requests, running, changes, snapshots, copies,
-                  cost.model.sliding_window > 0)
+# --- the estimates ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Shape:
+    """What the estimates read of a workload, computed once."""
+    requests: int
+    streams: int
+    new: int
+    prompt_tokens: int          # of the new requests
+    decode_rows: int            # every output token but the first of each new request
+    tokens: int                 # token times
+    stays: int                  # new requests that decode, and the streams
+    longest: int                # the longest output
+    group_steps: int            # the streams' longest output per arrival time, summed
+    new_steps: int              # the new requests' decode rows
+    join_groups: int            # arrival times of streams
+    leave_groups: int           # (arrival time, output) pairs of streams
+
+    @classmethod
+    def of(cls, w: Workload) -> _Shape:
+        output = w.output.astype(np.int64)
+        streams = int(w.prefilled.sum())
+        new_output = output[~w.prefilled]
+        new_steps = int((new_output - 1).sum())
+        stream_arrival, stream_output = w.arrival_s[w.prefilled], output[w.prefilled]
+        groups, group = np.unique(stream_arrival, return_inverse=True)
+        longest_per_group = np.zeros(len(groups), np.int64)
+        np.maximum.at(longest_per_group, group, stream_output)
+        leave_groups = len(np.unique(np.c_[group, stream_output], axis=0)) if streams else 0
+        return cls(len(w), streams, len(w) - streams, int(w.prompt[~w.prefilled].sum()),
+                   int(stream_output.sum()) + new_steps, token_times(w),
+                   streams + int((new_output > 1).sum()), int(output.max()),
+                   int(longest_per_group.sum()), new_steps, len(groups), leave_groups)
+
+
+def _running_bound(w: Workload, shape: _Shape, limits: Limits, cost: CostModel) -> int:
+    """Decoders running at once, at most: the requests, max_seqs (streams join on arrival beyond
+    it) and what fits in KV (each holds at least its prompt)."""
+    return min(shape.requests, limits.max_seqs + shape.streams,
+               kv_capacity_tokens(cost) // max(1, int(w.prompt.min())))
+
+
+def _bound(w: Workload, shape: _Shape, policy: PolicySpec, budget: int, limits: Limits,
+           cost: CostModel) -> Counts:
+    """Upper bounds on one run's counts (the module docstring)."""
+    running = _running_bound(w, shape, limits, cost)
+    # a decoder may skip a step only where the running set can outgrow what one step takes: the
+    # budget, where it caps the decodes, or max_seqs (which streams arriving late can pass)
+    per_step = min(budget, limits.max_seqs) if policy.budget_caps_decodes else limits.max_seqs
+    skips = running > per_step
+    shared = shape.decode_rows if policy.prefill_with_decodes else 0
+    filled = (shape.prompt_tokens + shared) // budget if policy.chunked else 0
+    prefill_iterations = shape.new + filled
+    decode_only = shape.decode_rows if skips else shape.group_steps + shape.new_steps
+    iterations = prefill_iterations + decode_only
+    partial_iterations = shape.decode_rows // per_step if skips else 0
+    new_stays = shape.stays - shape.streams
+    if skips:
+        changes = 2 * shape.stays
+    else:   # streams that arrive together join together, and leave together by their output
+        changes = shape.join_groups + shape.leave_groups + 2 * new_stays
+    windowed = cost.model.sliding_window > 0
+    return Counts(runs=1, iterations=iterations, tokens=shape.tokens,
+                  chunk_rows=shape.new + filled, requests=shape.requests, stays=shape.stays,
+                  changes=changes, partial_rows=shape.decode_rows if skips else 0,
+                  running_passes=(changes + partial_iterations) * running,
+                  window_iterations=min(iterations, shape.decode_rows) if windowed else 0,
+                  window_rows=shape.decode_rows if windowed else 0)
+
+
+def _decode_time(cost: CostModel, rows: float, context: float) -> float:
+    """Seconds of an iteration of `rows` decodes at `context` tokens each."""
+    return cost.time(rows, rows * (context + 1), rows * context, rows)[2]
+
+
+def _likely_rows(w: Workload, policy: PolicySpec, budget: int, limits: Limits,
+                 cost: CostModel) -> float:
+    """Decoders sharing an iteration, likely: at most max_seqs, what fits in KV and, where the
+    budget caps the decodes, the budget; fewer when arrivals are sparse (Little's law)."""
+    n = len(w)
+    held = float(np.mean(w.prompt + w.output / 2))   # KV a request holds, on average
+    cap = min(limits.max_seqs, n, max(1.0, kv_capacity_tokens(cost) / held))
+    if policy.budget_caps_decodes:
+        cap = min(cap, budget)
+    elif policy.prefill_with_decodes and policy.chunked:
+        # a prompt gets a chunk, and then decodes, only while the decodes leave room in the
+        # budget (the decoders streaming from the start aside)
+        cap = min(cap, max(budget, int(w.prefilled.sum())))
+    span = float(w.arrival_s[-1] - w.arrival_s[0])
+    rate = (n - 1) / span if span > 0 else math.inf
+    decode_tokens = float(w.output.sum())
+    rows = cap
+    for _ in range(3):   # the iteration time depends on the rows, the rows on the time
+        rows = min(cap, max(1.0, rate * decode_tokens / n * _decode_time(cost, rows, held)))
+    return rows
+
+
+def _likely_iterations(w: Workload, policy: PolicySpec, budget: int, rows: float) -> float:
+    """Iterations from the rows and from how many prompt tokens an iteration takes."""
+    prompt_tokens = float(w.prompt[~w.prefilled].sum())
+    decode_tokens = float(w.output.sum())
+    decode_iterations = decode_tokens / rows
+    if not policy.prefill_with_decodes:   # prompt iterations alone: chunks (SGLang) or whole
+        prompts = w.prompt[~w.prefilled] / budget            # prompts (vLLM V0)
+        return decode_iterations + float(
+            prompts.sum() if policy.chunked else np.minimum(1.0, prompts).sum())
+    if not policy.chunked:   # Orca: whole prompts ride with the decodes, no budget
+        return decode_iterations
+    if rows < budget:   # chunks fill the budget beside the decodes
+        return max(decode_iterations, (decode_tokens + prompt_tokens) / budget)
+    return decode_iterations + prompt_tokens / budget   # the decodes fill the budget: prompts
+    #                                                     wait until decoders finish
+
+
+def _likely(w: Workload, shape: _Shape, bound: Counts, policy: PolicySpec, budget: int,
+            limits: Limits, cost: CostModel) -> Counts:
+    """One run's counts, likely (the module docstring), each within its bound."""
+    rows = _likely_rows(w, policy, budget, limits, cost)
+    iterations = min(bound.iterations, max(shape.longest, math.ceil(
+        _likely_iterations(w, policy, budget, rows))))
+    if policy.chunked:
+        room = budget - rows if policy.decodes_take_budget and rows < budget else budget
+        chunk_rows = min(bound.chunk_rows, int(np.ceil(w.prompt[~w.prefilled] / room).sum()))
+    else:
+        chunk_rows = shape.new
+    capped = policy.budget_caps_decodes and rows >= budget
+    partial_iterations = shape.decode_rows // budget if capped else 0
+    changes = min(bound.changes, 2 * iterations)
+    windowed = bound.window_rows > 0
+    return Counts(runs=1, iterations=iterations, tokens=shape.tokens, chunk_rows=chunk_rows,
+                  requests=shape.requests, stays=shape.stays, changes=changes,
+                  partial_rows=min(bound.partial_rows, shape.decode_rows if capped else 0),
+                  running_passes=min(bound.running_passes,
+                                     round((changes + partial_iterations) * rows)),
+                  window_iterations=min(iterations, math.ceil(shape.decode_rows / rows))
+                  if windowed else 0,
+                  window_rows=bound.window_rows)
+
+
+def token_times(workload: Workload) -> int:
+    """Token times a trace of `workload` keeps: every output token, and for each request already
+    streaming, the token it emitted at arrival."""
+    return int(workload.output.sum()) + int(workload.prefilled.sum())
 
 
 def least_iterations(workload: Workload) -> int:
@@ -222,6 +468,9 @@ def least_iterations(workload: Workload) -> int:
 
 
 def estimate_run(workload: Workload, policy: PolicySpec, budget: int, limits: Limits,
-                 cost: CostModel) -> Work:
-    """The work of one run, bounded from above before it starts."""
-    return Work.of(estimate_counts(workload, policy, budget, limits, cost))
+                 cost: CostModel) -> RunEstimate:
+    """One run of `workload` under `policy`, estimated before it starts (the module docstring)."""
+    shape = _Shape.of(workload)
+    bound = _bound(workload, shape, policy, budget, limits, cost)
+    return RunEstimate(_likely(workload, shape, bound, policy, budget, limits, cost), bound,
+                       shape.longest, limits.max_iterations)

@@ -27,7 +27,7 @@ from sim.serving.engine import Trace, simulate
 from sim.serving.metrics import Percentiles, median_scheduling_delay, token_gaps
 from sim.serving.policies import Limits, PolicySpec
 from sim.serving.trace_files import MAX_ARRIVAL_S
-from sim.serving.work import WorkAccount, estimate_counts, fmt_work_seconds
+from sim.serving.work import WorkAccount, estimate_run, fmt_work_seconds
 from sim.serving.workloads import Workload
 from sim.studies.sweep import vllm_v0_default_budget
 from sim.units import fmt_seconds
@@ -152,7 +152,7 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
     sample = workload_at(1.0)
     ceiling = compute_ceiling_qps(sample, cost)
     floor = lowest_rate(len(sample))
-    bound = estimate_counts(sample, policy, budget, limits, cost)
+    estimate = estimate_run(sample, policy, budget, limits, cost)
     points: dict[float, CapacityPoint] = {}
     stop = ""          # why the search ended before its tolerance, if it did
 
@@ -164,9 +164,9 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
             stop = (f"; rates below {floor:.3g} QPS were not tried (their arrivals would spread "
                     f"beyond {MAX_ARRIVAL_S:g} s)")
             return False
-        if account is not None and not account.affords_counts(bound):
+        if account is not None and not account.affords(estimate):
             stop = (f"; the search stopped after {len(points)} runs: one more could take up to "
-                    f"{fmt_work_seconds(bound.seconds())}, past what is left of the "
+                    f"{fmt_work_seconds(estimate.most().seconds())}, past what is left of the "
                     f"{fmt_work_seconds(account.budget.seconds)} budget")
             return False
         return True
@@ -175,7 +175,7 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
         point, trace = _evaluate(qps, workload_at(qps), policy, cost, budget=budget,
                                  tbt_slo_s=slo, delay_slo_s=delay_slo, limits=limits)
         if account is not None:
-            account.charge(bound, trace)
+            account.charge(trace, cost.model.sliding_window > 0)
         points[qps] = point
         if progress:
             progress(len(points), point)

@@ -17,8 +17,8 @@ GPU, and the two regimes where the dial stops mattering:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -219,14 +219,17 @@ def run_point(workload: Workload, policy: PolicySpec, cost: CostModel, budget: i
 
 def sweep(workload: Workload, policy: PolicySpec, cost: CostModel, budgets: Sequence, *,
           limits: Limits = DEFAULT_LIMITS, tbt_slo_s: float | None = None,
-          progress: Callable[[float, str], None] | None = None) -> Sweep:
+          progress: Callable[[float, str], None] | None = None,
+          caps: Mapping[int, int] | None = None) -> Sweep:
     """Run `workload` under `policy` once per budget. `progress(fraction, text)` is called after
-    each run (for a progress bar)."""
+    each run (for a progress bar); `caps`: an iteration cap per budget, below the limits' (what
+    fits in a command's time budget)."""
     values = parse_budgets(budgets)
     slo = None if tbt_slo_s is None else check_number("TBT SLO (s)", tbt_slo_s, high=3600)
     points = []
     for i, budget in enumerate(values):
-        points.append(run_point(workload, policy, cost, budget, limits=limits))
+        capped = limits if caps is None else replace(limits, max_iterations=caps[budget])
+        points.append(run_point(workload, policy, cost, budget, limits=capped))
         if progress:
             progress((i + 1) / len(values), f"budget {budget:,} ({i + 1} of {len(values)})")
     recommended, reason = (None, "no TBT SLO given") if slo is None else recommend(points, slo)

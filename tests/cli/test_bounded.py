@@ -128,8 +128,38 @@ def test_a_sweep_too_long_for_the_budget_is_refused_up_front():
     budgets = ",".join(str(b) for b in range(2, 34))
     err = refused_in_child("sweep", "--decodes", "1", "--decode-output", "1000000",
                            "--budgets", budgets)
-    assert "a sweep of 32 budgets would take 32 runs of up to" in err
+    assert "a sweep of 32 budgets would take 32 runs of about 1,000,000 iterations" in err
     assert "over the 60 s time budget" in err and "fewer --budgets" in err
+
+
+def test_a_run_the_old_bound_refused_runs_within_the_budget(tmp_path):
+    """4,000 requests of 1,000 output tokens at 1,000 QPS: the old estimator counted each of
+    their 4,000,000 decode steps as an iteration (63 s and 1.76 GB: refused); the run takes
+    8,155 iterations, about a second and 200 MB."""
+    outcome = run_sim("simulate", "--requests", "4000", "--qps", "1000", "--prompt-tokens", "100",
+                      "--output-tokens", "1000", "--gpu", "h200", "--model", "llama-3.1-8b",
+                      "--json", timeout_s=60, peak_file=str(tmp_path / "peak"))
+    assert outcome.code == 0, outcome
+    assert json.loads(outcome.stdout)["iterations"] == 8155
+    assert 0 < outcome.peak_bytes < 500e6
+
+
+@pytest.mark.parametrize("argv, caps", [
+    (["simulate"], (100,)),
+    (["sweep", "--budgets", "576,1024"], (10**6, 100)),
+    (["export", "--mode", "simple"], (10**6, 100)),
+])
+def test_a_run_stopped_by_the_cap_the_budget_set_says_so(argv, caps, monkeypatch, tmp_path,
+                                                         capsys):
+    """Each run gets the iteration cap that keeps the command within its budget (at least its
+    likely iterations): one that needs more stops there, and the message says why."""
+    for module in ("cli.common", "cli.traffic", "cli.limits"):
+        monkeypatch.setattr(f"{module}.check_work", lambda work, what, remedy: caps)
+    out = ["--out", str(tmp_path / "x.svg")] if argv[0] == "export" else []
+    err = refused(*argv, *out, capsys=capsys)
+    assert ("the run needed more than 100 iterations, more than estimated and the most that fit "
+            "in the command's budget (60 s, 1.5 GB)") in err
+    assert err.rstrip().endswith("use fewer --decodes or a smaller --decode-output")
 
 
 def test_a_gif_too_large_for_the_budget_is_refused_from_frames_times_pixels(tmp_path):
@@ -140,14 +170,15 @@ def test_a_gif_too_large_for_the_budget_is_refused_from_frames_times_pixels(tmp_
     assert not (tmp_path / "x.gif").exists()
 
 
-def test_many_decoders_run_in_memory_linear_in_the_running_set():
+def test_many_decoders_run_in_memory_linear_in_the_running_set(tmp_path):
     """60,000 decoders ran out of memory (every join stored the whole running set); the engine
     now keeps a row per stay in the running set, and the run takes tens of MB."""
     outcome = run_sim("simulate", "--decodes", "60000", "--max-seqs", "1000000", "--context", "1",
-                      "--decode-output", "1", "--budget", "200000", "--json", timeout_s=60)
+                      "--decode-output", "1", "--budget", "200000", "--json", timeout_s=60,
+                      peak_file=str(tmp_path / "peak"))
     assert outcome.code == 0, outcome
     assert json.loads(outcome.stdout)["requests"] == 60_001
-    assert outcome.peak_bytes < 500e6
+    assert 0 < outcome.peak_bytes < 500e6
 
 
 @pytest.mark.parametrize("make", [os.mkfifo, os.mkdir])

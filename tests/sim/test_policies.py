@@ -199,6 +199,22 @@ def test_the_reservation_rule_lives_in_the_spec():
         "sarathi": True, "vllm-v1": False, "sglang": True, "vllm-v0": True, "orca": True}
 
 
+@pytest.mark.parametrize("policy", sorted(POLICIES))
+def test_what_a_spec_declares_is_what_its_policy_does(policy):
+    """The work estimator reads these fields instead of asking the policy: each one matches the
+    function's behaviour on a state that tells it apart."""
+    spec = POLICIES[policy]
+    long_prompt = plan(policy, Stub(waiting=[1], left={1: 100}), budget=10)
+    assert spec.chunked == (sum(t for _, t in long_prompt.chunks) < 100)
+    beside = plan(policy, Stub(decoding=3, waiting=[1], left={1: 100}), budget=10)
+    assert spec.decodes_take_budget == (
+        beside.decodes > 0 and sum(t for _, t in beside.chunks) == 10 - beside.decodes)
+    small_prompt = plan(policy, Stub(decoding=1, waiting=[1], left={1: 1}), budget=100)
+    assert spec.prefill_with_decodes == (small_prompt.decodes > 0 and bool(small_prompt.chunks))
+    many_decoders = plan(policy, Stub(decoding=10), budget=4)
+    assert spec.budget_caps_decodes == (many_decoders.decodes < 10)
+
+
 def test_batch_kv_is_one_token_per_decode_plus_its_reservations():
     assert Batch(decodes=3, kv=[(1, 100), (2, 7)]).kv_tokens == 110
     assert Batch(decodes=3).kv_tokens == 3

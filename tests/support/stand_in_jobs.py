@@ -4,10 +4,14 @@ AppTest. Its state lives here, where the page script (run anew on every rerun) f
 import time
 
 from sim.serving.engine import SimulationLimitError
+from sim.serving.work import ITEM_COSTS, Counts
 from ui.jobs import Job
 from ui.store import ByteStore
-from ui.work import SECONDS_PER_ITERATION, Work
+from ui.work import Work
 
+# A stand-in iteration is priced as a sliding-window model's (the dearest), so that the "now"
+# tier's deadline allows fewer iterations than a run's cap (RUN_ITERATIONS).
+ITERATION_S = ITEM_COSTS["iterations"].seconds + ITEM_COSTS["window_iterations"].seconds
 STORE = ByteStore(1 << 20)
 CALLS: list[tuple[str, int]] = []   # (job, the iteration cap it was given)
 JOBS: list[Job] = []
@@ -23,8 +27,9 @@ def stand_in(name: str, estimated_s: float, needs: int = 1, seconds: float = 0.0
         if needs > cap:
             raise SimulationLimitError(f"{name} needed more than {cap:,} iterations")
         return f"{name} done"
+    iterations = round(estimated_s / ITERATION_S)   # and nothing else
     return Job((name, time.time_ns()), name,
-               Work(1, round(estimated_s / SECONDS_PER_ITERATION), 0), run, keep_capped)
+               Work(Counts(iterations=iterations, window_iterations=iterations)), run, keep_capped)
 
 
 def page():

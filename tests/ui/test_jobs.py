@@ -7,10 +7,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.support.apptest import assert_clean
-from tests.support.stand_in_jobs import CALLS, JOBS, STORE, page, stand_in
+from tests.support.stand_in_jobs import CALLS, ITERATION_S, JOBS, STORE, page, stand_in
 from ui import jobs
 from ui.store import RESULTS
-from ui.work import NOW_DEADLINE_S, NOW_SECONDS, RUN_ITERATIONS, SECONDS_PER_ITERATION
+from ui.work import NOW_DEADLINE_S, NOW_SECONDS, RUN_ITERATIONS
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_too_much_work_is_refused_with_the_estimate_and_what_to_change(app):
 
 
 def test_a_run_longer_than_estimated_stops_at_the_deadline_and_waits_for_the_button(app):
-    allowed = int(NOW_DEADLINE_S / SECONDS_PER_ITERATION)   # what fits in the tier's deadline
+    allowed = int(NOW_DEADLINE_S / ITERATION_S)              # what fits in the tier's deadline
     at = app(stand_in("slow", 0.1, needs=allowed + 1000))
     assert CALLS[0][1] <= allowed                            # stopped by the cap, not left to run
     assert "longer than estimated" in said(at) and at.button(key="go")

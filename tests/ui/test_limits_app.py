@@ -63,7 +63,8 @@ def test_a_wide_budget_sweep_leaves_out_the_budgets_too_long_and_waits_for_the_b
     assert_clean(at)
     ask = at.info[0].value
     assert "23 budgets (3 left out, too long for a run: 1, 2, 4)" in ask
-    assert "23 runs, about" in ask and "iterations × 15 µs" in ask and "token times × 150 ns" in ask
+    assert "23 runs, about" in ask and "iterations × 8 µs" in ask and "token times × 100 ns" in ask
+    assert "for the requests, prompt chunks and running set = **" in ask
     assert at.button(key="run_sweep").label.startswith("Run (")
     assert not at.table                                  # nothing ran
 

@@ -1,5 +1,6 @@
-"""A page's work estimated before it runs (ui/work.py): token times exact, iterations close to
-what the engine takes, and the tiers and limits that follow."""
+"""A page's work estimated before it runs (ui/work.py, from sim/serving/work.py's likely
+estimate): token times exact, iterations close to what the engine takes, and the tiers and
+limits that follow."""
 
 import pytest
 
@@ -8,9 +9,10 @@ from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.policies import POLICIES, Limits, get_policy
+from sim.serving.work import ITEM_COSTS, Counts
 from sim.serving.workloads import burst, poisson, seed_scenario
 from ui import work
-from ui.work import Work, caps_decodes, estimate_iterations, fuses, tier, too_big, trace_tokens
+from ui.work import NO_WORK, Work, run_work, tier, too_big, total
 
 H100 = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"), "roofline")
 MI300 = CostModel(get_gpu("mi300x"), get_model("qwen2.5-7b"), "simple")
@@ -35,35 +37,40 @@ CASES = [
 def test_the_estimate_is_within_3x_of_the_engines_iterations(workload, cost, budget, policy):
     spec = get_policy(policy)
     trace = simulate(workload, spec, cost, budget=budget, limits=Limits(max_seqs=1024))
-    estimate = estimate_iterations(workload, spec, cost, budget=budget, max_seqs=1024)
-    assert trace.iterations / 3 <= estimate <= 3 * trace.iterations, (trace.iterations, estimate)
+    estimate = run_work(workload, spec, cost, budget=budget, max_seqs=1024)
+    assert trace.iterations / 3 <= estimate.iterations <= 3 * trace.iterations, \
+        (trace.iterations, estimate.iterations)
 
 
 @pytest.mark.parametrize("workload", [c[0] for c in CASES])
 def test_token_times_are_exact(workload):
     trace = simulate(workload, get_policy("sarathi"), MI300, budget=4096, limits=Limits(max_seqs=1024))
-    assert trace_tokens(workload) == len(trace.token_s)
+    assert run_work(workload, get_policy("sarathi"), MI300, budget=4096,
+                    max_seqs=1024).tokens == len(trace.token_s)
 
 
-def test_what_each_policy_does_is_asked_of_the_policy():
-    assert {name: fuses(spec) for name, spec in POLICIES.items()} == {
-        "sarathi": True, "vllm-v1": True, "orca": True, "sglang": False, "vllm-v0": False}
-    assert [name for name, spec in POLICIES.items() if caps_decodes(spec)] == ["vllm-v1"]
+def work_of(runs=1, iterations=0, tokens=0, **counts) -> Work:
+    return Work(Counts(runs=runs, iterations=iterations, tokens=tokens, **counts))
 
 
 def test_seconds_and_words_show_the_same_formula():
-    w = Work(2, 100_000, 3_000_000) + Work(1, 20_000, 1_000_000)
+    w = total([work_of(2, 100_000, 3_000_000, requests=500), work_of(1, 20_000, 1_000_000)])
     assert (w.runs, w.iterations, w.tokens) == (3, 120_000, 4_000_000)
-    assert w.seconds == pytest.approx(120_000 * work.SECONDS_PER_ITERATION
-                                      + 4_000_000 * work.SECONDS_PER_TOKEN)
+    iterations_s = 120_000 * ITEM_COSTS["iterations"].seconds
+    tokens_s = 4_000_000 * ITEM_COSTS["tokens"].seconds
+    rest_s = 3 * ITEM_COSTS["runs"].seconds + 500 * ITEM_COSTS["requests"].seconds
+    assert w.seconds == pytest.approx(iterations_s + tokens_s + rest_s)
     words = w.words()
-    assert "3 runs" in words and "120,000 iterations" in words and "4,000,000 token times" in words
-    assert f"**{w.seconds:.3g} s**" in words
+    assert words.startswith("3 runs, about 120,000 iterations × 8 µs + 4,000,000 token times × "
+                            "100 ns + ")
+    assert f"{rest_s * 1e3:.4g} ms for the requests" in words
+    assert words.endswith(f"= **{w.seconds:.3g} s**")
+    assert total([]) == NO_WORK and NO_WORK.seconds == 0
 
 
 def test_tiers_follow_the_estimated_seconds():
     def taking(seconds):
-        return Work(1, round(seconds / work.SECONDS_PER_ITERATION), 0)
+        return work_of(0, round(seconds / ITEM_COSTS["iterations"].seconds))
 
     assert tier(taking(work.NOW_SECONDS - 0.01)) == "now"
     assert tier(taking(work.NOW_SECONDS + 0.01)) == "button"
@@ -72,21 +79,29 @@ def test_tiers_follow_the_estimated_seconds():
 
 
 def test_a_run_over_its_limits_says_which_and_by_how_much():
-    assert too_big(Work(1, work.RUN_ITERATIONS, work.RUN_TOKENS)) is None
-    tokens = too_big(Work(1, 10, work.RUN_TOKENS + 1))
+    assert too_big(work_of(1, work.RUN_ITERATIONS, work.RUN_TOKENS)) is None
+    tokens = too_big(work_of(1, 10, work.RUN_TOKENS + 1))
     assert f"{work.RUN_TOKENS + 1:,} token times" in tokens and f"{work.RUN_TOKENS:,}" in tokens
-    estimated = too_big(Work(1, work.RUN_ITERATIONS + 1, 10))
+    estimated = too_big(work_of(1, work.RUN_ITERATIONS + 1, 10))
     assert f"about {work.RUN_ITERATIONS + 1:,} iterations (estimated)" in estimated
     # a run that stopped at the cap needs more than the cap: over the limit, said as "more than"
-    seen = too_big(Work(1, 10, 10).more_than(work.RUN_ITERATIONS))
+    seen = too_big(work_of(1, 10, 10).more_than(work.RUN_ITERATIONS))
     assert f"more than {work.RUN_ITERATIONS:,} iterations" in seen
-    assert too_big(Work(1, 10, 10).more_than(work.RUN_ITERATIONS - 1)) is None
+    assert too_big(work_of(1, 10, 10).more_than(work.RUN_ITERATIONS - 1)) is None
 
 
 def test_what_a_capped_run_saw_only_raises_the_estimate():
-    w = Work(1, 1000, 5)
+    w = work_of(1, 1000, 5, window_iterations=1000)
     assert w.more_than(10) is w
-    assert w.more_than(5000) == Work(1, 5000, 5, seen=True)
+    assert w.more_than(5000) == work_of(1, 5000, 5, window_iterations=5000).more_than(5000)
+    assert w.more_than(5000).seen and w.more_than(5000).seconds > w.seconds
+
+
+def test_a_deadline_leaves_room_for_the_runs_token_times():
+    w = work_of(1, 10, 1_000_000)
+    rest_s = ITEM_COSTS["runs"].seconds + 1_000_000 * ITEM_COSTS["tokens"].seconds
+    assert w.iterations_in(rest_s + 1.0) == int(1.0 / ITEM_COSTS["iterations"].seconds)
+    assert w.iterations_in(rest_s / 2) == 0
 
 
 def test_the_time_limits_leave_room_for_an_estimate_off_by_two():
