@@ -25,7 +25,7 @@ from sim.units import fmt_seconds
 
 from .figure import Figure
 from .frames import bin_width_s, iterations_frame
-from .theme import OKABE_ITO, PREFILL, Look
+from .theme import OKABE_ITO, Look
 
 TIMELINE_BARS = 900      # bars across all timeline panels together
 CDF_POINTS = 200         # points per CDF curve
@@ -47,8 +47,7 @@ def policy_color(names: Sequence[str], look: Look) -> alt.Color:
 
 
 # --- the per-iteration timeline ------------------------------------------------------------
-KINDS = {"decode only": None, "decode + prefill": OKABE_ITO["green"],
-         "prefill only (decodes wait)": PREFILL}
+KINDS = ("decode only", "decode + prefill", "prefill only (decodes wait)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,7 +85,7 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900) ->
     names = list(frames.iterations)
     zoom = alt.selection_interval(name=ZOOM, encodings=["x"])
     data = alt.Data(name="timeline")
-    inks = {**KINDS, "decode only": look.decode}
+    inks = dict(zip(KINDS, (look.decode, OKABE_ITO["green"], look.prefill)))
     color = alt.Color("kind:N", title=None, scale=alt.Scale(domain=list(inks),
                                                            range=list(inks.values())),
                       legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1,
@@ -268,7 +267,7 @@ def split_frame(traces: Mapping[str, Trace], max_requests: int = SPLIT_REQUESTS)
 
 def split_chart(split: Split, look: Look, *, width: int = 900) -> Figure:
     """One stacked bar per drawn request, a panel per policy, on one seconds scale."""
-    inks = {"queue wait": look.muted, "prefill": PREFILL, "decode": look.decode}
+    inks = {"queue wait": look.muted, "prefill": look.prefill, "decode": look.decode}
     color = alt.Color("part:N", title=None, sort=list(inks), scale=alt.Scale(
         domain=list(inks), range=list(inks.values())),
         legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1))
