@@ -12,14 +12,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import story, widgets
+from ui import presenter, story, widgets
 
 # The favicon ships with the app: a ":material/..." page icon is fetched from Google's font CDN.
 st.set_page_config(page_title="Chunked Prefill Lab", layout="wide",
                    page_icon=str(Path(__file__).parent / "static" / "favicon.png"))
 widgets.apply_link_corrections()
 widgets.sidebar()
-widgets.presenter_css()   # after the sidebar: the toggle's value comes from the link on a first run
+presenter.setup(widgets.look())   # after the sidebar: its toggles' values come from the link on a first run
 widgets.readable_css()
 widgets.glossary()
 sections: dict[str, list] = {}

@@ -56,8 +56,8 @@ class Look:
     @property
     def background(self) -> str:
         """The page's own colour (Streamlit 1.67's dark theme is #171614), so a figure saved in
-        the dark theme sits on a dark page without a box around it; black in high contrast."""
-        return self._pick("#FFFFFF", "#171614", "#FFFFFF", "#000000")
+        the dark theme sits on a dark page without a box around it."""
+        return "#171614" if self.dark else "#FFFFFF"
 
     @property
     def decode(self) -> str:

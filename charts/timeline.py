@@ -55,12 +55,14 @@ def view_name(lane: str, part: str) -> str:
     return f"{lane}_{part}_view"
 
 
-def _x(*, axis: bool, field: str) -> alt.X:
+def _x(*, axis: bool, field: str, ticks: int | None = None) -> alt.X:
+    """The shared time axis (`axis`: drawn under this view, with about `ticks` labels)."""
     scale = alt.Scale(domain=alt.ExprRef(f"[0, {END} * 1000]"), nice=False, zero=True)
     if not axis:
         return alt.X(f"{field}:Q", scale=scale, axis=alt.Axis(labels=False, ticks=False, title=None,
                                                                domain=False, **NO_GRID))
-    return alt.X(f"{field}:Q", scale=scale, title=X_TITLE, axis=alt.Axis(format=",.0f", **NO_GRID))
+    return alt.X(f"{field}:Q", scale=scale, title=X_TITLE,
+                 axis=alt.Axis(format=",.0f", **({"tickCount": ticks} if ticks else {}), **NO_GRID))
 
 
 def _playhead(look: Look) -> alt.Chart:
@@ -252,7 +254,8 @@ def lane_new_request(lane: LaneShape, look: Look, *, width: int, axis: bool = Tr
     its first token (its time to first token, TTFT); `axis`: the time axis under it."""
     height = NEW_PX[look.presenter]
     y = alt.Y("stream:N", title=None, axis=alt.Axis(ticks=False, domain=False, **NO_GRID))
-    x = _x(axis=axis, field="time_ms")
+    # a projector's labels are larger: fewer of them, so that they never touch
+    x = _x(axis=axis, field="time_ms", ticks=max(4, width // 90) if look.presenter else None)
     tokens = alt.Chart(alt.Data(name=f"{lane.key}_new"))
     tooltip = [alt.Tooltip("token:Q", format=","),
                alt.Tooltip("time_ms:Q", title="emitted at (ms)", format=",.2f"),

@@ -185,20 +185,16 @@ def sidebar() -> None:
         for control in controls.POLICY:
             _bound(control)
         st.subheader("Display")
-        _bound(CONTROLS["presenter"])
+        for control in controls.DISPLAY:
+            _bound(control)
         st.caption("Every control is in the page's link: copy it to share this exact view. "
                    "Light or dark: the app menu (⋮ → Settings).")
 
 
 def look() -> Look:
     return Look(presenter=bool(st.session_state.get("presenter", False)),
-                dark=st.context.theme.type == "dark")
-
-
-def presenter_css() -> None:
-    """Presenter mode scales the whole page, not just the charts."""
-    if st.session_state.get("presenter"):
-        st.html("<style>html { font-size: 125%; }</style>")
+                dark=st.context.theme.type == "dark",
+                contrast=bool(st.session_state.get("contrast", False)))
 
 
 def glossary() -> None:
@@ -234,44 +230,6 @@ def scenario() -> Scenario:
     except InputError as e:
         st.error(f"**Can't build this scenario:** {e}")
         st.stop()
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def steps_frame(steps) -> pd.DataFrame:
