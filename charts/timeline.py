@@ -78,7 +78,7 @@ def lane_heading(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
     lane's live counters)."""
     heading = alt.Chart(alt.Data(name=f"{lane.key}_heading"))
     title = heading.mark_text(align="left", baseline="top", fontSize=look.title_size,
-                              fontWeight="bold", color=look.ink).encode(
+                              fontWeight="bold", color=look.ink, limit=width).encode(
         x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("title:N"))
     subtitle = heading.mark_text(align="left", baseline="top", fontSize=look.font_size,
                                  color=look.muted).encode(
@@ -162,16 +162,19 @@ def _gaps_so_far(lane: LaneShape) -> alt.Chart:
 def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
     """The live numbers over the decoder rows: how long the streams have gone without a token
     now (the longest wait among those still running), the largest gap so far, and the tokens the
-    decoders have received since the prompt arrived."""
+    decoders have received since the prompt arrived (left out where the lane is too narrow for
+    three: a projector's narrow column)."""
     size = look.font_size + 3
     height = COUNTERS_PX[look.presenter]
-    # each of the three counters keeps to its third of the width (`limit` cuts a longer text with
-    # an ellipsis): a text that grew past the chart as the clock runs would widen the view
-    text = dict(align="left", baseline="middle", fontSize=size, limit=width * 0.31)
+    three = width * 0.31 >= 14 * size   # room for "streams frozen for 1,234 ms" in a third
+    share = 0.31 if three else 0.48
+    # each counter keeps to its share of the width (`limit` cuts a longer text with an
+    # ellipsis): a text that grew past the chart as the clock runs would widen the view
+    text = dict(align="left", baseline="middle", fontSize=size, limit=width * share)
     if lane.decoders == 0:
         return alt.Chart(alt.Data(values=[{}])).mark_text(**text, color=look.muted).encode(
             x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.TextValue("no streams running")
-        ).properties(width=width, height=height)
+        ).properties(width=width, height=height, name=view_name(lane.key, "counters"))
     seen = _ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
     frozen = (seen.transform_aggregate(last="max(time_ms)", groupby=["band", "finish_ms"])
               .transform_calculate(wait=f"{NOW_MS} < datum.finish_ms ? {NOW_MS} - datum.last : -1")
@@ -186,7 +189,7 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
     largest = (_gaps_so_far(lane).transform_aggregate(largest="max(shown)")
                .transform_calculate(text="'largest gap so far ' + format(datum.largest, ',.4~r') "
                                          "+ ' ms'")
-               .mark_text(**text).encode(x=alt.XValue(width * 0.36), y=alt.YValue(height / 2),
+               .mark_text(**text).encode(x=alt.XValue(width * (share + 0.05)), y=alt.YValue(height / 2),
                                          text=alt.Text("text:N"), color=alt.ColorValue(look.ink))
                .properties(name=f"{lane.key}_largest"))
     delivered = (seen.transform_aggregate(tokens="sum(tokens)")
@@ -194,7 +197,7 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
                  .mark_text(**text).encode(x=alt.XValue(width * 0.68), y=alt.YValue(height / 2),
                                            text=alt.Text("text:N"), color=alt.ColorValue(look.muted))
                  .properties(name=f"{lane.key}_delivered"))
-    return alt.layer(frozen, largest, delivered, width=width, height=height,
+    return alt.layer(frozen, largest, *([delivered] if three else []), width=width, height=height,
                      name=view_name(lane.key, "counters"))
 
 

@@ -78,10 +78,12 @@ def timeline_frame(traces: Mapping[str, Trace], total_bars: int = TIMELINE_BARS)
                           {name: t.iterations for name, t in traces.items()})
 
 
-def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900) -> Figure:
+def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900, overview: bool = True,
+                     panel_px: int | None = None) -> Figure:
     """An overview ribbon per policy, each iteration coloured by what it ran (drag on it to zoom),
     over one panel per policy: each bar an iteration from its start to its end, as tall as it
-    took. A prefill-only iteration is a stall: every running decode waits for it."""
+    took. A prefill-only iteration is a stall: every running decode waits for it. Without the
+    `overview` (a guided tour's slide) the panels show the whole run, `panel_px` tall each."""
     names = list(frames.iterations)
     zoom = alt.selection_interval(name=ZOOM, encodings=["x"])
     data = alt.Data(name="timeline")
@@ -97,7 +99,7 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900) ->
                alt.Tooltip("longest_ms:Q", title="longest iteration (ms)", format=",.3f"),
                alt.Tooltip("decode_tokens:Q", title="decode tokens", format=","),
                alt.Tooltip("prefill_tokens:Q", title="prefill tokens", format=",")]
-    overview = (alt.Chart(data).mark_rect()
+    ribbons = (alt.Chart(data).mark_rect()
                 .encode(x=alt.X("start_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f"),
                                 scale=alt.Scale(nice=False)),
                         x2="end_s:Q", y=alt.Y("policy:N", title=None, sort=names),
@@ -109,6 +111,8 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900) ->
                                 subtitle="drag across these ribbons to zoom the panels below; "
                                          "double-click them to see the whole run again")))
     y = alt.Y("longest_ms:Q", title="iteration time (ms)", scale=alt.Scale(zero=True))
+    # a projector's labels are larger: fewer of them, so that they never touch
+    ticks = {"tickCount": max(4, width // 90)} if look.presenter else {}
     panels = []
     for name in names:
         bins = frames.bin_ms[name]
@@ -118,16 +122,19 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900) ->
         panels.append(alt.Chart(data).transform_filter(alt.datum.policy == name)
                       .mark_rect(clip=True)
                       .encode(x=alt.X("start_s:Q", title="time (s)",
-                                      scale=alt.Scale(domain=zoom, nice=False),
-                                      axis=alt.Axis(format=",.3~f", grid=False)),
+                                      scale=alt.Scale(domain=zoom, nice=False) if overview
+                                      else alt.Scale(nice=False),
+                                      axis=alt.Axis(format=",.3~f", grid=False, **ticks)),
                               x2="end_s:Q", y=y, y2=alt.datum(0), color=color, tooltip=tooltip)
-                      .properties(width=width, height=110 if look.presenter else 80,
+                      .properties(width=width, height=panel_px or (110 if look.presenter else 80),
                                   title=alt.TitleParams(f"{name} · {POLICIES[name].label}",
                                                         subtitle=subtitle)))
     # one iteration-time scale for every panel, so a stall is as tall in each
     details = alt.vconcat(*panels, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
         x="shared", y="shared")))
-    chart = alt.vconcat(overview, details, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
+    if not overview:
+        return Figure(details, look, {"timeline": frames.bars})
+    chart = alt.vconcat(ribbons, details, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
         color="shared", y="independent")))
     return Figure(chart, look, {"timeline": frames.bars})
 

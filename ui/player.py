@@ -22,18 +22,19 @@ from .widgets import figure_tools, file_stem
 
 
 def player(s: Scenario, look: Look, window: str, name: str, *, window_control: bool,
-           framing: Framing | None = None, notes: bool = True) -> None:
+           framing: Framing | None = None, notes: bool = True, stage: bool | None = None) -> None:
     """The side-by-side timeline, animated in the browser by one clock (charts.player), with the
     downloads of a static chart and a GIF of the animation. `name` keys the playback position kept
     across reruns, and the downloads; `window_control`: the page offers *Time axis* (said in the
-    notes). On a projector it is fitted to the screen, in the page's stage (ui/presenter.py);
-    `framing` (a guided tour's) sets where it starts and what it points at; `notes`: how to read
-    it and the downloads, under it."""
+    notes). In the page's stage (on a projector, unless `stage` says otherwise) it is fitted to
+    the screen (ui/presenter.py); `framing` (a guided tour's) sets where it starts and what it
+    points at; `notes`: how to read it and the downloads, under it."""
+    stage = look.presenter if stage is None else stage
     tl = runs.timeline_view(s, window)
-    width, rows_px = presenter.fit(tl, look)
+    width, rows_px = presenter.fit(tl, look, stage)
     framing = replace(framing or Framing(), width=width, rows_px=rows_px)
     height = tl.height(look, rows_px=rows_px) + presenter.PLAYER_CHROME_PX[look.presenter]
-    with st.container(key=presenter.STAGE) if look.presenter else nullcontext():
+    with st.container(key=presenter.STAGE) if stage else nullcontext():
         show_player(runs.player_page(s, look, window, height, name, file_stem(name), framing), height)
     if notes:
         timeline_notes(s, window, window_control)

@@ -58,15 +58,17 @@ def on() -> bool:
     return bool(st.session_state.get("presenter", False))
 
 
-def setup(look: Look) -> None:
+def setup(look: Look, *, stage: bool = False) -> None:
     """For every page, after the sidebar (whose toggles set `look`): the sidebar closed on a
-    projector, the page's presenter and contrast styles, and the room's reports."""
+    projector, the page's presenter and contrast styles, and the room's reports where a figure
+    is fitted (on a projector, or on a page with a `stage`: the guided tour)."""
     st.set_page_config(initial_sidebar_state="collapsed" if look.presenter else "auto")
     if look.contrast:
         st.html(f"<style>:root {{ --contrast-ink: {look.ink}; }}\n{_front('contrast.css')}</style>")
-    if not look.presenter:
+    if look.presenter:
+        st.html(f"<style>{_front('presenter.css')}</style>")
+    if not (look.presenter or stage):
         return
-    st.html(f"<style>{_front('presenter.css')}</style>")
     known = room()
     _room_component()(key=ROOM, data={"stage": f".st-key-{STAGE}", "known": known.__dict__},
                       on_room_change=lambda: None)
@@ -87,16 +89,19 @@ def room() -> Room:
         return FALLBACK_ROOM
 
 
-def fit(tl: Timeline, look: Look) -> tuple[int, int | None]:
-    """(chart width, decoder block height) for the timeline: on a projector as wide as the stage
-    and as tall as the screen leaves under its top; else the page's usual width and rows."""
-    if not look.presenter:
+def fit(tl: Timeline, look: Look, stage: bool) -> tuple[int, int | None]:
+    """(chart width, decoder block height) for the timeline: in a `stage`, as wide as it and, on
+    a projector, as tall as the screen leaves under its top; else the page's usual width and
+    rows."""
+    if not stage:
         return CHART_WIDTH, None
     r = room()
+    width = max(320, (r.stage_width or FALLBACK_ROOM.stage_width) - CHART_SIDE_PX)
+    if not look.presenter:
+        return width, None
     top = FALLBACK_ROOM.top if r.top is None else r.top
-    width = (r.stage_width or r.width - 112) - CHART_SIDE_PX
     chart_px = r.height - top - BOTTOM_PX - PLAYER_CHROME_PX[True]
-    return max(320, width), tl.rows_to_fit(look, chart_px)
+    return width, tl.rows_to_fit(look, chart_px)
 
 
 def key_numbers(cards_u: list[words.Card], cards_c: list[words.Card], *, key: str) -> None:

@@ -35,13 +35,14 @@ LINK_NOTES = "_link_notes"
 
 
 # --- controls -------------------------------------------------------------------------------
-def apply_link_corrections() -> None:
+def apply_link_corrections() -> bool:
     """On a session's first run, replace out-of-range, unreadable or oddly spelled values from
     the link by the values to use (before the widgets exist, so they start there), write those
     back into the link, and keep the notes. A scenario count clamped to its maximum is lowered
-    further to what fits in the GPU's memory, so a clamp never makes a page that cannot run."""
+    further to what fits in the GPU's memory, so a clamp never makes a page that cannot run.
+    True on the session's first run."""
     if LINK_NOTES in st.session_state:
-        return
+        return False
     link = controls.read_link({key: st.query_params.get_all(key) for key in st.query_params})
     corrections, notes = dict(link.corrections), dict(link.notes)
     for key, fitted in fit_in_memory(link.values, link.above_max).items():
@@ -54,6 +55,7 @@ def apply_link_corrections() -> None:
         st.session_state[key] = value
         _rewrite_link_value(CONTROLS[key], value)
     st.session_state[LINK_NOTES] = list(notes.values())
+    return True
 
 
 def _rewrite_link_value(control: Control, value) -> None:

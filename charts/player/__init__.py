@@ -125,11 +125,13 @@ def _check_boundaries(boundaries: Sequence[float], t_max: float) -> list[float]:
     return values
 
 
-def _speed_options(ms_per_second: float) -> str:
-    """The speed list, `ms_per_second` selected (added to the list when it is not a preset)."""
+def _speed_options(ms_per_second: float, short: bool = False) -> str:
+    """The speed list, `ms_per_second` selected (added to the list when it is not a preset);
+    `short`: each preset by its share of real time alone (a projector's one line of controls)."""
     speeds = {**SPEEDS, ms_per_second: SPEEDS.get(ms_per_second, "")}
     return "".join(f'<option value="{ms:g}"{" selected" if ms == ms_per_second else ""}>'
-                   + html_lib.escape(f"{label} ({ms:g} ms/s)" if label else f"{ms:g} ms/s")
+                   + html_lib.escape(label if label and short else
+                                     f"{label} ({ms:g} ms/s)" if label else f"{ms:g} ms/s")
                    + "</option>" for ms, label in sorted(speeds.items()))
 
 
@@ -185,7 +187,7 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
         height=height,
         t_max_ms=html_lib.escape(f"{t_max * 1000:,.1f}"),
         t_max=repr(t_max),
-        speed_options=_speed_options(config["msPerSecond"]),
+        speed_options=_speed_options(config["msPerSecond"], short=presenter),
         cue="" if presenter else html_lib.escape(cue),
         bundle=_inline_bundle_tag(),
         config=_script_json(config),
