@@ -24,7 +24,7 @@ import re
 import string
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -317,6 +317,14 @@ class BudgetCheck:
 def ms3(seconds: float) -> str:
     """A gap close to a target, to the µs: 49.999 ms against 50.015 ms."""
     return f"{seconds * 1e3:,.3f} ms"
+
+
+def largest_gap(s: Scenario, budget: int,
+                lane_cards: Callable[[Scenario, str], list[words.Card]]) -> float:
+    """The chunked lane's largest gap at `budget` (`lane_cards(scenario, policy)`: the lane's
+    cards, cached in the app)."""
+    cards = lane_cards(replace(s, budget=budget), s.chunked)
+    return next(card.seconds for card in cards if card.label == words.GAP)
 
 
 def check_budget(s: Scenario, pick: int, target_s: float, gap_of: Callable[[int], float]) -> BudgetCheck:

@@ -12,7 +12,6 @@ into it too.
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
 
 import streamlit as st
 
@@ -164,17 +163,14 @@ def exercise(t: tour.Tour, step: tour.Step, fields: dict[str, str], s: Scenario)
     st.number_input(t.words["budget"], min_value=int(budget.low), max_value=int(budget.high),
                     step=64, key=PICK, on_change=_pick_changed)
 
-    def gap_of(b: int) -> float:
-        cards = runs.lane_cards(replace(s, budget=b), s.chunked)
-        return next(c.seconds for c in cards if c.label == words.GAP)
-
-    check = tour.check_budget(s, s.budget, step.target_s, gap_of)
+    check = tour.check_budget(s, s.budget, step.target_s,
+                              lambda b: tour.largest_gap(s, b, runs.lane_cards))
     icon = {"over": ":material/cancel:", "under": ":material/arrow_upward:",
             "exact": ":material/check_circle:"}[check.verdict]
     with st.container(border=True, key="tour-feedback"):
         st.markdown(f"{icon} {tour.render(step.section(check.verdict), fields | check.fields)}",
                     unsafe_allow_html=True)
-    if st.toggle(t.words["show_answer"], key=f"answer-{step.number}"):
+    if check.answer is not None and st.toggle(t.words["show_answer"], key=f"answer-{step.number}"):
         st.markdown(tour.render(step.section("answer"), fields | check.fields),
                     unsafe_allow_html=True)
 

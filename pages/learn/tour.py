@@ -13,10 +13,9 @@ except tour.TourError as e:
     st.error(f"**The tour's files cannot be read:** {e}", icon=":material/error:")
     st.stop()
 step = t.step(tour_view.current(t))
+tour_view.navigation(t, step)   # first: a scenario that cannot run still lets the tour move on
 s = widgets.scenario()
 look = widgets.look()
-
-tour_view.navigation(t, step)
 if step.view == "burst":
     workload, traces = tour_view.burst_runs(s)
     numbers = tour.burst_numbers(s, traces)
