@@ -28,7 +28,7 @@ ROOM = "room"           # the component's key: its state {"room": {...}} in sess
 STAGE = "stage"         # st.container(key=STAGE): where a fitted figure goes
 BOTTOM_PX = 12          # kept free under a fitted figure
 CHART_SIDE_PX = 160     # beside the plot: the rows' titles (left), the player's padding
-PLAYER_CHROME_PX = {False: 150, True: 72}   # the player's controls (and cue) above its chart
+PLAYER_CHROME_PX = {False: 150, True: 70}   # the player's controls (and cue) around its chart
 
 
 @dataclass(frozen=True)

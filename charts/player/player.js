@@ -230,32 +230,45 @@
     outline();
   }
 
-  // A tour's highlight: a frame around each named view of the chart (its group and what it
-  // draws outside its plot: axis, titles), over the chart and scaled with it.
-  function outline() {
-    var chart = $("chart"), drawn = chart.firstElementChild;
-    chart.querySelectorAll(".highlight").forEach(function (box) { box.remove(); });
-    if (!view || !drawn || !cfg.highlight.length) return;
+  // Where a named view of the chart (its group, with what it draws outside its plot: axis,
+  // titles) lies in the chart's box, in CSS pixels as shown (the chart may be scaled to fit).
+  function viewBoxes() {
+    var drawn = $("chart").firstElementChild, found = {};
+    if (!view || !drawn) return found;
     var zoom = Number(drawn.style.zoom) || 1, origin = view.origin();
     var left = drawn.offsetLeft * zoom, top = drawn.offsetTop * zoom;
     (function walk(item, dx, dy) {
       (item.items || []).forEach(function (mark) {
         (mark.items || []).forEach(function (group) {
-          var name = mark.name && mark.name.replace(/_group$/, "");
-          if (mark.marktype === "group" && cfg.highlight.indexOf(name) >= 0) {
-            var b = group.bounds, box = document.createElement("div");
-            box.className = "highlight";
-            box.dataset.view = name;
-            box.setAttribute("data-testid", "player-highlight");
-            box.style.left = (left + (dx + b.x1 - 6) * zoom) + "px";
-            box.style.top = (top + (dy + b.y1 - 6) * zoom) + "px";
-            box.style.width = ((b.x2 - b.x1 + 12) * zoom) + "px";
-            box.style.height = ((b.y2 - b.y1 + 12) * zoom) + "px";
-            chart.appendChild(box);
-          }
-          if (mark.marktype === "group") walk(group, dx + (group.x || 0), dy + (group.y || 0));
+          if (mark.marktype !== "group") return;
+          var b = group.bounds;
+          found[(mark.name || "").replace(/_group$/, "")] = {
+            left: left + (dx + b.x1) * zoom, top: top + (dy + b.y1) * zoom,
+            width: (b.x2 - b.x1) * zoom, height: (b.y2 - b.y1) * zoom};
+          walk(group, dx + (group.x || 0), dy + (group.y || 0));
         });
       });
     })(view.scenegraph().root.items[0], origin[0], origin[1]);
+    return found;
+  }
+  window.playerViewBox = function (name) { return viewBoxes()[name] || null; };   // for tests
+
+  // A tour's highlight: a frame around each named view, over the chart and scaled with it.
+  function outline() {
+    var chart = $("chart"), boxes = viewBoxes(), pad = 6;
+    chart.querySelectorAll(".highlight").forEach(function (box) { box.remove(); });
+    cfg.highlight.forEach(function (name) {
+      var b = boxes[name];
+      if (!b) return;
+      var box = document.createElement("div");
+      box.className = "highlight";
+      box.dataset.view = name;
+      box.setAttribute("data-testid", "player-highlight");
+      box.style.left = (b.left - pad) + "px";
+      box.style.top = (b.top - pad) + "px";
+      box.style.width = (b.width + 2 * pad) + "px";
+      box.style.height = (b.height + 2 * pad) + "px";
+      chart.appendChild(box);
+    });
   }
 })();

@@ -5,11 +5,14 @@
 export default function (component) {
   const { setStateValue, data } = component;
   let known = data && data.known;
+  // The stage's top on the page as laid out, not as scrolled: Streamlit scrolls its main area
+  // (not the window), so the top is taken from the main block's own top.
   function measure() {
     const stage = data && data.stage ? document.querySelector(data.stage) : null;
-    const box = stage ? stage.getBoundingClientRect() : null;
+    const block = document.querySelector('[data-testid="stMainBlockContainer"]');
+    const box = stage && block ? stage.getBoundingClientRect() : null;
     return {width: window.innerWidth, height: window.innerHeight,
-            top: box ? Math.round(box.top + window.scrollY) : null,
+            top: box ? Math.round(box.top - block.getBoundingClientRect().top + block.offsetTop) : null,
             stage_width: box ? Math.round(box.width) : null};
   }
   function moved(a, b) {
