@@ -31,4 +31,5 @@ widgets.readable_css()
 widgets.glossary()
 widgets.show_link_notes()
 page.run()
-widgets.next_link(page.title)   # not after a page's st.stop(): Streamlit drops what follows it
+if not (on_tour and presenter.on()):   # a projector's tour ends with its figure: its own Next moves on
+    widgets.next_link(page.title)   # not after a page's st.stop(): Streamlit drops what follows it

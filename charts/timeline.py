@@ -163,10 +163,12 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
     """The live numbers over the decoder rows: how long the streams have gone without a token
     now (the longest wait among those still running), the largest gap so far, and the tokens the
     decoders have received since the prompt arrived (left out where the lane is too narrow for
-    three: a projector's narrow column)."""
+    three: a projector's narrow column, whose two are set smaller)."""
     size = look.font_size + 3
     height = COUNTERS_PX[look.presenter]
     three = width * 0.31 >= 14 * size   # room for "streams frozen for 1,234 ms" in a third
+    if not three:
+        size = look.font_size           # two, at the labels' size: each whole in half the width
     share = 0.31 if three else 0.48
     # each counter keeps to its share of the width (`limit` cuts a longer text with an
     # ellipsis): a text that grew past the chart as the clock runs would widen the view

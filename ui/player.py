@@ -34,6 +34,8 @@ def player(s: Scenario, look: Look, window: str, name: str, *, window_control: b
     width, rows_px = presenter.fit(tl, look, stage)
     framing = replace(framing or Framing(), width=width, rows_px=rows_px)
     height = tl.height(look, rows_px=rows_px) + presenter.PLAYER_CHROME_PX[look.presenter]
+    if stage and look.presenter:   # lanes taller than the screen leaves: the player scales them down
+        height = min(height, presenter.height_left())
     with st.container(key=presenter.STAGE) if stage else nullcontext():
         show_player(runs.player_page(s, look, window, height, name, file_stem(name), framing), height)
     if notes:

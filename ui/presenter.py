@@ -29,6 +29,7 @@ STAGE = "stage"         # st.container(key=STAGE): where a fitted figure goes
 BOTTOM_PX = 12          # kept free under a fitted figure
 CHART_SIDE_PX = 160     # beside the plot: the rows' titles (left), the player's padding
 PLAYER_CHROME_PX = {False: 150, True: 70}   # the player's controls (and cue) around its chart
+SHORTEST_STAGE_PX = 300  # a window too short for any figure still gets a usable one
 
 
 @dataclass(frozen=True)
@@ -99,9 +100,15 @@ def fit(tl: Timeline, look: Look, stage: bool) -> tuple[int, int | None]:
     width = max(320, (r.stage_width or FALLBACK_ROOM.stage_width) - CHART_SIDE_PX)
     if not look.presenter:
         return width, None
+    return width, tl.rows_to_fit(look, height_left() - PLAYER_CHROME_PX[True])
+
+
+def height_left() -> int:
+    """What the screen leaves for a projector's figure: from the stage's top to BOTTOM_PX above
+    the window's bottom (SHORTEST_STAGE_PX at least)."""
+    r = room()
     top = FALLBACK_ROOM.top if r.top is None else r.top
-    chart_px = r.height - top - BOTTOM_PX - PLAYER_CHROME_PX[True]
-    return width, tl.rows_to_fit(look, chart_px)
+    return max(r.height - top - BOTTOM_PX, SHORTEST_STAGE_PX)
 
 
 def key_numbers(cards_u: list[words.Card], cards_c: list[words.Card], *, key: str) -> None:

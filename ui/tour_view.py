@@ -31,10 +31,10 @@ APPLIED = "_tour_applied"    # the step whose controls were set last (None: not 
 ENTRY = "_tour_entry"        # how many times a step was entered: each entry opens its moment afresh
 KEYS = "tour_keys"
 PICK = "tour_pick"           # the exercise's budget, a mirror of the sidebar's
-# The burst's panels on a projector (measured with vl-convert): the legend, each panel's title,
-# subtitle and axis take BURST_FIXED_PX together; a panel below BURST_PANEL_PX is shorter than
-# its axis title; the y axis takes BURST_SIDE_PX beside the plot.
-BURST_FIXED_PX, BURST_PANEL_PX, BURST_SIDE_PX = 262, 170, 80
+# The burst's panels on a projector: the legend, each panel's title, subtitle and axis take
+# BURST_FIXED_PX together (262 in vl-convert; the chart's element in Chromium is 9 px taller); a
+# panel below BURST_PANEL_PX is shorter than its axis title; the y axis takes BURST_SIDE_PX.
+BURST_FIXED_PX, BURST_PANEL_PX, BURST_SIDE_PX = 272, 170, 80
 # the buttons of a projector's page are tall (its type is 24 px): these need less room
 NAVIGATION_CSS = ("<style>.st-key-tour-navigation button { min-height: 2rem; padding-top: 0; "
                   "padding-bottom: 0; }</style>")
@@ -203,16 +203,17 @@ def burst_runs(s: Scenario) -> tuple[Traffic, dict[str, Trace]]:
 
 def burst(t: Traffic, s: Scenario, look: Look, traces: dict[str, Trace]) -> None:
     """The burst drawn as the Traffic page draws it, one bar per iteration as tall as it took,
-    without its zoom ribbons; on a projector its two panels fill the screen's height."""
+    without its zoom ribbons; on a projector its two panels fill the screen's height, with
+    nothing under them (the Traffic page has the downloads and the tables)."""
     r = presenter.room()
     width = max(320, (r.stage_width or presenter.FALLBACK_ROOM.stage_width) - BURST_SIDE_PX)
     panel_px = None
     if look.presenter:
-        room_px = r.height - (r.top or presenter.FALLBACK_ROOM.top) - presenter.BOTTOM_PX
-        panel_px = max(BURST_PANEL_PX, (room_px - BURST_FIXED_PX) // len(tour.BURST_POLICIES))
+        panel_px = max(BURST_PANEL_PX,
+                       (presenter.height_left() - BURST_FIXED_PX) // len(tour.BURST_POLICIES))
     with st.container(key=presenter.STAGE):
         figure = _burst_figure(t, s, look, width, panel_px, traces)
-        widgets.chart(figure.spec(), lambda: figure, "tour-burst")
+        widgets.chart(figure.spec(), lambda: figure, "tour-burst", tools=not look.presenter)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

@@ -249,10 +249,12 @@ def steps_frame(steps) -> pd.DataFrame:
 IN_PAGE = {"background": "transparent", "usermeta": {"embedOptions": {"renderer": "canvas"}}}
 
 
-def chart(spec: dict, figure: Callable[[], Figure], name: str) -> None:
-    """Draw a spec, with downloads of the figure it came from and its numbers as tables."""
+def chart(spec: dict, figure: Callable[[], Figure], name: str, *, tools: bool = True) -> None:
+    """Draw a spec, with downloads of the figure it came from and its numbers as tables (not
+    with `tools=False`: a projector's page that ends with its figure)."""
     st.vega_lite_chart({**spec, **IN_PAGE}, theme=None, width="content")
-    figure_tools(figure, name)
+    if tools:
+        figure_tools(figure, name)
 
 
 def figure_tools(figure: Callable[[], Figure], name: str, t_max: float | None = None) -> None:

@@ -211,22 +211,24 @@
   }).then(function (result) {
     view = result.view;
     pushClock();
-    fitWidth();
-    window.addEventListener("resize", fitWidth);
+    fitChart();
+    window.addEventListener("resize", fitChart);
     view.runAsync().then(outline);
     window.playerView = view;   // for tests: the drawn scene (view.scenegraph())
     window.playerReady = true;
     if (resume && resume.playing && state.t < cfg.tMax - eps) play();
   }, showError);
 
-  // A chart wider than the frame (a narrow window, a projector) is scaled down to fit, rather
-  // than cut off at the right edge.
-  function fitWidth() {
+  // A chart larger than the frame (a narrow window; lanes taller than a projector's screen
+  // leaves) is scaled down to fit, rather than cut off at the edge.
+  function fitChart() {
     var chart = $("chart"), drawn = chart.firstElementChild;
     if (!drawn) return;
     drawn.style.zoom = 1;
-    var room = chart.clientWidth - 16, natural = drawn.scrollWidth;
-    drawn.style.zoom = natural > room ? room / natural : 1;
+    var style = getComputedStyle(chart);
+    var roomHeight = chart.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+    drawn.style.zoom = Math.min(1, (chart.clientWidth - 16) / drawn.scrollWidth,
+                                roomHeight / drawn.scrollHeight);
     outline();
   }
 
@@ -253,9 +255,10 @@
   }
   window.playerViewBox = function (name) { return viewBoxes()[name] || null; };   // for tests
 
-  // A tour's highlight: a frame around each named view, over the chart and scaled with it.
+  // A tour's highlight: a frame around each named view, over the chart and scaled with it
+  // (player.css draws it just outside the view's box).
   function outline() {
-    var chart = $("chart"), boxes = viewBoxes(), pad = 6;
+    var chart = $("chart"), boxes = viewBoxes();
     chart.querySelectorAll(".highlight").forEach(function (box) { box.remove(); });
     cfg.highlight.forEach(function (name) {
       var b = boxes[name];
@@ -264,10 +267,10 @@
       box.className = "highlight";
       box.dataset.view = name;
       box.setAttribute("data-testid", "player-highlight");
-      box.style.left = (b.left - pad) + "px";
-      box.style.top = (b.top - pad) + "px";
-      box.style.width = (b.width + 2 * pad) + "px";
-      box.style.height = (b.height + 2 * pad) + "px";
+      box.style.left = b.left + "px";
+      box.style.top = b.top + "px";
+      box.style.width = b.width + "px";
+      box.style.height = b.height + "px";
       chart.appendChild(box);
     });
   }

@@ -83,6 +83,19 @@ def test_a_steps_link_opened_fresh_sets_its_controls_and_points_at_its_moment(pa
     assert outlined["y"] > unchunked                        # the lower lane's, not the upper one's
 
 
+@pytest.mark.parametrize("number", [1, 6, 9], ids=["longest-words", "numbers-and-lanes", "burst"])
+def test_a_step_on_a_projector_needs_no_scrolling(page, app_url, number):
+    """The longest words, the four numbers over the lanes (scaled to fit), the burst's panels."""
+    page.goto(f"{app_url}/tour?tour={number}&presenter=1")
+    step_shown(page, number)
+    main = page.get_by_test_id("stMain")
+    assert main.evaluate("e => e.scrollHeight - e.clientHeight") <= 0
+    if number != 9:
+        frame = player(page)
+        assert frame.evaluate("document.querySelector('#chart').scrollHeight "
+                              "- document.querySelector('#chart').clientHeight") <= 0
+
+
 def test_a_guess_then_its_reveal_plays_the_moment(page, app_url):
     page.goto(f"{app_url}/tour?tour=2&presenter=1")
     step_shown(page, 2)

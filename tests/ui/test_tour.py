@@ -9,7 +9,7 @@ import shutil
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.support.apptest import APP, TIMEOUT, assert_clean, shown
+from tests.support.apptest import APP, TIMEOUT, assert_clean, page_links, shown
 from ui import controls, story, tour, words
 from ui.controls import TOUR_FOLDER, read_link
 
@@ -251,6 +251,13 @@ def test_moving_to_a_step_sets_its_controls_and_the_link():
     at.button(key="tour_back").click().run()
     assert at.number_input(key="budget").value == 576
     assert at.header[0].value == "6. What it costs, what it buys"
+
+
+def test_a_projectors_tour_ends_with_its_figure():
+    """On a projector the tour's own Next moves on; the path's "Next" link under the page would
+    only add a screen to scroll."""
+    assert page_links(open_tour(tour=3))[-1].startswith("Next: ")
+    assert not any(label.startswith("Next: ") for label in page_links(open_tour(tour=3, presenter=1)))
 
 
 def main_text(at: AppTest) -> str:
