@@ -14,7 +14,7 @@ $(BIN)/.test: requirements-test.txt $(BIN)/.app
 	$(BIN)/pip install -q -r requirements-test.txt
 	touch $@
 
-.PHONY: run test bench fuzz fuzz-app loadtest mutants
+.PHONY: run test bench fuzz fuzz-app loadtest mutants handout
 # ARGS: Streamlit's flags, e.g. make run ARGS="--server.port 8080"
 run: $(BIN)/.app
 	$(BIN)/streamlit run serve.py $(ARGS)
@@ -31,6 +31,10 @@ FUZZ_CASES ?= 500
 FUZZ_SEED ?= 0
 fuzz: $(BIN)/.test
 	$(BIN)/python -m tests.fuzz --cases $(FUZZ_CASES) --seed $(FUZZ_SEED)
+
+# The guided tour as a printable handout: out/handout/handout.md with each step's figure (ui/handout.py)
+handout: $(BIN)/.app
+	$(BIN)/python -m ui.handout
 
 # 30 sessions on one shared link against a local `make run` server (benchmarks/load_test.py)
 loadtest: $(BIN)/.test

@@ -12,21 +12,24 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import story, widgets
+from ui import presenter, story, tour_view, widgets
 
 # The favicon ships with the app: a ":material/..." page icon is fetched from Google's font CDN.
 st.set_page_config(page_title="Chunked Prefill Lab", layout="wide",
                    page_icon=str(Path(__file__).parent / "static" / "favicon.png"))
-widgets.apply_link_corrections()
-widgets.sidebar()
-widgets.presenter_css()   # after the sidebar: the toggle's value comes from the link on a first run
-widgets.readable_css()
-widgets.glossary()
 sections: dict[str, list] = {}
 for entry in story.PAGES:   # the learner's path: beginners' pages first (ui/story.py)
     sections.setdefault(entry.section, []).append(
         st.Page(entry.path, title=entry.title, icon=entry.icon, default=entry is story.PAGES[0]))
-page = st.navigation(sections)
+page = st.navigation(sections)   # before the sidebar: the tour sets its controls (tour_view.enter)
+first_run = widgets.apply_link_corrections()
+on_tour = page.url_path == tour_view.URL_PATH
+tour_view.enter(on_tour, first_run)
+widgets.sidebar()
+presenter.setup(widgets.look(), stage=on_tour)   # after the sidebar: its toggles' values come from the link
+widgets.readable_css()
+widgets.glossary()
 widgets.show_link_notes()
 page.run()
-widgets.next_link(page.title)   # not after a page's st.stop(): Streamlit drops what follows it
+if not (on_tour and presenter.on()):   # a projector's tour ends with its figure: its own Next moves on
+    widgets.next_link(page.title)   # not after a page's st.stop(): Streamlit drops what follows it

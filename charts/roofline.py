@@ -18,7 +18,7 @@ from sim.cost.iteration import CostModel
 from sim.studies.budget import ScenarioIteration, budget_iteration_cost
 
 from .figure import Figure
-from .theme import COMPUTE_BOUND, NEW_REQUEST, PREFILL, Look
+from .theme import Look
 
 TFLOP = 1e12
 
@@ -68,7 +68,7 @@ def roofline(points: pd.DataFrame, roof: pd.DataFrame, *, peak_flops: float, ban
     px = x.copy()
     py = alt.Y("achieved_tflops:Q", scale=alt.Scale(type="log"))
     color = alt.Color("bound:N", title="bound", scale=alt.Scale(
-        domain=["memory", "compute"], range=[look.memory_bound, COMPUTE_BOUND]))
+        domain=["memory", "compute"], range=[look.memory_bound, look.compute_bound]))
     tooltip = [alt.Tooltip("label:N", title="iteration"), alt.Tooltip("tokens:Q", format=","),
                alt.Tooltip("intensity:Q", title="intensity = FLOPs / bytes", format=",.4g"),
                alt.Tooltip("flops:Q", title="FLOPs", format=".4~s"),
@@ -128,11 +128,11 @@ def budget_curve(curve: pd.DataFrame, markers: pd.DataFrame, *, tpot_ms: float, 
     line = alt.Chart(alt.Data(name="curve")).mark_line(color=look.decode, strokeWidth=2.5).encode(
         x=x, y=y, tooltip=tooltip)
     target = alt.Chart(alt.Data(values=[{"time_ms": tpot_ms, "text": f"TPOT target {tpot_ms:,.4g} ms"}]))
-    target_rule = target.mark_rule(color=NEW_REQUEST, strokeWidth=2).encode(y=y)
-    target_text = target.mark_text(align="left", baseline="bottom", x=4, dy=-4, color=NEW_REQUEST,
+    target_rule = target.mark_rule(color=look.new_request, strokeWidth=2).encode(y=y)
+    target_text = target.mark_text(align="left", baseline="bottom", x=4, dy=-4, color=look.new_request,
                                    fontSize=look.font_size).encode(y=y, text="text:N")
-    inks = {"your budget": look.ink, "largest within target": NEW_REQUEST,
-            "vLLM serve default": PREFILL, "SGLang default": look.muted}
+    inks = {"your budget": look.ink, "largest within target": look.new_request,
+            "vLLM serve default": look.prefill, "SGLang default": look.muted}
     # colour and dash of one field share one legend (a legend on one and none on the other
     # conflict: Vega-Lite warns and drops one)
     legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0)

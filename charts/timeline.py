@@ -14,6 +14,11 @@ Nothing of a run is baked into the chart: the time axis ends at a second paramet
 lanes' titles and numbers are data. So one chart serves every run of the same shape (lanes, rows),
 built once and kept (`_chart`): Altair takes a few hundred ms to compose this many layers, which a
 page rerun after a control change must not pay.
+
+For a projector (`Look.presenter`) the lanes are packed to fit a screen: the legend above the
+first lane only, the time axis under the last only, shorter bars, and the decoder block as tall as
+the room left (`rows_px`, from `rows_to_fit`). Each part of a lane is a named view
+(`view_name`), so a player can point at one (a guided tour's highlight).
 """
 
 from __future__ import annotations
@@ -28,8 +33,7 @@ from sim.studies.stalls import STALL_S
 
 from .figure import Figure
 from .frames import LaneFrames, LaneShape
-from .theme import NEW_REQUEST as NEW_REQUEST_INK
-from .theme import PREFILL, Look
+from .theme import Look
 
 CLOCK = "t"
 END = "t_end"                  # where the time axis ends (s): the run's or the window's end
@@ -43,12 +47,22 @@ OTHER = ("other (all-reduce, overhead, kernel floors and ridge) = duration − m
 NO_GRID = dict(grid=False)
 
 
-def _x(*, axis: bool, field: str) -> alt.X:
+PARTS_OF_A_LANE = ("heading", "bars", "counters", "rows", "new")
+
+
+def view_name(lane: str, part: str) -> str:
+    """The name of one part of a lane (`PARTS_OF_A_LANE`); Vega draws it as `<name>_group`."""
+    return f"{lane}_{part}_view"
+
+
+def _x(*, axis: bool, field: str, ticks: int | None = None) -> alt.X:
+    """The shared time axis (`axis`: drawn under this view, with about `ticks` labels)."""
     scale = alt.Scale(domain=alt.ExprRef(f"[0, {END} * 1000]"), nice=False, zero=True)
     if not axis:
         return alt.X(f"{field}:Q", scale=scale, axis=alt.Axis(labels=False, ticks=False, title=None,
                                                                domain=False, **NO_GRID))
-    return alt.X(f"{field}:Q", scale=scale, title=X_TITLE, axis=alt.Axis(format=",.0f", **NO_GRID))
+    return alt.X(f"{field}:Q", scale=scale, title=X_TITLE,
+                 axis=alt.Axis(format=",.0f", **({"tickCount": ticks} if ticks else {}), **NO_GRID))
 
 
 def _playhead(look: Look) -> alt.Chart:
@@ -60,18 +74,21 @@ def _playhead(look: Look) -> alt.Chart:
 
 def lane_heading(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
     """The lane's title and its whole-run numbers (dataset `{key}_heading`), as a chart title
-    would draw them."""
+    would draw them; on a projector the title alone (the numbers are in the page's cards and the
+    lane's live counters)."""
     heading = alt.Chart(alt.Data(name=f"{lane.key}_heading"))
     title = heading.mark_text(align="left", baseline="top", fontSize=look.title_size,
-                              fontWeight="bold", color=look.ink).encode(
+                              fontWeight="bold", color=look.ink, limit=width).encode(
         x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("title:N"))
     subtitle = heading.mark_text(align="left", baseline="top", fontSize=look.font_size,
                                  color=look.muted).encode(
         x=alt.XValue(0), y=alt.YValue(look.title_size + 4), text=alt.Text("subtitle:N"))
-    return alt.layer(title, subtitle, width=width, height=HEADING_PX[look.presenter])
+    return alt.layer(title, *([] if look.presenter else [subtitle]), width=width,
+                     height=HEADING_PX[look.presenter],
+                     name=view_name(lane.key, "heading"))
 
 
-def lane_bars(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
+def lane_bars(lane: LaneShape, look: Look, *, width: int, legend: bool = True) -> alt.LayerChart:
     """Each iteration a bar from its start to its end, split by its decode and prefill tokens.
 
     Its tooltip traces the duration: compute, memory, and `OTHER` = duration − max(compute,
@@ -80,7 +97,7 @@ def lane_bars(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
     (tp > 1), the per-iteration overhead and, calibrated, the kernels run one after another
     through the soft ridge with their floors; 0 on the plain roofline on one GPU. A bar of merged
     iterations sums their compute and memory, so there it also holds whatever the larger sum
-    misses where the bound changes inside the bin."""
+    misses where the bound changes inside the bin. `legend`: the colours' key above the bars."""
     base = (alt.Chart(alt.Data(name=f"{lane.key}_iterations"))
             .transform_fold(list(PARTS), as_=["part_key", "tokens"])
             .transform_calculate(
@@ -91,9 +108,11 @@ def lane_bars(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
                 # max(0, ...): rounding leaves -1e-13 where the duration is exactly the max
                 other_ms="max(0, datum.duration_ms - max(datum.compute_ms, datum.memory_ms))"))
     color = alt.Color("part:N", title=None,
-                      scale=alt.Scale(domain=list(PARTS.values()), range=[look.decode, PREFILL]),
-                      legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1))
-    y = alt.Y("y0:Q", scale=alt.Scale(domain=[0, 1]), title="token share",
+                      scale=alt.Scale(domain=list(PARTS.values()), range=[look.decode, look.prefill]),
+                      legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1)
+                      if legend else None)
+    # on a projector the rotated title would be taller than the bars: the legend says it
+    y = alt.Y("y0:Q", scale=alt.Scale(domain=[0, 1]), title=None if look.presenter else "token share",
               axis=alt.Axis(values=[0, 1], format="%", **NO_GRID))
     tooltip = [alt.Tooltip("iteration:Q", title="first iteration", format=","),
                alt.Tooltip("iterations:Q", title="iterations in this bar", format=","),
@@ -112,12 +131,19 @@ def lane_bars(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
             .transform_calculate(shown_end=f"min(datum.end_ms, {NOW_MS})")
             .mark_rect(stroke=look.background, strokeWidth=0.5, clip=True)
             .encode(x=x, x2=alt.X2("shown_end"), y=y, y2=alt.Y2("y1"), color=color, tooltip=tooltip))
-    return alt.layer(ghost, live, _playhead(look), width=width, height=BARS_PX[look.presenter])
+    return alt.layer(ghost, live, _playhead(look), width=width, height=BARS_PX[look.presenter],
+                     name=view_name(lane.key, "bars"))
 
 
-def rows_height(rows: int, look: Look) -> int:
-    """The decoder block's height: 8 px a row for a few rows (at least 40 px), 160 px from 20
-    rows up (a row is then thinner: 2.5 px at 64 rows, a fraction of a pixel beyond 160)."""
+ROWS_PX_RANGE = (24, 400)   # the decoder block's height when fitted to a screen (rows_px)
+
+
+def rows_height(rows: int, look: Look, rows_px: int | None = None) -> int:
+    """The decoder block's height: `rows_px` when the figure is fitted to a screen (within
+    ROWS_PX_RANGE); else 8 px a row for a few rows (at least 40 px), 160 px from 20 rows up (a
+    row is then thinner: 2.5 px at 64 rows, a fraction of a pixel beyond 160)."""
+    if rows_px is not None:
+        return int(min(max(rows_px, ROWS_PX_RANGE[0]), ROWS_PX_RANGE[1]))
     height = max(40, min(160, 8 * max(rows, 1)))
     return round(height * 1.25) if look.presenter else height
 
@@ -136,16 +162,21 @@ def _gaps_so_far(lane: LaneShape) -> alt.Chart:
 def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
     """The live numbers over the decoder rows: how long the streams have gone without a token
     now (the longest wait among those still running), the largest gap so far, and the tokens the
-    decoders have received since the prompt arrived."""
+    decoders have received since the prompt arrived (left out where the lane is too narrow for
+    three: a projector's narrow column, whose two are set smaller)."""
     size = look.font_size + 3
-    height = 34 if look.presenter else 26
-    # each of the three counters keeps to its third of the width (`limit` cuts a longer text with
-    # an ellipsis): a text that grew past the chart as the clock runs would widen the view
-    text = dict(align="left", baseline="middle", fontSize=size, limit=width * 0.31)
+    height = COUNTERS_PX[look.presenter]
+    three = width * 0.31 >= 14 * size   # room for "streams frozen for 1,234 ms" in a third
+    if not three:
+        size = look.font_size           # two, at the labels' size: each whole in half the width
+    share = 0.31 if three else 0.48
+    # each counter keeps to its share of the width (`limit` cuts a longer text with an
+    # ellipsis): a text that grew past the chart as the clock runs would widen the view
+    text = dict(align="left", baseline="middle", fontSize=size, limit=width * share)
     if lane.decoders == 0:
         return alt.Chart(alt.Data(values=[{}])).mark_text(**text, color=look.muted).encode(
             x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.TextValue("no streams running")
-        ).properties(width=width, height=height)
+        ).properties(width=width, height=height, name=view_name(lane.key, "counters"))
     seen = _ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
     frozen = (seen.transform_aggregate(last="max(time_ms)", groupby=["band", "finish_ms"])
               .transform_calculate(wait=f"{NOW_MS} < datum.finish_ms ? {NOW_MS} - datum.last : -1")
@@ -155,12 +186,12 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
               .mark_text(**text, fontWeight="bold")
               .encode(x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.Text("text:N"),
                       color=alt.ColorValue(look.ink, condition={"test": f"datum.wait > {STALL_MS}",
-                                                                "value": NEW_REQUEST_INK}))
+                                                                "value": look.new_request}))
               .properties(name=f"{lane.key}_frozen"))
     largest = (_gaps_so_far(lane).transform_aggregate(largest="max(shown)")
                .transform_calculate(text="'largest gap so far ' + format(datum.largest, ',.4~r') "
                                          "+ ' ms'")
-               .mark_text(**text).encode(x=alt.XValue(width * 0.36), y=alt.YValue(height / 2),
+               .mark_text(**text).encode(x=alt.XValue(width * (share + 0.05)), y=alt.YValue(height / 2),
                                          text=alt.Text("text:N"), color=alt.ColorValue(look.ink))
                .properties(name=f"{lane.key}_largest"))
     delivered = (seen.transform_aggregate(tokens="sum(tokens)")
@@ -168,16 +199,17 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
                  .mark_text(**text).encode(x=alt.XValue(width * 0.68), y=alt.YValue(height / 2),
                                            text=alt.Text("text:N"), color=alt.ColorValue(look.muted))
                  .properties(name=f"{lane.key}_delivered"))
-    return alt.layer(frozen, largest, delivered, width=width, height=height)
+    return alt.layer(frozen, largest, *([delivered] if three else []), width=width, height=height,
+                     name=view_name(lane.key, "counters"))
 
 
-def lane_rows(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
+def lane_rows(lane: LaneShape, look: Look, *, width: int, rows_px: int | None = None) -> alt.LayerChart:
     """Every running decoder as a thin row; a tick per token it receives, drawn as the clock
     passes it (future ticks faded). Over each row a block grows from its last token to the
     clock, darker the longer it waits: when the whole block goes dark at once, every stream is
-    frozen. A dashed bracket marks the largest gap so far."""
+    frozen. A dashed bracket marks the largest gap so far. `rows_px`: the block's height."""
     n = max(lane.rows, 1)
-    height = rows_height(n, look)
+    height = rows_height(n, look, rows_px)
     per = "" if lane.per_row == 1 else f", {lane.per_row} per row"
     y = alt.Y("row0:Q", scale=alt.Scale(domain=[0, n], reverse=True, nice=False, zero=True),
               title=f"{lane.decoders:,} streams{per}",
@@ -195,14 +227,14 @@ def lane_rows(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
                .transform_aggregate(last="max(time_ms)", groupby=["band", "row0", "row1", "finish_ms"])
                .transform_filter(f"{NOW_MS} < datum.finish_ms")
                .transform_calculate(now_ms=NOW_MS, wait=f"{NOW_MS} - datum.last")
-               .mark_rect(color=NEW_REQUEST_INK)
+               .mark_rect(color=look.new_request)
                .encode(x=alt.X("last:Q"), x2=alt.X2("now_ms"), y=y, y2=alt.Y2("row1"),
                        opacity=alt.Opacity("wait:Q", legend=None, scale=alt.Scale(
                            domain=[0, 2 * STALL_MS], range=[0.05, 0.6], clamp=True)))
                .properties(name=f"{lane.key}_waiting"))
     # a freeze that has ended stays marked, so the picture keeps it once the clock moves on
     froze = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS} && datum.gap_ms > {STALL_MS}")
-             .mark_rect(color=NEW_REQUEST_INK, opacity=0.45)
+             .mark_rect(color=look.new_request, opacity=0.45)
              .encode(x=alt.X("prev_ms:Q"), x2=alt.X2("time_ms"), y=y, y2=alt.Y2("row1"))
              .properties(name=f"{lane.key}_froze"))
     live = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
@@ -219,23 +251,24 @@ def lane_rows(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
                       .mark_rule(color=look.background, strokeWidth=1)
                       .encode(y=y, x=alt.XValue(0), x2=alt.X2Value(width)))
     layers += [bracket, _playhead(look)]
-    return alt.layer(*layers, width=width, height=height)
+    return alt.layer(*layers, width=width, height=height, name=view_name(lane.key, "rows"))
 
 
-def lane_new_request(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
+def lane_new_request(lane: LaneShape, look: Look, *, width: int, axis: bool = True) -> alt.LayerChart:
     """The new request's row: a tick per token, and a bracket from its arrival that grows until
-    its first token (its time to first token, TTFT)."""
-    height = 30 if look.presenter else 22
+    its first token (its time to first token, TTFT); `axis`: the time axis under it."""
+    height = NEW_PX[look.presenter]
     y = alt.Y("stream:N", title=None, axis=alt.Axis(ticks=False, domain=False, **NO_GRID))
-    x = _x(axis=True, field="time_ms")
+    # a projector's labels are larger: fewer of them, so that they never touch
+    x = _x(axis=axis, field="time_ms", ticks=max(4, width // 90) if look.presenter else None)
     tokens = alt.Chart(alt.Data(name=f"{lane.key}_new"))
     tooltip = [alt.Tooltip("token:Q", format=","),
                alt.Tooltip("time_ms:Q", title="emitted at (ms)", format=",.2f"),
                alt.Tooltip("gap_ms:Q", title="gap since previous token (ms)", format=",.3f")]
-    ghost = tokens.mark_tick(opacity=GHOST_OPACITY, color=NEW_REQUEST_INK, thickness=1.2,
+    ghost = tokens.mark_tick(opacity=GHOST_OPACITY, color=look.new_request, thickness=1.2,
                              size=height * 0.7).encode(x=x, y=y)
     live = (tokens.transform_filter(f"datum.time_ms <= {NOW_MS}")
-            .mark_tick(color=NEW_REQUEST_INK, thickness=1.5, size=height * 0.7)
+            .mark_tick(color=look.new_request, thickness=1.5, size=height * 0.7)
             .encode(x=x, y=y, tooltip=tooltip))
     wait = (alt.Chart(alt.Data(name=f"{lane.key}_callouts"))
             .transform_calculate(first=f"isValid(datum.first_ms) ? datum.first_ms : {END} * 2000")
@@ -250,13 +283,15 @@ def lane_new_request(lane: LaneShape, look: Look, *, width: int) -> alt.LayerCha
                            fontSize=look.font_size, fontWeight="bold").encode(
         x=alt.X("arrival_ms:Q"), y=y, text=alt.Text("label:N"))
     return alt.layer(ghost, live, bracket, label, _playhead(look), width=width,
-                     height=height)
+                     height=height, name=view_name(lane.key, "new"))
 
 
-def lane_streams(lane: LaneShape, look: Look, *, width: int) -> list:
-    """The lane's streams: the live counters, every decoder's row, the new request's row."""
-    return [lane_counters(lane, look, width=width), lane_rows(lane, look, width=width),
-            lane_new_request(lane, look, width=width)]
+def lane_streams(lane: LaneShape, look: Look, *, width: int, rows_px: int | None = None,
+                 axis: bool = True) -> list:
+    """The lane's streams: the live counters, every decoder's row, the new request's row (with
+    the time axis under it when `axis`)."""
+    return [lane_counters(lane, look, width=width), lane_rows(lane, look, width=width, rows_px=rows_px),
+            lane_new_request(lane, look, width=width, axis=axis)]
 
 
 def _lane_data(lanes: Sequence[LaneFrames], bars: bool = True) -> dict[str, pd.DataFrame]:
@@ -269,48 +304,72 @@ def _lane_data(lanes: Sequence[LaneFrames], bars: bool = True) -> dict[str, pd.D
     return data
 
 
-# Heights in CSS pixels of what each lane draws besides its decoder rows, measured on rendered
-# figures (tests/charts check the sum against vl-convert's): normal, presenter.
-HEADING_PX = {False: 34, True: 48}
-BARS_PX = {False: 64, True: 90}
-LANE_PX = {False: 281, True: 388}          # title and legend, bars, counters, new request, axis
-STREAMS_LANE_PX = {False: 168, True: 237}  # the same without the bars (the streams view)
+# Heights in CSS pixels of the parts of a lane, by look.presenter. LANE_PX and STREAMS_LANE_PX,
+# what each lane draws besides its decoder rows, were measured on rendered figures (tests/charts
+# check the sum against vl-convert's); a presenter's lanes share one legend (above the first lane)
+# and one time axis (under the last), SHARED_PX for both.
+HEADING_PX = {False: 34, True: 26}
+BARS_PX = {False: 64, True: 36}
+COUNTERS_PX = {False: 26, True: 30}
+NEW_PX = {False: 22, True: 28}
+LANE_PX = {False: 281, True: 188}          # title, legend, bars, counters, new request, axis
+STREAMS_LANE_PX = {False: 168, True: 128}  # the same without the bars (the streams view)
+SHARED_PX = {False: 0, True: 76}
+STREAMS_SHARED_PX = {False: 0, True: 49}
 
 
-def figure_height(lanes: Sequence[LaneFrames], look: Look, *, bars: bool = True) -> int:
+def _fixed_px(lanes: int, look: Look, bars: bool) -> int:
+    """What `lanes` lanes draw besides their decoder rows, in CSS pixels."""
+    per_lane, shared = (LANE_PX, SHARED_PX) if bars else (STREAMS_LANE_PX, STREAMS_SHARED_PX)
+    return per_lane[look.presenter] * lanes + shared[look.presenter]
+
+
+def figure_height(lanes: Sequence[LaneFrames], look: Look, *, bars: bool = True,
+                  rows_px: int | None = None) -> int:
     """The figure's height in CSS pixels: what a player's frame must hold."""
-    fixed = (LANE_PX if bars else STREAMS_LANE_PX)[look.presenter]
-    return sum(fixed + rows_height(lane.decoders.rows, look) for lane in lanes)
+    return _fixed_px(len(lanes), look, bars) + sum(rows_height(lane.decoders.rows, look, rows_px)
+                                                   for lane in lanes)
+
+
+def rows_to_fit(lanes: Sequence[LaneFrames], look: Look, height_px: float, *,
+                bars: bool = True) -> int:
+    """The decoder block's height (`rows_px`) that makes the figure `height_px` tall, within
+    ROWS_PX_RANGE (a screen too short for that gets a figure taller than it)."""
+    room = (height_px - _fixed_px(len(lanes), look, bars)) / max(len(lanes), 1)
+    return int(min(max(room, ROWS_PX_RANGE[0]), ROWS_PX_RANGE[1]))
 
 
 @functools.lru_cache(maxsize=64)
-def _chart(shapes: tuple[LaneShape, ...], look: Look, width: int, bars: bool):
+def _chart(shapes: tuple[LaneShape, ...], look: Look, width: int, bars: bool, rows_px: int | None):
     """The chart for lanes of these shapes, and its Vega-Lite dict: built once per shape."""
     charts = []
-    for lane in shapes:
+    for index, lane in enumerate(shapes):
+        # a presenter's lanes share one legend and one time axis
+        first, last = not look.presenter or index == 0, not look.presenter or index == len(shapes) - 1
         charts += [lane_heading(lane, look, width=width),
-                   *([lane_bars(lane, look, width=width)] if bars else []),
-                   *lane_streams(lane, look, width=width)]
+                   *([lane_bars(lane, look, width=width, legend=first)] if bars else []),
+                   *lane_streams(lane, look, width=width, rows_px=rows_px, axis=last)]
     chart = alt.vconcat(*charts, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
         x="shared", y="independent", color="independent", opacity="independent")))
     return chart, chart.to_dict(validate=False)
 
 
 def _clocked(lanes: Sequence[LaneFrames], look: Look, t_max: float, width: int,
-             bars: bool) -> Figure:
-    chart, as_dict = _chart(tuple(lane.shape for lane in lanes), look, int(width), bars)
+             bars: bool, rows_px: int | None) -> Figure:
+    rows_px = None if rows_px is None else rows_height(0, look, rows_px)
+    chart, as_dict = _chart(tuple(lane.shape for lane in lanes), look, int(width), bars, rows_px)
     t_max = float(t_max)
     return Figure(chart, look, _lane_data(lanes, bars), {CLOCK: t_max, END: t_max}, as_dict)
 
 
 def side_by_side(lanes: Sequence[LaneFrames], look: Look, *, t_max: float,
-                 width: int = 900) -> Figure:
+                 width: int = 900, rows_px: int | None = None) -> Figure:
     """Every lane's bars over its streams, one shared time axis, one clock `t` running from 0 to
-    `t_max` seconds."""
-    return _clocked(lanes, look, t_max, width, bars=True)
+    `t_max` seconds; `rows_px`: each decoder block's height (rows_to_fit), else by its rows."""
+    return _clocked(lanes, look, t_max, width, True, rows_px)
 
 
 def streams_only(lanes: Sequence[LaneFrames], look: Look, *, t_max: float,
-                 width: int = 900) -> Figure:
+                 width: int = 900, rows_px: int | None = None) -> Figure:
     """Just the token streams of every lane (the `streams` export view), each under its title."""
-    return _clocked(lanes, look, t_max, width, bars=False)
+    return _clocked(lanes, look, t_max, width, False, rows_px)

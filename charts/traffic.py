@@ -25,7 +25,7 @@ from sim.units import fmt_seconds
 
 from .figure import Figure
 from .frames import bin_width_s, iterations_frame
-from .theme import OKABE_ITO, PREFILL, Look
+from .theme import OKABE_ITO, Look
 
 TIMELINE_BARS = 900      # bars across all timeline panels together
 CDF_POINTS = 200         # points per CDF curve
@@ -47,8 +47,7 @@ def policy_color(names: Sequence[str], look: Look) -> alt.Color:
 
 
 # --- the per-iteration timeline ------------------------------------------------------------
-KINDS = {"decode only": None, "decode + prefill": OKABE_ITO["green"],
-         "prefill only (decodes wait)": PREFILL}
+KINDS = ("decode only", "decode + prefill", "prefill only (decodes wait)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,14 +78,16 @@ def timeline_frame(traces: Mapping[str, Trace], total_bars: int = TIMELINE_BARS)
                           {name: t.iterations for name, t in traces.items()})
 
 
-def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900) -> Figure:
+def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900, overview: bool = True,
+                     panel_px: int | None = None) -> Figure:
     """An overview ribbon per policy, each iteration coloured by what it ran (drag on it to zoom),
     over one panel per policy: each bar an iteration from its start to its end, as tall as it
-    took. A prefill-only iteration is a stall: every running decode waits for it."""
+    took. A prefill-only iteration is a stall: every running decode waits for it. Without the
+    `overview` (a guided tour's slide) the panels show the whole run, `panel_px` tall each."""
     names = list(frames.iterations)
     zoom = alt.selection_interval(name=ZOOM, encodings=["x"])
     data = alt.Data(name="timeline")
-    inks = {**KINDS, "decode only": look.decode}
+    inks = dict(zip(KINDS, (look.decode, OKABE_ITO["green"], look.prefill)))
     color = alt.Color("kind:N", title=None, scale=alt.Scale(domain=list(inks),
                                                            range=list(inks.values())),
                       legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1,
@@ -98,7 +99,7 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900) ->
                alt.Tooltip("longest_ms:Q", title="longest iteration (ms)", format=",.3f"),
                alt.Tooltip("decode_tokens:Q", title="decode tokens", format=","),
                alt.Tooltip("prefill_tokens:Q", title="prefill tokens", format=",")]
-    overview = (alt.Chart(data).mark_rect()
+    ribbons = (alt.Chart(data).mark_rect()
                 .encode(x=alt.X("start_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f"),
                                 scale=alt.Scale(nice=False)),
                         x2="end_s:Q", y=alt.Y("policy:N", title=None, sort=names),
@@ -110,6 +111,8 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900) ->
                                 subtitle="drag across these ribbons to zoom the panels below; "
                                          "double-click them to see the whole run again")))
     y = alt.Y("longest_ms:Q", title="iteration time (ms)", scale=alt.Scale(zero=True))
+    # a projector's labels are larger: fewer of them, so that they never touch
+    ticks = {"tickCount": max(4, width // 90)} if look.presenter else {}
     panels = []
     for name in names:
         bins = frames.bin_ms[name]
@@ -119,16 +122,19 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900) ->
         panels.append(alt.Chart(data).transform_filter(alt.datum.policy == name)
                       .mark_rect(clip=True)
                       .encode(x=alt.X("start_s:Q", title="time (s)",
-                                      scale=alt.Scale(domain=zoom, nice=False),
-                                      axis=alt.Axis(format=",.3~f", grid=False)),
+                                      scale=alt.Scale(domain=zoom, nice=False) if overview
+                                      else alt.Scale(nice=False),
+                                      axis=alt.Axis(format=",.3~f", grid=False, **ticks)),
                               x2="end_s:Q", y=y, y2=alt.datum(0), color=color, tooltip=tooltip)
-                      .properties(width=width, height=110 if look.presenter else 80,
+                      .properties(width=width, height=panel_px or (110 if look.presenter else 80),
                                   title=alt.TitleParams(f"{name} · {POLICIES[name].label}",
                                                         subtitle=subtitle)))
     # one iteration-time scale for every panel, so a stall is as tall in each
     details = alt.vconcat(*panels, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
         x="shared", y="shared")))
-    chart = alt.vconcat(overview, details, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
+    if not overview:
+        return Figure(details, look, {"timeline": frames.bars})
+    chart = alt.vconcat(ribbons, details, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
         color="shared", y="independent")))
     return Figure(chart, look, {"timeline": frames.bars})
 
@@ -268,7 +274,7 @@ def split_frame(traces: Mapping[str, Trace], max_requests: int = SPLIT_REQUESTS)
 
 def split_chart(split: Split, look: Look, *, width: int = 900) -> Figure:
     """One stacked bar per drawn request, a panel per policy, on one seconds scale."""
-    inks = {"queue wait": look.muted, "prefill": PREFILL, "decode": look.decode}
+    inks = {"queue wait": look.muted, "prefill": look.prefill, "decode": look.decode}
     color = alt.Color("part:N", title=None, sort=list(inks), scale=alt.Scale(
         domain=list(inks), range=list(inks.values())),
         legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1))

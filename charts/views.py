@@ -35,7 +35,7 @@ from .roofline import (
     roofline,
 )
 from .theme import Look
-from .timeline import figure_height, side_by_side, streams_only
+from .timeline import figure_height, rows_to_fit, side_by_side, streams_only
 
 LANES = (("unchunked", "Unchunked"), ("chunked", "Chunked"))
 # The time axis: around the new prompt (where the stall and the chunks are), or the whole run.
@@ -52,13 +52,18 @@ class Timeline:
     t_max: float
     boundaries: list[float]
 
-    def figure(self, look: Look, width: int = 900, streams: bool = False) -> Figure:
+    def figure(self, look: Look, width: int = 900, streams: bool = False,
+               rows_px: int | None = None) -> Figure:
         build = streams_only if streams else side_by_side
-        return build(self.lanes, look, t_max=self.t_max, width=width)
+        return build(self.lanes, look, t_max=self.t_max, width=width, rows_px=rows_px)
 
-    def height(self, look: Look, streams: bool = False) -> int:
+    def height(self, look: Look, streams: bool = False, rows_px: int | None = None) -> int:
         """The figure's height in CSS pixels, for the frame that shows it."""
-        return figure_height(self.lanes, look, bars=not streams)
+        return figure_height(self.lanes, look, bars=not streams, rows_px=rows_px)
+
+    def rows_to_fit(self, look: Look, height_px: float, streams: bool = False) -> int:
+        """The decoder blocks' height (`rows_px`) that makes the figure `height_px` tall."""
+        return rows_to_fit(self.lanes, look, height_px, bars=not streams)
 
 
 def lane_title(name: str, trace: Trace) -> str:

@@ -7,15 +7,15 @@ import altair as alt
 import pandas as pd
 
 from .figure import Figure
-from .theme import COMPUTE_BOUND, PREFILL, Look
+from .theme import Look
 
 COLUMNS = ["row", "start", "end", "part", "total"]
 
 
 def inks(look: Look) -> dict[str, str]:
     """One colour per kind of piece, as in every other chart: decode blue, prefill orange."""
-    return {"decode": look.decode, "prefill": PREFILL, "weight read (memory)": look.memory_bound,
-            "arithmetic (compute)": COMPUTE_BOUND, "weights": look.muted, "free": look.grid}
+    return {"decode": look.decode, "prefill": look.prefill, "weight read (memory)": look.memory_bound,
+            "arithmetic (compute)": look.compute_bound, "weights": look.muted, "free": look.grid}
 
 
 def to_scale(frame: pd.DataFrame, look: Look, *, unit: str, width: int = 560) -> Figure:

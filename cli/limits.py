@@ -16,7 +16,7 @@ from sim.serving.work import CLI_BUDGET, WorkTooLarge, combined, fmt_work_bytes,
 
 from .common import REMEDY, check_work, lane_args, planned_run, scenario_of
 
-VIEW_HEIGHT = {"side-by-side": (532, 744), "streams": (274, 402), "roofline": (1011, 1271)}
+VIEW_HEIGHT = {"side-by-side": (532, 852), "streams": (274, 705), "roofline": (1011, 1271)}
 MARGIN = 350                # legends and titles beside the plot, CSS pixels
 PNG_SCALE = 2               # charts.export.PNG_SCALE
 SECONDS_PER_FRAME = 0.05    # a frame's spec, rendered

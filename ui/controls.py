@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from charts.views import FOCUS_MARGIN, WINDOWS
 from sim.cost.iteration import MODES
@@ -169,7 +170,11 @@ CUSTOM_MODEL = (
 )
 DISPLAY = (
     Control("presenter", "Presenter mode (large fonts)", False, "bool",
-            help="Larger fonts in the app and the charts, for a projector."),
+            help="For a projector: large type (24 px text, 18 px chart labels), the sidebar "
+                 "closed, and the timeline with the key numbers fitted to the screen."),
+    Control("contrast", "High-contrast colours", False, "bool",
+            help="Black (or, dark, white) text and deeper colours in the page and every chart, "
+                 "for a washed-out projector or a bright room."),
 )
 # Controls that live on one page only.
 TPOT = _float("tpot", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
@@ -239,10 +244,18 @@ PARTIALS = _int("partials", "Max partial prefills (0: no cap)", 0, 0, 1024,
 TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,
                 help="Seed 001: 20 simultaneous 8,192-token prompts.")
 
+# The guided tour (ui/tour.py): one Markdown file per step in TOUR_FOLDER; the step a link opens
+# is a control like any other, so `?tour=99` is corrected to the last step, with a note.
+TOUR_FOLDER = Path(__file__).resolve().parents[1] / "tour" / "en"
+STEP_FILES = "[0-9][0-9]-*.md"
+TOUR = _int("tour", "Step", 1, 1, max(1, len(list(TOUR_FOLDER.glob(STEP_FILES)))),
+            help="The guided tour's step: each step sets the controls, opens the timeline at the "
+                 "moment it explains and points at it.")
+
 CONTROLS: dict[str, Control] = {c.key: c for c in (
     *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, COMPARE, WHY,
     WINDOW, *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS,
-    TOGETHER)}
+    TOGETHER, TOUR)}
 
 
 def _number(raw: str) -> float:

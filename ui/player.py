@@ -3,6 +3,8 @@ served once as a static file, and what the time axis shows."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -13,22 +15,32 @@ from charts.theme import Look
 from charts.views import FOCUS_MARGIN
 from sim.units import fmt_seconds
 
-from . import runs, words
+from . import presenter, runs, words
+from .runs import Framing
 from .scenario import Scenario
 from .widgets import figure_tools, file_stem
 
-CONTROLS_PX = 150   # the player's control bar and its cue line above the chart
 
-
-def player(s: Scenario, look: Look, window: str, name: str, *, window_control: bool) -> None:
+def player(s: Scenario, look: Look, window: str, name: str, *, window_control: bool,
+           framing: Framing | None = None, notes: bool = True, stage: bool | None = None) -> None:
     """The side-by-side timeline, animated in the browser by one clock (charts.player), with the
     downloads of a static chart and a GIF of the animation. `name` keys the playback position kept
-    across reruns, and the downloads; `window_control`: the page offers *Time axis* (said in the notes)."""
+    across reruns, and the downloads; `window_control`: the page offers *Time axis* (said in the
+    notes). In the page's stage (on a projector, unless `stage` says otherwise) it is fitted to
+    the screen (ui/presenter.py); `framing` (a guided tour's) sets where it starts and what it
+    points at; `notes`: how to read it and the downloads, under it."""
+    stage = look.presenter if stage is None else stage
     tl = runs.timeline_view(s, window)
-    height = tl.height(look) + CONTROLS_PX
-    show_player(runs.player_page(s, look, window, height, name, file_stem(name)), height)
-    timeline_notes(s, window, window_control)
-    figure_tools(partial(runs.timeline_figure, s, look, window), name, t_max=tl.t_max)
+    width, rows_px = presenter.fit(tl, look, stage)
+    framing = replace(framing or Framing(), width=width, rows_px=rows_px)
+    height = tl.height(look, rows_px=rows_px) + presenter.PLAYER_CHROME_PX[look.presenter]
+    if stage and look.presenter:   # lanes taller than the screen leaves: the player scales them down
+        height = min(height, presenter.height_left())
+    with st.container(key=presenter.STAGE) if stage else nullcontext():
+        show_player(runs.player_page(s, look, window, height, name, file_stem(name), framing), height)
+    if notes:
+        timeline_notes(s, window, window_control)
+        figure_tools(partial(runs.timeline_figure, s, look, window), name, t_max=tl.t_max)
 
 
 def timeline_notes(s: Scenario, window: str, window_control: bool) -> None:

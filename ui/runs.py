@@ -11,6 +11,8 @@ resources; small results and the specs handed to the browser are cached as data.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import pandas as pd
 import streamlit as st
 
@@ -97,20 +99,45 @@ def timeline_view(s: Scenario, window: str) -> Timeline:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def timeline_figure(s: Scenario, look: Look, window: str, width: int = CHART_WIDTH) -> Figure:
-    return timeline_view(s, window).figure(look, width)
+def timeline_figure(s: Scenario, look: Look, window: str, width: int = CHART_WIDTH,
+                    rows_px: int | None = None) -> Figure:
+    return timeline_view(s, window).figure(look, width, rows_px=rows_px)
+
+
+@dataclass(frozen=True)
+class Framing:
+    """How a player frames the timeline: the chart's width and decoder block height (None: by
+    its rows); for a guided tour, the moment it opens at and the one it plays on to (seconds),
+    the views it outlines (charts.timeline.view_name), who takes the keys (charts.player.KEYS),
+    and whether the lanes' headings show their whole-run numbers and the cue says them (not
+    before a guess)."""
+    width: int = CHART_WIDTH
+    rows_px: int | None = None
+    start: float = 0.0
+    play_to: float | None = None
+    highlight: tuple[str, ...] = ()
+    keys: str = "player"
+    numbers: bool = True
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def player_page(s: Scenario, look: Look, window: str, height: int, key: str, file_stem: str) -> str:
+def player_page(s: Scenario, look: Look, window: str, height: int, key: str, file_stem: str,
+                framing: Framing = Framing()) -> str:
     """The player's HTML (a string: cheap to cache as data); `key` names the view whose playback
     position the browser keeps, `file_stem` its saved frames."""
     tl = timeline_view(s, window)
-    cue = words.player_cue(lane_cards(s, s.unchunked), lane_cards(s, s.chunked),
-                           tl.lanes[0].decoders.decoders)
-    return player_html(timeline_figure(s, look, window).spec(), clock=CLOCK, t_max=tl.t_max,
-                       boundaries=tl.boundaries, height=height, dark=look.dark, key=key, cue=cue,
-                       file_stem=file_stem)
+    figure = timeline_figure(s, look, window, framing.width, framing.rows_px)
+    cue = ""
+    if framing.numbers:
+        cue = words.player_cue(lane_cards(s, s.unchunked), lane_cards(s, s.chunked),
+                               tl.lanes[0].decoders.decoders)
+    else:   # the lanes' headings without their numbers
+        figure = replace(figure, data={name: frame.assign(subtitle="") if name.endswith("_heading")
+                                       else frame for name, frame in figure.data.items()})
+    return player_html(figure.spec(), clock=CLOCK, t_max=tl.t_max, boundaries=tl.boundaries,
+                       height=height, dark=look.dark, key=key, cue=cue, file_stem=file_stem,
+                       presenter=look.presenter, contrast=look.contrast, start=framing.start,
+                       play_to=framing.play_to, highlight=framing.highlight, keys=framing.keys)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

@@ -41,6 +41,8 @@ PAGES: tuple[Page, ...] = (
          "how GPU memory bounds what runs at once"),
     Page("pages/check/fidelity.py", "How close is this to a real GPU?", ":material/fact_check:",
          "Advanced", "the cost model against measured GPU timings"),
+    Page("pages/learn/tour.py", "Guided tour", ":material/co_present:", "Teach",
+         "the story as steps to present, with a guess and an exercise"),
 )
 BY_PATH = {p.path: p for p in PAGES}
 

@@ -35,13 +35,14 @@ LINK_NOTES = "_link_notes"
 
 
 # --- controls -------------------------------------------------------------------------------
-def apply_link_corrections() -> None:
+def apply_link_corrections() -> bool:
     """On a session's first run, replace out-of-range, unreadable or oddly spelled values from
     the link by the values to use (before the widgets exist, so they start there), write those
     back into the link, and keep the notes. A scenario count clamped to its maximum is lowered
-    further to what fits in the GPU's memory, so a clamp never makes a page that cannot run."""
+    further to what fits in the GPU's memory, so a clamp never makes a page that cannot run.
+    True on the session's first run."""
     if LINK_NOTES in st.session_state:
-        return
+        return False
     link = controls.read_link({key: st.query_params.get_all(key) for key in st.query_params})
     corrections, notes = dict(link.corrections), dict(link.notes)
     for key, fitted in fit_in_memory(link.values, link.above_max).items():
@@ -54,6 +55,7 @@ def apply_link_corrections() -> None:
         st.session_state[key] = value
         _rewrite_link_value(CONTROLS[key], value)
     st.session_state[LINK_NOTES] = list(notes.values())
+    return True
 
 
 def _rewrite_link_value(control: Control, value) -> None:
@@ -185,20 +187,16 @@ def sidebar() -> None:
         for control in controls.POLICY:
             _bound(control)
         st.subheader("Display")
-        _bound(CONTROLS["presenter"])
+        for control in controls.DISPLAY:
+            _bound(control)
         st.caption("Every control is in the page's link: copy it to share this exact view. "
                    "Light or dark: the app menu (⋮ → Settings).")
 
 
 def look() -> Look:
     return Look(presenter=bool(st.session_state.get("presenter", False)),
-                dark=st.context.theme.type == "dark")
-
-
-def presenter_css() -> None:
-    """Presenter mode scales the whole page, not just the charts."""
-    if st.session_state.get("presenter"):
-        st.html("<style>html { font-size: 125%; }</style>")
+                dark=st.context.theme.type == "dark",
+                contrast=bool(st.session_state.get("contrast", False)))
 
 
 def glossary() -> None:
@@ -236,44 +234,6 @@ def scenario() -> Scenario:
         st.stop()
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def steps_frame(steps) -> pd.DataFrame:
     """sim Steps (worked example, memory budget) as a table: what, formula, the numbers
     substituted, the result with its unit."""
@@ -289,10 +249,12 @@ def steps_frame(steps) -> pd.DataFrame:
 IN_PAGE = {"background": "transparent", "usermeta": {"embedOptions": {"renderer": "canvas"}}}
 
 
-def chart(spec: dict, figure: Callable[[], Figure], name: str) -> None:
-    """Draw a spec, with downloads of the figure it came from and its numbers as tables."""
+def chart(spec: dict, figure: Callable[[], Figure], name: str, *, tools: bool = True) -> None:
+    """Draw a spec, with downloads of the figure it came from and its numbers as tables (not
+    with `tools=False`: a projector's page that ends with its figure)."""
     st.vega_lite_chart({**spec, **IN_PAGE}, theme=None, width="content")
-    figure_tools(figure, name)
+    if tools:
+        figure_tools(figure, name)
 
 
 def figure_tools(figure: Callable[[], Figure], name: str, t_max: float | None = None) -> None:

@@ -3,11 +3,16 @@
 `player_html(spec, clock="t", t_max=...)` returns one HTML page: the chart, embedded once with
 Vega-Embed, and a control bar (play/pause, scrub, one speed list, step to the previous/next
 boundary, clock readout, keyboard: space and arrows), with a line that says what to watch until
-playback starts. Playback runs entirely in the browser: each animation frame sets the chart's clock
-signal (`view.signal(clock, t)`, then `view.runAsync()`), so there is no server round trip per
-frame and no re-embedding. Times are in seconds; the readout shows ms. With a `key`, the position,
-the speed and whether it plays are kept in the tab's sessionStorage under that key, so a page that
-rebuilds the player (a Streamlit rerun after any control change) carries on where it was.
+playback starts. A guided tour opens it at a moment (`start`), may play it on to another
+(`play_to`), outlines parts of the chart (`highlight`, named views) and takes the keys itself
+(`keys="page"`); `presenter` sizes the controls for a projector (on one line, large tooltips)
+and `contrast` gives them the high-contrast inks.
+
+Playback runs entirely in the browser: each animation frame sets the chart's clock signal
+(`view.signal(clock, t)`, then `view.runAsync()`), so there is no server round trip per frame and
+no re-embedding. Times are in seconds; the readout shows ms. With a `key`, the position, the speed
+and whether it plays are kept in the tab's sessionStorage under that key, so a page that rebuilds
+the player (a Streamlit rerun after any control change) carries on where it was.
 
 Where the Vega scripts come from (no CDN, ever): `vl_convert.javascript_bundle()` returns Vega 6,
 Vega-Lite 6 and Vega-Embed 7 as one 0.9 MB script. Two ways to ship it were measured
@@ -120,29 +125,45 @@ def _check_boundaries(boundaries: Sequence[float], t_max: float) -> list[float]:
     return values
 
 
-def _speed_options(ms_per_second: float) -> str:
-    """The speed list, `ms_per_second` selected (added to the list when it is not a preset)."""
+def _speed_options(ms_per_second: float, short: bool = False) -> str:
+    """The speed list, `ms_per_second` selected (added to the list when it is not a preset);
+    `short`: each preset by its share of real time alone (a projector's one line of controls)."""
     speeds = {**SPEEDS, ms_per_second: SPEEDS.get(ms_per_second, "")}
     return "".join(f'<option value="{ms:g}"{" selected" if ms == ms_per_second else ""}>'
-                   + html_lib.escape(f"{label} ({ms:g} ms/s)" if label else f"{ms:g} ms/s")
+                   + html_lib.escape(label if label and short else
+                                     f"{label} ({ms:g} ms/s)" if label else f"{ms:g} ms/s")
                    + "</option>" for ms, label in sorted(speeds.items()))
+
+
+KEYS = ("player", "page")   # who answers space and the arrows: the player, or the page around it
 
 
 def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Sequence[float] = (),
                 height: int = 520, dark: bool = False, ms_per_second: float = 100.0,
-                title: str = "", key: str = "", cue: str = "", file_stem: str = "chart") -> str:
+                title: str = "", key: str = "", cue: str = "", file_stem: str = "chart",
+                presenter: bool = False, contrast: bool = False, start: float = 0.0,
+                play_to: float | None = None, highlight: Sequence[str] = (),
+                keys: str = "player") -> str:
     """A self-contained HTML page that plays `spec` by its top-level param `clock` over [0, t_max].
 
     `boundaries` (seconds, e.g. iteration ends) are the stops of step back/forward; playback starts
     at `ms_per_second` simulated ms per wall-clock second (the speed list offers others). `key`
     names the view in sessionStorage (empty: nothing is kept); `cue` is the line shown until
-    playback starts (plain text). Its "save this frame" button names the PNG
-    `<file_stem>_t-<clock in ms>ms.png`.
+    playback starts (plain text; not on a projector). Its "save this frame" button names the PNG
+    `<file_stem>_t-<clock in ms>ms.png`. The clock starts at `start` (unless the tab kept a
+    position under `key`) and, with `play_to`, plays from there to that moment and pauses.
+    `highlight`: views of the chart (Vega-Lite names) to outline. `keys="page"`: the player
+    leaves space and the arrows to the page it is in (a tour's next and back), passing them on.
     """
     if not isinstance(spec, dict) or not _has_param(spec, clock):
         raise InputError(f"the spec declares no top-level param named {clock!r}; add "
                          f"alt.param(name={clock!r}, value=0) to the top-level chart")
     t_max = check_number("t_max (s)", t_max)
+    start = check_number("start (s)", start, low=0, low_inclusive=True, high=t_max)
+    if play_to is not None:
+        play_to = check_number("play_to (s)", play_to, low=start, high=t_max)
+    if keys not in KEYS:
+        raise InputError(f"keys must be one of {', '.join(KEYS)}, got {keys!r}")
     config = {
         "clock": clock,
         "tMax": t_max,
@@ -152,17 +173,22 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
         "renderer": RENDERER,
         "key": str(key),
         "fileStem": str(file_stem),
+        "start": start,
+        "playTo": play_to,
+        "highlight": [str(name) for name in highlight],
+        "keys": keys,
     }
     height = check_number("player height (px)", height, low=120, low_inclusive=True, integer=True)
     return Template(_asset("player.html")).substitute(
         title=html_lib.escape(title or "Animated chart"),
         heading=f'<h1 class="title">{html_lib.escape(title)}</h1>' if title else "",
-        theme="dark" if dark else "light",
+        theme=" ".join(["dark" if dark else "light", *(["presenter"] if presenter else []),
+                        *(["contrast"] if contrast else [])]),
         height=height,
         t_max_ms=html_lib.escape(f"{t_max * 1000:,.1f}"),
         t_max=repr(t_max),
-        speed_options=_speed_options(config["msPerSecond"]),
-        cue=html_lib.escape(cue),
+        speed_options=_speed_options(config["msPerSecond"], short=presenter),
+        cue="" if presenter else html_lib.escape(cue),
         bundle=_inline_bundle_tag(),
         config=_script_json(config),
         spec=_script_json(spec),

@@ -9,6 +9,8 @@
   var playBtn = $("play"), backBtn = $("back"), fwdBtn = $("forward"), scrub = $("scrub"),
       clockOut = $("clock"), speedSel = $("speed"), cue = $("cue");
   var rate = cfg.msPerSecond, view = null, busy = false, dirty = false, last = null, saved = 0;
+  // Where playback pauses by itself: a tour's `playTo` the first time, the end after that.
+  var stopAt = cfg.tMax;
   var eps = 1e-9 * Math.max(1, cfg.tMax);
   // Where playback was, per view, for this browser tab: a rerun of the page (any sidebar change)
   // rebuilds this frame, and the position, the speed and whether it was playing carry over.
@@ -84,7 +86,7 @@
       // A hidden tab gets no frames: cap the step so the clock does not leap on return.
       var wall = Math.min(now - last, 100) / 1000;
       var t = state.t + wall * rate / 1000;
-      if (t >= cfg.tMax) { t = cfg.tMax; state.playing = false; }
+      if (t >= stopAt) { t = stopAt; state.playing = false; stopAt = cfg.tMax; }
       setTime(t);
     }
     last = now;
@@ -135,11 +137,19 @@
   // While playing, the position is saved at most every 200 ms; leaving saves it exactly.
   window.addEventListener("pagehide", function () { remember(true); });
 
+  var host = window.frameElement, hostDoc = host && host.ownerDocument;
+
   function onKey(e) {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
     var el = e.target, tag = el && el.tagName;
     // Text fields and the speed list keep their own keys; a focused button clicks on space.
     if (tag === "SELECT" || (tag === "INPUT" && el.type !== "range")) return;
+    if (cfg.keys === "page") {   // a tour's keys: passed on to the page, which moves the tour
+      if (!hostDoc || (e.key === " " && tag === "BUTTON")) return;
+      e.preventDefault();
+      hostDoc.body.dispatchEvent(new KeyboardEvent("keydown", {key: e.key, bubbles: true}));
+      return;
+    }
     if (e.key === " " || e.key === "Spacebar") {
       if (tag === "BUTTON") return;
       e.preventDefault();
@@ -154,7 +164,6 @@
   // In a page of the app (an iframe of the same origin) the keys also work before any click
   // into the frame: pressed on the page itself -- not in one of its controls or links -- while
   // the player is in view. The listener leaves with the frame.
-  var host = window.frameElement, hostDoc = host && host.ownerDocument;
   var CONTROLS = "input, textarea, select, button, a[href], [contenteditable=''], " +
       "[contenteditable='true'], [role=slider], [role=combobox], [role=listbox], [role=switch], " +
       "[role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=button]";
@@ -164,7 +173,7 @@
     if (box.bottom <= 0 || box.top >= room) return;
     onKey(e);
   }
-  if (hostDoc) {
+  if (hostDoc && cfg.keys === "player") {
     hostDoc.addEventListener("keydown", onHostKey);
     window.addEventListener("pagehide", function () {
       hostDoc.removeEventListener("keydown", onHostKey);
@@ -188,6 +197,9 @@
   if (resume && isFinite(resume.t) && isFinite(resume.rate) && resume.rate > 0) {
     setRate(resume.rate);
     state.t = Math.min(Math.max(resume.t, 0), cfg.tMax);
+  } else {
+    state.t = cfg.start;
+    if (cfg.playTo !== null) { stopAt = cfg.playTo; resume = {playing: true}; }
   }
   showState();
   vegaEmbed("#chart", spec, {
@@ -199,20 +211,67 @@
   }).then(function (result) {
     view = result.view;
     pushClock();
-    fitWidth();
-    window.addEventListener("resize", fitWidth);
+    fitChart();
+    window.addEventListener("resize", fitChart);
+    view.runAsync().then(outline);
     window.playerView = view;   // for tests: the drawn scene (view.scenegraph())
     window.playerReady = true;
     if (resume && resume.playing && state.t < cfg.tMax - eps) play();
   }, showError);
 
-  // A chart wider than the frame (a narrow window, a projector) is scaled down to fit, rather
-  // than cut off at the right edge.
-  function fitWidth() {
+  // A chart larger than the frame (a narrow window; lanes taller than a projector's screen
+  // leaves) is scaled down to fit, rather than cut off at the edge.
+  function fitChart() {
     var chart = $("chart"), drawn = chart.firstElementChild;
     if (!drawn) return;
     drawn.style.zoom = 1;
-    var room = chart.clientWidth - 16, natural = drawn.scrollWidth;
-    drawn.style.zoom = natural > room ? room / natural : 1;
+    var style = getComputedStyle(chart);
+    var roomHeight = chart.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+    drawn.style.zoom = Math.min(1, (chart.clientWidth - 16) / drawn.scrollWidth,
+                                roomHeight / drawn.scrollHeight);
+    outline();
+  }
+
+  // Where a named view of the chart (its group, with what it draws outside its plot: axis,
+  // titles) lies in the chart's box, in CSS pixels as shown (the chart may be scaled to fit).
+  function viewBoxes() {
+    var drawn = $("chart").firstElementChild, found = {};
+    if (!view || !drawn) return found;
+    var zoom = Number(drawn.style.zoom) || 1, origin = view.origin();
+    var left = drawn.offsetLeft * zoom, top = drawn.offsetTop * zoom;
+    (function walk(item, dx, dy) {
+      (item.items || []).forEach(function (mark) {
+        (mark.items || []).forEach(function (group) {
+          if (mark.marktype !== "group") return;
+          var b = group.bounds;
+          found[(mark.name || "").replace(/_group$/, "")] = {
+            left: left + (dx + b.x1) * zoom, top: top + (dy + b.y1) * zoom,
+            width: (b.x2 - b.x1) * zoom, height: (b.y2 - b.y1) * zoom};
+          walk(group, dx + (group.x || 0), dy + (group.y || 0));
+        });
+      });
+    })(view.scenegraph().root.items[0], origin[0], origin[1]);
+    return found;
+  }
+  window.playerViewBox = function (name) { return viewBoxes()[name] || null; };   // for tests
+
+  // A tour's highlight: a frame around each named view, over the chart and scaled with it
+  // (player.css draws it just outside the view's box).
+  function outline() {
+    var chart = $("chart"), boxes = viewBoxes();
+    chart.querySelectorAll(".highlight").forEach(function (box) { box.remove(); });
+    cfg.highlight.forEach(function (name) {
+      var b = boxes[name];
+      if (!b) return;
+      var box = document.createElement("div");
+      box.className = "highlight";
+      box.dataset.view = name;
+      box.setAttribute("data-testid", "player-highlight");
+      box.style.left = b.left + "px";
+      box.style.top = b.top + "px";
+      box.style.width = b.width + "px";
+      box.style.height = b.height + "px";
+      chart.appendChild(box);
+    });
   }
 })();

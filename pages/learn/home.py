@@ -1,9 +1,11 @@
 """Home: the two lanes playing, then the story in six chapters (ui/story.py), each with numbers
-from the current scenario and a link to the page that goes deeper."""
+from the current scenario and a link to the page that goes deeper. On a projector the four key
+numbers and the lanes come first, fitted to the screen, and the words under them."""
 
 import streamlit as st
 
-from ui import controls, player, runs, story, widgets, words
+from ui import player, presenter, runs, story, widgets, words
+from ui.controls import WINDOW
 from ui.glossary import first
 
 s = widgets.scenario()
@@ -11,26 +13,31 @@ unchunked, chunked = runs.lanes(s)
 cards_u, cards_c = runs.lane_cards(s, s.unchunked), runs.lane_cards(s, s.chunked)
 look = widgets.look()
 
-st.title("Chunked Prefill Lab")
-st.markdown(
-    f"Why {first('llm')} servers split long prompts into chunks. {s.decodes:,} users are "
-    f"reading replies as they stream, a token at a time, when a new {s.prompt:,}-token prompt "
-    "arrives. **Press Play.** Top lane: the server reads the whole prompt in one pass and every "
-    "stream freezes. Bottom lane: it reads the prompt in chunks and the streams keep ticking, "
-    f"while the new prompt's {first('ttft')} grows a little.", unsafe_allow_html=True)
-st.caption(f"{s.model.name} on the {s.gpu.name}"
-           + (f" × {s.tp} (tensor parallel)" if s.tp > 1 else "")
-           + f", {s.mode} cost model. Change any of it in the sidebar.")
 
-player.player(s, look, controls.WINDOW.default, "home-side-by-side", window_control=False)
+def intro() -> None:
+    st.markdown(
+        f"Why {first('llm')} servers split long prompts into chunks. {s.decodes:,} users are "
+        f"reading replies as they stream, a token at a time, when a new {s.prompt:,}-token prompt "
+        "arrives. **Press Play.** Top lane: the server reads the whole prompt in one pass and every "
+        "stream freezes. Bottom lane: it reads the prompt in chunks and the streams keep ticking, "
+        f"while the new prompt's {first('ttft')} grows a little.", unsafe_allow_html=True)
+    st.caption(f"{s.model.name} on the {s.gpu.name}"
+               + (f" × {s.tp} (tensor parallel)" if s.tp > 1 else "")
+               + f", {s.mode} cost model. Change any of it in the sidebar.")
 
-by_label = [{c.label: c for c in cards} for cards in (cards_u, cards_c)]
-for col, (label, lane) in zip(st.columns(4), [(label, lane) for label in (words.GAP, words.TTFT)
-                                              for lane in ("unchunked", "chunked")]):
-    card = by_label[lane == "chunked"].get(label)
-    if card:
-        col.metric(f"{label.removeprefix('New request ')} ({lane})", card.value, help=card.help,
-                   border=True)
+
+if look.presenter:
+    title, numbers = st.columns([1, 4], vertical_alignment="center")
+    title.title("Chunked Prefill Lab")
+    with numbers:
+        presenter.key_numbers(cards_u, cards_c, key="key-numbers")
+    player.player(s, look, WINDOW.default, "home-side-by-side", window_control=False)
+    intro()
+else:
+    st.title("Chunked Prefill Lab")
+    intro()
+    player.player(s, look, WINDOW.default, "home-side-by-side", window_control=False)
+    presenter.key_numbers(cards_u, cards_c, key="key-numbers")
 
 fields = words.story_fields(unchunked, chunked, s.budget, cards_u, cards_c)
 for chapter in story.CHAPTERS:

@@ -1,39 +1,51 @@
 """Side by side: the unchunked and chunked lanes on one clock, then each lane's numbers, the stall
-first, with the sentence that says what chunking costs beside every number it makes worse."""
+first, with the sentence that says what chunking costs beside every number it makes worse. On a
+projector the four key numbers and the lanes come first, fitted to the screen, and the words and
+the time axis's choice under them."""
 
 import streamlit as st
 
 from sim.studies.stalls import STALL_S, STALL_SOURCE
 from sim.units import fmt_seconds
-from ui import controls, player, runs, scenario, widgets, words
+from ui import controls, player, presenter, runs, scenario, widgets, words
 from ui.glossary import first, term
 
 s = widgets.scenario()
 unchunked, chunked = runs.lanes(s)
 look = widgets.look()
+base = runs.lane_cards(s, s.unchunked)
 
-st.header("Side by side")
-st.markdown(
-    f"Top: the unchunked baseline, {s.policy_label(s.unchunked)}. Bottom: chunked prefill, "
-    f"{s.policy_label(s.chunked)}. Each bar is one {term('iteration')}; its colours split its "
-    f"tokens into {term('decode')} (one per running stream) and {term('prefill')} (the prompt, or "
-    "a chunk of it). Under the bars every stream is a row and every token a tick: a blank "
-    "stretch is a stream frozen. Under each lane: the longest freeze, how many streams froze and "
-    f"the new request's {first('ttft')}.", unsafe_allow_html=True)
+if look.presenter:   # the numbers and the lanes first; the words and the time axis's choice after
+    title, numbers = st.columns([1, 4], vertical_alignment="center")
+    title.header("Side by side")
+    with numbers:
+        presenter.key_numbers(base, runs.lane_cards(s, s.chunked), key="key-numbers")
+    stage, words_below = st.container(), st.container()
+else:
+    st.header("Side by side")
+    words_below = stage = st.container()
 
-if chunked.starved_iterations:
-    st.warning(f"**The new request starves.** Budget {s.budget:,} ≤ {s.decodes:,} running decodes: "
-               f"under {s.policy_label(s.chunked)} the running decodes use the whole budget, so the "
-               "prompt gets no chunk "
-               f"for {chunked.starved_iterations:,} iterations, until decoders finish and leave. "
-               f"Raise the budget above {s.decodes:,} to see chunking work.",
-               icon=":material/hourglass_empty:")
-for trace, name in ((unchunked, "Unchunked"), (chunked, "Chunked")):
-    for note in trace.notes:
-        st.info(f"{name} lane: {note}", icon=":material/info:")
-
-window = widgets.widget(controls.WINDOW, width=340)
-player.player(s, look, window, "side-by-side", window_control=True)
+with words_below:
+    st.markdown(
+        f"Top: the unchunked baseline, {s.policy_label(s.unchunked)}. Bottom: chunked prefill, "
+        f"{s.policy_label(s.chunked)}. Each bar is one {term('iteration')}; its colours split its "
+        f"tokens into {term('decode')} (one per running stream) and {term('prefill')} (the prompt, "
+        "or a chunk of it). Under the bars every stream is a row and every token a tick: a blank "
+        "stretch is a stream frozen. Under each lane: the longest freeze, how many streams froze "
+        f"and the new request's {first('ttft')}.", unsafe_allow_html=True)
+    if chunked.starved_iterations:
+        st.warning(f"**The new request starves.** Budget {s.budget:,} ≤ {s.decodes:,} running "
+                   f"decodes: under {s.policy_label(s.chunked)} the running decodes use the whole "
+                   "budget, so the prompt gets no chunk for "
+                   f"{chunked.starved_iterations:,} iterations, until decoders finish and leave. "
+                   f"Raise the budget above {s.decodes:,} to see chunking work.",
+                   icon=":material/hourglass_empty:")
+    for trace, name in ((unchunked, "Unchunked"), (chunked, "Chunked")):
+        for note in trace.notes:
+            st.info(f"{name} lane: {note}", icon=":material/info:")
+    window = widgets.widget(controls.WINDOW, width=340)
+with stage:
+    player.player(s, look, window, "side-by-side", window_control=True)
 
 other = runs.comparison(s)
 if other:
@@ -42,7 +54,6 @@ if other:
         st.warning(f"**No {other.mode} lanes to compare:** {traces}")
         other = None
 
-base = runs.lane_cards(s, s.unchunked)
 notes = words.trade_notes(unchunked, chunked, base, runs.lane_cards(s, s.chunked))
 for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
     st.subheader(f"{title}: {s.policy_label(policy)}")

@@ -22,7 +22,7 @@ from charts.frames import (
     new_request_frame,
 )
 from charts.theme import Look
-from charts.timeline import OTHER
+from charts.timeline import OTHER, PARTS_OF_A_LANE, X_TITLE, view_name
 from charts.views import budget_plan, roofline_figures, timeline
 from sim.cost.iteration import CostModel
 from sim.errors import InputError
@@ -285,6 +285,97 @@ def test_the_figure_height_is_what_vl_convert_draws(look, decodes):
     for streams in (False, True):
         svg = vlc.vegalite_to_svg(tl.figure(look, streams=streams).spec(t=0.1))
         assert int(re.search(r'<svg[^>]* height="(\d+)"', svg).group(1)) == tl.height(look, streams)
+
+
+@pytest.mark.parametrize("look", [Look(presenter=True), Look(presenter=True, dark=True), Look()],
+                         ids=["presenter", "presenter-dark", "normal"])
+@pytest.mark.parametrize("height", [620, 800, 1000])
+def test_a_figure_fitted_to_a_height_is_that_tall(seed, look, height):
+    """What a projector's stage leaves (ui/presenter.py) is what the figure takes: the decoder
+    blocks are as tall as the rest of the figure leaves, and the frame is sized to hold it."""
+    tl = timeline(*seed[1:])
+    rows_px = tl.rows_to_fit(look, height)
+    svg = vlc.vegalite_to_svg(tl.figure(look, width=700, rows_px=rows_px).spec(t=0.1))
+    drawn = int(re.search(r'<svg[^>]* height="(\d+)"', svg).group(1))
+    assert drawn == tl.height(look, rows_px=rows_px)
+    assert abs(drawn - height) <= 1          # rows_px is a whole number of pixels per lane
+
+
+def test_a_screen_too_short_still_gets_readable_rows(seed):
+    tl = timeline(*seed[1:])
+    look = Look(presenter=True)
+    assert tl.rows_to_fit(look, 100) == 24 and tl.rows_to_fit(look, 10_000) == 400
+    assert tl.height(look, rows_px=24) > 100
+
+
+def test_every_part_of_a_lane_is_a_named_view(seed):
+    """A guided tour outlines parts of the timeline by name (charts.timeline.view_name)."""
+    vega = vlc.vegalite_to_vega(timeline(*seed[1:]).figure(Look(presenter=True)).spec())
+
+    def groups(mark):
+        yield mark.get("name")
+        for child in mark.get("marks", []):
+            yield from groups(child)
+    names = {name for mark in vega["marks"] for name in groups(mark)}
+    for lane in ("unchunked", "chunked"):
+        for part in PARTS_OF_A_LANE:
+            assert f"{view_name(lane, part)}_group" in names
+
+
+def test_a_projectors_lanes_share_one_legend_and_one_axis(seed):
+    spec = timeline(*seed[1:]).figure(Look(presenter=True)).spec()
+    text = json.dumps(spec)
+    normal = json.dumps(timeline(*seed[1:]).figure(Look()).spec())
+    legends = [t.count('"symbolOpacity": 1') for t in (text, normal)]   # the bars' colour key
+    assert legends[0] > 0 and 2 * legends[0] == legends[1]
+    axes = [t.count(json.dumps(X_TITLE)) for t in (text, normal)]          # the time axis
+    assert axes[0] > 0 and 2 * axes[0] == axes[1]
+
+
+@pytest.mark.parametrize("width, lanes_counting_tokens, counter_px", [(1100, 2, 21), (600, 0, 18)])
+def test_a_narrow_projector_lane_keeps_two_counters_whole(seed, width, lanes_counting_tokens, counter_px):
+    """At 21 px a third of 600 px cuts "streams frozen for 333 ms": the tokens delivered go, and
+    the two left are set at the labels' 18 px (at 21 px Chromium cut even half: "frozen for 16…",
+    the tour's 1280x720 projector)."""
+    vega = vlc.vegalite_to_vega(timeline(*seed[1:]).figure(Look(presenter=True), width=width).spec())
+    assert json.dumps(vega).count("tokens delivered so far") == lanes_counting_tokens
+
+    def counters(mark):
+        if re.match(r"(un)?chunked_(frozen|largest)_\d+_marks$", mark.get("name") or ""):
+            yield mark["encode"]["update"]
+        for child in mark.get("marks", []):
+            yield from counters(child)
+    drawn = [update for mark in vega["marks"] for update in counters(mark)]
+    assert len(drawn) == 4
+    for update in drawn:
+        assert update["fontSize"]["value"] == counter_px
+        assert update["limit"]["value"] >= 0.3 * width
+
+
+def _luminance(hex_colour: str) -> float:
+    channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a: str, b: str) -> float:
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_high_contrast_inks_meet_wcag_against_the_background(dark):
+    """Text 4.5:1 and more (muted labels too), marks 3:1 and more (WCAG 1.4.3, 1.4.11)."""
+    look = Look(dark=dark, contrast=True)
+    for ink in (look.ink, look.muted):
+        assert contrast(ink, look.background) >= 4.5
+    for mark in (look.decode, look.prefill, look.new_request):
+        assert contrast(mark, look.background) >= 3
+
+
+def test_the_normal_light_looks_orange_is_why_the_option_exists():
+    """Okabe-Ito orange on white is about 2:1: faint on a washed-out projector."""
+    assert contrast(Look().prefill, Look().background) < 3
 
 
 # --- export ----------------------------------------------------------------------------------

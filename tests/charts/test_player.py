@@ -114,7 +114,35 @@ def test_dark_and_title(chart):
     assert "Stall <vs>" not in page
 
 
+def test_a_tour_opens_at_a_moment_plays_on_points_and_leaves_the_keys_to_the_page(chart):
+    spec, t_max, _ = chart
+    page = player_html(spec, t_max=t_max, start=t_max / 4, play_to=t_max / 2,
+                       highlight=("unchunked_rows_view",), keys="page")
+    cfg = json_script(page, "player-config")
+    assert (cfg["start"], cfg["playTo"]) == (t_max / 4, t_max / 2)
+    assert cfg["highlight"] == ["unchunked_rows_view"] and cfg["keys"] == "page"
+    plain = json_script(player_html(spec, t_max=t_max), "player-config")
+    assert (plain["start"], plain["playTo"], plain["highlight"], plain["keys"]) == (0, None, [], "player")
+
+
+def test_presenter_and_contrast(chart):
+    """On a projector: its classes (larger type, controls on one line), the speeds by their
+    share of real time alone, no cue above the chart (the page around says what to watch)."""
+    spec, t_max, _ = chart
+    page = player_html(spec, t_max=t_max, presenter=True, contrast=True, dark=True, cue="Watch")
+    assert '<html lang="en" class="dark presenter contrast">' in page
+    assert re.search(r'<option value="100" selected>1/10×</option>', page)
+    assert 'data-testid="player-cue"></p>' in page
+    normal = player_html(spec, t_max=t_max, cue="Watch")
+    assert re.search(r'<option value="100" selected>1/10× \(100 ms/s\)</option>', normal)
+    assert 'data-testid="player-cue">Watch</p>' in normal
+
+
 @pytest.mark.parametrize("kwargs, message", [
+    (dict(start=0.4), "start (s)"),
+    (dict(start=0.2, play_to=0.1), "play_to (s)"),
+    (dict(play_to=0.5), "play_to (s)"),
+    (dict(keys="both"), "keys must be one of player, page"),
     (dict(clock="clock"), "no top-level param named 'clock'"),
     (dict(t_max=0), "t_max"),
     (dict(t_max=float("nan")), "t_max"),

@@ -31,6 +31,7 @@ PAGE_KEYS = {
     "pages/load/budget_tradeoff.py": [*TRAFFIC, "bmin", "bmax", "tpot", "ttft"],
     "pages/load/capacity.py": [*TRAFFIC, "slo", "tbtslo", "delay"],
     "pages/load/memory.py": [*TRAFFIC, "together", "kvpolicies", "partials"],
+    "pages/learn/tour.py": ["tour", "window"],
 }
 UNREADABLE = st.sampled_from(["", "abc", "nan", "NaN", "inf", "-inf", "1e999", "-1e999", "0x10",
                               "1,000", " 5 ", "１２", "5e", "--3", "<b>1</b>", "%20", "true"])

@@ -17,7 +17,7 @@ def test_every_page_script_is_on_the_path_once_beginners_first():
     assert sorted(paths) == sorted(ALL_PAGES) and len(set(paths)) == len(paths)
     assert paths[0] == "pages/learn/home.py"
     sections = list(dict.fromkeys(p.section for p in story.PAGES))
-    assert sections == ["Learn", "Under load", "Advanced"]
+    assert sections == ["Learn", "Under load", "Advanced", "Teach"]
     # a section's pages are next to each other, so the sidebar shows the path in order
     assert [p.section for p in story.PAGES] == sorted((p.section for p in story.PAGES),
                                                       key=sections.index)

@@ -1,0 +1,36 @@
+"""Guided tour: the story as steps a teacher presents (ui/tour_view.py; each step's text in
+tour/en/NN-name.md). Each step sets the controls, opens the figure at the moment it explains and
+points at it, and waits; a guess comes before its reveal, an exercise answers at once."""
+
+import streamlit as st
+
+from ui import runs, tour, tour_view, widgets
+from ui.controls import WINDOW
+
+try:
+    t = tour_view.steps()
+except tour.TourError as e:
+    st.error(f"**The tour's files cannot be read:** {e}", icon=":material/error:")
+    st.stop()
+step = t.step(tour_view.current(t))
+tour_view.navigation(t, step)   # first: a scenario that cannot run still lets the tour move on
+s = widgets.scenario()
+look = widgets.look()
+if step.view == "burst":
+    workload, traces = tour_view.burst_runs(s)
+    numbers = tour.burst_numbers(s, traces)
+else:
+    unchunked, chunked = runs.lanes(s)
+    numbers = tour.lane_numbers(s, unchunked, chunked)
+fields = tour.step_fields(step, numbers)
+
+words_column, figure_column = st.columns([1, 2])
+with words_column:
+    revealed = tour_view.text(t, step, fields, numbers.values, s)
+with figure_column:
+    if step.view == "burst":
+        tour_view.burst(workload, s, look, traces)
+    else:
+        tl = runs.timeline_view(s, WINDOW.default)
+        tour_view.timeline(step, s, look, tour.moments(unchunked, chunked, tl.t_max), revealed,
+                           (runs.lane_cards(s, s.unchunked), runs.lane_cards(s, s.chunked)))

@@ -1,0 +1,128 @@
+"""The guided tour in Chromium, presented from a projector (1280x720, presenter mode): walked with
+the keyboard (next, back, a chapter's number, keys pressed inside the player), a step's own link
+opened fresh, a guess revealed and played, the exercise answered at once."""
+
+import re
+
+import pytest
+from playwright import sync_api
+
+from tests.support.visit import settle
+from ui import tour
+
+STEPS = tour.load()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    yield context.new_page()
+    context.close()
+
+
+def step_shown(page, number: int) -> None:
+    """The page shows step `number`, its link says so, and its player is ready."""
+    title = f"{number}. {STEPS.step(number).title}"
+    sync_api.expect(page.get_by_role("heading", name=title)).to_be_visible(timeout=30_000)
+    said = re.compile(rf"[?&]tour={number}(&|$)")
+    page.wait_for_url(lambda url: bool(said.search(url)) if number > 1 else "tour=" not in url,
+                      timeout=15_000)
+    settle(page)
+
+
+def player(page):
+    frame = page.locator(".st-key-stage iframe").element_handle().content_frame()
+    frame.wait_for_function("window.playerReady === true", timeout=30_000)
+    return frame
+
+
+def press(page, key: str) -> None:
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    page.keyboard.press(key)
+
+
+def test_walk_the_tour_with_the_keyboard(page, app_url):
+    page.goto(f"{app_url}/tour?tour=1&presenter=1")
+    step_shown(page, 1)
+    press(page, "ArrowRight")
+    step_shown(page, 2)
+    press(page, " ")
+    step_shown(page, 3)
+    press(page, "ArrowLeft")
+    step_shown(page, 2)
+    dial = STEPS.chapter_starts()[5]                        # the number keys jump to chapters
+    press(page, "5")
+    step_shown(page, dial)
+    assert "budget=2048" in page.url                        # ... and set the step's controls
+    press(page, "ArrowLeft")
+    step_shown(page, dial - 1)
+    assert "budget=" not in page.url                        # back to the default budget
+    # a key pressed inside the player moves the tour too (the player passes it on)
+    frame = player(page)
+    frame.locator("#chart").click()
+    frame.locator("#chart").press("ArrowRight")
+    step_shown(page, dial)
+
+
+def test_a_steps_link_opened_fresh_sets_its_controls_and_points_at_its_moment(page, app_url):
+    page.goto(f"{app_url}/tour?tour=4&presenter=1")
+    step_shown(page, 4)
+    frame = player(page)
+    step = STEPS.step(4)
+    assert frame.evaluate("window.playerState.t") == pytest.approx(0.02304)   # its first chunk
+    boxes = frame.get_by_test_id("player-highlight")
+    sync_api.expect(boxes).to_have_count(len(step.highlight))
+    assert boxes.first.get_attribute("data-view") == "chunked_bars_view"
+    outlined = boxes.first.evaluate("e => { const b = e.getBoundingClientRect(); "
+                                    "return {y: b.top, height: b.height}; }")
+    bars = frame.evaluate("""() => { const b = window.playerViewBox('chunked_bars_view'),
+                                      c = document.querySelector('#chart').getBoundingClientRect();
+                                      return {y: c.top + b.top, height: b.height}; }""")
+    assert outlined["y"] <= bars["y"] and outlined["y"] + outlined["height"] >= bars["y"] + bars["height"]
+    unchunked = frame.evaluate("window.playerViewBox('unchunked_rows_view').top")
+    assert outlined["y"] > unchunked                        # the lower lane's, not the upper one's
+
+
+@pytest.mark.parametrize("number", [1, 6, 9], ids=["longest-words", "numbers-and-lanes", "burst"])
+def test_a_step_on_a_projector_needs_no_scrolling(page, app_url, number):
+    """The longest words, the four numbers over the lanes (scaled to fit), the burst's panels."""
+    page.goto(f"{app_url}/tour?tour={number}&presenter=1")
+    step_shown(page, number)
+    main = page.get_by_test_id("stMain")
+    assert main.evaluate("e => e.scrollHeight - e.clientHeight") <= 0
+    if number != 9:
+        frame = player(page)
+        assert frame.evaluate("document.querySelector('#chart').scrollHeight "
+                              "- document.querySelector('#chart').clientHeight") <= 0
+
+
+def test_a_guess_then_its_reveal_plays_the_moment(page, app_url):
+    page.goto(f"{app_url}/tour?tour=2&presenter=1")
+    step_shown(page, 2)
+    frame = player(page)
+    assert frame.evaluate("({...window.playerState})") == {"t": 0, "playing": False}
+    page.get_by_text("300 ms", exact=True).click()
+    feedback = page.locator(".st-key-tour-feedback")
+    sync_api.expect(feedback).to_contain_text("Right.", timeout=15_000)
+    sync_api.expect(feedback).to_contain_text("333 ms")
+    settle(page)
+    frame = player(page)
+    stall_end = 0.32768 + 16e9 / 3e12                       # the streams' next token
+    frame.wait_for_function(f"!window.playerState.playing && window.playerState.t > {stall_end - 1e-6}",
+                            timeout=30_000)
+    assert frame.evaluate("window.playerState.t") == pytest.approx(stall_end)
+
+
+def test_the_exercise_answers_at_once(page, app_url):
+    page.goto(f"{app_url}/tour?tour=8&presenter=1")
+    step_shown(page, 8)
+    budget = page.get_by_label("Budget (tokens)", exact=True)
+    feedback = page.locator(".st-key-tour-feedback")
+    for pick, says in (("3100", "over 50 ms"), ("2048", "A larger budget still fits"),
+                       ("3079", "is the largest")):
+        budget.fill("")
+        budget.press_sequentially(pick)          # digits typed in the field stay in the field:
+        budget.press("Enter")                    # they do not jump to a chapter
+        sync_api.expect(feedback).to_contain_text(says, timeout=15_000)
+        page.wait_for_url(f"**budget={pick}**", timeout=15_000)   # the lanes and the link follow
+        step_shown(page, 8)

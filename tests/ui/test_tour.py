@@ -1,0 +1,305 @@
+"""The guided tour (ui/tour.py, tour/en/*.md): its steps read and checked from their files, every
+number in their words from the runs, the moments a step opens at, the guesses answerable and the
+budget exercise judged by its runs; and the Tour page through AppTest: a link opens its step with
+its controls, a guess reveals, the exercise answers at once."""
+
+import re
+import shutil
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.support.apptest import APP, TIMEOUT, assert_clean, page_links, shown
+from ui import controls, story, tour, words
+from ui.controls import TOUR_FOLDER, read_link
+
+TOUR_PAGE = "pages/learn/tour.py"
+
+
+@pytest.fixture(scope="module")
+def steps():
+    return tour.load()
+
+
+def runs(step):
+    s = step.scenario()
+    return s, s.run(s.unchunked, 50_000), s.run(s.chunked, 50_000)
+
+
+def numbers_of(step):
+    s, unchunked, chunked = runs(step)
+    return tour.lane_numbers(s, unchunked, chunked)
+
+
+# --- the steps, as data -----------------------------------------------------------------------
+def test_eight_to_twelve_steps_from_two_kinds_of_work_to_under_load(steps):
+    assert 8 <= len(steps.steps) <= 12
+    assert [s.number for s in steps.steps] == list(range(1, len(steps.steps) + 1))
+    chapters = [s.chapter for s in steps.steps]
+    assert chapters[0] == "two-kinds" and chapters[-1] == "traffic" and "dial" in chapters
+    # the story's chapters, each at least once, in the story's order (ui/story.py)
+    assert list(dict.fromkeys(chapters)) == [c.id for c in story.CHAPTERS]
+    assert steps.chapter_starts() == {n: chapters.index(c.id) + 1
+                                      for n, c in enumerate(story.CHAPTERS, start=1)}
+    assert controls.TOUR.high == len(steps.steps)            # ?tour=N is checked against them
+
+
+def test_a_step_says_its_controls_moment_highlight_and_guess(steps):
+    dial = next(s for s in steps.steps if s.slug == "the-budget-is-a-dial")
+    assert dict(dial.controls) == {"budget": 2048}
+    assert dial.scenario_values()["budget"] == 2048 and dial.scenario_values()["gpu"] == "illustrative"
+    assert dial.scenario().budget == 2048
+    stall = steps.step(2)
+    assert (stall.moment, stall.play, stall.highlight) == ("start", "stall-end", ("unchunked.rows",))
+    assert stall.player_views() == ("unchunked_rows_view",)
+    assert stall.guess and stall.section("question") and stall.section("reveal")
+
+
+def test_no_number_is_typed_into_a_steps_words(steps):
+    """Every number a step says comes from its runs ({fields}); none is written in the text."""
+    for step in steps.steps:
+        for text in (step.text, *(body for _, body in step.sections)):
+            bare = re.sub(r"\{[^}]*\}", "", text)
+            assert not re.search(r"\d", bare), (step.slug, bare)
+
+
+def test_every_steps_words_are_filled_from_its_runs(steps):
+    for step in steps.steps:
+        if step.view == "burst":
+            continue   # test_the_under_load_step_quotes_the_burst
+        fields = tour.step_fields(step, numbers_of(step))
+        for text in (step.text, step.section("question"), step.section("reveal")):
+            rendered = tour.render(text, fields)
+            assert "{" not in rendered and "}" not in rendered
+    text = tour.render(steps.step(4).text, tour.step_fields(steps.step(4), numbers_of(steps.step(4))))
+    assert "C = B − D = 576 − 64 = 512" in text and "**23.04 ms**" in text
+    reveal = tour.render(steps.step(2).section("reveal"), numbers_of(steps.step(2)).text)
+    assert reveal.startswith("**333 ms**: the whole prompt's pass (327.7 ms)")
+
+
+def test_the_under_load_step_quotes_the_burst(steps):
+    """Ten 8,192-token prompts: the source article's 3.7 s drain, chunked."""
+    from ui.handout import _burst
+    step = next(s for s in steps.steps if s.view == "burst")
+    s = step.scenario()
+    numbers = tour.burst_numbers(s, _burst(s))
+    assert numbers.text["drain_c"] == "3.7 s" and numbers.text["burst"] == "10"
+    assert numbers.values["burst_gap_c"] < 0.1 < numbers.values["burst_gap_u"]
+    assert "{" not in tour.render(step.section("reveal"), numbers.text)
+
+
+@pytest.mark.parametrize("number, right", [(1, "60×"), (2, "300 ms"), (5, "16"), (9, "4 s")])
+def test_each_guess_has_one_answer_the_runs_pick(steps, number, right):
+    step = steps.step(number)
+    if step.view == "burst":
+        from ui.handout import _burst
+        values = tour.burst_numbers(step.scenario(), _burst(step.scenario())).values
+    else:
+        values = numbers_of(step).values
+    assert step.guess[tour.nearest_choice(step, values[step.truth])] == right
+
+
+def test_glossary_markup_in_a_steps_words():
+    fields = {"n": "5"}
+    hover = tour.render("{term:prefill:Prefill} of {n} and {first:ttft}", fields)
+    assert hover.startswith('<span class="glossary-term" title="Processing') and "<abbr" in hover
+    assert tour.render("{term:prefill:Prefill} of {n} and {first:ttft}", fields, hover=False) == \
+        "Prefill of 5 and time to first token (TTFT)"
+    assert tour.render("{term:budget}", {}, hover=False) == "token budget"
+    with pytest.raises(tour.TourError, match="'nope' is not in ui/glossary.py"):
+        tour.render("{term:nope}", {})
+    with pytest.raises(tour.TourError, match="field 'missing'"):
+        tour.render("{missing}", {})
+
+
+def test_moments_at_the_defaults(steps):
+    s, unchunked, chunked = runs(steps.step(1))
+    found = tour.moments(unchunked, chunked, 0.55296)
+    assert found["first-chunk"] == pytest.approx(0.02304)              # 576 tokens, 23.04 ms
+    assert found["first-token-unchunked"] == pytest.approx(0.32768)    # the whole prompt
+    assert found["stall-end"] == pytest.approx(0.32768 + 16e9 / 3e12)   # + a decode step
+    assert found["stall"] == pytest.approx(found["stall-end"] / 2)
+    assert found["first-token-chunked"] == pytest.approx(16 * 0.02304)
+    assert found["end"] == 0.55296 and found["start"] == 0
+    assert set(found) == set(tour.MOMENTS)
+    assert tour.moments(unchunked, chunked, 0.1)["end"] == 0.1          # clipped to the axis
+    assert max(tour.moments(unchunked, chunked, 0.1).values()) == 0.1
+
+
+# --- the exercise ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def exercise(steps):
+    step = next(s for s in steps.steps if s.exercise)
+    s = step.scenario()
+
+    def gap_of(budget):
+        return tour.largest_gap(s, budget, lambda x, policy: words.lane_cards(
+            x.run(policy, 50_000), x.mode, x.tp))
+    return step, s, gap_of
+
+
+@pytest.mark.parametrize("pick, verdict", [(576, "under"), (3078, "under"), (3079, "exact"),
+                                           (3080, "over"), (8256, "over")])
+def test_the_budget_exercise_is_judged_by_the_runs(exercise, pick, verdict):
+    """On an H100 with Llama-3.1-8B (simple cost mode) a full iteration of B tokens takes
+    2 × 8.03e9 × B / 989 TFLOP/s: 3,079 tokens is the last within 50 ms."""
+    step, s, gap_of = exercise
+    assert (s.gpu.id, s.model.id, step.target_s) == ("h100-sxm", "llama-3.1-8b", 0.05)
+    check = tour.check_budget(s, pick, step.target_s, gap_of)
+    assert check.verdict == verdict and check.answer == 3079
+    assert (check.gap_s > 0.05) == (verdict == "over")
+    assert check.fields["pick_gap"] == tour.ms3(gap_of(pick))
+    said = tour.render(step.section(verdict), tour.step_fields(step, numbers_of(step)) | check.fields)
+    assert f"{pick:,}" in said and "{" not in said
+    if verdict == "exact":
+        assert "49.999 ms" in said and "3,080" in said and "50.015 ms" in said
+
+
+def test_the_exercise_answer_is_where_the_runs_cross_the_target(exercise):
+    step, s, gap_of = exercise
+    check = tour.check_budget(s, 3079, step.target_s, gap_of)
+    assert gap_of(check.answer) <= 0.05 < gap_of(check.answer + 1)
+    answer = tour.render(step.section("answer"), tour.step_fields(step, numbers_of(step)) | check.fields)
+    assert "**3,079**" in answer and "3,015 tokens" in answer
+
+
+# --- broken files say what is wrong -------------------------------------------------------------
+GOOD = '+++\ntitle = "A"\nchapter = "freeze"\n+++\nSome words.\n'
+
+
+@pytest.mark.parametrize("text, message", [
+    ("no front matter", "must open with TOML front matter"),
+    (GOOD.replace('chapter = "freeze"', 'chapter = "nope"'), "chapter 'nope' is not one of"),
+    (GOOD.replace('title = "A"', 'title = "A"\ncolour = "red"'), "unknown front-matter keys ['colour']"),
+    (GOOD.replace('title = "A"', 'title = "A"\ncontrols = "budget=0"'), "`budget=0` in the link is below"),
+    (GOOD.replace('title = "A"', 'title = "A"\ncontrols = "window=run"'), "keys among prompt"),
+    (GOOD.replace('title = "A"', 'title = "A"\nmoment = "noon"'), "moment 'noon' is not one of"),
+    (GOOD.replace('title = "A"', 'title = "A"\nhighlight = ["top.rows"]'), "highlight 'top.rows'"),
+    (GOOD.replace('title = "A"', 'title = "A"\nguess = ["1", "2"]\ntruth = "gap_u"'),
+     "a guess needs a <!-- question -->"),
+    (GOOD.replace('title = "A"', 'title = "A"\nguess = ["soon", "2"]\ntruth = "gap_u"'), "guess ['soon', '2']"),
+    (GOOD.replace('title = "A"', 'title = "A"\nexercise = "largest-budget"'), "target_ms"),
+    (GOOD + "<!-- aside -->\nmore\n", "unknown sections ['aside']"),
+    (GOOD.replace("title", "title = = "), "front matter:"),
+])
+def test_a_broken_step_file_names_itself_and_what_is_wrong(tmp_path, text, message):
+    path = tmp_path / "03-broken.md"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(tour.TourError, match=re.escape(message)) as raised:
+        tour.read_step(path, 3)
+    assert str(raised.value).startswith("03-broken.md: ")
+
+
+def test_a_translation_is_a_folder_of_files(tmp_path):
+    """Copy the folder, translate its words: the tour reads the copy (the same steps)."""
+    folder = tmp_path / "xx"
+    shutil.copytree(TOUR_FOLDER, folder)
+    first = sorted(folder.glob(controls.STEP_FILES))[0]
+    first.write_text(first.read_text("utf-8").replace('title = "Two kinds of work"',
+                                                      'title = "Deux sortes de travail"'), "utf-8")
+    (folder / "words.toml").write_text((folder / "words.toml").read_text("utf-8")
+                                       .replace('next = "Next"', 'next = "Suivant"'), "utf-8")
+    translated = tour.load(folder)
+    assert translated.step(1).title == "Deux sortes de travail"
+    assert translated.words["next"] == "Suivant"
+    assert len(translated.steps) == len(tour.load().steps)
+    with pytest.raises(tour.TourError, match="holds no step files"):
+        tour.load(tmp_path / "empty")
+
+
+def test_a_link_past_the_last_step_is_corrected_with_a_note(steps):
+    link = read_link({"tour": "99"})
+    assert link.values["tour"] == len(steps.steps) and "above the maximum" in link.notes["tour"]
+    assert read_link({"tour": "3"}).values == {"tour": 3} and not read_link({"tour": "3"}).notes
+
+
+# --- the Tour page ----------------------------------------------------------------------------
+def open_tour(**query) -> AppTest:
+    """The Tour page as a fresh link opens it: its first run on this page."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({k: str(v) for k, v in query.items()})
+    at.switch_page(TOUR_PAGE)
+    at.run()
+    return at
+
+
+def test_a_link_opens_its_step_with_the_steps_controls():
+    at = open_tour(tour=7)
+    assert_clean(at)
+    assert at.header[0].value == "7. The budget is a dial"
+    assert at.number_input(key="budget").value == 2048
+    assert "chunks of 1,984 tokens" in shown(at) and "**340.5 ms**" in shown(at)
+    at = open_tour(tour=8)
+    assert at.selectbox(key="gpu").value == "h100-sxm"
+    assert at.selectbox(key="model").value == "llama-3.1-8b"
+    assert at.number_input(key="budget").value == 576        # the step leaves it at its default
+
+
+def test_the_links_own_values_win_on_a_fresh_link():
+    """A link with a changed control reproduces the view it was copied from."""
+    at = open_tour(tour=7, budget=1024)
+    assert at.number_input(key="budget").value == 1024
+    assert "chunks of 960 tokens" in shown(at)
+
+
+def test_moving_to_a_step_sets_its_controls_and_the_link():
+    at = open_tour(tour=6, budget=1024)
+    at.button(key="tour_next").click().run()
+    assert at.header[0].value == "7. The budget is a dial"
+    assert at.number_input(key="budget").value == 2048           # the step's, over the link's
+    assert at.query_params["tour"] == "7"
+    at.button(key="tour_back").click().run()
+    assert at.number_input(key="budget").value == 576
+    assert at.header[0].value == "6. What it costs, what it buys"
+
+
+def test_a_projectors_tour_ends_with_its_figure():
+    """On a projector the tour's own Next moves on; the path's "Next" link under the page would
+    only add a screen to scroll."""
+    assert page_links(open_tour(tour=3))[-1].startswith("Next: ")
+    assert not any(label.startswith("Next: ") for label in page_links(open_tour(tour=3, presenter=1)))
+
+
+def main_text(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.main.markdown)
+
+
+def test_a_guess_hides_the_answer_until_it_is_made():
+    at = open_tour(tour=2)
+    assert "333 ms" not in main_text(at)                         # not before the guess
+    at.radio(key="guess-2").set_value("50 ms").run()
+    assert "**333 ms**: the whole prompt's pass" in shown(at)
+    assert "Not quite." in shown(at)
+    at.radio(key="guess-2").set_value("300 ms").run()
+    assert "Right." in shown(at)
+
+
+def test_the_exercise_answers_at_once_and_moves_the_budget():
+    at = open_tour(tour=8)
+    at.number_input(key="tour_pick").set_value(3100).run()
+    assert at.number_input(key="budget").value == 3100           # the lanes follow the pick
+    assert "a gap of **50.340 ms**, over 50 ms" in shown(at)
+    at.number_input(key="tour_pick").set_value(3079).run()
+    assert "**3,079** is the largest: a gap of **49.999 ms**" in shown(at)
+    at.toggle(key="answer-8").set_value(True).run()
+    assert "The largest budget is **3,079**" in shown(at)
+
+
+def test_a_link_to_a_step_that_does_not_exist_shows_the_last_with_a_note():
+    at = open_tour(tour=42)
+    assert_clean(at)
+    assert at.header[0].value.startswith(f"{len(tour.load().steps)}. ")
+    assert "`tour=42` in the link is above the maximum" in at.warning[0].value
+
+
+@pytest.mark.parametrize("query, says", [
+    (dict(prompt=2_000_000), "tokens of KV"),
+    (dict(model="custom", heads=30, kvheads=8), "must be a multiple of KV heads"),
+])
+def test_a_scenario_that_cannot_run_on_a_step_is_a_message_and_the_tour_moves_on(query, says):
+    at = open_tour(tour=3, **query)
+    assert_clean(at)
+    assert says in at.error[0].value
+    at.button(key="tour_next").click().run()
+    assert at.query_params["tour"] == "4"
+

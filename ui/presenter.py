@@ -1,0 +1,124 @@
+"""Presenter mode and high contrast, for a room with a projector (the `presenter` and `contrast`
+controls, in the sidebar and the link).
+
+Presenter mode closes the sidebar, gives back the space above the page, sets text at 24 px (chart
+labels at 18 px: charts/theme.py) and fits the timeline to the screen: a small component
+(front/room.js) reports the window's size and where the fitted figure's container (`STAGE`)
+starts, and the figure is built as wide as that container and as tall as the screen leaves
+(`fit`). Until the first report the figure is fitted to `FALLBACK_ROOM`. High contrast darkens
+the page's text and every chart's inks.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from charts.theme import Look
+from charts.views import Timeline
+
+from . import words
+from .widgets import CHART_WIDTH
+
+FRONT = Path(__file__).parent / "front"
+ROOM = "room"           # the component's key: its state {"room": {...}} in session_state
+STAGE = "stage"         # st.container(key=STAGE): where a fitted figure goes
+BOTTOM_PX = 12          # kept free under a fitted figure
+CHART_SIDE_PX = 160     # beside the plot: the rows' titles (left), the player's padding
+PLAYER_CHROME_PX = {False: 150, True: 70}   # the player's controls (and cue) around its chart
+SHORTEST_STAGE_PX = 300  # a window too short for any figure still gets a usable one
+
+
+@dataclass(frozen=True)
+class Room:
+    """The browser window (CSS pixels), the fitted figure's container's top (from the page's
+    top) and width; None until the container has been drawn."""
+    width: int
+    height: int
+    top: int | None = None
+    stage_width: int | None = None
+
+
+FALLBACK_ROOM = Room(1280, 720, 150, 1168)   # a small projector, before the first report
+
+
+@functools.cache
+def _front(name: str) -> str:
+    return (FRONT / name).read_text(encoding="utf-8")
+
+
+@functools.cache
+def _room_component():
+    return st.components.v2.component("chunked_prefill_lab.room", js=_front("room.js"))
+
+
+def on() -> bool:
+    return bool(st.session_state.get("presenter", False))
+
+
+def setup(look: Look, *, stage: bool = False) -> None:
+    """For every page, after the sidebar (whose toggles set `look`): the sidebar closed on a
+    projector, the page's presenter and contrast styles, and the room's reports where a figure
+    is fitted (on a projector, or on a page with a `stage`: the guided tour)."""
+    st.set_page_config(initial_sidebar_state="collapsed" if look.presenter else "auto")
+    if look.contrast:
+        st.html(f"<style>:root {{ --contrast-ink: {look.ink}; }}\n{_front('contrast.css')}</style>")
+    if look.presenter:
+        st.html(f"<style>{_front('presenter.css')}</style>")
+    if not (look.presenter or stage):
+        return
+    known = room()
+    _room_component()(key=ROOM, data={"stage": f".st-key-{STAGE}", "known": known.__dict__},
+                      on_room_change=lambda: None)
+    st.html("<style>.st-key-room { display: none; }</style>")   # reports only, draws nothing
+
+
+def room() -> Room:
+    """The last report of the window and the stage, or FALLBACK_ROOM."""
+    state = st.session_state.get(ROOM)
+    reported = state.get("room") if hasattr(state, "get") else None
+    if not isinstance(reported, dict):
+        return FALLBACK_ROOM
+    try:
+        return Room(int(reported["width"]), int(reported["height"]),
+                    None if reported.get("top") is None else int(reported["top"]),
+                    None if reported.get("stage_width") is None else int(reported["stage_width"]))
+    except (KeyError, TypeError, ValueError):   # a report from an older page: wait for the next
+        return FALLBACK_ROOM
+
+
+def fit(tl: Timeline, look: Look, stage: bool) -> tuple[int, int | None]:
+    """(chart width, decoder block height) for the timeline: in a `stage`, as wide as it and, on
+    a projector, as tall as the screen leaves under its top; else the page's usual width and
+    rows."""
+    if not stage:
+        return CHART_WIDTH, None
+    r = room()
+    width = max(320, (r.stage_width or FALLBACK_ROOM.stage_width) - CHART_SIDE_PX)
+    if not look.presenter:
+        return width, None
+    return width, tl.rows_to_fit(look, height_left() - PLAYER_CHROME_PX[True])
+
+
+def height_left() -> int:
+    """What the screen leaves for a projector's figure: from the stage's top to BOTTOM_PX above
+    the window's bottom (SHORTEST_STAGE_PX at least)."""
+    r = room()
+    top = FALLBACK_ROOM.top if r.top is None else r.top
+    return max(r.height - top - BOTTOM_PX, SHORTEST_STAGE_PX)
+
+
+def key_numbers(cards_u: list[words.Card], cards_c: list[words.Card], *, key: str) -> None:
+    """The four numbers of the story: each lane's largest gap and the new request's TTFT, in one
+    row of cards (container `key`)."""
+    by_label = [{c.label: c for c in cards} for cards in (cards_u, cards_c)]
+    with st.container(key=key):
+        for col, (label, lane) in zip(st.columns(4), [(label, lane) for label in (words.GAP, words.TTFT)
+                                                      for lane in ("unchunked", "chunked")]):
+            card = by_label[lane == "chunked"].get(label)
+            if card:
+                col.metric(f"{label.removeprefix('New request ')} ({lane})", card.value,
+                           help=card.help, border=True)
