@@ -8,6 +8,7 @@ request after `make run`) runs it alone, without this frame and its sidebar. The
 not look into subfolders, so every deep link runs through here (pinned by a browser test).
 """
 
+import runpy
 from pathlib import Path
 
 import streamlit as st
@@ -19,8 +20,16 @@ st.set_page_config(page_title="Chunked Prefill Lab", layout="wide",
                    page_icon=str(Path(__file__).parent / "static" / "favicon.png"))
 sections: dict[str, list] = {}
 for entry in story.PAGES:   # the learner's path: beginners' pages first (ui/story.py)
+    default = entry is story.PAGES[0]
     sections.setdefault(entry.section, []).append(
-        st.Page(entry.path, title=entry.title, icon=entry.icon, default=entry is story.PAGES[0]))
+        st.Page(entry.path, title=entry.title, icon=entry.icon, default=default,
+                url_path="start" if default else None))
+# Home is served at the root, yet its file's name reads as a link: /home (typed, bookmarked, or a
+# page list built from the files) runs Home's script with the link's values, not "Page not found".
+# Streamlit keeps a default page's inferred path reserved, hence Home's own path above.
+sections[story.PAGES[0].section].append(st.Page(
+    lambda: runpy.run_path(story.PAGES[0].path, run_name="__main__"),
+    title=story.PAGES[0].title, url_path="home", visibility="hidden"))
 page = st.navigation(sections)   # before the sidebar: the tour sets its controls (tour_view.enter)
 first_run = widgets.apply_link_corrections()
 on_tour = page.url_path == tour_view.URL_PATH

@@ -182,7 +182,8 @@ def test_a_deep_link_opened_first_on_a_fresh_server_runs_through_app_py(browser,
     """The first request a new server gets is a deep link (a slide's link, right after `make
     run`): the page still comes with the sidebar's controls, because every page script lives in
     a subfolder of pages/ (app.py's docstring says why), and without a "Page not found" dialog
-    over it (Streamlit's legacy pages/ mode, which serve.py turns off: ui/server.py)."""
+    over it (Streamlit's legacy pages/ mode, which serve.py turns off: ui/server.py). Home's file
+    name is a link too (app.py)."""
     with streamlit_server(ROOT / "serve.py", tmp_path / "server.log") as url:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         try:
@@ -191,6 +192,10 @@ def test_a_deep_link_opened_first_on_a_fresh_server_runs_through_app_py(browser,
             wait_for_run(fresh, "Roofline")
             assert fresh.locator('[data-testid="stSidebar"]').count() == 1
             has_value(fresh, "New prompt (tokens)", "4096")
+            assert fresh.get_by_text("Page not found").count() == 0
+            fresh.goto(f"{url}/home?decodes=32")     # Home's file name, typed: Home, its values kept
+            wait_for_run(fresh, "Chunked Prefill Lab")
+            has_value(fresh, "Running decodes", "32")
             assert fresh.get_by_text("Page not found").count() == 0
         finally:
             context.close()
