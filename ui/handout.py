@@ -21,10 +21,10 @@ from charts.theme import Look
 from charts.views import timeline
 from sim.errors import InputError, check_number
 from sim.serving.engine import Trace, simulate
-from sim.serving.policies import get_policy
+from sim.serving.policies import Limits, get_policy
 
 from . import glossary, story, tour, words
-from .scenario import Scenario, traffic_from
+from .scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "out" / "handout"
@@ -38,10 +38,9 @@ def _runs(s: Scenario) -> tuple[Trace, Trace]:
 
 
 def _burst(s: Scenario) -> dict[str, Trace]:
-    t = traffic_from({"workload": "burst", "burst": tour.BURST, "prompt": s.prompt,
-                      "decodes": s.decodes, "context": s.context})
+    t = tour.burst_traffic(s)
     return {p: simulate(t.workload(), get_policy(p), s.cost_model(), budget=s.budget,
-                        max_seqs=t.max_seqs, max_iterations=MAX_ITERATIONS)
+                        limits=Limits(max_seqs=t.max_seqs, max_iterations=MAX_ITERATIONS))
             for p in tour.BURST_POLICIES}
 
 

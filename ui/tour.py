@@ -38,7 +38,7 @@ from sim.studies.stalls import STALL_S, stalls
 from sim.units import fmt_seconds
 
 from . import controls, glossary, story, words
-from .scenario import Scenario, scenario_from
+from .scenario import Scenario, Traffic, scenario_from, traffic_from
 
 VIEWS = ("player", "burst")    # the side-by-side timeline, or a burst of prompts under two policies
 MOMENTS = ("start", "first-chunk", "stall", "first-token-unchunked", "stall-end",
@@ -381,3 +381,10 @@ def render(markdown: str, fields: Mapping[str, str], hover: bool = True) -> str:
         return _Text(hover).format(markdown, **fields)
     except KeyError as e:
         raise TourError(f"the text asks for the field {e} that this step's runs do not give") from None
+
+
+def burst_traffic(s: Scenario) -> Traffic:
+    """The under-load step's workload: BURST prompts of the scenario's length at once, beside
+    its decoders (the Tour page and the handout run it under BURST_POLICIES)."""
+    return traffic_from({"workload": "burst", "burst": BURST, "prompt": s.prompt,
+                         "decodes": s.decodes, "context": s.context})

@@ -23,7 +23,7 @@ from sim.serving.engine import Trace
 from . import controls, player, presenter, runs, story, tour, traffic, widgets, words
 from .controls import CONTROLS
 from .runs import Framing
-from .scenario import Scenario, Traffic, traffic_from
+from .scenario import Scenario, Traffic
 
 URL_PATH = "tour"            # the page's address: /tour (pages/learn/tour.py)
 STEP = controls.TOUR.key     # the step picker's key, and the link's: /tour?tour=3
@@ -196,8 +196,7 @@ def burst_runs(s: Scenario) -> tuple[Traffic, dict[str, Trace]]:
     """The under-load step's workload, BURST prompts of the scenario's length at once, under
     the two policies, run within the traffic pages' limits (a message and the page's end when
     it cannot run)."""
-    t = traffic_from({"workload": "burst", "burst": tour.BURST, "prompt": s.prompt,
-                      "decodes": s.decodes, "context": s.context})
+    t = tour.burst_traffic(s)
     return t, traffic.runs(t, s, t.workload(), tour.BURST_POLICIES, s.budget)
 
 

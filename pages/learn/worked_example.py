@@ -37,10 +37,9 @@ for step in chain[:revealed]:
         st.subheader(step.title)
         st.markdown(step.sentence, unsafe_allow_html=True)
         if len(step.picture):
-            st.vega_lite_chart(runs.worked_picture(step.picture, step.unit, look), theme=None,
-                               width="content")
-            widgets.numbers_table(partial(runs.worked_figure, step.picture, step.unit, look),
-                                  f"worked_{step.id}")
+            widgets.chart(runs.worked_picture(step.picture, step.unit, look),
+                          partial(runs.worked_figure, step.picture, step.unit, look),
+                          f"worked_{step.id}")
         st.table(widgets.steps_frame(step.steps).set_index("step"))
 if not show_all:
     back, forward, where = st.columns([1, 2, 3], vertical_alignment="center")

@@ -50,8 +50,9 @@ FRAME_BOXES = """() => {
 
 
 def ready_player(page):
-    """The player's frame once the page has settled (the room's report reruns the page once)."""
-    settle(page)
+    """The player's frame once the page has settled (the room's report reruns the page once;
+    on a loaded machine the report, polled every 400 ms, can come a second after a run ends)."""
+    settle(page, quiet_ms=2500)
     frame = page.locator(".st-key-stage iframe").element_handle().content_frame()
     frame.wait_for_function("window.playerReady === true && window.playerViewBox('chunked_new_view') "
                             "!== null", timeout=30_000)
