@@ -183,6 +183,7 @@ def test_iteration_cap_is_a_clear_error():
     assert run(seed_scenario(), "sarathi", 576, max_iterations=256).iterations == 256
     with pytest.raises(SimulationLimitError) as error:
         run(seed_scenario(), "sarathi", 576, max_iterations=255)
+    assert error.value.cap == 255                     # which cap it hit: the CLI names it
     assert str(error.value) == ("the run needed more than 255 iterations (the cap); shorten the "
                                 "workload or raise the iteration cap")
 
