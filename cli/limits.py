@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sim.serving.work import CLI_BUDGET, WorkTooLarge, combined, fmt_work_bytes, fmt_work_seconds
 
-from .common import REMEDY, check_work, lane_args, planned_run, scenario_of
+from .common import PROCESS_BYTES, PROCESS_SECONDS, REMEDY, check_work, lane_args, planned_run, scenario_of
 
 VIEW_HEIGHT = {"side-by-side": (532, 852), "streams": (274, 705), "roofline": (1011, 1271)}
 MARGIN = 350                # legends and titles beside the plot, CSS pixels
@@ -33,12 +33,18 @@ class FigureWork:
     seconds: float
     bytes: float
 
-    def frames_that_fit(self) -> int:
-        """The most frames of this size the command's budget allows."""
+    def frames_that_fit(self, seconds_beside: float = 0.0, bytes_beside: float = 0.0) -> int:
+        """The most frames of this size the command's budget allows beside other work (the
+        runs the figure draws, the command's own start)."""
         per_frame_s = SECONDS_PER_FRAME + self.pixels * SECONDS_PER_PIXEL
         per_frame_b = self.pixels * BYTES_PER_PIXEL
-        return int(min((CLI_BUDGET.seconds - DRAW_SECONDS) / per_frame_s,
-                       (CLI_BUDGET.bytes - DRAW_BYTES) / per_frame_b))
+        return max(0, int(min((CLI_BUDGET.seconds - DRAW_SECONDS - seconds_beside) / per_frame_s,
+                              (CLI_BUDGET.bytes - DRAW_BYTES - bytes_beside) / per_frame_b)))
+
+
+def fewer_frames(fmt: str, frames: int, width: int) -> str:
+    """The frames advice, for a gif that can still have at least two (else nothing)."""
+    return f"use at most {frames:,} --frames at --width {width:,}" if fmt == "gif" and frames >= 2 else ""
 
 
 def figure_work(view: str, fmt: str, width: int, frames: int, presenter: bool) -> FigureWork:
@@ -57,19 +63,22 @@ def check_export_work(args, fmt: str, width: int, frames: int) -> tuple[int, ...
     kept together for the figure) and figure together, are over the command's budget, naming
     what to change; else the iteration caps of the two lanes (chunked, unchunked) within it."""
     figure = figure_work(args.view, fmt, width, frames, args.presenter)
-    fewer = f"use at most {max(figure.frames_that_fit(), 2):,} --frames at --width {width:,}"
     if figure.seconds > CLI_BUDGET.seconds or figure.bytes > CLI_BUDGET.bytes:
         height = VIEW_HEIGHT[args.view][args.presenter]
+        fewer = fewer_frames(fmt, figure.frames_that_fit(PROCESS_SECONDS, PROCESS_BYTES), width)
         raise WorkTooLarge(
             f"a {figure.frames:,}-frame {fmt} of {figure.pixels / 1e6:.2g} million pixels a frame "
             f"(--width {width:,} + legends, × {height} px tall) would take "
             f"≈ {fmt_work_seconds(figure.seconds)} and {fmt_work_bytes(figure.bytes)}, over the "
             f"command's {fmt_work_seconds(CLI_BUDGET.seconds)} and "
-            f"{fmt_work_bytes(CLI_BUDGET.bytes)}; {fewer}, or a smaller --width")
+            f"{fmt_work_bytes(CLI_BUDGET.bytes)}; {fewer + ', or ' if fewer else ''}a smaller --width")
     if args.view == "roofline":
         return ()
     lanes = [planned_run(args), planned_run(lane_args(args, args.unchunked))]
     work = combined([lane.work() for lane in lanes], held_together=True)
+    runs_s, runs_b = work.cost(work.caps_at(1.0))   # the runs at their likely iterations
+    fewer = fewer_frames(fmt, figure.frames_that_fit(runs_s + PROCESS_SECONDS, runs_b + PROCESS_BYTES),
+                         width)
     return check_work(work.plus(figure.seconds, figure.bytes),
                       f"this export (two runs and a {figure.frames:,}-frame {fmt})",
-                      f"{REMEDY[scenario_of(args)]}; or {fewer}")
+                      REMEDY[scenario_of(args)] + (f"; or {fewer}" if fewer else ""))
