@@ -21,7 +21,8 @@ MARGIN = 350                # legends and titles beside the plot, CSS pixels
 PNG_SCALE = 2               # charts.export.PNG_SCALE
 SECONDS_PER_FRAME = 0.05    # a frame's spec, rendered
 SECONDS_PER_PIXEL = 5e-7    # render, decode, quantize, encode
-BYTES_PER_PIXEL = 5         # a gif keeps every quantized frame until it is written
+BYTES_PER_PIXEL = 10        # a gif keeps every frame until it is written: 46 frames at --width 4,000
+#                             peaked at 1.33 GB here, 2 frames at 0.35 GB (22 MB a frame, 9.7 B a pixel)
 DRAW_SECONDS = 3.0          # loading the chart packages and the renderer, once
 DRAW_BYTES = 300e6
 
