@@ -212,6 +212,8 @@ def next_link(title: str) -> None:
     after = story.next_page(here.path)
     st.divider()
     st.page_link(after.path, label=f"Next: {after.title}: {after.what}", icon=":material/arrow_forward:")
+
+
 def readable_css() -> None:
     """Text that meets WCAG AA contrast (4.5:1, axe's "serious" line) where Streamlit's does
     not: captions in the charts' muted ink (Streamlit's caption grey, its text at 60% opacity, is

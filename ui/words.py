@@ -33,6 +33,8 @@ def cost_rule(mode: str, tp: int = 1) -> str:
 # The cards' labels, in the order each lane shows them: the stall first.
 GAP, FROZEN, FROZEN_TIME, TTFT, STEADY = ("Largest gap", "Streams frozen", "Frozen per stream",
                                           "New request TTFT", "Steady gap (p99)")
+
+
 @dataclass(frozen=True)
 class Card:
     label: str
