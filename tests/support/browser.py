@@ -2,10 +2,16 @@
 
 from playwright import sync_api
 
+# The app's own record of its script: Streamlit's "Running" widget shows only after a delay, so
+# its absence alone can be read in the middle of a run.
+SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']"
+
 
 def wait_for_run(page, heading: str):
-    """The page's heading is shown and the script run has finished."""
+    """The page's heading is shown (the run that draws it has started) and that run has
+    finished."""
     page.get_by_role("heading", name=heading).first.wait_for(timeout=30_000)
+    page.wait_for_selector(SETTLED, timeout=30_000)
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=30_000)
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from axe_playwright_python.sync_playwright import Axe
 
-SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']"
+from .browser import SETTLED
+
 # what a test fails on: axe's two worst levels (moderate and minor are reported, not failed)
 BLOCKING = ("critical", "serious")
 NUMBERS = "Show this chart's numbers as tables"   # ui.widgets.numbers_table
