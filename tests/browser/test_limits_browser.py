@@ -94,15 +94,27 @@ def test_controls_shown_on_several_pages_survive_clicks_through_the_sidebar(page
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
+# Every progress line the page shows, however briefly (a run of the sweep can take 50 ms).
+WATCH_PROGRESS = r"""() => {
+  window.__progress = [];
+  new MutationObserver(() => {
+    for (const m of document.body.innerText.matchAll(/budget [\d,]+ \((\d+) of \d+\)/g))
+      window.__progress.push(Number(m[1]));
+  }).observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+
+
 def test_a_run_behind_the_button_can_be_cancelled(page, own_server):
     page.goto(f"{own_server}/budget_tradeoff?workload=poisson&requests=1000&qps=1000&lengths=fixed"
-              "&olen=1000&gpu=mi300x&model=qwen2.5-7b&bmin=1&bmax=10000000")
+              "&olen=4000&gpu=mi300x&model=qwen2.5-7b&bmin=1&bmax=10000000")
     wait_for_run(page, "Budget trade-off")
     run = page.get_by_role("button", name=re.compile(r"^Run \("))
     before = run.inner_text()
+    page.evaluate(WATCH_PROGRESS)
     run.click()
-    # the first run can take up to its deadline (120 s at the Run tier) on a loaded machine
-    page.get_by_text(re.compile(r"budget [\d,]+ \(2 of \d+\)")).first.wait_for(timeout=120_000)
+    # once the second run has started (so the first has finished), cancel; the first run can take
+    # up to its deadline (120 s at the Run tier) on a loaded machine
+    page.wait_for_function("() => window.__progress.some(k => k >= 2)", timeout=120_000)
     page.get_by_role("button", name="Cancel").click()
     sync_api.expect(page.get_by_text("Cancelled; the runs that finished are kept.")).to_be_visible(
         timeout=30_000)
