@@ -43,6 +43,20 @@ def app_url(tmp_path_factory):
         yield url
 
 
+@pytest.fixture
+def new_tab(browser):
+    """new_tab(width, height) -> a page in a fresh browser context (no cookies, no session) of
+    that window size; every context it opened is closed after the test."""
+    contexts = []
+
+    def open_tab(width: int = 1400, height: int = 1000):
+        contexts.append(browser.new_context(viewport={"width": width, "height": height}))
+        return contexts[-1].new_page()
+    yield open_tab
+    for context in contexts:
+        context.close()
+
+
 @pytest.fixture(scope="session")
 def visited(browser, app_url):
     """visited(path, scheme="light") -> the Visit of that page in a fresh context, made once per

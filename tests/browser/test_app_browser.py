@@ -22,10 +22,8 @@ SCENARIO = "illustrative_dense-8b_budget-576"   # the defaults, as download name
 
 
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    yield context.new_page()
-    context.close()
+def page(new_tab):
+    return new_tab()
 
 
 @pytest.mark.parametrize("path", list(PAGES))

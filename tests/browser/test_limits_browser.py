@@ -23,13 +23,11 @@ def own_server(tmp_path_factory):
 
 
 @pytest.fixture
-def page(browser, own_server):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    tab = context.new_page()
+def page(new_tab, own_server):
+    tab = new_tab()
     tab.goto(own_server)               # the first request of a fresh server is its home page
     wait_for_run(tab, "Chunked Prefill Lab")
-    yield tab
-    context.close()
+    return tab
 
 
 def move_to(page, title: str, heading: str | None = None) -> None:

@@ -61,70 +61,58 @@ def ready_player(page):
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 @pytest.mark.parametrize("path", list(PAGES), ids=["home", "side_by_side"])
-def test_presenter_mode_fits_a_projector(browser, app_url, path, size):
+def test_presenter_mode_fits_a_projector(new_tab, app_url, path, size):
     width, height = size
-    context = browser.new_context(viewport={"width": width, "height": height})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/{path}?presenter=1")
-        frame = ready_player(page)
-        boxes, inside = page.evaluate(PAGE_BOXES), frame.evaluate(FRAME_BOXES)
-        print(f"\n{path or 'home'} at {width}x{height}: {json.dumps(boxes)}\n  in the player: "
-              f"{json.dumps(inside)}")
+    page = new_tab(width, height)
+    page.goto(f"{app_url}/{path}?presenter=1")
+    frame = ready_player(page)
+    boxes, inside = page.evaluate(PAGE_BOXES), frame.evaluate(FRAME_BOXES)
+    print(f"\n{path or 'home'} at {width}x{height}: {json.dumps(boxes)}\n  in the player: "
+          f"{json.dumps(inside)}")
 
-        assert boxes["sidebar"]["right"] <= 0                          # closed
-        assert boxes["title"]["top"] < HEADER_ROOM_PX                  # no empty header space
-        assert len(boxes["cards"]) == 4                                # the key numbers ...
-        for card in boxes["cards"]:                                    # ... all on the first screen
-            assert 0 <= card["top"] and card["bottom"] <= height and card["right"] <= width
-        player = boxes["player"]
-        assert player["bottom"] <= height and player["right"] <= width  # the whole player ...
-        assert inside["scroll_height"] <= inside["frame_height"]       # ... nothing below its fold
-        assert inside["canvas"]["bottom"] <= inside["frame_height"] and inside["chart_overflow"] <= 0
-        assert inside["unchunked"]["top"] >= inside["controls"]["bottom"]   # both lanes drawn,
-        assert inside["chunked_last"]["bottom"] <= inside["frame_height"]   # top to bottom
-        assert inside["zoom"] == 1                                     # not scaled down: 18 px labels
-        tops = {b["top"] for b in inside["buttons"]}
-        assert max(tops) - min(tops) <= 12 and inside["controls"]["bottom"] - inside["controls"]["top"] < 80
-        assert boxes["text_px"] >= 24
-        config = frame.evaluate("JSON.parse(document.getElementById('player-spec').textContent).config")
-        assert config["axis"]["labelFontSize"] >= 18 and config["text"]["fontSize"] >= 18
-    finally:
-        context.close()
+    assert boxes["sidebar"]["right"] <= 0                          # closed
+    assert boxes["title"]["top"] < HEADER_ROOM_PX                  # no empty header space
+    assert len(boxes["cards"]) == 4                                # the key numbers ...
+    for card in boxes["cards"]:                                    # ... all on the first screen
+        assert 0 <= card["top"] and card["bottom"] <= height and card["right"] <= width
+    player = boxes["player"]
+    assert player["bottom"] <= height and player["right"] <= width  # the whole player ...
+    assert inside["scroll_height"] <= inside["frame_height"]       # ... nothing below its fold
+    assert inside["canvas"]["bottom"] <= inside["frame_height"] and inside["chart_overflow"] <= 0
+    assert inside["unchunked"]["top"] >= inside["controls"]["bottom"]   # both lanes drawn,
+    assert inside["chunked_last"]["bottom"] <= inside["frame_height"]   # top to bottom
+    assert inside["zoom"] == 1                                     # not scaled down: 18 px labels
+    tops = {b["top"] for b in inside["buttons"]}
+    assert max(tops) - min(tops) <= 12 and inside["controls"]["bottom"] - inside["controls"]["top"] < 80
+    assert boxes["text_px"] >= 24
+    config = frame.evaluate("JSON.parse(document.getElementById('player-spec').textContent).config")
+    assert config["axis"]["labelFontSize"] >= 18 and config["text"]["fontSize"] >= 18
 
 
-def test_a_tooltip_on_a_projector_is_large(browser, app_url):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/side_by_side?presenter=1")
-        frame = ready_player(page)
-        bars = frame.evaluate("""() => { const b = window.playerViewBox('chunked_bars_view'),
-                                          c = document.querySelector('#chart').getBoundingClientRect();
-                                          return {x: c.left + b.left + b.width * 0.1,
-                                                  y: c.top + b.top + b.height * 0.6}; }""")
-        # the clock at the end draws every bar, with its tooltip
-        frame.get_by_test_id("player-scrub").fill(frame.get_by_test_id("player-scrub").get_attribute("max"))
-        offset = page.locator(".st-key-stage iframe").bounding_box()
-        page.mouse.move(offset["x"] + bars["x"], offset["y"] + bars["y"])
-        tooltip = frame.locator("#vg-tooltip-element.visible")
-        tooltip.wait_for(timeout=10_000)
-        assert "duration (ms)" in tooltip.inner_text()
-        assert float(tooltip.evaluate("e => getComputedStyle(e).fontSize").removesuffix("px")) >= 20
-    finally:
-        context.close()
+def test_a_tooltip_on_a_projector_is_large(new_tab, app_url):
+    page = new_tab(1280, 720)
+    page.goto(f"{app_url}/side_by_side?presenter=1")
+    frame = ready_player(page)
+    bars = frame.evaluate("""() => { const b = window.playerViewBox('chunked_bars_view'),
+                                      c = document.querySelector('#chart').getBoundingClientRect();
+                                      return {x: c.left + b.left + b.width * 0.1,
+                                              y: c.top + b.top + b.height * 0.6}; }""")
+    # the clock at the end draws every bar, with its tooltip
+    frame.get_by_test_id("player-scrub").fill(frame.get_by_test_id("player-scrub").get_attribute("max"))
+    offset = page.locator(".st-key-stage iframe").bounding_box()
+    page.mouse.move(offset["x"] + bars["x"], offset["y"] + bars["y"])
+    tooltip = frame.locator("#vg-tooltip-element.visible")
+    tooltip.wait_for(timeout=10_000)
+    assert "duration (ms)" in tooltip.inner_text()
+    assert float(tooltip.evaluate("e => getComputedStyle(e).fontSize").removesuffix("px")) >= 20
 
 
-def test_high_contrast_text_is_full_ink(browser, app_url):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    try:
-        page = context.new_page()
-        page.goto(f"{app_url}/side_by_side?contrast=1")
-        settle(page)
-        caption = page.locator('[data-testid="stCaptionContainer"]').first
-        assert caption.evaluate("e => getComputedStyle(e).color") == "rgb(0, 0, 0)"
-        frame = page.locator("iframe").first.element_handle().content_frame()
-        frame.wait_for_function("window.playerReady === true", timeout=30_000)
-        assert "contrast" in frame.evaluate("document.documentElement.className")
-    finally:
-        context.close()
+def test_high_contrast_text_is_full_ink(new_tab, app_url):
+    page = new_tab(1280, 720)
+    page.goto(f"{app_url}/side_by_side?contrast=1")
+    settle(page)
+    caption = page.locator('[data-testid="stCaptionContainer"]').first
+    assert caption.evaluate("e => getComputedStyle(e).color") == "rgb(0, 0, 0)"
+    frame = page.locator("iframe").first.element_handle().content_frame()
+    frame.wait_for_function("window.playerReady === true", timeout=30_000)
+    assert "contrast" in frame.evaluate("document.documentElement.className")

@@ -14,10 +14,8 @@ STEPS = tour.load()
 
 
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    yield context.new_page()
-    context.close()
+def page(new_tab):
+    return new_tab(1280, 720)
 
 
 def step_shown(page, number: int) -> None:
