@@ -39,7 +39,7 @@ else:
     player.player(s, look, WINDOW.default, "home-side-by-side", window_control=False)
     presenter.key_numbers(cards_u, cards_c, key="key-numbers")
 
-fields = words.story_fields(unchunked, chunked, s.budget, cards_u, cards_c)
+fields = words.story_fields(unchunked, chunked, s.cost_model())
 for chapter in story.CHAPTERS:
     with st.container(key=f"chapter-{chapter.id}"):
         st.subheader(chapter.title)

@@ -54,8 +54,8 @@ def kv_capacity_tokens(cost: CostModel, reserve_fraction: float = RESERVE_FRACTI
     if free <= 0:
         share = f" (1/{cost.tp} per GPU)" if cost.tp > 1 else ""
         raise InputError(
-            f"{model.name} weights ({fmt_bytes(cost.weight_bytes, binary=False)}{share}) do not "
-            f"fit in {gpu.name} memory ({fmt_bytes(gpu.memory_bytes, binary=False)} less a "
+            f"{model.name} weights ({fmt_bytes(cost.weight_bytes)}{share}) do not "
+            f"fit in {gpu.name} memory ({fmt_bytes(gpu.memory_bytes)} less a "
             f"{reserve_fraction:.0%} reserve); choose a larger GPU, more GPUs (tp) or a smaller "
             "model")
     return int(free // cost.kv_bytes_per_token)

@@ -84,16 +84,15 @@ def memory_budget(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -
     # tensor parallelism: each GPU holds 1/tp of the weights and its share of the KV heads
     tp, shards = (f" / {cost.tp} GPUs", f" / {cost.kv_shards}") if cost.tp > 1 else ("", "")
     return [
-        Step("gpu_memory", "GPU memory", "datasheet", gpu.name, gpu.memory_bytes, "B", decimal=True),
+        Step("gpu_memory", "GPU memory", "datasheet", gpu.name, gpu.memory_bytes, "B"),
         Step("reserve", "Reserve (activations, CUDA graphs)", "memory × reserve fraction",
-             f"{fmt_bytes(gpu.memory_bytes, False)} × {reserve_fraction:g}", reserve, "B",
-             decimal=True),
+             f"{fmt_bytes(gpu.memory_bytes)} × {reserve_fraction:g}", reserve, "B"),
         Step("weights", "Weights", "params × bytes per param" + (" / tp" if tp else ""),
              f"{model.params:.3g} × {model.weight_bytes_per_param:g} B{tp}", cost.weight_bytes,
-             "B", decimal=True),
+             "B"),
         Step("kv_capacity_bytes", "KV capacity", "memory − reserve − weights",
-             f"{fmt_bytes(gpu.memory_bytes, False)} − {fmt_bytes(reserve, False)} − "
-             f"{fmt_bytes(cost.weight_bytes, False)}", free, "B"),
+             f"{fmt_bytes(gpu.memory_bytes)} − {fmt_bytes(reserve)} − "
+             f"{fmt_bytes(cost.weight_bytes)}", free, "B"),
         Step("kv_bytes_per_token", "KV bytes per token",
              "2 (K, V) × layers × KV heads × head dim × bytes" + (" / KV shards" if tp else ""),
              f"2 × {model.layers} × {model.kv_heads} × {model.head_dim} × "
