@@ -165,9 +165,12 @@ def trade_story(comparison: Comparison, reread: str) -> str:
     else:
         frozen = (f"{c.frozen_streams:,} of the {c.streams:,} streams freeze (a gap over "
                   f"{threshold}) instead of {u.frozen_streams:,}")
-    why_not = "" if c.split else " (the budget holds the whole prompt, so nothing is split)"
-    if comparison.fewer_frozen or (comparison.shorter_wait and not c.frozen_streams):
+    why_not = ("" if c.split or c.starved_iterations
+               else " (the budget holds the whole prompt, so nothing is split)")
+    if comparison.shorter_wait and (comparison.fewer_frozen or not c.frozen_streams):
         buys = f"It buys: {gap}, and {frozen}."
+    elif comparison.fewer_frozen:
+        buys = f"It buys fewer freezes, {frozen}; but {gap}."
     elif comparison.shorter_wait:
         buys = (f"It buys little here: {gap}, and {frozen}: a chunk of {c.largest_chunk:,} "
                 "tokens is still a long iteration. A smaller budget buys more.")
@@ -310,7 +313,7 @@ def _change(before: float, after: float) -> str:
     """E.g. "falls from 333 ms to 23.04 ms (14.5× shorter)"."""
     if math.isnan(before) or math.isnan(after):
         return f"is {fmt_seconds(after)} (was {fmt_seconds(before)})"
-    if after == before:
+    if fmt_seconds(after) == fmt_seconds(before):
         return f"stays at {fmt_seconds(after)}"
     verb, ratio = ("falls", before / after) if after < before else ("rises", after / before)
     size = f" ({ratio:,.3g}× {'shorter' if after < before else 'longer'})" if after else ""
