@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL
+
 from .glossary import first, term
 
 
@@ -91,7 +93,8 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(
         "dial", "5. The budget is a dial",
         "A larger budget carries more of the prompt per iteration, so the first token comes "
-        "sooner; but every stream waits for each longer iteration. The Sarathi-Serve recipe: take "
+        "sooner; but every stream waits for each longer iteration. The Sarathi-Serve recipe "
+        f"([{SARATHI_SERVE}]({SARATHI_SERVE_URL})): take "
         "the largest budget whose iteration still meets the gap the streams must keep (their "
         f"{first('tpot')} target). Under load, a {first('slo')} adds a target for the first "
         "token too, and the dial must meet both.",

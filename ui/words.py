@@ -56,7 +56,7 @@ def stall_story(trace: Trace, facts: Lane) -> str:
     """Home's "the stall" paragraph, from the unchunked run: the iteration that carries the prompt
     (the prompt iteration) and the streams' longest wait it causes, each under its own name."""
     policy = POLICIES[trace.policy]
-    head = f"**{policy.label}**: {policy.summary}."
+    head = f"{policy.intro}. **{policy.label}**: {policy.summary}."
     if math.isnan(facts.prompt_iteration_s):
         return head + " No new prompt arrives, so nothing holds the streams up."
     it = fmt_seconds(facts.prompt_iteration_s)
@@ -81,7 +81,7 @@ def fix_story(trace: Trace, facts: Lane, before: Lane) -> str:
     arithmetic, and what it does to the streams' longest wait, by regime (no room for a chunk,
     the whole prompt fits in one iteration, or the prompt split into chunks)."""
     policy = POLICIES[trace.policy]
-    budget, head = facts.budget, f"**{policy.label}**: {policy.summary}."
+    budget, head = facts.budget, f"{policy.intro}. **{policy.label}**: {policy.summary}."
     if trace.starved_iterations:
         return (f"{head} But the running streams' decodes take the whole budget of {budget:,} "
                 "tokens, so the prompt gets no chunk until streams finish and leave "

@@ -19,6 +19,13 @@ from dataclasses import dataclass, field
 from sim.errors import InputError, check_number
 from sim.units import fmt_bytes, fmt_count, fmt_flops, fmt_seconds
 
+# The sources, named and linked wherever the lab cites them (no public address is known for the
+# article, so it is cited by its title).
+SOURCE_ARTICLE = "Chunked Prefill and Prefill-Decode Interference in LLM Serving"
+SARATHI_SERVE = ("Agrawal et al., “Taming Throughput-Latency Tradeoff in LLM Inference with "
+                 "Sarathi-Serve”, OSDI 2024")
+SARATHI_SERVE_URL = "https://arxiv.org/abs/2403.02310"
+
 DEFAULTS = dict(params=8e9, bytes_per_param=2.0, peak_tflops=400.0, bandwidth_tbps=3.0, decodes=64,
                 context=4000, prompt=8192, budgets=(576, 2048), layers=32, kv_heads=8, head_dim=128, kv_bytes=2.0,
                 long_prompt=128_000, burst=10)
