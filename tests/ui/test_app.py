@@ -328,6 +328,20 @@ def test_fidelity_page_shows_the_validate_numbers():
     assert len(at.get("vega_lite_chart")) == 3
 
 
+def test_a_scenario_too_big_for_memory_says_the_most_that_fits_with_links():
+    """decodes=1,000 at 4,000 tokens of context needs 4.3 million KV tokens: the page says the
+    most that fit with the other values kept (100 streams, or a context of 171), each a link to
+    that view, and those links run."""
+    at = open_app(decodes=1000)
+    message = at.error[0].value
+    assert "The most that fit, changing one value: [decodes=100](?decodes=100)" in message
+    assert "[context=171](?decodes=1000&context=171)" in message
+    assert scenario.scenario_from({"decodes": 100}).fits_in_memory()
+    assert not scenario.scenario_from({"decodes": 101}).fits_in_memory()
+    at = open_app(decodes=100)
+    assert_clean(at) and not at.error
+
+
 def test_fidelity_waterfall_at_the_defaults_says_which_gpu_it_uses():
     """The sidebar's default GPU is not refused: the page opens on the GPU it can explain and
     says why, in a caption, not an alert."""
