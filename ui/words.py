@@ -16,7 +16,7 @@ from sim.studies.lanes import Comparison, Lane, compare, lane
 from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
 from sim.units import fmt_bytes, fmt_seconds
 
-from .glossary import term
+from .glossary import first, term
 
 # How one iteration is priced, per cost mode (sim/cost.py), in the words the pages use.
 COST_RULES = {
@@ -204,7 +204,8 @@ def reread_story(facts: Lane, cost: CostModel) -> str:
     counted = ("the simple cost mode leaves it out, as the source article's arithmetic does"
                if cost.mode == "simple" else f"the {cost.mode} cost mode counts it in each chunk's "
                "iteration")
-    return (f"Each chunk after the first also re-reads the KV cache of the prompt tokens before "
+    return (f"Each chunk after the first also re-reads the {first('kv')} cache of the prompt "
+            "tokens before "
             f"it: {facts.reread_tokens:,} token-reads × {fmt_bytes(per_token)} = "
             f"{fmt_bytes(total)}, {fmt_seconds(total / bandwidth)} at "
             f"{bandwidth / 1e12:,.4g} TB/s ({counted}).")
@@ -349,13 +350,13 @@ def story_fields(unchunked: Trace, chunked: Trace, cost: CostModel) -> dict[str,
 def player_cue(cards_u: list[Card], cards_c: list[Card], decoders: int) -> str:
     """What to watch, shown above the player until it plays (plain text)."""
     u, c = ({card.label: card for card in cards} for cards in (cards_u, cards_c))
-    first = (f" The new request's first token: {u[TTFT].value} on top, {c[TTFT].value} below."
+    ttfts = (f" The new request's first token: {u[TTFT].value} on top, {c[TTFT].value} below."
              if TTFT in u else "")
     if not decoders:
-        return "Press Play: no streams are running, so nothing can freeze." + first
+        return "Press Play: no streams are running, so nothing can freeze." + ttfts
     return (f"Press Play and watch the rows: one per stream ({decoders:,}), a tick per token. "
             f"Top lane: the streams wait up to {u[GAP].value} for a token. "
-            f"Bottom lane: up to {c[GAP].value}." + first)
+            f"Bottom lane: up to {c[GAP].value}." + ttfts)
 
 
 def timeline_legend() -> str:

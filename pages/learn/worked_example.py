@@ -17,7 +17,8 @@ REVEALED = "worked_revealed"   # how many steps of the core chain are shown
 
 st.header("Worked example")
 st.markdown(
-    f"The arithmetic of the lab's source article, *{SOURCE_ARTICLE}*, one step at a time, on the "
+    f"The arithmetic of the lab's source article on {first('llm')} serving, *{SOURCE_ARTICLE}*, "
+    "one step at a time, on the "
     "sidebar's numbers (the article works the scheduler of "
     f"[{SARATHI_SERVE}]({SARATHI_SERVE_URL})): from the "
     f"weights to the new prompt's {first('ttft')} and the streams' longest wait. It uses their "

@@ -155,7 +155,7 @@ def worked_example(**overrides) -> WorkedExample:
                        f"max({p:,} × {fmt_flops(fpt)} / {v['peak_tflops']:g} TFLOP/s, {fmt_seconds(read)})",
                        max(p * fpt / peak, read), "s", "the source article rounds it to 'about 330 ms'")
     step = ex.values["decode_step_s"]
-    ex.add("wait_unchunked_s", "Streams' longest wait, unchunked",
+    ex.add("wait_unchunked_s", "Streams' wait, unchunked",
            "whole prompt's iteration + the decode step that brings the next token",
            f"{fmt_seconds(unchunked)} + {fmt_seconds(step)}", unchunked + step, "s",
            "the source article calls 330 ms the decoders' worst-case gap; their next token comes "
@@ -262,7 +262,7 @@ def _budget_steps(ex: WorkedExample, i: int, budget: int, d: int, p: int, iterat
                       f"{fmt_seconds(ttft)} / {fmt_seconds(unchunked)} − 1", ttft / unchunked - 1, "%",
                       "the source article rounds it to 'about 12 percent'; it is 12.5%" if budget == 576 else "")
     longest = max(times)
-    reduction = ex.add(f"stall_reduction_{i}", f"{tag}: longest iteration, unchunked / chunked",
+    reduction = ex.add(f"stall_reduction_{i}", f"{tag}: iteration, unchunked / chunked",
                        "whole prompt in one iteration / the one iteration (nothing is split)"
                        if fits else "whole prompt in one iteration / longest chunked iteration",
                        f"{fmt_seconds(unchunked)} / {fmt_seconds(longest)}", unchunked / longest, "x",
@@ -270,7 +270,7 @@ def _budget_steps(ex: WorkedExample, i: int, budget: int, d: int, p: int, iterat
                        "two iterations (327.7 / 23.04 = 14.2); the streams' longest wait, the "
                        "next row, falls 14.5-fold" if budget == 576 else "")
     wait = ex.values["wait_unchunked_s"]
-    ex.add(f"wait_reduction_{i}", f"{tag}: streams' longest wait, unchunked / chunked",
+    ex.add(f"wait_reduction_{i}", f"{tag}: wait, unchunked / chunked",
            "unchunked wait / longest chunked iteration (it carries their tokens)",
            f"{fmt_seconds(wait)} / {fmt_seconds(longest)}",
            wait / longest, "x")

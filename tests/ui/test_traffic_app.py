@@ -255,13 +255,13 @@ def test_memory_defaults_show_the_seeds_arithmetic():
     assert budget.loc["KV capacity in tokens", "result"] == "427,246"
     assert budget.loc["KV capacity", "numbers substituted"] == "80 GB − 8 GB − 16 GB"
     assert pressure.loc["KV of the simultaneous prompts", "numbers substituted"] == \
-        "20 × 8,192 × 128 KiB"
-    assert pressure.loc["KV of the simultaneous prompts", "result"] == "20 GiB"
+        "20 × 8,192 × 131 kB"
+    assert pressure.loc["KV of the simultaneous prompts", "result"] == "21.5 GB"
     assert pressure.loc["Share of the KV capacity", "result"] == "98.3%"
-    assert pressure.loc["KV of the running decoders", "formula"] == \
-        "decoders × context × KV bytes per token"
-    assert pressure.loc["KV of the running decoders", "numbers substituted"] == \
-        "64 × 4,000 × 128 KiB"
+    assert pressure.loc["KV of the running streams", "formula"] == \
+        "streams × context × KV bytes per token"
+    assert pressure.loc["KV of the running streams", "numbers substituted"] == \
+        "64 × 4,000 × 131 kB"
 
 
 def test_memory_under_pressure_preempts_per_chunk_allocation_more():
