@@ -120,6 +120,38 @@ def freeze_story(facts: Lane) -> str:
             f"{who}: a gap over {threshold} is a {'freeze'}, {who} stopped for up to {wait}.")
 
 
+def _who_froze(facts: Lane) -> str:
+    if facts.frozen_streams == facts.streams:
+        return "every stream freezes"
+    return f"{facts.frozen_streams:,} of the {facts.streams:,} streams freeze"
+
+
+def home_intro(unchunked: Trace, chunked: Trace) -> str:
+    """Home's opening paragraph: what the two lanes show in this scenario, by regime (Markdown,
+    with glossary hovers)."""
+    comparison = compare(unchunked, chunked)
+    u, c = comparison.unchunked, comparison.chunked
+    new = np.flatnonzero(~unchunked.prefilled)
+    prompt = f"{int(unchunked.prompt[new[0]]):,}" if len(new) else "no"
+    if not u.streams:
+        top, bottom = "", ""
+    else:
+        top = (f" and {_who_froze(u)}" if u.frozen_streams else
+               f": the streams wait {fmt_seconds(u.longest_wait_s)}, too short to notice")
+        bottom = (" and the streams keep ticking" if not c.frozen_streams
+                  else f" and {_who_froze(c)}")
+    how = ("in chunks" if c.split else
+           "in one iteration too (the budget holds all of it)")
+    ttft = (f"the new prompt's {first('ttft')} grows a little" if c.ttft_s > u.ttft_s
+            else f"the new prompt's {first('ttft')} is no longer")
+    streams = (f"{u.streams:,} streams are being read as they grow, a token at a time, when"
+               if u.streams else "No streams are running when")
+    return (f"Why {first('llm')} servers split long prompts into chunks. {streams} a new "
+            f"{prompt}-token prompt arrives. **Press Play.** Top lane: the server reads the whole "
+            f"prompt in one pass{top}. Bottom lane: it reads the prompt {how}{bottom}, while "
+            f"{ttft}.")
+
+
 def prefill_regime(facts: Lane) -> str:
     """Why the prompt's pass takes the time it does: its arithmetic or its weight read (from
     the cost model's two times for that iteration, never a fixed token count)."""

@@ -100,14 +100,28 @@ def check_home(text: str, u: Truth, c: Truth) -> list[str]:
         if not ok:
             problems.append(what)
 
+    intro = re.search(r"Top lane: (.*?)\. Bottom lane: (.*?), while (.*?)\.\n", text)
+    if intro:
+        for lane, said, truth in (("top", intro.group(1), u), ("bottom", intro.group(2), c)):
+            claim("every stream freezes" not in said or truth.frozen == truth.streams > 0,
+                  f"the intro's {lane} lane: every stream freezes, the run froze {truth.frozen}")
+            claim(not re.search(r"too short to notice|keep ticking", said) or not truth.frozen,
+                  f"the intro's {lane} lane: no freeze, the run froze {truth.frozen}")
+            for n, m in re.findall(r"([\d,]+) of the ([\d,]+) streams freeze", said):
+                claim(int(n.replace(",", "")) == truth.frozen,
+                      f"the intro's {lane} lane: {n} froze, the run {truth.frozen}")
+        claim(("in chunks" in intro.group(2)) == (c.prompt_iterations > 1),
+              "the intro says the prompt is read in chunks where it is not, or the reverse")
+        claim("grows" not in intro.group(3) or c.ttft > u.ttft, "the intro says the TTFT grows")
     chapter_1 = text.split("Two kinds of work share each pass.")[1].split("2. One long")[0]
     if "reads a new prompt" in chapter_1:
         says_compute = "so it is compute-bound" in chapter_1.split("stream;")[0]
         claim(says_compute == u.compute_bound,
               f"the prompt's pass is called {'compute' if says_compute else 'memory'}-bound; "
               f"its compute time {'>' if u.compute_bound else '<='} its memory time")
+    prompt = re.search(r"all ([\d,]+) tokens at once", text)
     for tokens in re.findall(r"carries the prompt \(([\d,]+) prompt tokens", text):
-        claim(int(tokens.replace(",", "")) <= int(text.split("all ")[1].split()[0].replace(",", "")),
+        claim(int(tokens.replace(",", "")) <= int(prompt.group(1).replace(",", "")),
               f"the prompt's iteration is said to carry {tokens} tokens")
     longest = re.search(rf"their longest wait is (?:that iteration.*?= )?{TIME}", text)
     if longest:
@@ -173,7 +187,8 @@ def home_text(s, unchunked, chunked) -> str:
     fields = words.story_fields(unchunked, chunked, s.cost_model())
     cards_u = words.lane_cards(unchunked, s.mode, s.tp)
     cards_c = words.lane_cards(chunked, s.mode, s.tp)
-    parts = [f"{chapter.title}\n{chapter.text.format(**fields)}" for chapter in story.CHAPTERS]
+    parts = [words.home_intro(unchunked, chunked)]
+    parts += [f"{chapter.title}\n{chapter.text.format(**fields)}" for chapter in story.CHAPTERS]
     parts += [words.player_cue(cards_u, cards_c, s.decodes)]
     parts += [f"{card.label}: {card.value}. {card.help}" for card in cards_u + cards_c]
     parts += list(words.trade_notes(unchunked, chunked, cards_u, cards_c).values())
