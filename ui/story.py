@@ -71,8 +71,8 @@ CHAPTERS: tuple[Chapter, ...] = (
         "request it holds. Two kinds of work share each pass. "
         f"**{term('prefill', 'Prefill')}** reads a new prompt, all {{prompt}} tokens at once"
         "{prefill_regime}. A running request that emits tokens, one per iteration, is a "
-        f"**{term('stream')}**; **{term('decode', 'decode')}** adds the next token to each of the "
-        "{decodes} streams{decode_regime}. {pass_times}",
+        f"**{term('stream')}**; **{term('decode', 'decode')}** adds the next token to each "
+        "stream{decode_regime}. {pass_times}",
         ("pages/learn/roofline.py",), "the bars: blue is decode work, orange is prefill"),
     Chapter(
         "freeze", "2. One long prompt freezes every stream",
@@ -101,7 +101,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         ("pages/load/budget_tradeoff.py", "pages/learn/roofline.py")),
     Chapter(
         "traffic", "6. Under real traffic",
-        "One prompt beside {decodes} streams is the simplest case. Real servers see requests "
+        "One prompt arriving beside running streams is the simplest case. Real servers see requests "
         "arrive all the time: bursts of long prompts, random arrivals, recorded traces. Traffic "
         "serves a whole workload with several schedulers side by side; Capacity finds the "
         "highest request rate each sustains within its targets; Memory shows how the "

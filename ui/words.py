@@ -164,12 +164,13 @@ def prefill_regime(facts: Lane) -> str:
 
 def decode_regime(facts: Lane) -> str:
     if not facts.streams:
-        return ": none are running here"
+        return " (none are running here)"
     if facts.decode_compute_bound:
-        return (": so many streams that one token each is more arithmetic than reading the "
-                f"weights takes, so here decode is {term('compute_bound')} too")
-    return (": little arithmetic, but every weight is read again for it, so it is "
-            f"{term('memory_bound')}")
+        return (f" (here {facts.streams:,} of them): so many that one token each is more "
+                "arithmetic than reading the weights takes, so here decode is "
+                f"{term('compute_bound')} too")
+    return (f" (here {facts.streams:,} of them): little arithmetic, but every weight is read "
+            f"again for it, so it is {term('memory_bound')}")
 
 
 def pass_times(facts: Lane) -> str:
@@ -327,9 +328,10 @@ def trade_notes(unchunked: Trace, chunked: Trace, cards_u: list[Card],
         if before is None or not card.seconds > before.seconds:
             continue
         if card.label == TTFT:
-            notes[card.label] = (f"The price of chunking: the prompt goes through in "
-                                 f"{facts.prompt_iterations:,} iteration(s), each shared with the "
-                                 "stream tokens, so its first token comes later.")
+            n = facts.prompt_iterations
+            notes[card.label] = (f"The price of chunking: the prompt goes through in {n:,} "
+                                 f"iteration{'s' if n != 1 else ''}, each shared with the stream "
+                                 "tokens, so its first token comes later.")
         elif card.label == STEADY:
             notes[card.label] = (f"Also a price: while the prompt is prefilled its iterations take "
                                  f"up to {fmt_seconds(facts.prompt_iteration_s)} instead of a "

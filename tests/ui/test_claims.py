@@ -108,8 +108,10 @@ def check_home(text: str, u: Truth, c: Truth) -> list[str]:
             claim(not re.search(r"too short to notice|keep ticking", said) or not truth.frozen,
                   f"the intro's {lane} lane: no freeze, the run froze {truth.frozen}")
             for n, m in re.findall(r"([\d,]+) of the ([\d,]+) streams freeze", said):
-                claim(int(n.replace(",", "")) == truth.frozen,
-                      f"the intro's {lane} lane: {n} froze, the run {truth.frozen}")
+                claim((int(n.replace(",", "")), int(m.replace(",", ""))) == (truth.frozen,
+                                                                           truth.streams),
+                      f"the intro's {lane} lane: {n} of {m} froze, the run {truth.frozen} of "
+                      f"{truth.streams}")
         claim(("in chunks" in intro.group(2)) == (c.prompt_iterations > 1),
               "the intro says the prompt is read in chunks where it is not, or the reverse")
         claim("grows" not in intro.group(3) or c.ttft > u.ttft, "the intro says the TTFT grows")
