@@ -142,7 +142,7 @@ def test_worked_example_with_a_starving_budget_says_so():
     at.toggle(key="worked_all").set_value(True).run()
     assert_clean(at)
     titles = [h.value for h in at.subheader if h.value[0].isdigit()]
-    assert titles[-1] == "4. No room for a chunk" and "Budget 32 ≤ 64 decodes" in shown(at)
+    assert titles[-1] == "4. No room for a chunk" and "Budget 32 ≤ 64 streams" in shown(at)
 
 
 def test_roofline_at_the_defaults_finds_the_budget_and_the_engines_defaults():

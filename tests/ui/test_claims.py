@@ -236,8 +236,16 @@ def check_worked(s, u: Truth, c: Truth) -> list[str]:
     """The Worked example's story, and, where the app runs its arithmetic (the simple mode, one
     GPU, vLLM V0 against Sarathi-Serve), the same values as the runs."""
     ex = worked_example(**s.worked_example_inputs(2048))
-    text = plain("\n".join(step.sentence for step in worked.core_chain(ex, s.gpu.memory_bytes)))
+    chain = worked.core_chain(ex, s.gpu.memory_bytes)
+    text = plain("\n".join(f"{step.title}\n{step.sentence}" for step in chain))
     problems = check_changes(text)
+    inputs = ex.inputs
+    prompt_compute = inputs["prompt"] * 2 * inputs["params"] / (inputs["peak_tflops"] * 1e12)
+    if ("pass is compute-bound" in text) != (prompt_compute > ex.values["decode_weight_read_s"]):
+        problems.append("the Worked example's prompt pass is called by the wrong bound")
+    split = 0 < ex.values["chunk_0"] < inputs["prompt"]
+    if "nothing is split" in text and split:
+        problems.append("the Worked example says nothing is split where the prompt is split")
     if "× shorter" in text:
         ratio = float(re.search(r"([\d.,]+)× shorter", text).group(1).replace(",", ""))
         wait, chunked = ex.values["wait_unchunked_s"], max(ex.values["iteration_0"], ex.values[
