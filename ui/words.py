@@ -381,14 +381,14 @@ def story_fields(unchunked: Trace, chunked: Trace, cost: CostModel) -> dict[str,
         ttft_u=fmt_seconds(u.ttft_s), ttft_c=fmt_seconds(c.ttft_s))
 
 
-def player_cue(cards_u: list[Card], cards_c: list[Card], decoders: int) -> str:
+def player_cue(cards_u: list[Card], cards_c: list[Card], streams: int) -> str:
     """What to watch, shown above the player until it plays (plain text)."""
     u, c = ({card.label: card for card in cards} for cards in (cards_u, cards_c))
     ttfts = (f" The new request's first token: {u[TTFT].value} on top, {c[TTFT].value} below."
              if TTFT in u else "")
-    if not decoders:
+    if not streams:
         return "Press Play: no streams are running, so nothing can freeze." + ttfts
-    return (f"Press Play and watch the rows: one per stream ({decoders:,}), a tick per token. "
+    return (f"Press Play and watch the rows: one per stream ({streams:,}), a tick per token. "
             f"Top lane: the streams wait up to {u[GAP].value} for a token. "
             f"Bottom lane: up to {c[GAP].value}." + ttfts)
 
@@ -404,11 +404,11 @@ def timeline_legend() -> str:
             f"that is over {fmt_seconds(STALL_S)} (a shorter wait is no freeze: 0).")
 
 
-def rows_note(decoders: int, rows: int, per_row: int, bin_ms: float | None) -> str:
-    """Say how the decoder rows were thinned for display."""
+def rows_note(streams: int, rows: int, per_row: int, bin_ms: float | None) -> str:
+    """Say how the streams' rows were thinned for display."""
     parts = []
     if per_row > 1:
-        parts.append(f"{decoders:,} streams drawn as {rows:,} rows of up to {per_row:,} (a row "
+        parts.append(f"{streams:,} streams drawn as {rows:,} rows of up to {per_row:,} (a row "
                      "ticks when any of its streams gets a token)")
     if bin_ms is not None:
         parts.append(f"ticks thinned to about one per {bin_ms:,.3g} ms, keeping both ends of "

@@ -148,8 +148,8 @@ def worked_example(**overrides) -> WorkedExample:
                      "the source article rounds it to 2.6 ms; exactly 2.56 ms")
     ex.add("decode_step_s", "Decode step", "max(weight read, compute)",
            f"max({fmt_seconds(read)}, {fmt_seconds(compute)})", max(read, compute), "s",
-           "the source article rounds this up to 'about 6 ms' to allow for KV reads; the step "
-           "with the decoders' KV read comes below")
+           "the source article rounds this up to 'about 6 ms' to allow for KV reads; the lab's "
+           "decode step is the weight read alone, and the streams' KV read is its own row below")
     unchunked = ex.add("unchunked_prefill_s", "Whole prompt in one iteration",
                        "max(prompt × FLOPs per token / peak, weight read)",
                        f"max({p:,} × {fmt_flops(fpt)} / {v['peak_tflops']:g} TFLOP/s, {fmt_seconds(read)})",
@@ -158,7 +158,7 @@ def worked_example(**overrides) -> WorkedExample:
     ex.add("wait_unchunked_s", "Streams' wait, unchunked",
            "whole prompt's iteration + the decode step that brings the next token",
            f"{fmt_seconds(unchunked)} + {fmt_seconds(step)}", unchunked + step, "s",
-           "the source article calls 330 ms the decoders' worst-case gap; their next token comes "
+           "the source article calls 330 ms the streams' worst-case gap; their next token comes "
            "with the decode step after the prompt's iteration, so they wait 333 ms")
 
     def iteration(tokens):
@@ -176,14 +176,14 @@ def worked_example(**overrides) -> WorkedExample:
                 2 * v["layers"] * v["kv_heads"] * v["head_dim"] * v["kv_bytes"], "B")
     ex.add("prompt_kv_bytes", "The prompt's KV", "prompt × KV bytes per token",
            f"{p:,} × {fmt_bytes(kv)}", p * kv, "B")
-    decoders_kv = d * v["context"] * kv
+    streams_kv = d * v["context"] * kv
     ex.add("decode_kv_read_s", "KV read per decode step",
            "decodes × context × KV bytes per token / bandwidth",
            f"{d:,} × {v['context']:,} × {fmt_bytes(kv)} / {v['bandwidth_tbps']:g} TB/s",
-           decoders_kv / bw, "s",
+           streams_kv / bw, "s",
            "the source article allows for it by rounding the 5.3 ms decode step up to 'about "
-           f"6 ms'; its own {d:,} decoders at {v['context']:,} tokens of context hold "
-           f"{fmt_bytes(decoders_kv)} of KV, read every step. The simple arithmetic here (and the "
+           f"6 ms'; its own {d:,} streams at {v['context']:,} tokens of context hold "
+           f"{fmt_bytes(streams_kv)} of KV, read every step. The simple arithmetic here (and the "
            "simple cost mode) leaves it out of the decode step; the roofline cost mode adds it")
     chunk = v["budgets"][0] - d
     first = f"chunk = first budget − decodes = {v['budgets'][0]:,} − {d:,} = {chunk:,}"
@@ -243,7 +243,7 @@ def _budget_steps(ex: WorkedExample, i: int, budget: int, d: int, p: int, iterat
     if starved:
         ex.add(f"starved_{i}", f"{tag}: starved",
                "chunk <= 0: the decodes take the whole budget", f"{budget:,} <= {d:,}", None, "",
-               "the new prompt gets no tokens until decoders finish")
+               "the new prompt gets no tokens until streams finish")
         row.update(iterations=None, ttft_s=None, ttft_increase=None,
                    stall_reduction=unchunked / first, wait_reduction=None,
                    decode_tokens_during_prefill=None)
