@@ -14,6 +14,7 @@ from sim.serving.metrics import request_times
 from sim.serving.policies import POLICIES
 from sim.studies.lanes import Comparison, Lane, compare, lane
 from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
+from sim.studies.worked_example import SOURCE_ARTICLE
 from sim.units import fmt_bytes, fmt_seconds
 
 from .glossary import first, term
@@ -234,7 +235,8 @@ def reread_story(facts: Lane, cost: CostModel) -> str:
     per_token = cost.kv_bytes_per_token
     total = facts.reread_tokens * per_token
     bandwidth = cost.gpu.bandwidth
-    counted = ("the simple cost mode leaves it out, as the source article's arithmetic does"
+    counted = ("the simple cost mode leaves it out, as the arithmetic of the lab's source "
+               f"article, *{SOURCE_ARTICLE}*, does"
                if cost.mode == "simple" else f"the {cost.mode} cost mode counts it in each chunk's "
                "iteration")
     return (f"Each chunk after the first also re-reads the {first('kv')} cache of the prompt "
