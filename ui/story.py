@@ -71,7 +71,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         "request it holds. Two kinds of work share each pass. "
         f"**{term('prefill', 'Prefill')}** reads a new prompt, all {{prompt}} tokens at once"
         "{prefill_regime}. A running request that emits tokens, one per iteration, is a "
-        f"**{term('stream')}**; **{term('decode', 'decode')}** adds the next token to each "
+        f"**{term('stream')}**. **{term('decode', 'Decode')}** adds the next token to each "
         "stream{decode_regime}. {pass_times}",
         ("pages/learn/roofline.py",), "the bars: blue is decode work, orange is prefill"),
     Chapter(

@@ -117,7 +117,7 @@ def check_home(text: str, u: Truth, c: Truth) -> list[str]:
         claim("grows" not in intro.group(3) or c.ttft > u.ttft, "the intro says the TTFT grows")
     chapter_1 = text.split("Two kinds of work share each pass.")[1].split("2. One long")[0]
     if "reads a new prompt" in chapter_1:
-        says_compute = "so it is compute-bound" in chapter_1.split("stream;")[0]
+        says_compute = "so it is compute-bound" in chapter_1.split("Decode adds")[0]
         claim(says_compute == u.compute_bound,
               f"the prompt's pass is called {'compute' if says_compute else 'memory'}-bound; "
               f"its compute time {'>' if u.compute_bound else '<='} its memory time")
