@@ -1,6 +1,8 @@
 # Two commands on a fresh machine: `make run` (the app) and `make test` (the whole suite).
-# Both create .venv with Python 3.11 and install what they need; `make test` also needs Debian's
-# chromium for the browser tests (.ci/run installs it; without it those tests are skipped).
+# Both create .venv with Python 3.11 and install the locked versions (requirements.txt and
+# requirements-test.txt, compiled by `make lock` from the ranges in requirements*.in); `make test`
+# also needs Debian's chromium for the browser tests (.ci/run installs it; without it those tests
+# are skipped).
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -14,13 +16,30 @@ $(BIN)/.test: requirements-test.txt $(BIN)/.app
 	$(BIN)/pip install -q -r requirements-test.txt
 	touch $@
 
-.PHONY: run test bench fuzz fuzz-app loadtest mutants handout
+.PHONY: run test test-fast lint lock bench fuzz fuzz-app loadtest mutants handout
 # ARGS: Streamlit's flags, e.g. make run ARGS="--server.port 8080"
 run: $(BIN)/.app
 	$(BIN)/streamlit run serve.py $(ARGS)
 
 test: $(BIN)/.test
 	$(BIN)/python -m pytest -q
+
+# The simulator, chart and CLI tests: no app, no browser (about a minute on 2 cores)
+test-fast: $(BIN)/.test
+	$(BIN)/python -m pytest -q tests/sim tests/charts tests/cli
+
+# ruff and the import-linter layering contracts in pyproject.toml
+lint: $(BIN)/.test
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+
+# Recompile the locks from requirements*.in (pip-tools in its own venv); add --upgrade to
+# LOCK_FLAGS to move every package to the newest release the ranges allow
+LOCK_FLAGS ?=
+lock:
+	test -x .venv-lock/bin/pip-compile || ($(PY) -m venv .venv-lock && .venv-lock/bin/pip install -q pip-tools)
+	for f in requirements requirements-test; do CUSTOM_COMPILE_COMMAND="make lock" .venv-lock/bin/pip-compile \
+	    -q --no-emit-index-url --no-emit-find-links --no-strip-extras $(LOCK_FLAGS) -o $$f.txt $$f.in; done
 
 bench: $(BIN)/.app
 	$(BIN)/python -m benchmarks
