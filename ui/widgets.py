@@ -48,9 +48,9 @@ def apply_link_corrections() -> bool:
     for key, fitted in fit_in_memory(link.values, link.above_max).items():
         corrections[key] = fitted
         high = CONTROLS[key].show(CONTROLS[key].high)
-        notes[key] = (f"`{key}={st.query_params.get_all(key)[-1]}` in the link is above the maximum "
-                      f"{high}, and more than fits in the GPU's memory with the link's other "
-                      f"values; using {fitted:,}, the most that fits")
+        notes[key] = (f"{controls.in_link(key, st.query_params.get_all(key)[-1])} in the link is "
+                      f"above the maximum {high}, and more than fits in the GPU's memory with the "
+                      f"link's other values; using {fitted:,}, the most that fits")
     for key, value in corrections.items():
         st.session_state[key] = value
         _rewrite_link_value(CONTROLS[key], value)

@@ -104,8 +104,7 @@ def test_presenter_1_in_a_link_turns_presenter_mode_on(page, app_url):
 def test_out_of_range_link_value_shows_a_note(page, app_url):
     page.goto(f"{app_url}/side_by_side?budget=0")
     wait_for_run(page, "Side by side")
-    assert page.get_by_text("`budget=0`", exact=False).count() or \
-        page.get_by_text("budget=0 in the link", exact=False).count()
+    assert page.get_by_text("budget=“0” in the link", exact=False).count()
     has_value(page, "Token budget per iteration", "1")
     assert page.locator('[data-testid="stException"]').count() == 0
 

@@ -87,7 +87,7 @@ def links(draw, page: str) -> dict[str, str | list[str]]:
 
 # --- one run of a page --------------------------------------------------------------------------
 NONSENSE = re.compile(r"\b(nan|NaN|inf|-inf|Infinity|None)\b|\bnull\b")
-QUOTED = re.compile(r"`[^`]*`")   # a link's own values, quoted back in its notes
+QUOTED = re.compile(r"“[^”]*”")   # a link's own values, quoted back in its notes (ui.controls.in_link)
 HANG_S = 120   # a run longer than this is a hang (the pages' own limit is far below it)
 
 

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from sim.presets.hardware import get_gpu
-from tests.support.apptest import assert_clean, metrics, open_app, shown
+from tests.support.apptest import as_read, assert_clean, metrics, open_app, shown
 from ui import controls, traffic
 from ui.controls import CONTROLS, read_link
 from ui.scenario import traffic_from
@@ -35,7 +35,7 @@ def test_multi_choice_links_keep_known_choices_and_note_the_rest():
     link = read_link({"policies": ["sarathi", "nope", "sarathi", "<b>"]})
     assert link.corrections == {"policies": ["sarathi"]}
     note = link.notes["policies"]
-    assert len(link.notes) == 1 and "`policies=nope`" in note and "left out" in note
+    assert len(link.notes) == 1 and "`policies`=“nope”" in note and "left out" in note
     empty = read_link({"policies": [""]})                      # an empty selection is allowed
     assert empty.values == {"policies": []} and not empty.corrections and not empty.notes
     assert set(CONTROLS["policies"].default) <= set(CONTROLS["policies"].options)
@@ -96,7 +96,7 @@ def test_no_policy_is_a_prompt_not_an_error():
 def test_a_bad_policy_in_the_link_is_a_note():
     at = open_app(TRAFFIC, policies="nope")
     assert_clean(at)
-    assert "`policies=nope`" in at.warning[0].value
+    assert "`policies`=“nope”" in at.warning[0].value
 
 
 def test_extreme_burst_and_decoders():
@@ -140,8 +140,7 @@ def test_a_malformed_upload_names_the_row_and_column(body, where):
     at = open_app(TRAFFIC, workload="upload")
     upload(at, body)
     assert_clean(at)
-    message = at.error[0].value.replace("\\", "")      # Markdown escapes, as written
-    assert where.replace(",", "") in message.replace(",", "")
+    assert where.replace(",", "") in as_read(at.error[0].value).replace(",", "")
     assert not at.get("vega_lite_chart")
 
 
@@ -150,9 +149,9 @@ def test_upload_text_is_never_markup():
     upload(at, (HEADER + '0,"<img src=x onerror=alert(1)>",1\n').encode(), name="<b>x</b>.csv")
     assert_clean(at)
     message = at.error[0].value
-    assert "row 2, column prompt" in message.replace("\\", "")
-    assert "<" not in message.replace("\\<", "")             # every < escaped or replaced
-    assert "?b?x??b?.csv" in message.replace("\\", "")
+    assert "row 2, column prompt" in as_read(message)
+    assert "<" not in message.replace("\\<", "")             # every < escaped
+    assert "the trace <b>x</b>.csv:" in as_read(message)     # the name as the browser gave it
 
 
 # --- budget trade-off ----------------------------------------------------------------------
