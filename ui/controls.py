@@ -26,6 +26,9 @@ from sim.studies.capacity import DELAY_SLO_S, SLO_PRESETS
 from .literal import literal
 
 CUSTOM = "custom"
+# Not a control: the path of a page that does not exist, which ui/server.py puts in the link of
+# Home when it redirects an unknown path there, for Home's note to name.
+NO_PAGE = "no_page"
 # Every spelling of a boolean a person types into a link (case does not matter).
 TRUE_WORDS = ("true", "1", "yes", "on")
 FALSE_WORDS = ("false", "0", "no", "off")
