@@ -108,8 +108,7 @@ def no_such_page(name: str) -> str:
     """The note for a link to a path that is no page (ui/server.py sent it to Home)."""
     pages = ", ".join(f"{page.title} (`/{'' if page is story.PAGES[0] else Path(page.path).stem}`)"
                       for page in story.PAGES)
-    return (f"There is no page “{literal(name)}” in this lab, so this is Home, with the link's "
-            f"other values. The pages: {pages}.")
+    return f"There is no page “{literal(name)}” in this lab. The pages: {pages}."
 
 
 def _bound(control: Control, where=st, width: int | str = "stretch"):

@@ -1,37 +1,21 @@
 """ui.literal: any text from outside, through the one helper, is plain text in Markdown. The
 Markdown syntax is checked with markdown-it (CommonMark, with GitHub's tables and strikethrough);
 the rewrites Streamlit makes to the text after parsing are checked by their own patterns, as its
-1.67 frontend spells them. The browser test (tests/browser/test_hostile_links_browser.py) checks
-the whole chain in Chromium."""
+1.67 frontend spells them (tests/support/hostile.py). The browser test
+(tests/browser/test_hostile_links_browser.py) checks the whole chain in Chromium."""
 
-import re
 import string
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from markdown_it import MarkdownIt
 
+from tests.support.hostile import MARKDOWN, PAYLOADS, REWRITES
 from ui.literal import JOINER, LIMIT, literal, visible
 
-MARKDOWN = MarkdownIt("commonmark").enable(["table", "strikethrough"])
-HOSTILE = [
-    "x` ![t](https://evil.example/pixel.png) `",          # the issue's tracking pixel
-    "9`\n\n# Session expired",                           # the issue's heading
-    "[text](//evil.example)",                            # the issue's link
-    "<img src=x onerror=alert(1)>", "<script>alert(1)</script>", "&lt;b&gt; &#60;i&#62;",
-    "*em* __strong__ ~~gone~~ $x^2$", "| a | b |\n|---|---|\n| 1 | 2 |", "> quote", "    code",
-    "1. one", "- item", "===", "[ref]: https://evil.example", "<https://evil.example>",
-]
-# Streamlit 1.67 rewrites text nodes after parsing (StreamlitMarkdown.*.js): GitHub's address
-# links, its emoji and icon codes, its arrows and dashes. None may match what literal() writes.
-REWRITES = [
-    re.compile(r"(https?:\/\/|www(?=\.))([-.\w]+)([^ \t\r\n]*)", re.I),
-    re.compile(r"([-.\w+]+)@([-\w]+(?:\.[-\w]+)+)"),
-    re.compile(r":[\w+-]+:"), re.compile(r":material/"),
-    re.compile(r"(^|\s)(<->|->|<-|--|>=|<=|~=)(\s|$)"),
-]
-# text that looks like those rewrites, and any text at all
+HOSTILE = [*PAYLOADS.values(), "<img src=x onerror=alert(1)>", "*em* __strong__ ~~gone~~",
+           "1. one", "- item", "===", "[ref]: https://evil.example", "<https://evil.example>"]
+# text that looks like what Streamlit rewrites, and any text at all
 REWRITABLE = st.lists(st.sampled_from(["www.", "evil", ".example", "https://", "http://", "@",
                                         ":", "smile", "material/", " ", "--", "->", "<", "=", "~"]),
                       max_size=12).map("".join)
@@ -66,7 +50,7 @@ def test_any_text_is_one_paragraph_of_itself(text):
 @given(st.one_of(st.text(), st.sampled_from(HOSTILE), REWRITABLE))
 def test_no_streamlit_rewrite_matches(text):
     read = text_nodes(literal(text))
-    assert [p.pattern for p in REWRITES if p.search(read)] == []
+    assert [name for name, p in REWRITES.items() if p.search(read)] == []
 
 
 @pytest.mark.parametrize("text", HOSTILE)
@@ -77,7 +61,7 @@ def test_hostile_markdown_is_shown_as_written_inside_a_sentence(text):
                                         "inline", "paragraph_close", "list_item_close",
                                         "bullet_list_close"]
     assert [c.type for c in inline_tokens(sentence)] == ["code_inline", "text"]
-    assert visible(text) in shown_text(literal(text))
+    assert visible(text[:LIMIT]).strip() in shown_text(literal(text))
 
 
 def test_control_and_format_characters_are_spelled_out():
