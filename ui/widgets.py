@@ -43,7 +43,8 @@ def apply_link_corrections() -> bool:
     the link by the values to use (before the widgets exist, so they start there), write those
     back into the link, and keep the notes. A scenario count clamped to its maximum is lowered
     further to what fits in the GPU's memory, so a clamp never makes a page that cannot run.
-    True on the session's first run."""
+    A path that is no page (`no_page`, from ui/server.py's redirect) is kept for its note and
+    taken out of the link. True on the session's first run."""
     if LINK_NOTES in st.session_state:
         return False
     missing = st.query_params.get_all(NO_PAGE)
