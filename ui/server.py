@@ -2,7 +2,7 @@
 open the app from a shared deep link (`/roofline?budget=1024`) on a fresh server, offline, with a
 clean browser console and a navigation a screen reader can read. Each leans on Streamlit 1.67
 internals and is pinned by a browser test (tests/browser/test_offline_browser.py,
-test_accessibility_browser.py):
+test_accessibility_browser.py, test_hostile_links_browser.py):
 
 - **Where the server is.** Streamlit's page (index.html) finds its server by trying the page's
   own path first: a deep link to /roofline asks for /roofline/_stcore/health and
