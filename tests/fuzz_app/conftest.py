@@ -1,6 +1,7 @@
 """The link fuzz suite's record: every case's page, outcome, time and peak memory, printed at the
 end of the session (the slowest and the largest cases, and the worst case per page). `make
-fuzz-app` runs FUZZ_APP_CASES links (504: 56 a page); `make test` runs a slice of 3 a page."""
+fuzz-app` runs FUZZ_APP_CASES links (504: 56 a page) and every key with every hostile payload;
+`make test` runs a slice of 3 links a page and one case per payload."""
 
 import os
 
