@@ -23,7 +23,12 @@ from sim.presets.models import MODELS
 from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED
 from sim.studies.capacity import DELAY_SLO_S, SLO_PRESETS
 
+from .literal import literal
+
 CUSTOM = "custom"
+# Not a control: the path of a page that does not exist, which ui/server.py puts in the link of
+# Home when it redirects an unknown path there, for Home's note to name.
+NO_PAGE = "no_page"
 # Every spelling of a boolean a person types into a link (case does not matter).
 TRUE_WORDS = ("true", "1", "yes", "on")
 FALSE_WORDS = ("false", "0", "no", "off")
@@ -48,7 +53,7 @@ class Control:
         if self.kind == "multi":
             return self._parse_many(raw if isinstance(raw, list) else [raw])
         raw = raw[-1] if isinstance(raw, list) else raw
-        where = f"`{self.key}={raw}` in the link"
+        where = f"{in_link(self.key, raw)} in the link"
         if self.kind == "choice":
             if raw in self.options:
                 return raw, None
@@ -81,7 +86,7 @@ class Control:
         unknown = [r for r in raws if r and r not in self.options]
         if not unknown:
             return picked, None
-        return picked, (f"{', '.join(f'`{self.key}={r}`' for r in unknown)} in the link: not one "
+        return picked, (f"{', '.join(in_link(self.key, r) for r in unknown)} in the link: not one "
                         f"of {', '.join(self.options)}; left out")
 
     def clean(self, number: float):
@@ -102,6 +107,12 @@ class Control:
 
     def show(self, value) -> str:
         return f"{value:,.0f}" if self.kind == "int" else f"{value:g}"
+
+
+def in_link(key: str, raw: str) -> str:
+    """A value from a link as a note quotes it (Markdown): its key, and the value exactly as the
+    link spells it, as text (ui/literal.py), between quotes that show where it starts and ends."""
+    return f"`{key}`=“{literal(raw)}”"
 
 
 def _int(key, label, default, low, high, help="", step=1):

@@ -2,7 +2,7 @@
 open the app from a shared deep link (`/roofline?budget=1024`) on a fresh server, offline, with a
 clean browser console and a navigation a screen reader can read. Each leans on Streamlit 1.67
 internals and is pinned by a browser test (tests/browser/test_offline_browser.py,
-test_accessibility_browser.py):
+test_accessibility_browser.py, test_hostile_links_browser.py):
 
 - **Where the server is.** Streamlit's page (index.html) finds its server by trying the page's
   own path first: a deep link to /roofline asks for /roofline/_stcore/health and
@@ -16,16 +16,25 @@ test_accessibility_browser.py):
   is, by name only (its page scripts live in subfolders and app.py calls st.navigation), so the
   first session after a start ran the legacy path and showed "Page not found" over a deep link.
   `settle_pages_mode` sets that flag before any session starts.
+- **Every path a user may type.** Streamlit answers any path it has no file for with its page,
+  unpinned, whose frontend then shows a bare "Page not found" over Home. Whatever Streamlit
+  would answer with that page is answered here instead: a page's path in another case
+  (`/ROOFLINE`) or Home's name in the navigation (`/start`) is redirected to the page's own
+  path, and any other path to Home with the link's values and the path in `no_page`, which
+  Home's note reads (ui/widgets.py: "there is no page ..., the pages are ...").
 """
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
+from urllib.parse import urlencode
 
 import streamlit
 from streamlit import config
 from streamlit.runtime.pages_manager import PagesManager
+
+from .controls import NO_PAGE
 
 ROOT = Path(__file__).resolve().parents[1]
 INDEX = Path(streamlit.__file__).parent / "static" / "index.html"
@@ -34,6 +43,9 @@ INDEX = Path(streamlit.__file__).parent / "static" / "index.html"
 def page_paths() -> frozenset[str]:
     """The URL path of every page (st.Page names a page by its file's stem), and the home page."""
     return frozenset({"", *(script.stem for script in ROOT.glob("pages/*/*.py"))})
+
+
+HOME_NAMES = frozenset({"start"})   # Home's url_path in app.py's navigation; Home lives at the root
 
 
 # Streamlit's sidebar navigation with sections puts each section's <div> (a heading and the page
@@ -65,28 +77,66 @@ def pinned_index(base_url_path: str) -> bytes:
 
 class PinServerAddress:
     """ASGI middleware: GET of one of the app's pages answers the pinned index.html (never
-    cached, as Streamlit serves its own); every other request goes to Streamlit unchanged."""
+    cached, as Streamlit serves its own); a GET that Streamlit would answer with its own,
+    unpinned index.html (any other path) is redirected to a page (`where`); every other
+    request goes to Streamlit unchanged."""
 
     def __init__(self, app) -> None:
         self.app = app
-        self.pages = frozenset("/" + name for name in page_paths())
+        self.pages = page_paths()
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http" and scope["method"] == "GET":
-            base = config.get_option("server.baseUrlPath") or ""
-            prefix = "/" + "/".join(part for part in base.split("/") if part)
-            path = scope["path"]
-            if prefix != "/" and path.startswith(prefix):
-                path = path[len(prefix):]
-            if path in self.pages:
-                body = pinned_index(base)
-                await send({"type": "http.response.start", "status": 200, "headers": [
-                    (b"content-type", b"text/html; charset=utf-8"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"cache-control", b"no-cache")]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
+        if scope["type"] != "http" or scope["method"] != "GET":
+            await self.app(scope, receive, send)
+            return
+        base = config.get_option("server.baseUrlPath") or ""
+        prefix = "/" + "/".join(part for part in base.split("/") if part)
+        path = scope["path"]
+        if prefix != "/" and path.startswith(prefix):
+            path = path[len(prefix):]
+        if path.startswith("/") and path[1:] in self.pages:
+            await _answer(send, 200, pinned_index(base), b"text/html; charset=utf-8")
+            return
+        index = []   # Streamlit's reply is its index.html: not sent on, replaced
+
+        async def unless_index(message) -> None:
+            if message["type"] == "http.response.start" and _is_page(message):
+                index.append(message)
+            if not index:
+                await send(message)
+        await self.app(scope, receive, unless_index)
+        if index:
+            query = scope.get("query_string", b"").decode("latin-1")
+            location = prefix.rstrip("/") + self.where(path, query)
+            await _answer(send, 302, b"", b"text/plain; charset=utf-8",
+                          [(b"location", location.encode("latin-1"))])
+
+    def where(self, path: str, query: str) -> str:
+        """The address (from the app's root) for a typed `path` that is not a page's own: the
+        page it names in another case, Home for Home's names, else Home with the link's
+        values and the path in `no_page`."""
+        name = path.strip("/")
+        if name.lower() in self.pages:
+            target, extra = "/" + name.lower(), ""
+        elif name.lower() in HOME_NAMES:
+            target, extra = "/", ""
+        else:
+            target, extra = "/", urlencode({NO_PAGE: name})
+        query = "&".join(part for part in (query, extra) if part)
+        return target + ("?" + query if query else "")
+
+
+def _is_page(start: dict) -> bool:
+    """A reply with Streamlit's own page: the only HTML it serves is its index.html."""
+    headers = dict(start.get("headers", []))
+    return start["status"] == 200 and headers.get(b"content-type", b"").startswith(b"text/html")
+
+
+async def _answer(send, status: int, body: bytes, content_type: bytes, headers=()) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", content_type), (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-cache"), *headers]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def settle_pages_mode() -> None:

@@ -49,9 +49,10 @@ from sim.studies.sweep import SweepPoint, engine_defaults, run_point
 from . import widgets
 from .controls import CONTROLS
 from .jobs import Job, refuse_over_limit, run_alone, run_jobs, show_note
+from .literal import literal
 from .scenario import DECODE_OUTPUT, PROMPT_OUTPUT, Scenario, Traffic, traffic_from
 from .store import RESULTS, TRACES
-from .upload import plain, upload_box
+from .upload import upload_box
 from .widgets import CHART_WIDTH
 from .work import (
     BUTTON_DEADLINE_S,
@@ -101,11 +102,11 @@ def traffic(s: Scenario, *, capacity: bool = False) -> tuple[Traffic, Workload]:
     try:
         workload = _trace_workload(t.trace, upload.data) if upload else _generated(t)
     except InputError as e:
-        what = f"the trace {upload.name}" if upload else "this workload"
-        st.error(f"**Can't use {plain(what)}:** {plain(e)}", icon=":material/error:")
+        what = f"the trace {literal(upload.name)}" if upload else "this workload"
+        st.error(f"**Can't use {what}:** {literal(e, limit=None)}", icon=":material/error:")
         st.stop()
     if upload:
-        st.caption(f"Trace {plain(upload.name)}: {len(workload):,} requests over "
+        st.caption(f"Trace {literal(upload.name)}: {len(workload):,} requests over "
                    f"{workload.arrival_s[-1] - workload.arrival_s[0]:,.4g} s (kept for the other "
                    "traffic pages until you remove it).")
     return t, workload
@@ -129,7 +130,7 @@ def stop_on(error: InputError, what: str, t: Traffic) -> None:
                  f"most a run here takes. Make it shorter: {smaller(t)}",
                  icon=":material/timer_off:")
     else:
-        st.error(f"**Can't {what}:** {plain(error)}")
+        st.error(f"**Can't {what}:** {literal(error, limit=None)}")
     st.stop()
 
 

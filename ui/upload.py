@@ -1,9 +1,8 @@
-"""An uploaded trace CSV, kept across the traffic pages, and text from a file shown safely."""
+"""An uploaded trace CSV, kept across the traffic pages."""
 
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 
 import streamlit as st
@@ -16,21 +15,10 @@ UPLOAD = "trace_file"      # the uploader's widget key
 STORED = "_trace_upload"   # the last upload (an Upload), kept across pages
 
 
-# --- text from a file, shown safely -----------------------------------------------------------
-def plain(text: str) -> str:
-    """`text` with every Markdown character escaped, so a message quoting a file is shown as
-    written, never as markup (Streamlit never renders raw HTML here)."""
-    return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~])", r"\\\1", str(text))
-
-
-def _safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._ -]", "?", name)[:60]
-
-
 # --- the workload -------------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class Upload:
-    name: str          # made safe to show
+    name: str          # as the browser gave it: shown only through ui.literal
     data: bytes
     digest: str        # of the bytes: the cache key
     file_id: str
@@ -40,7 +28,7 @@ def _keep(f) -> Upload | None:
     if f is None:
         return None
     data = f.getvalue()
-    return Upload(_safe_name(f.name), data, hashlib.sha256(data).hexdigest()[:20], f.file_id)
+    return Upload(f.name, data, hashlib.sha256(data).hexdigest()[:20], f.file_id)
 
 
 def _keep_upload() -> None:

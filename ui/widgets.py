@@ -12,6 +12,7 @@ cached as data.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -26,12 +27,14 @@ from sim.presets.models import MODELS
 
 from . import controls, story
 from . import glossary as glossary_terms
-from .controls import CONTROLS, CUSTOM, Control
+from .controls import CONTROLS, CUSTOM, NO_PAGE, Control
 from .glossary import first
+from .literal import literal
 from .scenario import Scenario, fit_in_memory, scenario_from
 
 CHART_WIDTH = 900
 LINK_NOTES = "_link_notes"
+MISSING_PAGE = "_missing_page"   # the path a link named that is no page (ui/server.py), or None
 
 
 # --- controls -------------------------------------------------------------------------------
@@ -40,17 +43,23 @@ def apply_link_corrections() -> bool:
     the link by the values to use (before the widgets exist, so they start there), write those
     back into the link, and keep the notes. A scenario count clamped to its maximum is lowered
     further to what fits in the GPU's memory, so a clamp never makes a page that cannot run.
-    True on the session's first run."""
+    A path that is no page (`no_page`, from ui/server.py's redirect) is kept for its note and
+    taken out of the link. True on the session's first run."""
     if LINK_NOTES in st.session_state:
         return False
+    missing = st.query_params.get_all(NO_PAGE)
+    st.session_state[MISSING_PAGE] = missing[-1] if missing else None
+    if missing:
+        del st.query_params[NO_PAGE]
+        _initial_link().pop(NO_PAGE, None)
     link = controls.read_link({key: st.query_params.get_all(key) for key in st.query_params})
     corrections, notes = dict(link.corrections), dict(link.notes)
     for key, fitted in fit_in_memory(link.values, link.above_max).items():
         corrections[key] = fitted
         high = CONTROLS[key].show(CONTROLS[key].high)
-        notes[key] = (f"`{key}={st.query_params.get_all(key)[-1]}` in the link is above the maximum "
-                      f"{high}, and more than fits in the GPU's memory with the link's other "
-                      f"values; using {fitted:,}, the most that fits")
+        notes[key] = (f"{controls.in_link(key, st.query_params.get_all(key)[-1])} in the link is "
+                      f"above the maximum {high}, and more than fits in the GPU's memory with the "
+                      f"link's other values; using {fitted:,}, the most that fits")
     for key, value in corrections.items():
         st.session_state[key] = value
         _rewrite_link_value(CONTROLS[key], value)
@@ -81,14 +90,26 @@ def _initial_link() -> dict[str, list[str]]:
 
 
 def show_link_notes() -> None:
+    """What the link asked for that the page could not give: a page that does not exist, values
+    out of range or unreadable. Every value is quoted as the link spells it, as text."""
     notes = st.session_state.get(LINK_NOTES) or []
-    if not notes:
-        return
-    st.warning("Some values in the link were out of range or unreadable:\n\n"
-               + "\n".join(f"- {note}" for note in notes), icon=":material/link_off:")
-    if st.button("Dismiss", key="dismiss_link_notes"):
+    missing = st.session_state.get(MISSING_PAGE)
+    if missing is not None:
+        st.warning(no_such_page(missing), icon=":material/link_off:")
+    if notes:
+        st.warning("Some values in the link were out of range or unreadable:\n\n"
+                   + "\n".join(f"- {note}" for note in notes), icon=":material/link_off:")
+    if (notes or missing is not None) and st.button("Dismiss", key="dismiss_link_notes"):
         st.session_state[LINK_NOTES] = []
+        st.session_state[MISSING_PAGE] = None
         st.rerun()
+
+
+def no_such_page(name: str) -> str:
+    """The note for a link to a path that is no page (ui/server.py sent it to Home)."""
+    pages = ", ".join(f"{page.title} (`/{'' if page is story.PAGES[0] else Path(page.path).stem}`)"
+                      for page in story.PAGES)
+    return f"There is no page “{literal(name)}” in this lab. The pages: {pages}."
 
 
 def _bound(control: Control, where=st, width: int | str = "stretch"):

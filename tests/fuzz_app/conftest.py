@@ -1,6 +1,7 @@
 """The link fuzz suite's record: every case's page, outcome, time and peak memory, printed at the
 end of the session (the slowest and the largest cases, and the worst case per page). `make
-fuzz-app` runs FUZZ_APP_CASES links (504: 56 a page); `make test` runs a slice of 3 a page."""
+fuzz-app` runs FUZZ_APP_CASES links (504: 56 a page) and every key with every hostile payload;
+`make test` runs a slice of 3 links a page and one case per payload."""
 
 import os
 
@@ -11,6 +12,7 @@ from ui.work import PAGE_BYTES, PAGE_SECONDS
 
 CASES_PER_PAGE = max(1, int(os.environ.get("FUZZ_APP_CASES", "27")) // len(PAGE_KEYS))
 RECORD: list = []
+HOSTILE: list = []   # (payload's name, Case) of test_hostile_values.py
 
 
 WARM_UP: list = []   # the first page run of the process: imports Streamlit, Altair, vl-convert
@@ -23,9 +25,11 @@ def record():
 
 
 def pytest_terminal_summary(terminalreporter):
+    write = terminalreporter.write_line
+    if HOSTILE:
+        _hostile_summary(write)
     if not RECORD:
         return
-    write = terminalreporter.write_line
     outcomes = {}
     for case in RECORD:
         outcomes[case.outcome] = outcomes.get(case.outcome, 0) + 1
@@ -47,3 +51,24 @@ def pytest_terminal_summary(terminalreporter):
         for case in sorted(RECORD, key=key, reverse=True)[:5]:
             write(f"  {case.seconds:6.2f} s  +{case.peak_mib:5.0f} MiB  {case.outcome:8} "
                   f"{case.page} {case.query}")
+
+
+def _hostile_summary(write) -> None:
+    cases = [case for _, case in HOSTILE]
+    write(f"\nhostile link values: {len(cases)} cases over {len({tuple(c.query) for c in cases})} keys "
+          f"and {len({name for name, _ in HOSTILE})} payloads: " + _verdicts(cases))
+    for name in dict.fromkeys(name for name, _ in HOSTILE):
+        mine = [case for payload, case in HOSTILE if payload == name]
+        slow = max(mine, key=lambda c: c.seconds)
+        write(f"  {name:10} {len(mine):4} cases  {_verdicts(mine)}  slowest {slow.seconds:5.2f} s "
+              f"({next(iter(slow.query))} on {slow.page})")
+    for case in cases:
+        if not case.clean:
+            write(f"  FAILED {case.outcome}: {case.page} {list(case.query)} {case.detail}")
+
+
+def _verdicts(cases) -> str:
+    outcomes: dict[str, int] = {}
+    for case in cases:
+        outcomes[case.outcome] = outcomes.get(case.outcome, 0) + 1
+    return ", ".join(f"{n} {outcome}" for outcome, n in sorted(outcomes.items()))

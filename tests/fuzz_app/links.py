@@ -1,21 +1,24 @@
 """Random links to the app's pages: each query key a control's URL key, each value valid, out of
-range, unreadable or repeated (hypothesis strategies), and what one page run with such a link
-did, classified."""
+range, unreadable or repeated (hypothesis strategies); hostile values, each key with each payload
+of tests/support/hostile.py; and what one page run with such a link did, classified."""
 
 from __future__ import annotations
 
 import math
 import re
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from tests.support.apptest import APP, shown
+from tests.support.apptest import APP, as_read, shown
+from tests.support.hostile import markup
 from tests.support.memory import reset_peak, resident_mib
 from ui import controls
 from ui.controls import CONTROLS, Control
+from ui.literal import LIMIT, visible
 
 SIDEBAR = [c.key for c in (*controls.SCENARIO, *controls.HARDWARE, *controls.POLICY,
                            *controls.CUSTOM_GPU, *controls.CUSTOM_MODEL, *controls.DISPLAY)]
@@ -87,7 +90,7 @@ def links(draw, page: str) -> dict[str, str | list[str]]:
 
 # --- one run of a page --------------------------------------------------------------------------
 NONSENSE = re.compile(r"\b(nan|NaN|inf|-inf|Infinity|None)\b|\bnull\b")
-QUOTED = re.compile(r"`[^`]*`")   # a link's own values, quoted back in its notes
+QUOTED = re.compile(r"“[^”]*”")   # a link's own values, quoted back in its notes (ui.controls.in_link)
 HANG_S = 120   # a run longer than this is a hang (the pages' own limit is far below it)
 
 
@@ -95,7 +98,8 @@ HANG_S = 120   # a run longer than this is a hang (the pages' own limit is far b
 class Case:
     page: str
     query: dict
-    outcome: str          # run, note, refusal (clean); traceback, hang, nonsense (failures)
+    outcome: str          # run, note, refusal (clean); traceback, hang, nonsense, markup,
+                          # unquoted (failures)
     seconds: float
     peak_mib: float       # server memory the run added at its peak (resident set)
     resident_mib: float = 0.0   # the process's resident set at that peak
@@ -107,6 +111,11 @@ class Case:
 
 
 def run_case(page: str, query: dict) -> Case:
+    return run_page(page, query)[1]
+
+
+def run_page(page: str, query: dict) -> tuple[AppTest, Case]:
+    """One run of `page` with the link `query`: the AppTest after it, and the case."""
     at = AppTest.from_file(APP, default_timeout=HANG_S)
     at.query_params.update(query)
     at.switch_page(page)
@@ -116,16 +125,48 @@ def run_case(page: str, query: dict) -> Case:
     try:
         at.run()
     except RuntimeError as e:              # AppTest's timeout
-        return Case(page, query, "hang", time.perf_counter() - start, 0.0, detail=str(e))
+        return at, Case(page, query, "hang", time.perf_counter() - start, 0.0, detail=str(e))
     seconds = time.perf_counter() - start
     resident = resident_mib("VmHWM")
     measured = (seconds, resident - before, resident)
     if at.exception:
-        return Case(page, query, "traceback", *measured, at.exception[0].value)
+        return at, Case(page, query, "traceback", *measured, at.exception[0].value)
     text = QUOTED.sub("", shown(at))
     if (odd := NONSENSE.search(text)) is not None:
-        return Case(page, query, "nonsense", *measured,
-                    text[max(0, odd.start() - 80):odd.end() + 80])
+        return at, Case(page, query, "nonsense", *measured,
+                        text[max(0, odd.start() - 80):odd.end() + 80])
     if at.error or any(b.label.startswith("Run (") for b in at.button):
-        return Case(page, query, "refusal", *measured, (at.error or at.info)[0].value[:160])
-    return Case(page, query, "note" if at.warning else "run", *measured)
+        return at, Case(page, query, "refusal", *measured, (at.error or at.info)[0].value[:160])
+    return at, Case(page, query, "note" if at.warning else "run", *measured)
+
+
+# --- hostile values -----------------------------------------------------------------------------
+HARMLESS = "zz"   # a value no key reads: the same notes as a payload's, quoting plain letters
+
+
+def page_of(key: str) -> str:
+    """The page that draws `key`'s control (Home for the sidebar's, and for the missing page)."""
+    return next((page for page, keys in PAGE_KEYS.items() if key in keys), "pages/learn/home.py")
+
+
+def page_markup(at: AppTest) -> Counter:
+    """What every Markdown element of the page draws besides text (tests/support/hostile.py)."""
+    parts = [*at.title, *at.header, *at.subheader, *at.markdown, *at.caption, *at.warning,
+             *at.error, *at.success, *at.info]
+    return Counter(drawn for part in parts for drawn in markup(str(part.value)))
+
+
+def hostile_case(key: str, payload: str, expected: Counter) -> Case:
+    """`key`'s page with `payload` as its value in the link: a clean run whose Markdown draws
+    nothing the same link with a harmless value (`expected`) does not, and whose note quotes the
+    value as the link spells it; else outcome "markup" or "unquoted", with what was wrong."""
+    at, case = run_page(page_of(key), {key: payload})
+    if not case.clean:
+        return case
+    extra = page_markup(at) - expected
+    if extra:
+        return replace(case, outcome="markup", detail=str(dict(extra))[:300])
+    quoted = f"“{visible(payload[:LIMIT])}"
+    if not any(quoted in as_read(str(w.value)) for w in at.warning):
+        return replace(case, outcome="unquoted", detail=quoted[:160])
+    return case

@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from ui.literal import JOINER
+
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PAGES = ["pages/learn/home.py", "pages/learn/side_by_side.py", "pages/learn/worked_example.py",
@@ -34,6 +36,12 @@ def shown(at: AppTest) -> str:
     parts += [w.value for w in at.warning] + [e.value for e in at.error]
     parts += [s.value for s in at.success] + [i.value for i in at.info]
     return "\n".join(str(p) for p in parts)
+
+
+def as_read(markdown: str) -> str:
+    """Markdown written by ui.literal as a reader sees it: without its backslash escapes and
+    invisible word joiners."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace(JOINER, "")
 
 
 def assert_clean(at: AppTest):

@@ -20,6 +20,7 @@ from tests.support.apptest import (
     shown,
 )
 from ui import scenario, words
+from ui.literal import literal
 
 
 # --- every page at the defaults ------------------------------------------------------------
@@ -233,8 +234,8 @@ def test_out_of_range_link_values_get_a_note_and_the_nearest_value():
     assert at.selectbox(key="gpu").value == "illustrative"
     assert at.selectbox(key="mode").value == "simple"
     note = at.warning[0].value
-    for phrase in ("`budget=0`", "minimum 1", "`decodes=99999`", "maximum 4,096", "using 100, the most "
-                   "that fits", "`gpu=h100`", "`mode=fast`"):
+    for phrase in ("`budget`=“0”", "minimum 1", "`decodes`=“99999”", "maximum 4,096", "using 100, the "
+                   "most that fits", "`gpu`=“h100”", "`mode`=“fast”"):
         assert phrase in note
     assert not at.error                                          # the clamp left a page that runs
     # the link now says what the page shows (a default is left out, as the widgets do)
@@ -276,12 +277,12 @@ def test_link_values_streamlit_cannot_parse_are_corrected_not_crashed(raw, used)
     at = open_app("pages/learn/side_by_side.py", prompt=raw)
     assert_clean(at)
     assert at.number_input(key="prompt").value == used
-    assert f"`prompt={raw}`" in at.warning[0].value and f"{used:,}" in at.warning[0].value
+    assert f"`prompt`=“{literal(raw)}”" in at.warning[0].value and f"{used:,}" in at.warning[0].value
 
 
 def test_link_notes_can_be_dismissed():
     at = open_app(None, prompt="abc")
-    assert "`prompt=abc`" in at.warning[0].value
+    assert "`prompt`=“abc”" in at.warning[0].value
     at.button(key="dismiss_link_notes").click().run()
     assert_clean(at)
     assert not at.warning
@@ -496,10 +497,10 @@ def test_tp_from_a_link_shards_the_model():
 
 
 @pytest.mark.parametrize("tp, note, error", [
-    ("0", "`tp=0` in the link is below the minimum 1", None),
+    ("0", "`tp`=“0” in the link is below the minimum 1", None),
     ("3", None, "tensor-parallel degree (tp) 3 must divide Llama-3.1-8B's 32 query heads"),
-    ("99999", "`tp=99999` in the link is above the maximum 64", "(tp) 64 must divide"),
-    ("two", "`tp=two` in the link is not a number", None),
+    ("99999", "`tp`=“99999” in the link is above the maximum 64", "(tp) 64 must divide"),
+    ("two", "`tp`=“two” in the link is not a number", None),
 ])
 def test_bad_tp_in_a_link_is_a_visible_note(tp, note, error):
     at = open_app("pages/learn/side_by_side.py", gpu="h100-sxm", model="llama-3.1-8b", tp=tp)

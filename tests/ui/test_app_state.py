@@ -51,7 +51,7 @@ def test_bad_link_values_get_the_nearest_valid_value_and_a_note(raw, value, word
     link = read_link(raw)
     (key,) = raw
     assert link.corrections == {key: value} and link.values == {key: value}
-    assert list(link.notes) == [key] and words in link.notes[key] and f"`{key}=" in link.notes[key]
+    assert list(link.notes) == [key] and words in link.notes[key] and f"`{key}`=“" in link.notes[key]
     assert link.above_max == (("prompt",) if raw == {"prompt": "99999999"} else ())
 
 

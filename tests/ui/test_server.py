@@ -27,14 +27,17 @@ def test_the_index_tells_the_frontend_where_the_server_is(base, address):
     assert page.index(pin) < page.index('<script type="module"')   # before Streamlit's own script
 
 
-def _serve(method: str, path: str, base: str = "") -> tuple[int, bytes, list]:
-    """(status, body, requests passed on) for one request through the middleware."""
+def _serve(method: str, path: str, base: str = "", query: bytes = b"",
+           reply: bytes = b"application/json") -> tuple[int, bytes, list, dict]:
+    """(status, body, requests passed on, headers) for one request through the middleware, with
+    Streamlit standing in as an app that answers every request with `reply` content."""
     passed, sent = [], []
 
     async def streamlit_app(scope, receive, send):
         passed.append(scope["path"])
-        await send({"type": "http.response.start", "status": 204, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", reply)]})
+        await send({"type": "http.response.body", "body": b"streamlit's"})
 
     async def send(message):
         sent.append(message)
@@ -45,16 +48,18 @@ def _serve(method: str, path: str, base: str = "") -> tuple[int, bytes, list]:
     config.set_option("server.baseUrlPath", base)
     try:
         run_apart(PinServerAddress(streamlit_app)(
-            {"type": "http", "method": method, "path": path, "headers": []}, receive, send))
+            {"type": "http", "method": method, "path": path, "query_string": query, "headers": []},
+            receive, send))
     finally:
         config.set_option("server.baseUrlPath", "")
-    return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:]), passed
+    return (sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:]), passed,
+            dict(sent[0]["headers"]))
 
 
 @pytest.mark.parametrize("path, base", [("/", ""), ("/roofline", ""), ("/side_by_side", ""),
                                         ("/lab/", "lab"), ("/lab/memory", "lab")])
 def test_a_page_gets_the_pinned_index(path, base):
-    status, body, passed = _serve("GET", path, base)
+    status, body, passed, _ = _serve("GET", path, base)
     assert (status, passed) == (200, [])
     assert b"BACKEND_BASE_URL" in body
 
@@ -63,7 +68,29 @@ def test_a_page_gets_the_pinned_index(path, base):
                                           ("GET", "/nope"), ("GET", "/app/static/favicon.png"),
                                           ("POST", "/roofline"), ("GET", "/roofline/_stcore/health")])
 def test_everything_else_goes_to_streamlit(method, path):
-    assert _serve(method, path) == (204, b"", [path])
+    """Whatever Streamlit answers with anything but its page is its answer."""
+    assert _serve(method, path)[:3] == (200, b"streamlit's", [path])
+
+
+@pytest.mark.parametrize("path, query, base, location", [
+    ("/ROOFLINE", b"prompt=4096", "", "/roofline?prompt=4096"),       # a page in another case
+    ("/Side_By_Side", b"", "", "/side_by_side"),
+    ("/start", b"decodes=32", "", "/?decodes=32"),                    # Home's navigation name
+    ("/Home", b"", "", "/home"),
+    ("/nothing", b"budget=1024", "", "/?budget=1024&no_page=nothing"),   # no such page: Home
+    ("/a/b c", b"", "", "/?no_page=a%2Fb+c"),
+    ("/index.html", b"", "", "/?no_page=index.html"),
+    ("/lab/ROOFLINE", b"tp=2", "lab", "/lab/roofline?tp=2"),
+    ("/lab/start", b"", "lab", "/lab/"),
+    ("/lab/typo", b"", "/lab/", "/lab/?no_page=typo"),
+])
+def test_a_path_streamlit_would_answer_with_its_own_page_is_sent_to_ours(path, query, base,
+                                                                         location):
+    """Streamlit answers any path it has no file for with its index.html, unpinned, and its
+    frontend shows "Page not found": such a reply is replaced by a redirect to a page."""
+    status, body, passed, headers = _serve("GET", path, base, query, reply=b"text/html")
+    assert (status, body, passed) == (302, b"", [path])
+    assert headers[b"location"].decode() == location
 
 
 def test_the_static_folder_is_in_every_clone():

@@ -2,13 +2,16 @@
 controls in app_state. Workloads are small: the suite runs on two cores."""
 
 import re
+from collections import Counter
 
 import pytest
 
 from sim.presets.hardware import get_gpu
-from tests.support.apptest import assert_clean, metrics, open_app, shown
+from tests.support.apptest import as_read, assert_clean, metrics, open_app, shown
+from tests.support.hostile import PAYLOADS, markup
 from ui import controls, traffic
 from ui.controls import CONTROLS, read_link
+from ui.literal import LIMIT, visible
 from ui.scenario import traffic_from
 
 TRAFFIC = "pages/load/traffic.py"
@@ -35,7 +38,7 @@ def test_multi_choice_links_keep_known_choices_and_note_the_rest():
     link = read_link({"policies": ["sarathi", "nope", "sarathi", "<b>"]})
     assert link.corrections == {"policies": ["sarathi"]}
     note = link.notes["policies"]
-    assert len(link.notes) == 1 and "`policies=nope`" in note and "left out" in note
+    assert len(link.notes) == 1 and "`policies`=“nope”" in note and "left out" in note
     empty = read_link({"policies": [""]})                      # an empty selection is allowed
     assert empty.values == {"policies": []} and not empty.corrections and not empty.notes
     assert set(CONTROLS["policies"].default) <= set(CONTROLS["policies"].options)
@@ -96,7 +99,7 @@ def test_no_policy_is_a_prompt_not_an_error():
 def test_a_bad_policy_in_the_link_is_a_note():
     at = open_app(TRAFFIC, policies="nope")
     assert_clean(at)
-    assert "`policies=nope`" in at.warning[0].value
+    assert "`policies`=“nope”" in at.warning[0].value
 
 
 def test_extreme_burst_and_decoders():
@@ -140,19 +143,30 @@ def test_a_malformed_upload_names_the_row_and_column(body, where):
     at = open_app(TRAFFIC, workload="upload")
     upload(at, body)
     assert_clean(at)
-    message = at.error[0].value.replace("\\", "")      # Markdown escapes, as written
-    assert where.replace(",", "") in message.replace(",", "")
+    assert where.replace(",", "") in as_read(at.error[0].value).replace(",", "")
     assert not at.get("vega_lite_chart")
 
 
-def test_upload_text_is_never_markup():
-    at = open_app(TRAFFIC, workload="upload")
-    upload(at, (HEADER + '0,"<img src=x onerror=alert(1)>",1\n').encode(), name="<b>x</b>.csv")
-    assert_clean(at)
-    message = at.error[0].value
-    assert "row 2, column prompt" in message.replace("\\", "")
-    assert "<" not in message.replace("\\<", "")             # every < escaped or replaced
-    assert "?b?x??b?.csv" in message.replace("\\", "")
+@pytest.mark.parametrize("name, cell", [
+    ("<b>x</b>.csv", "<img src=x onerror=alert(1)>"),
+    (PAYLOADS["pixel"] + ".csv", "www.evil.example"),
+    (PAYLOADS["addresses"] + ".csv", "x@evil.example"),
+    (PAYLOADS["heading"] + ".csv", ":material/home:"),
+])
+def test_upload_text_is_never_markup(name, cell):
+    """A file's name and its cells, quoted in the page's error or caption, draw nothing the same
+    message about a plain file does (tests/support/hostile.py), and read as written."""
+    def said(name: str, body: str) -> str:
+        at = open_app(TRAFFIC, workload="upload")
+        upload(at, (HEADER + body).encode(), name=name)
+        assert_clean(at)
+        return at.error[0].value if at.error else next(
+            c.value for c in at.caption if c.value.startswith("Trace "))
+
+    for body, plain_body in ((f'0,"{cell}",1\n', "0,abc,1\n"), ("0,10,1\n", "0,10,1\n")):
+        message = said(name, body)
+        assert Counter(markup(message)) == Counter(markup(said("plain.csv", plain_body)))
+        assert visible(name[:LIMIT]) in as_read(message)
 
 
 # --- budget trade-off ----------------------------------------------------------------------
