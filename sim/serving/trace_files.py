@@ -100,13 +100,20 @@ def special_file(path: str, info: os.stat_result) -> str:
     "a file of the kernel's proc filesystem"), else ''."""
     if not stat.S_ISREG(info.st_mode):
         return _kind(info.st_mode)
+    kernel = kernel_filesystem(path, info)
+    return f"a file of the kernel's {kernel}" if kernel else ""
+
+
+def kernel_filesystem(path: str, info: os.stat_result) -> str:
+    """The kernel's pseudo-filesystem `path` (stat `info`) lives on ("proc filesystem", "/sys"),
+    or '' for a real one: by its type in the mount table, its device, or its real path."""
     fs = filesystem_of(path)
     if fs in PSEUDO_FILESYSTEMS:
-        return f"a file of the kernel's {fs} filesystem"
+        return f"{fs} filesystem"
     real = os.path.realpath(path)
     for root in (*PSEUDO_ROOTS, "/dev"):
         if _same_device(info, root) or (root in PSEUDO_ROOTS and real.startswith(root + "/")):
-            return f"a file of the kernel's {root}"
+            return root
     return ""
 
 
