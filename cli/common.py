@@ -64,6 +64,15 @@ REMEDY = {  # what to change when a scenario's run is too large
 }
 
 
+def remedy(args) -> str:
+    """What to change when the flags' runs are too large, naming only flags they accept
+    (--lengths sharegpt draws its own lengths and refuses --output-tokens)."""
+    scenario = scenario_of(args)
+    if scenario == "poisson" and args.lengths == "sharegpt":
+        return "use fewer --requests (--lengths sharegpt draws its own lengths)"
+    return REMEDY[scenario]
+
+
 def workload_name(workload: workloads.Workload) -> str:
     """A workload as a table's header names it."""
     if workload.name.startswith("poisson-"):
@@ -284,7 +293,7 @@ def run_from(args, cap: int | None = None) -> tuple[workloads.Workload, Trace]:
     run = planned_run(args)
     check_iterations(run.workload, args.max_iterations)
     if cap is None:
-        (cap,) = check_work(run.work(), "this run", REMEDY[scenario_of(args)])
+        (cap,) = check_work(run.work(), "this run", remedy(args))
     return run.workload, run.simulate(cap)
 
 
@@ -313,7 +322,7 @@ def limit_message(args, cap: int | None) -> str:
     return (f"the run needed more than {cap:,} iterations, more than estimated and the most that "
             f"fit in the command's budget ({fmt_work_seconds(CLI_BUDGET.seconds)}, "
             f"{fmt_work_bytes(CLI_BUDGET.bytes)}) beside the rest of its work; "
-            f"{REMEDY[scenario_of(args)]}")
+            f"{remedy(args)}")
 
 
 # --- files ------------------------------------------------------------------------------------

@@ -55,10 +55,10 @@ def flush_stdout() -> None:
 
 
 def emit(args, payload, text: str) -> None:
-    """`payload` as JSON with --json, else `text` with its long lines wrapped (unless --wide,
-    which commands without tables do not take)."""
+    """`payload` as JSON with --json (undefined values left out: `finite`), else `text` with its
+    long lines wrapped (unless --wide, which commands without tables do not take)."""
     if args.json:
-        text = json.dumps(payload, indent=2, allow_nan=False, default=_jsonable)
+        text = json.dumps(finite(payload), indent=2, allow_nan=False, default=_jsonable)
     elif not getattr(args, "wide", False):
         text = wrap(text)
     with writing():
@@ -119,11 +119,22 @@ def _fit(widths: list[int], width: int) -> list[int]:
 
 
 def finite(value):
-    """JSON has no NaN: undefined numbers become null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
+    """`value` as JSON without NaN or null: an undefined number (NaN, infinity, None), and a
+    group left empty by them, is left out of its object or list; the command's notes say why
+    (NO_SECOND_TOKEN)."""
     if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [finite(v) for v in value]
-    return value
+        kept = {k: finite(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if not _undefined(v)}
+    if isinstance(value, (list, tuple)):
+        return [v for v in map(finite, value) if not _undefined(v)]
+    if isinstance(value, np.generic):
+        value = value.item()
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _undefined(value) -> bool:
+    return value is None or value == {}
+
+
+NO_SECOND_TOKEN = ("no request emitted a second token, so there is no gap between tokens: TBT, "
+                   "TPOT and the largest gap are undefined (shown as —, left out of --json)")

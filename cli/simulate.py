@@ -12,7 +12,7 @@ from sim.units import fmt_seconds
 
 from .common import add_run_args, run_from, workload_name
 from .flags import paragraph
-from .output import emit, finite, table
+from .output import NO_SECOND_TOKEN, emit, table
 from .paths import output_file
 
 # --- simulate -------------------------------------------------------------------------------
@@ -35,7 +35,8 @@ def _simulate(args) -> None:
         payload.update(seed_metrics(trace))
     if workload.name == "burst":
         payload["last_ttft_s"] = m.ttft_s.max   # the burst arrives at once: the last is the max
-    payload["notes"] = list(trace.notes)
+    notes = [*trace.notes, *([NO_SECOND_TOKEN] if np.isnan(m.tbt_s.max) else [])]
+    payload["notes"] = notes
     if args.trace_out is not None:
         write_trace_csv(trace, args.trace_out)
     rows = [(label, *(fmt_seconds(getattr(getattr(m, k), q)) for q in ("p50", "p90", "p99", "max")))
@@ -57,8 +58,8 @@ def _simulate(args) -> None:
     if workload.name == "burst":
         lines.append(f"the last of the burst's prompts got its first token after "
                      f"{fmt_seconds(m.ttft_s.max)}")
-    lines += [f"note: {n}" for n in trace.notes]
-    emit(args, finite(payload), "\n".join(lines))
+    lines += [f"note: {n}" for n in notes]
+    emit(args, payload, "\n".join(lines))
 
 
 def trace_frame_columns(trace: Trace) -> dict[str, np.ndarray]:
