@@ -4,7 +4,7 @@ are traces, broken traces, FIFOs, directories and devices), and each runs in a c
 timeout and a memory limit (tests.support.bounded).
 
 A case is a clean run (exit 0, nothing on stderr, output without nan, inf or runaway digits, JSON
-that parses without NaN, table lines within 120 columns unless --wide) or a clean refusal (exit 2,
+that parses without NaN or null, table lines within 120 columns unless --wide) or a clean refusal (exit 2,
 nothing on stdout, one line on stderr starting "error: "); either way within the command budget
 (60 s of CPU time, 1.5 GB). Anything else is a failure, reported with the command line that
 reproduces it.
@@ -296,9 +296,11 @@ def classify(code, stdout: str, stderr: str, *, json_out: bool, wide: bool) -> t
         return "stderr noise", tail
     if json_out:
         try:
-            json.loads(stdout, parse_constant=_no_constant)
+            parsed = json.loads(stdout, parse_constant=_no_constant)
         except ValueError as e:
             return "bad json", str(e)[:200]
+        if _holds_null(parsed):
+            return "null in json", "--json printed null (an undefined value must be left out)"
     bad = NONSENSE.search(stdout)
     if bad:
         return "nonsense", f"{bad.group(0)!r} in {stdout[max(0, bad.start() - 60):bad.end() + 20]!r}"
@@ -307,6 +309,14 @@ def classify(code, stdout: str, stderr: str, *, json_out: bool, wide: bool) -> t
         if widest > WIDTH:
             return "too wide", f"a line of {widest} columns"
     return "clean run", ""
+
+
+def _holds_null(value) -> bool:
+    if isinstance(value, dict):
+        return any(map(_holds_null, value.values()))
+    if isinstance(value, list):
+        return any(map(_holds_null, value))
+    return value is None
 
 
 def _no_constant(name: str):
