@@ -208,15 +208,21 @@ def command_lines(draw) -> list[str]:
 
 def generate(cases: int, seed: int = 0) -> list[list[str]]:
     """`cases` distinct command lines drawn by hypothesis (the same ones for the same seed)."""
-    drawn: list[list[str]] = []
+    return distinct(command_lines(), cases, seed, tries=2)
+
+
+def distinct(strategy, cases: int, seed: int, tries: int = 3) -> list:
+    """Up to `cases` distinct draws of `strategy` in `cases` x `tries` attempts (the same ones for
+    the same seed): what every suite's `generate` returns."""
+    drawn: list = []
 
     @fixed_seed(seed)
-    @settings(max_examples=cases * 2, database=None, deadline=None, phases=[Phase.generate],
+    @settings(max_examples=cases * tries, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(command_lines())
-    def collect(argv):
-        if len(drawn) < cases and argv not in drawn:
-            drawn.append(argv)
+    @given(strategy)
+    def collect(case):
+        if len(drawn) < cases and case not in drawn:
+            drawn.append(case)
 
     collect()
     return drawn

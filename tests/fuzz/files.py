@@ -14,8 +14,6 @@ import shlex
 import socket
 import threading
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 
 from tests.support.bounded import run_sim
@@ -51,18 +49,7 @@ def cases(draw) -> tuple[str, ...]:
 
 
 def generate(count: int, seed: int = 0) -> list[tuple[str, ...]]:
-    drawn: list = []
-
-    @fixed_seed(seed)
-    @settings(max_examples=count * 3, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @given(cases())
-    def collect(case):
-        if len(drawn) < count and case not in drawn:
-            drawn.append(case)
-
-    collect()
-    return drawn
+    return cli.distinct(cases(), count, seed)
 
 
 def make_scratch(folder: str) -> None:

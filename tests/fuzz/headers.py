@@ -16,8 +16,6 @@ import os
 import shlex
 import threading
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 
 from sim.serving.trace_files import COLUMNS, MAX_COLUMNS
@@ -57,18 +55,7 @@ def traces(draw) -> tuple[str, int]:
 
 
 def generate(count: int, seed: int = 0) -> list[tuple[str, int]]:
-    drawn: list = []
-
-    @fixed_seed(seed)
-    @settings(max_examples=count * 3, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
-    @given(traces())
-    def collect(case):
-        if len(drawn) < count and case not in drawn:
-            drawn.append(case)
-
-    collect()
-    return drawn
+    return cli.distinct(traces(), count, seed)
 
 
 def make_scratch(folder: str) -> None:
