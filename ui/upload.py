@@ -14,8 +14,14 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from sim.errors import InputError
-from sim.serving.trace_files import COLUMNS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS, load_trace
+from sim.serving.trace_files import (
+    COLUMNS,
+    MAX_BYTES,
+    MAX_COLUMNS,
+    MAX_ROWS,
+    check_size,
+    load_trace,
+)
 from sim.serving.workloads import Workload
 
 from .store import TRACES
@@ -79,8 +85,7 @@ def trace_workload(upload: Upload) -> Workload:
     kept = TRACES.get(key)
     if kept is not None:
         return kept
-    if len(upload.data) > MAX_BYTES:          # before the bytes are decoded or parsed
-        raise InputError(f"trace is {len(upload.data):,} bytes; the limit is {MAX_BYTES:,}")
+    check_size(upload.data)                   # before the bytes are decoded or parsed
     bar = st.progress(0.0, text="Reading the trace")
     try:
         workload = load_trace(upload.data, report=lambda share: bar.progress(

@@ -55,9 +55,14 @@ def _read_bytes(source) -> bytes:
         data = bytes(source)
     else:
         data = _read_file(str(source))
+    check_size(data)
+    return data
+
+
+def check_size(data: bytes) -> None:
+    """Refuse a trace over MAX_BYTES, before anything decodes or parses it."""
     if len(data) > MAX_BYTES:
         raise InputError(f"trace is {len(data):,} bytes; the limit is {MAX_BYTES:,}")
-    return data
 
 
 def _read_file(path: str) -> bytes:
