@@ -89,11 +89,13 @@ def main(argv=None) -> int:
 
 
 def _fail(message: str, code: int) -> int:
-    """`message` on stderr, if there is one that can be written, and the exit code."""
-    try:
-        print(message, file=sys.stderr, flush=True)
-    except (OSError, ValueError, AttributeError):
-        pass
+    """`message` on stderr, if there is one that can be written (never on stdout: print's
+    fallback when stderr is closed), and the exit code."""
+    if sys.stderr is not None:
+        try:
+            print(message, file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
     return code
 
 

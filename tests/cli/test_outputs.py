@@ -58,6 +58,12 @@ def test_closed_stdout_and_stderr_still_exit_nonzero():
     assert shell("worked-example >&- 2>&-").returncode == 1
 
 
+def test_a_refusal_with_stderr_closed_prints_nothing_on_stdout():
+    """print(file=None) falls back to stdout: with stderr closed the message landed there."""
+    done = shell("cost 2>&-")
+    assert done.returncode == 2 and done.stdout == ""
+
+
 def test_a_reader_that_leaves_ends_the_command_quietly():
     done = shell("validate --json | head -c1 >/dev/null; exit ${PIPESTATUS[0]}")
     assert done.returncode == 141 and done.stderr == ""
