@@ -383,6 +383,8 @@ def _search(q: CapacityQuery, cap: int, report) -> CapacityView:
                                   budget=q.budget, baseline=get_policy(q.baseline),
                                   baseline_budget=q.baseline_budget,
                                   progress=lambda done, text: report(done * share, text), **limits)
+    if comparison.policy.capped or comparison.baseline.capped:   # the page's cap: as any run's
+        raise SimulationLimitError(f"a search run needed more than {cap:,} iterations", cap)
     rates = rate_grid(comparison.policy.ceiling_qps)
     curves = {}
     for i, result in enumerate((comparison.policy, comparison.baseline)):

@@ -84,6 +84,7 @@ class CapacityResult:
     ceiling_qps: float             # the compute ceiling the search starts from
     points: tuple[CapacityPoint, ...]   # every rate evaluated, ascending
     reason: str
+    capped: bool = False           # a run met the iteration cap, which ended the search
 
 
 @dataclass(frozen=True)
@@ -157,6 +158,7 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
     estimate = estimate_run(sample, policy, budget, limits, cost)
     points: dict[float, CapacityPoint] = {}
     stop = ""          # why the search ended before its tolerance, if it did
+    capped = False     # a run met the iteration cap
 
     def can_run(qps: float) -> bool:
         nonlocal stop
@@ -176,11 +178,12 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
     def passes(qps: float) -> bool | None:
         """Whether `qps` meets both SLOs; None when its run met the iteration cap (it proved
         nothing, and lower rates need more iterations still): the search ends."""
-        nonlocal stop
+        nonlocal stop, capped
         try:
             point, trace = _evaluate(qps, workload_at(qps), policy, cost, budget=budget,
                                      tbt_slo_s=slo, delay_slo_s=delay_slo, limits=limits)
         except SimulationLimitError:
+            capped = True
             stop = (f"; the search stopped when a run at {qps:.3g} QPS needed more than "
                     f"{limits.max_iterations:,} iterations (the cap)")
             return None
@@ -227,7 +230,8 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
         reason = (f"{name} meets {conditions} up to {lo:.3g} QPS and misses at {hi:.3g} QPS "
                   f"({len(points)} runs){stop}")
     return CapacityResult(policy.name, budget, lo, hi, ceiling,
-                          tuple(points[q] for q in sorted(points)), reason)
+                          tuple(points[q] for q in sorted(points)), reason,
+                          capped)
 
 
 def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, *,

@@ -204,6 +204,7 @@ def test_a_search_that_meets_the_iteration_cap_keeps_what_it_proved():
     ours, theirs = result.policy, result.baseline
     assert ours.capacity_qps == ours.ceiling_qps and "compute ceiling" in ours.reason
     assert theirs.capacity_qps == 0 and len(theirs.points) == 2
+    assert theirs.capped and not ours.capped
     assert "stopped when a run at 10.4 QPS needed more than 300 iterations" in theirs.reason
     assert result.ratio is None
 
