@@ -1,12 +1,13 @@
 """The limits measured. The app's: each page at the worst link its limits let through, run once on
 empty caches (time, and server memory added at the peak and after). The command line's: the
-largest input each refused dimension accepts (a trace file's bytes, columns and rows, the
-argument count, a sweep's budgets, capacity's requests), each run once in a bounded child process,
-its CPU time and peak memory against the command budget (60 s, 1.5 GB). What each counted item
-of a run costs, which the estimates price, is measured by benchmarks/work_bench.py.
+largest input each refused dimension accepts (a run's estimated work, a trace file's bytes,
+columns and rows, the argument count, a sweep's budgets, capacity's requests), each run once in a
+bounded child process, its CPU time and peak memory against the command budget (60 s, 1.5 GB).
+What each counted item of a run costs, which the estimates price, is measured by
+benchmarks/work_bench.py.
 
     .venv/bin/python -m benchmarks.limits_bench          # both
-    .venv/bin/python -m benchmarks.limits_bench --cli    # the command line's only (a minute or two)
+    .venv/bin/python -m benchmarks.limits_bench --cli    # the command line's only (a few minutes)
 
 Each case runs through AppTest in a fresh process, so that process's resident set stands for a
 server's that served only it (its peak reset before the case: /proc/self/clear_refs); a last
@@ -27,8 +28,10 @@ from streamlit.runtime.caching.cache_data_api import _data_caches
 from streamlit.runtime.caching.cache_resource_api import _resource_caches
 from streamlit.testing.v1 import AppTest
 
-from cli.main import MAX_ARGUMENTS
+from cli.common import check_work, planned_run, remedy
+from cli.main import MAX_ARGUMENTS, build_parser
 from cli.traffic import MAX_CAPACITY_REQUESTS
+from sim.errors import InputError
 from sim.serving.policies import POLICIES
 from sim.serving.trace_files import COLUMNS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
 from sim.studies.sweep import MAX_BUDGETS
@@ -149,9 +152,30 @@ def widest_trace(path: str) -> None:
         f.write(header + "".join(rows))
 
 
+def most_requests_accepted(argv: list[str]) -> int:
+    """The most --requests the work estimate accepts for `argv` (bisection on the check alone,
+    which runs nothing)."""
+    def accepted(requests: int) -> bool:
+        args = build_parser().parse_args([*argv, "--requests", str(requests)])
+        run = planned_run(args)
+        try:
+            check_work(run.work(), "this run", remedy(args))
+        except InputError:
+            return False
+        return True
+    low, high = 1, 1_000_000
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if accepted(middle) else (low, middle)
+    return low
+
+
 def cli_cases(trace: str) -> list[tuple[str, list[str]]]:
     """(the dimension at its limit, the command line) for each refused dimension."""
+    poisson = ["simulate", "--qps", "1000"]
+    most = most_requests_accepted(poisson)
     return [
+        (f"a run's estimated work: {most:,} requests", [*poisson, "--requests", str(most)]),
         (f"trace: {MAX_BYTES:,} bytes, {MAX_COLUMNS} columns, {MAX_ROWS:,} rows",
          ["simulate", "--trace-in", trace, "--json"]),
         (f"arguments: {MAX_ARGUMENTS}",
