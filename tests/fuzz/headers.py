@@ -51,7 +51,9 @@ def traces(draw) -> tuple[str, int]:
     rows = draw(st.lists(st.tuples(st.integers(0, 100), st.integers(1, 500), st.integers(1, 20)),
                          max_size=3))
     body = "".join(",".join(map(str, r)) + "\n" for r in rows)
-    return header + "\n" + body, len(next(csv.reader(io.StringIO(header, newline="")), []))
+    # the width as the reader sees it: after the byte-order mark, quoted cells whole
+    columns = len(next(csv.reader(io.StringIO(header.lstrip("\ufeff"), newline="")), []))
+    return header + "\n" + body, columns
 
 
 def generate(count: int, seed: int = 0) -> list[tuple[str, int]]:
