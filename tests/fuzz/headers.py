@@ -1,7 +1,7 @@
 """Fuzzing trace headers: hypothesis draws a header (the three columns each 0 to 2 times, at any
 place, in any case and spacing; names repeated, distinct, empty, quoted with commas and line
 breaks; a byte-order mark; widths from none to 100,000 columns, mostly near the 100-column limit)
-and a few rows, and `simulate --trace-in` reads it in a child process.
+and a few rows with values under the three columns, and `simulate --trace-in` reads it in a child process.
 
 Clean: a run or a one-line refusal within the command budget; a header over the limit must be
 refused naming the limit, one within it never for its width.
@@ -36,7 +36,7 @@ WIDTHS = st.one_of(st.integers(0, 20), st.integers(MAX_COLUMNS - 5, MAX_COLUMNS 
 def traces(draw) -> tuple[str, int]:
     """(the file's text, its header's width in columns)."""
     width = draw(WIDTHS)
-    kind = draw(st.sampled_from(["repeated", "distinct", "mixed"]))
+    kind = draw(st.sampled_from(["repeated", "distinct", "distinct", "mixed"]))
     if kind == "repeated":
         names = [draw(st.sampled_from(FILLERS))] * width
     elif kind == "distinct":
@@ -48,12 +48,20 @@ def traces(draw) -> tuple[str, int]:
         for _ in range(draw(st.sampled_from([1, 1, 1, 0, 2]))):
             names.insert(draw(st.integers(0, len(names))), column)
     header = ("\ufeff" if draw(st.integers(0, 9)) == 0 else "") + ",".join(names)
-    rows = draw(st.lists(st.tuples(st.integers(0, 100), st.integers(1, 500), st.integers(1, 20)),
-                         max_size=3))
-    body = "".join(",".join(map(str, r)) + "\n" for r in rows)
-    # the width as the reader sees it: after the byte-order mark, quoted cells whole
-    columns = len(next(csv.reader(io.StringIO(header.lstrip("\ufeff"), newline="")), []))
-    return header + "\n" + body, columns
+    # the header as the reader sees it: after the byte-order mark, quoted cells whole
+    read = next(csv.reader(io.StringIO(header.lstrip("\ufeff"), newline="")), [])
+    where = {c: [n.strip().lower() for n in read].index(c) for c in COLUMNS
+             if c in (n.strip().lower() for n in read)}
+    rows = []
+    for values in draw(st.lists(st.tuples(st.integers(0, 100), st.integers(1, 500),
+                                          st.integers(1, 20)), max_size=3)):
+        cells = [""] * max(where.values(), default=0)
+        cells.append("")
+        for column, value in zip(COLUMNS, values):
+            if column in where:
+                cells[where[column]] = str(value)
+        rows.append(",".join(cells) + "\n")
+    return header + "\n" + "".join(rows), len(read)
 
 
 def generate(count: int, seed: int = 0) -> list[tuple[str, int]]:
