@@ -3,7 +3,8 @@ which also gives its command `--force`; `cli.main` checks each one given with `c
 before any work, so a path that cannot be written is refused in a moment, not after the run.
 
 Refused: an empty name, a name or path longer than the filesystem allows, a folder that does not
-exist or cannot be written, anything but a regular file of data (a directory, FIFO, device,
+exist or cannot be written, a symbolic link to nothing (writing would create its target,
+wherever it points), anything but a regular file of data (a directory, FIFO, device,
 socket, or a file of /proc or /sys: see `sim.serving.trace_files.special_file`), and, without
 --force, a file git tracks: the path, followed through symbolic links, or any hard link to it,
 compared with the files of this project's repository and of the repository holding the path
@@ -58,6 +59,9 @@ def check_output(flag: str, path: str, *, force: bool) -> None:
     except OSError as e:
         raise InputError(f"{where}: {e.strerror}") from None
     if info is None:
+        if os.path.islink(path):            # writing would create the link's target, elsewhere
+            raise InputError(f"{where}: it is a symbolic link to a file that does not exist; "
+                             "give a file name")
         if not os.path.isdir(folder):
             raise InputError(f"{where}: the folder {_shown(os.path.dirname(path))} does not "
                              "exist; create it or give another path")

@@ -175,9 +175,13 @@ def test_every_flag_that_names_a_file_to_write_goes_through_the_one_check():
                        .get_default("output_files")}
 
 
-def test_the_check_refuses_a_directory_and_takes_a_new_file(tmp_path):
+def test_the_check_refuses_a_directory_and_a_dangling_link_and_takes_a_new_file(tmp_path):
     with pytest.raises(InputError, match="a directory"):
         check_output("--out", str(tmp_path), force=False)
+    planted = tmp_path / "out.csv"            # writing through it would create the target
+    planted.symlink_to(tmp_path / "elsewhere" / "made.csv")
+    with pytest.raises(InputError, match="symbolic link to a file that does not exist"):
+        check_output("--out", str(planted), force=True)
     check_output("--out", str(tmp_path / "fine.csv"), force=False)
 
 
