@@ -1,8 +1,13 @@
-"""The app's limits (issue 11) measured: each page at the worst link its limits let through, run
-once on empty caches (time, and server memory added at the peak and after). What each counted
-item of a run costs, which the pages' estimates price, is measured by benchmarks/work_bench.py.
+"""The limits measured. The app's: each page at the worst link its limits let through, run once on
+empty caches (time, and server memory added at the peak and after). The command line's: the
+largest input each refused dimension accepts (a run's estimated work, a trace file's bytes,
+columns and rows, the argument count, a sweep's budgets, capacity's requests), each run once in a
+bounded child process, its CPU time and peak memory against the command budget (60 s, 1.5 GB).
+What each counted item of a run costs, which the estimates price, is measured by
+benchmarks/work_bench.py.
 
-    .venv/bin/python -m benchmarks.limits_bench
+    .venv/bin/python -m benchmarks.limits_bench          # both
+    .venv/bin/python -m benchmarks.limits_bench --cli    # the command line's only (a few minutes)
 
 Each case runs through AppTest in a fresh process, so that process's resident set stands for a
 server's that served only it (its peak reset before the case: /proc/self/clear_refs); a last
@@ -13,16 +18,26 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from streamlit.runtime.caching.cache_data_api import _data_caches
 from streamlit.runtime.caching.cache_resource_api import _resource_caches
 from streamlit.testing.v1 import AppTest
 
+from cli.common import check_work, planned_run, remedy
+from cli.main import MAX_ARGUMENTS, build_parser
+from cli.traffic import MAX_CAPACITY_REQUESTS
+from sim.errors import InputError
 from sim.serving.policies import POLICIES
+from sim.serving.trace_files import COLUMNS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
+from sim.studies.sweep import MAX_BUDGETS
+from tests.fuzz.report import BUDGET_BYTES, BUDGET_SECONDS
 from tests.support.apptest import APP
+from tests.support.bounded import run_sim
 from tests.support.memory import reset_peak, resident_mib
 from ui import work
 from ui.store import RESULTS, TRACES, deep_nbytes
@@ -123,6 +138,74 @@ def every_case_in_one_server() -> str:
             "peak")
 
 
+# --- the command line ------------------------------------------------------------------------
+def widest_trace(path: str) -> None:
+    """A trace at every limit at once: MAX_COLUMNS columns, MAX_ROWS rows, MAX_BYTES bytes (each
+    row padded in a note column); one-token requests, so the run after the parse is small."""
+    header = ",".join([*COLUMNS, *(f"note{i}" for i in range(MAX_COLUMNS - len(COLUMNS)))]) + "\n"
+    width, extra = divmod(MAX_BYTES - len(header), MAX_ROWS)
+    rows = []
+    for i in range(MAX_ROWS):
+        row = f"{i * 1e-3:.3f},1,1,"
+        rows.append(row + "x" * (width + (i < extra) - len(row) - 1) + "\n")
+    with open(path, "w") as f:
+        f.write(header + "".join(rows))
+
+
+def most_requests_accepted(argv: list[str]) -> int:
+    """The most --requests the work estimate accepts for `argv` (bisection on the check alone,
+    which runs nothing)."""
+    def accepted(requests: int) -> bool:
+        args = build_parser().parse_args([*argv, "--requests", str(requests)])
+        run = planned_run(args)
+        try:
+            check_work(run.work(), "this run", remedy(args))
+        except InputError:
+            return False
+        return True
+    low, high = 1, 1_000_000
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if accepted(middle) else (low, middle)
+    return low
+
+
+def cli_cases(trace: str) -> list[tuple[str, list[str]]]:
+    """(the dimension at its limit, the command line) for each refused dimension."""
+    poisson = ["simulate", "--qps", "1000"]
+    most = most_requests_accepted(poisson)
+    return [
+        (f"a run's estimated work: {most:,} requests", [*poisson, "--requests", str(most)]),
+        (f"trace: {MAX_BYTES:,} bytes, {MAX_COLUMNS} columns, {MAX_ROWS:,} rows",
+         ["simulate", "--trace-in", trace, "--json"]),
+        (f"arguments: {MAX_ARGUMENTS}",
+         ["simulate", *["--budget", "600"] * ((MAX_ARGUMENTS - 1) // 2)]),
+        (f"sweep: {MAX_BUDGETS} budgets",
+         ["sweep", "--budgets", ",".join(str(64 * (k + 1)) for k in range(MAX_BUDGETS)),
+          "--requests", "200", "--qps", "4", "--lengths", "sharegpt"]),
+        (f"capacity: {MAX_CAPACITY_REQUESTS:,} requests",
+         ["capacity", "--tbt-slo", "0.1", "--requests", str(MAX_CAPACITY_REQUESTS),
+          "--output-tokens", "16", "--max-runs", "100"]),
+        # the export's figure (frames x pixels) is priced and measured by benchmarks/export_bench.py
+    ]
+
+
+def cli_limits() -> None:
+    print(f"the command line at each limit (budget {BUDGET_SECONDS:g} s of CPU, "
+          f"{BUDGET_BYTES / 1e9:g} GB):")
+    print(f"{'dimension at its limit':48} {'exit':>4} {'CPU s':>7} {'wall s':>7} {'peak MB':>8}  "
+          "within")
+    with tempfile.TemporaryDirectory() as scratch:
+        trace = os.path.join(scratch, "widest.csv")
+        widest_trace(trace)
+        for what, argv in cli_cases(trace):
+            run = run_sim(*argv, timeout_s=300, peak_file=os.path.join(scratch, "peak"))
+            within = run.cpu_seconds <= BUDGET_SECONDS and run.peak_bytes <= BUDGET_BYTES
+            print(f"{what:48} {run.code!s:>4} {run.cpu_seconds:7.2f} {run.seconds:7.2f} "
+                  f"{run.peak_bytes / 1e6:8.0f}  {'yes' if within else 'NO'}"
+                  + (f"  ({run.stderr.strip()[:100]})" if run.code else ""), flush=True)
+
+
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--case":      # one case, in a fresh process
         for step in page_case(int(sys.argv[2])):
@@ -130,6 +213,9 @@ def main() -> None:
         return
     if sys.argv[1:] == ["--all"]:
         print(every_case_in_one_server())
+        return
+    cli_limits()
+    if sys.argv[1:] == ["--cli"]:
         return
     print(f"limits: a page {work.PAGE_SECONDS} s and {work.PAGE_BYTES / 2**20:,.0f} MiB; at once "
           f"<= {work.NOW_SECONDS:g} s estimated, on a button <= {work.BUTTON_SECONDS:g} s "

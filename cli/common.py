@@ -4,8 +4,6 @@ describe, and the work budget every run is checked against before it starts."""
 from __future__ import annotations
 
 import argparse
-import os
-import stat
 from dataclasses import dataclass, replace
 
 from sim.cost.iteration import MODES, CostModel
@@ -64,6 +62,15 @@ REMEDY = {  # what to change when a scenario's run is too large
     "poisson": "use fewer --requests or a smaller --output-tokens",
     "trace": "replay a shorter trace (fewer rows, fewer output_tokens)",
 }
+
+
+def remedy(args) -> str:
+    """What to change when the flags' runs are too large, naming only flags they accept
+    (--lengths sharegpt draws its own lengths and refuses --output-tokens)."""
+    scenario = scenario_of(args)
+    if scenario == "poisson" and args.lengths == "sharegpt":
+        return "use fewer --requests (--lengths sharegpt draws its own lengths)"
+    return REMEDY[scenario]
 
 
 def workload_name(workload: workloads.Workload) -> str:
@@ -286,7 +293,7 @@ def run_from(args, cap: int | None = None) -> tuple[workloads.Workload, Trace]:
     run = planned_run(args)
     check_iterations(run.workload, args.max_iterations)
     if cap is None:
-        (cap,) = check_work(run.work(), "this run", REMEDY[scenario_of(args)])
+        (cap,) = check_work(run.work(), "this run", remedy(args))
     return run.workload, run.simulate(cap)
 
 
@@ -315,7 +322,7 @@ def limit_message(args, cap: int | None) -> str:
     return (f"the run needed more than {cap:,} iterations, more than estimated and the most that "
             f"fit in the command's budget ({fmt_work_seconds(CLI_BUDGET.seconds)}, "
             f"{fmt_work_bytes(CLI_BUDGET.bytes)}) beside the rest of its work; "
-            f"{REMEDY[scenario_of(args)]}")
+            f"{remedy(args)}")
 
 
 # --- files ------------------------------------------------------------------------------------
@@ -323,19 +330,4 @@ def input_path(flag: str, path: str) -> str:
     """`path` if it names a file to read (the trace reader refuses FIFOs, devices, directories)."""
     if not path:
         raise InputError(f"{flag} needs a file name")
-    return path
-
-
-def output_path(flag: str, path: str) -> str:
-    """`path` if a file may be written there: not empty, not a directory, FIFO or device (a FIFO
-    with no reader would block forever)."""
-    if not path:
-        raise InputError(f"{flag} needs a file name")
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return path                       # a new file: the write reports any problem
-    if not stat.S_ISREG(mode):
-        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
-        raise InputError(f"{flag} {path!r} is {kind}, not a regular file; give a file name")
     return path

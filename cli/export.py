@@ -14,14 +14,14 @@ is overwritten only with `--force`. The chart packages are imported inside the c
 from __future__ import annotations
 
 import os
-import subprocess
 
 from sim.errors import InputError, check_number
 
-from .common import add_run_args, cost_model_from, lane_args, output_path, run_from
+from .common import add_run_args, cost_model_from, lane_args, run_from
 from .flags import paragraph, refuse
 from .limits import check_export_work
 from .output import emit
+from .paths import output_file
 
 VIEWS = ("side-by-side", "streams", "roofline")
 FORMATS = ("png", "svg", "gif")
@@ -84,13 +84,8 @@ def _export(args) -> None:
     from charts import export
     from charts.theme import Look
 
-    if args.out is not None:          # without --out the file goes to out/, named by the scenario
-        output_path("--out", args.out)
-    fmt = _format(args)
+    fmt = _format(args)               # --out was checked before any work (cli/paths.py)
     _refuse_unused(args, fmt)
-    if args.out and _tracked_by_git(args.out) and not args.force:
-        raise InputError(f"--out {args.out} is a file git tracks (a committed figure); pass "
-                         f"--force to overwrite it, or leave out --out to write to {OUT_DIR}/")
     width = check_number("--width", args.width, low=300, low_inclusive=True, high=4000,
                          integer=True)
     frames = check_number("--frames", args.frames, low=2, low_inclusive=True, high=600,
@@ -117,18 +112,6 @@ def _export(args) -> None:
          f"wrote {out} ({args.view}, {fmt}, {len(data):,} bytes)")
 
 
-def _tracked_by_git(path: str) -> bool:
-    """Whether `path` is an existing file in a git checkout's index (False without git)."""
-    if not os.path.isfile(path):
-        return False
-    try:
-        found = subprocess.run(["git", "ls-files", "--error-unmatch", "--", os.path.basename(path)],
-                               cwd=os.path.dirname(os.path.abspath(path)), capture_output=True)
-    except OSError:
-        return False
-    return found.returncode == 0
-
-
 def register_export(sub) -> None:
     p = sub.add_parser("export", help="draw the side-by-side, streams or roofline view to a file",
                        description=paragraph("""
@@ -142,10 +125,8 @@ def register_export(sub) -> None:
     add_run_args(p)
     p.add_argument("--view", choices=VIEWS, default="side-by-side", help="the figure")
     p.add_argument("--format", help=f"one of: {', '.join(FORMATS)} (default: from --out, else png)")
-    p.add_argument("--out", help=f"file to write (default: {OUT_DIR}/<view>_<gpu>_<model>_budget-"
-                                 "<budget>.<format>)")
-    p.add_argument("--force", action="store_true",
-                   help="overwrite --out even when git tracks it (the README's figures)")
+    output_file(p, "--out", f"file to write (default: {OUT_DIR}/<view>_<gpu>_<model>_budget-"
+                            "<budget>.<format>)")
     p.add_argument("--unchunked", default="vllm-v0", help="the top lane's policy")
     p.add_argument("--window", choices=("prompt", "run"), default="prompt",
                    help="side-by-side, streams: the time axis around the new prompt, or the whole run")

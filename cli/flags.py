@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import textwrap
 
 from sim.errors import InputError, fmt_bound, range_problem
+
+from .output import writing
 
 # "-1e3", "-.5", "-inf": values, not flags (argparse alone takes only "-5" and "-0.5" as numbers)
 NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$",
@@ -63,6 +66,12 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise InputError(self._plain(message))
+
+    def _print_message(self, message, file=None):
+        # argparse swallows a failed write of --help (a full disk would exit 0, printing nothing)
+        if message:
+            with writing():
+                (file or sys.stderr).write(message)
 
     def _get_values(self, action, arg_strings):
         # Python 3.11's argparse drops a "--" given as a flag's value (`--max-seqs=--`) and hands

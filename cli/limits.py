@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sim.serving.work import CLI_BUDGET, WorkTooLarge, combined, fmt_work_bytes, fmt_work_seconds
 
-from .common import PROCESS_BYTES, PROCESS_SECONDS, REMEDY, check_work, lane_args, planned_run, scenario_of
+from .common import PROCESS_BYTES, PROCESS_SECONDS, check_work, lane_args, planned_run, remedy
 
 VIEW_HEIGHT = {"side-by-side": (532, 852), "streams": (274, 705), "roofline": (1011, 1271)}
 MARGIN = 350                # legends and titles beside the plot, CSS pixels
@@ -82,4 +82,4 @@ def check_export_work(args, fmt: str, width: int, frames: int) -> tuple[int, ...
                          width)
     return check_work(work.plus(figure.seconds, figure.bytes),
                       f"this export (two runs and a {figure.frames:,}-frame {fmt})",
-                      REMEDY[scenario_of(args)] + (f"; or {fewer}" if fewer else ""))
+                      remedy(args) + (f"; or {fewer}" if fewer else ""))

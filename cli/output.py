@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
+import os
+import sys
 import textwrap
 
 import numpy as np
@@ -13,13 +17,52 @@ MIN_COLUMN = 10       # a wrapped column keeps at least this many characters
 GAP = "  "
 
 
+class OutputError(Exception):
+    """Standard output cannot be written (closed, a full disk): the command fails with exit 1."""
+
+
+CLOSED = ("standard output is closed; give the command somewhere to print (a file, a pipe or the "
+          "terminal)")
+
+
+def check_stdout() -> None:
+    """Refuse to start when there is no standard output to print to (`>&-` closes it)."""
+    if sys.stdout is None:
+        raise OutputError(CLOSED)
+    try:
+        os.fstat(sys.stdout.fileno())
+    except (io.UnsupportedOperation, AttributeError):   # no descriptor: tests capture stdout
+        return
+    except (OSError, ValueError):
+        raise OutputError(CLOSED) from None
+
+
+@contextlib.contextmanager
+def writing():
+    """A failure to write stdout as an OutputError (a broken pipe stays itself: the reader left,
+    which is no error)."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise OutputError(f"cannot write the output: {e.strerror}") from None
+
+
+def flush_stdout() -> None:
+    with writing():
+        sys.stdout.flush()
+
+
 def emit(args, payload, text: str) -> None:
-    """`payload` as JSON with --json, else `text` with its long lines wrapped (unless --wide,
-    which commands without tables do not take)."""
+    """`payload` as JSON with --json (undefined values left out: `finite`), else `text` with its
+    long lines wrapped (unless --wide, which commands without tables do not take)."""
     if args.json:
-        print(json.dumps(payload, indent=2, allow_nan=False, default=_jsonable))
-    else:
-        print(text if getattr(args, "wide", False) else wrap(text))
+        text = json.dumps(finite(payload), indent=2, allow_nan=False, default=_jsonable)
+    elif not getattr(args, "wide", False):
+        text = wrap(text)
+    with writing():
+        print(text)
 
 
 def _jsonable(value):
@@ -76,11 +119,22 @@ def _fit(widths: list[int], width: int) -> list[int]:
 
 
 def finite(value):
-    """JSON has no NaN: undefined numbers become null."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
+    """`value` as JSON without NaN or null: an undefined number (NaN, infinity, None), and a
+    group left empty by them, is left out of its object or list; the command's notes say why
+    (NO_SECOND_TOKEN)."""
     if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [finite(v) for v in value]
-    return value
+        kept = {k: finite(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if not _undefined(v)}
+    if isinstance(value, (list, tuple)):
+        return [v for v in map(finite, value) if not _undefined(v)]
+    if isinstance(value, np.generic):
+        value = value.item()
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _undefined(value) -> bool:
+    return value is None or value == {}
+
+
+NO_SECOND_TOKEN = ("no request emitted a second token, so there is no gap between tokens: TBT, "
+                   "TPOT and the largest gap are undefined (shown as —, left out of --json)")

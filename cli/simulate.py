@@ -10,9 +10,10 @@ from sim.serving.metrics import seed_metrics, summarize
 from sim.serving.policies import get_policy
 from sim.units import fmt_seconds
 
-from .common import add_run_args, output_path, run_from, workload_name
+from .common import add_run_args, run_from, workload_name
 from .flags import paragraph
-from .output import emit, finite, table
+from .output import NO_SECOND_TOKEN, emit, table
+from .paths import output_file
 
 # --- simulate -------------------------------------------------------------------------------
 METRICS = {"ttft_s": "TTFT", "tbt_s": "TBT (every gap)", "tpot_s": "TPOT"}
@@ -23,8 +24,6 @@ def _percentiles(p) -> dict:
 
 
 def _simulate(args) -> None:
-    if args.trace_out is not None:
-        output_path("--trace-out", args.trace_out)    # refused before the run, not after it
     workload, trace = run_from(args)
     m = summarize(trace)
     payload = {"policy": m.policy, "iterations": m.iterations, "makespan_s": m.makespan_s,
@@ -36,7 +35,8 @@ def _simulate(args) -> None:
         payload.update(seed_metrics(trace))
     if workload.name == "burst":
         payload["last_ttft_s"] = m.ttft_s.max   # the burst arrives at once: the last is the max
-    payload["notes"] = list(trace.notes)
+    notes = [*trace.notes, *([NO_SECOND_TOKEN] if np.isnan(m.tbt_s.max) else [])]
+    payload["notes"] = notes
     if args.trace_out is not None:
         write_trace_csv(trace, args.trace_out)
     rows = [(label, *(fmt_seconds(getattr(getattr(m, k), q)) for q in ("p50", "p90", "p99", "max")))
@@ -58,8 +58,8 @@ def _simulate(args) -> None:
     if workload.name == "burst":
         lines.append(f"the last of the burst's prompts got its first token after "
                      f"{fmt_seconds(m.ttft_s.max)}")
-    lines += [f"note: {n}" for n in trace.notes]
-    emit(args, finite(payload), "\n".join(lines))
+    lines += [f"note: {n}" for n in notes]
+    emit(args, payload, "\n".join(lines))
 
 
 def trace_frame_columns(trace: Trace) -> dict[str, np.ndarray]:
@@ -94,9 +94,8 @@ def register_simulate(sub) -> None:
         budget (60 s, 1.5 GB) is refused before it starts, with the estimate and what to
         change."""))
     add_run_args(p)
-    p.add_argument("--trace-out", metavar="FILE",
-                   help="write per-iteration records (times in s, tokens, KV tokens) to this CSV "
-                        "file (default: none)")
+    output_file(p, "--trace-out", "write per-iteration records (times in s, tokens, KV tokens) "
+                "to this CSV file (default: none)")
     p.set_defaults(func=_simulate)
 
 

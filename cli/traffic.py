@@ -5,6 +5,7 @@ Registered in `cli.main.COMMANDS`; the flags and the workload come from `cli.com
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from functools import partial
 
@@ -25,7 +26,6 @@ from sim.units import fmt_seconds
 
 from .common import (
     PROCESS_BYTES,
-    REMEDY,
     add_hardware_args,
     add_length_args,
     add_policy_args,
@@ -36,12 +36,12 @@ from .common import (
     limits_from,
     poisson_from,
     refuse_unused_lengths,
-    scenario_of,
+    remedy,
     workload_from,
     workload_name,
 )
 from .flags import choice, number, number_list, paragraph, refuse
-from .output import emit, finite, table
+from .output import NO_SECOND_TOKEN, emit, table
 
 MAX_CAPACITY_REQUESTS = 20_000   # each capacity run simulates them all, up to 2 x MAX_RUNS times
 # The searches stop at this share of the command's time budget in estimated work: a search adds
@@ -64,7 +64,7 @@ def _sweep(args) -> None:
     check_iterations(workload, args.max_iterations)
     caps = check_work(Work(tuple(estimate_run(workload, policy, b, limits, cost)
                                  for b in budgets)),
-                      f"a sweep of {len(budgets)} budgets", REMEDY[scenario_of(args)] + ", or "
+                      f"a sweep of {len(budgets)} budgets", remedy(args) + ", or "
                       "fewer --budgets")
     result = sweep(workload, policy, cost, budgets, limits=limits, tbt_slo_s=args.tbt_slo,
                    caps=dict(zip(budgets, caps)))
@@ -81,7 +81,8 @@ def _sweep(args) -> None:
             "split_prompts": pt.split_prompts,
             "meets_tbt_slo": None if result.tbt_slo_s is None else pt.meets_tbt(result.tbt_slo_s),
             "recommended": pt.budget == result.recommended,
-            "engine_default": [d.engine for d in result.defaults if d.budget == pt.budget]})
+            "engine_default": [d.engine for d in result.defaults if d.budget == pt.budget],
+            "notes": [*pt.notes, *([NO_SECOND_TOKEN] if math.isnan(m.tbt_s.max) else [])]})
         flags = [label for label, on in (("overhead-dominated", pt.overhead_dominated),
                                          ("no split", pt.chunking_inactive),
                                          ("recommended", pt.budget == result.recommended),
@@ -101,7 +102,9 @@ def _sweep(args) -> None:
              "overhead-dominated: t(1 token) / t(budget tokens) > 1/2 (the fixed cost of an "
              "iteration is most of it); no split: budget >= longest prompt + peak decodes"]
     lines += [f"note at budget {pt.budget:,}: {n}" for pt in result.points for n in pt.notes]
-    emit(args, finite(payload), "\n".join(lines))
+    if any(NO_SECOND_TOKEN in p["notes"] for p in payload):
+        lines.append(f"note: {NO_SECOND_TOKEN}")
+    emit(args, payload, "\n".join(lines))
 
 
 def register_sweep(sub) -> None:
@@ -157,15 +160,18 @@ def _capacity(args) -> None:
                       for spec, b in ((policy, args.budget), (baseline, baseline_budget))))
     account = WorkAccount(replace(CLI_BUDGET, seconds=CAPACITY_SHARE * CLI_BUDGET.seconds,
                                   bytes=CLI_BUDGET.bytes - PROCESS_BYTES))
-    runs.check_most(account.budget, "one run of each policy", "use fewer --requests or a "
-                    "smaller --output-tokens, or a lower --max-iterations (each run stops there)")
+    shorter = "" if args.lengths == "sharegpt" else " or a smaller --output-tokens"  # sharegpt: its own
+    runs.check_most(account.budget, "one run of each policy", f"use fewer --requests{shorter}, or "
+                    "a lower --max-iterations (each run stops there)")
     result = compare_capacity(
         workload_at, cost, policy=policy, budget=args.budget, baseline=baseline,
         baseline_budget=baseline_budget, tbt_slo_s=slo, delay_slo_s=args.delay_slo,
         limits=limits, max_runs=args.max_runs, account=account)
+    untimed = any(math.isnan(pt.p99_tbt_s) for r in (result.policy, result.baseline)
+                  for pt in r.points)
     payload = {"policy": _result_json(result.policy), "baseline": _result_json(result.baseline),
                "ratio": result.ratio, "tbt_slo_s": slo, "delay_slo_s": args.delay_slo,
-               "requests": args.requests}
+               "requests": args.requests, "notes": [NO_SECOND_TOKEN] if untimed else []}
     rows = [(r.policy, f"{r.budget:,}", f"{r.capacity_qps:.3g}", r.reason)
             for r in (result.policy, result.baseline)]
     ratio = "undefined (the baseline sustains no rate tried)" if result.ratio is None else \
@@ -179,8 +185,9 @@ def _capacity(args) -> None:
         f"lengths; {cost.gpu.name}, {cost.model.name}, {cost.mode})",
         table(rows, ("policy", "budget", "capacity QPS", "why"), args.wide),
         f"capacity ratio {result.policy.policy} / {result.baseline.policy}: {ratio}", "",
-        table(curve, ("policy", "QPS", "p99 TBT", "median delay", "meets both"), args.wide)])
-    emit(args, finite(payload), text)
+        table(curve, ("policy", "QPS", "p99 TBT", "median delay", "meets both"), args.wide),
+        *(f"note: {n}" for n in payload["notes"])])
+    emit(args, payload, text)
 
 
 def register_capacity(sub) -> None:

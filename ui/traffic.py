@@ -30,7 +30,6 @@ from sim.errors import InputError
 from sim.presets.hardware import Gpu
 from sim.serving.engine import SimulationLimitError, Trace, simulate
 from sim.serving.policies import Limits, get_policy
-from sim.serving.trace_files import load_trace
 from sim.serving.work import Counts, token_times
 from sim.serving.workloads import Workload
 from sim.studies.capacity import (
@@ -52,7 +51,7 @@ from .jobs import Job, refuse_over_limit, run_alone, run_jobs, show_note
 from .literal import literal
 from .scenario import DECODE_OUTPUT, PROMPT_OUTPUT, Scenario, Traffic, traffic_from
 from .store import RESULTS, TRACES
-from .upload import upload_box
+from .upload import trace_workload, upload_box
 from .widgets import CHART_WIDTH
 from .work import (
     BUTTON_DEADLINE_S,
@@ -100,7 +99,7 @@ def traffic(s: Scenario, *, capacity: bool = False) -> tuple[Traffic, Workload]:
     if capacity:
         t = replace(t, kind="poisson")
     try:
-        workload = _trace_workload(t.trace, upload.data) if upload else _generated(t)
+        workload = trace_workload(upload) if upload else _generated(t)
     except InputError as e:
         what = f"the trace {literal(upload.name)}" if upload else "this workload"
         st.error(f"**Can't use {what}:** {literal(e, limit=None)}", icon=":material/error:")
@@ -110,11 +109,6 @@ def traffic(s: Scenario, *, capacity: bool = False) -> tuple[Traffic, Workload]:
                    f"{workload.arrival_s[-1] - workload.arrival_s[0]:,.4g} s (kept for the other "
                    "traffic pages until you remove it).")
     return t, workload
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def _trace_workload(digest: str, _data: bytes) -> Workload:
-    return load_trace(_data)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -390,6 +384,8 @@ def _search(q: CapacityQuery, cap: int, report) -> CapacityView:
                                   budget=q.budget, baseline=get_policy(q.baseline),
                                   baseline_budget=q.baseline_budget,
                                   progress=lambda done, text: report(done * share, text), **limits)
+    if comparison.policy.capped or comparison.baseline.capped:   # the page's cap: as any run's
+        raise SimulationLimitError(f"a search run needed more than {cap:,} iterations", cap)
     rates = rate_grid(comparison.policy.ceiling_qps)
     curves = {}
     for i, result in enumerate((comparison.policy, comparison.baseline)):

@@ -1,17 +1,21 @@
 """Arrival traces from CSV: `arrival_s, prompt_tokens, output_tokens`, one request per row.
 
 The file is untrusted (the app passes an upload's bytes), so everything is checked before anything
-runs: that a path names a regular file (a FIFO, a device or a directory is refused before it is
-opened: reading one could block forever or never end), size (5 MB, 100,000 rows), the three
-required columns, each named once, and every value (a finite number; arrival >= 0 s; whole token
-counts >= 1); a row may not have a value in a column the header does not name (beyond its end or
-under an empty name). Other named columns
+runs: that a path names a regular file on a real filesystem (a FIFO, a device, a socket, a
+directory or a file of the kernel's pseudo-filesystems, /proc and /sys, is refused by what it is,
+not by what its metadata claims: /proc/kmsg says it is an empty regular file and blocks forever
+when read), size (5 MB), the header (at most 100 columns, the three required ones each named once:
+the header is checked in one pass before any row is parsed), at most 100,000 rows, and every value
+(a finite number; arrival >= 0 s; whole token counts >= 1); a row may not have a value in a column
+the header does not name (beyond its end or under an empty name). Other named columns
 are the user's own (notes, ids) and are not read. Errors name the row and the column; rows are
 numbered as a spreadsheet shows them (the header is row 1, blank rows count, and a quoted cell that
 spans several lines is still one row). Values are only ever parsed with `float`; a value
 quoted back in a message is cut short and stripped to letters, digits and `.+-_`, so nothing from
 the file can reach a page as markup. Rows need not be sorted: requests are ordered by arrival
-(stably), so request ids follow arrival order, not file order.
+(stably), so request ids follow arrival order, not file order. Every step is linear in the file's
+size, and a caller may pass `report(share)`, called every few thousand rows, to show progress or to
+stop the parse (the app's does, so a closed tab stops its parse).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Callable
 
 import numpy as np
 
@@ -30,6 +35,8 @@ from sim.serving.workloads import Workload, make_workload
 
 MAX_BYTES = 5_000_000
 MAX_ROWS = 100_000
+MAX_COLUMNS = 100            # the three the trace needs and the user's own (notes, ids)
+REPORT_ROWS = 2_000          # rows between two calls of load_trace's `report`
 COLUMNS = ("arrival_s", "prompt_tokens", "output_tokens")
 MAX_ARRIVAL_S = 1e7          # ~116 days: far beyond any trace worth replaying
 MAX_TOKENS = 10_000_000      # the same ceiling as the workload generators' lengths
@@ -47,21 +54,72 @@ def _read_bytes(source) -> bytes:
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
     else:
-        try:
-            info = os.stat(source)
-            if not stat.S_ISREG(info.st_mode):
-                raise InputError(f"trace {str(source)!r} is {_kind(info.st_mode)}, not a regular "
-                                 "file; give the path of a CSV file")
-            size = info.st_size
-            if size > MAX_BYTES:
-                raise InputError(f"trace file is {size:,} bytes; the limit is {MAX_BYTES:,}")
-            with open(source, "rb") as f:
-                data = f.read(MAX_BYTES + 1)
-        except OSError as e:
-            raise InputError(f"cannot read trace file {str(source)!r}: {e.strerror}") from None
+        data = _read_file(str(source))
+    check_size(data)
+    return data
+
+
+def check_size(data: bytes) -> None:
+    """Refuse a trace over MAX_BYTES, before anything decodes or parses it."""
     if len(data) > MAX_BYTES:
         raise InputError(f"trace is {len(data):,} bytes; the limit is {MAX_BYTES:,}")
-    return data
+
+
+def _read_file(path: str) -> bytes:
+    """The file's bytes, once it is known to be a regular file on a real filesystem: opened
+    without blocking (a FIFO with no writer would wait forever), then judged by the open file
+    itself, so a file swapped after a check cannot slip through."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as e:
+        raise InputError(f"cannot read trace file {path!r}: {e.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        what = special_file(path, info)
+        if what:
+            raise InputError(f"trace {path!r} is {what}, not a regular file of data; give the "
+                             "path of a CSV file")
+        if info.st_size > MAX_BYTES:
+            raise InputError(f"trace file is {info.st_size:,} bytes; the limit is {MAX_BYTES:,}")
+        chunks, size = [], 0
+        while size <= MAX_BYTES and (chunk := os.read(fd, MAX_BYTES + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError as e:
+        raise InputError(f"cannot read trace file {path!r}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+# Filesystems whose files are the kernel's, not data: reading one may block, never end, or
+# change the machine (writing).
+PSEUDO_FILESYSTEMS = {"proc", "sysfs", "devtmpfs", "devpts", "debugfs", "tracefs", "securityfs",
+                      "configfs", "cgroup", "cgroup2", "bpf", "pstore", "efivarfs", "fusectl",
+                      "mqueue", "binfmt_misc", "autofs", "hugetlbfs", "rpc_pipefs", "nsfs"}
+PSEUDO_ROOTS = ("/proc", "/sys")
+
+
+def special_file(path: str, info: os.stat_result) -> str:
+    """What `path` (stat `info`) is when it is not a regular file of data ("a FIFO (named pipe)",
+    "a file of the kernel's proc filesystem"), else ''."""
+    if not stat.S_ISREG(info.st_mode):
+        return _kind(info.st_mode)
+    kernel = kernel_filesystem(path, info)
+    return f"a file of the kernel's {kernel}" if kernel else ""
+
+
+def kernel_filesystem(path: str, info: os.stat_result) -> str:
+    """The kernel's pseudo-filesystem `path` (stat `info`) lives on ("proc filesystem", "/sys"),
+    or '' for a real one: by its type in the mount table, its device, or its real path."""
+    fs = filesystem_of(path)
+    if fs in PSEUDO_FILESYSTEMS:
+        return f"{fs} filesystem"
+    real = os.path.realpath(path)
+    for root in (*PSEUDO_ROOTS, "/dev"):
+        if _same_device(info, root) or (root in PSEUDO_ROOTS and real.startswith(root + "/")):
+            return root
+    return ""
 
 
 def _kind(mode: int) -> str:
@@ -73,19 +131,55 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def _same_device(info: os.stat_result, root: str) -> bool:
+    try:
+        return os.stat(root).st_dev == info.st_dev
+    except OSError:
+        return False
+
+
+def filesystem_of(path: str) -> str:
+    """The type of the filesystem `path` lives on, from /proc/self/mountinfo (the mount whose
+    mount point is the longest prefix of the real path); '' where that cannot be read."""
+    real = os.path.realpath(path)
+    best, kind = "", ""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                fields = line.split()
+                sep = fields.index("-")
+                point = fields[4].encode().decode("unicode_escape")   # "\040" for a space
+                if (real == point or real.startswith(point.rstrip("/") + "/")) and \
+                        len(point) >= len(best):
+                    best, kind = point, fields[sep + 1]
+    except (OSError, ValueError, IndexError):
+        return ""
+    return kind
+
+
 def _header(row: list[str], line: int) -> dict[str, int]:
-    names = [name.strip().lower() for name in row]
+    """The index of each required column, in one pass over the names (a wide header must not
+    cost its width squared); at most MAX_COLUMNS of them."""
     where = f"row {line} (header)"
-    missing = [c for c in COLUMNS if c not in names]
+    if len(row) > MAX_COLUMNS:
+        raise InputError(f"{where}: {len(row):,} columns; a trace may have at most "
+                         f"{MAX_COLUMNS:,} ({', '.join(COLUMNS)} and your own)")
+    spots: dict[str, list[int]] = {}
+    for i, cell in enumerate(row):
+        name = cell.strip().lower()
+        if name:
+            spots.setdefault(name, []).append(i)
+    missing = [c for c in COLUMNS if c not in spots]
     if missing:
-        found = ", ".join(_shown(n) for n in names[:10]) or "nothing"
+        found = ", ".join(_shown(n.strip().lower()) for n in row[:10]) or "nothing"
         raise InputError(f"{where}: missing column {', '.join(missing)}; the header needs "
                          f"{', '.join(COLUMNS)} (found {found})")
-    for name in {n for n in names if n and names.count(n) > 1}:
-        spots = [str(i + 1) for i, n in enumerate(names) if n == name]
-        raise InputError(f"{where}: column {_shown(name)} appears {len(spots)} times (columns "
-                         f"{', '.join(spots)}); name each column once")
-    return {c: names.index(c) for c in COLUMNS}
+    for name, where_found in spots.items():
+        if len(where_found) > 1:
+            raise InputError(f"{where}: column {_shown(name)} appears {len(where_found)} times "
+                             f"(columns {', '.join(str(i + 1) for i in where_found)}); name each "
+                             "column once")
+    return {c: spots[c][0] for c in COLUMNS}
 
 
 def _value(row: list[str], line: int, column: str, index: int, *, whole: bool) -> float:
@@ -108,16 +202,20 @@ def _value(row: list[str], line: int, column: str, index: int, *, whole: bool) -
     return number
 
 
-def load_trace(source, name: str = "trace") -> Workload:
+def load_trace(source, name: str = "trace",
+               report: Callable[[float], None] | None = None) -> Workload:
     """A Workload from CSV `source`: bytes (an upload) or a path. Raises InputError naming the row
-    and column of the first bad value."""
+    and column of the first bad value. `report(share of the file read)` is called every
+    REPORT_ROWS rows; whatever it raises ends the parse."""
     data = _read_bytes(source)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputError(f"trace is not UTF-8 text (bad byte at offset {e.start:,})") from None
     # spreadsheet rows are CSV records (a quoted cell may span lines), blank ones included
-    rows = enumerate(csv.reader(io.StringIO(text, newline="")), start=1)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows = enumerate(reader, start=1)
+    lines = text.count("\n") + 1
     line = 1
     try:
         header = next(((n, row) for n, row in rows if any(c.strip() for c in row)), None)
@@ -134,6 +232,8 @@ def load_trace(source, name: str = "trace") -> Workload:
             if stray is not None:
                 raise InputError(f"row {line}: a value in column {stray + 1}, which has no name in "
                                  f"the header (row {header[0]}); remove it or name its column")
+            if report is not None and line % REPORT_ROWS == 0:
+                report(min(1.0, reader.line_num / lines))
             if len(arrival) == MAX_ROWS:
                 raise InputError(f"row {line}: the trace has more than {MAX_ROWS:,} requests")
             arrival.append(_value(row, line, "arrival_s", index["arrival_s"], whole=False))

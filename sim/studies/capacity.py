@@ -8,8 +8,10 @@ The search is a bisection over QPS on one seeded workload (the same exponential 
 each rate, so neighbouring rates differ only in their spacing). It starts at the compute ceiling
 (requests / the compute time of all their FLOPs), which no schedule can sustain for long; it
 halves the rate until one passes, then bisects until the bracket is within `rel_tol`. Every run
-has an iteration cap and the number of runs is capped, so any input finishes in bounded time; with
-a `WorkAccount` the search also stops before a run that could overrun the account's time budget,
+has an iteration cap and the number of runs is capped, so any input finishes in bounded time; a run
+that meets its iteration cap ends the search, which reports the best rate it proved so far (the
+runs before it are kept, not thrown away); with a `WorkAccount` the search also stops before a run
+that could overrun the account's time budget,
 and it never tries a rate so low that the arrivals spread beyond MAX_ARRIVAL_S (116 days, where
 float64 arrival times lose the precision of an iteration).
 """
@@ -23,7 +25,7 @@ import numpy as np
 
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
-from sim.serving.engine import Trace, simulate
+from sim.serving.engine import SimulationLimitError, Trace, simulate
 from sim.serving.metrics import Percentiles, median_scheduling_delay, token_gaps
 from sim.serving.policies import Limits, PolicySpec
 from sim.serving.trace_files import MAX_ARRIVAL_S
@@ -82,6 +84,7 @@ class CapacityResult:
     ceiling_qps: float             # the compute ceiling the search starts from
     points: tuple[CapacityPoint, ...]   # every rate evaluated, ascending
     reason: str
+    capped: bool = False           # a run met the iteration cap, which ended the search
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,7 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
     estimate = estimate_run(sample, policy, budget, limits, cost)
     points: dict[float, CapacityPoint] = {}
     stop = ""          # why the search ended before its tolerance, if it did
+    capped = False     # a run met the iteration cap
 
     def can_run(qps: float) -> bool:
         nonlocal stop
@@ -171,9 +175,18 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
             return False
         return True
 
-    def passes(qps: float) -> bool:
-        point, trace = _evaluate(qps, workload_at(qps), policy, cost, budget=budget,
-                                 tbt_slo_s=slo, delay_slo_s=delay_slo, limits=limits)
+    def passes(qps: float) -> bool | None:
+        """Whether `qps` meets both SLOs; None when its run met the iteration cap (it proved
+        nothing, and lower rates need more iterations still): the search ends."""
+        nonlocal stop, capped
+        try:
+            point, trace = _evaluate(qps, workload_at(qps), policy, cost, budget=budget,
+                                     tbt_slo_s=slo, delay_slo_s=delay_slo, limits=limits)
+        except SimulationLimitError:
+            capped = True
+            stop = (f"; the search stopped when a run at {qps:.3g} QPS needed more than "
+                    f"{limits.max_iterations:,} iterations (the cap)")
+            return None
         if account is not None:
             account.charge(trace, cost.model.sliding_window > 0)
         points[qps] = point
@@ -184,31 +197,41 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
     lo, hi = 0.0, None
     qps = ceiling
     while can_run(qps):                     # halve from the ceiling until a rate passes
-        if passes(qps):
+        verdict = passes(qps)
+        if verdict is None:
+            break
+        if verdict:
             lo = qps
             break
         hi, qps = qps, qps / 2
-    while hi is not None and lo > 0 and (hi - lo) / hi > tol and can_run((lo + hi) / 2):
+    while hi is not None and lo > 0 and (hi - lo) / hi > tol and not stop and \
+            can_run((lo + hi) / 2):
         mid = (lo + hi) / 2
-        if passes(mid):
+        verdict = passes(mid)
+        if verdict is None:
+            break
+        if verdict:
             lo = mid
         else:
             hi = mid
     name = f"{policy.name} at budget {budget:,}"
     conditions = (f"p99 TBT <= {fmt_seconds(slo)} and median scheduling delay <= "
                   f"{fmt_seconds(delay_slo)}")
-    if hi is None:
+    if hi is None and lo > 0:
         reason = (f"{name} met {conditions} at the compute ceiling ({ceiling:.3g} QPS = "
                   "requests / the compute time of all their FLOPs, the most any schedule "
                   "sustains), so its capacity is reported as the ceiling")
+    elif lo == 0 and not points:
+        reason = f"{name}: no rate was proved{stop or ' (none was tried)'}"
     elif lo == 0:
-        tried = f", down to {min(points):.3g} QPS" if points else " (none was tried)"
-        reason = f"{name} missed {conditions} at every rate tried{tried}{stop}"
+        reason = (f"{name} missed {conditions} at every rate tried, down to {min(points):.3g} "
+                  f"QPS{stop}")
     else:
         reason = (f"{name} meets {conditions} up to {lo:.3g} QPS and misses at {hi:.3g} QPS "
                   f"({len(points)} runs){stop}")
     return CapacityResult(policy.name, budget, lo, hi, ceiling,
-                          tuple(points[q] for q in sorted(points)), reason)
+                          tuple(points[q] for q in sorted(points)), reason,
+                          capped)
 
 
 def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, *,

@@ -24,9 +24,12 @@ def test_worked_example_table_shows_formulas_and_slips(capsys):
     assert "2,112" in out
 
 
-def test_worked_example_starved_budget_is_null_not_error(capsys):
+def test_worked_example_starved_budget_leaves_ttft_out_not_error(capsys):
+    """A starved budget has no TTFT: the key is left out (--json prints no null) and the row says
+    it is starved."""
     code, out, _ = cli("worked-example", "--budgets", "32", "--json", capsys=capsys)
-    assert code == 0 and json.loads(out)["budgets"][0]["ttft_s"] is None
+    row = json.loads(out)["budgets"][0]
+    assert code == 0 and row["starved"] is True and "ttft_s" not in row and "null" not in out
 
 
 def test_cost_json_keys(capsys):

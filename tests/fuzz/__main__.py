@@ -11,10 +11,10 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import cli
+from . import cli, files, headers, outputs
 from .report import summary
 
-SUITES = [cli]
+SUITES = [cli, outputs, files, headers]
 
 
 def main(argv=None) -> int:
@@ -23,10 +23,14 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed (default 0)")
     parser.add_argument("--jobs", type=int, default=2,
                         help="cases run at once, each in its own process (default 2)")
+    parser.add_argument("--suites", help="comma-separated suites to run (default all: "
+                        + ", ".join(s.__name__.rsplit(".", 1)[1] for s in SUITES) + ")")
     args = parser.parse_args(argv)
+    chosen = [s for s in SUITES if args.suites is None or
+              s.__name__.rsplit(".", 1)[1] in args.suites.split(",")]
     results = []
     start = time.perf_counter()
-    for suite in SUITES:
+    for suite in chosen:
         cases = suite.generate(args.cases, args.seed)
         with tempfile.TemporaryDirectory(prefix=f"fuzz-{suite.SUITE}-") as scratch:
             suite.make_scratch(scratch)

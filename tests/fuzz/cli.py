@@ -4,7 +4,7 @@ are traces, broken traces, FIFOs, directories and devices), and each runs in a c
 timeout and a memory limit (tests.support.bounded).
 
 A case is a clean run (exit 0, nothing on stderr, output without nan, inf or runaway digits, JSON
-that parses without NaN, table lines within 120 columns unless --wide) or a clean refusal (exit 2,
+that parses without NaN or null, table lines within 120 columns unless --wide) or a clean refusal (exit 2,
 nothing on stdout, one line on stderr starting "error: "); either way within the command budget
 (60 s of CPU time, 1.5 GB). Anything else is a failure, reported with the command line that
 reproduces it.
@@ -208,15 +208,21 @@ def command_lines(draw) -> list[str]:
 
 def generate(cases: int, seed: int = 0) -> list[list[str]]:
     """`cases` distinct command lines drawn by hypothesis (the same ones for the same seed)."""
-    drawn: list[list[str]] = []
+    return distinct(command_lines(), cases, seed, tries=2)
+
+
+def distinct(strategy, cases: int, seed: int, tries: int = 3) -> list:
+    """Up to `cases` distinct draws of `strategy` in `cases` x `tries` attempts (the same ones for
+    the same seed): what every suite's `generate` returns."""
+    drawn: list = []
 
     @fixed_seed(seed)
-    @settings(max_examples=cases * 2, database=None, deadline=None, phases=[Phase.generate],
+    @settings(max_examples=cases * tries, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(command_lines())
-    def collect(argv):
-        if len(drawn) < cases and argv not in drawn:
-            drawn.append(argv)
+    @given(strategy)
+    def collect(case):
+        if len(drawn) < cases and case not in drawn:
+            drawn.append(case)
 
     collect()
     return drawn
@@ -296,9 +302,11 @@ def classify(code, stdout: str, stderr: str, *, json_out: bool, wide: bool) -> t
         return "stderr noise", tail
     if json_out:
         try:
-            json.loads(stdout, parse_constant=_no_constant)
+            parsed = json.loads(stdout, parse_constant=_no_constant)
         except ValueError as e:
             return "bad json", str(e)[:200]
+        if _holds_null(parsed):
+            return "null in json", "--json printed null (an undefined value must be left out)"
     bad = NONSENSE.search(stdout)
     if bad:
         return "nonsense", f"{bad.group(0)!r} in {stdout[max(0, bad.start() - 60):bad.end() + 20]!r}"
@@ -307,6 +315,14 @@ def classify(code, stdout: str, stderr: str, *, json_out: bool, wide: bool) -> t
         if widest > WIDTH:
             return "too wide", f"a line of {widest} columns"
     return "clean run", ""
+
+
+def _holds_null(value) -> bool:
+    if isinstance(value, dict):
+        return any(map(_holds_null, value.values()))
+    if isinstance(value, list):
+        return any(map(_holds_null, value))
+    return value is None
 
 
 def _no_constant(name: str):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections
 from dataclasses import dataclass
 
-CLEAN = ("clean run", "clean refusal")
+CLEAN = ("clean run", "clean refusal", "clean output error")
 BUDGET_SECONDS = 60.0      # what any command may take (issue 11)
 BUDGET_BYTES = 1.5e9
 
@@ -47,6 +47,8 @@ def summary(results: list[Result], top: int = 5) -> str:
         verdicts = collections.Counter(r.verdict for r in rs)
         lines.append(f"{suite}: {len(rs):,} cases: " + ", ".join(
             f"{n:,} {v}" for v, n in verdicts.most_common()))
+        lines.append("  worst (CPU time):" + _row(max(rs, key=lambda r: r.cpu_seconds))[1:])
+        lines.append("  worst (memory):  " + _row(max(rs, key=lambda r: r.peak_bytes))[1:])
     lines.append(f"\nslowest {top} (CPU time; wall clock beside it):")
     lines += [_row(r) for r in sorted(results, key=lambda r: -r.cpu_seconds)[:top]]
     lines.append(f"\nlargest {top} (peak resident memory):")

@@ -14,11 +14,12 @@ from sim.cost.iteration import CostModel
 from sim.errors import InputError
 from sim.presets.hardware import GPUS, get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import kv_capacity_tokens, simulate
+from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, simulate
 from sim.serving.metrics import request_times
 from sim.serving.policies import CHUNKED, Limits, get_policy
 from sim.serving.trace_files import MAX_ROWS, load_trace
 from sim.serving.workloads import burst, poisson, seed_scenario
+from sim.studies import capacity
 from sim.studies.capacity import (
     SLO_PRESETS,
     compare_capacity,
@@ -185,6 +186,53 @@ def test_capacity_is_zero_when_no_rate_meets_the_slo():
                            get_policy("sarathi"), cost, budget=512, tbt_slo_s=1e-4, max_runs=3)
     assert result.capacity_qps == 0 and len(result.points) == 3
     assert "every rate tried" in result.reason
+
+
+MISTRAL = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
+
+
+def forty_requests(qps):
+    return poisson(40, qps, seed=0, lengths="fixed", prompt=512, output=20)
+
+
+def test_a_search_that_meets_the_iteration_cap_keeps_what_it_proved():
+    """A run at the cap raised out of the whole comparison: the chunked policy's finished search
+    (and 29 s of CPU) were thrown away. Now the capped search ends there and says so."""
+    result = compare_capacity(forty_requests, MISTRAL, policy=get_policy("sarathi"), budget=512,
+                              baseline=get_policy("vllm-v0"), baseline_budget=2048,
+                              tbt_slo_s=0.03, limits=Limits(max_iterations=300))
+    ours, theirs = result.policy, result.baseline
+    assert ours.capacity_qps == ours.ceiling_qps and "compute ceiling" in ours.reason
+    assert theirs.capacity_qps == 0 and len(theirs.points) == 2
+    assert theirs.capped and not ours.capped
+    assert "stopped when a run at 10.4 QPS needed more than 300 iterations" in theirs.reason
+    assert result.ratio is None
+
+
+def test_a_cap_met_mid_bisection_reports_the_best_rate_proved(monkeypatch):
+    real, calls = capacity._evaluate, []
+
+    def capped_on_the_eighth_run(qps, *args, **kwargs):
+        calls.append(qps)
+        if len(calls) == 8:
+            raise SimulationLimitError("capped", 10_000)
+        return real(qps, *args, **kwargs)
+    monkeypatch.setattr(capacity, "_evaluate", capped_on_the_eighth_run)
+    result = find_capacity(forty_requests, get_policy("sarathi"), MISTRAL, budget=512,
+                           tbt_slo_s=0.022)
+    proved = max(p.qps for p in result.points if p.sustained)
+    assert len(result.points) == 7 and result.capacity_qps == proved > 0
+    assert result.failed_qps is not None and result.failed_qps > proved
+    assert f"stopped when a run at {calls[-1]:.3g} QPS" in result.reason
+
+
+def test_cli_capacity_at_the_iteration_cap_prints_its_result(capsys):
+    code, out, err = run_cli(capsys, "capacity", "--gpu", "a100-80gb", "--model", "mistral-7b",
+                             "--tbt-slo", "0.03", "--requests", "40", "--prompt-tokens", "512",
+                             "--output-tokens", "20", "--max-iterations", "300", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["policy"]["capacity_qps"] > 0 and "(the cap)" in data["baseline"]["reason"]
 
 
 # --- traces ------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shlex
 import subprocess
 import sys
 import time
@@ -49,19 +50,42 @@ LAUNCHER = ("import atexit, os, resource, runpy\n"
             "runpy.run_module('sim', run_name='__main__', alter_sys=True)\n")
 
 
+# Where the child's standard output goes (`stdout` of run_sim): "pipe" (read back), "full"
+# (/dev/full: every write fails), "closed" (`>&-`), "closed-both" (`>&- 2>&-`: stdout and stderr
+# closed), "head" (`| head -c1`: a reader that leaves after one byte).
+STDOUTS = ("pipe", "full", "closed", "closed-both", "head")
+
+
+def _child_setup(memory_bytes: int, stdout: str):
+    def setup() -> None:
+        _limit_memory(memory_bytes)
+        if stdout.startswith("closed"):
+            os.close(1)
+        if stdout == "closed-both":
+            os.close(2)
+    return setup
+
+
 def run_sim(*argv: str, timeout_s: float = TIMEOUT_S, memory_bytes: int = MEMORY_LIMIT_BYTES,
-            peak_file: str | None = None) -> Outcome:
+            peak_file: str | None = None, stdout: str = "pipe") -> Outcome:
     """Run `python -m sim *argv` from the repository root; never raises on the child's failure.
     `peak_file` (a scratch path) receives the child's peak memory and CPU time; without it (or
-    when the child is killed) both read 0."""
+    when the child is killed) both read 0. `stdout`: one of STDOUTS."""
     if peak_file and os.path.exists(peak_file):
         os.unlink(peak_file)                 # a child killed at the timeout writes none
     start = time.perf_counter()
     env = {**os.environ, "PYTHONHASHSEED": "0", "SIM_PEAK_FILE": peak_file or os.devnull}
-    child = subprocess.Popen([sys.executable, "-c", LAUNCHER, *argv], cwd=ROOT,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    command = [sys.executable, "-c", LAUNCHER, *argv]
+    if stdout == "head":      # the exit code is the command's, not head's
+        command = ["bash", "-c", shlex.join(command) + " | head -c1 >/dev/null; "
+                   "exit ${PIPESTATUS[0]}"]
+    target = open(os.devnull if stdout != "full" else "/dev/full", "w") \
+        if stdout in ("full", "closed", "closed-both") else subprocess.PIPE
+    child = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=target,
                              stderr=subprocess.PIPE, text=True, env=env,
-                             preexec_fn=lambda: _limit_memory(memory_bytes))
+                             preexec_fn=_child_setup(memory_bytes, stdout))
+    if target is not subprocess.PIPE:
+        target.close()
     try:
         out, err = child.communicate(timeout=timeout_s)
         code = child.returncode
@@ -69,6 +93,7 @@ def run_sim(*argv: str, timeout_s: float = TIMEOUT_S, memory_bytes: int = MEMORY
         child.kill()
         out, err = child.communicate()
         code = None
+    out = out or ""
     seconds = time.perf_counter() - start
     peak, cpu = _usage(peak_file)
     return Outcome(tuple(argv), code, out, err, seconds, cpu, peak)
