@@ -18,7 +18,7 @@ from sim.cost.iteration import CostModel
 from sim.studies.budget import ScenarioIteration, budget_iteration_cost
 
 from .figure import Figure
-from .theme import Look
+from .theme import SERIES, Look
 
 TFLOP = 1e12
 
@@ -125,14 +125,14 @@ def budget_curve(curve: pd.DataFrame, markers: pd.DataFrame, *, tpot_ms: float, 
                alt.Tooltip("compute_ms:Q", title="compute (ms)", format=",.4g"),
                alt.Tooltip("memory_ms:Q", title="memory (ms)", format=",.4g"),
                alt.Tooltip("bound:N")]
-    line = alt.Chart(alt.Data(name="curve")).mark_line(color=look.decode, strokeWidth=2.5).encode(
+    line = alt.Chart(alt.Data(name="curve")).mark_line(color=look.ink, strokeWidth=2.5).encode(
         x=x, y=y, tooltip=tooltip)
     target = alt.Chart(alt.Data(values=[{"time_ms": tpot_ms, "text": f"TPOT target {tpot_ms:,.4g} ms"}]))
-    target_rule = target.mark_rule(color=look.new_request, strokeWidth=2).encode(y=y)
-    target_text = target.mark_text(align="left", baseline="bottom", x=4, dy=-4, color=look.new_request,
+    target_rule = target.mark_rule(color=look.muted, strokeWidth=2).encode(y=y)
+    target_text = target.mark_text(align="left", baseline="bottom", x=4, dy=-4, color=look.muted,
                                    fontSize=look.font_size).encode(y=y, text="text:N")
-    inks = {"your budget": look.ink, "largest within target": look.new_request,
-            "vLLM serve default": look.prefill, "SGLang default": look.muted}
+    inks = {"your budget": look.ink, "largest within target": SERIES["violet"],
+            "vLLM serve default": SERIES["brown"], "SGLang default": SERIES["olive"]}
     # colour and dash of one field share one legend (a legend on one and none on the other
     # conflict: Vega-Lite warns and drops one)
     legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0)

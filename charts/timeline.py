@@ -10,6 +10,11 @@ that waits), the largest gap so far (a bracket that grows while the stall happen
 delivered so far, and the new request's wait for its first token. A static chart sets `t` to the
 end of the run; a player animates `t` in the browser.
 
+A freeze has one definition here as everywhere in the lab (sim.studies.stalls): a stream is frozen
+at `t` while its current gap, the time since its last token, exceeds STALL_S; a gap longer than
+that is a freeze, its whole length the freeze's duration. `counter_texts` says what the counters
+read at a clock, in Python, for exports that draw their own frames.
+
 Nothing of a run is baked into the chart: the time axis ends at a second parameter `t_end`, and the
 lanes' titles and numbers are data. So one chart serves every run of the same shape (lanes, rows),
 built once and kept (`_chart`): Altair takes a few hundred ms to compose this many layers, which a
@@ -39,6 +44,7 @@ CLOCK = "t"
 END = "t_end"                  # where the time axis ends (s): the run's or the window's end
 NOW_MS = f"({CLOCK} * 1000)"   # the clock in the data's unit
 GHOST_OPACITY = 0.3            # ticks and bars still to come: a preview, visible in both themes
+FREEZE_OPACITY = 0.85          # a freeze's block: its colour whole, the ghost ticks under it faint
 STALL_MS = STALL_S * 1e3       # a wait longer than this shows as a freeze (sim.studies.stalls)
 PARTS = {"decode_tokens": "decode tokens", "prefill_tokens": "prefill tokens"}
 X_TITLE = "time since the new prompt arrived (ms)"
@@ -152,11 +158,60 @@ def _ticks(lane: LaneShape) -> alt.Chart:
     return alt.Chart(alt.Data(name=f"{lane.key}_ticks"))
 
 
+# Gaps equal but for float rounding (every chunked iteration's 23.04 ms) are all "the largest".
+SAME_GAP_MS = 1e-6
+
+
 def _gaps_so_far(lane: LaneShape) -> alt.Chart:
-    """Each gap between two ticks of a band, as much of it as the clock has reached."""
+    """Each gap between two ticks of a band, as much of it as the clock has reached, with the
+    largest of them (`largest`)."""
     return (_ticks(lane).transform_filter(f"isValid(datum.prev_ms) && datum.prev_ms <= {NOW_MS}")
             .transform_calculate(shown_end=f"min(datum.time_ms, {NOW_MS})")
-            .transform_calculate(shown="datum.shown_end - datum.prev_ms"))
+            .transform_calculate(shown="datum.shown_end - datum.prev_ms")
+            .transform_joinaggregate(largest="max(shown)"))
+
+
+def _waits(lane: LaneShape) -> alt.Chart:
+    """Per band still running at the clock: its current gap (`wait`, ms since its last token)
+    and whether that is a freeze (`frozen`: the wait exceeds STALL_MS)."""
+    return (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
+            .transform_aggregate(last="max(time_ms)",
+                                 groupby=["band", "row0", "row1", "decoders", "finish_ms"])
+            .transform_filter(f"{NOW_MS} < datum.finish_ms")
+            .transform_calculate(now_ms=NOW_MS, wait=f"{NOW_MS} - datum.last")
+            .transform_calculate(frozen=f"datum.wait > {STALL_MS}"))
+
+
+def frozen_text(waits_ms: Sequence[float]) -> str:
+    """What the freeze counter reads, given the current gap of each stream still running."""
+    if not len(waits_ms):
+        return "every stream has finished"
+    longest = max(waits_ms)
+    return f"streams frozen for {longest:,.0f} ms" if longest > STALL_MS else "no stream frozen"
+
+
+def largest_text(largest_ms: float | None) -> str:
+    """What the largest-gap counter reads; nothing (None: before any gap has begun)."""
+    return "" if largest_ms is None else f"largest gap so far {_sig4(largest_ms)} ms"
+
+
+def _sig4(value: float) -> str:
+    """d3's ',.4~r' in Python: four significant digits, thousands separated, no trailing zeros."""
+    text = f"{float(f'{value:.4g}'):,.6f}".rstrip("0").rstrip(".")
+    return text
+
+
+def counter_texts(ticks: pd.DataFrame, t_ms: float) -> dict[str, str]:
+    """The lane's counters at the clock `t_ms` from its `ticks` (DecoderRows.ticks): the same
+    words the chart draws ("frozen", "largest", "delivered"; "" where it draws none), for a
+    picture drawn frame by frame."""
+    seen = ticks[ticks.time_ms <= t_ms]
+    last = seen.groupby(["band", "finish_ms"]).time_ms.max().reset_index()
+    waits = (t_ms - last.time_ms)[t_ms < last.finish_ms]
+    begun = ticks[ticks.prev_ms.notna() & (ticks.prev_ms <= t_ms)]
+    largest = (begun.time_ms.clip(upper=t_ms) - begun.prev_ms).max() if len(begun) else None
+    return {"frozen": frozen_text(list(waits)), "largest": largest_text(largest),
+            "delivered": f"{int(seen.tokens.sum()):,} tokens delivered so far"}
 
 
 def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
@@ -178,15 +233,18 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
             x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.TextValue("no streams running")
         ).properties(width=width, height=height, name=view_name(lane.key, "counters"))
     seen = _ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
+    # the longest current gap among the streams still running (-1: none is), in frozen_text's words
     frozen = (seen.transform_aggregate(last="max(time_ms)", groupby=["band", "finish_ms"])
               .transform_calculate(wait=f"{NOW_MS} < datum.finish_ms ? {NOW_MS} - datum.last : -1")
               .transform_aggregate(wait="max(wait)")
-              .transform_calculate(text="datum.wait < 0 ? 'every stream has finished' : "
-                                        "'streams frozen for ' + format(datum.wait, ',.0f') + ' ms'")
+              .transform_calculate(
+                  frozen=f"datum.wait > {STALL_MS}",
+                  text="datum.wait < 0 ? 'every stream has finished' : datum.frozen ? "
+                       "'streams frozen for ' + format(datum.wait, ',.0f') + ' ms' : 'no stream frozen'")
               .mark_text(**text, fontWeight="bold")
               .encode(x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.Text("text:N"),
-                      color=alt.ColorValue(look.ink, condition={"test": f"datum.wait > {STALL_MS}",
-                                                                "value": look.new_request}))
+                      color=alt.ColorValue(look.muted, condition={"test": "datum.frozen",
+                                                                  "value": look.ink}))
               .properties(name=f"{lane.key}_frozen"))
     largest = (_gaps_so_far(lane).transform_aggregate(largest="max(shown)")
                .transform_calculate(text="'largest gap so far ' + format(datum.largest, ',.4~r') "
@@ -205,9 +263,11 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
 
 def lane_rows(lane: LaneShape, look: Look, *, width: int, rows_px: int | None = None) -> alt.LayerChart:
     """Every running decoder as a thin row; a tick per token it receives, drawn as the clock
-    passes it (future ticks faded). Over each row a block grows from its last token to the
-    clock, darker the longer it waits: when the whole block goes dark at once, every stream is
-    frozen. A dashed bracket marks the largest gap so far. `rows_px`: the block's height."""
+    passes it (future ticks faded). Over each row a faint grey block grows from its last token
+    to the clock, and turns the freeze colour once the wait is a freeze (over STALL_MS): when the
+    whole block turns at once, every stream is frozen. A freeze that has ended stays drawn. A
+    dashed line marks the largest gap so far (each of them, where several are equal).
+    `rows_px`: the block's height."""
     n = max(lane.rows, 1)
     height = rows_height(n, look, rows_px)
     per = "" if lane.per_row == 1 else f", {lane.per_row} per row"
@@ -221,30 +281,29 @@ def lane_rows(lane: LaneShape, look: Look, *, width: int, rows_px: int | None = 
                alt.Tooltip("gap_ms:Q", title="gap since the band's previous token (ms)",
                            format=",.3f"),
                alt.Tooltip("tokens:Q", title="tokens delivered", format=",")]
-    ghost = _ticks(lane).mark_rule(opacity=GHOST_OPACITY, color=look.decode, strokeWidth=1.2).encode(
-        x=x, y=y, y2=alt.Y2("row1"))
-    waiting = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
-               .transform_aggregate(last="max(time_ms)", groupby=["band", "row0", "row1", "finish_ms"])
-               .transform_filter(f"{NOW_MS} < datum.finish_ms")
-               .transform_calculate(now_ms=NOW_MS, wait=f"{NOW_MS} - datum.last")
-               .mark_rect(color=look.new_request)
+    ghost = (_ticks(lane).mark_rule(opacity=GHOST_OPACITY, color=look.decode, strokeWidth=1.2)
+             .encode(x=x, y=y, y2=alt.Y2("row1")).properties(name=f"{lane.key}_ticks_ghost"))
+    waiting = (_waits(lane).mark_rect()
                .encode(x=alt.X("last:Q"), x2=alt.X2("now_ms"), y=y, y2=alt.Y2("row1"),
-                       opacity=alt.Opacity("wait:Q", legend=None, scale=alt.Scale(
-                           domain=[0, 2 * STALL_MS], range=[0.05, 0.6], clamp=True)))
+                       color=alt.ColorValue(look.muted, condition={"test": "datum.frozen",
+                                                                   "value": look.freeze}),
+                       opacity=alt.OpacityValue(0.2, condition={"test": "datum.frozen",
+                                                                "value": FREEZE_OPACITY}))
                .properties(name=f"{lane.key}_waiting"))
     # a freeze that has ended stays marked, so the picture keeps it once the clock moves on
     froze = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS} && datum.gap_ms > {STALL_MS}")
-             .mark_rect(color=look.new_request, opacity=0.45)
+             .mark_rect(color=look.freeze, opacity=FREEZE_OPACITY)
              .encode(x=alt.X("prev_ms:Q"), x2=alt.X2("time_ms"), y=y, y2=alt.Y2("row1"))
              .properties(name=f"{lane.key}_froze"))
     live = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
             .mark_rule(color=look.decode, strokeWidth=1.5)
             .encode(x=x, y=y, y2=alt.Y2("row1"), tooltip=tooltip).properties(name=f"{lane.key}_ticks_live"))
-    bracket = (_gaps_so_far(lane).transform_aggregate(worst="argmax(shown)")
-               .transform_calculate(x0="datum.worst.prev_ms", x1="datum.worst.shown_end",
-                                    mid="(datum.worst.row0 + datum.worst.row1) / 2")
-               .mark_rule(color=look.ink, strokeWidth=2.5, strokeDash=[6, 3])
-               .encode(x=alt.X("x0:Q"), x2=alt.X2("x1"), y=alt.Y("mid:Q")))
+    bracket = (_gaps_so_far(lane).transform_filter(f"datum.shown >= datum.largest - {SAME_GAP_MS}")
+               .transform_calculate(mid="(datum.row0 + datum.row1) / 2")
+               # 2 px short of each end: equal gaps side by side read as several, not one
+               .mark_rule(color=look.ink, strokeWidth=2.5, strokeDash=[6, 3], xOffset=2, x2Offset=-2)
+               .encode(x=alt.X("prev_ms:Q"), x2=alt.X2("shown_end"), y=alt.Y("mid:Q"))
+               .properties(name=f"{lane.key}_largest_gap"))
     layers = [ghost, froze, waiting, live]
     if height / n >= 2.5:   # thin lines in the background colour split the ticks into rows
         layers.append(alt.Chart(alt.sequence(1, n, as_="row0"))
@@ -266,10 +325,10 @@ def lane_new_request(lane: LaneShape, look: Look, *, width: int, axis: bool = Tr
                alt.Tooltip("time_ms:Q", title="emitted at (ms)", format=",.2f"),
                alt.Tooltip("gap_ms:Q", title="gap since previous token (ms)", format=",.3f")]
     ghost = tokens.mark_tick(opacity=GHOST_OPACITY, color=look.new_request, thickness=1.2,
-                             size=height * 0.7).encode(x=x, y=y)
+                             size=height * 0.7).encode(x=x, y=y).properties(name=f"{lane.key}_new_ghost")
     live = (tokens.transform_filter(f"datum.time_ms <= {NOW_MS}")
             .mark_tick(color=look.new_request, thickness=1.5, size=height * 0.7)
-            .encode(x=x, y=y, tooltip=tooltip))
+            .encode(x=x, y=y, tooltip=tooltip).properties(name=f"{lane.key}_new_tokens"))
     wait = (alt.Chart(alt.Data(name=f"{lane.key}_callouts"))
             .transform_calculate(first=f"isValid(datum.first_ms) ? datum.first_ms : {END} * 2000")
             .transform_calculate(end=f"min(datum.first, {NOW_MS})",

@@ -22,7 +22,7 @@ from charts.frames import (
     new_request_frame,
 )
 from charts.theme import Look
-from charts.timeline import OTHER, PARTS_OF_A_LANE, X_TITLE, view_name
+from charts.timeline import OTHER, PARTS_OF_A_LANE, X_TITLE, counter_texts, view_name
 from charts.views import budget_plan, roofline_figures, timeline
 from sim.cost.iteration import CostModel
 from sim.errors import InputError
@@ -32,6 +32,7 @@ from sim.serving.engine import simulate
 from sim.serving.metrics import seed_metrics
 from sim.serving.policies import Limits, get_policy
 from sim.serving.workloads import poisson
+from sim.studies.stalls import STALL_S
 from ui.scenario import scenario_from
 
 LOOKS = [Look(), Look(presenter=True), Look(dark=True), Look(presenter=True, dark=True)]
@@ -225,19 +226,30 @@ def test_one_chart_serves_every_run_of_the_same_shape(seed):
     assert "budget 1,024" in svg and "budget 576" not in svg
 
 
-def test_the_counters_follow_the_clock(seed):
-    """50 ms into the whole-prompt iteration every unchunked stream has waited 50 ms, the largest
-    gap so far is that wait, the new request is still waiting; at the end, the whole gaps."""
-    figure = timeline(*seed[1:]).figure(Look())
-    def texts(t=None):
-        """Every text the figure draws at the clock `t` (None: the end), in order."""
-        svg = vlc.vegalite_to_svg(figure.spec() if t is None else figure.spec(t=t))
-        return re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+def drawn_texts(figure: Figure, t: float | None = None) -> list[str]:
+    """Every text the figure draws at the clock `t` (None: the end), in order."""
+    svg = vlc.vegalite_to_svg(figure.spec() if t is None else figure.spec(t=t))
+    return re.findall(r"<text[^>]*>([^<]*)</text>", svg)
 
-    early, late = texts(0.05), texts()
-    # the unchunked lane, then the chunked one (whose last tick was at 46.08 ms)
-    assert [x for x in early if x.startswith("streams frozen")] == [
-        "streams frozen for 50 ms", "streams frozen for 4 ms"]
+
+def drawn_marks(figure: Figure, t: float, name: str) -> list[dict[str, float]]:
+    """The data of each item the mark `name` draws at the clock `t` (from the SVG's labels)."""
+    svg = vlc.vegalite_to_svg(figure.spec(t=t))
+    groups = re.findall(rf'<g class="[^"]* {name}(?:_\d+)?_marks"[^>]*>(.*?)</g>', svg)
+    return [{k: float(v.replace(",", "")) for k, v in (f.split(": ") for f in label.split("; "))}
+            for group in groups for label in re.findall(r'aria-label="([^"]*)"', group)]
+
+
+def test_the_counters_follow_the_clock(seed):
+    """50 ms into the whole-prompt iteration every unchunked stream has waited 50 ms: not yet a
+    freeze (over 100 ms); at 120 ms it is one, and its whole 120 ms is the freeze's length. The
+    largest gap so far is that wait, the new request is still waiting; at the end, the whole gaps."""
+    figure = timeline(*seed[1:]).figure(Look())
+    early, frozen, late = drawn_texts(figure, 0.05), drawn_texts(figure, 0.12), drawn_texts(figure)
+    # the unchunked lane, then the chunked one (whose every gap is 23.04 ms: never a freeze)
+    assert [x for x in early if "frozen" in x] == ["no stream frozen", "no stream frozen"]
+    assert [x for x in frozen if "frozen" in x] == ["streams frozen for 120 ms", "no stream frozen"]
+    assert [x for x in late if "frozen" in x] == ["no stream frozen", "no stream frozen"]
     assert [x for x in early if x.startswith("largest gap")] == [
         "largest gap so far 50 ms", "largest gap so far 23.04 ms"]
     assert [x for x in early if x.endswith("delivered so far")] == [
@@ -246,6 +258,43 @@ def test_the_counters_follow_the_clock(seed):
     assert [x for x in late if x.startswith("largest gap")] == [
         "largest gap so far 333 ms", "largest gap so far 23.04 ms"]
     assert "TTFT 327.7 ms" in late and "TTFT 368.6 ms" in late
+
+
+@pytest.mark.parametrize("values", [{}, {"budget": 8192}, {"prompt": 100}, {"decodes": 4}])
+def test_the_drawn_counters_are_counter_texts_at_every_clock(values):
+    """What the chart draws and what counter_texts says (an export's frames) agree at every
+    clock; a lane none of whose gaps exceeds 100 ms never reads frozen."""
+    s = scenario_from(values)
+    tl = timeline(run(s, "vllm-v0"), run(s, "sarathi"))
+    figure = tl.figure(Look())
+    for t in np.linspace(0, tl.t_max, 9):
+        texts = drawn_texts(figure, t)
+        for lane in tl.lanes:
+            said = counter_texts(lane.decoders.ticks, t * 1e3)
+            for text in filter(None, said.values()):
+                assert text in texts, (t, lane.key, text)
+            if not (lane.decoders.ticks.gap_ms > STALL_S * 1e3).any():
+                assert not said["frozen"].startswith("streams frozen"), (t, lane.key)
+    chunked = tl.lanes[1].decoders.ticks
+    assert values or chunked.gap_ms.max() < STALL_S * 1e3   # the defaults' chunked lane: no freeze
+
+
+def test_every_largest_gap_is_marked_and_only_those(seed):
+    """At 200 ms the chunked lane's eight whole gaps are all 23.04 ms: each is "the largest gap
+    so far", so each is marked (not one picked by float rounding); the unchunked lane's one gap,
+    200 ms so far, is marked from its start to the clock."""
+    tl = timeline(*seed[1:])
+    figure = tl.figure(Look())
+    for lane in tl.lanes:
+        marks = drawn_marks(figure, 0.2, f"{lane.key}_largest_gap")
+        largest = float(counter_texts(lane.decoders.ticks, 200.0)["largest"].split()[-2])
+        ticks = lane.decoders.ticks
+        begun = ticks[ticks.prev_ms <= 200.0]
+        lengths = begun.time_ms.clip(upper=200.0) - begun.prev_ms
+        expected = sorted(begun.prev_ms[lengths >= lengths.max() - 1e-6])
+        assert sorted(m["prev_ms"] for m in marks) == pytest.approx(expected)
+        assert {round(m["shown_end"] - m["prev_ms"], 2) for m in marks} == {largest}
+    assert len(drawn_marks(figure, 0.2, "chunked_largest_gap")) == 8
 
 
 @pytest.mark.parametrize("values, beyond_ms", [
