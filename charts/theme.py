@@ -79,7 +79,7 @@ class Look:
 
     @property
     def new_request(self) -> str:
-        return self._pick("#4DAF9A", "#248A78", "#26855C", "#1F9177")
+        return self._pick("#4DAF9A", "#248A78", "#108460", "#1F9177")
 
     @property
     def freeze(self) -> str:

@@ -45,12 +45,6 @@ def run(scenario, policy):
 
 
 @pytest.fixture(scope="module")
-def seed():
-    s = scenario_from({})
-    return s, run(s, "vllm-v0"), run(s, "sarathi")
-
-
-@pytest.fixture(scope="module")
 def long_run():
     """Thousands of iterations: a 1,000,000-token prompt beside 1,024 decoders (fits on an
     MI300X with Qwen2.5-7B's 56 KiB/token KV), budget 1,536."""
@@ -149,7 +143,7 @@ def test_the_new_requests_tokens_and_its_wait_for_the_first(seed):
 
 
 # --- figures compile -------------------------------------------------------------------------
-def _figures(scenario, unchunked, chunked, look):
+def lab_figures(scenario, unchunked, chunked, look):
     tl = timeline(unchunked, chunked)
     cost = scenario.cost_model()
     plan = budget_plan(cost, scenario.decodes, scenario.context, scenario.prompt, scenario.budget,
@@ -162,7 +156,7 @@ def _figures(scenario, unchunked, chunked, look):
 
 @pytest.mark.parametrize("look", LOOKS, ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
 def test_every_figure_compiles_with_vl_convert(seed, look):
-    for name, figure in _figures(*seed, look).items():
+    for name, figure in lab_figures(*seed, look).items():
         figure.chart.to_dict(validate=True)          # Altair's schema check
         svg = vlc.vegalite_to_svg(figure.spec())     # Vega-Lite compile + Vega render
         assert svg.startswith("<svg") and len(svg) > 5000, name
@@ -171,7 +165,7 @@ def test_every_figure_compiles_with_vl_convert(seed, look):
 def test_figures_compile_for_a_long_run_and_keep_page_data_small(long_run):
     chunked = long_run[2]
     assert len(iterations_frame(chunked, "lane")) < chunked.iterations   # thinned for display
-    figures = _figures(*long_run, Look())
+    figures = lab_figures(*long_run, Look())
     vega = vlc.vegalite_to_vega(figures["side-by-side"].spec())
     assert any(d.get("name") == "unchunked_iterations" for d in vega["data"])
     for name in ("side-by-side", "roofline", "curve"):
@@ -179,7 +173,7 @@ def test_figures_compile_for_a_long_run_and_keep_page_data_small(long_run):
 
 
 def test_default_page_data_is_under_a_megabyte(seed):
-    figures = _figures(*seed, Look())
+    figures = lab_figures(*seed, Look())
     assert len(json.dumps(figures["side-by-side"].spec())) < MAX_PAGE_DATA
     assert len(json.dumps(figures["roofline"].spec()) + json.dumps(figures["curve"].spec())) \
         < MAX_PAGE_DATA
@@ -418,7 +412,7 @@ def test_high_contrast_inks_meet_wcag_against_the_background(dark):
     look = Look(dark=dark, contrast=True)
     for ink in (look.ink, look.muted):
         assert contrast(ink, look.background) >= 4.5
-    for mark in (look.decode, look.prefill, look.new_request):
+    for mark in look.meanings().values():
         assert contrast(mark, look.background) >= 3
 
 
