@@ -20,9 +20,11 @@ lanes' titles and numbers are data. So one chart serves every run of the same sh
 built once and kept (`_chart`): Altair takes a few hundred ms to compose this many layers, which a
 page rerun after a control change must not pay.
 
-For a projector (`Look.presenter`) the lanes are packed to fit a screen: the legend above the
-first lane only, the time axis under the last only, shorter bars, and the decoder block as tall as
-the room left (`rows_px`, from `rows_to_fit`). Each part of a lane is a named view
+The lanes stand one above the other, or `beside` each other where the page is wide enough (each
+a column with its own legend and time axis). For a projector (`Look.presenter`) lanes one above
+the other are packed to fit a screen: the legend above the first lane only, the time axis under
+the last only, shorter bars. The decoder block can be as tall as the room left (`rows_px`, from
+`rows_to_fit`). Each part of a lane is a named view
 (`view_name`), so a player can point at one (a guided tour's highlight).
 """
 
@@ -54,6 +56,7 @@ NO_GRID = dict(grid=False)
 
 
 PARTS_OF_A_LANE = ("heading", "bars", "counters", "rows", "new")
+BESIDE_GAP_PX = 36   # between two lanes side by side
 
 
 def view_name(lane: str, part: str) -> str:
@@ -78,17 +81,22 @@ def _playhead(look: Look) -> alt.Chart:
             .encode(x=alt.X("clock_ms:Q")))
 
 
-def lane_heading(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
+HEADING_INDENT_PX = 40   # a lane beside another starts its heading this far left of its plot
+
+
+def lane_heading(lane: LaneShape, look: Look, *, width: int, beside: bool = False) -> alt.LayerChart:
     """The lane's title and its whole-run numbers (dataset `{key}_heading`), as a chart title
     would draw them; on a projector the title alone (the numbers are in the page's cards and the
-    lane's live counters)."""
+    lane's live counters). `beside` another lane, a narrow one, the heading takes the room left
+    of the plot and the gap after it too."""
+    x, limit = (-HEADING_INDENT_PX, width + HEADING_INDENT_PX + BESIDE_GAP_PX - 4) if beside else (0, width)
     heading = alt.Chart(alt.Data(name=f"{lane.key}_heading"))
     title = heading.mark_text(align="left", baseline="top", fontSize=look.title_size,
-                              fontWeight="bold", color=look.ink, limit=width).encode(
-        x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("title:N"))
+                              fontWeight="bold", color=look.ink, limit=limit).encode(
+        x=alt.XValue(x), y=alt.YValue(0), text=alt.Text("title:N"))
     subtitle = heading.mark_text(align="left", baseline="top", fontSize=look.font_size,
-                                 color=look.muted).encode(
-        x=alt.XValue(0), y=alt.YValue(look.title_size + 4), text=alt.Text("subtitle:N"))
+                                 color=look.muted, limit=limit).encode(
+        x=alt.XValue(x), y=alt.YValue(look.title_size + 4), text=alt.Text("subtitle:N"))
     return alt.layer(title, *([] if look.presenter else [subtitle]), width=width,
                      height=HEADING_PX[look.presenter],
                      name=view_name(lane.key, "heading"))
@@ -378,57 +386,73 @@ STREAMS_SHARED_PX = {False: 0, True: 49}
 
 
 def _fixed_px(lanes: int, look: Look, bars: bool) -> int:
-    """What `lanes` lanes draw besides their decoder rows, in CSS pixels."""
+    """What `lanes` lanes one above the other draw besides their decoder rows, in CSS pixels
+    (one lane: what each lane beside another draws, its own legend and axis)."""
     per_lane, shared = (LANE_PX, SHARED_PX) if bars else (STREAMS_LANE_PX, STREAMS_SHARED_PX)
     return per_lane[look.presenter] * lanes + shared[look.presenter]
 
 
 def figure_height(lanes: Sequence[LaneFrames], look: Look, *, bars: bool = True,
-                  rows_px: int | None = None) -> int:
+                  rows_px: int | None = None, beside: bool = False) -> int:
     """The figure's height in CSS pixels: what a player's frame must hold."""
-    return _fixed_px(len(lanes), look, bars) + sum(rows_height(lane.decoders.rows, look, rows_px)
-                                                   for lane in lanes)
+    rows = [rows_height(lane.decoders.rows, look, rows_px) for lane in lanes]
+    if beside:
+        return _fixed_px(1, look, bars) + max(rows, default=0)
+    return _fixed_px(len(lanes), look, bars) + sum(rows)
 
 
 def rows_to_fit(lanes: Sequence[LaneFrames], look: Look, height_px: float, *,
-                bars: bool = True) -> int:
+                bars: bool = True, beside: bool = False) -> int:
     """The decoder block's height (`rows_px`) that makes the figure `height_px` tall, within
     ROWS_PX_RANGE (a screen too short for that gets a figure taller than it)."""
-    room = (height_px - _fixed_px(len(lanes), look, bars)) / max(len(lanes), 1)
+    stacked = 1 if beside else max(len(lanes), 1)
+    room = (height_px - _fixed_px(stacked, look, bars)) / stacked
     return int(min(max(room, ROWS_PX_RANGE[0]), ROWS_PX_RANGE[1]))
 
 
+
+RESOLVE = alt.Resolve(scale=alt.ScaleResolveMap(x="shared", y="independent", color="independent",
+                                                opacity="independent"))
+
+
 @functools.lru_cache(maxsize=64)
-def _chart(shapes: tuple[LaneShape, ...], look: Look, width: int, bars: bool, rows_px: int | None):
+def _chart(shapes: tuple[LaneShape, ...], look: Look, width: int, bars: bool, rows_px: int | None,
+           beside: bool):
     """The chart for lanes of these shapes, and its Vega-Lite dict: built once per shape."""
-    charts = []
+    lanes = []
     for index, lane in enumerate(shapes):
-        # a presenter's lanes share one legend and one time axis
-        first, last = not look.presenter or index == 0, not look.presenter or index == len(shapes) - 1
-        charts += [lane_heading(lane, look, width=width),
-                   *([lane_bars(lane, look, width=width, legend=first)] if bars else []),
-                   *lane_streams(lane, look, width=width, rows_px=rows_px, axis=last)]
-    chart = alt.vconcat(*charts, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
-        x="shared", y="independent", color="independent", opacity="independent")))
+        # a presenter's lanes one above the other share one legend and one time axis
+        shared = look.presenter and not beside
+        first, last = not shared or index == 0, not shared or index == len(shapes) - 1
+        lanes.append([lane_heading(lane, look, width=width, beside=beside),
+                      *([lane_bars(lane, look, width=width, legend=first)] if bars else []),
+                      *lane_streams(lane, look, width=width, rows_px=rows_px, axis=last)])
+    if beside:
+        chart = alt.hconcat(*(alt.vconcat(*parts, resolve=RESOLVE) for parts in lanes),
+                            spacing=BESIDE_GAP_PX, resolve=RESOLVE)
+    else:
+        chart = alt.vconcat(*(part for parts in lanes for part in parts), resolve=RESOLVE)
     return chart, chart.to_dict(validate=False)
 
 
 def _clocked(lanes: Sequence[LaneFrames], look: Look, t_max: float, width: int,
-             bars: bool, rows_px: int | None) -> Figure:
+             bars: bool, rows_px: int | None, beside: bool) -> Figure:
     rows_px = None if rows_px is None else rows_height(0, look, rows_px)
-    chart, as_dict = _chart(tuple(lane.shape for lane in lanes), look, int(width), bars, rows_px)
+    chart, as_dict = _chart(tuple(lane.shape for lane in lanes), look, int(width), bars, rows_px,
+                            beside)
     t_max = float(t_max)
     return Figure(chart, look, _lane_data(lanes, bars), {CLOCK: t_max, END: t_max}, as_dict)
 
 
 def side_by_side(lanes: Sequence[LaneFrames], look: Look, *, t_max: float,
-                 width: int = 900, rows_px: int | None = None) -> Figure:
-    """Every lane's bars over its streams, one shared time axis, one clock `t` running from 0 to
-    `t_max` seconds; `rows_px`: each decoder block's height (rows_to_fit), else by its rows."""
-    return _clocked(lanes, look, t_max, width, True, rows_px)
+                 width: int = 900, rows_px: int | None = None, beside: bool = False) -> Figure:
+    """Every lane's bars over its streams, one clock `t` running from 0 to `t_max` seconds, the
+    lanes one above the other on one time axis or `beside` each other (`width`: each lane's);
+    `rows_px`: each decoder block's height (rows_to_fit), else by its rows."""
+    return _clocked(lanes, look, t_max, width, True, rows_px, beside)
 
 
 def streams_only(lanes: Sequence[LaneFrames], look: Look, *, t_max: float,
-                 width: int = 900, rows_px: int | None = None) -> Figure:
+                 width: int = 900, rows_px: int | None = None, beside: bool = False) -> Figure:
     """Just the token streams of every lane (the `streams` export view), each under its title."""
-    return _clocked(lanes, look, t_max, width, False, rows_px)
+    return _clocked(lanes, look, t_max, width, False, rows_px, beside)

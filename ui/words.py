@@ -231,23 +231,23 @@ def story_fields(unchunked: Trace, chunked: Trace, budget: int, cards_u: list[Ca
 def player_cue(cards_u: list[Card], cards_c: list[Card], decoders: int) -> str:
     """What to watch, shown above the player until it plays (plain text)."""
     u, c = ({card.label: card for card in cards} for cards in (cards_u, cards_c))
-    first = (f" The new request's first token: {u[TTFT].value} on top, {c[TTFT].value} below."
+    first = (f" The new request's first token: {u[TTFT].value} unchunked, {c[TTFT].value} chunked."
              if TTFT in u else "")
     if not decoders:
         return "Press Play: no streams are running, so nothing can freeze." + first
     return (f"Press Play and watch the rows: one per stream ({decoders:,}), a tick per token. "
-            f"Top lane: the streams wait up to {u[GAP].value} for a token. "
-            f"Bottom lane: up to {c[GAP].value}." + first)
+            f"Unchunked lane: the streams wait up to {u[GAP].value} for a token. "
+            f"Chunked lane: up to {c[GAP].value}." + first)
 
 
 def timeline_legend() -> str:
     """How to read the side-by-side timeline (Markdown)."""
     return ("How to read it: in each lane the bars are iterations, as wide as they run (blue: "
             "decode tokens, orange: prefill tokens). Under them, each row is a stream and each "
-            "tick a token it receives; a red block grows over a row while it waits, darker the "
-            "longer, and stays shaded where the wait was a freeze (over 100 ms); the dashed line "
-            "marks the largest gap so far. *Streams frozen for*: how long the longest-waiting "
-            "stream has now gone without a token.")
+            "tick a token it receives; a grey block grows over a row while it waits and turns red "
+            "once the wait is a freeze (over 100 ms), staying red after; the dashed line marks "
+            "the largest gap so far. The new request's tokens are teal. *Streams frozen for*: how "
+            "long the longest-waiting stream has gone without a token, once that is a freeze.")
 
 
 def rows_note(decoders: int, rows: int, per_row: int, bin_ms: float | None) -> str:

@@ -1,6 +1,7 @@
 """charts: frames from traces, every figure compiled by vl-convert, data size, exports."""
 
 import io
+import itertools
 import json
 import re
 import zipfile
@@ -22,7 +23,14 @@ from charts.frames import (
     new_request_frame,
 )
 from charts.theme import Look
-from charts.timeline import OTHER, PARTS_OF_A_LANE, X_TITLE, counter_texts, view_name
+from charts.timeline import (
+    BESIDE_GAP_PX,
+    OTHER,
+    PARTS_OF_A_LANE,
+    X_TITLE,
+    counter_texts,
+    view_name,
+)
 from charts.views import budget_plan, roofline_figures, timeline
 from sim.cost.iteration import CostModel
 from sim.errors import InputError
@@ -33,6 +41,7 @@ from sim.serving.metrics import seed_metrics
 from sim.serving.policies import Limits, get_policy
 from sim.serving.workloads import poisson
 from sim.studies.stalls import STALL_S
+from ui.presenter import LANE_SIDE_PX
 from ui.scenario import scenario_from
 
 LOOKS = [Look(), Look(presenter=True), Look(dark=True), Look(presenter=True, dark=True)]
@@ -325,9 +334,28 @@ def test_the_figure_height_is_what_vl_convert_draws(look, decodes):
     """The player's frame is sized from Timeline.height: it must hold the whole figure."""
     s = scenario_from({"decodes": decodes})
     tl = timeline(run(s, "vllm-v0"), run(s, "sarathi"))
-    for streams in (False, True):
-        svg = vlc.vegalite_to_svg(tl.figure(look, streams=streams).spec(t=0.1))
-        assert int(re.search(r'<svg[^>]* height="(\d+)"', svg).group(1)) == tl.height(look, streams)
+    for streams, beside in itertools.product((False, True), (False, True)):
+        svg = vlc.vegalite_to_svg(tl.figure(look, streams=streams, beside=beside).spec(t=0.1))
+        assert int(re.search(r'<svg[^>]* height="(\d+)"', svg).group(1)) \
+            == tl.height(look, streams, beside=beside), (streams, beside)
+
+
+@pytest.mark.parametrize("width", [340, 600])
+def test_lanes_beside_each_other_fit_their_columns(seed, width):
+    """Beside each other each lane is `width` wide with its own legend and time axis, the two as
+    tall as one, and the whole no wider than what ui/presenter.py leaves them (LANE_SIDE_PX a
+    lane): the chunked lane starts right of the unchunked one, every title and counter whole."""
+    tl = timeline(*seed[1:])
+    figure = tl.figure(Look(), width=width, beside=True, rows_px=60)
+    svg = vlc.vegalite_to_svg(figure.spec(t=0.2))
+    drawn = int(re.search(r'<svg[^>]* width="(\d+)"', svg).group(1))
+    assert drawn <= 2 * (width + LANE_SIDE_PX) + BESIDE_GAP_PX
+    assert int(re.search(r'<svg[^>]* height="(\d+)"', svg).group(1)) == tl.height(
+        Look(), rows_px=60, beside=True) < tl.height(Look(), rows_px=60)
+    texts = drawn_texts(figure, 0.2)
+    assert texts.count(X_TITLE) == 2                                      # an axis each
+    assert not [t for t in texts if t.endswith("…")]                     # nothing cut short
+    assert "streams frozen for 200 ms" in texts
 
 
 @pytest.mark.parametrize("look", [Look(presenter=True), Look(presenter=True, dark=True), Look()],
