@@ -130,7 +130,7 @@ def time_vs_tokens(times: pd.DataFrame, look: Look, width: int = 420) -> Figure:
                  alt.Tooltip("point:N", title="calibration")],
     ).transform_filter(alt.datum.series == "measured")
     panel = alt.layer(lines, dots, data=alt.Data(name="times")).properties(
-        width=width, height=260 if look.presenter else 200)
+        width=width, height=180 if look.presenter else 200)   # a 1280x720 projector: whole
     chart = panel.facet(facet=alt.Facet("tp:O", title=None, header=alt.Header(labelExpr=(
         "'TP = ' + datum.value"))), columns=2).properties(
         title=alt.TitleParams("Measured vs predicted, A100-80GB, Llama-2-7B",
@@ -184,7 +184,7 @@ def error_by_tokens(points: pd.DataFrame, look: Look, target: float = TARGET_MED
                      alt.Tooltip("error:Q", format="+.1%"), "point:N"],
         ).transform_filter(alt.datum.mode == mode)
         panels.append(alt.layer(band, dots).properties(
-            width=width, height=200 if look.presenter else 160, title=mode))
+            width=width, height=130 if look.presenter else 160, title=mode))
     chart = alt.vconcat(*panels, title=alt.TitleParams(
         "Error by tokens", subtitle=f"band: ±{target:.0%}, the target for the calibrated mode"))
     return Figure(chart, look, {"points": points})

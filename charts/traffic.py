@@ -105,7 +105,7 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900, ov
                         x2="end_s:Q", y=alt.Y("policy:N", title=None, sort=names),
                         color=color, tooltip=tooltip)
                 .add_params(zoom)
-                .properties(width=width, height=(26 if look.presenter else 18) * len(names),
+                .properties(width=width, height=(22 if look.presenter else 18) * len(names),
                             title=alt.TitleParams(
                                 "Every iteration of the run",
                                 subtitle="drag across these ribbons to zoom the panels below; "
@@ -126,7 +126,7 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900, ov
                                       else alt.Scale(nice=False),
                                       axis=alt.Axis(format=",.3~f", grid=False, **ticks)),
                               x2="end_s:Q", y=y, y2=alt.datum(0), color=color, tooltip=tooltip)
-                      .properties(width=width, height=panel_px or (110 if look.presenter else 80),
+                      .properties(width=width, height=panel_px or 80,   # on a 1280x720 projector too: whole
                                   title=alt.TitleParams(f"{name} · {POLICIES[name].label}",
                                                         subtitle=subtitle)))
     # one iteration-time scale for every panel, so a stall is as tall in each
