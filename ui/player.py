@@ -28,7 +28,8 @@ def player(s: Scenario, look: Look, window: str, name: str, *, window_control: b
     across reruns, and the downloads; `window_control`: the page offers *Time axis* (said in the
     notes). In the page's stage (on a projector, unless `stage` says otherwise) it is fitted to
     the screen (ui/presenter.py); `framing` (a guided tour's) sets where it starts and what it
-    points at; `notes`: how to read it and the downloads, under it."""
+    points at; `notes`: how to read it (above it, under it on a projector), and under it what its
+    time axis shows and the downloads."""
     stage = look.presenter if stage is None else stage
     tl = runs.timeline_view(s, window)
     fitted = presenter.fit(tl, look, stage, tour=framing is not None)
@@ -38,11 +39,15 @@ def player(s: Scenario, look: Look, window: str, name: str, *, window_control: b
               + presenter.PLAYER_CHROME_PX[look.presenter])
     if stage and look.presenter:   # lanes taller than the screen leaves: the player scales them down
         height = min(height, presenter.height_left())
-    if notes:
-        st.caption(words.timeline_legend())   # how to read it, before it plays
+    # how to read it: before it plays, but on a projector the lanes come first (they fill it)
+    read_first = notes and not look.presenter
+    if read_first:
+        st.caption(words.timeline_legend())
     with st.container(key=presenter.STAGE) if stage else nullcontext():
         show_player(runs.player_page(s, look, window, height, name, file_stem(name), framing), height)
     if notes:
+        if not read_first:
+            st.caption(words.timeline_legend())
         timeline_notes(s, window, window_control)
         figure_tools(partial(runs.timeline_figure, s, look, window), name, t_max=tl.t_max)
 

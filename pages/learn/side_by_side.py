@@ -36,7 +36,8 @@ with words_below:
         f"chunked prefill, {s.policy_label(s.chunked)}. Each bar is one {term('iteration')}; its colours split its "
         f"tokens into {term('decode')} (one per running stream) and {term('prefill')} (the prompt, "
         "or a chunk of it). Under the bars every stream is a row and every token a tick: a blank "
-        "stretch is a stream frozen. Under each lane: the longest freeze, how many streams froze "
+        f"stretch is a stream waiting, and a {term('stall')} once it lasts over "
+        f"{fmt_seconds(STALL_S)}. Under each lane: the longest freeze, how many streams froze "
         f"and the new request's {first('ttft')}.", unsafe_allow_html=True)
     if chunked.starved_iterations:
         st.warning(f"**The new request starves.** Budget {s.budget:,} ≤ {s.decodes:,} running "
