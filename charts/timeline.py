@@ -82,24 +82,44 @@ def _playhead(look: Look) -> alt.Chart:
 
 
 HEADING_INDENT_PX = 40   # a lane beside another starts its heading this far left of its plot
+BREAK = " · "            # a heading's parts: one line each in a lane beside another
+LINES_BESIDE = (2, 3)    # the title's and the numbers' lines there (charts.views.lane_title, frames)
+
+
+def _line_px(size: int) -> int:
+    return size + 3
+
+
+def heading_px(look: Look, beside: bool) -> int:
+    """The heading's height: a title line over a line of numbers, or beside another lane
+    LINES_BESIDE of each (the numbers left out on a projector)."""
+    if not beside:
+        return HEADING_PX[look.presenter]
+    title, numbers = LINES_BESIDE
+    return (title * _line_px(look.title_size) + 6
+            + (0 if look.presenter else numbers * _line_px(look.font_size)))
 
 
 def lane_heading(lane: LaneShape, look: Look, *, width: int, beside: bool = False) -> alt.LayerChart:
     """The lane's title and its whole-run numbers (dataset `{key}_heading`), as a chart title
     would draw them; on a projector the title alone (the numbers are in the page's cards and the
-    lane's live counters). `beside` another lane, a narrow one, the heading takes the room left
-    of the plot and the gap after it too."""
-    x, limit = (-HEADING_INDENT_PX, width + HEADING_INDENT_PX + BESIDE_GAP_PX - 4) if beside else (0, width)
+    lane's live counters). `beside` another lane, a narrow one, each part of the heading on a
+    line of its own (split at BREAK), from the room left of the plot."""
+    x, breaks = (-HEADING_INDENT_PX, dict(lineBreak=BREAK)) if beside else (0, {})
+    limit = width - x
     heading = alt.Chart(alt.Data(name=f"{lane.key}_heading"))
     title = heading.mark_text(align="left", baseline="top", fontSize=look.title_size,
-                              fontWeight="bold", color=look.ink, limit=limit).encode(
+                              lineHeight=_line_px(look.title_size), fontWeight="bold",
+                              color=look.ink, limit=limit, **breaks).encode(
         x=alt.XValue(x), y=alt.YValue(0), text=alt.Text("title:N"))
+    title_lines = LINES_BESIDE[0] if beside else 1
     subtitle = heading.mark_text(align="left", baseline="top", fontSize=look.font_size,
-                                 color=look.muted, limit=limit).encode(
-        x=alt.XValue(x), y=alt.YValue(look.title_size + 4), text=alt.Text("subtitle:N"))
+                                 lineHeight=_line_px(look.font_size), color=look.muted,
+                                 limit=limit, **breaks).encode(
+        x=alt.XValue(x), y=alt.YValue(title_lines * _line_px(look.title_size) + 1),
+        text=alt.Text("subtitle:N"))
     return alt.layer(title, *([] if look.presenter else [subtitle]), width=width,
-                     height=HEADING_PX[look.presenter],
-                     name=view_name(lane.key, "heading"))
+                     height=heading_px(look, beside), name=view_name(lane.key, "heading"))
 
 
 def lane_bars(lane: LaneShape, look: Look, *, width: int, legend: bool = True) -> alt.LayerChart:
@@ -385,11 +405,12 @@ SHARED_PX = {False: 0, True: 76}
 STREAMS_SHARED_PX = {False: 0, True: 49}
 
 
-def _fixed_px(lanes: int, look: Look, bars: bool) -> int:
+def _fixed_px(lanes: int, look: Look, bars: bool, beside: bool = False) -> int:
     """What `lanes` lanes one above the other draw besides their decoder rows, in CSS pixels
-    (one lane: what each lane beside another draws, its own legend and axis)."""
+    (`beside`: what each lane beside another draws, its own legend, axis and longer heading)."""
     per_lane, shared = (LANE_PX, SHARED_PX) if bars else (STREAMS_LANE_PX, STREAMS_SHARED_PX)
-    return per_lane[look.presenter] * lanes + shared[look.presenter]
+    longer = heading_px(look, True) - heading_px(look, False) if beside else 0
+    return (per_lane[look.presenter] + longer) * lanes + shared[look.presenter]
 
 
 def figure_height(lanes: Sequence[LaneFrames], look: Look, *, bars: bool = True,
@@ -397,7 +418,7 @@ def figure_height(lanes: Sequence[LaneFrames], look: Look, *, bars: bool = True,
     """The figure's height in CSS pixels: what a player's frame must hold."""
     rows = [rows_height(lane.decoders.rows, look, rows_px) for lane in lanes]
     if beside:
-        return _fixed_px(1, look, bars) + max(rows, default=0)
+        return _fixed_px(1, look, bars, beside=True) + max(rows, default=0)
     return _fixed_px(len(lanes), look, bars) + sum(rows)
 
 
@@ -406,7 +427,7 @@ def rows_to_fit(lanes: Sequence[LaneFrames], look: Look, height_px: float, *,
     """The decoder block's height (`rows_px`) that makes the figure `height_px` tall, within
     ROWS_PX_RANGE (a screen too short for that gets a figure taller than it)."""
     stacked = 1 if beside else max(len(lanes), 1)
-    room = (height_px - _fixed_px(stacked, look, bars)) / stacked
+    room = (height_px - _fixed_px(stacked, look, bars, beside)) / stacked
     return int(min(max(room, ROWS_PX_RANGE[0]), ROWS_PX_RANGE[1]))
 
 
