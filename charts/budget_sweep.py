@@ -12,7 +12,7 @@ import pandas as pd
 from sim.studies.sweep import OVERHEAD_SHARE, EngineDefault, SweepPoint
 
 from .figure import Figure
-from .theme import OKABE_ITO, Look
+from .theme import SERIES, Look
 
 # --- the budget frontier --------------------------------------------------------------------
 REGIMES = {"overhead-dominated": "overhead-dominated: t(1 token) / t(budget) > "
@@ -74,7 +74,7 @@ def frontier_chart(frame: pd.DataFrame, look: Look, *, ttft_slo_s: float, tbt_sl
               scale=alt.Scale(domain=y_domain, nice=False), axis=alt.Axis(format=",.3~g"))
     data = alt.Data(name="frontier")
     base = alt.Chart(data)
-    inks = [OKABE_ITO["purple"], look.decode, look.prefill]
+    inks = [SERIES["purple"], SERIES["violet"], SERIES["olive"]]
     tooltip = [alt.Tooltip("budget:Q", format=","),
                alt.Tooltip("ttft_p50_s:Q", title="p50 TTFT (s)", format=",.4f"),
                alt.Tooltip("ttft_p99_s:Q", title="p99 TTFT (s)", format=",.4f"),
@@ -90,7 +90,7 @@ def frontier_chart(frame: pd.DataFrame, look: Look, *, ttft_slo_s: float, tbt_sl
                                                                 range=inks),
                         legend=alt.Legend(orient="top", direction="vertical", labelLimit=0)))
     ring = base.transform_filter(alt.datum.recommended).mark_point(
-        size=600 if look.presenter else 420, strokeWidth=2.5, color=look.new_request).encode(x=x, y=y)
+        size=600 if look.presenter else 420, strokeWidth=2.5, color=look.ink).encode(x=x, y=y)
     # neighbours' labels alternate above and below their dots (a text's dy is one number per
     # mark, and yOffset needs a banded y: so one layer each way)
     labels = [base.transform_filter(alt.datum.label_dy == dy).mark_text(
@@ -100,8 +100,8 @@ def frontier_chart(frame: pd.DataFrame, look: Look, *, ttft_slo_s: float, tbt_sl
     if tbt_shown:
         slo = alt.Chart(alt.Data(values=[{"tbt_p99_ms": tbt_slo_ms,
                                           "text": f"TPOT target {tbt_slo_ms:,.4g} ms"}]))
-        layers += [slo.mark_rule(color=look.new_request, strokeDash=[6, 3], strokeWidth=2).encode(x=x),
-                   slo.mark_text(align="left", baseline="top", dx=4, y=4, color=look.new_request,
+        layers += [slo.mark_rule(color=look.ink, strokeDash=[6, 3], strokeWidth=2).encode(x=x),
+                   slo.mark_text(align="left", baseline="top", dx=4, y=4, color=look.ink,
                                  fontSize=look.font_size).encode(x=x, text="text:N")]
     if ttft_shown:
         slo = alt.Chart(alt.Data(values=[{"ttft_p50_s": ttft_slo_s,

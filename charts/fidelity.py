@@ -18,16 +18,17 @@ from sim.cost.iteration import IterationCost
 from sim.cost.validation import TARGET_MEDIAN, linear_layer_seconds
 
 from .figure import Figure
-from .theme import OKABE_ITO, Look
+from .theme import SERIES, Look
 
 MODES = ("roofline", "calibrated")
-CALIBRATED = OKABE_ITO["vermillion"]
+CALIBRATED = SERIES["brown"]
+ROOFLINE = SERIES["violet"]   # the ideal estimate: no work of its own, so no meaning's colour
 TP_DEGREES = (1, 2, 4, 8)   # the tensor-parallel degrees the shipped measurements cover
 ROOFLINE_STEP = "roofline (ideal)"
 
 
 def _series(look: Look, measured: bool = True) -> alt.Scale:
-    inks = {"measured": look.ink, "roofline": look.decode, "calibrated": CALIBRATED}
+    inks = {"measured": look.ink, "roofline": ROOFLINE, "calibrated": CALIBRATED}
     if not measured:
         del inks["measured"]
     return alt.Scale(domain=list(inks), range=list(inks.values()))
@@ -129,7 +130,7 @@ def time_vs_tokens(times: pd.DataFrame, look: Look, width: int = 420) -> Figure:
                  alt.Tooltip("point:N", title="calibration")],
     ).transform_filter(alt.datum.series == "measured")
     panel = alt.layer(lines, dots, data=alt.Data(name="times")).properties(
-        width=width, height=260 if look.presenter else 200)
+        width=width, height=180 if look.presenter else 200)   # a 1280x720 projector: whole
     chart = panel.facet(facet=alt.Facet("tp:O", title=None, header=alt.Header(labelExpr=(
         "'TP = ' + datum.value"))), columns=2).properties(
         title=alt.TitleParams("Measured vs predicted, A100-80GB, Llama-2-7B",
@@ -169,8 +170,8 @@ def error_by_tokens(points: pd.DataFrame, look: Look, target: float = TARGET_MED
     coloured by TP; the band is +-`target`."""
     band = alt.Chart(alt.Data(values=[{"lo": -target, "hi": target}])).mark_rect(
         color=look.grid, opacity=0.9).encode(y="lo:Q", y2="hi:Q")
-    tp_colors = alt.Scale(domain=list(TP_DEGREES), range=[look.ink, OKABE_ITO["sky"],
-                                                          OKABE_ITO["green"], OKABE_ITO["purple"]])
+    tp_colors = alt.Scale(domain=list(TP_DEGREES), range=[look.ink, SERIES["violet"],
+                                                          SERIES["olive"], SERIES["purple"]])
     panels = []
     for mode in MODES:
         dots = alt.Chart(alt.Data(name="points")).mark_circle(
@@ -183,7 +184,7 @@ def error_by_tokens(points: pd.DataFrame, look: Look, target: float = TARGET_MED
                      alt.Tooltip("error:Q", format="+.1%"), "point:N"],
         ).transform_filter(alt.datum.mode == mode)
         panels.append(alt.layer(band, dots).properties(
-            width=width, height=200 if look.presenter else 160, title=mode))
+            width=width, height=130 if look.presenter else 160, title=mode))
     chart = alt.vconcat(*panels, title=alt.TitleParams(
         "Error by tokens", subtitle=f"band: ±{target:.0%}, the target for the calibrated mode"))
     return Figure(chart, look, {"points": points})
@@ -204,7 +205,7 @@ def factors_waterfall(factors: pd.DataFrame, look: Look, width: int = 640) -> Fi
     bars = alt.Chart(alt.Data(name="factors")).mark_bar().encode(
         y=alt.Y("step:N", sort=order, title=None, axis=alt.Axis(labelLimit=0)),
         x=alt.X("start_ms:Q", title="time (ms)"), x2="end_ms:Q",
-        color=alt.condition(alt.datum.step == ROOFLINE_STEP, alt.value(look.decode),
+        color=alt.condition(alt.datum.step == ROOFLINE_STEP, alt.value(ROOFLINE),
                             alt.value(CALIBRATED)),
         tooltip=["step:N", alt.Tooltip("added_ms:Q", title="adds (ms)", format=",.4g"),
                  alt.Tooltip("end_ms:Q", title="running total (ms)", format=",.4g"), "why:N"])

@@ -18,7 +18,7 @@ from sim.cost.iteration import CostModel
 from sim.studies.budget import ScenarioIteration, budget_iteration_cost
 
 from .figure import Figure
-from .theme import Look
+from .theme import SERIES, Look
 
 TFLOP = 1e12
 
@@ -45,7 +45,7 @@ def roof_frame(peak_flops: float, bandwidth: float, intensities: Sequence[float]
     """The roof, sampled over a log range wide enough for every point and the ridge."""
     ridge = peak_flops / bandwidth
     finite = [x for x in intensities if np.isfinite(x) and x > 0] + [ridge]
-    grid = np.geomspace(min(finite) / 4, max(finite) * 4, 60)
+    grid = np.geomspace(min(finite) / 2, max(finite) * 2, 60)
     grid = np.unique(np.r_[grid, ridge])
     return pd.DataFrame({"intensity": grid,
                          "attainable_tflops": np.minimum(peak_flops, bandwidth * grid) / TFLOP})
@@ -54,7 +54,9 @@ def roof_frame(peak_flops: float, bandwidth: float, intensities: Sequence[float]
 def roofline(points: pd.DataFrame, roof: pd.DataFrame, *, peak_flops: float, bandwidth: float,
              gpu_name: str, look: Look, width: int = 700) -> Figure:
     ridge = peak_flops / bandwidth
-    x = alt.X("intensity:Q", scale=alt.Scale(type="log"), title="arithmetic intensity (FLOP per byte)",
+    # the axis ends where the roof does: a decade of margin would crowd the points together
+    x = alt.X("intensity:Q", scale=alt.Scale(type="log", nice=False),
+              title="arithmetic intensity (FLOP per byte)",
               axis=alt.Axis(format="~s"))
     y = alt.Y("attainable_tflops:Q", scale=alt.Scale(type="log"), title="TFLOP/s",
               axis=alt.Axis(format="~s"))
@@ -80,13 +82,15 @@ def roofline(points: pd.DataFrame, roof: pd.DataFrame, *, peak_flops: float, ban
                alt.Tooltip("bound:N")]
     legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0, titleLimit=0,
                         symbolOpacity=1, symbolFillColor=look.ink, symbolStrokeColor=look.ink)
+    # outlines: a chunk and the fused iteration sit a few pixels apart, and both stay readable
     dots = alt.Chart(alt.Data(name="points")).mark_point(
-        filled=True, size=(260 if look.presenter else 140), opacity=1).encode(
+        filled=False, strokeWidth=3 if look.presenter else 2.5, size=(220 if look.presenter else 140),
+        opacity=1).encode(
         x=px, y=py, color=color.legend(orient="bottom", direction="horizontal"),
         shape=alt.Shape("text:N", title="iteration: intensity, bound", sort=None, legend=legend),
         tooltip=tooltip)
     chart = alt.layer(line, ridge_rule, ridge_text, dots, width=width,
-                      height=420 if look.presenter else 340,
+                      height=300 if look.presenter else 340,   # a 1280x720 projector: whole
                       title=alt.TitleParams(
                           f"Roofline: {gpu_name}",
                           subtitle=f"attainable = min(peak {peak_flops / TFLOP:,.4g} TFLOP/s, "
@@ -125,14 +129,14 @@ def budget_curve(curve: pd.DataFrame, markers: pd.DataFrame, *, tpot_ms: float, 
                alt.Tooltip("compute_ms:Q", title="compute (ms)", format=",.4g"),
                alt.Tooltip("memory_ms:Q", title="memory (ms)", format=",.4g"),
                alt.Tooltip("bound:N")]
-    line = alt.Chart(alt.Data(name="curve")).mark_line(color=look.decode, strokeWidth=2.5).encode(
+    line = alt.Chart(alt.Data(name="curve")).mark_line(color=look.ink, strokeWidth=2.5).encode(
         x=x, y=y, tooltip=tooltip)
     target = alt.Chart(alt.Data(values=[{"time_ms": tpot_ms, "text": f"TPOT target {tpot_ms:,.4g} ms"}]))
-    target_rule = target.mark_rule(color=look.new_request, strokeWidth=2).encode(y=y)
-    target_text = target.mark_text(align="left", baseline="bottom", x=4, dy=-4, color=look.new_request,
+    target_rule = target.mark_rule(color=look.muted, strokeWidth=2).encode(y=y)
+    target_text = target.mark_text(align="left", baseline="bottom", x=4, dy=-4, color=look.muted,
                                    fontSize=look.font_size).encode(y=y, text="text:N")
-    inks = {"your budget": look.ink, "largest within target": look.new_request,
-            "vLLM serve default": look.prefill, "SGLang default": look.muted}
+    inks = {"your budget": look.ink, "largest within target": SERIES["violet"],
+            "vLLM serve default": SERIES["brown"], "SGLang default": SERIES["olive"]}
     # colour and dash of one field share one legend (a legend on one and none on the other
     # conflict: Vega-Lite warns and drops one)
     legend = alt.Legend(orient="bottom", direction="vertical", labelLimit=0)
@@ -147,7 +151,7 @@ def budget_curve(curve: pd.DataFrame, markers: pd.DataFrame, *, tpot_ms: float, 
                  alt.Tooltip("time_ms:Q", title="time (ms)", format=",.4g")])
     dots = marks.mark_point(filled=True, size=90, opacity=1).encode(x=x, y=y, color=mark_color)
     chart = alt.layer(line, target_rule, target_text, rules, dots, width=width,
-                      height=400 if look.presenter else 320,
+                      height=290 if look.presenter else 320,
                       title=alt.TitleParams("Iteration time vs token budget",
                                             subtitle="the Sarathi-Serve recipe: the largest budget "
                                                      "whose iteration meets the TPOT target"))

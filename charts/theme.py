@@ -1,11 +1,17 @@
 """One look for every chart, in the app and in exported figures.
 
-Colours are the Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design"), distinguishable with
-the common colour-vision deficiencies. Decode work is blue, prefill work orange, the new request
-vermillion, everywhere. `presenter` enlarges every font for a projector; `dark` swaps the background
-and ink, keeping the hues; `contrast` is for a washed-out projector or a bright room: black (or
-white) ink and deeper hues of the same three colours, every mark at least 3:1 against the
-background (WCAG 1.4.11), every text 4.5:1.
+One colour, one meaning, in every chart: four colours are reserved for the four things the story
+is about (MEANINGS): decode work (and the memory-bound time it stands for) blue, prefill work (and
+compute-bound time) orange, the new request teal, a freeze (a gap over 100 ms) red. No other mark
+uses them or a colour near them; other categories (policies, regimes, series) take SERIES. The
+four stay apart for colour-blind viewers in every look (tests/charts/test_colours.py simulates
+protanopia, deuteranopia and tritanopia and measures CIEDE2000 distances). Decode blue and
+prefill orange are Okabe-Ito's (Okabe & Ito 2008, "Color Universal Design").
+
+`presenter` enlarges every font for a projector; `dark` swaps the background and ink, with each
+meaning's hue lightened where it would sink into a dark page; `contrast` is for a washed-out
+projector or a bright room: black (or white) ink and deeper hues of the same four colours, every
+mark at least 3:1 against the background (WCAG 1.4.11), every text 4.5:1.
 """
 
 from __future__ import annotations
@@ -16,7 +22,10 @@ OKABE_ITO = {"orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73", "yellow"
              "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7", "black": "#000000"}
 
 PREFILL = OKABE_ITO["orange"]
-NEW_REQUEST = OKABE_ITO["vermillion"]
+MEANINGS = ("decode", "prefill", "new request", "freeze")
+# Hues for categories that are none of the MEANINGS (policies, regimes, series), each at least
+# 15 CIEDE2000 from every meaning's colour in every look.
+SERIES = {"violet": "#7B4FD6", "purple": OKABE_ITO["purple"], "olive": "#999933", "brown": "#8C564B"}
 FONT = "Source Sans Pro, Helvetica Neue, Arial, sans-serif"
 
 
@@ -70,15 +79,27 @@ class Look:
 
     @property
     def new_request(self) -> str:
-        return self._pick(NEW_REQUEST, NEW_REQUEST, "#B0003A", "#FF6A88")
+        return self._pick("#4DAF9A", "#248A78", "#108460", "#1F9177")
+
+    @property
+    def freeze(self) -> str:
+        """A stream frozen: a gap longer than the freeze threshold (sim.studies.stalls.STALL_S)."""
+        return self._pick("#A50026", "#D7263D", "#76031F", "#D80318")
 
     @property
     def compute_bound(self) -> str:
-        return self.new_request
+        """Compute-bound time is prefill's nature: its colour."""
+        return self.prefill
 
     @property
     def memory_bound(self) -> str:
+        """Memory-bound time is decode's nature: its colour."""
         return self.decode
+
+    def meanings(self) -> dict[str, str]:
+        """Each of MEANINGS and its colour in this look."""
+        return {"decode": self.decode, "prefill": self.prefill, "new request": self.new_request,
+                "freeze": self.freeze}
 
     def config(self) -> dict:
         """The Vega-Lite config (and background) this look applies."""
@@ -96,6 +117,6 @@ class Look:
                        subtitleFontSize=fs, anchor="start", font=FONT, fontWeight="bold"),
             header=dict(labelFontSize=fs, titleFontSize=ts, labelColor=self.ink, titleColor=self.ink),
             text=dict(fontSize=fs, color=self.ink, font=FONT),
-            range=dict(category=list(OKABE_ITO.values())),
+            range=dict(category=[self.ink, *SERIES.values()]),
             concat=dict(spacing=6 if self.presenter else 10),
         )

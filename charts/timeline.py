@@ -10,14 +10,21 @@ that waits), the largest gap so far (a bracket that grows while the stall happen
 delivered so far, and the new request's wait for its first token. A static chart sets `t` to the
 end of the run; a player animates `t` in the browser.
 
+A freeze has one definition here as everywhere in the lab (sim.studies.stalls): a stream is frozen
+at `t` while its current gap, the time since its last token, exceeds STALL_S; a gap longer than
+that is a freeze, its whole length the freeze's duration. `counter_texts` says what the counters
+read at a clock, in Python, for exports that draw their own frames.
+
 Nothing of a run is baked into the chart: the time axis ends at a second parameter `t_end`, and the
 lanes' titles and numbers are data. So one chart serves every run of the same shape (lanes, rows),
 built once and kept (`_chart`): Altair takes a few hundred ms to compose this many layers, which a
 page rerun after a control change must not pay.
 
-For a projector (`Look.presenter`) the lanes are packed to fit a screen: the legend above the
-first lane only, the time axis under the last only, shorter bars, and the decoder block as tall as
-the room left (`rows_px`, from `rows_to_fit`). Each part of a lane is a named view
+The lanes stand one above the other, or `beside` each other where the page is wide enough (each
+a column with its own legend and time axis). For a projector (`Look.presenter`) lanes one above
+the other are packed to fit a screen: the legend above the first lane only, the time axis under
+the last only, shorter bars. The decoder block can be as tall as the room left (`rows_px`, from
+`rows_to_fit`). Each part of a lane is a named view
 (`view_name`), so a player can point at one (a guided tour's highlight).
 """
 
@@ -39,6 +46,7 @@ CLOCK = "t"
 END = "t_end"                  # where the time axis ends (s): the run's or the window's end
 NOW_MS = f"({CLOCK} * 1000)"   # the clock in the data's unit
 GHOST_OPACITY = 0.3            # ticks and bars still to come: a preview, visible in both themes
+FREEZE_OPACITY = 0.85          # a freeze's block: its colour whole, the ghost ticks under it faint
 STALL_MS = STALL_S * 1e3       # a wait longer than this shows as a freeze (sim.studies.stalls)
 PARTS = {"decode_tokens": "decode tokens", "prefill_tokens": "prefill tokens"}
 X_TITLE = "time since the new prompt arrived (ms)"
@@ -48,6 +56,7 @@ NO_GRID = dict(grid=False)
 
 
 PARTS_OF_A_LANE = ("heading", "bars", "counters", "rows", "new")
+BESIDE_GAP_PX = 36   # between two lanes side by side
 
 
 def view_name(lane: str, part: str) -> str:
@@ -72,20 +81,45 @@ def _playhead(look: Look) -> alt.Chart:
             .encode(x=alt.X("clock_ms:Q")))
 
 
-def lane_heading(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
+HEADING_INDENT_PX = 40   # a lane beside another starts its heading this far left of its plot
+BREAK = " · "            # a heading's parts: one line each in a lane beside another
+LINES_BESIDE = (2, 3)    # the title's and the numbers' lines there (charts.views.lane_title, frames)
+
+
+def _line_px(size: int) -> int:
+    return size + 3
+
+
+def heading_px(look: Look, beside: bool) -> int:
+    """The heading's height: a title line over a line of numbers, or beside another lane
+    LINES_BESIDE of each (the numbers left out on a projector)."""
+    if not beside:
+        return HEADING_PX[look.presenter]
+    title, numbers = LINES_BESIDE
+    return (title * _line_px(look.title_size) + 6
+            + (0 if look.presenter else numbers * _line_px(look.font_size)))
+
+
+def lane_heading(lane: LaneShape, look: Look, *, width: int, beside: bool = False) -> alt.LayerChart:
     """The lane's title and its whole-run numbers (dataset `{key}_heading`), as a chart title
     would draw them; on a projector the title alone (the numbers are in the page's cards and the
-    lane's live counters)."""
+    lane's live counters). `beside` another lane, a narrow one, each part of the heading on a
+    line of its own (split at BREAK), from the room left of the plot."""
+    x, breaks = (-HEADING_INDENT_PX, dict(lineBreak=BREAK)) if beside else (0, {})
+    limit = width - x
     heading = alt.Chart(alt.Data(name=f"{lane.key}_heading"))
     title = heading.mark_text(align="left", baseline="top", fontSize=look.title_size,
-                              fontWeight="bold", color=look.ink, limit=width).encode(
-        x=alt.XValue(0), y=alt.YValue(0), text=alt.Text("title:N"))
+                              lineHeight=_line_px(look.title_size), fontWeight="bold",
+                              color=look.ink, limit=limit, **breaks).encode(
+        x=alt.XValue(x), y=alt.YValue(0), text=alt.Text("title:N"))
+    title_lines = LINES_BESIDE[0] if beside else 1
     subtitle = heading.mark_text(align="left", baseline="top", fontSize=look.font_size,
-                                 color=look.muted).encode(
-        x=alt.XValue(0), y=alt.YValue(look.title_size + 4), text=alt.Text("subtitle:N"))
+                                 lineHeight=_line_px(look.font_size), color=look.muted,
+                                 limit=limit, **breaks).encode(
+        x=alt.XValue(x), y=alt.YValue(title_lines * _line_px(look.title_size) + 1),
+        text=alt.Text("subtitle:N"))
     return alt.layer(title, *([] if look.presenter else [subtitle]), width=width,
-                     height=HEADING_PX[look.presenter],
-                     name=view_name(lane.key, "heading"))
+                     height=heading_px(look, beside), name=view_name(lane.key, "heading"))
 
 
 def lane_bars(lane: LaneShape, look: Look, *, width: int, legend: bool = True) -> alt.LayerChart:
@@ -152,11 +186,60 @@ def _ticks(lane: LaneShape) -> alt.Chart:
     return alt.Chart(alt.Data(name=f"{lane.key}_ticks"))
 
 
+# Gaps equal but for float rounding (every chunked iteration's 23.04 ms) are all "the largest".
+SAME_GAP_MS = 1e-6
+
+
 def _gaps_so_far(lane: LaneShape) -> alt.Chart:
-    """Each gap between two ticks of a band, as much of it as the clock has reached."""
+    """Each gap between two ticks of a band, as much of it as the clock has reached, with the
+    largest of them (`largest`)."""
     return (_ticks(lane).transform_filter(f"isValid(datum.prev_ms) && datum.prev_ms <= {NOW_MS}")
             .transform_calculate(shown_end=f"min(datum.time_ms, {NOW_MS})")
-            .transform_calculate(shown="datum.shown_end - datum.prev_ms"))
+            .transform_calculate(shown="datum.shown_end - datum.prev_ms")
+            .transform_joinaggregate(largest="max(shown)"))
+
+
+def _waits(lane: LaneShape) -> alt.Chart:
+    """Per band still running at the clock: its current gap (`wait`, ms since its last token)
+    and whether that is a freeze (`frozen`: the wait exceeds STALL_MS)."""
+    return (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
+            .transform_aggregate(last="max(time_ms)",
+                                 groupby=["band", "row0", "row1", "decoders", "finish_ms"])
+            .transform_filter(f"{NOW_MS} < datum.finish_ms")
+            .transform_calculate(now_ms=NOW_MS, wait=f"{NOW_MS} - datum.last")
+            .transform_calculate(frozen=f"datum.wait > {STALL_MS}"))
+
+
+def frozen_text(waits_ms: Sequence[float]) -> str:
+    """What the freeze counter reads, given the current gap of each stream still running."""
+    if not len(waits_ms):
+        return "every stream has finished"
+    longest = max(waits_ms)
+    return f"streams frozen for {longest:,.0f} ms" if longest > STALL_MS else "no stream frozen"
+
+
+def largest_text(largest_ms: float | None) -> str:
+    """What the largest-gap counter reads; nothing (None: before any gap has begun)."""
+    return "" if largest_ms is None else f"largest gap so far {_sig4(largest_ms)} ms"
+
+
+def _sig4(value: float) -> str:
+    """d3's ',.4~r' in Python: four significant digits, thousands separated, no trailing zeros."""
+    text = f"{float(f'{value:.4g}'):,.6f}".rstrip("0").rstrip(".")
+    return text
+
+
+def counter_texts(ticks: pd.DataFrame, t_ms: float) -> dict[str, str]:
+    """The lane's counters at the clock `t_ms` from its `ticks` (DecoderRows.ticks): the same
+    words the chart draws ("frozen", "largest", "delivered"; "" where it draws none), for a
+    picture drawn frame by frame."""
+    seen = ticks[ticks.time_ms <= t_ms]
+    last = seen.groupby(["band", "finish_ms"]).time_ms.max().reset_index()
+    waits = (t_ms - last.time_ms)[t_ms < last.finish_ms]
+    begun = ticks[ticks.prev_ms.notna() & (ticks.prev_ms <= t_ms)]
+    largest = (begun.time_ms.clip(upper=t_ms) - begun.prev_ms).max() if len(begun) else None
+    return {"frozen": frozen_text(list(waits)), "largest": largest_text(largest),
+            "delivered": f"{int(seen.tokens.sum()):,} tokens delivered so far"}
 
 
 def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
@@ -178,15 +261,18 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
             x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.TextValue("no streams running")
         ).properties(width=width, height=height, name=view_name(lane.key, "counters"))
     seen = _ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
+    # the longest current gap among the streams still running (-1: none is), in frozen_text's words
     frozen = (seen.transform_aggregate(last="max(time_ms)", groupby=["band", "finish_ms"])
               .transform_calculate(wait=f"{NOW_MS} < datum.finish_ms ? {NOW_MS} - datum.last : -1")
               .transform_aggregate(wait="max(wait)")
-              .transform_calculate(text="datum.wait < 0 ? 'every stream has finished' : "
-                                        "'streams frozen for ' + format(datum.wait, ',.0f') + ' ms'")
+              .transform_calculate(
+                  frozen=f"datum.wait > {STALL_MS}",
+                  text="datum.wait < 0 ? 'every stream has finished' : datum.frozen ? "
+                       "'streams frozen for ' + format(datum.wait, ',.0f') + ' ms' : 'no stream frozen'")
               .mark_text(**text, fontWeight="bold")
               .encode(x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.Text("text:N"),
-                      color=alt.ColorValue(look.ink, condition={"test": f"datum.wait > {STALL_MS}",
-                                                                "value": look.new_request}))
+                      color=alt.ColorValue(look.muted, condition={"test": "datum.frozen",
+                                                                  "value": look.ink}))
               .properties(name=f"{lane.key}_frozen"))
     largest = (_gaps_so_far(lane).transform_aggregate(largest="max(shown)")
                .transform_calculate(text="'largest gap so far ' + format(datum.largest, ',.4~r') "
@@ -205,9 +291,11 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
 
 def lane_rows(lane: LaneShape, look: Look, *, width: int, rows_px: int | None = None) -> alt.LayerChart:
     """Every running decoder as a thin row; a tick per token it receives, drawn as the clock
-    passes it (future ticks faded). Over each row a block grows from its last token to the
-    clock, darker the longer it waits: when the whole block goes dark at once, every stream is
-    frozen. A dashed bracket marks the largest gap so far. `rows_px`: the block's height."""
+    passes it (future ticks faded). Over each row a faint grey block grows from its last token
+    to the clock, and turns the freeze colour once the wait is a freeze (over STALL_MS): when the
+    whole block turns at once, every stream is frozen. A freeze that has ended stays drawn. A
+    dashed line marks the largest gap so far (each of them, where several are equal).
+    `rows_px`: the block's height."""
     n = max(lane.rows, 1)
     height = rows_height(n, look, rows_px)
     per = "" if lane.per_row == 1 else f", {lane.per_row} per row"
@@ -221,30 +309,29 @@ def lane_rows(lane: LaneShape, look: Look, *, width: int, rows_px: int | None = 
                alt.Tooltip("gap_ms:Q", title="gap since the band's previous token (ms)",
                            format=",.3f"),
                alt.Tooltip("tokens:Q", title="tokens delivered", format=",")]
-    ghost = _ticks(lane).mark_rule(opacity=GHOST_OPACITY, color=look.decode, strokeWidth=1.2).encode(
-        x=x, y=y, y2=alt.Y2("row1"))
-    waiting = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
-               .transform_aggregate(last="max(time_ms)", groupby=["band", "row0", "row1", "finish_ms"])
-               .transform_filter(f"{NOW_MS} < datum.finish_ms")
-               .transform_calculate(now_ms=NOW_MS, wait=f"{NOW_MS} - datum.last")
-               .mark_rect(color=look.new_request)
+    ghost = (_ticks(lane).mark_rule(opacity=GHOST_OPACITY, color=look.decode, strokeWidth=1.2)
+             .encode(x=x, y=y, y2=alt.Y2("row1")).properties(name=f"{lane.key}_ticks_ghost"))
+    waiting = (_waits(lane).mark_rect()
                .encode(x=alt.X("last:Q"), x2=alt.X2("now_ms"), y=y, y2=alt.Y2("row1"),
-                       opacity=alt.Opacity("wait:Q", legend=None, scale=alt.Scale(
-                           domain=[0, 2 * STALL_MS], range=[0.05, 0.6], clamp=True)))
+                       color=alt.ColorValue(look.muted, condition={"test": "datum.frozen",
+                                                                   "value": look.freeze}),
+                       opacity=alt.OpacityValue(0.2, condition={"test": "datum.frozen",
+                                                                "value": FREEZE_OPACITY}))
                .properties(name=f"{lane.key}_waiting"))
     # a freeze that has ended stays marked, so the picture keeps it once the clock moves on
     froze = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS} && datum.gap_ms > {STALL_MS}")
-             .mark_rect(color=look.new_request, opacity=0.45)
+             .mark_rect(color=look.freeze, opacity=FREEZE_OPACITY)
              .encode(x=alt.X("prev_ms:Q"), x2=alt.X2("time_ms"), y=y, y2=alt.Y2("row1"))
              .properties(name=f"{lane.key}_froze"))
     live = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
             .mark_rule(color=look.decode, strokeWidth=1.5)
             .encode(x=x, y=y, y2=alt.Y2("row1"), tooltip=tooltip).properties(name=f"{lane.key}_ticks_live"))
-    bracket = (_gaps_so_far(lane).transform_aggregate(worst="argmax(shown)")
-               .transform_calculate(x0="datum.worst.prev_ms", x1="datum.worst.shown_end",
-                                    mid="(datum.worst.row0 + datum.worst.row1) / 2")
-               .mark_rule(color=look.ink, strokeWidth=2.5, strokeDash=[6, 3])
-               .encode(x=alt.X("x0:Q"), x2=alt.X2("x1"), y=alt.Y("mid:Q")))
+    bracket = (_gaps_so_far(lane).transform_filter(f"datum.shown >= datum.largest - {SAME_GAP_MS}")
+               .transform_calculate(mid="(datum.row0 + datum.row1) / 2")
+               # 2 px short of each end: equal gaps side by side read as several, not one
+               .mark_rule(color=look.ink, strokeWidth=2.5, strokeDash=[6, 3], xOffset=2, x2Offset=-2)
+               .encode(x=alt.X("prev_ms:Q"), x2=alt.X2("shown_end"), y=alt.Y("mid:Q"))
+               .properties(name=f"{lane.key}_largest_gap"))
     layers = [ghost, froze, waiting, live]
     if height / n >= 2.5:   # thin lines in the background colour split the ticks into rows
         layers.append(alt.Chart(alt.sequence(1, n, as_="row0"))
@@ -266,10 +353,10 @@ def lane_new_request(lane: LaneShape, look: Look, *, width: int, axis: bool = Tr
                alt.Tooltip("time_ms:Q", title="emitted at (ms)", format=",.2f"),
                alt.Tooltip("gap_ms:Q", title="gap since previous token (ms)", format=",.3f")]
     ghost = tokens.mark_tick(opacity=GHOST_OPACITY, color=look.new_request, thickness=1.2,
-                             size=height * 0.7).encode(x=x, y=y)
+                             size=height * 0.7).encode(x=x, y=y).properties(name=f"{lane.key}_new_ghost")
     live = (tokens.transform_filter(f"datum.time_ms <= {NOW_MS}")
             .mark_tick(color=look.new_request, thickness=1.5, size=height * 0.7)
-            .encode(x=x, y=y, tooltip=tooltip))
+            .encode(x=x, y=y, tooltip=tooltip).properties(name=f"{lane.key}_new_tokens"))
     wait = (alt.Chart(alt.Data(name=f"{lane.key}_callouts"))
             .transform_calculate(first=f"isValid(datum.first_ms) ? datum.first_ms : {END} * 2000")
             .transform_calculate(end=f"min(datum.first, {NOW_MS})",
@@ -318,58 +405,75 @@ SHARED_PX = {False: 0, True: 76}
 STREAMS_SHARED_PX = {False: 0, True: 49}
 
 
-def _fixed_px(lanes: int, look: Look, bars: bool) -> int:
-    """What `lanes` lanes draw besides their decoder rows, in CSS pixels."""
+def _fixed_px(lanes: int, look: Look, bars: bool, beside: bool = False) -> int:
+    """What `lanes` lanes one above the other draw besides their decoder rows, in CSS pixels
+    (`beside`: what each lane beside another draws, its own legend, axis and longer heading)."""
     per_lane, shared = (LANE_PX, SHARED_PX) if bars else (STREAMS_LANE_PX, STREAMS_SHARED_PX)
-    return per_lane[look.presenter] * lanes + shared[look.presenter]
+    longer = heading_px(look, True) - heading_px(look, False) if beside else 0
+    return (per_lane[look.presenter] + longer) * lanes + shared[look.presenter]
 
 
 def figure_height(lanes: Sequence[LaneFrames], look: Look, *, bars: bool = True,
-                  rows_px: int | None = None) -> int:
+                  rows_px: int | None = None, beside: bool = False) -> int:
     """The figure's height in CSS pixels: what a player's frame must hold."""
-    return _fixed_px(len(lanes), look, bars) + sum(rows_height(lane.decoders.rows, look, rows_px)
-                                                   for lane in lanes)
+    rows = [rows_height(lane.decoders.rows, look, rows_px) for lane in lanes]
+    if beside:
+        return _fixed_px(1, look, bars, beside=True) + max(rows, default=0)
+    return _fixed_px(len(lanes), look, bars) + sum(rows)
 
 
 def rows_to_fit(lanes: Sequence[LaneFrames], look: Look, height_px: float, *,
-                bars: bool = True) -> int:
+                bars: bool = True, beside: bool = False) -> int:
     """The decoder block's height (`rows_px`) that makes the figure `height_px` tall, within
     ROWS_PX_RANGE (a screen too short for that gets a figure taller than it)."""
-    room = (height_px - _fixed_px(len(lanes), look, bars)) / max(len(lanes), 1)
+    stacked = 1 if beside else max(len(lanes), 1)
+    room = (height_px - _fixed_px(stacked, look, bars, beside)) / stacked
     return int(min(max(room, ROWS_PX_RANGE[0]), ROWS_PX_RANGE[1]))
 
 
+
+RESOLVE = alt.Resolve(scale=alt.ScaleResolveMap(x="shared", y="independent", color="independent",
+                                                opacity="independent"))
+
+
 @functools.lru_cache(maxsize=64)
-def _chart(shapes: tuple[LaneShape, ...], look: Look, width: int, bars: bool, rows_px: int | None):
+def _chart(shapes: tuple[LaneShape, ...], look: Look, width: int, bars: bool, rows_px: int | None,
+           beside: bool):
     """The chart for lanes of these shapes, and its Vega-Lite dict: built once per shape."""
-    charts = []
+    lanes = []
     for index, lane in enumerate(shapes):
-        # a presenter's lanes share one legend and one time axis
-        first, last = not look.presenter or index == 0, not look.presenter or index == len(shapes) - 1
-        charts += [lane_heading(lane, look, width=width),
-                   *([lane_bars(lane, look, width=width, legend=first)] if bars else []),
-                   *lane_streams(lane, look, width=width, rows_px=rows_px, axis=last)]
-    chart = alt.vconcat(*charts, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
-        x="shared", y="independent", color="independent", opacity="independent")))
+        # a presenter's lanes one above the other share one legend and one time axis
+        shared = look.presenter and not beside
+        first, last = not shared or index == 0, not shared or index == len(shapes) - 1
+        lanes.append([lane_heading(lane, look, width=width, beside=beside),
+                      *([lane_bars(lane, look, width=width, legend=first)] if bars else []),
+                      *lane_streams(lane, look, width=width, rows_px=rows_px, axis=last)])
+    if beside:
+        chart = alt.hconcat(*(alt.vconcat(*parts, resolve=RESOLVE) for parts in lanes),
+                            spacing=BESIDE_GAP_PX, resolve=RESOLVE)
+    else:
+        chart = alt.vconcat(*(part for parts in lanes for part in parts), resolve=RESOLVE)
     return chart, chart.to_dict(validate=False)
 
 
 def _clocked(lanes: Sequence[LaneFrames], look: Look, t_max: float, width: int,
-             bars: bool, rows_px: int | None) -> Figure:
+             bars: bool, rows_px: int | None, beside: bool) -> Figure:
     rows_px = None if rows_px is None else rows_height(0, look, rows_px)
-    chart, as_dict = _chart(tuple(lane.shape for lane in lanes), look, int(width), bars, rows_px)
+    chart, as_dict = _chart(tuple(lane.shape for lane in lanes), look, int(width), bars, rows_px,
+                            beside)
     t_max = float(t_max)
     return Figure(chart, look, _lane_data(lanes, bars), {CLOCK: t_max, END: t_max}, as_dict)
 
 
 def side_by_side(lanes: Sequence[LaneFrames], look: Look, *, t_max: float,
-                 width: int = 900, rows_px: int | None = None) -> Figure:
-    """Every lane's bars over its streams, one shared time axis, one clock `t` running from 0 to
-    `t_max` seconds; `rows_px`: each decoder block's height (rows_to_fit), else by its rows."""
-    return _clocked(lanes, look, t_max, width, True, rows_px)
+                 width: int = 900, rows_px: int | None = None, beside: bool = False) -> Figure:
+    """Every lane's bars over its streams, one clock `t` running from 0 to `t_max` seconds, the
+    lanes one above the other on one time axis or `beside` each other (`width`: each lane's);
+    `rows_px`: each decoder block's height (rows_to_fit), else by its rows."""
+    return _clocked(lanes, look, t_max, width, True, rows_px, beside)
 
 
 def streams_only(lanes: Sequence[LaneFrames], look: Look, *, t_max: float,
-                 width: int = 900, rows_px: int | None = None) -> Figure:
+                 width: int = 900, rows_px: int | None = None, beside: bool = False) -> Figure:
     """Just the token streams of every lane (the `streams` export view), each under its title."""
-    return _clocked(lanes, look, t_max, width, False, rows_px)
+    return _clocked(lanes, look, t_max, width, False, rows_px, beside)

@@ -25,7 +25,7 @@ from sim.units import fmt_seconds
 
 from .figure import Figure
 from .frames import bin_width_s, iterations_frame
-from .theme import OKABE_ITO, Look
+from .theme import SERIES, Look
 
 TIMELINE_BARS = 900      # bars across all timeline panels together
 CDF_POINTS = 200         # points per CDF curve
@@ -34,9 +34,9 @@ ZOOM = "zoom"            # the timeline's brush
 
 
 def policy_inks(look: Look) -> dict[str, str]:
-    """One colour per policy (Okabe-Ito; blue and black swap for a dark background)."""
-    return {"sarathi": OKABE_ITO["green"], "vllm-v1": look.decode, "sglang": OKABE_ITO["purple"],
-            "vllm-v0": OKABE_ITO["vermillion"], "orca": look.ink}
+    """One colour per policy, none of them a meaning's (charts/theme.py: SERIES, and the ink)."""
+    return {"sarathi": SERIES["violet"], "vllm-v1": SERIES["olive"], "sglang": SERIES["purple"],
+            "vllm-v0": SERIES["brown"], "orca": look.ink}
 
 
 def policy_color(names: Sequence[str], look: Look) -> alt.Color:
@@ -87,7 +87,7 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900, ov
     names = list(frames.iterations)
     zoom = alt.selection_interval(name=ZOOM, encodings=["x"])
     data = alt.Data(name="timeline")
-    inks = dict(zip(KINDS, (look.decode, OKABE_ITO["green"], look.prefill)))
+    inks = dict(zip(KINDS, (look.decode, look.muted, look.prefill)))   # both kinds: neutral
     color = alt.Color("kind:N", title=None, scale=alt.Scale(domain=list(inks),
                                                            range=list(inks.values())),
                       legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1,
@@ -105,7 +105,7 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900, ov
                         x2="end_s:Q", y=alt.Y("policy:N", title=None, sort=names),
                         color=color, tooltip=tooltip)
                 .add_params(zoom)
-                .properties(width=width, height=(26 if look.presenter else 18) * len(names),
+                .properties(width=width, height=(22 if look.presenter else 18) * len(names),
                             title=alt.TitleParams(
                                 "Every iteration of the run",
                                 subtitle="drag across these ribbons to zoom the panels below; "
@@ -126,7 +126,7 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900, ov
                                       else alt.Scale(nice=False),
                                       axis=alt.Axis(format=",.3~f", grid=False, **ticks)),
                               x2="end_s:Q", y=y, y2=alt.datum(0), color=color, tooltip=tooltip)
-                      .properties(width=width, height=panel_px or (110 if look.presenter else 80),
+                      .properties(width=width, height=panel_px or 80,   # on a 1280x720 projector too: whole
                                   title=alt.TitleParams(f"{name} · {POLICIES[name].label}",
                                                         subtitle=subtitle)))
     # one iteration-time scale for every panel, so a stall is as tall in each

@@ -53,17 +53,21 @@ class Timeline:
     boundaries: list[float]
 
     def figure(self, look: Look, width: int = 900, streams: bool = False,
-               rows_px: int | None = None) -> Figure:
+               rows_px: int | None = None, beside: bool = False) -> Figure:
+        """The lanes one above the other, or `beside` each other (`width`: each lane's)."""
         build = streams_only if streams else side_by_side
-        return build(self.lanes, look, t_max=self.t_max, width=width, rows_px=rows_px)
+        return build(self.lanes, look, t_max=self.t_max, width=width, rows_px=rows_px,
+                     beside=beside)
 
-    def height(self, look: Look, streams: bool = False, rows_px: int | None = None) -> int:
+    def height(self, look: Look, streams: bool = False, rows_px: int | None = None,
+               beside: bool = False) -> int:
         """The figure's height in CSS pixels, for the frame that shows it."""
-        return figure_height(self.lanes, look, bars=not streams, rows_px=rows_px)
+        return figure_height(self.lanes, look, bars=not streams, rows_px=rows_px, beside=beside)
 
-    def rows_to_fit(self, look: Look, height_px: float, streams: bool = False) -> int:
+    def rows_to_fit(self, look: Look, height_px: float, streams: bool = False,
+                    beside: bool = False) -> int:
         """The decoder blocks' height (`rows_px`) that makes the figure `height_px` tall."""
-        return rows_to_fit(self.lanes, look, height_px, bars=not streams)
+        return rows_to_fit(self.lanes, look, height_px, bars=not streams, beside=beside)
 
 
 def lane_title(name: str, trace: Trace) -> str:

@@ -26,7 +26,7 @@ def to_scale(frame: pd.DataFrame, look: Look, *, unit: str, width: int = 560) ->
     y = alt.Y("row:N", sort=rows, title=None, axis=alt.Axis(ticks=False, domain=False,
                                                            labelLimit=260))
     x = alt.X("start:Q", title=unit, scale=alt.Scale(zero=True, nice=False),
-              axis=alt.Axis(format=",.4~g", grid=False))
+              axis=alt.Axis(format=",.4~g", grid=False, labelOverlap="greedy", labelSeparation=6))
     bars = alt.Chart(alt.Data(name="pieces")).mark_bar(
         stroke=look.background, strokeWidth=1, height=look.font_size * 1.6).encode(
         x=x, x2="end:Q", y=y,

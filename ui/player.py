@@ -28,26 +28,34 @@ def player(s: Scenario, look: Look, window: str, name: str, *, window_control: b
     across reruns, and the downloads; `window_control`: the page offers *Time axis* (said in the
     notes). In the page's stage (on a projector, unless `stage` says otherwise) it is fitted to
     the screen (ui/presenter.py); `framing` (a guided tour's) sets where it starts and what it
-    points at; `notes`: how to read it and the downloads, under it."""
+    points at; `notes`: how to read it (above it, under it on a projector), and under it what its
+    time axis shows and the downloads."""
     stage = look.presenter if stage is None else stage
     tl = runs.timeline_view(s, window)
-    width, rows_px = presenter.fit(tl, look, stage)
-    framing = replace(framing or Framing(), width=width, rows_px=rows_px)
-    height = tl.height(look, rows_px=rows_px) + presenter.PLAYER_CHROME_PX[look.presenter]
+    fitted = presenter.fit(tl, look, stage, tour=framing is not None)
+    framing = replace(framing or Framing(), width=fitted.width, rows_px=fitted.rows_px,
+                      beside=fitted.beside)
+    height = (tl.height(look, rows_px=fitted.rows_px, beside=fitted.beside)
+              + presenter.PLAYER_CHROME_PX[look.presenter])
     if stage and look.presenter:   # lanes taller than the screen leaves: the player scales them down
         height = min(height, presenter.height_left())
+    # how to read it: before it plays, but on a projector the lanes come first (they fill it)
+    read_first = notes and not look.presenter
+    if read_first:
+        st.caption(words.timeline_legend())
     with st.container(key=presenter.STAGE) if stage else nullcontext():
         show_player(runs.player_page(s, look, window, height, name, file_stem(name), framing), height)
     if notes:
+        if not read_first:
+            st.caption(words.timeline_legend())
         timeline_notes(s, window, window_control)
         figure_tools(partial(runs.timeline_figure, s, look, window), name, t_max=tl.t_max)
 
 
 def timeline_notes(s: Scenario, window: str, window_control: bool) -> None:
-    """How to read the timeline, and what its time axis shows: the window, time bins rather than
-    single iterations, several streams per row."""
+    """What the timeline's time axis shows: the window, time bins rather than single
+    iterations, several streams per row."""
     tl = runs.timeline_view(s, window)
-    st.caption(words.timeline_legend())
     run_end = max(float(trace.end_s[-1]) for trace in runs.lanes(s))
     if tl.t_max < run_end:
         st.caption(f"Time axis: the first {fmt_seconds(tl.t_max)} of a {fmt_seconds(run_end)} run "

@@ -7,6 +7,12 @@ labels at 18 px: charts/theme.py) and fits the timeline to the screen: a small c
 starts, and the figure is built as wide as that container and as tall as the screen leaves
 (`fit`). Until the first report the figure is fitted to `FALLBACK_ROOM`. High contrast darkens
 the page's text and every chart's inks.
+
+Outside presenter mode a page can fit its timeline too (`watch_room`, then a player in the stage:
+Side by side): as wide as the page, the lanes beside each other where each keeps
+MIN_LANE_BESIDE_PX (`lanes_beside`), and both lanes on the first screen, the decoder blocks made
+shorter for it, down to ROWS_PX_RANGE's least; where even that does not fit, on one screen once
+scrolled to the player.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from pathlib import Path
 import streamlit as st
 
 from charts.theme import Look
+from charts.timeline import BESIDE_GAP_PX, ROWS_PX_RANGE
 from charts.views import Timeline
 
 from . import words
@@ -30,6 +37,9 @@ BOTTOM_PX = 12          # kept free under a fitted figure
 CHART_SIDE_PX = 160     # beside the plot: the rows' titles (left), the player's padding
 PLAYER_CHROME_PX = {False: 150, True: 70}   # the player's controls (and cue) around its chart
 SHORTEST_STAGE_PX = 300  # a window too short for any figure still gets a usable one
+LANE_SIDE_PX = 100       # beside each of two lanes: its rows' title (left), its share of padding
+MIN_LANE_BESIDE_PX = 340  # the narrowest lane drawn beside another (its two counters whole)
+HEADER_PX = 64           # Streamlit's header line over a scrolled page
 
 
 @dataclass(frozen=True)
@@ -68,8 +78,13 @@ def setup(look: Look, *, stage: bool = False) -> None:
         st.html(f"<style>:root {{ --contrast-ink: {look.ink}; }}\n{_front('contrast.css')}</style>")
     if look.presenter:
         st.html(f"<style>{_front('presenter.css')}</style>")
-    if not (look.presenter or stage):
-        return
+    if look.presenter or stage:
+        watch_room()
+
+
+def watch_room() -> None:
+    """Mount the component that reports the window and the stage (once per page run: setup
+    does on a projector and the tour, a page that fits its figure otherwise)."""
     known = room()
     _room_component()(key=ROOM, data={"stage": f".st-key-{STAGE}", "known": known.__dict__},
                       on_room_change=lambda: None)
@@ -90,17 +105,49 @@ def room() -> Room:
         return FALLBACK_ROOM
 
 
-def fit(tl: Timeline, look: Look, stage: bool) -> tuple[int, int | None]:
-    """(chart width, decoder block height) for the timeline: in a `stage`, as wide as it and, on
-    a projector, as tall as the screen leaves under its top; else the page's usual width and
-    rows."""
+@dataclass(frozen=True)
+class Fit:
+    """How a timeline fills its stage: each lane's width, the decoder blocks' height (None: by
+    their rows) and whether the lanes stand beside each other."""
+    width: int
+    rows_px: int | None = None
+    beside: bool = False
+
+
+def fit(tl: Timeline, look: Look, stage: bool, tour: bool = False) -> Fit:
+    """How the timeline fills a `stage`: on a projector, as wide as it and as tall as the screen
+    leaves under its top; elsewhere (`tour`: a guided tour's stage, as wide as it) as wide as the
+    page, the lanes beside each other where both fit, and the whole player within the window's
+    height. No stage: the page's usual width and rows."""
     if not stage:
-        return CHART_WIDTH, None
+        return Fit(CHART_WIDTH)
     r = room()
-    width = max(320, (r.stage_width or FALLBACK_ROOM.stage_width) - CHART_SIDE_PX)
-    if not look.presenter:
-        return width, None
-    return width, tl.rows_to_fit(look, height_left() - PLAYER_CHROME_PX[True])
+    stage_width = r.stage_width or FALLBACK_ROOM.stage_width
+    width = max(320, stage_width - CHART_SIDE_PX)
+    if look.presenter:
+        return Fit(width, tl.rows_to_fit(look, height_left() - PLAYER_CHROME_PX[True]))
+    if tour:
+        return Fit(width)
+    lane_beside = _lane_beside_px(stage_width)
+    beside = lane_beside >= MIN_LANE_BESIDE_PX
+    width = lane_beside if beside else width
+    chrome = PLAYER_CHROME_PX[False] + BOTTOM_PX
+    first_screen = height_left() - PLAYER_CHROME_PX[False]
+    if tl.height(look, beside=beside, rows_px=ROWS_PX_RANGE[0]) > first_screen:   # not on the first
+        first_screen = r.height - HEADER_PX - chrome                               # screen: on one
+    rows_px = (None if tl.height(look, beside=beside) <= first_screen
+               else tl.rows_to_fit(look, first_screen, beside=beside))
+    return Fit(width, rows_px, beside)
+
+
+def _lane_beside_px(stage_width: int) -> int:
+    return (stage_width - BESIDE_GAP_PX) // 2 - LANE_SIDE_PX
+
+
+def lanes_beside() -> bool:
+    """Whether a fitted timeline outside presenter mode puts its lanes side by side (the page's
+    words say left and right, else top and bottom)."""
+    return _lane_beside_px(room().stage_width or FALLBACK_ROOM.stage_width) >= MIN_LANE_BESIDE_PX
 
 
 def height_left() -> int:

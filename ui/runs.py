@@ -111,8 +111,8 @@ def timeline_view(s: Scenario, window: str) -> Timeline:
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def timeline_figure(s: Scenario, look: Look, window: str, width: int = CHART_WIDTH,
-                    rows_px: int | None = None) -> Figure:
-    return timeline_view(s, window).figure(look, width, rows_px=rows_px)
+                    rows_px: int | None = None, beside: bool = False) -> Figure:
+    return timeline_view(s, window).figure(look, width, rows_px=rows_px, beside=beside)
 
 
 @dataclass(frozen=True)
@@ -121,9 +121,10 @@ class Framing:
     its rows); for a guided tour, the moment it opens at and the one it plays on to (seconds),
     the views it outlines (charts.timeline.view_name), who takes the keys (charts.player.KEYS),
     and whether the lanes' headings show their whole-run numbers and the cue says them (not
-    before a guess)."""
+    before a guess). `beside`: the lanes side by side (`width` each), else one above the other."""
     width: int = CHART_WIDTH
     rows_px: int | None = None
+    beside: bool = False
     start: float = 0.0
     play_to: float | None = None
     highlight: tuple[str, ...] = ()
@@ -137,7 +138,7 @@ def player_page(s: Scenario, look: Look, window: str, height: int, key: str, fil
     """The player's HTML (a string: cheap to cache as data); `key` names the view whose playback
     position the browser keeps, `file_stem` its saved frames."""
     tl = timeline_view(s, window)
-    figure = timeline_figure(s, look, window, framing.width, framing.rows_px)
+    figure = timeline_figure(s, look, window, framing.width, framing.rows_px, framing.beside)
     cue = ""
     if framing.numbers:
         cue = words.player_cue(lane_cards(s, s.unchunked), lane_cards(s, s.chunked),

@@ -386,24 +386,24 @@ def story_fields(unchunked: Trace, chunked: Trace, cost: CostModel) -> dict[str,
 def player_cue(cards_u: list[Card], cards_c: list[Card], streams: int) -> str:
     """What to watch, shown above the player until it plays (plain text)."""
     u, c = ({card.label: card for card in cards} for cards in (cards_u, cards_c))
-    ttfts = (f" The new request's first token: {u[TTFT].value} on top, {c[TTFT].value} below."
+    ttfts = (f" The new request's first token: {u[TTFT].value} unchunked, {c[TTFT].value} chunked."
              if TTFT in u else "")
     if not streams:
         return "Press Play: no streams are running, so nothing can freeze." + ttfts
     return (f"Press Play and watch the rows: one per stream ({streams:,}), a tick per token. "
-            f"Top lane: the streams wait up to {u[GAP].value} for a token. "
-            f"Bottom lane: up to {c[GAP].value}." + ttfts)
+            f"Unchunked lane: the streams wait up to {u[GAP].value} for a token. "
+            f"Chunked lane: up to {c[GAP].value}." + ttfts)
 
 
 def timeline_legend() -> str:
     """How to read the side-by-side timeline (Markdown)."""
     return ("How to read it: in each lane the bars are iterations, as wide as they run (blue: "
             "decode tokens, orange: prefill tokens). Under them, each row is a stream and each "
-            "tick a token it receives; a shaded block grows over a row while it waits, darker the "
-            f"longer, and stays shaded where the wait was a freeze (a gap over "
-            f"{fmt_seconds(STALL_S)}); the dashed line marks the largest gap so far. *Streams "
-            "frozen for*: how long the longest-waiting stream has now gone without a token, once "
-            f"that is over {fmt_seconds(STALL_S)} (a shorter wait is no freeze: 0).")
+            "tick a token it receives; a grey block grows over a row while it waits and turns red "
+            f"once the wait is a freeze (a gap over {fmt_seconds(STALL_S)}), staying red after; the "
+            "dashed line marks the largest gap so far. The new request's tokens are teal. *Streams "
+            "frozen for*: how long the longest-waiting stream has gone without a token, once that "
+            f"is over {fmt_seconds(STALL_S)} (until then the lane reads *no stream frozen*).")
 
 
 def rows_note(streams: int, rows: int, per_row: int, bin_ms: float | None) -> str:

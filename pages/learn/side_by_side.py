@@ -1,7 +1,8 @@
 """Side by side: the unchunked and chunked lanes on one clock, then each lane's numbers, the stall
-first, with the sentence that says what chunking costs beside every number it makes worse. On a
-projector the four key numbers and the lanes come first, fitted to the screen, and the words and
-the time axis's choice under them."""
+first, with the sentence that says what chunking costs beside every number it makes worse. The
+lanes are fitted to the page (ui/presenter.py): beside each other where it is wide enough, both on
+the first screen, how to read them just above. On a projector the four key numbers and the lanes
+come first, fitted to the screen, and the words and the time axis's choice under them."""
 
 import streamlit as st
 
@@ -21,17 +22,22 @@ if look.presenter:   # the numbers and the lanes first; the words and the time a
     with numbers:
         presenter.key_numbers(base, runs.lane_cards(s, s.chunked), key="key-numbers")
     stage, words_below = st.container(), st.container()
-else:
+    axis_below = words_below
+else:   # the words, the player fitted to the page (both lanes on the first screen), its time axis
+    presenter.watch_room()
     st.header("Side by side")
-    words_below = stage = st.container()
+    words_below, stage, axis_below = st.container(), st.container(), st.container()
 
+beside = presenter.lanes_beside() and not look.presenter
+first_side, second_side = ("Left", "Right") if beside else ("Top", "Bottom")
 with words_below:
     st.markdown(
-        f"Top: the unchunked baseline, {s.policy_label(s.unchunked)}. Bottom: chunked prefill, "
-        f"{s.policy_label(s.chunked)}. Each bar is one {term('iteration')}; its colours split its "
+        f"{first_side}: the unchunked baseline, {s.policy_label(s.unchunked)}. {second_side}: "
+        f"chunked prefill, {s.policy_label(s.chunked)}. Each bar is one {term('iteration')}; its colours split its "
         f"tokens into {term('decode')} (one per running stream) and {term('prefill')} (the prompt, "
         "or a chunk of it). Under the bars every stream is a row and every token a tick: a blank "
-        "stretch is a stream frozen. Under each lane: the longest freeze, how many streams froze "
+        f"stretch is a stream waiting, and a {term('stall')} once it lasts over "
+        f"{fmt_seconds(STALL_S)}. Under each lane: the longest freeze, how many streams froze "
         f"and the new request's {first('ttft')}.", unsafe_allow_html=True)
     if chunked.starved_iterations:
         st.warning(f"**The new request starves.** Budget {s.budget:,} ≤ {s.decodes:,} running "
@@ -43,9 +49,10 @@ with words_below:
     for trace, name in ((unchunked, "Unchunked"), (chunked, "Chunked")):
         for note in trace.notes:
             st.info(f"{name} lane: {note}", icon=":material/info:")
+with axis_below:
     window = widgets.widget(controls.WINDOW, width=340)
 with stage:
-    player.player(s, look, window, "side-by-side", window_control=True)
+    player.player(s, look, window, "side-by-side", window_control=True, stage=True)
 
 other = runs.comparison(s)
 if other:

@@ -1,13 +1,17 @@
 """Presenter mode on a projector, measured by element boxes in Chromium at the two projector sizes
-(1920x1080, 1280x720) on Home and Side by side, opened from a link (`?presenter=1`): the sidebar
+(1920x1080, 1280x720), opened from a link (`?presenter=1`). On Home and Side by side: the sidebar
 closed, no empty header space, the four key numbers and both lanes of the timeline on the first
 screen, the player's controls on one line, 24 px text, 18 px chart labels drawn at that size,
-large tooltips. `pytest -s` prints the boxes measured."""
+large tooltips. On every page: nothing wider than the screen, every chart whole on one screen,
+no button or label cut short with "…", the worked example's step on one screen with its Next.
+Outside presenter mode, Side by side at 1440x900 and 1920x1080: both lanes beside each other on
+the first screen, as wide as the page, how to read them above. `pytest -s` prints the boxes."""
 
 import json
 
 import pytest
 
+from tests.browser.pages import DEFAULTS
 from tests.support.visit import settle
 
 SIZES = [(1920, 1080), (1280, 720)]
@@ -116,3 +120,76 @@ def test_high_contrast_text_is_full_ink(new_tab, app_url):
     frame = page.locator("iframe").first.element_handle().content_frame()
     frame.wait_for_function("window.playerReady === true", timeout=30_000)
     assert "contrast" in frame.evaluate("document.documentElement.className")
+
+
+PAGE_FIT = """() => {
+  const box = (e) => { const b = e.getBoundingClientRect();
+    return {left: Math.round(b.left), top: Math.round(b.top), right: Math.round(b.right),
+            bottom: Math.round(b.bottom), width: Math.round(b.width), height: Math.round(b.height)}; };
+  const main = document.querySelector('[data-testid="stMain"]');
+  const cut = (e) => [e, ...e.querySelectorAll('*')].some(
+    x => x.scrollWidth > x.clientWidth + 1 && getComputedStyle(x).textOverflow === 'ellipsis');
+  const card = [...main.querySelectorAll('[class*="st-key-worked-"]')].pop();
+  const next = main.querySelector('.st-key-worked_next');
+  return {
+    overflow: main.scrollWidth - main.clientWidth,
+    charts: [...main.querySelectorAll('[data-testid="stVegaLiteChart"], .st-key-stage iframe')].map(box),
+    cut: [...main.querySelectorAll('button, label, [data-testid="stMetricLabel"]')].filter(cut)
+           .map(e => e.innerText.trim().replace(/\\s+/g, ' ')),
+    step: card && next ? {top: box(card).top, bottom: box(next).bottom} : null,
+  };
+}"""
+CHARTS_DRAWN = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+                   .every(chart => chart.querySelector('canvas, svg'))"""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("path", list(DEFAULTS), ids=[p or "home" for p in DEFAULTS])
+def test_presenter_mode_fits_every_page(new_tab, app_url, path, size):
+    width, height = size
+    page = new_tab(width, height)
+    page.goto(f"{app_url}/{path}?presenter=1")
+    settle(page, quiet_ms=2500)
+    page.wait_for_function(CHARTS_DRAWN, timeout=30_000)
+    fit = page.evaluate(PAGE_FIT)
+    print(f"\n{path or 'home'} at {width}x{height}: {json.dumps(fit)}")
+    assert fit["overflow"] <= 0                                    # nothing wider than the screen
+    for chart in fit["charts"]:                                    # each chart whole on a screen
+        assert chart["right"] <= width and chart["height"] <= height - HEADER_ROOM_PX, chart
+    assert fit["cut"] == []                                        # no "CS…", no "Next step: 2. A…"
+    if fit["step"]:                                                # a worked step and its Next
+        assert fit["step"]["bottom"] - fit["step"]["top"] <= height - HEADER_ROOM_PX
+
+
+LANES = """() => {
+  const c = document.querySelector('#chart').getBoundingClientRect();
+  const lane = (name) => { const b = window.playerViewBox(name);
+    return {left: Math.round(c.left + b.left), top: Math.round(c.top + b.top),
+            right: Math.round(c.left + b.left + b.width), bottom: Math.round(c.top + b.top + b.height)}; };
+  const chart = document.querySelector('#chart');
+  return {unchunked: lane('unchunked_heading_view'), unchunked_end: lane('unchunked_new_view'),
+          chunked: lane('chunked_heading_view'), chunked_end: lane('chunked_new_view'),
+          canvas_width: Math.round(document.querySelector('#chart canvas').getBoundingClientRect().width),
+          overflow: chart.scrollWidth - chart.clientWidth};
+}"""
+DESKTOPS = [(1440, 900), (1920, 1080)]
+
+
+@pytest.mark.parametrize("size", DESKTOPS, ids=[f"{w}x{h}" for w, h in DESKTOPS])
+def test_side_by_side_shows_its_lanes_beside_each_other_on_the_first_screen(new_tab, app_url, size):
+    width, height = size
+    page = new_tab(width, height)
+    page.goto(f"{app_url}/side_by_side")
+    frame = ready_player(page)
+    player = page.locator(".st-key-stage iframe").bounding_box()
+    lanes = frame.evaluate(LANES)
+    how = page.get_by_text("How to read it").bounding_box()
+    print(f"\nside by side at {width}x{height}: player {json.dumps(player)}, lanes {json.dumps(lanes)}")
+    assert lanes["chunked"]["left"] >= lanes["unchunked_end"]["right"]         # beside each other
+    for end in ("unchunked_end", "chunked_end"):                                # both whole on
+        assert player["y"] + lanes[end]["bottom"] <= height                   # the first screen
+    assert player["y"] + player["height"] <= height
+    assert lanes["overflow"] <= 0 and player["x"] + player["width"] <= width
+    assert lanes["canvas_width"] >= 0.85 * player["width"]                     # the page's width
+    assert how["y"] + how["height"] <= player["y"]                             # read it, then play
+    assert "Left: the unchunked baseline" in page.locator('[data-testid="stMain"]').inner_text()

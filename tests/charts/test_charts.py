@@ -1,6 +1,7 @@
 """charts: frames from traces, every figure compiled by vl-convert, data size, exports."""
 
 import io
+import itertools
 import json
 import re
 import zipfile
@@ -22,7 +23,14 @@ from charts.frames import (
     new_request_frame,
 )
 from charts.theme import Look
-from charts.timeline import OTHER, PARTS_OF_A_LANE, X_TITLE, view_name
+from charts.timeline import (
+    BESIDE_GAP_PX,
+    OTHER,
+    PARTS_OF_A_LANE,
+    X_TITLE,
+    counter_texts,
+    view_name,
+)
 from charts.views import budget_plan, roofline_figures, timeline
 from sim.cost.iteration import CostModel
 from sim.errors import InputError
@@ -32,6 +40,8 @@ from sim.serving.engine import simulate
 from sim.serving.metrics import seed_metrics
 from sim.serving.policies import Limits, get_policy
 from sim.serving.workloads import poisson
+from sim.studies.stalls import STALL_S
+from ui.presenter import LANE_SIDE_PX
 from ui.scenario import scenario_from
 
 LOOKS = [Look(), Look(presenter=True), Look(dark=True), Look(presenter=True, dark=True)]
@@ -41,12 +51,6 @@ MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (issue 3)
 def run(scenario, policy):
     return simulate(scenario.workload(), get_policy(policy), scenario.cost_model(),
                     budget=scenario.budget, limits=Limits(max_seqs=scenario.max_seqs))
-
-
-@pytest.fixture(scope="module")
-def seed():
-    s = scenario_from({})
-    return s, run(s, "vllm-v0"), run(s, "sarathi")
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +152,7 @@ def test_the_new_requests_tokens_and_its_wait_for_the_first(seed):
 
 
 # --- figures compile -------------------------------------------------------------------------
-def _figures(scenario, unchunked, chunked, look):
+def lab_figures(scenario, unchunked, chunked, look):
     tl = timeline(unchunked, chunked)
     cost = scenario.cost_model()
     plan = budget_plan(cost, scenario.decodes, scenario.context, scenario.prompt, scenario.budget,
@@ -161,7 +165,7 @@ def _figures(scenario, unchunked, chunked, look):
 
 @pytest.mark.parametrize("look", LOOKS, ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
 def test_every_figure_compiles_with_vl_convert(seed, look):
-    for name, figure in _figures(*seed, look).items():
+    for name, figure in lab_figures(*seed, look).items():
         figure.chart.to_dict(validate=True)          # Altair's schema check
         svg = vlc.vegalite_to_svg(figure.spec())     # Vega-Lite compile + Vega render
         assert svg.startswith("<svg") and len(svg) > 5000, name
@@ -170,7 +174,7 @@ def test_every_figure_compiles_with_vl_convert(seed, look):
 def test_figures_compile_for_a_long_run_and_keep_page_data_small(long_run):
     chunked = long_run[2]
     assert len(iterations_frame(chunked, "lane")) < chunked.iterations   # thinned for display
-    figures = _figures(*long_run, Look())
+    figures = lab_figures(*long_run, Look())
     vega = vlc.vegalite_to_vega(figures["side-by-side"].spec())
     assert any(d.get("name") == "unchunked_iterations" for d in vega["data"])
     for name in ("side-by-side", "roofline", "curve"):
@@ -178,7 +182,7 @@ def test_figures_compile_for_a_long_run_and_keep_page_data_small(long_run):
 
 
 def test_default_page_data_is_under_a_megabyte(seed):
-    figures = _figures(*seed, Look())
+    figures = lab_figures(*seed, Look())
     assert len(json.dumps(figures["side-by-side"].spec())) < MAX_PAGE_DATA
     assert len(json.dumps(figures["roofline"].spec()) + json.dumps(figures["curve"].spec())) \
         < MAX_PAGE_DATA
@@ -225,19 +229,30 @@ def test_one_chart_serves_every_run_of_the_same_shape(seed):
     assert "budget 1,024" in svg and "budget 576" not in svg
 
 
-def test_the_counters_follow_the_clock(seed):
-    """50 ms into the whole-prompt iteration every unchunked stream has waited 50 ms, the largest
-    gap so far is that wait, the new request is still waiting; at the end, the whole gaps."""
-    figure = timeline(*seed[1:]).figure(Look())
-    def texts(t=None):
-        """Every text the figure draws at the clock `t` (None: the end), in order."""
-        svg = vlc.vegalite_to_svg(figure.spec() if t is None else figure.spec(t=t))
-        return re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+def drawn_texts(figure: Figure, t: float | None = None) -> list[str]:
+    """Every text the figure draws at the clock `t` (None: the end), in order."""
+    svg = vlc.vegalite_to_svg(figure.spec() if t is None else figure.spec(t=t))
+    return re.findall(r"<text[^>]*>([^<]*)</text>", svg)
 
-    early, late = texts(0.05), texts()
-    # the unchunked lane, then the chunked one (whose last tick was at 46.08 ms)
-    assert [x for x in early if x.startswith("streams frozen")] == [
-        "streams frozen for 50 ms", "streams frozen for 4 ms"]
+
+def drawn_marks(figure: Figure, t: float, name: str) -> list[dict[str, float]]:
+    """The data of each item the mark `name` draws at the clock `t` (from the SVG's labels)."""
+    svg = vlc.vegalite_to_svg(figure.spec(t=t))
+    groups = re.findall(rf'<g class="[^"]* {name}(?:_\d+)?_marks"[^>]*>(.*?)</g>', svg)
+    return [{k: float(v.replace(",", "")) for k, v in (f.split(": ") for f in label.split("; "))}
+            for group in groups for label in re.findall(r'aria-label="([^"]*)"', group)]
+
+
+def test_the_counters_follow_the_clock(seed):
+    """50 ms into the whole-prompt iteration every unchunked stream has waited 50 ms: not yet a
+    freeze (over 100 ms); at 120 ms it is one, and its whole 120 ms is the freeze's length. The
+    largest gap so far is that wait, the new request is still waiting; at the end, the whole gaps."""
+    figure = timeline(*seed[1:]).figure(Look())
+    early, frozen, late = drawn_texts(figure, 0.05), drawn_texts(figure, 0.12), drawn_texts(figure)
+    # the unchunked lane, then the chunked one (whose every gap is 23.04 ms: never a freeze)
+    assert [x for x in early if "frozen" in x] == ["no stream frozen", "no stream frozen"]
+    assert [x for x in frozen if "frozen" in x] == ["streams frozen for 120 ms", "no stream frozen"]
+    assert [x for x in late if "frozen" in x] == ["no stream frozen", "no stream frozen"]
     assert [x for x in early if x.startswith("largest gap")] == [
         "largest gap so far 50 ms", "largest gap so far 23.04 ms"]
     assert [x for x in early if x.endswith("delivered so far")] == [
@@ -246,6 +261,43 @@ def test_the_counters_follow_the_clock(seed):
     assert [x for x in late if x.startswith("largest gap")] == [
         "largest gap so far 333 ms", "largest gap so far 23.04 ms"]
     assert "TTFT 327.7 ms" in late and "TTFT 368.6 ms" in late
+
+
+@pytest.mark.parametrize("values", [{}, {"budget": 8192}, {"prompt": 100}, {"decodes": 4}])
+def test_the_drawn_counters_are_counter_texts_at_every_clock(values):
+    """What the chart draws and what counter_texts says (an export's frames) agree at every
+    clock; a lane none of whose gaps exceeds 100 ms never reads frozen."""
+    s = scenario_from(values)
+    tl = timeline(run(s, "vllm-v0"), run(s, "sarathi"))
+    figure = tl.figure(Look())
+    for t in np.linspace(0, tl.t_max, 9):
+        texts = drawn_texts(figure, t)
+        for lane in tl.lanes:
+            said = counter_texts(lane.decoders.ticks, t * 1e3)
+            for text in filter(None, said.values()):
+                assert text in texts, (t, lane.key, text)
+            if not (lane.decoders.ticks.gap_ms > STALL_S * 1e3).any():
+                assert not said["frozen"].startswith("streams frozen"), (t, lane.key)
+    chunked = tl.lanes[1].decoders.ticks
+    assert values or chunked.gap_ms.max() < STALL_S * 1e3   # the defaults' chunked lane: no freeze
+
+
+def test_every_largest_gap_is_marked_and_only_those(seed):
+    """At 200 ms the chunked lane's eight whole gaps are all 23.04 ms: each is "the largest gap
+    so far", so each is marked (not one picked by float rounding); the unchunked lane's one gap,
+    200 ms so far, is marked from its start to the clock."""
+    tl = timeline(*seed[1:])
+    figure = tl.figure(Look())
+    for lane in tl.lanes:
+        marks = drawn_marks(figure, 0.2, f"{lane.key}_largest_gap")
+        largest = float(counter_texts(lane.decoders.ticks, 200.0)["largest"].split()[-2])
+        ticks = lane.decoders.ticks
+        begun = ticks[ticks.prev_ms <= 200.0]
+        lengths = begun.time_ms.clip(upper=200.0) - begun.prev_ms
+        expected = sorted(begun.prev_ms[lengths >= lengths.max() - 1e-6])
+        assert sorted(m["prev_ms"] for m in marks) == pytest.approx(expected)
+        assert {round(m["shown_end"] - m["prev_ms"], 2) for m in marks} == {largest}
+    assert len(drawn_marks(figure, 0.2, "chunked_largest_gap")) == 8
 
 
 @pytest.mark.parametrize("values, beyond_ms", [
@@ -282,9 +334,28 @@ def test_the_figure_height_is_what_vl_convert_draws(look, decodes):
     """The player's frame is sized from Timeline.height: it must hold the whole figure."""
     s = scenario_from({"decodes": decodes})
     tl = timeline(run(s, "vllm-v0"), run(s, "sarathi"))
-    for streams in (False, True):
-        svg = vlc.vegalite_to_svg(tl.figure(look, streams=streams).spec(t=0.1))
-        assert int(re.search(r'<svg[^>]* height="(\d+)"', svg).group(1)) == tl.height(look, streams)
+    for streams, beside in itertools.product((False, True), (False, True)):
+        svg = vlc.vegalite_to_svg(tl.figure(look, streams=streams, beside=beside).spec(t=0.1))
+        assert int(re.search(r'<svg[^>]* height="(\d+)"', svg).group(1)) \
+            == tl.height(look, streams, beside=beside), (streams, beside)
+
+
+@pytest.mark.parametrize("width", [340, 600])
+def test_lanes_beside_each_other_fit_their_columns(seed, width):
+    """Beside each other each lane is `width` wide with its own legend and time axis, the two as
+    tall as one, and the whole no wider than what ui/presenter.py leaves them (LANE_SIDE_PX a
+    lane): the chunked lane starts right of the unchunked one, every title and counter whole."""
+    tl = timeline(*seed[1:])
+    figure = tl.figure(Look(), width=width, beside=True, rows_px=60)
+    svg = vlc.vegalite_to_svg(figure.spec(t=0.2))
+    drawn = int(re.search(r'<svg[^>]* width="(\d+)"', svg).group(1))
+    assert drawn <= 2 * (width + LANE_SIDE_PX) + BESIDE_GAP_PX
+    assert int(re.search(r'<svg[^>]* height="(\d+)"', svg).group(1)) == tl.height(
+        Look(), rows_px=60, beside=True) < tl.height(Look(), rows_px=60)
+    texts = drawn_texts(figure, 0.2)
+    assert texts.count(X_TITLE) == 2                                      # an axis each
+    assert not [t for t in texts if t.endswith("…")]                     # nothing cut short
+    assert "streams frozen for 200 ms" in texts
 
 
 @pytest.mark.parametrize("look", [Look(presenter=True), Look(presenter=True, dark=True), Look()],
@@ -369,7 +440,7 @@ def test_high_contrast_inks_meet_wcag_against_the_background(dark):
     look = Look(dark=dark, contrast=True)
     for ink in (look.ink, look.muted):
         assert contrast(ink, look.background) >= 4.5
-    for mark in (look.decode, look.prefill, look.new_request):
+    for mark in look.meanings().values():
         assert contrast(mark, look.background) >= 3
 
 

@@ -10,27 +10,12 @@ from charts import fidelity as charts
 from charts.theme import Look
 from sim.cost.calibration import A100, FACTOR_SOURCES, factor_rules
 from sim.cost.iteration import Chunk, Composition, CostModel
-from sim.cost.validation import linear_layer_seconds, validate
+from sim.cost.validation import linear_layer_seconds
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 
 LOOKS = [Look(), Look(presenter=True), Look(dark=True), Look(presenter=True, dark=True)]
 COMPOSITION = Composition((2000,) * 32, (Chunk(257),))
-
-
-@pytest.fixture(scope="module")
-def report():
-    return validate()
-
-
-@pytest.fixture(scope="module")
-def points(report):
-    return charts.validate_frame(report)
-
-
-@pytest.fixture(scope="module")
-def curves():
-    return charts.curves_frame()
 
 
 def calibrated(tp=2, gpu="a100-80gb"):

@@ -3,7 +3,6 @@ vl-convert, and a page's chart data stays under a megabyte even for long runs.""
 
 import json
 from dataclasses import replace
-from functools import partial
 
 import numpy as np
 import pytest
@@ -21,9 +20,8 @@ from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.metrics import request_times, summarize, token_gaps
 from sim.serving.policies import POLICIES, get_policy
-from sim.serving.workloads import burst, poisson
-from sim.studies.capacity import compare_capacity, rate_curve, rate_grid
-from sim.studies.sweep import OVERHEAD_SHARE, engine_defaults, recommend, run_point
+from sim.serving.workloads import poisson
+from sim.studies.sweep import OVERHEAD_SHARE
 
 SEED = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
 MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (issue 3)
@@ -34,44 +32,10 @@ def serve(workload, policies, cost=SEED, budget=576):
 
 
 @pytest.fixture(scope="module")
-def seed_burst():
-    """Ten 8,192-token prompts beside 64 decoders: the Traffic page's default."""
-    return serve(burst(10, 8192, 32, 64, 4000, 256), ("vllm-v0", "sarathi"))
-
-
-@pytest.fixture(scope="module")
 def long_run():
     """Every policy on 1,000 busy ShareGPT-like requests: tens of thousands of iterations and
     about half a million tokens each."""
     return serve(poisson(1000, 6, lengths="sharegpt", seed=1), tuple(POLICIES))
-
-
-@pytest.fixture(scope="module")
-def memory_bound():
-    cost = CostModel(get_gpu("l4"), get_model("dense-8b"), "simple")
-    return cost, serve(poisson(120, 4, lengths="sharegpt", seed=0), ("sarathi", "vllm-v1"), cost)
-
-
-@pytest.fixture(scope="module")
-def capacity():
-    workload_at = partial(poisson, 40, prompt=1024, output=32, seed=0)
-    cost = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
-    comparison = compare_capacity(workload_at, cost, policy=get_policy("sarathi"), budget=512,
-                                  baseline=get_policy("vllm-v0"), baseline_budget=2048,
-                                  tbt_slo_s=0.1, max_runs=5)
-    curves = {r.policy: rate_curve(workload_at, get_policy(r.policy), cost,
-                                   rate_grid(r.ceiling_qps, 3), budget=r.budget, tbt_slo_s=0.1)
-              for r in (comparison.policy, comparison.baseline)}
-    return comparison, curves
-
-
-@pytest.fixture(scope="module")
-def frontier():
-    workload = burst(10, 8192, 32, 64, 4000, 256)
-    points = [run_point(workload, get_policy("sarathi"), SEED, b)
-              for b in (128, 256, 576, 2048, 8192, 16384)]
-    recommended, _ = recommend(points, 0.025)
-    return budget_charts.frontier_frame(points, recommended, engine_defaults(SEED.gpu))
 
 
 def figures(traces, look, frontier, capacity, memory_bound):
