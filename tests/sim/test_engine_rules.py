@@ -7,6 +7,7 @@ test_properties.py pin the others."""
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from sim import run
 from sim.cost.iteration import CostModel
@@ -136,3 +137,17 @@ def test_decoders_run_in_admission_order_whatever_order_their_prompts_complete_i
         [], [1], [1], [0], [0], [1], [1]]
     np.testing.assert_array_equal(trace.tokens_of(0), trace.end_s[[2, 3, 4]])
     np.testing.assert_array_equal(trace.tokens_of(1), trace.end_s[[0, 1, 2, 5, 6]])
+
+
+@pytest.mark.parametrize("policy", ["sarathi", "vllm-v1"])
+def test_decoders_that_fill_the_budget_starve_a_prompt_half_way_through_its_prefill(policy):
+    """engine.py: "Decodes used the whole shared budget while prompts wait" counts the prompts
+    already part-way through their prefill too.
+
+    At budget 8 a 100-token prompt runs its first chunk in iteration 0; eight streams arrive
+    meanwhile and take the whole budget for the 3 iterations they decode; then the prompt goes on."""
+    w = make_workload(np.r_[0.0, np.full(8, 1e-6)], np.r_[100, np.full(8, 50)], np.r_[1, np.full(8, 3)],
+                      np.r_[False, np.ones(8, bool)])
+    trace = run(w, policy, 8)
+    assert trace.prefill_tokens[:5].tolist() == [8, 0, 0, 0, 8]
+    assert trace.starved_iterations == 3
