@@ -1,10 +1,12 @@
-"""The rules the engine's docstrings state, each pinned on a workload small enough to follow by hand:
-which request a full cache evicts, where it goes and what it recomputes, the order requests are
-admitted in and decoders step in, what a skipped decoder does and what a finished one frees. Each
-test quotes the sentence it pins; test_engine.py, test_kv.py, test_policies.py and
-test_properties.py pin the others."""
+"""Rules the engine's and policies' docstrings state, each pinned on a workload small enough to follow
+by hand: which request a full cache evicts, where it goes and what it recomputes, the order requests
+are admitted in and decoders step in, what a skipped decoder does and what a finished one frees.
+Each test quotes the sentence it pins, and the last one checks that the sources still say it;
+test_engine.py, test_kv.py, test_policies.py and test_properties.py pin the other rules."""
 
+import re
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -125,8 +127,8 @@ def ten_prompt_tokens_and_one_decode(state, budget, limits, whole_prompt):
 
 
 def test_decoders_run_in_admission_order_whatever_order_their_prompts_complete_in():
-    """engine.py: "Running decoders live in numpy arrays in admission order"; policies.py:
-    "Decodes are always 'the first `decodes` of the running list' (admission order)".
+    """engine.py: "Running decoders live in numpy arrays in admission order"; policies.py: decodes are
+    always "the first `decodes` of the running list" (admission order).
 
     A (30-token prompt) and B (10 tokens) are admitted in that order; B completes first and
     decodes alone, A completes in iteration 2 and then steps ahead of B until it is done."""
@@ -151,3 +153,16 @@ def test_decoders_that_fill_the_budget_starve_a_prompt_half_way_through_its_pref
     trace = run(w, policy, 8)
     assert trace.prefill_tokens[:5].tolist() == [8, 0, 0, 0, 8]
     assert trace.starved_iterations == 3
+
+
+def test_every_sentence_quoted_here_is_still_in_the_docstrings():
+    """A rule reworded in engine.py, kv.py or policies.py sends its maintainer here, to the test
+    that pins it, instead of leaving a test that quotes a rule nobody states any more."""
+    serving = Path(simulate.__code__.co_filename).parent
+    sources = " ".join(" ".join((serving / name).read_text().split())
+                       for name in ("engine.py", "kv.py", "policies.py"))
+    this = test_every_sentence_quoted_here_is_still_in_the_docstrings
+    rule_tests = {name: f for name, f in globals().items() if name.startswith("test_") and f is not this}
+    quotes = {name: re.findall(r'"([^"]+)"', f.__doc__) for name, f in rule_tests.items()}
+    assert [name for name, quoted in quotes.items() if not quoted] == []
+    assert [q for quoted in quotes.values() for q in quoted if " ".join(q.split()) not in sources] == []
