@@ -19,6 +19,7 @@ import pandas as pd
 
 from sim.serving.engine import Trace
 from sim.serving.metrics import seed_metrics
+from sim.studies.stalls import STALL_S
 from sim.units import fmt_seconds
 
 MAX_BARS = 400
@@ -273,3 +274,52 @@ def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS,
     return LaneFrames(lane, title, subtitle, iterations_frame(trace, lane, max_bars, until_s),
                       decoder_rows(trace, lane, until_s), new_request_frame(trace, lane, until_s),
                       callouts_frame(trace, lane), None if width is None else width * 1e3)
+
+
+@dataclass(frozen=True)
+class LaneAtClock:
+    """What one lane's streams show at a clock, as numbers (ms), by the lab's one definition of a
+    freeze (sim.studies.stalls): a stream is frozen while its current gap, the time since its
+    last token, exceeds STALL_S; a gap longer than that is a freeze, its whole length the freeze.
+    For pictures drawn frame by frame (charts.export.gif) rather than by the chart's own clock.
+
+    `waits`: per band still running, its rows, last token and current gap (`wait_ms`);
+    `freezes`: the freezes that have ended (rows, `prev_ms`, `time_ms`); `largest`: the largest
+    gap so far, as much of it as the clock has reached (rows, `prev_ms`, `end_ms`; None before
+    the first gap begins); `delivered`: tokens the streams have received since the prompt arrived."""
+    waits: pd.DataFrame
+    freezes: pd.DataFrame
+    largest: pd.Series | None
+    delivered: int
+
+    @property
+    def frozen_ms(self) -> float | None:
+        """How long the longest-waiting stream has been frozen (its whole current gap), or None
+        while no stream's current gap exceeds the threshold."""
+        longest = self.waits.wait_ms.max() if len(self.waits) else 0.0
+        return float(longest) if longest > STALL_S * 1e3 else None
+
+
+def lane_at_clock(ticks: pd.DataFrame, t_ms: float) -> LaneAtClock:
+    """A lane's `DecoderRows.ticks` at the clock `t_ms` (numpy: a GIF asks this for every frame)."""
+    time_ms, prev_ms = ticks.time_ms.to_numpy(float), ticks.prev_ms.to_numpy(float)
+    band, seen = ticks.band.to_numpy(), time_ms <= t_ms
+    last = np.full(int(band.max(initial=-1)) + 1, -np.inf)
+    np.maximum.at(last, band[seen], time_ms[seen])
+    firsts = np.flatnonzero(np.r_[True, band[1:] != band[:-1]]) if len(band) else band
+    bands = ticks.iloc[firsts]
+    running = (last[bands.band] > -np.inf) & (t_ms < bands.finish_ms.to_numpy())
+    waits = pd.DataFrame({"row0": bands.row0[running], "row1": bands.row1[running],
+                          "last_ms": last[bands.band[running]]})
+    waits["wait_ms"] = t_ms - waits.last_ms
+    freezes = ticks[seen & (ticks.gap_ms.to_numpy(float) > STALL_S * 1e3)][
+        ["row0", "row1", "prev_ms", "time_ms"]]
+    begun = np.flatnonzero(~np.isnan(prev_ms) & (prev_ms <= t_ms))
+    largest = None
+    if len(begun):
+        end_ms = np.minimum(time_ms[begun], t_ms)
+        worst = int(np.argmax(end_ms - prev_ms[begun]))
+        row = ticks.iloc[begun[worst]]
+        largest = pd.Series({"row0": row.row0, "row1": row.row1, "prev_ms": row.prev_ms,
+                             "end_ms": float(end_ms[worst])})
+    return LaneAtClock(waits, freezes, largest, int(ticks.tokens.to_numpy()[seen].sum()))
