@@ -40,10 +40,39 @@ FROZE_OPACITY = 0.45
 WAIT_OPACITY = (0.05, 0.6)
 
 
-def file_stem(view: str, gpu: str, model: str, budget: int) -> str:
-    """A file name that says what the figure shows, e.g. `side-by-side_h100-sxm_llama-3.1-8b_
-    budget-576`: the view, the GPU and model ids, the token budget."""
-    return f"{view}_{gpu}_{model}_budget-{int(budget)}"
+@dataclass(frozen=True)
+class Scenario:
+    """What an exported figure shows, for its caption and its file name."""
+    gpu_id: str
+    gpu: str          # names, as the lab shows them
+    model_id: str
+    model: str
+    prompt: int       # tokens of the new prompt
+    streams: int      # requests already streaming when it arrives
+    budget: int       # tokens an iteration may carry
+    mode: str         # the cost model
+
+    @property
+    def caption(self) -> str:
+        """E.g. "H100 SXM · Llama 3.1 8B · 8,192-token prompt · 64 streams · budget 576 tokens ·
+        simple cost model"."""
+        return (f"{self.gpu} · {self.model} · {self.prompt:,}-token prompt · {self.streams:,} "
+                f"stream{'s' if self.streams != 1 else ''} · budget {self.budget:,} tokens · "
+                f"{self.mode} cost model")
+
+    def file_stem(self, view: str, look: Look) -> str:
+        """E.g. `side-by-side_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_budget-576_simple_
+        light`: the view, the scenario and the theme, so two exports of different figures never
+        share a name (a dark export is not the light one)."""
+        theme = "dark" if look.dark else "light"
+        theme += "-contrast" if look.contrast else ""
+        theme += "-presenter" if look.presenter else ""
+        parts = [view, self.gpu_id, self.model_id, f"prompt-{int(self.prompt)}",
+                 f"streams-{int(self.streams)}", f"budget-{int(self.budget)}", self.mode, theme]
+        return "_".join(_SAFE.sub("-", part) for part in parts)
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9.-]+")   # what a file name keeps of a custom name
 
 
 def png(figure: Figure, scale: float = PNG_SCALE, **values) -> bytes:
@@ -320,10 +349,10 @@ class _Lane:
                 if frozen is None else f"streams frozen for {frozen:,.0f} ms")
         words = [_Words(view, 0, y, text, size, look.ink if frozen is None else look.new_request,
                         bold=True, limit=width * share)]
-        if at.largest is not None:
-            gap = at.largest.end_ms - at.largest.prev_ms
-            words.append(_Words(view, width * (share + 0.05), y, f"largest gap so far {_sig4(gap)} ms",
-                                size, look.ink, limit=width * share))
+        if at.largest_ms is not None:
+            words.append(_Words(view, width * (share + 0.05), y,
+                                f"largest gap so far {_sig4(at.largest_ms)} ms", size, look.ink,
+                                limit=width * share))
         if three:
             words.append(_Words(view, width * 0.68, y, f"{at.delivered:,} tokens delivered so far",
                                 size, look.muted, limit=width * share))
@@ -354,18 +383,25 @@ class _Film:
         widths = {view["name"]: view["width"] for view in spec["vconcat"]}
         self.words = [self._words(t * 1e3, widths) for t in times]
         over = list(parts.over.items())
-        cells = [_at_clock(view, t) for t in (self.t_end, 0.0) for _, view in over]
+        # the end's picture is drawn a hair before the end: at the end the playhead goes, and
+        # with it a pixel or two of the layout (the last frame is the whole figure, drawn once)
+        before_end = float(np.nextafter(self.t_end, 0.0))
+        cells = [_at_clock(view, t) for t in (before_end, 0.0) for _, view in over]
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            layout = pool.submit(vlc.vegalite_to_scenegraph, parts.base)
-            pictures = [pool.submit(self._picture, _with_clock(parts.base, t)) for t in (self.t_end, 0.0)]
+            layout = pool.submit(vlc.vegalite_to_scenegraph, _with_clock(parts.base, before_end))
+            pictures = [pool.submit(self._picture, _with_clock(parts.base, t))
+                        for t in (before_end, 0.0)]
+            if times[-1] >= self.t_end:
+                pictures.append(pool.submit(self._picture, _with_clock(spec, self.t_end)))
             sheet = pool.submit(_sheet, spec, cells, scale) if cells else None
             flat = [w for frame in self.words for w in frame]
             words = pool.submit(_set_words, flat, self.look, scale) if flat else None
             self.boxes = _boxes(layout.result())
-            past, future = (p.result() for p in pictures)
-            # marks past the plot can make one wider than the other: both on the larger canvas
-            size = (max(past.width, future.width), max(past.height, future.height))
-            self.past, self.future = (_on_canvas(p, size, self.look.background) for p in (past, future))
+            drawn = [p.result() for p in pictures]
+            # each frame on one canvas, the largest of them
+            size = (max(p.width for p in drawn), max(p.height for p in drawn))
+            self.past, self.future, *end = (_on_canvas(p, size, self.look.background) for p in drawn)
+            self.end = end[0] if end else None
             self.over = {}
             if sheet is not None:
                 image, tops = sheet.result()
@@ -406,6 +442,8 @@ class _Film:
 
     def frame(self, index: int) -> Image.Image:
         t = self.times[index]
+        if t >= self.t_end and self.end is not None:
+            return self.end.copy()
         t_ms, s = t * 1e3, self.scale
         frame = self.future.copy()
         for name, (x, y, width, height) in self.boxes.items():
@@ -459,11 +497,13 @@ class _Film:
         ink, s = self.look.ink, self.scale
         rows_view, new_view = view_name(lane.key, "rows"), view_name(lane.key, "new")
         if rows_view in self.parts.moving:
-            largest = lane_at_clock(lane.ticks, t_ms).largest
-            if largest is not None:
-                mid = (largest.row0 + largest.row1) / 2 / lane.rows * self.boxes[rows_view][3]
-                _dashed(draw, self._x(rows_view, largest.prev_ms), self._x(rows_view, largest.end_ms),
-                        self._y(rows_view, mid), (6 * s, 3 * s), round(2.5 * s), ink)
+            # each largest gap so far, 2 px short of each end: equal gaps side by side read as
+            # several, not one
+            for gap in lane_at_clock(lane.ticks, t_ms).largest.itertuples():
+                mid = (gap.row0 + gap.row1) / 2 / lane.rows * self.boxes[rows_view][3]
+                _dashed(draw, self._x(rows_view, gap.prev_ms) + 2 * s,
+                        self._x(rows_view, gap.end_ms) - 2 * s, self._y(rows_view, mid),
+                        (6 * s, 3 * s), round(2.5 * s), ink)
         if new_view in self.parts.moving:
             middle = self._y(new_view, NEW_PX[self.look.presenter] / 2)
             for arrival, end, _ in lane.first_token_wait(t_ms, self.t_end * 1e3):

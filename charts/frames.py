@@ -276,6 +276,9 @@ def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS,
                       callouts_frame(trace, lane), None if width is None else width * 1e3)
 
 
+SAME_GAP_MS = 1e-6   # gaps equal but for float rounding (a chunked lane's 23.04 ms) are one size
+
+
 @dataclass(frozen=True)
 class LaneAtClock:
     """What one lane's streams show at a clock, as numbers (ms), by the lab's one definition of a
@@ -285,11 +288,12 @@ class LaneAtClock:
 
     `waits`: per band still running, its rows, last token and current gap (`wait_ms`);
     `freezes`: the freezes that have ended (rows, `prev_ms`, `time_ms`); `largest`: the largest
-    gap so far, as much of it as the clock has reached (rows, `prev_ms`, `end_ms`; None before
-    the first gap begins); `delivered`: tokens the streams have received since the prompt arrived."""
+    gaps so far (all of that length), as much of each as the clock has reached (rows, `prev_ms`,
+    `end_ms`; empty before the first gap begins); `delivered`: tokens the streams have received
+    since the prompt arrived."""
     waits: pd.DataFrame
     freezes: pd.DataFrame
-    largest: pd.Series | None
+    largest: pd.DataFrame
     delivered: int
 
     @property
@@ -298,6 +302,11 @@ class LaneAtClock:
         while no stream's current gap exceeds the threshold."""
         longest = self.waits.wait_ms.max() if len(self.waits) else 0.0
         return float(longest) if longest > STALL_S * 1e3 else None
+
+    @property
+    def largest_ms(self) -> float | None:
+        """The largest gap so far (None before the first begins)."""
+        return float((self.largest.end_ms - self.largest.prev_ms).max()) if len(self.largest) else None
 
 
 def lane_at_clock(ticks: pd.DataFrame, t_ms: float) -> LaneAtClock:
@@ -314,12 +323,8 @@ def lane_at_clock(ticks: pd.DataFrame, t_ms: float) -> LaneAtClock:
     waits["wait_ms"] = t_ms - waits.last_ms
     freezes = ticks[seen & (ticks.gap_ms.to_numpy(float) > STALL_S * 1e3)][
         ["row0", "row1", "prev_ms", "time_ms"]]
-    begun = np.flatnonzero(~np.isnan(prev_ms) & (prev_ms <= t_ms))
-    largest = None
-    if len(begun):
-        end_ms = np.minimum(time_ms[begun], t_ms)
-        worst = int(np.argmax(end_ms - prev_ms[begun]))
-        row = ticks.iloc[begun[worst]]
-        largest = pd.Series({"row0": row.row0, "row1": row.row1, "prev_ms": row.prev_ms,
-                             "end_ms": float(end_ms[worst])})
+    begun = ~np.isnan(prev_ms) & (prev_ms <= t_ms)
+    shown = np.where(begun, np.minimum(time_ms, t_ms) - prev_ms, -np.inf)
+    worst = begun & (shown >= shown.max(initial=-np.inf) - SAME_GAP_MS)
+    largest = ticks[worst][["row0", "row1", "prev_ms"]].assign(end_ms=np.minimum(time_ms[worst], t_ms))
     return LaneAtClock(waits, freezes, largest, int(ticks.tokens.to_numpy()[seen].sum()))

@@ -37,7 +37,8 @@ def player(s: Scenario, look: Look, window: str, name: str, *, window_control: b
     if stage and look.presenter:   # lanes taller than the screen leaves: the player scales them down
         height = min(height, presenter.height_left())
     with st.container(key=presenter.STAGE) if stage else nullcontext():
-        show_player(runs.player_page(s, look, window, height, name, file_stem(name), framing), height)
+        show_player(runs.player_page(s, look, window, height, name, file_stem(name, look), framing),
+                    height)
     if notes:
         timeline_notes(s, window, window_control)
         figure_tools(partial(runs.timeline_figure, s, look, window), name, t_max=tl.t_max)

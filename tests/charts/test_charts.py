@@ -458,11 +458,6 @@ def test_tidy_keeps_fractions_missing_values_and_text():
     assert tidied.to_csv(index=False).splitlines()[1] == "1,0.5,a,1.0"
 
 
-def test_file_names_say_the_scenario():
-    assert export.file_stem("side-by-side", "h100-sxm", "llama-3.1-8b", 576) == \
-        "side-by-side_h100-sxm_llama-3.1-8b_budget-576"
-
-
 def test_a_window_cut_keeps_each_bars_longest_iteration_inside_it():
     """`longest_ms` of the last shown bar must not reach for iterations after the cut."""
     trace = simulate(poisson(50, 20, seed=1), get_policy("vllm-v0"),

@@ -28,6 +28,9 @@ def test_format_from_the_file_name_and_roofline_svg(tmp_path):
                  "--out", str(out)]) == 0
     text = out.read_text()
     assert text.startswith("<svg") and "ridge 133 FLOP/B" in text
+    # the figure states its scenario on its first line
+    assert ("Textbook GPU (400 TFLOP/s, 3 TB/s) · 8B model (textbook example) · 8,192-token "
+            "prompt · 64 streams · budget 576 tokens · simple cost model") in text
 
 
 def test_streams_gif_animates(tmp_path):
@@ -66,9 +69,12 @@ def test_importing_sim_and_its_cli_does_not_import_altair():
 def test_without_out_the_file_is_named_by_the_scenario_in_the_ignored_out_folder(tmp_path,
                                                                                  monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["export", "--view", "roofline", "--gpu", "h100-sxm", "--model", "llama-3.1-8b",
-                 "--budget", "1024", "--format", "svg"]) == 0
-    assert (tmp_path / "out" / "roofline_h100-sxm_llama-3.1-8b_budget-1024.svg").exists()
+    argv = ["export", "--view", "roofline", "--gpu", "h100-sxm", "--model", "llama-3.1-8b",
+            "--budget", "1024", "--format", "svg"]
+    assert main(argv) == 0 and main([*argv, "--dark"]) == 0
+    stem = "roofline_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_budget-1024_roofline"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [f"{stem}_dark.svg",
+                                                                    f"{stem}_light.svg"]
     ignored = subprocess.run(["git", "check-ignore", "-q", "out/x.png"], cwd=ROOT)
     assert ignored.returncode == 0                              # out/ is in .gitignore
 
