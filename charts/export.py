@@ -25,7 +25,7 @@ from PIL import Image, ImageColor, ImageDraw
 from sim.errors import InputError
 
 from .figure import Figure
-from .frames import lane_at_clock
+from .frames import LaneAtClock, lane_at_clock
 from .theme import FONT, Look
 from .timeline import CLOCK, COUNTERS_PX, END, NEW_PX, NOW_MS, STALL_MS, view_name
 
@@ -53,11 +53,12 @@ class Scenario:
     mode: str         # the cost model
 
     @property
-    def caption(self) -> str:
-        """E.g. "H100 SXM · Llama 3.1 8B · 8,192-token prompt · 64 streams · budget 576 tokens ·
-        simple cost model"."""
-        return (f"{self.gpu} · {self.model} · {self.prompt:,}-token prompt · {self.streams:,} "
-                f"stream{'s' if self.streams != 1 else ''} · budget {self.budget:,} tokens · "
+    def caption(self) -> tuple[str, str]:
+        """Two lines, e.g. "H100 SXM · Llama 3.1 8B" and "8,192-token prompt · 64 streams ·
+        budget 576 tokens · simple cost model" (one would be wider than a narrow figure)."""
+        return (f"{self.gpu} · {self.model}",
+                f"{self.prompt:,}-token prompt · {self.streams:,} stream"
+                f"{'s' if self.streams != 1 else ''} · budget {self.budget:,} tokens · "
                 f"{self.mode} cost model")
 
     def file_stem(self, view: str, look: Look) -> str:
@@ -107,6 +108,8 @@ _REVEALS = (re.compile(rf"datum\.\w+ <= {re.escape(NOW_MS)}"),
 STILL, REVEALED, MOVING = "still", "revealed", "moving"
 ROW_BY_ROW = {"filter", "calculate", "fold", "flatten", "as"}   # transforms that keep rows apart
 MARGIN_PX = 24        # room around a view for marks that reach past its edges (strokes, labels)
+SHEET_PX = 2000       # the width of the render that sets every frame's words
+EM_GUESS = 0.75       # a character's width at most, in font sizes (Liberation Sans: about 0.55)
 _GUIDES = {"x": "axis", "y": "axis", "color": "legend", "opacity": "legend", "fill": "legend",
            "stroke": "legend", "shape": "legend", "size": "legend", "strokeDash": "legend"}
 
@@ -285,21 +288,30 @@ class _Words:
     baseline: str = "middle"
     limit: float = 0.0           # cut with an ellipsis past this width (0: never)
 
+    @property
+    def key(self) -> tuple:
+        return (self.text, self.size, self.colour, self.bold, self.baseline, self.limit)
 
-def _set_words(words: list[_Words], look: Look, scale: float):
-    """Every frame's words in one vl-convert render: (sheet, slot size, columns), each line in
-    its own slot, its anchor at (0, slot height / 2) or (0, 3/4 of it) for baseline "bottom"."""
-    slot_w = int(max(w.limit or 40 * w.size for w in words)) + 4
+
+def _set_words(words: list[_Words], scale: float) -> tuple[dict[tuple, Image.Image], int]:
+    """Each distinct line of `words` set once, all in one vl-convert render, and cut apart: by
+    (text, style) a transparent piece `slot_h` CSS pixels tall whose text sits at (0,
+    `_anchor`). A line's room is a generous guess at its width (EM_GUESS a character), within
+    its limit. Returns the pieces and `slot_h`."""
+    lines = list(dict.fromkeys(w.key for w in words))
     slot_h = 2 * max(w.size for w in words)
-    columns = max(1, 4000 // slot_w)
-    rows = []
-    for index, w in enumerate(words):
-        row, column = divmod(index, columns)
-        rows.append({"x": column * slot_w, "y": row * slot_h + _anchor(w, slot_h), "text": w.text,
-                     "colour": w.colour, "style": f"{w.size}/{w.bold}/{w.baseline}/{w.limit}"})
-    styles = dict.fromkeys(row["style"] for row in rows)
+    rows, pieces, x, y = [], {}, 0, 0
+    for key in lines:
+        text, size, colour, bold, baseline, limit = key
+        width = math.ceil(min(limit or math.inf, len(text) * size * EM_GUESS)) + 4
+        if x and x + width > SHEET_PX:
+            x, y = 0, y + slot_h
+        rows.append({"x": x, "y": y + _anchor(baseline, slot_h),
+                     "text": text, "colour": colour, "style": f"{size}/{bold}/{baseline}/{limit}"})
+        pieces[key] = (x, y, width)
+        x += width
     layers = []
-    for style in styles:
+    for style in dict.fromkeys(row["style"] for row in rows):
         size, bold, baseline, limit = style.split("/")
         layers.append({"transform": [{"filter": {"field": "style", "equal": style}}],
                        "mark": {"type": "text", "align": "left", "baseline": baseline,
@@ -309,14 +321,18 @@ def _set_words(words: list[_Words], look: Look, scale: float):
                                     "y": {"field": "y", "type": "quantitative", "scale": None},
                                     "text": {"field": "text"},
                                     "color": {"field": "colour", "type": "nominal", "scale": None}}})
-    spec = {"data": {"values": rows}, "layer": layers, "width": columns * slot_w,
-            "height": slot_h * -(-len(words) // columns), "background": None, "padding": 0,
-            "autosize": {"type": "none"}, "config": {"view": {"stroke": None}}}
-    return _rgba(vlc.vegalite_to_png(spec, scale=scale)), (slot_w, slot_h), columns
+    spec = {"data": {"values": rows}, "layer": layers, "width": SHEET_PX, "height": y + slot_h,
+            "background": None, "padding": 0, "autosize": {"type": "none"},
+            "config": {"view": {"stroke": None}}}
+    sheet = _rgba(vlc.vegalite_to_png(spec, scale=scale))
+    return {key: sheet.crop((round(x * scale), round(y * scale), round((x + width) * scale),
+                             round((y + slot_h) * scale)))
+            for key, (x, y, width) in pieces.items()}, slot_h
 
 
-def _anchor(words: _Words, slot_h: int) -> float:
-    return slot_h / 2 if words.baseline == "middle" else slot_h * 3 / 4
+def _anchor(baseline: str, slot_h: int) -> float:
+    """Where a piece's text sits (its baseline) from the piece's top, CSS pixels."""
+    return slot_h / 2 if baseline == "middle" else slot_h * 3 / 4
 
 
 def _sig4(value: float) -> str:
@@ -335,15 +351,14 @@ class _Lane:
     def rows(self) -> int:
         return max(int(self.ticks.row1.max()), 1) if len(self.ticks) else 1
 
-    def counters(self, t_ms: float, look: Look, width: float) -> list[_Words]:
+    def counters(self, at: LaneAtClock, look: Look, width: float) -> list[_Words]:
         """The counters over the rows, as the chart lays them out (timeline.lane_counters), with
-        the values of frames.lane_at_clock."""
+        the lane's numbers at the clock."""
         size = look.font_size + 3
         three = width * 0.31 >= 14 * size
         size = size if three else look.font_size
         share = 0.31 if three else 0.48
         view, y = view_name(self.key, "counters"), COUNTERS_PX[look.presenter] / 2
-        at = lane_at_clock(self.ticks, t_ms)
         frozen = at.frozen_ms
         text = ("every stream has finished" if not len(at.waits) else "no stream frozen"
                 if frozen is None else f"streams frozen for {frozen:,.0f} ms")
@@ -380,8 +395,11 @@ class _Film:
         self.lanes = [_Lane(name[:-len("_ticks")], frame, figure.data.get(
             f"{name[:-len('_ticks')]}_callouts", pd.DataFrame(columns=["arrival_ms", "first_ms"])))
             for name, frame in figure.data.items() if name.endswith("_ticks")]
+        # each lane's numbers at each frame's clock, once
+        self.states = [{lane.key: lane_at_clock(lane.ticks, t * 1e3) for lane in self.lanes}
+                       for t in times]
         widths = {view["name"]: view["width"] for view in spec["vconcat"]}
-        self.words = [self._words(t * 1e3, widths) for t in times]
+        self.words = [self._words(t * 1e3, state, widths) for t, state in zip(times, self.states)]
         over = list(parts.over.items())
         # the end's picture is drawn a hair before the end: at the end the playhead goes, and
         # with it a pixel or two of the layout (the last frame is the whole figure, drawn once)
@@ -395,7 +413,7 @@ class _Film:
                 pictures.append(pool.submit(self._picture, _with_clock(spec, self.t_end)))
             sheet = pool.submit(_sheet, spec, cells, scale) if cells else None
             flat = [w for frame in self.words for w in frame]
-            words = pool.submit(_set_words, flat, self.look, scale) if flat else None
+            words = pool.submit(_set_words, flat, scale) if flat else None
             self.boxes = _boxes(layout.result())
             drawn = [p.result() for p in pictures]
             # each frame on one canvas, the largest of them
@@ -408,7 +426,7 @@ class _Film:
                 half = len(over)
                 for index, (name, view) in enumerate(over):
                     self.over[name] = tuple(self._cut(image, tops[i], view) for i in (index, index + half))
-            self.sheet, self.slot, self.columns = words.result() if words else (None, (0, 0), 1)
+            self.pieces, self.slot_h = words.result() if words else ({}, 0)
 
     def _picture(self, spec: dict) -> Image.Image:
         return Image.open(io.BytesIO(vlc.vegalite_to_png(spec, scale=self.scale))).convert("RGB")
@@ -418,11 +436,13 @@ class _Film:
         return image.crop((0, round((top - MARGIN_PX) * s), round((view["width"] + 2 * MARGIN_PX) * s),
                            round((top + view["height"] + MARGIN_PX) * s)))
 
-    def _words(self, t_ms: float, widths: dict[str, float]) -> list[_Words]:
+    def _words(self, t_ms: float, state: dict[str, LaneAtClock],
+               widths: dict[str, float]) -> list[_Words]:
         words = []
         for lane in self.lanes:
-            if view_name(lane.key, "counters") in self.parts.moving:
-                words += lane.counters(t_ms, self.look, widths[view_name(lane.key, "counters")])
+            counters = view_name(lane.key, "counters")
+            if counters in self.parts.moving:
+                words += lane.counters(state[lane.key], self.look, widths[counters])
             new = view_name(lane.key, "new")
             if new in self.parts.moving:
                 dy = -NEW_PX[self.look.presenter] * 0.3
@@ -441,10 +461,12 @@ class _Film:
         return (self.boxes[view][1] + value) * self.scale
 
     def frame(self, index: int) -> Image.Image:
+        """The picture at the clock `times[index]`: the end's left of the clock, the start's
+        right of it, then what moves, in the order the chart draws it."""
         t = self.times[index]
         if t >= self.t_end and self.end is not None:
             return self.end.copy()
-        t_ms, s = t * 1e3, self.scale
+        t_ms, s, state = t * 1e3, self.scale, self.states[index]
         frame = self.future.copy()
         for name, (x, y, width, height) in self.boxes.items():
             cut = min(self._x(name, t_ms), (x + width) * s)
@@ -454,9 +476,8 @@ class _Film:
                 frame.paste(self.past.crop(box), box[:2])
         draw = ImageDraw.Draw(frame, "RGBA")
         for lane in self.lanes:
-            rows_view = view_name(lane.key, "rows")
-            if rows_view in self.parts.moving:
-                self._blocks(draw, lane, rows_view, t_ms)
+            if view_name(lane.key, "rows") in self.parts.moving:
+                self._blocks(draw, lane, state[lane.key], t_ms)
         frame = frame.convert("RGBA")
         for name, (past, future) in self.over.items():
             x, y = self.boxes[name][:2]
@@ -468,14 +489,17 @@ class _Film:
             frame.alpha_composite(layer, at)
         draw = ImageDraw.Draw(frame)
         for lane in self.lanes:
-            self._lines(draw, lane, t_ms)
-        for number, words in enumerate(self.words[index]):
-            self._paste_words(frame, sum(map(len, self.words[:index])) + number, words)
+            self._brackets(draw, lane, state[lane.key], t_ms)
+        for words in self.words[index]:
+            self._paste_words(frame, words)
+        draw = ImageDraw.Draw(frame)
+        for lane in self.lanes:
+            self._playhead(draw, lane, t_ms)
         return frame.convert("RGB")
 
-    def _blocks(self, draw: ImageDraw.ImageDraw, lane: _Lane, view: str, t_ms: float) -> None:
+    def _blocks(self, draw: ImageDraw.ImageDraw, lane: _Lane, at: LaneAtClock, t_ms: float) -> None:
         """Freezes that have ended, then each running band's wait, as the chart shades them."""
-        at = lane_at_clock(lane.ticks, t_ms)
+        view = view_name(lane.key, "rows")
         n, height = lane.rows, self.boxes[view][3]
 
         def block(x0: float, x1: float, row0: float, row1: float, opacity: float) -> None:
@@ -487,19 +511,19 @@ class _Film:
 
         for row in at.freezes.itertuples():
             block(row.prev_ms, row.time_ms, row.row0, row.row1, FROZE_OPACITY)
+        low, high = WAIT_OPACITY
         for row in at.waits.itertuples():
             block(row.last_ms, t_ms, row.row0, row.row1,
-                  min(WAIT_OPACITY[1], WAIT_OPACITY[0] + (WAIT_OPACITY[1] - WAIT_OPACITY[0])
-                      * row.wait_ms / (2 * STALL_MS)))
+                  min(high, low + (high - low) * row.wait_ms / (2 * STALL_MS)))
 
-    def _lines(self, draw: ImageDraw.ImageDraw, lane: _Lane, t_ms: float) -> None:
-        """The largest gap so far, the new request's wait and the playhead."""
+    def _brackets(self, draw: ImageDraw.ImageDraw, lane: _Lane, at: LaneAtClock, t_ms: float) -> None:
+        """The largest gaps so far, and the new request's wait for its first token."""
         ink, s = self.look.ink, self.scale
         rows_view, new_view = view_name(lane.key, "rows"), view_name(lane.key, "new")
         if rows_view in self.parts.moving:
             # each largest gap so far, 2 px short of each end: equal gaps side by side read as
             # several, not one
-            for gap in lane_at_clock(lane.ticks, t_ms).largest.itertuples():
+            for gap in at.largest.itertuples():
                 mid = (gap.row0 + gap.row1) / 2 / lane.rows * self.boxes[rows_view][3]
                 _dashed(draw, self._x(rows_view, gap.prev_ms) + 2 * s,
                         self._x(rows_view, gap.end_ms) - 2 * s, self._y(rows_view, mid),
@@ -509,22 +533,23 @@ class _Film:
             for arrival, end, _ in lane.first_token_wait(t_ms, self.t_end * 1e3):
                 _dashed(draw, self._x(new_view, arrival), self._x(new_view, end), middle,
                         (4 * s, 2 * s), round(2 * s), ink)
-        if t_ms < self.t_end * 1e3:
-            for part in ("bars", "rows", "new"):
-                view = view_name(lane.key, part)
-                if view in self.parts.moving:
-                    x = self._x(view, t_ms)
-                    top, height = self.boxes[view][1], self.boxes[view][3]
-                    draw.line((x, top * s, x, (top + height) * s), fill=ink, width=max(1, round(1.5 * s)))
 
-    def _paste_words(self, frame: Image.Image, slot: int, words: _Words) -> None:
-        (slot_w, slot_h), s = self.slot, self.scale
-        row, column = divmod(slot, self.columns)
-        piece = self.sheet.crop((round(column * slot_w * s), round(row * slot_h * s),
-                                 round((column + 1) * slot_w * s), round((row + 1) * slot_h * s)))
+    def _playhead(self, draw: ImageDraw.ImageDraw, lane: _Lane, t_ms: float) -> None:
+        """A rule at the clock over the lane's bars and rows, on top of everything."""
+        s = self.scale
+        for part in ("bars", "rows", "new"):
+            view = view_name(lane.key, part)
+            if view in self.parts.moving:
+                x = self._x(view, t_ms)
+                top, height = self.boxes[view][1], self.boxes[view][3]
+                draw.line((x, top * s, x, (top + height) * s), fill=self.look.ink,
+                          width=max(1, round(1.5 * s)))
+
+    def _paste_words(self, frame: Image.Image, words: _Words) -> None:
         x, y = self.boxes[words.view][:2]
-        frame.alpha_composite(piece, (round((x + words.x) * s),
-                                      round((y + words.y - _anchor(words, slot_h)) * s)))
+        s = self.scale
+        frame.alpha_composite(self.pieces[words.key], (
+            round((x + words.x) * s), round((y + words.y - _anchor(words.baseline, self.slot_h)) * s)))
 
 
 def _dashed(draw: ImageDraw.ImageDraw, x0: float, x1: float, y: float, dash: tuple[float, float],

@@ -103,7 +103,7 @@ def _export(args) -> None:
     cost = cost_model_from(args)
     scenario = export.Scenario(args.gpu, cost.gpu.name, args.model, cost.model.name, args.prompt,
                                args.decodes, args.budget, args.mode)
-    figure = figure.captioned(scenario.caption)
+    figure = figure.captioned(*scenario.caption)
     if fmt == "gif":
         data = export.gif(figure, t_max, frames)
     elif fmt == "svg":

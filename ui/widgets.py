@@ -290,7 +290,7 @@ def downloads(figure: Callable[[], Figure], name: str, t_max: float | None = Non
     stem = file_stem(name, figure().look)
 
     def drawn() -> Figure:
-        return figure().captioned(scenario.caption) if scenario else figure()
+        return figure().captioned(*scenario.caption) if scenario else figure()
 
     several = len(figure().data) > 1
     files = [("PNG", "png", lambda: export.png(drawn()), "png", "image/png"),

@@ -132,15 +132,17 @@ def test_exports_name_their_scenario_and_theme():
         "_light-contrast-presenter")
     odd = export.Scenario("my gpu/x", "My GPU", "m", "M", 1, 0, 2, "simple")
     assert "/" not in odd.file_stem("roofline", Look()) and " " not in odd.file_stem("roofline", Look())
-    assert scenario.caption == ("H100 SXM · Llama 3.1 8B · 8,192-token prompt · 64 streams · "
-                                "budget 576 tokens · roofline cost model")
+    assert scenario.caption == ("H100 SXM · Llama 3.1 8B",
+                                "8,192-token prompt · 64 streams · budget 576 tokens · roofline "
+                                "cost model")
 
 
-def test_an_exported_figure_states_its_scenario_on_its_first_line(seed):
+def test_an_exported_figure_states_its_scenario_above_it(seed):
     figure = seed.figure(Look(), width=500)
-    caption = "H100 SXM · Llama 3.1 8B · 8,192-token prompt · 64 streams"
-    captioned = figure.captioned(caption)
-    assert caption in export.svg(captioned) and caption not in export.svg(figure)
+    caption = ("H100 SXM · Llama 3.1 8B", "8,192-token prompt · 64 streams")
+    captioned = figure.captioned(*caption)
+    for line in caption:
+        assert line in export.svg(captioned) and line not in export.svg(figure)
     plain, shown = (Image.open(io.BytesIO(export.png(f, scale=1))) for f in (figure, captioned))
     assert shown.height > plain.height                        # a line of its own, above
     gif = frames_of(export.gif(captioned, seed.t_max, frames=2))
