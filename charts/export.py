@@ -33,7 +33,8 @@ PNG_SCALE = 2          # docs-ready: 2 px per CSS pixel
 GIF_FRAMES = 48
 GIF_FRAME_MS = 80      # 12.5 frames per second
 GIF_HOLD_MS = 2000     # the last frame stays up before the loop restarts
-GIF_COLOURS = 64       # one palette for every frame (_palette)
+GIF_COLOURS = 64       # one palette for every frame (_Palette)
+PALETTE_FRAMES = 5     # frames whose colours make it
 # the timeline's shading of a wait (timeline.lane_rows): a freeze that has ended, and a wait's
 # opacity from 0 ms to twice the freeze threshold
 FROZE_OPACITY = 0.45
@@ -563,7 +564,8 @@ def _dashed(draw: ImageDraw.ImageDraw, x0: float, x1: float, y: float, dash: tup
 
 
 class _Palette:
-    """One palette for every frame (no flicker): the commonest colours of a few frames, so the
+    """One palette for every frame (no flicker): the commonest colours of a few frames (the
+    first, the last and PALETTE_FRAMES in all, evenly apart), so the
     background, the ink and each mark's colour are exact and only the blends at edges go to the
     nearest (Pillow's own mapping is approximate: it put white on a near-white). After them
     the background again twice, indices `n` and `n + 1`, which no pixel maps to
@@ -571,7 +573,7 @@ class _Palette:
 
     def __init__(self, images: list[Image.Image]):
         counts: dict[tuple, int] = {}
-        for image in images[::max(1, len(images) // 4)] + images[-1:]:
+        for image in images:
             for count, colour in image.getcolors(image.width * image.height):
                 counts[colour] = counts.get(colour, 0) + count
         self.colours = np.array(sorted(counts, key=counts.get, reverse=True)[:GIF_COLOURS - 2])
@@ -592,43 +594,46 @@ class _Palette:
         return found
 
 
-def _written_whole(frames: list[np.ndarray], n: int) -> list[np.ndarray]:
+def _written_whole(frames: Iterator[np.ndarray], palette: _Palette) -> Iterator[Image.Image]:
     """Each frame after the first with the pixels it shares with the one before made
     transparent (index `n + 1`): most of a frame is what the last one showed, and a run of one
     index is what a GIF stores in a few bytes. Its corners alternate between the background's
-    two indices (`frames[0][0, 0]`, a corner of the figure's padding, and `n`), so that every
+    two indices (the first frame's corner, in the figure's padding, and `n`), so that every
     frame differs from the last at its corners and Pillow writes it whole, the canvas' size,
-    rather than cropped to what changed."""
-    background = frames[0][0, 0]
-    out = [frames[0]]
-    for index in range(1, len(frames)):
-        frame = np.where(frames[index] == frames[index - 1], n + 1, frames[index]).astype(np.uint8)
-        frame[0, 0] = frame[-1, -1] = n if index % 2 else background
-        out.append(frame)
-    return out
+    rather than cropped to what changed. One frame at a time: only Pillow keeps them all."""
+    previous = None
+    for index, frame in enumerate(frames):
+        if previous is None:
+            background, written = frame[0, 0], frame
+        else:
+            written = np.where(frame == previous, palette.n + 1, frame).astype(np.uint8)
+            written[0, 0] = written[-1, -1] = palette.n if index % 2 else background
+        previous = frame
+        image = Image.fromarray(written, "P")
+        image.putpalette(palette.flat)
+        yield image
 
 
 def gif(figure: Figure, t_max: float, frames: int = GIF_FRAMES, scale: float = 1.0) -> bytes:
     """`frames` images with the clock going from 0 to `t_max`, looping, every one the same
-    size (the figure's) and written whole."""
+    size (the figure's) and written whole. A frame is composed, mapped to the palette and
+    written one at a time (its full colours are never all kept: 3 bytes a pixel a frame)."""
     if CLOCK not in figure.params:
         raise InputError(f"the figure has no clock {CLOCK!r} to animate")
-    times = [float(t) for t in np.linspace(0.0, t_max, max(2, int(frames)))]
+    count = max(2, int(frames))
+    times = [float(t) for t in np.linspace(0.0, t_max, count)]
     film = _Film(figure, times, scale)
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        images = list(pool.map(film.frame, range(len(times))))
-        palette = _Palette(images)
-        indices = list(pool.map(palette.indices, images))
-    written = []
-    for frame in _written_whole(indices, palette.n):
-        image = Image.fromarray(frame, "P")
-        image.putpalette(palette.flat)
-        written.append(image)
     out = io.BytesIO()
-    durations = [GIF_FRAME_MS] * (len(written) - 1) + [GIF_HOLD_MS]
-    # disposal 1: each frame is drawn over the last, so its transparent pixels show it
-    written[0].save(out, format="GIF", save_all=True, append_images=written[1:], duration=durations,
-                    loop=0, disposal=1, transparency=palette.n + 1, optimize=False)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        samples = sorted({round(i * (count - 1) / (PALETTE_FRAMES - 1)) for i in range(PALETTE_FRAMES)})
+        palette = _Palette(list(pool.map(film.frame, samples)))
+        written = _written_whole(pool.map(lambda i: palette.indices(film.frame(i)), range(count)),
+                                 palette)
+        durations = [GIF_FRAME_MS] * (count - 1) + [GIF_HOLD_MS]
+        # disposal 1: each frame is drawn over the last, so its transparent pixels show it
+        next(written).save(out, format="GIF", save_all=True, append_images=written,
+                           duration=durations, loop=0, disposal=1, transparency=palette.n + 1,
+                           optimize=False)
     return out.getvalue()
 
 
