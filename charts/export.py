@@ -479,7 +479,6 @@ class _Film:
         for lane in self.lanes:
             if view_name(lane.key, "rows") in self.parts.moving:
                 self._blocks(draw, lane, state[lane.key], t_ms)
-        frame = frame.convert("RGBA")
         for name, (past, future) in self.over.items():
             x, y = self.boxes[name][:2]
             at = (round((x - MARGIN_PX) * s), round((y - MARGIN_PX) * s))
@@ -487,16 +486,15 @@ class _Film:
             cut = math.ceil(self._x(name, t_ms)) + 1 - at[0]
             if cut > 0:
                 layer.paste(past.crop((0, 0, min(cut, past.width), past.height)), (0, 0))
-            frame.alpha_composite(layer, at)
+            frame.paste(layer, at, layer)          # over what is there, by its alpha
         draw = ImageDraw.Draw(frame)
         for lane in self.lanes:
             self._brackets(draw, lane, state[lane.key], t_ms)
         for words in self.words[index]:
             self._paste_words(frame, words)
-        draw = ImageDraw.Draw(frame)
         for lane in self.lanes:
             self._playhead(draw, lane, t_ms)
-        return frame.convert("RGB")
+        return frame
 
     def _blocks(self, draw: ImageDraw.ImageDraw, lane: _Lane, at: LaneAtClock, t_ms: float) -> None:
         """Freezes that have ended, then each running band's wait, as the chart shades them."""
@@ -549,8 +547,10 @@ class _Film:
     def _paste_words(self, frame: Image.Image, words: _Words) -> None:
         x, y = self.boxes[words.view][:2]
         s = self.scale
-        frame.alpha_composite(self.pieces[words.key], (
-            round((x + words.x) * s), round((y + words.y - _anchor(words.baseline, self.slot_h)) * s)))
+        piece = self.pieces[words.key]
+        frame.paste(piece, (
+            round((x + words.x) * s), round((y + words.y - _anchor(words.baseline, self.slot_h)) * s)),
+            piece)
 
 
 def _dashed(draw: ImageDraw.ImageDraw, x0: float, x1: float, y: float, dash: tuple[float, float],

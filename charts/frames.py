@@ -310,21 +310,23 @@ class LaneAtClock:
 
 
 def lane_at_clock(ticks: pd.DataFrame, t_ms: float) -> LaneAtClock:
-    """A lane's `DecoderRows.ticks` at the clock `t_ms` (numpy: a GIF asks this for every frame)."""
-    time_ms, prev_ms = ticks.time_ms.to_numpy(float), ticks.prev_ms.to_numpy(float)
-    band, seen = ticks.band.to_numpy(), time_ms <= t_ms
+    """A lane's `DecoderRows.ticks` at the clock `t_ms` (in numpy: a GIF asks this of every
+    lane at every frame)."""
+    c = {name: ticks[name].to_numpy(float) for name in
+         ("band", "row0", "row1", "finish_ms", "time_ms", "prev_ms", "gap_ms", "tokens")}
+    band, seen = c["band"].astype(np.int64), c["time_ms"] <= t_ms
     last = np.full(int(band.max(initial=-1)) + 1, -np.inf)
-    np.maximum.at(last, band[seen], time_ms[seen])
-    firsts = np.flatnonzero(np.r_[True, band[1:] != band[:-1]]) if len(band) else band
-    bands = ticks.iloc[firsts]
-    running = (last[bands.band] > -np.inf) & (t_ms < bands.finish_ms.to_numpy())
-    waits = pd.DataFrame({"row0": bands.row0[running], "row1": bands.row1[running],
-                          "last_ms": last[bands.band[running]]})
-    waits["wait_ms"] = t_ms - waits.last_ms
-    freezes = ticks[seen & (ticks.gap_ms.to_numpy(float) > STALL_S * 1e3)][
-        ["row0", "row1", "prev_ms", "time_ms"]]
-    begun = ~np.isnan(prev_ms) & (prev_ms <= t_ms)
-    shown = np.where(begun, np.minimum(time_ms, t_ms) - prev_ms, -np.inf)
+    np.maximum.at(last, band[seen], c["time_ms"][seen])
+    first = np.flatnonzero(np.r_[True, band[1:] != band[:-1]]) if len(band) else band
+    running = first[(last[band[first]] > -np.inf) & (t_ms < c["finish_ms"][first])]
+    waits = pd.DataFrame({"row0": c["row0"][running], "row1": c["row1"][running],
+                          "last_ms": last[band[running]], "wait_ms": t_ms - last[band[running]]})
+    froze = seen & (c["gap_ms"] > STALL_S * 1e3)
+    freezes = pd.DataFrame({name: c[name][froze] for name in ("row0", "row1", "prev_ms", "time_ms")})
+    begun = ~np.isnan(c["prev_ms"]) & (c["prev_ms"] <= t_ms)
+    end_ms = np.minimum(c["time_ms"], t_ms)
+    shown = np.where(begun, end_ms - c["prev_ms"], -np.inf)
     worst = begun & (shown >= shown.max(initial=-np.inf) - SAME_GAP_MS)
-    largest = ticks[worst][["row0", "row1", "prev_ms"]].assign(end_ms=np.minimum(time_ms[worst], t_ms))
-    return LaneAtClock(waits, freezes, largest, int(ticks.tokens.to_numpy()[seen].sum()))
+    largest = pd.DataFrame({"row0": c["row0"][worst], "row1": c["row1"][worst],
+                            "prev_ms": c["prev_ms"][worst], "end_ms": end_ms[worst]})
+    return LaneAtClock(waits, freezes, largest, int(c["tokens"][seen].sum()))
