@@ -198,12 +198,11 @@ class _Parts:
 
 def _parts(spec: dict) -> _Parts:
     views = spec.get("vconcat")
-    if END not in spec_params(spec) or not views or \
-            not all("name" in view and "layer" in view for view in views):
-        raise InputError("a GIF animates a timeline: named views of layers, one above the other, "
-                         f"with its clock {CLOCK!r} and the axis' end {END!r}")
+    if END not in spec_params(spec) or not views or not all("name" in view for view in views):
+        raise InputError("a GIF animates a timeline: named views, one above the other, with its "
+                         f"clock {CLOCK!r} and the axis' end {END!r}")
     base, over, moving = [], {}, set()
-    for view in views:
+    for view in map(_as_layers, views):
         layers = view["layer"]
         kinds = [layer_kind(layer) for layer in layers]
         first = kinds.index(MOVING) if MOVING in kinds else len(layers)
@@ -218,6 +217,15 @@ def _parts(spec: dict) -> _Parts:
                 over[view["name"]] = {**{k: v for k, v in view.items() if k != "name"},
                                       "layer": above}
     return _Parts({**spec, "vconcat": base}, over, frozenset(moving))
+
+
+def _as_layers(view: dict) -> dict:
+    """A view of one mark as a view of one layer (a lane without streams says so in one)."""
+    if "layer" in view:
+        return view
+    size = ("name", "width", "height")
+    return {**{k: view[k] for k in size if k in view},
+            "layer": [{k: v for k, v in view.items() if k not in size}]}
 
 
 def spec_params(spec: dict) -> set[str]:

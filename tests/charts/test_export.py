@@ -74,6 +74,17 @@ def test_each_gif_frame_is_the_player_at_its_clock(seed, look):
         assert differs[outside[:rows, :columns]].mean() < 0.01, f"t = {t * 1e3:.0f} ms"
 
 
+def test_a_gif_of_lanes_without_streams_is_the_player_too():
+    """No streams: each lane's counters are one still line ("no streams running")."""
+    s = scenario_from({"decodes": 0})
+    lanes = timeline(s.run("vllm-v0", 50_000), s.run("sarathi", 50_000))
+    figure = lanes.figure(Look(), width=500)
+    frames = frames_of(export.gif(figure, lanes.t_max, frames=3))
+    drawn = player_at(figure, lanes.t_max / 2)
+    rows, columns = drawn.shape[:2]
+    assert (np.abs(frames[1][:rows, :columns] - drawn).max(axis=2) > 60).mean() < 0.01
+
+
 def test_a_frame_is_not_the_end_of_the_run_nor_another_clock(seed):
     """The check above tells frames apart: the picture at another clock differs far more."""
     figure = seed.figure(Look(), width=500)
