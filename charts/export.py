@@ -99,9 +99,11 @@ def svg(figure: Figure, **values) -> str:
 # up to the clock: bars and tokens) or *moving* (any other use: the playhead, the waiting blocks,
 # the largest gap, the new request's wait and the counters). Still and revealed layers are drawn
 # twice in all, with the clock at 0 and at the end, and each frame takes the end's picture left
-# of the clock, the start's right of it. The moving layers are drawn on that per frame from the
-# lane's numbers at the clock (frames.lane_at_clock: the lab's definition of a freeze), their
-# words set by vl-convert in one render for every frame, so they wear the chart's own font.
+# of the clock, the start's right of it (revealed layers above a moving one, in a render of their
+# own, go over it the same way). The moving layers are drawn on that per frame from the lane's
+# numbers at the clock (frames.lane_at_clock: the lab's definition of a freeze), their words set
+# by vl-convert in one render for every frame, so they wear the chart's own font. The last frame
+# is the whole figure, drawn once. Frames go to the GIF writer one at a time, in 64 colours.
 EXPRESSION_KEYS = ("filter", "calculate", "expr", "test")
 _QUOTED = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\"""")
 _REVEALS = (re.compile(rf"datum\.\w+ <= {re.escape(NOW_MS)}"),
@@ -142,7 +144,8 @@ def layer_kind(layer: dict) -> str:
     clocked = [e for e in _expressions(layer) if _reads_clock(e)]
     if not clocked:
         return STILL
-    per_datum = all(set(step) <= ROW_BY_ROW for step in layer.get("transform", []))
+    per_datum = "layer" not in layer and all(set(step) <= ROW_BY_ROW
+                                             for step in layer.get("transform", []))
     if per_datum and all(any(r.fullmatch(e) for r in _REVEALS) for e in clocked):
         return REVEALED
     return MOVING
@@ -198,7 +201,7 @@ class _Parts:
 
 def _parts(spec: dict) -> _Parts:
     views = spec.get("vconcat")
-    if END not in spec_params(spec) or not views or not all("name" in view for view in views):
+    if END not in _params(spec) or not views or not all("name" in view for view in views):
         raise InputError("a GIF animates a timeline: named views, one above the other, with its "
                          f"clock {CLOCK!r} and the axis' end {END!r}")
     base, over, moving = [], {}, set()
@@ -228,7 +231,8 @@ def _as_layers(view: dict) -> dict:
             "layer": [{k: v for k, v in view.items() if k not in size}]}
 
 
-def spec_params(spec: dict) -> set[str]:
+def _params(spec: dict) -> set[str]:
+    """The names of the spec's top-level parameters."""
     return {param["name"] for param in spec.get("params", [])}
 
 
