@@ -52,12 +52,14 @@ class Scenario:
     streams: int      # requests already streaming when it arrives
     budget: int       # tokens an iteration may carry
     mode: str         # the cost model
+    tp: int = 1       # GPUs the model is sharded over
 
     @property
     def caption(self) -> tuple[str, str]:
         """Two lines, e.g. "H100 SXM · Llama 3.1 8B" and "8,192-token prompt · 64 streams ·
         budget 576 tokens · simple cost model" (one would be wider than a narrow figure)."""
-        return (f"{self.gpu} · {self.model}",
+        return (f"{self.gpu} · {self.model}" + (f" · {self.tp} GPUs (tensor parallel)"
+                                                 if self.tp > 1 else ""),
                 f"{self.prompt:,}-token prompt · {self.streams:,} stream"
                 f"{'s' if self.streams != 1 else ''} · budget {self.budget:,} tokens · "
                 f"{self.mode} cost model")
@@ -69,8 +71,9 @@ class Scenario:
         theme = "dark" if look.dark else "light"
         theme += "-contrast" if look.contrast else ""
         theme += "-presenter" if look.presenter else ""
-        parts = [view, self.gpu_id, self.model_id, f"prompt-{int(self.prompt)}",
-                 f"streams-{int(self.streams)}", f"budget-{int(self.budget)}", self.mode, theme]
+        parts = [view, self.gpu_id, self.model_id, *([f"tp-{self.tp}"] if self.tp > 1 else []),
+                 f"prompt-{int(self.prompt)}", f"streams-{int(self.streams)}",
+                 f"budget-{int(self.budget)}", self.mode, theme]
         return "_".join(_SAFE.sub("-", part) for part in parts)
 
 

@@ -5,8 +5,8 @@
 Views: `side-by-side` (both lanes' iterations and token streams), `streams` (the token streams only),
 `roofline` (the roofline with the scenario's iterations, over the iteration-time vs budget curve).
 Formats: png, svg, gif (gif animates the clock of side-by-side and streams). The top lane runs
-`--unchunked`, the bottom lane `--policy`. The figure's first line states its scenario (GPU, model,
-prompt, streams, budget, cost mode). Without `--out` the file goes to out/ (ignored by git), named
+`--unchunked`, the bottom lane `--policy`. Two lines above the figure state its scenario (GPU,
+model, prompt, streams, budget, cost mode). Without `--out` the file goes to out/ (ignored by git), named
 by the view, that scenario and the theme; a file git tracks (the README's figures in docs/)
 is overwritten only with `--force`. The chart packages are imported inside the command, so
 `import sim` never imports Altair.
@@ -102,7 +102,7 @@ def _export(args) -> None:
     # the figure is drawn, so every flag the scenario names has been checked
     cost = cost_model_from(args)
     scenario = export.Scenario(args.gpu, cost.gpu.name, args.model, cost.model.name, args.prompt,
-                               args.decodes, args.budget, args.mode)
+                               args.decodes, args.budget, args.mode, args.tp)
     figure = figure.captioned(*scenario.caption)
     if fmt == "gif":
         data = export.gif(figure, t_max, frames)

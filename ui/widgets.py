@@ -273,7 +273,7 @@ def export_scenario() -> export.Scenario | None:
     except InputError:
         return None
     return export.Scenario(s.gpu.id, s.gpu.name, s.model.id, s.model.name, s.prompt, s.decodes,
-                           s.budget, s.mode)
+                           s.budget, s.mode, s.tp)
 
 
 def file_stem(view: str, look: Look) -> str:
@@ -284,7 +284,7 @@ def file_stem(view: str, look: Look) -> str:
 
 def downloads(figure: Callable[[], Figure], name: str, t_max: float | None = None) -> None:
     """PNG, SVG, CSV (a zip of one CSV per table when there are several), JSON and, for an
-    animated figure, a GIF of it; the pictures with their scenario as a first line. Files are
+    animated figure, a GIF of it; the pictures with their scenario above them. Files are
     made only when a button is clicked (vl-convert takes a few hundred ms, a GIF seconds)."""
     scenario = export_scenario()
     stem = file_stem(name, figure().look)

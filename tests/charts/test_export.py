@@ -141,6 +141,10 @@ def test_exports_name_their_scenario_and_theme():
     assert dark == light.replace("_light", "_dark")
     assert scenario.file_stem("streams", Look(presenter=True, contrast=True)).endswith(
         "_light-contrast-presenter")
+    sharded = export.Scenario("h100-sxm", "H100 SXM", "llama-3.1-70b", "Llama 3.1 70B", 8192, 64,
+                              576, "roofline", tp=4)
+    assert "_llama-3.1-70b_tp-4_prompt-8192_" in sharded.file_stem("roofline", Look())
+    assert sharded.caption[0] == "H100 SXM · Llama 3.1 70B · 4 GPUs (tensor parallel)"
     odd = export.Scenario("my gpu/x", "My GPU", "m", "M", 1, 0, 2, "simple")
     assert "/" not in odd.file_stem("roofline", Look()) and " " not in odd.file_stem("roofline", Look())
     assert scenario.caption == ("H100 SXM · Llama 3.1 8B",
