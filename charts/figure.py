@@ -8,7 +8,7 @@ everything else on a page), and the same frames are what the CSV / JSON download
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import altair as alt
 import pandas as pd
@@ -26,6 +26,10 @@ class Figure:
     data: dict[str, pd.DataFrame] = field(default_factory=dict)
     params: dict[str, float] = field(default_factory=dict)
     chart_dict: dict | None = None   # chart.to_dict(), when the builder keeps it (a cached chart)
+    caption: tuple[str, ...] = ()    # lines above the figure (an export's scenario), if any
+
+    def captioned(self, *lines: str) -> Figure:
+        return replace(self, caption=lines)
 
     def spec(self, **values) -> dict:
         """The self-contained Vega-Lite spec; `values` override parameter values (e.g. t=120.0
@@ -43,6 +47,10 @@ class Figure:
         spec["autosize"] = {"type": "pad"}
         spec["background"] = config.pop("background")
         spec["config"] = config
+        if self.caption:   # plain text: Vega draws it as it is, never as markup
+            spec["title"] = {"text": list(self.caption), "anchor": "start", "fontWeight": "normal",
+                             "fontSize": self.look.font_size, "color": self.look.muted,
+                             "offset": self.look.font_size}
         return spec
 
     def json(self) -> str:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from sim.serving.engine import Trace
 from sim.serving.metrics import seed_metrics
+from sim.studies.stalls import STALL_S
 from sim.units import fmt_seconds
 
 MAX_BARS = 400
@@ -273,3 +274,59 @@ def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS,
     return LaneFrames(lane, title, subtitle, iterations_frame(trace, lane, max_bars, until_s),
                       decoder_rows(trace, lane, until_s), new_request_frame(trace, lane, until_s),
                       callouts_frame(trace, lane), None if width is None else width * 1e3)
+
+
+SAME_GAP_MS = 1e-6   # gaps equal but for float rounding (a chunked lane's 23.04 ms) are one size
+
+
+@dataclass(frozen=True)
+class LaneAtClock:
+    """What one lane's streams show at a clock, as numbers (ms), by the lab's one definition of a
+    freeze (sim.studies.stalls): a stream is frozen while its current gap, the time since its
+    last token, exceeds STALL_S; a gap longer than that is a freeze, its whole length the freeze.
+    For pictures drawn frame by frame (charts.export.gif) rather than by the chart's own clock.
+
+    `waits`: per band still running, its rows, last token and current gap (`wait_ms`);
+    `freezes`: the freezes that have ended (rows, `prev_ms`, `time_ms`); `largest`: the largest
+    gaps so far (all of that length), as much of each as the clock has reached (rows, `prev_ms`,
+    `end_ms`; empty before the first gap begins); `delivered`: tokens the streams have received
+    since the prompt arrived."""
+    waits: pd.DataFrame
+    freezes: pd.DataFrame
+    largest: pd.DataFrame
+    delivered: int
+
+    @property
+    def frozen_ms(self) -> float | None:
+        """How long the longest-waiting stream has been frozen (its whole current gap), or None
+        while no stream's current gap exceeds the threshold."""
+        longest = self.waits.wait_ms.max() if len(self.waits) else 0.0
+        return float(longest) if longest > STALL_S * 1e3 else None
+
+    @property
+    def largest_ms(self) -> float | None:
+        """The largest gap so far (None before the first begins)."""
+        return float((self.largest.end_ms - self.largest.prev_ms).max()) if len(self.largest) else None
+
+
+def lane_at_clock(ticks: pd.DataFrame, t_ms: float) -> LaneAtClock:
+    """A lane's `DecoderRows.ticks` at the clock `t_ms` (in numpy: a GIF asks this of every
+    lane at every frame)."""
+    c = {name: ticks[name].to_numpy(float) for name in
+         ("band", "row0", "row1", "finish_ms", "time_ms", "prev_ms", "gap_ms", "tokens")}
+    band, seen = c["band"].astype(np.int64), c["time_ms"] <= t_ms
+    last = np.full(int(band.max(initial=-1)) + 1, -np.inf)
+    np.maximum.at(last, band[seen], c["time_ms"][seen])
+    first = np.flatnonzero(np.r_[True, band[1:] != band[:-1]]) if len(band) else band
+    running = first[(last[band[first]] > -np.inf) & (t_ms < c["finish_ms"][first])]
+    waits = pd.DataFrame({"row0": c["row0"][running], "row1": c["row1"][running],
+                          "last_ms": last[band[running]], "wait_ms": t_ms - last[band[running]]})
+    froze = seen & (c["gap_ms"] > STALL_S * 1e3)
+    freezes = pd.DataFrame({name: c[name][froze] for name in ("row0", "row1", "prev_ms", "time_ms")})
+    begun = ~np.isnan(c["prev_ms"]) & (c["prev_ms"] <= t_ms)
+    end_ms = np.minimum(c["time_ms"], t_ms)
+    shown = np.where(begun, end_ms - c["prev_ms"], -np.inf)
+    worst = begun & (shown >= shown.max(initial=-np.inf) - SAME_GAP_MS)
+    largest = pd.DataFrame({"row0": c["row0"][worst], "row1": c["row1"][worst],
+                            "prev_ms": c["prev_ms"][worst], "end_ms": end_ms[worst]})
+    return LaneAtClock(waits, freezes, largest, int(c["tokens"][seen].sum()))

@@ -39,7 +39,7 @@ import pandas as pd
 from sim.studies.stalls import STALL_S
 
 from .figure import Figure
-from .frames import LaneFrames, LaneShape
+from .frames import SAME_GAP_MS, LaneAtClock, LaneFrames, LaneShape, lane_at_clock
 from .theme import Look
 
 CLOCK = "t"
@@ -47,6 +47,7 @@ END = "t_end"                  # where the time axis ends (s): the run's or the 
 NOW_MS = f"({CLOCK} * 1000)"   # the clock in the data's unit
 GHOST_OPACITY = 0.3            # ticks and bars still to come: a preview, visible in both themes
 FREEZE_OPACITY = 0.85          # a freeze's block: its colour whole, the ghost ticks under it faint
+WAIT_OPACITY = 0.2             # a wait not (yet) a freeze: a faint grey block
 STALL_MS = STALL_S * 1e3       # a wait longer than this shows as a freeze (sim.studies.stalls)
 PARTS = {"decode_tokens": "decode tokens", "prefill_tokens": "prefill tokens"}
 X_TITLE = "time since the new prompt arrived (ms)"
@@ -186,10 +187,6 @@ def _ticks(lane: LaneShape) -> alt.Chart:
     return alt.Chart(alt.Data(name=f"{lane.key}_ticks"))
 
 
-# Gaps equal but for float rounding (every chunked iteration's 23.04 ms) are all "the largest".
-SAME_GAP_MS = 1e-6
-
-
 def _gaps_so_far(lane: LaneShape) -> alt.Chart:
     """Each gap between two ticks of a band, as much of it as the clock has reached, with the
     largest of them (`largest`)."""
@@ -220,10 +217,10 @@ def frozen_text(waits_ms: Sequence[float]) -> str:
 
 def largest_text(largest_ms: float | None) -> str:
     """What the largest-gap counter reads; nothing (None: before any gap has begun)."""
-    return "" if largest_ms is None else f"largest gap so far {_sig4(largest_ms)} ms"
+    return "" if largest_ms is None else f"largest gap so far {sig4(largest_ms)} ms"
 
 
-def _sig4(value: float) -> str:
+def sig4(value: float) -> str:
     """d3's ',.4~r' in Python: four significant digits, thousands separated, no trailing zeros."""
     text = f"{float(f'{value:.4g}'):,.6f}".rstrip("0").rstrip(".")
     return text
@@ -233,13 +230,13 @@ def counter_texts(ticks: pd.DataFrame, t_ms: float) -> dict[str, str]:
     """The lane's counters at the clock `t_ms` from its `ticks` (DecoderRows.ticks): the same
     words the chart draws ("frozen", "largest", "delivered"; "" where it draws none), for a
     picture drawn frame by frame."""
-    seen = ticks[ticks.time_ms <= t_ms]
-    last = seen.groupby(["band", "finish_ms"]).time_ms.max().reset_index()
-    waits = (t_ms - last.time_ms)[t_ms < last.finish_ms]
-    begun = ticks[ticks.prev_ms.notna() & (ticks.prev_ms <= t_ms)]
-    largest = (begun.time_ms.clip(upper=t_ms) - begun.prev_ms).max() if len(begun) else None
-    return {"frozen": frozen_text(list(waits)), "largest": largest_text(largest),
-            "delivered": f"{int(seen.tokens.sum()):,} tokens delivered so far"}
+    return counter_words(lane_at_clock(ticks, t_ms))
+
+
+def counter_words(at: LaneAtClock) -> dict[str, str]:
+    """The counters' words from a lane's numbers at a clock (frames.lane_at_clock)."""
+    return {"frozen": frozen_text(list(at.waits.wait_ms)), "largest": largest_text(at.largest_ms),
+            "delivered": f"{at.delivered:,} tokens delivered so far"}
 
 
 def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
@@ -315,7 +312,7 @@ def lane_rows(lane: LaneShape, look: Look, *, width: int, rows_px: int | None = 
                .encode(x=alt.X("last:Q"), x2=alt.X2("now_ms"), y=y, y2=alt.Y2("row1"),
                        color=alt.ColorValue(look.muted, condition={"test": "datum.frozen",
                                                                    "value": look.freeze}),
-                       opacity=alt.OpacityValue(0.2, condition={"test": "datum.frozen",
+                       opacity=alt.OpacityValue(WAIT_OPACITY, condition={"test": "datum.frozen",
                                                                 "value": FREEZE_OPACITY}))
                .properties(name=f"{lane.key}_waiting"))
     # a freeze that has ended stays marked, so the picture keeps it once the clock moves on

@@ -1,12 +1,13 @@
 """`python -m sim export`: the app's figures as files, from the same flags as `simulate`.
 
-    python -m sim export --view side-by-side --mode simple          # out/side-by-side_..._budget-576.png
+    python -m sim export --view side-by-side --mode simple   # out/side-by-side_..._budget-576_simple_light.png
 
 Views: `side-by-side` (both lanes' iterations and token streams), `streams` (the token streams only),
 `roofline` (the roofline with the scenario's iterations, over the iteration-time vs budget curve).
 Formats: png, svg, gif (gif animates the clock of side-by-side and streams). The top lane runs
-`--unchunked`, the bottom lane `--policy`. Without `--out` the file goes to out/ (ignored by git),
-named by the scenario (view, GPU, model, budget); a file git tracks (the README's figures in docs/)
+`--unchunked`, the bottom lane `--policy`. Two lines above the figure state its scenario (GPU,
+model, prompt, streams, budget, cost mode). Without `--out` the file goes to out/ (ignored by git), named
+by the view, that scenario and the theme; a file git tracks (the README's figures in docs/)
 is overwritten only with `--force`. The chart packages are imported inside the command, so
 `import sim` never imports Altair.
 """
@@ -91,16 +92,20 @@ def _export(args) -> None:
     frames = check_number("--frames", args.frames, low=2, low_inclusive=True, high=600,
                           integer=True)
     caps = check_export_work(args, fmt, width, frames)
-    figure, t_max = _figure(args, Look(presenter=args.presenter, dark=args.dark), width, caps)
+    look = Look(presenter=args.presenter, dark=args.dark)
+    figure, t_max = _figure(args, look, width, caps)
+    # the figure is drawn, so every flag the scenario names has been checked
+    cost = cost_model_from(args)
+    scenario = export.Scenario(args.gpu, cost.gpu.name, args.model, cost.model.name, args.prompt,
+                               args.decodes, args.budget, args.mode, args.tp)
+    figure = figure.captioned(*scenario.caption)
     if fmt == "gif":
         data = export.gif(figure, t_max, frames)
     elif fmt == "svg":
         data = export.svg(figure).encode()
     else:
         data = export.png(figure)
-    # the figure is drawn, so --budget has been checked
-    stem = export.file_stem(args.view, args.gpu, args.model, args.budget)
-    out = args.out or os.path.join(OUT_DIR, f"{stem}.{fmt}")
+    out = args.out or os.path.join(OUT_DIR, f"{scenario.file_stem(args.view, look)}.{fmt}")
     try:
         if args.out is None:
             os.makedirs(OUT_DIR, exist_ok=True)
@@ -125,8 +130,8 @@ def register_export(sub) -> None:
     add_run_args(p)
     p.add_argument("--view", choices=VIEWS, default="side-by-side", help="the figure")
     p.add_argument("--format", help=f"one of: {', '.join(FORMATS)} (default: from --out, else png)")
-    output_file(p, "--out", f"file to write (default: {OUT_DIR}/<view>_<gpu>_<model>_budget-"
-                            "<budget>.<format>)")
+    output_file(p, "--out", f"file to write (default: {OUT_DIR}/<view>_<gpu>_<model>_prompt-<prompt>_"
+                            "streams-<decodes>_budget-<budget>_<mode>_<theme>.<format>)")
     p.add_argument("--unchunked", default="vllm-v0", help="the top lane's policy")
     p.add_argument("--window", choices=("prompt", "run"), default="prompt",
                    help="side-by-side, streams: the time axis around the new prompt, or the whole run")

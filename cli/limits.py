@@ -1,11 +1,16 @@
 """The work of an export, estimated before anything runs or is drawn: its runs (the work
-estimator, sim/serving/work.py) and its figure (frames x pixels).
+estimator, sim/serving/work.py) and its figure.
 
-Each frame is rendered by vl-convert, decoded and (for a gif) quantized and kept until the file is
-written, so drawing grows with frames x pixels. A view's height in CSS pixels is fixed
-(VIEW_HEIGHT, measured at --width 300 to 4,000; presenter fonts make it taller) and its width is
---width plus its legends (< MARGIN); PNGs are drawn at 2 pixels per CSS pixel. Per-pixel costs were
-measured on the reference machine (a 4,000 px, 600-frame gif took 243 s and 3.1 GB), with a margin.
+A figure's size in CSS pixels is its view's (VIEW_HEIGHT: the tallest figure of each view, its
+decoder blocks at their full height and its scenario's two lines above it; its width --width plus
+the axis labels beside the plot, or its caption or legends where they are wider), measured on
+rendered figures: tests/cli/test_export_cli.py renders each view and checks them. A PNG or an SVG
+is one render (PNGs at 2 pixels per CSS pixel). A GIF (charts.export.gif) is a few renders of the
+frame's size (the clock's start, its end, the whole figure, the words that change), then per frame
+a composition mapped to 64 colours, which the GIF writer keeps (a byte a pixel) until the file is
+written. Each price was measured on the reference machine (2 cores shared with other work; CPU
+time, as the wall clock there swings with the load) and carries a margin of about 1.5x: the
+measured figure is beside each.
 """
 
 from __future__ import annotations
@@ -16,31 +21,51 @@ from sim.serving.work import CLI_BUDGET, WorkTooLarge, combined, fmt_work_bytes,
 
 from .common import PROCESS_BYTES, PROCESS_SECONDS, check_work, lane_args, planned_run, remedy
 
-VIEW_HEIGHT = {"side-by-side": (532, 852), "streams": (274, 705), "roofline": (1011, 1271)}
-MARGIN = 350                # legends and titles beside the plot, CSS pixels
+# (normal, presenter): measured 921 and 906 px, 695 and 759, 1,050 and 1,317
+VIEW_HEIGHT = {"side-by-side": (930, 915), "streams": (700, 765), "roofline": (1060, 1325)}
+SIDE_PX = 130               # the axis labels left of the plot (measured up to 123 px)
+MIN_WIDTH = (600, 850)      # the caption and legends (measured up to 574 and 823 px)
 PNG_SCALE = 2               # charts.export.PNG_SCALE
-SECONDS_PER_FRAME = 0.05    # a frame's spec, rendered
-SECONDS_PER_PIXEL = 5e-7    # render, decode, quantize, encode
-BYTES_PER_PIXEL = 10        # a gif keeps every frame until it is written: 46 frames at --width 4,000
-#                             peaked at 1.33 GB here, 2 frames at 0.35 GB (22 MB a frame, 9.7 B a pixel)
 DRAW_SECONDS = 3.0          # loading the chart packages and the renderer, once
 DRAW_BYTES = 300e6
+# a picture drawn once: a 4,000 px presenter roofline PNG (21.7 million pixels) peaked at
+# 0.42 GB, a 300 px one (1.8 million) at 0.28 GB: 7 B a pixel
+RENDER_SECONDS_PER_PIXEL = 5e-7
+RENDER_BYTES_PER_PIXEL = 10
+# a GIF's renders: 0.9 s of CPU and 0.18 GB more for a 4,000 px frame (2.8 million pixels)
+# than for a 300 px one: 3.6e-7 s and 71 B a pixel
+GIF_RENDER_SECONDS_PER_PIXEL = 5e-7
+GIF_RENDER_BYTES_PER_PIXEL = 100
+# a GIF's frames: 4,000 px streams, 87 frames 8.1 s of CPU and 0.77 GB, 300 frames 17.8 s and
+# 1.40 GB (45 ms and 1.05 B a pixel a frame); side by side at 900 px, 600 frames, 14.2 s and
+# 1.01 GB: 10 ms a frame and 1.6e-8 s a pixel
+FRAME_SECONDS = 0.015
+FRAME_SECONDS_PER_PIXEL = 2.5e-8
+FRAME_BYTES_PER_PIXEL = 1.5
 
 
 @dataclass(frozen=True)
 class FigureWork:
     frames: int
-    pixels: int             # per frame
-    seconds: float
-    bytes: float
+    pixels: int             # per frame (or picture)
+    width: int              # CSS pixels
+    height: int
+    once: tuple[float, float]        # (seconds, bytes) whatever the frames
+    per_frame: tuple[float, float]
+
+    @property
+    def seconds(self) -> float:
+        return self.once[0] + self.frames * self.per_frame[0]
+
+    @property
+    def bytes(self) -> float:
+        return self.once[1] + self.frames * self.per_frame[1]
 
     def frames_that_fit(self, seconds_beside: float = 0.0, bytes_beside: float = 0.0) -> int:
         """The most frames of this size the command's budget allows beside other work (the
         runs the figure draws, the command's own start)."""
-        per_frame_s = SECONDS_PER_FRAME + self.pixels * SECONDS_PER_PIXEL
-        per_frame_b = self.pixels * BYTES_PER_PIXEL
-        return max(0, int(min((CLI_BUDGET.seconds - DRAW_SECONDS - seconds_beside) / per_frame_s,
-                              (CLI_BUDGET.bytes - DRAW_BYTES - bytes_beside) / per_frame_b)))
+        return max(0, int(min((CLI_BUDGET.seconds - self.once[0] - seconds_beside) / self.per_frame[0],
+                              (CLI_BUDGET.bytes - self.once[1] - bytes_beside) / self.per_frame[1])))
 
 
 def fewer_frames(fmt: str, frames: int, width: int) -> str:
@@ -50,13 +75,17 @@ def fewer_frames(fmt: str, frames: int, width: int) -> str:
 
 def figure_work(view: str, fmt: str, width: int, frames: int, presenter: bool) -> FigureWork:
     """Upper bounds on drawing `view` as `fmt` (see the module docstring)."""
+    css_width = max(width + SIDE_PX, MIN_WIDTH[presenter])
     height = VIEW_HEIGHT[view][presenter]
-    scale = PNG_SCALE if fmt == "png" else 1
-    pixels = (width + MARGIN) * height * scale ** 2
-    count = frames if fmt == "gif" else 1
-    return FigureWork(count, pixels,
-                      DRAW_SECONDS + count * (SECONDS_PER_FRAME + pixels * SECONDS_PER_PIXEL),
-                      DRAW_BYTES + count * pixels * BYTES_PER_PIXEL)
+    if fmt != "gif":
+        pixels = css_width * height * (PNG_SCALE ** 2 if fmt == "png" else 1)
+        return FigureWork(1, pixels, css_width, height, (DRAW_SECONDS, DRAW_BYTES),
+                          (pixels * RENDER_SECONDS_PER_PIXEL, pixels * RENDER_BYTES_PER_PIXEL))
+    pixels = css_width * height
+    return FigureWork(frames, pixels, css_width, height,
+                      (DRAW_SECONDS + pixels * GIF_RENDER_SECONDS_PER_PIXEL,
+                       DRAW_BYTES + pixels * GIF_RENDER_BYTES_PER_PIXEL),
+                      (FRAME_SECONDS + pixels * FRAME_SECONDS_PER_PIXEL, pixels * FRAME_BYTES_PER_PIXEL))
 
 
 def check_export_work(args, fmt: str, width: int, frames: int) -> tuple[int, ...]:
@@ -65,11 +94,11 @@ def check_export_work(args, fmt: str, width: int, frames: int) -> tuple[int, ...
     what to change; else the iteration caps of the two lanes (chunked, unchunked) within it."""
     figure = figure_work(args.view, fmt, width, frames, args.presenter)
     if figure.seconds > CLI_BUDGET.seconds or figure.bytes > CLI_BUDGET.bytes:
-        height = VIEW_HEIGHT[args.view][args.presenter]
         fewer = fewer_frames(fmt, figure.frames_that_fit(PROCESS_SECONDS, PROCESS_BYTES), width)
         raise WorkTooLarge(
             f"a {figure.frames:,}-frame {fmt} of {figure.pixels / 1e6:.2g} million pixels a frame "
-            f"(--width {width:,} + legends, × {height} px tall) would take "
+            f"({figure.width:,} × {figure.height:,} px: --width {width:,} and the labels beside "
+            "it) would take "
             f"≈ {fmt_work_seconds(figure.seconds)} and {fmt_work_bytes(figure.bytes)}, over the "
             f"command's {fmt_work_seconds(CLI_BUDGET.seconds)} and "
             f"{fmt_work_bytes(CLI_BUDGET.bytes)}; {fewer + ', or ' if fewer else ''}a smaller --width")

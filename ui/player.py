@@ -44,7 +44,8 @@ def player(s: Scenario, look: Look, window: str, name: str, *, window_control: b
     if read_first:
         st.caption(words.timeline_legend())
     with st.container(key=presenter.STAGE) if stage else nullcontext():
-        show_player(runs.player_page(s, look, window, height, name, file_stem(name), framing), height)
+        show_player(runs.player_page(s, look, window, height, name, file_stem(name, look), framing),
+                    height)
     if notes:
         if not read_first:
             st.caption(words.timeline_legend())

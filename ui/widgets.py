@@ -287,25 +287,37 @@ def figure_tools(figure: Callable[[], Figure], name: str, t_max: float | None = 
     numbers_table(figure, name)
 
 
-def file_stem(view: str) -> str:
-    """Download names that say the scenario: view, GPU, model and budget."""
+def export_scenario() -> export.Scenario | None:
+    """The scenario an exported figure states (None where the controls do not make one)."""
     try:
         s = scenario_from(st.session_state)
     except InputError:
-        return view
-    return export.file_stem(view, s.gpu.id, s.model.id, s.budget)
+        return None
+    return export.Scenario(s.gpu.id, s.gpu.name, s.model.id, s.model.name, s.prompt, s.decodes,
+                           s.budget, s.mode, s.tp)
+
+
+def file_stem(view: str, look: Look) -> str:
+    """Download names that say the view, the scenario and the theme."""
+    scenario = export_scenario()
+    return view if scenario is None else scenario.file_stem(view, look)
 
 
 def downloads(figure: Callable[[], Figure], name: str, t_max: float | None = None) -> None:
     """PNG, SVG, CSV (a zip of one CSV per table when there are several), JSON and, for an
-    animated figure, a GIF of it. Files are made only when a button is clicked (vl-convert takes
-    a few hundred ms, a GIF seconds)."""
-    stem = file_stem(name)
+    animated figure, a GIF of it; the pictures with their scenario above them. Files are
+    made only when a button is clicked (vl-convert takes a few hundred ms, a GIF seconds)."""
+    scenario = export_scenario()
+    stem = file_stem(name, figure().look)
+
+    def drawn() -> Figure:
+        return figure().captioned(*scenario.caption) if scenario else figure()
+
     several = len(figure().data) > 1
-    files = [("PNG", "png", lambda: export.png(figure()), "png", "image/png"),
-             ("SVG", "svg", lambda: export.svg(figure()), "svg", "image/svg+xml")]
+    files = [("PNG", "png", lambda: export.png(drawn()), "png", "image/png"),
+             ("SVG", "svg", lambda: export.svg(drawn()), "svg", "image/svg+xml")]
     if t_max is not None:
-        files.append(("GIF", "gif", lambda: export.gif(figure(), t_max), "gif", "image/gif"))
+        files.append(("GIF", "gif", lambda: export.gif(drawn(), t_max), "gif", "image/gif"))
     files += [("CSV (zip)" if several else "CSV", "csv", lambda: export.csv_file(figure())[0],
                "zip" if several else "csv", "application/zip" if several else "text/csv"),
               ("JSON", "json", lambda: figure().json(), "json", "application/json")]

@@ -529,11 +529,6 @@ def test_tidy_keeps_fractions_missing_values_and_text():
     assert tidied.to_csv(index=False).splitlines()[1] == "1,0.5,a,1.0"
 
 
-def test_file_names_say_the_scenario():
-    assert export.file_stem("side-by-side", "h100-sxm", "llama-3.1-8b", 576) == \
-        "side-by-side_h100-sxm_llama-3.1-8b_budget-576"
-
-
 def test_a_window_cut_keeps_each_bars_longest_iteration_inside_it():
     """`longest_ms` of the last shown bar must not reach for iterations after the cut."""
     trace = simulate(poisson(50, 20, seed=1), get_policy("vllm-v0"),
@@ -546,20 +541,14 @@ def test_a_window_cut_keeps_each_bars_longest_iteration_inside_it():
     assert trace.duration_s[n:].max() > trace.duration_s[:n].max()   # the cut hides a longer one
 
 
-def test_gif_frames_share_one_canvas_when_the_clock_widens_the_chart():
-    """A label that grows with the clock past the plot's right edge makes later frames wider:
-    they must all land on one canvas, the largest, never be squeezed or cut."""
+def test_a_gif_animates_a_timeline_and_says_so_for_another_clocked_figure():
+    """A GIF is composed from the timeline's named views; any other figure with a clock is
+    refused with what a GIF needs, not a traceback."""
     import altair as alt
 
     from charts.figure import Figure
     label = (alt.Chart(alt.Data(values=[{}])).transform_calculate(text="pad('', t * 60, 'x')")
              .mark_text(align="left").encode(x=alt.value(90), y=alt.value(10), text="text:N")
              .properties(width=100, height=20))
-    figure = Figure(label, Look(), {}, {"t": 0.0})
-    narrow, wide = (export._image(figure, 1.0, t=t).size for t in (0.0, 1.0))
-    assert wide[0] > narrow[0]                       # the case this guards against
-    gif = Image.open(io.BytesIO(export.gif(figure, 1.0, frames=3)))
-    assert gif.size == wide
-    for frame in range(gif.n_frames):
-        gif.seek(frame)
-        assert gif.tile[0][1] == (0, 0, *wide)
+    with pytest.raises(InputError, match="a GIF animates a timeline"):
+        export.gif(Figure(label, Look(), {}, {"t": 0.0}), 1.0, frames=3)

@@ -1,5 +1,6 @@
 """`python -m sim export`: files from the same flags as `simulate`, one-line errors, no Altair in sim."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -8,7 +9,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from cli.common import PROCESS_BYTES
+from cli.export import VIEWS
+from cli.limits import figure_work
 from cli.main import main
+from tests.support.bounded import run_sim
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,6 +33,9 @@ def test_format_from_the_file_name_and_roofline_svg(tmp_path):
                  "--out", str(out)]) == 0
     text = out.read_text()
     assert text.startswith("<svg") and "ridge 133 FLOP/B" in text
+    # the figure states its scenario above it
+    assert "Textbook GPU (400 TFLOP/s, 3 TB/s) · 8B model (textbook example)" in text
+    assert "8,192-token prompt · 64 streams · budget 576 tokens · simple cost model" in text
 
 
 def test_streams_gif_animates(tmp_path):
@@ -66,9 +74,12 @@ def test_importing_sim_and_its_cli_does_not_import_altair():
 def test_without_out_the_file_is_named_by_the_scenario_in_the_ignored_out_folder(tmp_path,
                                                                                  monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["export", "--view", "roofline", "--gpu", "h100-sxm", "--model", "llama-3.1-8b",
-                 "--budget", "1024", "--format", "svg"]) == 0
-    assert (tmp_path / "out" / "roofline_h100-sxm_llama-3.1-8b_budget-1024.svg").exists()
+    argv = ["export", "--view", "roofline", "--gpu", "h100-sxm", "--model", "llama-3.1-8b",
+            "--budget", "1024", "--format", "svg"]
+    assert main(argv) == 0 and main([*argv, "--dark"]) == 0
+    stem = "roofline_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_budget-1024_roofline"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [f"{stem}_dark.svg",
+                                                                    f"{stem}_light.svg"]
     ignored = subprocess.run(["git", "check-ignore", "-q", "out/x.png"], cwd=ROOT)
     assert ignored.returncode == 0                              # out/ is in .gitignore
 
@@ -91,3 +102,38 @@ def test_a_tracked_file_is_overwritten_only_with_force(tmp_path, capsys):
     assert figure.read_text().startswith("<svg")
     untracked = repo / "docs" / "new.svg"                      # not in git: written as before
     assert main(["export", "--view", "roofline", "--mode", "simple", "--out", str(untracked)]) == 0
+
+
+def svg_size(path: Path) -> tuple[float, float]:
+    head = path.read_text()[:500]
+    return tuple(float(re.search(rf'<svg[^>]* {key}="([\d.]+)"', head).group(1))
+                 for key in ("width", "height"))
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
+@pytest.mark.parametrize("view", VIEWS)
+def test_the_estimate_prices_each_view_at_its_real_size(view, presenter, tmp_path):
+    """An export is priced by its figure's size: each view, drawn at its tallest (64 streams: the
+    decoder blocks at full height) and narrowest and widest, fits the estimator's width and
+    height, and its height is the estimator's within 2% (it once assumed 274 px for the streams
+    view and 532 px for side by side, which draw 656 and 882 px, the scenario's lines aside)."""
+    for width in (300, 4000):
+        out = tmp_path / f"{view}-{width}.svg"
+        assert main(["export", "--view", view, "--width", str(width), "--out", str(out),
+                     *(["--presenter"] if presenter else [])]) == 0
+        real_width, real_height = svg_size(out)
+        work = figure_work(view, "svg", width, 1, presenter)
+        assert real_width <= work.width and real_height <= work.height
+        assert work.height - real_height <= 0.02 * real_height
+
+
+def test_a_gif_export_takes_no_more_memory_than_its_estimate(tmp_path):
+    """The GIF pipeline's price holds: the process's peak (measured in a child) is under the
+    figure's estimate plus the command's own start, and not far under it."""
+    peak_file = str(tmp_path / "peak")
+    outcome = run_sim("export", "--view", "streams", "--format", "gif", "--width", "2000",
+                      "--frames", "60", "--out", str(tmp_path / "x.gif"), peak_file=peak_file)
+    assert outcome.code == 0, outcome.stderr
+    work = figure_work("streams", "gif", 2000, 60, False)
+    estimate = work.bytes + PROCESS_BYTES
+    assert 0 < outcome.peak_bytes <= estimate <= 3 * outcome.peak_bytes
