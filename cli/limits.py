@@ -22,7 +22,7 @@ from sim.serving.work import CLI_BUDGET, WorkTooLarge, combined, fmt_work_bytes,
 from .common import PROCESS_BYTES, PROCESS_SECONDS, check_work, lane_args, planned_run, remedy
 
 # (normal, presenter): measured 921 and 906 px, 695 and 759, 1,050 and 1,317
-VIEW_HEIGHT = {"side-by-side": (930, 915), "streams": (700, 765), "roofline": (1060, 1325)}
+VIEW_HEIGHT = {"side-by-side": (930, 915), "streams": (700, 765), "roofline": (1060, 1095)}
 SIDE_PX = 130               # the axis labels left of the plot (measured up to 123 px)
 MIN_WIDTH = (600, 850)      # the caption and legends (measured up to 574 and 823 px)
 PNG_SCALE = 2               # charts.export.PNG_SCALE
