@@ -261,8 +261,10 @@ def lane_numbers(s: Scenario, unchunked: Trace, chunked: Trace) -> Numbers:
 
 
 def step_fields(step: Step, numbers: Numbers) -> dict[str, str]:
-    """The fields a step's text takes: its runs' numbers, and an exercise's target."""
-    return numbers.text | ({"target": fmt_seconds(step.target_s)} if step.exercise else {})
+    """The fields a step's text takes: its runs' numbers, and an exercise's target and the
+    tolerance it counts within."""
+    return numbers.text | (dict(target=fmt_seconds(step.target_s), tile=f"{TILE:,}")
+                           if step.exercise else {})
 
 
 def burst_numbers(s: Scenario, traces: Mapping[str, Trace]) -> Numbers:
@@ -350,8 +352,8 @@ def check_budget(s: Scenario, pick: int, target_s: float, gap_of: Callable[[int]
     def priced(budget: int) -> str:
         return ms3(budget_iteration_cost(cost, s.decodes, s.context, s.prompt, budget).time_s)
 
-    fields = dict(pick=f"{pick:,}", pick_gap=ms3(gap), target=fmt_seconds(target_s),
-                  tile=f"{TILE:,}") | budget_hint(s, target_s)
+    fields = dict(pick=f"{pick:,}", pick_gap=ms3(gap), target=fmt_seconds(target_s)) \
+        | budget_hint(s, target_s)
     if answer is not None:
         fields |= dict(answer=f"{answer:,}", answer_chunk=f"{answer - s.decodes:,}",
                        answer_gap=priced(answer), answer_next=f"{answer + 1:,}",
