@@ -136,8 +136,7 @@ def _pick_changed() -> None:
 
 # --- the page's parts ---------------------------------------------------------------------------
 def navigation(t: tour.Tour, step: tour.Step) -> None:
-    """Back, the step picker and Next on one line, Home's chapter the step tells beside them; the
-    keys."""
+    """Back, the step picker and Next on one line; the keys."""
     w = t.words
     steps_count = len(t.steps)
     st.html(NAVIGATION_CSS)
@@ -153,7 +152,6 @@ def navigation(t: tour.Tour, step: tour.Step) -> None:
                   disabled=step.number == len(t.steps), on_click=_go, args=(step.number + 1,),
                   key="tour_next", type="primary",
                   help=w["keys"].format(last=min(steps_count, tour.DIGIT_STEPS)))
-        st.caption(w["chapter"].format(title=step.chapter_title()))
 
 
 def text(t: tour.Tour, step: tour.Step, fields: dict[str, str], truths: dict[str, float],
@@ -170,9 +168,7 @@ def text(t: tour.Tour, step: tour.Step, fields: dict[str, str], truths: dict[str
         picked = st.radio(w["your_guess"], step.guess, index=None, horizontal=True,
                           key=f"guess-{step.number}")
         revealed = picked is not None
-        if not revealed:
-            st.caption(w["before_guess"])
-        else:
+        if revealed:
             right = step.guess.index(picked) == tour.nearest_choice(step, truths[step.truth])
             mark = (f":material/check_circle: **{w['right']}**" if right
                     else f":material/cancel: **{w['not_quite']}**")
@@ -181,6 +177,8 @@ def text(t: tour.Tour, step: tour.Step, fields: dict[str, str], truths: dict[str
                             unsafe_allow_html=True)
     if step.exercise:
         exercise(t, step, fields, s)
+    if not presenter.on():   # a projector's words column has no line to spare
+        st.caption(w["chapter"].format(title=step.chapter_title()))
     for path in step.story_chapter().pages[:1]:
         page = story.BY_PATH[path]
         st.page_link(path, label=f"{w['deeper']}: {page.title}", icon=page.icon)

@@ -308,10 +308,10 @@ def main_text(at: AppTest) -> str:
 def test_a_guess_hides_the_answer_until_it_is_made():
     at = open_tour(tour=2)
     assert "333 ms" not in main_text(at)                         # not before the guess
-    assert "Guess first: the picture shows the run" in shown(at)
+    assert at.radio(key="guess-2").label == "Your guess, then the run plays"
     at.radio(key="guess-2").set_value("50 ms").run()
     assert "**333 ms**: the whole prompt's pass" in shown(at)
-    assert "Not quite." in shown(at) and "Guess first: the picture" not in shown(at)
+    assert "Not quite." in shown(at)
     at.radio(key="guess-2").set_value("300 ms").run()
     assert "Right." in shown(at)
 
