@@ -37,8 +37,8 @@ PICK = "tour_pick"           # the exercise's budget, a mirror of the sidebar's
 # panel below BURST_PANEL_PX is shorter than its axis title; the y axis takes BURST_SIDE_PX.
 BURST_FIXED_PX, BURST_PANEL_PX, BURST_SIDE_PX = 272, 170, 80
 # the buttons of a projector's page are tall (its type is 24 px): these need less room
-NAVIGATION_CSS = ("<style>.st-key-tour-navigation button { min-height: 2rem; padding-top: 0; "
-                  "padding-bottom: 0; }</style>")
+NAVIGATION_CSS = ("<style>.st-key-tour-navigation button, .st-key-tour-exercise-tools button "
+                  "{ min-height: 2rem; padding-top: 0; padding-bottom: 0; }</style>")
 HIGHLIGHT_CSS = ("<style>.st-key-tour-numbers {{ outline: 4px solid {ink}; outline-offset: 6px; "
                  "border-radius: 10px; }}</style>")
 
@@ -98,11 +98,12 @@ def learners_scenario() -> dict[str, object]:
 
 
 def kept_scenario_note(t: tour.Tour, step: tour.Step) -> None:
-    """Say that the learner's scenario comes back when they leave, naming what differs from the
-    step's (nothing to say where it is the same)."""
+    """Say that the learner's own values (those off their defaults) come back when they leave,
+    naming those the step changed (nothing to say where it changed none)."""
     saved = st.session_state.get(SAVED) or {}
     differs = [f"{CONTROLS[key].label}: {_shown(CONTROLS[key], value)}"
-               for key, value in saved.items() if value != step.scenario_values()[key]]
+               for key, value in saved.items()
+               if value != CONTROLS[key].default and value != step.scenario_values()[key]]
     if differs:
         st.caption(t.words["kept"].format(values=", ".join(differs)))
 
@@ -194,7 +195,8 @@ def exercise(t: tour.Tour, step: tour.Step, fields: dict[str, str], s: Scenario)
     st.session_state[PICK] = s.budget    # before the field: it shows the budget the lanes run
     budget = CONTROLS["budget"]
     st.number_input(w["budget"], min_value=int(budget.low), max_value=int(budget.high),
-                    step=tour.TILE, key=PICK, on_change=_pick_changed)
+                    step=tour.TILE, key=PICK, on_change=_pick_changed,
+                    help=w["budget_help"].format(tile=fields["tile"]))
 
     check = tour.check_budget(s, s.budget, step.target_s,
                               lambda b: tour.largest_gap(s, b, runs.lane_cards))
@@ -206,9 +208,11 @@ def exercise(t: tour.Tour, step: tour.Step, fields: dict[str, str], s: Scenario)
         st.markdown(f"{icon} {tour.render(step.section(verdict), said)}", unsafe_allow_html=True)
     if check.answer is None:
         return
-    with st.expander(w["show_hint"], key=f"hint-{step.number}"):
-        st.markdown(tour.render(step.section("hint"), said), unsafe_allow_html=True)
-    if st.toggle(w["show_answer"], key=f"answer-{step.number}"):
+    with st.container(horizontal=True, vertical_alignment="center", key="tour-exercise-tools"):
+        with st.popover(w["show_hint"], icon=":material/lightbulb:"):   # over the page: no room taken
+            st.markdown(tour.render(step.section("hint"), said), unsafe_allow_html=True)
+        answer = st.toggle(w["show_answer"], key=f"answer-{step.number}")
+    if answer:
         st.markdown(tour.render(step.section("answer"), said), unsafe_allow_html=True)
 
 

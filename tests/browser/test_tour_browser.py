@@ -82,9 +82,11 @@ def test_a_steps_link_opened_fresh_sets_its_controls_and_points_at_its_moment(pa
     assert outlined["y"] > unchunked                        # the lower lane's, not the upper one's
 
 
-@pytest.mark.parametrize("number", [1, 6, 9], ids=["longest-words", "numbers-and-lanes", "burst"])
+@pytest.mark.parametrize("number", [1, 6, 8, 9],
+                         ids=["longest-words", "numbers-and-lanes", "exercise", "burst"])
 def test_a_step_on_a_projector_needs_no_scrolling(page, app_url, number):
-    """The longest words, the four numbers over the lanes (scaled to fit), the burst's panels."""
+    """The longest words, the four numbers over the lanes (scaled to fit), the exercise with its
+    verdict, hint and answer buttons, the burst's panels (its caption before the guess)."""
     page.goto(f"{app_url}/tour?tour={number}&presenter=1")
     step_shown(page, number)
     main = page.get_by_test_id("stMain")
@@ -142,7 +144,7 @@ def test_the_exercise_answers_at_once(page, app_url):
     step_shown(page, 8)
     budget = page.get_by_label("Budget (tokens)", exact=True)
     feedback = page.locator(".st-key-tour-feedback")
-    for pick, says in (("3100", "over 50 ms"), ("2048", "a larger budget still fits"),
+    for pick, says in (("3100", "over 50 ms"), ("2048", "a tile larger still fits"),
                        ("3072", "counts")):
         budget.fill("")
         budget.press_sequentially(pick)          # digits typed in the field stay in the field:
