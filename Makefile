@@ -41,9 +41,11 @@ loadtest: $(BIN)/.test
 	$(BIN)/python -m benchmarks.load_test
 
 # Link fuzzing of every page (issue 11): 504 random links through AppTest, each a clean run or a
-# clean refusal; prints the slowest and largest cases. `make test` runs a slice of 27.
+# clean refusal; prints the slowest and largest cases. `make test` runs a slice of 27. Then the
+# claims test (tests/ui/test_claims.py) on 300 random scenarios (`make test`: 12).
 fuzz-app: $(BIN)/.test
 	FUZZ_APP_CASES=504 $(BIN)/python -m pytest -q tests/fuzz_app
+	CLAIMS_EXAMPLES=300 $(BIN)/python -m pytest -q tests/ui/test_claims.py
 
 # Mutation testing of sim/serving ([tool.mutmut] in pyproject.toml), from scratch, on 2 cores;
 # prints the score (killed or timed out / mutants tested) and the survivors.

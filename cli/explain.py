@@ -6,14 +6,12 @@ from dataclasses import asdict
 
 from sim.cost.iteration import Chunk, Composition
 from sim.errors import InputError
-from sim.studies.worked_example import DEFAULTS, RANGES, worked_example
+from sim.studies.worked_example import DEFAULTS, RANGES, SOURCE_ARTICLE, worked_example
 from sim.units import fmt_bytes, fmt_flops, fmt_seconds
 
 from .common import add_hardware_args, cost_model_from
 from .flags import number, number_list, paragraph, refuse
 from .output import emit, finite, table
-
-ARTICLE = "Chunked Prefill and Prefill-Decode Interference in LLM Serving"
 
 
 # --- worked-example -------------------------------------------------------------------------
@@ -28,7 +26,7 @@ def _worked_example(args) -> None:
     notes = [f"* {s.title}: {s.seed_note}" for s in ex.steps if s.seed_note]
     text = table(rows, ("step", "formula", "substituted", "result"), args.wide)
     if notes:
-        text += (f"\n\nWhere the source article (\"{ARTICLE}\", whose worked example this is) "
+        text += (f"\n\nWhere the source article (\"{SOURCE_ARTICLE}\", whose worked example this is) "
                  "rounds or slips:\n" + "\n".join(notes))
     emit(args, finite(ex.to_json()), text)
 
@@ -55,7 +53,7 @@ COUNTS = (("--decodes", "decodes", "requests streaming (one decode token each pe
 def register_worked_example(sub) -> None:
     p = sub.add_parser("worked-example", help="the source article's worked example, step by step",
                        description=paragraph(f"""
-        The worked example of the source article ("{ARTICLE}"): an 8-billion-parameter model on
+        The worked example of the source article ("{SOURCE_ARTICLE}"): an 8-billion-parameter model on
         an illustrative 400 TFLOP/s, 3 TB/s GPU, 64 requests streaming while one 8,192-token
         prompt arrives. Each step prints its formula, the numbers substituted and the result
         with its unit: the weight read, the decode step, the whole prompt in one iteration, then

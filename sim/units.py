@@ -25,17 +25,17 @@ def fmt_seconds(s: float) -> str:
     return f"{s * 1e6:.3g} µs"
 
 
-def fmt_bytes(b: float, binary: bool = True) -> str:
-    """Binary units (KiB, GiB) for KV and memory traffic; decimal (GB) for datasheet figures."""
-    base, units = (1024, ("B", "KiB", "MiB", "GiB", "TiB", "PiB")) if binary else \
-        (1000, ("B", "kB", "MB", "GB", "TB", "PB"))
+def fmt_bytes(b: float) -> str:
+    """SI decimal units (kB, MB, GB, TB), as datasheets and the source articles write sizes and
+    rates: one unit system everywhere the lab shows a size."""
+    units = ("B", "kB", "MB", "GB", "TB", "PB")
     value, unit = float(b), units[0]
     if not math.isfinite(value):
         return "—"
     for unit in units:
-        if abs(value) < base or unit == units[-1]:
+        if abs(value) < 1000 or unit == units[-1]:
             break
-        value /= base
+        value /= 1000
     if abs(value) >= HUGE:
         return f"{value:.3g} {unit}"
     return f"{value:,.0f} {unit}" if abs(value) >= 100 else f"{value:.3g} {unit}"

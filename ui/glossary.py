@@ -27,22 +27,27 @@ TERMS: dict[str, Term] = {t.id: t for t in (
     Term("prefill", "prefill",
          "Processing a request's whole prompt: every prompt token goes through the model (in one "
          "pass, or chunked, in a few), filling its KV cache; it ends with the first output token. "
-         "Compute-bound: thousands of tokens share each weight read."),
+         "Compute-bound when long: thousands of tokens share each weight read."),
+    Term("stream", "stream",
+         "A running request that emits tokens, one per iteration it is in: the reply a reader "
+         "watches grow. Its decode is the work; the stream is the request."),
     Term("decode", "decode",
-         "Generating the next output token of a request that is already streaming: one token per "
-         "request per iteration. Memory-bound: all the weights are read for one token per request."),
+         "Generating the next output token of each stream: one token per stream per iteration. "
+         "Memory-bound while the weights take longer to read than the arithmetic of one token "
+         "per stream."),
     Term("iteration", "iteration",
          "One forward pass of the model over its batch, every request it holds. A request gets "
          "at most one new token from it, when the whole pass ends."),
     Term("budget", "token budget",
-         "The most tokens one iteration may hold, decodes and prompt tokens together (vLLM's "
+         "The most tokens one iteration may hold, stream tokens and prompt tokens together (vLLM's "
          "max_num_batched_tokens, SGLang's --chunked-prefill-size). Written B."),
     Term("chunk", "chunk",
-         "The piece of a prompt one iteration carries. With budget B and D running decodes, the "
-         "chunk is C = B − D tokens."),
+         "The piece of a prompt one iteration carries. With budget B and D streams (one decode "
+         "token each), the chunk is C = B − D tokens."),
     Term("stall", "freeze",
-         "A gap between two tokens of a stream longer than 100 ms: about the longest pause that "
-         "still feels instantaneous (Nielsen, 1993), so a reader sees the stream stop."),
+         "A gap between two tokens of a stream longer than 100 ms, counted whole: about the "
+         "longest pause that still feels instantaneous (Nielsen, 1993), so a reader sees the "
+         "stream stop. A stream is frozen while its current wait is over 100 ms."),
     Term("ttft", "TTFT", "From a request's arrival to its first output token: queue wait + prefill.",
          "time to first token"),
     Term("tbt", "TBT",
@@ -66,10 +71,12 @@ TERMS: dict[str, Term] = {t.id: t for t in (
          "bytes moved. Below the ridge (peak / bandwidth) a pass is memory-bound, above it "
          "compute-bound."),
     Term("compute_bound", "compute-bound",
-         "A pass whose time is set by its arithmetic, FLOPs / peak FLOP/s: a long prompt."),
+         "A pass whose time is set by its arithmetic, FLOPs / peak FLOP/s, because that takes "
+         "longer than its memory reads: a long prompt."),
     Term("memory_bound", "memory-bound",
-         "A pass whose time is set by the bytes it reads, bytes / bandwidth: a decode step, which "
-         "reads every weight for one token per request."),
+         "A pass whose time is set by the bytes it reads, bytes / bandwidth, because that takes "
+         "longer than its arithmetic: a decode step, which reads every weight for one token per "
+         "stream."),
     Term("flop", "FLOPs",
          "Multiplies and adds; a model does about 2 × parameters of them per token.",
          "floating-point operations"),

@@ -12,6 +12,7 @@ resources; small results and the specs handed to the browser are cached as data.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
@@ -30,7 +31,7 @@ from sim.studies.budget import ScenarioIteration, scenario_iterations
 from sim.studies.worked_example import WorkedExample, worked_example
 
 from . import controls, words
-from .scenario import Scenario
+from .scenario import Scenario, most_that_fit
 from .store import TRACES
 from .widgets import CHART_WIDTH, widget
 
@@ -67,9 +68,19 @@ def lanes(s: Scenario) -> tuple[Trace, Trace]:
     """(unchunked, chunked) traces, or an error message and the end of this page's run."""
     traces = try_lanes(s)
     if isinstance(traces, str):
-        st.error(f"**Can't simulate this scenario:** {traces}")
+        st.error(f"**Can't simulate this scenario:** {traces.rstrip('.')}.{_what_fits()}")
         st.stop()
     return traces
+
+
+def _what_fits() -> str:
+    """The most of each memory-bound count that fits with the other values kept, each a link
+    to that view (empty when lowering one count alone cannot make the scenario fit)."""
+    fits = most_that_fit(st.session_state)
+    here = {key: st.query_params.get_all(key) for key in st.query_params}
+    links = [f"[{key}={value:,}](?{urlencode(here | {key: [str(value)]}, doseq=True)})"
+             for key, value in fits.items()]
+    return (" The most that fit, changing one value: " + ", or ".join(links) + ".") if links else ""
 
 
 def comparison(s: Scenario) -> Scenario | None:

@@ -146,6 +146,19 @@ def fit_in_memory(values: Mapping[str, object], keys: Sequence[str]) -> dict[str
     return lowered
 
 
+def most_that_fit(values: Mapping[str, object]) -> dict[str, int]:
+    """For a scenario that does not fit in the GPU's memory: each of MEMORY_KEYS lowered alone,
+    the others kept, to the largest value that fits ({key: value}; a key that cannot make it fit
+    even at its minimum is left out). What a page offers instead of a bare refusal."""
+    full = {key: values.get(key, CONTROLS[key].default) for key in CONTROLS}
+    out = {}
+    for key in MEMORY_KEYS:
+        fitted = _largest_that_fits(full, key, int(full[key]))
+        if fitted is not None and fitted < int(full[key]):
+            out[key] = fitted
+    return out
+
+
 def _largest_that_fits(values: Mapping[str, object], key: str, most: int) -> int | None:
     """The largest value of `key` in [its minimum, most] with which the scenario fits (memory
     use grows with each of MEMORY_KEYS, so bisect); None when not even the minimum fits."""

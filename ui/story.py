@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL
+
 from .glossary import first, term
 
 
@@ -67,45 +69,39 @@ CHAPTERS: tuple[Chapter, ...] = (
         "two-kinds", "1. Two kinds of work in one pass",
         f"A server runs its model in {term('iteration', 'iterations')}: one forward pass over every "
         "request it holds. Two kinds of work share each pass. "
-        f"**{term('prefill', 'Prefill')}** reads a new prompt, all {{prompt}} tokens at once: a "
-        f"lot of arithmetic, so it is {term('compute_bound')}. **{term('decode', 'Decode')}** "
-        "adds the next token to each of the {decodes} replies already streaming: little "
-        "arithmetic, but every weight is read again for it, so it is "
-        f"{term('memory_bound')}. Here a decode step of all {{decodes}} streams takes "
-        "**{decode_step}**; the whole prompt in one pass takes **{prompt_pass}**.",
+        f"**{term('prefill', 'Prefill')}** reads a new prompt, all {{prompt}} tokens at once"
+        "{prefill_regime}. A running request that emits tokens, one per iteration, is a "
+        f"**{term('stream')}**. **{term('decode', 'Decode')}** adds the next token to each "
+        "stream{decode_regime}. {pass_times}",
         ("pages/learn/roofline.py",), "the bars: blue is decode work, orange is prefill"),
     Chapter(
         "freeze", "2. One long prompt freezes every stream",
         "A stream gets its next token only when an iteration that holds it ends. {stall_story} "
-        "In the player, the top lane's {decodes} rows go blank together and the shaded block "
-        "grows over all of them: that block is the freeze, every user's reply stopped at once.",
+        "{freeze_story}",
         ("pages/learn/side_by_side.py",), "the top lane's rows"),
     Chapter(
         "split", "3. Split it: a budget B, a chunk C = B − D",
-        f"Chunked prefill caps every iteration at a {term('budget')} of B tokens. The D running "
-        f"decodes go in first, then a {term('chunk')} of the prompt fills the rest: C = B − D. "
+        f"Chunked prefill caps every iteration at a {term('budget')} of B tokens. The D streams' "
+        f"decode tokens go in first, then a {term('chunk')} of the prompt fills the rest: "
+        "C = B − D. "
         "{fix_story}",
         ("pages/learn/worked_example.py",), "the bottom lane's bars: a chunk beside the decodes"),
     Chapter(
         "trade", "4. What it costs, what it buys",
-        "It buys: the largest gap between two tokens of a stream {gap_change}, and {froze_c} of "
-        "the {decodes} streams freeze (a gap over {stall}) instead of {froze_u}. It costs: the "
-        f"new request's {term('ttft')} is {{ttft_c}} instead of {{ttft_u}}, because its chunks "
-        "share their iterations with the decodes; and while the prompt is prefilled each "
-        "iteration takes {prefill_step} instead of a {decode_step} decode step, so every stream's "
-        "usual gap grows to that.",
+        "{trade_story}",
         ("pages/learn/side_by_side.py",), "the counters over each lane's rows"),
     Chapter(
         "dial", "5. The budget is a dial",
         "A larger budget carries more of the prompt per iteration, so the first token comes "
-        "sooner; but every stream waits for each longer iteration. The Sarathi-Serve recipe: take "
+        "sooner; but every stream waits for each longer iteration. The Sarathi-Serve recipe "
+        f"([{SARATHI_SERVE}]({SARATHI_SERVE_URL})): take "
         "the largest budget whose iteration still meets the gap the streams must keep (their "
         f"{first('tpot')} target). Under load, a {first('slo')} adds a target for the first "
         "token too, and the dial must meet both.",
         ("pages/load/budget_tradeoff.py", "pages/learn/roofline.py")),
     Chapter(
         "traffic", "6. Under real traffic",
-        "One prompt beside {decodes} streams is the simplest case. Real servers see requests "
+        "One prompt arriving beside running streams is the simplest case. Real servers see requests "
         "arrive all the time: bursts of long prompts, random arrivals, recorded traces. Traffic "
         "serves a whole workload with several schedulers side by side; Capacity finds the "
         "highest request rate each sustains within its targets; Memory shows how the "

@@ -243,7 +243,7 @@ def lane_numbers(s: Scenario, unchunked: Trace, chunked: Trace) -> Numbers:
     """What the timeline steps quote: Home's story fields (ui.words.story_fields) and more."""
     cards_u = words.lane_cards(unchunked, s.mode, s.tp)
     cards_c = words.lane_cards(chunked, s.mode, s.tp)
-    text = words.story_fields(unchunked, chunked, s.budget, cards_u, cards_c)
+    text = words.story_fields(unchunked, chunked, s.cost_model())
     u, c = ({card.label: card for card in cards} for cards in (cards_u, cards_c))
     prompt_s, decode_s = float(unchunked.duration_s.max()), words.decode_step_s(unchunked)
     new = np.flatnonzero(~chunked.prefilled)

@@ -181,7 +181,7 @@ def sidebar() -> None:
                    "defaults show their numbers exactly (327.7 ms, 16 × 23.04 ms = 368.6 ms). "
                    "**roofline** adds attention, the decoders' KV reads and the "
                    f"{first('lm')} head (at the defaults the decode step grows from 5.333 ms to "
-                   "16.3 ms: 31 GiB of KV); **calibrated** runs that work at what real kernels "
+                   "16.3 ms: 33.6 GB of KV); **calibrated** runs that work at what real kernels "
                    "achieve.", unsafe_allow_html=True)
         st.subheader("Compare")
         for control in controls.POLICY:

@@ -8,11 +8,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.cost.iteration import CostModel
 from sim.serving.engine import Trace
 from sim.serving.metrics import request_times
 from sim.serving.policies import POLICIES
+from sim.studies.lanes import Comparison, Lane, compare, lane
 from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
-from sim.units import fmt_seconds
+from sim.studies.worked_example import SOURCE_ARTICLE
+from sim.units import fmt_bytes, fmt_seconds
+
+from .glossary import first, term
 
 # How one iteration is priced, per cost mode (sim/cost.py), in the words the pages use.
 COST_RULES = {
@@ -44,47 +49,201 @@ class Card:
     unit: str = "s"    # what `seconds` counts: "s", or a count ("streams")
 
 
-def stall_story(trace: Trace, gap: Card) -> str:
-    """Home's "the stall" paragraph, from the unchunked run: its longest iteration and the gap it
-    leaves (an iteration with no decode rows adds the decode step after it)."""
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def stall_story(trace: Trace, facts: Lane) -> str:
+    """Home's "the stall" paragraph, from the unchunked run: the iteration that carries the prompt
+    (the prompt iteration) and the streams' longest wait it causes, each under its own name."""
     policy = POLICIES[trace.policy]
-    i = int(np.argmax(trace.duration_s))
-    tokens = int(trace.decode_tokens[i] + trace.prefill_tokens[i])
-    if math.isnan(gap.seconds):
-        why = "no decoders are running, so no stream stalls"
-    elif trace.decode_tokens[i] == 0:
-        why = ("the decoders get no token in it, so their largest gap is that iteration plus the "
-               f"decode step after it: **{gap.value}**")
-    else:
-        why = f"every decoder's token waits for it: **{gap.value}**"
-    return (f"**{policy.label}**: {policy.summary}. Its longest iteration ({tokens:,} tokens) takes "
-            f"**{fmt_seconds(float(trace.duration_s[i]))}**; {why}.")
+    head = f"{policy.intro}. **{policy.label}**: {policy.summary}."
+    if math.isnan(facts.prompt_iteration_s):
+        return head + " No new prompt arrives, so nothing holds the streams up."
+    it = fmt_seconds(facts.prompt_iteration_s)
+    with_decodes = (f" and {facts.decodes_in_it:,} stream tokens" if facts.decodes_in_it else "")
+    out = (f"{head} The iteration that carries the prompt ({facts.prompt_tokens_in_it:,} prompt "
+           f"tokens{with_decodes}) takes **{it}**.")
+    if not facts.streams:
+        return out + " No streams are running, so none waits for it."
+    wait = fmt_seconds(facts.longest_wait_s)
+    if not facts.decodes_in_it and _same(facts.longest_wait_s,
+                                         facts.prompt_iteration_s + facts.decode_step_s):
+        return out + (" The streams get no token in it, so their longest wait is that iteration "
+                      f"plus the decode step after it, which brings their token: {it} + "
+                      f"{fmt_seconds(facts.decode_step_s)} = **{wait}**.")
+    if _same(facts.longest_wait_s, facts.prompt_iteration_s):
+        return out + f" Every stream's next token waits for all of it: their longest wait is **{wait}**."
+    return out + f" The streams' longest wait between two tokens: **{wait}**."
 
 
-def fix_story(trace: Trace, budget: int, ttft: Card, ttft_before: Card, gap: Card,
-              gap_before: Card) -> str:
+def fix_story(trace: Trace, facts: Lane, before: Lane) -> str:
     """Home's "the fix" paragraph, from the chunked run: what the policy does, the chunk
-    arithmetic when an iteration holds decodes and a chunk filling the budget, and what changed."""
+    arithmetic, and what it does to the streams' longest wait, by regime (no room for a chunk,
+    the whole prompt fits in one iteration, or the prompt split into chunks)."""
     policy = POLICIES[trace.policy]
+    budget, head = facts.budget, f"{policy.intro}. **{policy.label}**: {policy.summary}."
     if trace.starved_iterations:
-        return (f"**{policy.label}**: {policy.summary}. But the running decodes take the whole "
-                f"budget of {budget:,} tokens, so the prompt gets no chunk until decoders finish "
-                f"and leave ({trace.starved_iterations:,} iterations): its first token comes after "
-                f"**{ttft.value}**. Raise the budget above the number of decodes.")
-    mixed = np.flatnonzero((trace.decode_tokens > 0) & (trace.prefill_tokens > 0)
-                           & (trace.decode_tokens + trace.prefill_tokens == budget))
-    chunk = ""
-    if len(mixed):
-        d, c = int(trace.decode_tokens[mixed[0]]), int(trace.prefill_tokens[mixed[0]])
-        chunk = f" (chunk = budget − decodes = {budget:,} − {d:,} = **{c:,} prompt tokens**)"
-    if math.isnan(gap.seconds):
-        streams = "no decoders are running"
+        return (f"{head} But the running streams' decodes take the whole budget of {budget:,} "
+                "tokens, so the prompt gets no chunk until streams finish and leave "
+                f"({trace.starved_iterations:,} iterations): its first token comes after "
+                f"**{fmt_seconds(facts.ttft_s)}**. Raise the budget above the number of streams.")
+    if math.isnan(facts.prompt_iteration_s):
+        return head + " No new prompt arrives, so there is nothing to split."
+    wait = (f"the streams' longest wait {_change(before.longest_wait_s, facts.longest_wait_s)}"
+            if facts.streams else "no streams are running")
+    ttft = (f"the new request's first token comes after **{fmt_seconds(facts.ttft_s)}** "
+            f"(unchunked: {fmt_seconds(before.ttft_s)})")
+    if not facts.split:
+        return (f"{head} Here the budget of {budget:,} tokens has room for the whole "
+                f"{facts.prompt_tokens_in_it:,}-token prompt beside {facts.decodes_in_it:,} "
+                "stream tokens, so nothing is split: one iteration carries all of it, taking "
+                f"**{fmt_seconds(facts.prompt_iteration_s)}**; {wait}, and {ttft}. A budget "
+                "smaller than the prompt splits it.")
+    chunk = (f" Chunk = budget − stream tokens = {budget:,} − {facts.decodes_in_it:,} = "
+             f"**{facts.largest_chunk:,} prompt tokens**."
+             if facts.decodes_in_it + facts.largest_chunk == budget else "")
+    return (f"{head}{chunk} The prompt goes through in {facts.prompt_iterations:,} iterations, the "
+            f"longest **{fmt_seconds(facts.prompt_iteration_s)}**; {wait}, and {ttft}.")
+
+
+def freeze_story(facts: Lane) -> str:
+    """What the top lane's rows show while the prompt goes through, by whether streams freeze."""
+    if not facts.streams:
+        return "No streams are running here, so none can freeze."
+    threshold, wait = fmt_seconds(STALL_S), fmt_seconds(facts.longest_wait_s)
+    if not facts.frozen_streams:
+        return (f"Here that wait is under the {threshold} a reader notices, so no stream "
+                "freezes: this prompt is too short to hurt. A longer one freezes them.")
+    who = ("all of them" if facts.frozen_streams == facts.streams
+           else f"{facts.frozen_streams:,} of the {facts.streams:,}")
+    return (f"In the player, the top lane's rows go blank and the shaded block grows over "
+            f"{who}: a gap over {threshold} is a {'freeze'}, {who} stopped for up to {wait}.")
+
+
+def _who_froze(facts: Lane) -> str:
+    if facts.frozen_streams == facts.streams:
+        return "every stream freezes"
+    return f"{facts.frozen_streams:,} of the {facts.streams:,} streams freeze"
+
+
+def home_intro(unchunked: Trace, chunked: Trace) -> str:
+    """Home's opening paragraph: what the two lanes show in this scenario, by regime (Markdown,
+    with glossary hovers)."""
+    comparison = compare(unchunked, chunked)
+    u, c = comparison.unchunked, comparison.chunked
+    new = np.flatnonzero(~unchunked.prefilled)
+    prompt = f"{int(unchunked.prompt[new[0]]):,}" if len(new) else "no"
+    if not u.streams:
+        top, bottom = "", ""
     else:
-        direction = "falls" if gap.seconds < gap_before.seconds else "rises"
-        streams = f"the decoders' largest gap {direction} to **{gap.value}** (from {gap_before.value})"
-    return (f"**{policy.label}**: {policy.summary}{chunk}. Its longest iteration takes "
-            f"**{fmt_seconds(float(trace.duration_s.max()))}**; {streams}, and the new request's "
-            f"first token comes after **{ttft.value}** instead of {ttft_before.value}.")
+        top = (f" and {_who_froze(u)}" if u.frozen_streams else
+               f": the streams wait {fmt_seconds(u.longest_wait_s)}, too short to notice")
+        bottom = (" and the streams keep ticking" if not c.frozen_streams
+                  else f" and {_who_froze(c)}")
+    how = ("in chunks" if c.split else
+           "in one iteration too (the budget holds all of it)")
+    ttft = (f"the new prompt's {first('ttft')} grows a little" if c.ttft_s > u.ttft_s
+            else f"the new prompt's {first('ttft')} is no longer")
+    streams = (f"{u.streams:,} streams are being read as they grow, a token at a time, when"
+               if u.streams else "No streams are running when")
+    return (f"Why {first('llm')} servers split long prompts into chunks. {streams} a new "
+            f"{prompt}-token prompt arrives. **Press Play.** Top lane: the server reads the whole "
+            f"prompt in one pass{top}. Bottom lane: it reads the prompt {how}{bottom}, while "
+            f"{ttft}.")
+
+
+def prefill_regime(facts: Lane) -> str:
+    """Why the prompt's pass takes the time it does: its arithmetic or its weight read (from
+    the cost model's two times for that iteration, never a fixed token count)."""
+    if facts.compute_bound:
+        return (": a lot of arithmetic, more than reading the weights takes, so it is "
+                f"{term('compute_bound')}")
+    return (": so few tokens that reading the weights still takes longer than their arithmetic, so "
+            f"this pass is {term('memory_bound')}, like a decode step")
+
+
+def decode_regime(facts: Lane) -> str:
+    if not facts.streams:
+        return " (none are running here)"
+    if facts.decode_compute_bound:
+        return (f" (here {facts.streams:,} of them): so many that one token each is more "
+                "arithmetic than reading the weights takes, so here decode is "
+                f"{term('compute_bound')} too")
+    return (f" (here {facts.streams:,} of them): little arithmetic, but every weight is read "
+            f"again for it, so it is {term('memory_bound')}")
+
+
+def pass_times(facts: Lane) -> str:
+    """The decode step and the prompt iteration, each under its own name."""
+    prompt = f"the whole prompt in one pass takes **{fmt_seconds(facts.prompt_iteration_s)}**"
+    if not facts.streams:
+        return f"Here {prompt}."
+    return (f"Here a decode step of the {facts.streams:,} streams takes "
+            f"**{fmt_seconds(facts.decode_step_s)}**; {prompt}.")
+
+
+def trade_story(comparison: Comparison, reread: str) -> str:
+    """Home's "what it costs, what it buys" paragraph: a gain only where there is one."""
+    u, c = comparison.unchunked, comparison.chunked
+    threshold = fmt_seconds(STALL_S)
+    if not u.streams:
+        return ("No streams are running, so chunking has no gap to shorten; the new request's "
+                f"{term('ttft')} is {fmt_seconds(c.ttft_s)} chunked, {fmt_seconds(u.ttft_s)} unchunked.")
+    gap = f"the streams' longest wait {_change(u.longest_wait_s, c.longest_wait_s)}"
+    if u.frozen_streams == c.frozen_streams:
+        frozen = (f"no stream freezes in either lane (no gap over {threshold})"
+                  if not u.frozen_streams else
+                  f"{c.frozen_streams:,} of the {c.streams:,} streams still freeze (a gap over "
+                  f"{threshold}), as unchunked")
+    else:
+        frozen = (f"{c.frozen_streams:,} of the {c.streams:,} streams freeze (a gap over "
+                  f"{threshold}) instead of {u.frozen_streams:,}")
+    why_not = ("" if c.split or c.starved_iterations
+               else " (the budget holds the whole prompt, so nothing is split)")
+    if comparison.shorter_wait and (comparison.fewer_frozen or not c.frozen_streams):
+        buys = f"It buys: {gap}, and {frozen}."
+    elif comparison.fewer_frozen:
+        buys = f"It buys fewer freezes, {frozen}; but {gap}."
+    elif comparison.shorter_wait:
+        buys = (f"It buys little here: {gap}, and {frozen}: a chunk of {c.largest_chunk:,} "
+                "tokens is still a long iteration. A smaller budget buys more.")
+    else:
+        buys = f"Here it buys nothing{why_not}: {gap}, and {frozen}."
+    ttft = (f"the new request's {term('ttft')} is {fmt_seconds(c.ttft_s)} instead of "
+            f"{fmt_seconds(u.ttft_s)}")
+    if c.starved_iterations:
+        why = ": the streams take the whole budget, so the prompt waits for them to finish"
+    elif c.split:
+        why = ", because its chunks share their iterations with the stream tokens"
+    else:
+        why = ""
+    costs = (f" It costs: {ttft}{why}" if c.ttft_s > u.ttft_s else f" And {ttft}")
+    if c.split and c.decodes_in_it and not c.starved_iterations:
+        costs += (f"; and each iteration that carries a chunk takes up to "
+                  f"{fmt_seconds(c.prompt_iteration_s)} instead of a "
+                  f"{fmt_seconds(c.decode_step_s)} decode step, and every stream waits for each "
+                  "of them")
+    return buys + costs + "." + (f" {reread}" if reread else "")
+
+
+def reread_story(facts: Lane, cost: CostModel) -> str:
+    """What later chunks re-read: the KV of the prompt tokens before them (the worked example
+    prices it the same way), and whether this cost mode counts it."""
+    if not facts.reread_tokens:
+        return ""
+    per_token = cost.kv_bytes_per_token
+    total = facts.reread_tokens * per_token
+    bandwidth = cost.gpu.bandwidth
+    counted = ("the simple cost mode leaves it out, as the arithmetic of the lab's source "
+               f"article, *{SOURCE_ARTICLE}*, does"
+               if cost.mode == "simple" else f"the {cost.mode} cost mode counts it in each chunk's "
+               "iteration")
+    return (f"Each chunk after the first also re-reads the {first('kv')} cache of the prompt "
+            "tokens before "
+            f"it: {facts.reread_tokens:,} token-reads × {fmt_bytes(per_token)} = "
+            f"{fmt_bytes(total)}, {fmt_seconds(total / bandwidth)} at "
+            f"{bandwidth / 1e12:,.4g} TB/s ({counted}).")
 
 
 def card_delta(card: Card, ref: Card, ratio: bool = True) -> str | None:
@@ -102,46 +261,38 @@ def _seconds(s: float) -> str:
     return "0 ms" if s == 0 else fmt_seconds(s)
 
 
-def _median_duration(trace: Trace, which: np.ndarray) -> float:
-    durations = trace.duration_s[which]
-    return float(np.median(durations)) if len(durations) else math.nan
-
-
 def decode_step_s(trace: Trace) -> float:
-    """A decode-only iteration's time (the median of them): the streams' pace with no prompt."""
-    return _median_duration(trace, (trace.prefill_tokens == 0) & (trace.decode_tokens > 0))
-
-
-def prefill_step_s(trace: Trace) -> float:
-    """The time of an iteration that carries prompt tokens (the median of them)."""
-    return _median_duration(trace, trace.prefill_tokens > 0)
+    """The decode step after the prompt: every stream's pace with no prompt in the iteration."""
+    return lane(trace).decode_step_s
 
 
 def lane_cards(trace: Trace, mode: str, tp: int = 1) -> list[Card]:
-    """The numbers under a lane, the stall first: the decoders' largest gap, how many froze and
+    """The numbers under a lane, the stall first: the streams' longest wait, how many froze and
     for how long, the new request's TTFT, and the steady inter-token latency (p99), each with how
     it is computed (`mode`: the cost mode, `tp`: the tensor-parallel degree)."""
     rule = cost_rule(mode, tp)
     times = request_times(trace)
-    decoders = trace.prefilled
-    frozen = stalls(trace, STALL_S, decoders)
+    frozen = stalls(trace, STALL_S, trace.prefilled)
     every = stalls(trace, STALL_S)
     threshold = fmt_seconds(STALL_S)
     gap = frozen.largest_gap_s
     cards = [Card(
         GAP, fmt_seconds(gap),
-        f"max over the {frozen.streams:,} running decoders of (time of token k+1 − time of token k)"
-        f" = **{fmt_seconds(gap)}**. A decoder waits for every iteration it is not in, and for the "
-        "whole of each one it is in: one long prefill iteration is one long gap.", gap),
+        f"the streams' longest wait: max over the {frozen.streams:,} running streams of (time of "
+        f"token k+1 − time of token k) = **{fmt_seconds(gap)}**. A stream waits for every "
+        "iteration it is not in, and for the whole of each one it is in: one long prefill "
+        "iteration is one long gap.", gap),
         Card(FROZEN, f"{frozen.frozen_streams:,} of {frozen.streams:,}",
-             f"running decoders with at least one gap between two tokens longer than {threshold}, "
-             f"about the longest pause that still feels instantaneous ({STALL_SOURCE}): "
+             f"running streams with at least one freeze, a gap between two tokens longer than "
+             f"{threshold}, about the longest pause that still feels instantaneous "
+             f"({STALL_SOURCE}): "
              f"**{frozen.frozen_streams:,}** of {frozen.streams:,}.", float(frozen.frozen_streams),
              "streams"),
         Card(FROZEN_TIME, _seconds(frozen.frozen_per_stream_s),
-             f"mean over the {frozen.streams:,} running decoders of the sum of their gaps longer "
-             f"than {threshold} = **{_seconds(frozen.frozen_per_stream_s)}**: how long each reader "
-             "watched the reply stand still.", frozen.frozen_per_stream_s)]
+             f"mean over the {frozen.streams:,} running streams of the sum of their freezes, each "
+             f"a gap longer than {threshold} counted whole = "
+             f"**{_seconds(frozen.frozen_per_stream_s)}**: how long each stream stood still.",
+             frozen.frozen_per_stream_s)]
     new = np.flatnonzero(~trace.prefilled)
     if len(new):
         r = int(new[0])
@@ -172,23 +323,23 @@ def trade_notes(unchunked: Trace, chunked: Trace, cards_u: list[Card],
     """The sentence beside each chunked-lane number that got worse, by card label: what the
     fix costs, and why (a red arrow never stands alone)."""
     u = {c.label: c for c in cards_u}
+    facts = lane(chunked)
     notes = {}
     for card in cards_c:
         before = u.get(card.label)
         if before is None or not card.seconds > before.seconds:
             continue
         if card.label == TTFT:
-            new = np.flatnonzero(~chunked.prefilled)
-            chunks = int(np.count_nonzero(chunked.chunk_request == new[0])) if len(new) else 0
-            notes[card.label] = (f"The price of chunking: the prompt goes through in {chunks:,} "
-                                 "iterations, each shared with the decodes, so its first token "
-                                 "comes a little later.")
+            n = facts.prompt_iterations
+            notes[card.label] = (f"The price of chunking: the prompt goes through in {n:,} "
+                                 f"iteration{'s' if n != 1 else ''}, each shared with the stream "
+                                 "tokens, so its first token comes later.")
         elif card.label == STEADY:
-            notes[card.label] = (f"Also a price: while the prompt is prefilled each iteration takes "
-                                 f"{fmt_seconds(prefill_step_s(chunked))} instead of a "
-                                 f"{fmt_seconds(decode_step_s(chunked))} decode step. The "
-                                 "unchunked lane's freeze is longer, but it hits each stream once, "
-                                 "too rarely to reach the p99.")
+            notes[card.label] = (f"Also a price: while the prompt is prefilled its iterations take "
+                                 f"up to {fmt_seconds(facts.prompt_iteration_s)} instead of a "
+                                 f"{fmt_seconds(facts.decode_step_s)} decode step. The "
+                                 "unchunked lane's longest wait is longer, but it hits each stream "
+                                 "once, too rarely to reach the p99.")
         else:
             notes[card.label] = ("Worse here: this policy's prompt iterations are longer than the "
                                  "unchunked lane's (see the bars).")
@@ -199,62 +350,67 @@ def _change(before: float, after: float) -> str:
     """E.g. "falls from 333 ms to 23.04 ms (14.5× shorter)"."""
     if math.isnan(before) or math.isnan(after):
         return f"is {fmt_seconds(after)} (was {fmt_seconds(before)})"
-    if after == before:
+    if fmt_seconds(after) == fmt_seconds(before):
         return f"stays at {fmt_seconds(after)}"
     verb, ratio = ("falls", before / after) if after < before else ("rises", after / before)
     size = f" ({ratio:,.3g}× {'shorter' if after < before else 'longer'})" if after else ""
     return f"{verb} from {fmt_seconds(before)} to {fmt_seconds(after)}{size}"
 
 
-def story_fields(unchunked: Trace, chunked: Trace, budget: int, cards_u: list[Card],
-                 cards_c: list[Card]) -> dict[str, str]:
-    """The numbers Home's chapters (ui.story.CHAPTERS) quote, from the two lanes' runs."""
-    u, c = ({card.label: card for card in cards} for cards in (cards_u, cards_c))
+def story_fields(unchunked: Trace, chunked: Trace, cost: CostModel) -> dict[str, str]:
+    """Every field Home's chapters (ui.story.CHAPTERS) and the tour quote, from the two lanes'
+    runs (`cost`: the cost model they ran on), each sentence chosen by the regime it describes."""
+    comparison = compare(unchunked, chunked)
+    u, c = comparison.unchunked, comparison.chunked
     new = np.flatnonzero(~unchunked.prefilled)
-    ttft_u, ttft_c = (cards.get(TTFT) for cards in (u, c))
     return dict(
-        decodes=f"{int(unchunked.prefilled.sum()):,}",
+        decodes=f"{u.streams:,}",
         prompt=f"{int(unchunked.prompt[new[0]]):,}" if len(new) else "0",
-        decode_step=fmt_seconds(decode_step_s(unchunked)),
-        prompt_pass=fmt_seconds(float(unchunked.duration_s.max())),
-        prefill_step=fmt_seconds(prefill_step_s(chunked)),
-        stall_story=stall_story(unchunked, u[GAP]),
-        fix_story=fix_story(chunked, budget, ttft_c, ttft_u, c[GAP],
-                            u[GAP]) if ttft_u else "",
-        gap_change=_change(u[GAP].seconds, c[GAP].seconds),
-        froze_u=f"{u[FROZEN].seconds:,.0f}",
-        froze_c=f"{c[FROZEN].seconds:,.0f}",
+        decode_step=fmt_seconds(u.decode_step_s),
+        decode_regime=decode_regime(u),
+        pass_times=pass_times(u),
+        prompt_pass=fmt_seconds(u.prompt_iteration_s),
+        prefill_regime=prefill_regime(u),
+        prefill_step=fmt_seconds(c.prompt_iteration_s),
+        stall_story=stall_story(unchunked, u),
+        freeze_story=freeze_story(u),
+        fix_story=fix_story(chunked, c, u),
+        gap_change=_change(u.longest_wait_s, c.longest_wait_s),
+        trade_story=trade_story(comparison, reread_story(c, cost)),
+        froze_u=f"{u.frozen_streams:,}",
+        froze_c=f"{c.frozen_streams:,}",
         stall=fmt_seconds(STALL_S),
-        ttft_u=ttft_u.value if ttft_u else "—", ttft_c=ttft_c.value if ttft_c else "—")
+        ttft_u=fmt_seconds(u.ttft_s), ttft_c=fmt_seconds(c.ttft_s))
 
 
-def player_cue(cards_u: list[Card], cards_c: list[Card], decoders: int) -> str:
+def player_cue(cards_u: list[Card], cards_c: list[Card], streams: int) -> str:
     """What to watch, shown above the player until it plays (plain text)."""
     u, c = ({card.label: card for card in cards} for cards in (cards_u, cards_c))
-    first = (f" The new request's first token: {u[TTFT].value} on top, {c[TTFT].value} below."
+    ttfts = (f" The new request's first token: {u[TTFT].value} on top, {c[TTFT].value} below."
              if TTFT in u else "")
-    if not decoders:
-        return "Press Play: no streams are running, so nothing can freeze." + first
-    return (f"Press Play and watch the rows: one per stream ({decoders:,}), a tick per token. "
+    if not streams:
+        return "Press Play: no streams are running, so nothing can freeze." + ttfts
+    return (f"Press Play and watch the rows: one per stream ({streams:,}), a tick per token. "
             f"Top lane: the streams wait up to {u[GAP].value} for a token. "
-            f"Bottom lane: up to {c[GAP].value}." + first)
+            f"Bottom lane: up to {c[GAP].value}." + ttfts)
 
 
 def timeline_legend() -> str:
     """How to read the side-by-side timeline (Markdown)."""
     return ("How to read it: in each lane the bars are iterations, as wide as they run (blue: "
             "decode tokens, orange: prefill tokens). Under them, each row is a stream and each "
-            "tick a token it receives; a red block grows over a row while it waits, darker the "
-            "longer, and stays shaded where the wait was a freeze (over 100 ms); the dashed line "
-            "marks the largest gap so far. *Streams frozen for*: how long the longest-waiting "
-            "stream has now gone without a token.")
+            "tick a token it receives; a shaded block grows over a row while it waits, darker the "
+            f"longer, and stays shaded where the wait was a freeze (a gap over "
+            f"{fmt_seconds(STALL_S)}); the dashed line marks the largest gap so far. *Streams "
+            "frozen for*: how long the longest-waiting stream has now gone without a token, once "
+            f"that is over {fmt_seconds(STALL_S)} (a shorter wait is no freeze: 0).")
 
 
-def rows_note(decoders: int, rows: int, per_row: int, bin_ms: float | None) -> str:
-    """Say how the decoder rows were thinned for display."""
+def rows_note(streams: int, rows: int, per_row: int, bin_ms: float | None) -> str:
+    """Say how the streams' rows were thinned for display."""
     parts = []
     if per_row > 1:
-        parts.append(f"{decoders:,} streams drawn as {rows:,} rows of up to {per_row:,} (a row "
+        parts.append(f"{streams:,} streams drawn as {rows:,} rows of up to {per_row:,} (a row "
                      "ticks when any of its streams gets a token)")
     if bin_ms is not None:
         parts.append(f"ticks thinned to about one per {bin_ms:,.3g} ms, keeping both ends of "

@@ -123,10 +123,9 @@ try:
     explained.cost_model()
 except InputError as e:
     explained = replace(explained, gpu=measured_gpu)
-    st.info(f"The calibrated mode refuses the sidebar's GPU ({e}). Shown on the "
-            f"{measured_gpu.name} instead, the GPU the measurements come from; pick a real GPU in "
-            "the sidebar to see it there.",
-            icon=":material/info:")
+    st.caption(f"Shown on the {measured_gpu.name}, the GPU the measurements come from: the "
+               f"sidebar's {s.gpu.name} has no calibration to explain ({e}). Pick a real GPU "
+               "in the sidebar to see it there.")
 priced = runs.priced_iterations(explained)
 key = widgets.widget(controls.WHY, width=340)
 if key not in priced:

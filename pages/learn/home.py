@@ -6,7 +6,6 @@ import streamlit as st
 
 from ui import player, presenter, runs, story, widgets, words
 from ui.controls import WINDOW
-from ui.glossary import first
 
 s = widgets.scenario()
 unchunked, chunked = runs.lanes(s)
@@ -15,12 +14,7 @@ look = widgets.look()
 
 
 def intro() -> None:
-    st.markdown(
-        f"Why {first('llm')} servers split long prompts into chunks. {s.decodes:,} users are "
-        f"reading replies as they stream, a token at a time, when a new {s.prompt:,}-token prompt "
-        "arrives. **Press Play.** Top lane: the server reads the whole prompt in one pass and every "
-        "stream freezes. Bottom lane: it reads the prompt in chunks and the streams keep ticking, "
-        f"while the new prompt's {first('ttft')} grows a little.", unsafe_allow_html=True)
+    st.markdown(words.home_intro(unchunked, chunked), unsafe_allow_html=True)
     st.caption(f"{s.model.name} on the {s.gpu.name}"
                + (f" × {s.tp} (tensor parallel)" if s.tp > 1 else "")
                + f", {s.mode} cost model. Change any of it in the sidebar.")
@@ -39,7 +33,7 @@ else:
     player.player(s, look, WINDOW.default, "home-side-by-side", window_control=False)
     presenter.key_numbers(cards_u, cards_c, key="key-numbers")
 
-fields = words.story_fields(unchunked, chunked, s.budget, cards_u, cards_c)
+fields = words.story_fields(unchunked, chunked, s.cost_model())
 for chapter in story.CHAPTERS:
     with st.container(key=f"chapter-{chapter.id}"):
         st.subheader(chapter.title)

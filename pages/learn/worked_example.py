@@ -7,6 +7,7 @@ from functools import partial
 import streamlit as st
 
 from sim.errors import InputError
+from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL, SOURCE_ARTICLE
 from ui import controls, runs, widgets, worked
 from ui.glossary import first
 
@@ -16,7 +17,10 @@ REVEALED = "worked_revealed"   # how many steps of the core chain are shown
 
 st.header("Worked example")
 st.markdown(
-    "The source articles' arithmetic, one step at a time, on the sidebar's numbers: from the "
+    f"The arithmetic of the lab's source article on {first('llm')} serving, *{SOURCE_ARTICLE}*, "
+    "one step at a time, on the "
+    "sidebar's numbers (the article works the scheduler of "
+    f"[{SARATHI_SERVE}]({SARATHI_SERVE_URL})): from the "
     f"weights to the new prompt's {first('ttft')} and the streams' longest wait. It uses their "
     f"simple rule: {first('flop')} = 2 × parameters × tokens, and an iteration costs "
     "max(FLOPs / peak, weight bytes / bandwidth) on one GPU, whatever the sidebar's cost mode "

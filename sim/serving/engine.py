@@ -54,8 +54,8 @@ def kv_capacity_tokens(cost: CostModel, reserve_fraction: float = RESERVE_FRACTI
     if free <= 0:
         share = f" (1/{cost.tp} per GPU)" if cost.tp > 1 else ""
         raise InputError(
-            f"{model.name} weights ({fmt_bytes(cost.weight_bytes, binary=False)}{share}) do not "
-            f"fit in {gpu.name} memory ({fmt_bytes(gpu.memory_bytes, binary=False)} less a "
+            f"{model.name} weights ({fmt_bytes(cost.weight_bytes)}{share}) do not "
+            f"fit in {gpu.name} memory ({fmt_bytes(gpu.memory_bytes)} less a "
             f"{reserve_fraction:.0%} reserve); choose a larger GPU, more GPUs (tp) or a smaller "
             "model")
     return int(free // cost.kv_bytes_per_token)
@@ -322,12 +322,12 @@ def simulate(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget:
 def _check_fits(workload: Workload, engine: _Engine) -> None:
     """Refuse work that could never be scheduled, instead of waiting forever for it."""
     usable = engine.pool.capacity - engine.pool.watermark
-    kv_kib = engine.cost.model.kv_bytes_per_token / 1024
+    kv_gb = engine.cost.model.kv_bytes_per_token / 1e9
     largest = int(np.max(workload.prompt + workload.output))
     if largest > usable:
         raise InputError(
-            f"a request needs {largest:,} tokens of KV ({largest * kv_kib / 2**20:.1f} GiB) but "
-            f"only {usable:,} tokens ({usable * kv_kib / 2**20:.1f} GiB) fit beside the weights; "
+            f"a request needs {largest:,} tokens of KV ({largest * kv_gb:.1f} GB) but "
+            f"only {usable:,} tokens ({usable * kv_gb:.1f} GB) fit beside the weights; "
             "shorten the prompt or pick a GPU with more memory")
     streaming = int(np.sum((workload.prompt + workload.output)[workload.prefilled]))
     if streaming > engine.pool.capacity:

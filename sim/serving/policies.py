@@ -207,6 +207,7 @@ class PolicySpec:
     reserve_whole_prompt: bool  # KV for the whole prompt at admission, else per chunk
     label: str
     summary: str                # how it builds an iteration, in one phrase for the app's text
+    intro: str                  # what the engine is, in one sentence, where the text first names it
     kv_watermark: float = 0.0   # share of KV kept free when admitting (Sarathi: 1% of blocks)
 
     def plan(self, state: State, budget: int, limits: Limits) -> Batch:
@@ -218,26 +219,36 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec(name="sarathi", build=sarathi, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
                label="Sarathi-Serve (stall-free, chunked)",
-               summary="every running decode first, then a chunk of the prompt fills what is "
-                       "left of the budget, in the same iteration", kv_watermark=0.01),
+               intro="Sarathi-Serve is the research scheduler that introduced stall-free "
+                     "batching with a token budget (Agrawal et al., OSDI 2024)",
+               summary="every stream's decode token first, then a chunk of the prompt fills what "
+                       "is left of the budget, in the same iteration", kv_watermark=0.01),
     PolicySpec(name="vllm-v1", build=vllm_v1, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=True, reserve_whole_prompt=False,
                label="vLLM V1 (chunked prefill)",
-               summary="the running requests first (the budget caps their decodes too), then a "
+               intro="vLLM is a widely used open-source LLM server; its V1 engine, the "
+                     "default since 2025, chunks prompts",
+               summary="the streams first (the budget caps their decode tokens too), then a "
                        "chunk of the prompt fills what is left of the budget"),
     PolicySpec(name="sglang", build=sglang, chunked=True, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
                label="SGLang (prefill-first, chunked)",
+               intro="SGLang is another open-source LLM server; by default it runs prompt "
+                     "chunks before decodes",
                summary="prefill first: chunks of the prompt, up to the budget each, run alone "
-                       "while the decodes wait"),
+                       "while the streams wait"),
     PolicySpec(name="vllm-v0", build=vllm_v0, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
                label="vLLM V0 (prefill-only iterations)",
-               summary="the whole prompt in a prefill-only iteration while the decodes wait"),
+               intro="vLLM V0 is the open-source vLLM server's first engine, the baseline "
+                     "the Sarathi-Serve paper measures against",
+               summary="the whole prompt in a prefill-only iteration while the streams wait"),
     PolicySpec(name="orca", build=orca, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
                label="Orca (decodes + whole prompts)",
-               summary="every decode plus the whole prompt in one iteration"),
+               intro="Orca (OSDI 2022) is the research server that introduced "
+                     "iteration-level scheduling, now called continuous batching",
+               summary="every stream's decode token plus the whole prompt in one iteration"),
 )}
 CHUNKED = tuple(n for n, p in POLICIES.items() if p.chunked)
 UNCHUNKED = tuple(n for n, p in POLICIES.items() if not p.chunked)

@@ -42,7 +42,7 @@ def kv_footprint(count: int, tokens: int, kv_bytes_per_token: float,
                  tokens_name: str = "tokens") -> Step:
     """count x tokens x KV bytes per token: seed 001's "20 simultaneous 8,192-token prompts need
     20 GiB" at 128 KiB per token. `count_name` and `tokens_name` say in the formula (and in an
-    error) what is counted: prompts and their tokens, or decoders and their context."""
+    error) what is counted: prompts and their tokens, or streams and their context."""
     n = check_number(count_name, count, low=0, low_inclusive=True, high=1e9, integer=True)
     t = check_number(tokens_name, tokens, low=0, low_inclusive=True, high=1e9, integer=True)
     per = check_number("KV bytes per token", kv_bytes_per_token, high=1e9)
@@ -62,12 +62,12 @@ def kv_pressure(cost: CostModel, prompts: int, prompt_tokens: int, decoders: int
                     if step.key == "kv_capacity_bytes")
     per = cost.kv_bytes_per_token
     new = kv_footprint(prompts, prompt_tokens, per, "KV of the simultaneous prompts")
-    running = kv_footprint(decoders, context, per, "KV of the running decoders",
-                           count_name="decoders", tokens_name="context")
+    running = kv_footprint(decoders, context, per, "KV of the running streams",
+                           count_name="streams", tokens_name="context")
     total = new.value + running.value
     return [
         new, running,
-        Step("kv_total", "Together", "prompts' KV + decoders' KV",
+        Step("kv_total", "Together", "prompts' KV + streams' KV",
              f"{fmt_bytes(new.value)} + {fmt_bytes(running.value)}", total, "B"),
         capacity,
         Step("kv_share", "Share of the KV capacity", "together / KV capacity",
@@ -84,16 +84,15 @@ def memory_budget(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -
     # tensor parallelism: each GPU holds 1/tp of the weights and its share of the KV heads
     tp, shards = (f" / {cost.tp} GPUs", f" / {cost.kv_shards}") if cost.tp > 1 else ("", "")
     return [
-        Step("gpu_memory", "GPU memory", "datasheet", gpu.name, gpu.memory_bytes, "B", decimal=True),
+        Step("gpu_memory", "GPU memory", "datasheet", gpu.name, gpu.memory_bytes, "B"),
         Step("reserve", "Reserve (activations, CUDA graphs)", "memory × reserve fraction",
-             f"{fmt_bytes(gpu.memory_bytes, False)} × {reserve_fraction:g}", reserve, "B",
-             decimal=True),
+             f"{fmt_bytes(gpu.memory_bytes)} × {reserve_fraction:g}", reserve, "B"),
         Step("weights", "Weights", "params × bytes per param" + (" / tp" if tp else ""),
              f"{model.params:.3g} × {model.weight_bytes_per_param:g} B{tp}", cost.weight_bytes,
-             "B", decimal=True),
+             "B"),
         Step("kv_capacity_bytes", "KV capacity", "memory − reserve − weights",
-             f"{fmt_bytes(gpu.memory_bytes, False)} − {fmt_bytes(reserve, False)} − "
-             f"{fmt_bytes(cost.weight_bytes, False)}", free, "B"),
+             f"{fmt_bytes(gpu.memory_bytes)} − {fmt_bytes(reserve)} − "
+             f"{fmt_bytes(cost.weight_bytes)}", free, "B"),
         Step("kv_bytes_per_token", "KV bytes per token",
              "2 (K, V) × layers × KV heads × head dim × bytes" + (" / KV shards" if tp else ""),
              f"2 × {model.layers} × {model.kv_heads} × {model.head_dim} × "

@@ -1,10 +1,13 @@
 """Stalls: gaps between two tokens of a stream long enough for its reader to see it stop.
 
-A stream *freezes* when one gap between its tokens is longer than STALL_S = 100 ms, about the
-longest delay that still feels instantaneous (J. Nielsen, "Response Times: The 3 Important Limits",
-1993: 0.1 s). Percentiles hide such a freeze: one 333 ms gap among a stream's 256 gaps is 0.4% of
-them, below the p99. These counts do not: how many streams froze, how long each was frozen, and
-how many gaps went over the threshold.
+The one definition of a freeze, which every counter and sentence of the lab uses: a stream is
+*frozen* at time t when its current gap (the time since its last token) exceeds STALL_S = 100 ms,
+about the longest delay that still feels instantaneous (J. Nielsen, "Response Times: The 3
+Important Limits", 1993: 0.1 s); a gap longer than STALL_S is a *freeze*, and its whole length is
+the freeze's duration (so a lane where no gap exceeds STALL_S has no frozen time at all).
+Percentiles hide such a freeze: one 333 ms gap among a stream's 256 gaps is 0.4% of them, below
+the p99. These counts do not: how many streams froze, how long each was frozen, and how many gaps
+went over the threshold.
 """
 
 from __future__ import annotations
@@ -19,6 +22,14 @@ from sim.serving.metrics import token_gaps
 
 STALL_S = 0.1
 STALL_SOURCE = "J. Nielsen, Response Times: The 3 Important Limits (1993): 0.1 s feels instantaneous"
+
+
+def frozen_for(wait_s, threshold_s: float = STALL_S):
+    """How long a stream has been frozen after waiting `wait_s` since its last token (a number or
+    an array): the whole wait once it exceeds the threshold, 0 before. What a live counter shows."""
+    wait = np.asarray(wait_s, dtype=float)
+    out = np.where(wait > threshold_s, wait, 0.0)
+    return float(out) if out.ndim == 0 else out
 
 
 @dataclass(frozen=True)

@@ -150,7 +150,7 @@ def test_a_budget_with_room_for_the_whole_prompt_prices_decodes_plus_prompt(caps
     assert "max(1,008 × 16 GFLOP" in rows["budget 1,100: one iteration (whole prompt fits)"]
     assert rows["budget 1,100: TTFT"].split()[-2:] == ["40.32", "ms"]
     assert "40.32 ms" in rows["budget 1,100: TTFT"].split("  ", 1)[1]   # the substitution agrees
-    assert "nothing is split" in rows["budget 1,100: stall reduction"]
+    assert "nothing is split" in rows["budget 1,100: iteration, unchunked / chunked"]
 
 
 def test_a_budget_below_the_prompt_still_prices_the_full_budget():

@@ -147,16 +147,16 @@ TIGHT = CostModel(custom_gpu(150, 1, 18.2), get_model("dense-8b"))   # 2,899 KV 
 
 def test_a_request_may_fill_the_kv_but_not_overflow_it():
     """vLLM V1 keeps no watermark: prompt + output up to all 2,899 tokens runs; one more is
-    refused, with both sizes in tokens and GiB (128 KiB per token)."""
+    refused, with both sizes in tokens and SI GB (131 kB per token)."""
     assert simulate(make_workload([0.0], [2898], [1]), get_policy("vllm-v1"), TIGHT,
                     budget=4096).iterations == 1
     with pytest.raises(InputError) as error:
         simulate(make_workload([0.0], [2899], [1]), get_policy("vllm-v1"), TIGHT, budget=4096)
     assert str(error.value) == (
-        "a request needs 2,900 tokens of KV (0.4 GiB) but only 2,899 tokens (0.4 GiB) fit beside "
+        "a request needs 2,900 tokens of KV (0.4 GB) but only 2,899 tokens (0.4 GB) fit beside "
         "the weights; shorten the prompt or pick a GPU with more memory")
-    # 8,602 tokens x 128 KiB = 1.0501 GiB
-    with pytest.raises(InputError, match=r"needs 8,602 tokens of KV \(1.1 GiB\) but only 2,899"):
+    # 8,602 tokens x 131,072 B = 1.127 GB
+    with pytest.raises(InputError, match=r"needs 8,602 tokens of KV \(1.1 GB\) but only 2,899"):
         simulate(make_workload([0.0], [8601], [1]), get_policy("vllm-v1"), TIGHT, budget=4096)
 
 

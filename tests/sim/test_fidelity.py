@@ -253,7 +253,7 @@ def test_weights_that_do_not_fit_are_named_in_readable_units():
     with pytest.raises(InputError) as refused:
         kv_capacity_tokens(cost)
     message = str(refused.value)
-    assert f"weights ({fmt_bytes(cost.weight_bytes, binary=False)}) do not fit" in message
+    assert f"weights ({fmt_bytes(cost.weight_bytes)}) do not fit" in message
     assert "PB" in message and "e+" not in message and ".0 GB" not in message
     assert "H100 SXM memory (80 GB less a 10% reserve)" in message
 

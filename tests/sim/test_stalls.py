@@ -7,7 +7,8 @@ import pytest
 
 import sim
 from sim.errors import InputError
-from sim.studies.stalls import STALL_S, stalls
+from sim.serving.metrics import token_gaps
+from sim.studies.stalls import STALL_S, frozen_for, stalls
 
 WHOLE_PROMPT_GAP_S = 8192 * 16e9 / 400e12 + 16e9 / 3e12   # the prefill, then a decode step
 
@@ -57,3 +58,22 @@ def test_every_request_by_default_and_none_without_gaps(lanes):
 def test_a_bad_threshold_says_so(lanes, bad):
     with pytest.raises(InputError, match="stall threshold"):
         stalls(lanes[0], bad)
+
+
+def test_a_stream_is_frozen_only_once_its_wait_passes_the_threshold_and_then_for_all_of_it():
+    """The one definition: a 12 ms or a 100 ms wait is no freeze (0), a 333 ms wait is frozen
+    for 333 ms, whole, not for the 233 ms past the threshold."""
+    assert frozen_for(0.012) == 0.0 and frozen_for(STALL_S) == 0.0
+    assert frozen_for(0.333) == 0.333
+    assert list(frozen_for(np.array([0.003, 0.1001, 0.2]))) == [0.0, 0.1001, 0.2]
+
+
+def test_the_frozen_time_of_a_lane_is_its_freezes_counted_whole(lanes):
+    unchunked, chunked = lanes
+    for trace in (unchunked, chunked):
+        gaps, owner = token_gaps(trace)
+        keep = trace.prefilled[owner]
+        per_stream = np.bincount(owner[keep], weights=frozen_for(gaps[keep]),
+                                 minlength=len(trace.arrival_s))[trace.prefilled]
+        assert stalls(trace, STALL_S, trace.prefilled).frozen_per_stream_s == \
+            pytest.approx(per_stream.mean())

@@ -363,9 +363,9 @@ def test_kv_pressure_formulas_name_the_numbers_they_show():
     the decoders' KV is decoders x context, not prompts x tokens; the capacity is memory -
     reserve - weights with those three numbers, as in the capacity table."""
     steps = {s.title: s for s in kv_pressure(SEED_SIMPLE, 20, 8192, 64, 4000)}
-    decoders = steps["KV of the running decoders"]
-    assert decoders.formula == "decoders × context × KV bytes per token"
-    assert decoders.substituted == "64 × 4,000 × 128 KiB"
+    decoders = steps["KV of the running streams"]
+    assert decoders.formula == "streams × context × KV bytes per token"
+    assert decoders.substituted == "64 × 4,000 × 131 kB"
     assert steps["KV of the simultaneous prompts"].formula == \
         "prompts × tokens × KV bytes per token"
     assert steps["KV capacity"] == next(s for s in memory_budget(SEED_SIMPLE)
@@ -375,7 +375,7 @@ def test_kv_pressure_formulas_name_the_numbers_they_show():
         return re.findall(r" [×+−/] ", text)
     for step in steps.values():
         assert operations(step.formula) == operations(step.substituted), step.title
-    with pytest.raises(InputError, match="decoders must be"):
+    with pytest.raises(InputError, match="streams must be"):
         kv_pressure(SEED_SIMPLE, 20, 8192, -1, 4000)
     with pytest.raises(InputError, match="context must be"):
         kv_pressure(SEED_SIMPLE, 20, 8192, 64, 0.5)

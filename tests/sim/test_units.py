@@ -15,6 +15,6 @@ def test_fmt_seconds(value, shown):
 
 
 def test_fmt_bytes_and_flops():
-    assert fmt_bytes(128 * 1024) == "128 KiB" and fmt_bytes(16e9, binary=False) == "16 GB"
-    assert fmt_bytes(7.5 * 2**30) == "7.5 GiB" and fmt_bytes(math.nan) == "—"
+    assert fmt_bytes(128 * 1024) == "131 kB" and fmt_bytes(16e9) == "16 GB"   # SI, never KiB
+    assert fmt_bytes(7.5 * 2**30) == "8.05 GB" and fmt_bytes(math.nan) == "—"
     assert fmt_flops(999.7e9) == "1 TFLOP" and fmt_flops(16e9) == "16 GFLOP"

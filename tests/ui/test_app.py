@@ -41,16 +41,20 @@ def test_home_shows_the_seeds_headline_numbers():
 
 
 @pytest.mark.parametrize("query, says, never", [
-    (dict(chunked="sglang"), ["run alone while the decodes wait", "rises to **333.2 ms**"],
-     ["512 prompt tokens", "falls to"]),
-    (dict(unchunked="orca"), ["8,256 tokens", "every decoder's token waits for it: **330.2 ms**"],
+    (dict(chunked="sglang"), ["run alone while the streams wait",
+                              "longest wait rises from 333 ms to 333.2 ms"],
+     ["512 prompt tokens", "It buys:"]),
+    (dict(unchunked="orca"), ["(8,192 prompt tokens and 64 stream tokens)",
+                              "waits for all of it: their longest wait is **330.2 ms**"],
      ["no token in it"]),
-    (dict(budget=32), ["take the whole budget of 32 tokens", "256 iterations"], ["falls to"]),
-    (dict(decodes=0), ["no decoders are running"], ["**—**"]),
+    (dict(budget=32), ["take the whole budget of 32 tokens", "256 iterations"],
+     ["nothing is split"]),
+    (dict(decodes=0), ["No streams are running"], ["**—**", "0 streams"]),
 ])
 def test_home_tells_each_policys_story_from_its_run(query, says, never):
-    """The Home text follows the chosen policies: SGLang runs chunks alone (the gap rises), Orca
-    fuses decodes into the prompt's pass, a starved budget, no decoders at all."""
+    """The Home text follows the chosen policies: SGLang runs chunks alone (the gap rises, so no
+    gain is claimed), Orca fuses the stream tokens into the prompt's pass, a starved budget, no
+    streams at all."""
     text = shown(open_app(**query))
     for phrase in says:
         assert phrase in text
@@ -76,7 +80,7 @@ def test_every_number_chunking_makes_worse_has_its_reason_beside_it():
     captions = [c.value for c in at.caption]
     assert any(c.startswith("The price of chunking: the prompt goes through in 16 iterations")
                for c in captions)
-    assert any("each iteration takes 23.04 ms instead of a 5.333 ms decode step" in c
+    assert any("take up to 23.04 ms instead of a 5.333 ms decode step" in c
                for c in captions)
     at = open_app("pages/learn/side_by_side.py", chunked="sglang")   # chunks alone: gaps rise
     rising = [m for m in at.metric[5:] if m.delta and m.delta.startswith("+")]
@@ -138,7 +142,7 @@ def test_worked_example_with_a_starving_budget_says_so():
     at.toggle(key="worked_all").set_value(True).run()
     assert_clean(at)
     titles = [h.value for h in at.subheader if h.value[0].isdigit()]
-    assert titles[-1] == "4. No room for a chunk" and "Budget 32 ≤ 64 decodes" in shown(at)
+    assert titles[-1] == "4. No room for a chunk" and "Budget 32 ≤ 64 streams" in shown(at)
 
 
 def test_roofline_at_the_defaults_finds_the_budget_and_the_engines_defaults():
@@ -328,9 +332,27 @@ def test_fidelity_page_shows_the_validate_numbers():
     assert len(at.get("vega_lite_chart")) == 3
 
 
+def test_a_scenario_too_big_for_memory_says_the_most_that_fits_with_links():
+    """decodes=1,000 at 4,000 tokens of context needs 4.3 million KV tokens: the page says the
+    most that fit with the other values kept (100 streams, or a context of 171), each a link to
+    that view, and those links run."""
+    at = open_app(decodes=1000)
+    message = at.error[0].value
+    assert "The most that fit, changing one value: [decodes=100](?decodes=100)" in message
+    assert "[context=171](?decodes=1000&context=171)" in message
+    assert scenario.scenario_from({"decodes": 100}).fits_in_memory()
+    assert not scenario.scenario_from({"decodes": 101}).fits_in_memory()
+    at = open_app(decodes=100)
+    assert_clean(at) and not at.error
+
+
 def test_fidelity_waterfall_at_the_defaults_says_which_gpu_it_uses():
+    """The sidebar's default GPU is not refused: the page opens on the GPU it can explain and
+    says why, in a caption, not an alert."""
     at = open_app(FIDELITY)
-    assert "illustrative GPU" in at.info[-1].value and "A100 80GB SXM" in at.info[-1].value
+    said = next(c.value for c in at.caption if c.value.startswith("Shown on the A100 80GB SXM"))
+    assert "the sidebar's Textbook GPU" in said and "no calibration" in said
+    assert not any("refuses" in i.value for i in at.info) and not at.warning
     factors = at.table[0].value
     assert list(factors.index)[:2] == ["roofline (ideal)", "kernels in sequence"]
     assert "all-reduce" not in factors.index                   # one GPU

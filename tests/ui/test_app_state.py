@@ -153,7 +153,7 @@ def test_lane_cards_show_the_seeds_numbers(seed_traces):
     assert unchunked["Largest gap"].value == "333 ms"
     assert chunked["Largest gap"].value == "23.04 ms"
     assert "16 iteration(s)" in chunked["New request TTFT"].help
-    assert "64 running decoders" in chunked["Largest gap"].help
+    assert "64 running streams" in chunked["Largest gap"].help
     assert (unchunked["Streams frozen"].value, chunked["Streams frozen"].value) == ("64 of 64",
                                                                                     "0 of 64")
     assert unchunked["Frozen per stream"].seconds == pytest.approx(0.333013, rel=1e-5)
