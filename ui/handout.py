@@ -11,6 +11,7 @@ steps (ui/tour.py) and figure builders (charts/) as the app, drawn by vl-convert
 from __future__ import annotations
 
 import argparse
+import html
 import re
 import sys
 from dataclasses import replace
@@ -33,6 +34,7 @@ OUT = ROOT / "out" / "handout"
 WIDTH = 900           # CSS pixels of a figure's plot: a page's width at PNG_SCALE
 MAX_ITERATIONS = 500_000
 RECAP = "recap.md"    # beside the steps: the tour in a few lines, for the handout
+HTML_TAG = re.compile(r"<[^>]+>")
 GLOSSARY_USE = re.compile(r"\{(?:term|first):(\w+)")
 
 
@@ -80,7 +82,8 @@ def exercise_check(step: tour.Step) -> tour.BudgetCheck:
 
 
 def _plain(markdown: str, fields: dict[str, str]) -> str:
-    return tour.render(markdown, fields, hover=False)
+    """A text for print: glossary terms as plain words, a field's hover markup (HTML) dropped."""
+    return html.unescape(HTML_TAG.sub("", tour.render(markdown, fields, hover=False)))
 
 
 def step_markdown(t: tour.Tour, step: tour.Step, numbers: tour.Numbers,

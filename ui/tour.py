@@ -35,6 +35,7 @@ from sim.errors import InputError
 from sim.serving.engine import Trace
 from sim.serving.metrics import request_times
 from sim.studies.budget import budget_iteration_cost, largest_budget_within
+from sim.studies.lanes import compare
 from sim.studies.stalls import STALL_S, stalls
 from sim.units import fmt_seconds
 
@@ -240,24 +241,37 @@ class Numbers:
 
 
 def lane_numbers(s: Scenario, unchunked: Trace, chunked: Trace) -> Numbers:
-    """What the timeline steps quote: Home's story fields (ui.words.story_fields) and more."""
-    cards_u = words.lane_cards(unchunked, s.mode, s.tp)
-    cards_c = words.lane_cards(chunked, s.mode, s.tp)
+    """What the timeline steps quote: Home's story fields (ui.words.story_fields) and more, every
+    value from the lanes' facts (sim.studies.lanes), as Home and the cards have them."""
     text = words.story_fields(unchunked, chunked, s.cost_model())
-    u, c = ({card.label: card for card in cards} for cards in (cards_u, cards_c))
-    prompt_s, decode_s = float(unchunked.duration_s.max()), words.decode_step_s(unchunked)
-    new = np.flatnonzero(~chunked.prefilled)
-    chunks = int(np.count_nonzero(chunked.chunk_request == new[0])) if len(new) else 0
-    values = dict(gap_u=u[words.GAP].seconds, gap_c=c[words.GAP].seconds,
-                  ttft_u=u[words.TTFT].seconds if words.TTFT in u else math.nan,
-                  ttft_c=c[words.TTFT].seconds if words.TTFT in c else math.nan,
-                  prompt_over_decode=prompt_s / decode_s, chunks_c=float(chunks))
-    text |= dict(gap_u=u[words.GAP].value, gap_c=c[words.GAP].value, budget=f"{s.budget:,}",
-                 chunk=f"{max(s.chunk, 0):,}", chunks_c=f"{chunks:,}",
+    lanes = compare(unchunked, chunked)
+    u, c = lanes.unchunked, lanes.chunked
+    values = dict(gap_u=u.longest_wait_s, gap_c=c.longest_wait_s, ttft_u=u.ttft_s, ttft_c=c.ttft_s,
+                  prompt_over_decode=u.prompt_iteration_s / u.decode_step_s,
+                  chunks_c=float(c.prompt_iterations))
+    text |= dict(gap_u=fmt_seconds(u.longest_wait_s), gap_c=fmt_seconds(c.longest_wait_s),
+                 budget=f"{s.budget:,}", chunk=f"{c.largest_chunk:,}",
+                 chunk_sum=chunk_sum(s.budget, s.decodes, s.prompt),
+                 chunks_c=f"{c.prompt_iterations:,}",
+                 prompt_iterations=f"{c.prompt_iterations:,} iteration"
+                                   + ("" if c.prompt_iterations == 1 else "s"),
                  prompt_over_decode=f"{values['prompt_over_decode']:,.3g}×",
                  prompt_over_decode_tokens=f"{s.prompt / max(s.decodes, 1):,.3g}",
                  gpu=s.gpu.name, model=s.model.name)
     return Numbers(text, values)
+
+
+def chunk_sum(budget: int, decodes: int, prompt: int) -> str:
+    """The chunk a budget leaves, C = B − D, by regime: no room for one (the streams take the
+    whole budget), the whole prompt (it fits in one iteration), or B − D of it."""
+    room = budget - decodes
+    if room <= 0:
+        return (f"B − D = {budget:,} − {decodes:,} leaves **no room** for a chunk: the prompt "
+                "waits until streams finish")
+    if room >= prompt:
+        return (f"B − D = {budget:,} − {decodes:,} = {room:,}, room for the whole "
+                f"{prompt:,}-token prompt: **C = {prompt:,}** prompt tokens, in one iteration")
+    return f"**C = B − D = {budget:,} − {decodes:,} = {room:,}** prompt tokens"
 
 
 def step_fields(step: Step, numbers: Numbers) -> dict[str, str]:

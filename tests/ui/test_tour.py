@@ -84,6 +84,33 @@ def test_every_steps_words_are_filled_from_its_runs(steps):
     assert reveal.startswith("**333 ms**: the whole prompt's pass (327.7 ms)")
 
 
+@pytest.mark.parametrize("budget, says", [
+    (576, "**C = B − D = 576 − 64 = 512** prompt tokens"),
+    (64, "leaves **no room** for a chunk"),
+    (9000, "room for the whole 8,192-token prompt: **C = 8,192** prompt tokens, in one iteration"),
+])
+def test_the_chunk_arithmetic_follows_the_regime(steps, budget, says):
+    """C = B − D only where that is the chunk: not past the prompt, not below nothing."""
+    step = steps.step(4)
+    s = replace(step.scenario(), budget=budget)
+    text = tour.render(step.text, tour.lane_numbers(s, s.run(s.unchunked, 50_000),
+                                                    s.run(s.chunked, 50_000)).text)
+    assert says in text
+
+
+def test_the_steps_words_follow_a_short_prompt(steps):
+    """A 100-token prompt's pass is as long as a decode step: memory-bound, and no freeze."""
+    text = {}
+    for number in (1, 3):
+        step = steps.step(number)
+        s = replace(step.scenario(), prompt=100)
+        fields = tour.lane_numbers(s, s.run(s.unchunked, 50_000), s.run(s.chunked, 50_000)).text
+        text[number] = " ".join(tour.render(step.text + step.section("reveal"), fields,
+                                            hover=False).split())
+    assert "compute-bound" not in text[1] and "this pass is" in text[1]
+    assert "no stream freezes" in text[3] and "64 of the 64" not in text[3]
+
+
 def test_the_under_load_step_quotes_the_burst(steps):
     """Ten 8,192-token prompts: the source article's 3.7 s drain, chunked."""
     from ui.handout import _burst
@@ -430,6 +457,12 @@ def test_the_handouts_answers_are_in_a_key_at_the_end(handout, steps):
     asked = body.split(f"## {exercise.number}. ")[1].split("\n## ")[0]
     assert "**Hint:**" in asked and "50 ms / 16.24 µs" in asked and "3,079" not in asked
     assert "The largest budget is **3,079**" in key and "50 ms / 16.24 µs ≈ 3,079" in key
+
+
+def test_the_handout_is_plain_markdown(handout):
+    """Glossary hovers and the story's hover markup are for the app: print has the words."""
+    _, text = handout
+    assert "<span" not in text and "<abbr" not in text and "TTFT" in text
 
 
 def test_the_handout_has_a_recap_with_the_runs_numbers(handout, steps):
