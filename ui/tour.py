@@ -257,7 +257,9 @@ def lane_numbers(s: Scenario, unchunked: Trace, chunked: Trace) -> Numbers:
                                    + ("" if c.prompt_iterations == 1 else "s"),
                  prompt_over_decode=f"{values['prompt_over_decode']:,.3g}×",
                  prompt_over_decode_tokens=f"{s.prompt / max(s.decodes, 1):,.3g}",
-                 gpu=s.gpu.name, model=s.model.name)
+                 gpu=s.gpu.name, model=s.model.name,
+                 # Home's trade without its note on re-read KV: a projector's column has no room
+                 trade=words.trade_story(lanes, ""))
     return Numbers(text, values)
 
 
