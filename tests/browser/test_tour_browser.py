@@ -152,3 +152,17 @@ def test_the_exercise_answers_at_once(page, app_url):
         sync_api.expect(feedback).to_contain_text(says, timeout=15_000)
         page.wait_for_url(f"**budget={pick}**", timeout=15_000)   # the lanes and the link follow
         step_shown(page, 8)
+
+
+def test_the_tour_gives_the_learners_scenario_back(page, app_url):
+    """Off to the tour from a page with the learner's own values, and back: the values and
+    the link are theirs again (the tour had set its own)."""
+    page.goto(f"{app_url}/side_by_side?budget=1024&decodes=32")
+    page.get_by_role("link", name="Guided tour").click()
+    step_shown(page, 1)
+    sync_api.expect(page.get_by_text("comes back when you leave the tour")).to_be_visible()
+    assert "budget=" not in page.url
+    page.get_by_role("link", name="Side by side").first.click()
+    page.wait_for_url("**/side_by_side?**budget=1024**", timeout=15_000)
+    assert "decodes=32" in page.url
+    sync_api.expect(page.get_by_role("spinbutton", name="Token budget per iteration")).to_have_value("1024")
