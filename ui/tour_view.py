@@ -160,14 +160,16 @@ def text(t: tour.Tour, step: tour.Step, fields: dict[str, str], truths: dict[str
     """The step's words, its guess or exercise with their feedback, where to go deeper, and the
     keys; True once the step's reveal may play (a guess answered, or no guess)."""
     w = t.words
+    guess = f"guess-{step.number}"
     st.header(f"{step.number}. {step.title}")
     kept_scenario_note(t, step)
-    st.markdown(tour.render(step.text, fields), unsafe_allow_html=True)
+    # on a projector the answer takes the place of the words that led to the question
+    if not (presenter.on() and step.guess and st.session_state.get(guess) is not None):
+        st.markdown(tour.render(step.text, fields), unsafe_allow_html=True)
     revealed = True
     if step.guess:
         st.markdown(tour.render(step.section("question"), fields), unsafe_allow_html=True)
-        picked = st.radio(w["your_guess"], step.guess, index=None, horizontal=True,
-                          key=f"guess-{step.number}")
+        picked = st.radio(w["your_guess"], step.guess, index=None, horizontal=True, key=guess)
         revealed = picked is not None
         if revealed:
             right = step.guess.index(picked) == tour.nearest_choice(step, truths[step.truth])

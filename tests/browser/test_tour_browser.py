@@ -112,6 +112,8 @@ def test_a_guess_then_its_reveal_plays_the_moment(page, app_url):
     frame.wait_for_function(f"!window.playerState.playing && window.playerState.t > {stall_end - 1e-6}",
                             timeout=30_000)
     assert frame.evaluate("window.playerState.t") == pytest.approx(stall_end)
+    # on a projector the answer takes the place of the words before the question: no scrolling
+    assert page.get_by_test_id("stMain").evaluate("e => e.scrollHeight - e.clientHeight") <= 0
 
 
 def test_after_a_click_on_a_guess_the_arrow_moves_on(page, app_url):
