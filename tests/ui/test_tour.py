@@ -63,11 +63,13 @@ def test_a_step_says_its_controls_moment_highlight_and_guess(steps):
 
 
 def test_no_number_is_typed_into_a_steps_words(steps):
-    """Every number a step says comes from its runs ({fields}); none is written in the text."""
-    for step in steps.steps:
-        for text in (step.text, *(body for _, body in step.sections)):
-            bare = re.sub(r"\{[^}]*\}", "", text)
-            assert not re.search(r"\d", bare), (step.slug, bare)
+    """Every number a step (or the handout's recap) says comes from its runs ({fields}); none
+    is written in the text."""
+    recap = ("recap", (TOUR_FOLDER / "recap.md").read_text("utf-8"))
+    for name, text in [*((step.slug, text) for step in steps.steps
+                         for text in (step.text, *(body for _, body in step.sections))), recap]:
+        bare = re.sub(r"\{[^}]*\}", "", text)
+        assert not re.search(r"\d", bare), (name, bare)
 
 
 def test_every_steps_words_are_filled_from_its_runs(steps):
