@@ -83,7 +83,7 @@ def scenario_iterations(cost: CostModel, decodes: int, context: int, prompt: int
     decode_rows = (ctx,) * d
     first_chunk = (Chunk(chunk, 0, last=chunk == p),)
     candidates = [
-        ("decode", f"decode-only ({d:,} decodes)", Composition(decode_rows), d > 0),
+        ("decode", f"decode step ({d:,} streams)", Composition(decode_rows), d > 0),
         ("chunk", f"prefill chunk alone ({chunk:,} tokens)", Composition((), first_chunk), chunk > 0),
         ("fused", f"fused chunked iteration ({d:,} + {chunk:,})",
          Composition(decode_rows, first_chunk), chunk > 0),

@@ -36,6 +36,6 @@ def test_a_charts_table_holds_its_numbers(browser, app_url):
         points = tables.nth(1).locator("table")
         sync_api.expect(points.locator("tbody tr")).to_have_count(4, timeout=15_000)
         cells = points.locator("tbody tr").first.locator("td").all_inner_texts()
-        assert "decode-only (64 decodes)" in cells and cells.count("64") >= 2   # tokens, FLOP/B
+        assert "decode step (64 streams)" in cells and cells.count("64") >= 2   # tokens, FLOP/B
     finally:
         context.close()

@@ -366,7 +366,7 @@ def test_fidelity_waterfall_from_a_link():
                   mode="roofline")
     assert_clean(at)
     assert at.selectbox(key="why").value == "decode"
-    assert "decode-only (64 decodes)" in shown(at) and "H100 SXM × 2" in shown(at)
+    assert "decode step (64 streams)" in shown(at) and "H100 SXM × 2" in shown(at)
     assert "all-reduce" in at.table[0].value.index
     assert not at.info[1:]                                       # no GPU note: the H100 is real
 
@@ -436,7 +436,7 @@ def test_roofline_calibrated_with_tp_shows_every_term_of_the_time():
     time = "time = kernels + all-reduce + overhead"
     terms = ["kernels (in sequence, soft ridge, floors)", "all-reduce", "overhead"]
     assert set(terms + [time]) <= set(table.columns)
-    decode = table.loc["decode-only (64 decodes)"]
+    decode = table.loc["decode step (64 streams)"]
     assert (decode["memory (achievable)"], decode["all-reduce"], decode["overhead"],
             decode[time]) == ("8.723 ms", "496 µs", "4 ms", "14.21 ms")
     for _, row in table.iterrows():                     # each row adds up on screen
