@@ -115,6 +115,9 @@ def timeline_figure(s: Scenario, look: Look, window: str, width: int = CHART_WID
     return timeline_view(s, window).figure(look, width, rows_px=rows_px)
 
 
+UNDRAWN_CLOCK_S = 1e-6   # the clock's range before a guess that opens at 0 (it must not be empty)
+
+
 @dataclass(frozen=True)
 class Framing:
     """How a player frames the timeline: the chart's width and decoder block height (None: by
@@ -122,7 +125,7 @@ class Framing:
     the views it outlines (charts.timeline.view_name), who takes the keys (charts.player.KEYS);
     `until` (s), while a guess is not yet made: nothing of the run after it is drawn (no faded
     preview of what is to come, no tick to count ahead), nor the lanes' whole-run numbers and
-    the cue."""
+    the cue, and the clock stops there."""
     width: int = CHART_WIDTH
     rows_px: int | None = None
     start: float = 0.0
@@ -139,7 +142,7 @@ def player_page(s: Scenario, look: Look, window: str, height: int, key: str, fil
     position the browser keeps, `file_stem` its saved frames."""
     tl = timeline_view(s, window)
     figure = timeline_figure(s, look, window, framing.width, framing.rows_px)
-    cue, boundaries = "", tl.boundaries
+    cue, boundaries, clock_end = "", tl.boundaries, tl.t_max
     if framing.until is None:
         cue = words.player_cue(lane_cards(s, s.unchunked), lane_cards(s, s.chunked),
                                tl.lanes[0].decoders.decoders)
@@ -147,7 +150,9 @@ def player_page(s: Scenario, look: Look, window: str, height: int, key: str, fil
         figure = replace(figure, data={name: _before(name, frame, framing.until * 1e3)
                                        for name, frame in figure.data.items()})
         boundaries = [b for b in boundaries if b <= framing.until]
-    return player_html(figure.spec(), clock=CLOCK, t_max=tl.t_max, boundaries=boundaries,
+        # the clock stops there too: past it, an undrawn run would read as streams waiting
+        clock_end = max(framing.until, UNDRAWN_CLOCK_S)
+    return player_html(figure.spec(), clock=CLOCK, t_max=clock_end, boundaries=boundaries,
                        height=height, dark=look.dark, key=key, cue=cue, file_stem=file_stem,
                        presenter=look.presenter, contrast=look.contrast, start=framing.start,
                        play_to=framing.play_to, highlight=framing.highlight, keys=framing.keys)

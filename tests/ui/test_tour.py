@@ -361,8 +361,14 @@ def test_before_a_guess_nothing_of_the_run_ahead_is_drawn(steps, number, choice,
     at = open_tour(tour=number)
     assert moment_ms not in player_html(at)
     assert '"time_ms":0.0' in player_html(at)                   # the moment it opens at is drawn
+    assert clock_end(at) <= 1e-6                                # and the clock cannot pass it
     at.radio(key=f"guess-{number}").set_value(choice).run()
-    assert moment_ms in player_html(at)
+    assert moment_ms in player_html(at) and clock_end(at) == pytest.approx(window_end)
+
+
+def clock_end(at: AppTest) -> float:
+    """The player's clock range (its config's tMax, seconds)."""
+    return float(re.search(r'"tMax":([0-9.e+-]+)', player_html(at)).group(1))
 
 
 def test_the_under_load_chart_comes_after_the_guess():
