@@ -197,7 +197,7 @@ def test_the_exercise_says_its_tolerance_and_why(exercise):
     step, s, gap_of = exercise
     fields = tour.step_fields(step, numbers_of(step)) | tour.check_budget(s, 576, 0.05, gap_of).fields
     question = " ".join(tour.render(step.section("question"), fields, hover=False).split())
-    assert "Within one tile (64 tokens) counts: GPUs multiply in whole tiles" in question
+    assert "up to a tile (64 tokens) below it counts: GPUs multiply in whole tiles" in question
 
 
 def test_the_exercise_answer_is_where_the_runs_cross_the_target(exercise):
