@@ -1,7 +1,8 @@
-"""The guided tour as a printable handout: one Markdown file with each step's words (guesses with
-their answers, the exercise with its answer) and its figure at doc size, drawn at the moment the
-step explains. No browser and no server: the same steps (ui/tour.py) and figure builders
-(charts/) as the app, drawn by vl-convert.
+"""The guided tour as a printable handout: one Markdown file with each step's words and its figure
+at doc size, a recap, and an answer key at the end (each guess's answer and its figure, the
+exercise's answer), so that a reader predicts before they see. Each figure shows the lanes the
+step points at, at the moment it explains: no two are alike. No browser and no server: the same
+steps (ui/tour.py) and figure builders (charts/) as the app, drawn by vl-convert.
 
     .venv/bin/python -m ui.handout               # make handout: out/handout/handout.md and its PNGs
     .venv/bin/python -m ui.handout --out DIR --width 900
@@ -10,8 +11,10 @@ step explains. No browser and no server: the same steps (ui/tour.py) and figure 
 from __future__ import annotations
 
 import argparse
+import html
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from charts import export
@@ -23,13 +26,15 @@ from sim.errors import InputError, check_number
 from sim.serving.engine import Trace, simulate
 from sim.serving.policies import Limits, get_policy
 
-from . import glossary, story, tour, words
+from . import controls, glossary, tour, words
 from .scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "out" / "handout"
 WIDTH = 900           # CSS pixels of a figure's plot: a page's width at PNG_SCALE
 MAX_ITERATIONS = 500_000
+RECAP = "recap.md"    # beside the steps: the tour in a few lines, for the handout
+HTML_TAG = re.compile(r"<[^>]+>")
 GLOSSARY_USE = re.compile(r"\{(?:term|first):(\w+)")
 
 
@@ -45,7 +50,9 @@ def _burst(s: Scenario) -> dict[str, Trace]:
 
 
 def step_figure(step: tour.Step, width: int) -> tuple[Figure, dict[str, float], tour.Numbers]:
-    """The step's figure, the clock values to draw it at, and the numbers its words quote."""
+    """The step's figure (the lanes it points at, both when it names none), the clock values to
+    draw it at (the moment its reveal plays to, else the one it opens at), and the numbers its
+    words quote."""
     s = step.scenario()
     look = Look()
     if step.view == "burst":
@@ -55,39 +62,66 @@ def step_figure(step: tour.Step, width: int) -> tuple[Figure, dict[str, float], 
         return figure, {}, tour.burst_numbers(s, traces)
     unchunked, chunked = _runs(s)
     tl = timeline(unchunked, chunked)
+    named = {part.split(".")[0] for part in step.highlight} & set(tour.LANES)
+    lanes = [lane for lane in tl.lanes if lane.key in named] or tl.lanes
     shown = tour.moments(unchunked, chunked, tl.t_max)[step.play or step.moment]
-    return tl.figure(look, width), {"t": shown}, tour.lane_numbers(s, unchunked, chunked)
+    return (replace(tl, lanes=lanes).figure(look, width), {"t": shown},
+            tour.lane_numbers(s, unchunked, chunked))
 
 
-def step_markdown(t: tour.Tour, step: tour.Step, numbers: tour.Numbers, image: str) -> str:
-    """A step's words as the handout prints them: its text, its guess and answer, or its exercise
-    and answer, and its figure."""
+def exercise_check(step: tour.Step) -> tour.BudgetCheck:
+    """The exercise judged at its answer (where there is one): the fields its answer quotes."""
+    s = step.scenario()
+
+    def gap_of(budget: int) -> float:
+        return tour.largest_gap(s, budget, lambda x, policy: words.lane_cards(
+            x.run(policy, MAX_ITERATIONS), x.mode, x.tp))
+
+    check = tour.check_budget(s, s.budget, step.target_s, gap_of)
+    return check if check.answer is None else tour.check_budget(s, check.answer, step.target_s, gap_of)
+
+
+def _plain(markdown: str, fields: dict[str, str]) -> str:
+    """A text for print: glossary terms as plain words, a field's hover markup (HTML) dropped."""
+    return html.unescape(HTML_TAG.sub("", tour.render(markdown, fields, hover=False)))
+
+
+def step_markdown(t: tour.Tour, step: tour.Step, numbers: tour.Numbers,
+                  image: str) -> tuple[str, str]:
+    """A step as the handout prints it (its text, its guess's question and choices or its
+    exercise with the hint, and, unless it is a guess's answer, its figure) and its entry in the
+    answer key ("" for a step that asks nothing)."""
     w = t.words
     fields = tour.step_fields(step, numbers)
-    chapter = story.CHAPTERS[step.chapter_number() - 1]
+    figure = f"![{step.number}. {step.title}]({image})"
     parts = [f"## {step.number}. {step.title}",
-             f"*{w['chapter'].format(number=step.chapter_number(), chapters=len(story.CHAPTERS))}: "
-             f"{chapter.title.split('. ', 1)[-1]}*",
-             tour.render(step.text, fields, hover=False)]
+             f"*{w['chapter'].format(title=step.chapter_title())}*", _plain(step.text, fields)]
+    key = ""
     if step.guess:
-        parts += [f"**{w['guess_first']}** {tour.render(step.section('question'), fields, hover=False)} "
-                  f"({' · '.join(step.guess)})",
-                  f"**{w['answer']}** {tour.render(step.section('reveal'), fields, hover=False)}"]
+        parts.append(f"**{w['guess_first']}** {_plain(step.section('question'), fields)} "
+                     f"({' · '.join(step.guess)})")
+        key = f"**{step.number}. {step.title}.** {_plain(step.section('reveal'), fields)}\n\n{figure}"
+    else:
+        parts.append(figure)
     if step.exercise:
-        s = step.scenario()
+        check = exercise_check(step)
+        said = fields | check.fields
+        parts += [f"**{w['exercise']}** {_plain(step.section('question'), said)}"]
+        if check.answer is None:
+            key = f"**{step.number}. {step.title}.** {_plain(step.section('impossible'), said)}"
+        else:
+            parts.append(f"**{w['hint']}** {_plain(step.section('hint'), said)}")
+            key = f"**{step.number}. {step.title}.** {_plain(step.section('answer'), said)}"
+    return "\n\n".join(parts), key
 
-        def gap_of(budget: int) -> float:
-            return tour.largest_gap(s, budget, lambda x, policy: words.lane_cards(
-                x.run(policy, MAX_ITERATIONS), x.mode, x.tp))
 
-        check = tour.check_budget(s, s.budget, step.target_s, gap_of)
-        if check.answer is not None:
-            check = tour.check_budget(s, check.answer, step.target_s, gap_of)
-        parts += [f"**{w['exercise']}** {tour.render(step.section('question'), fields, hover=False)}",
-                  f"**{w['answer']}** "
-                  + tour.render(step.section("answer"), fields | check.fields, hover=False)]
-    parts.append(f"![{step.number}. {step.title}]({image})")
-    return "\n\n".join(parts)
+def recap_markdown(t: tour.Tour, folder: Path = controls.TOUR_FOLDER) -> str:
+    """The tour in a few lines (recap.md beside the steps), with the first step's numbers: the
+    default scenario's."""
+    first = t.step(1)
+    s = first.scenario()
+    fields = tour.step_fields(first, tour.lane_numbers(s, *_runs(s)))
+    return _plain((folder / RECAP).read_text(encoding="utf-8").strip(), fields)
 
 
 def glossary_markdown(t: tour.Tour) -> str:
@@ -102,13 +136,17 @@ def write(out: Path = OUT, width: int = WIDTH) -> Path:
     """Draw every step's figure and write the handout; its path."""
     t = tour.load()
     out.mkdir(parents=True, exist_ok=True)
-    sections = [f"# {t.words['title']}", t.words["handout_intro"]]
+    sections, answers = [f"# {t.words['title']}", t.words["handout_intro"]], []
     for step in t.steps:
         figure, clock, numbers = step_figure(step, width)
         image = f"{step.number:02d}-{step.slug}.png"
         (out / image).write_bytes(export.png(figure, **clock))
-        sections.append(step_markdown(t, step, numbers, image))
-    sections += [f"## {t.words['glossary']}", glossary_markdown(t)]
+        text, answer = step_markdown(t, step, numbers, image)
+        sections.append(text)
+        answers += [answer] if answer else []
+    sections += [f"## {t.words['recap']}", recap_markdown(t),
+                 f"## {t.words['glossary']}", glossary_markdown(t),
+                 f"## {t.words['answer_key']}", *answers]
     path = out / "handout.md"
     path.write_text("\n\n".join(sections) + "\n", encoding="utf-8")
     return path

@@ -115,13 +115,18 @@ def timeline_figure(s: Scenario, look: Look, window: str, width: int = CHART_WID
     return timeline_view(s, window).figure(look, width, rows_px=rows_px, beside=beside)
 
 
+UNDRAWN_CLOCK_S = 1e-6   # the clock's range before a guess that opens at 0 (it must not be empty)
+
+
 @dataclass(frozen=True)
 class Framing:
     """How a player frames the timeline: the chart's width and decoder block height (None: by
     its rows); for a guided tour, the moment it opens at and the one it plays on to (seconds),
-    the views it outlines (charts.timeline.view_name), who takes the keys (charts.player.KEYS),
-    and whether the lanes' headings show their whole-run numbers and the cue says them (not
-    before a guess). `beside`: the lanes side by side (`width` each), else one above the other."""
+    the views it outlines (charts.timeline.view_name), who takes the keys (charts.player.KEYS);
+    `until` (s), while a guess is not yet made: nothing of the run after it is drawn (no faded
+    preview of what is to come, no tick to count ahead), nor the lanes' whole-run numbers and
+    the cue, and the clock stops there. `beside`: the lanes side by side (`width` each), else one
+    above the other."""
     width: int = CHART_WIDTH
     rows_px: int | None = None
     beside: bool = False
@@ -129,7 +134,7 @@ class Framing:
     play_to: float | None = None
     highlight: tuple[str, ...] = ()
     keys: str = "player"
-    numbers: bool = True
+    until: float | None = None
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -139,17 +144,38 @@ def player_page(s: Scenario, look: Look, window: str, height: int, key: str, fil
     position the browser keeps, `file_stem` its saved frames."""
     tl = timeline_view(s, window)
     figure = timeline_figure(s, look, window, framing.width, framing.rows_px, framing.beside)
-    cue = ""
-    if framing.numbers:
+    cue, boundaries, clock_end = "", tl.boundaries, tl.t_max
+    if framing.until is None:
         cue = words.player_cue(lane_cards(s, s.unchunked), lane_cards(s, s.chunked),
                                tl.lanes[0].decoders.decoders)
-    else:   # the lanes' headings without their numbers
-        figure = replace(figure, data={name: frame.assign(subtitle="") if name.endswith("_heading")
-                                       else frame for name, frame in figure.data.items()})
-    return player_html(figure.spec(), clock=CLOCK, t_max=tl.t_max, boundaries=tl.boundaries,
+    else:
+        figure = replace(figure, data={name: _before(name, frame, framing.until * 1e3)
+                                       for name, frame in figure.data.items()})
+        boundaries = [b for b in boundaries if b <= framing.until]
+        # the clock stops there too: past it, an undrawn run would read as streams waiting
+        clock_end = max(framing.until, UNDRAWN_CLOCK_S)
+    return player_html(figure.spec(), clock=CLOCK, t_max=clock_end, boundaries=boundaries,
                        height=height, dark=look.dark, key=key, cue=cue, file_stem=file_stem,
                        presenter=look.presenter, contrast=look.contrast, start=framing.start,
                        play_to=framing.play_to, highlight=framing.highlight, keys=framing.keys)
+
+
+def _before(name: str, frame: pd.DataFrame, until_ms: float) -> pd.DataFrame:
+    """One of the timeline's tables (charts.timeline) with nothing after `until_ms`: iterations
+    cut at it, ticks and tokens up to it, a first token after it unknown, headings without their
+    whole-run numbers."""
+    kind = name.rsplit("_", 1)[-1]
+    if kind == "iterations":
+        kept = frame[frame.start_ms < until_ms]
+        end = kept.end_ms.clip(upper=until_ms)
+        return kept.assign(end_ms=end, duration_ms=end - kept.start_ms)
+    if kind in ("ticks", "new"):
+        return frame[frame.time_ms <= until_ms]
+    if kind == "callouts":
+        return frame.assign(first_ms=frame.first_ms.where(frame.first_ms <= until_ms))
+    if kind == "heading":
+        return frame.assign(subtitle="")
+    return frame
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

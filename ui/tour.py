@@ -5,7 +5,7 @@ Pure Python (no Streamlit): the app's Tour page (ui/tour_view.py) and the printa
 
 A step file (tour/en/NN-name.md: ui.controls.TOUR_FOLDER) is TOML front matter between `+++` lines,
 then Markdown. The front matter says what the step shows: `title`; `chapter`, the Home story's
-chapter it belongs to (ui/story.py: the number keys jump to chapters); `controls`, the link values
+chapter it tells (ui/story.py); `controls`, the link values
 it sets (`budget=2048&gpu=h100-sxm`; every other scenario control at its default); `view` (VIEWS);
 `moment`, where the timeline opens, and `play`, the moment it plays on to (MOMENTS); `highlight`,
 what it points at (a lane's part, `chunked.rows`, or `numbers`, the key numbers); a guess before
@@ -30,10 +30,12 @@ from pathlib import Path
 import numpy as np
 
 from charts.timeline import PARTS_OF_A_LANE, view_name
+from sim.cost.calibration import A100
 from sim.errors import InputError
 from sim.serving.engine import Trace
 from sim.serving.metrics import request_times
 from sim.studies.budget import budget_iteration_cost, largest_budget_within
+from sim.studies.lanes import compare
 from sim.studies.stalls import STALL_S, stalls
 from sim.units import fmt_seconds
 
@@ -45,8 +47,10 @@ MOMENTS = ("start", "first-chunk", "stall", "first-token-unchunked", "stall-end"
            "first-token-chunked", "end")
 LANES = ("unchunked", "chunked")
 NUMBERS = "numbers"            # a highlight: the four key numbers above the timeline
-SECTIONS = ("question", "reveal", "over", "under", "exact", "answer")
+SECTIONS = ("question", "reveal", "over", "under", "within", "answer", "hint", "impossible")
 EXERCISES = ("largest-budget",)
+EXERCISE_SECTIONS = ("question", "over", "under", "within", "answer", "hint", "impossible")
+DIGIT_STEPS = 9                # the digit keys 1-9 open those steps
 BURST = 10                     # the under-load view: the source article's ten prompts at once
 BURST_POLICIES = ("vllm-v0", "sarathi")
 KEYS = {"title", "chapter", "controls", "view", "moment", "play", "highlight", "guess", "truth",
@@ -87,8 +91,13 @@ class Step:
     def scenario(self) -> Scenario:
         return scenario_from(self.scenario_values())
 
-    def chapter_number(self) -> int:
-        return [c.id for c in story.CHAPTERS].index(self.chapter) + 1
+    def story_chapter(self) -> story.Chapter:
+        return next(c for c in story.CHAPTERS if c.id == self.chapter)
+
+    def chapter_title(self) -> str:
+        """Home's chapter this step tells, by name: its number would be a second numbering beside
+        the steps'."""
+        return self.story_chapter().title.split(". ", 1)[-1]
 
     def player_views(self) -> tuple[str, ...]:
         """The highlight's parts of the timeline, as the chart names them (charts.timeline)."""
@@ -102,13 +111,6 @@ class Tour:
 
     def step(self, number: int) -> Step:
         return self.steps[number - 1]
-
-    def chapter_starts(self) -> dict[int, int]:
-        """{chapter number: its first step's number}: where a number key jumps."""
-        starts: dict[int, int] = {}
-        for s in self.steps:
-            starts.setdefault(s.chapter_number(), s.number)
-        return starts
 
 
 # --- reading the files ----------------------------------------------------------------------------
@@ -205,7 +207,7 @@ def _check(step: Step, fail) -> None:
             raise fail(f"exercise {step.exercise!r} is not one of {', '.join(EXERCISES)}")
         if not 0 < step.target_s < math.inf:
             raise fail("the exercise needs target_ms, a positive number of milliseconds")
-        missing = [s for s in ("question", "over", "under", "exact", "answer") if not step.section(s)]
+        missing = [s for s in EXERCISE_SECTIONS if not step.section(s)]
         if missing:
             raise fail(f"the exercise needs the sections {', '.join(missing)}")
 
@@ -239,29 +241,46 @@ class Numbers:
 
 
 def lane_numbers(s: Scenario, unchunked: Trace, chunked: Trace) -> Numbers:
-    """What the timeline steps quote: Home's story fields (ui.words.story_fields) and more."""
-    cards_u = words.lane_cards(unchunked, s.mode, s.tp)
-    cards_c = words.lane_cards(chunked, s.mode, s.tp)
+    """What the timeline steps quote: Home's story fields (ui.words.story_fields) and more, every
+    value from the lanes' facts (sim.studies.lanes), as Home and the cards have them."""
     text = words.story_fields(unchunked, chunked, s.cost_model())
-    u, c = ({card.label: card for card in cards} for cards in (cards_u, cards_c))
-    prompt_s, decode_s = float(unchunked.duration_s.max()), words.decode_step_s(unchunked)
-    new = np.flatnonzero(~chunked.prefilled)
-    chunks = int(np.count_nonzero(chunked.chunk_request == new[0])) if len(new) else 0
-    values = dict(gap_u=u[words.GAP].seconds, gap_c=c[words.GAP].seconds,
-                  ttft_u=u[words.TTFT].seconds if words.TTFT in u else math.nan,
-                  ttft_c=c[words.TTFT].seconds if words.TTFT in c else math.nan,
-                  prompt_over_decode=prompt_s / decode_s, chunks_c=float(chunks))
-    text |= dict(gap_u=u[words.GAP].value, gap_c=c[words.GAP].value, budget=f"{s.budget:,}",
-                 chunk=f"{max(s.chunk, 0):,}", chunks_c=f"{chunks:,}",
+    lanes = compare(unchunked, chunked)
+    u, c = lanes.unchunked, lanes.chunked
+    values = dict(gap_u=u.longest_wait_s, gap_c=c.longest_wait_s, ttft_u=u.ttft_s, ttft_c=c.ttft_s,
+                  prompt_over_decode=u.prompt_iteration_s / u.decode_step_s,
+                  chunks_c=float(c.prompt_iterations))
+    text |= dict(gap_u=fmt_seconds(u.longest_wait_s), gap_c=fmt_seconds(c.longest_wait_s),
+                 budget=f"{s.budget:,}", chunk=f"{c.largest_chunk:,}",
+                 chunk_sum=chunk_sum(s.budget, s.decodes, s.prompt),
+                 chunks_c=f"{c.prompt_iterations:,}",
+                 prompt_iterations=f"{c.prompt_iterations:,} iteration"
+                                   + ("" if c.prompt_iterations == 1 else "s"),
                  prompt_over_decode=f"{values['prompt_over_decode']:,.3g}×",
                  prompt_over_decode_tokens=f"{s.prompt / max(s.decodes, 1):,.3g}",
-                 gpu=s.gpu.name, model=s.model.name)
+                 gpu=s.gpu.name, model=s.model.name,
+                 # Home's trade without its note on re-read KV: a projector's column has no room
+                 trade=words.trade_story(lanes, ""))
     return Numbers(text, values)
 
 
+def chunk_sum(budget: int, decodes: int, prompt: int) -> str:
+    """The chunk a budget leaves, C = B − D, by regime: no room for one (the streams take the
+    whole budget), the whole prompt (it fits in one iteration), or B − D of it."""
+    room = budget - decodes
+    if room <= 0:
+        return (f"B − D = {budget:,} − {decodes:,} leaves **no room** for a chunk: the prompt "
+                "waits until streams finish")
+    if room >= prompt:
+        return (f"B − D = {budget:,} − {decodes:,} = {room:,}, room for the whole "
+                f"{prompt:,}-token prompt: **C = {prompt:,}** prompt tokens, in one iteration")
+    return f"**C = B − D = {budget:,} − {decodes:,} = {room:,}** prompt tokens"
+
+
 def step_fields(step: Step, numbers: Numbers) -> dict[str, str]:
-    """The fields a step's text takes: its runs' numbers, and an exercise's target."""
-    return numbers.text | ({"target": fmt_seconds(step.target_s)} if step.exercise else {})
+    """The fields a step's text takes: its runs' numbers, and an exercise's target and the
+    tolerance it counts within."""
+    return numbers.text | (dict(target=fmt_seconds(step.target_s), tile=f"{TILE:,}")
+                           if step.exercise else {})
 
 
 def burst_numbers(s: Scenario, traces: Mapping[str, Trace]) -> Numbers:
@@ -301,12 +320,18 @@ def moments(unchunked: Trace, chunked: Trace, t_max: float) -> dict[str, float]:
 
 
 # --- the exercise ---------------------------------------------------------------------------------
+# A pick within one GEMM tile below the largest budget counts: matrix kernels compute whole tiles
+# of token rows, so engines set budgets in whole tiles (the calibrated cost mode's tile, fitted on
+# measured kernels; the budget field moves by as much).
+TILE = A100.gemm_tile
+
+
 @dataclass(frozen=True)
 class BudgetCheck:
-    """One pick in the largest-budget exercise: the largest gap its run gives and the verdict,
-    by the runs at the pick and one token more (over the target; under it, with room for
-    more; exact), and the answer: the largest budget whose iteration, priced alone, meets the
-    target (the Sarathi-Serve recipe; the same in the simple cost mode)."""
+    """One pick in the largest-budget exercise: the largest gap its run gives and the verdict
+    (over the target; within it and within one TILE of the answer; under it, with room for more),
+    and the answer: the largest budget whose iteration, priced alone, meets the target (the
+    Sarathi-Serve recipe; the same in the simple cost mode). No answer: no budget meets it."""
     pick: int
     gap_s: float
     answer: int | None
@@ -328,24 +353,42 @@ def largest_gap(s: Scenario, budget: int,
 
 
 def check_budget(s: Scenario, pick: int, target_s: float, gap_of: Callable[[int], float]) -> BudgetCheck:
-    """Judge `pick` by the runs at it and one token more (`gap_of(budget)`: the chunked lane's
-    largest gap at that budget); the answer comes from pricing one iteration per budget
-    (sim.studies.budget)."""
+    """Judge `pick` by its run (`gap_of(budget)`: the chunked lane's largest gap at that budget)
+    against the answer, which comes from pricing one iteration per budget (sim.studies.budget)."""
     cost = s.cost_model()
-    gap, next_gap = gap_of(pick), gap_of(pick + 1)
-    verdict = "over" if gap > target_s else "exact" if next_gap > target_s else "under"
+    gap = gap_of(pick)
     answer = largest_budget_within(cost, s.decodes, s.context, target_s, s.prompt)
+    if gap > target_s:
+        verdict = "over"
+    elif answer is not None and pick > answer - TILE:
+        verdict = "within"
+    else:
+        verdict = "under"
 
     def priced(budget: int) -> str:
         return ms3(budget_iteration_cost(cost, s.decodes, s.context, s.prompt, budget).time_s)
 
-    fields = dict(pick=f"{pick:,}", pick_gap=ms3(gap), target=fmt_seconds(target_s),
-                  next=f"{pick + 1:,}", next_gap=ms3(next_gap))
+    fields = dict(pick=f"{pick:,}", pick_gap=ms3(gap), target=fmt_seconds(target_s)) \
+        | budget_hint(s, target_s)
     if answer is not None:
         fields |= dict(answer=f"{answer:,}", answer_chunk=f"{answer - s.decodes:,}",
                        answer_gap=priced(answer), answer_next=f"{answer + 1:,}",
-                       answer_next_gap=priced(answer + 1))
+                       answer_next_gap=priced(answer + 1), lowest=f"{max(answer - TILE + 1, 1):,}")
     return BudgetCheck(pick, gap, answer, verdict, fields)
+
+
+def budget_hint(s: Scenario, target_s: float) -> dict[str, str]:
+    """The numbers to reason with, beside the decode step: the arithmetic each token of an
+    iteration adds (2 FLOPs per parameter, over the GPUs' peak), and the budget whose
+    arithmetic alone takes the target. In the simple cost mode an iteration takes the longer of
+    its arithmetic and its weight reads, so that is the answer once the reads fit."""
+    peak = f"{s.gpu.peak_flops / 1e12:,.4g} TFLOP/s"
+    per_token_s = s.model.flops_per_token / (s.tp * s.gpu.peak_flops)
+    # four figures: the division B <= target / time per token, done with the numbers shown
+    return dict(cost_rule=words.cost_rule(s.mode, s.tp), token_time=f"{per_token_s * 1e6:,.4g} µs",
+                token_formula=f"2 × {s.model.active_params / 1e9:,.3g} billion parameters / "
+                              + (f"({s.tp} GPUs × {peak})" if s.tp > 1 else peak),
+                estimate=f"{math.floor(target_s / per_token_s):,}")
 
 
 # --- the text -------------------------------------------------------------------------------------

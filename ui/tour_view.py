@@ -4,9 +4,9 @@ with the numbers of its runs; its guess or exercise with instant feedback; and i
 opened at its moment and pointing at what it explains. The steps themselves are data
 (ui/tour.py, tour/en/*.md).
 
-Keys (front/tour_keys.js): space, → or Page Down next; ← or Page Up back; a digit a chapter's
-first step. The player in a step passes its keys on to the page, so they work after a click
-into it too.
+Keys (front/tour_keys.js): space, → or Page Down next; ← or Page Up back; a digit that step (the
+numbers of the picker and of the link). The player in a step passes its keys on to the page, so
+they work after a click into it too; a guess once made hands the keys back to the page.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from .scenario import Scenario, Traffic
 URL_PATH = "tour"            # the page's address: /tour (pages/learn/tour.py)
 STEP = controls.TOUR.key     # the step picker's key, and the link's: /tour?tour=3
 APPLIED = "_tour_applied"    # the step whose controls were set last (None: not on the tour)
+SAVED = "_tour_saved"        # the learner's scenario before the tour set its own
 ENTRY = "_tour_entry"        # how many times a step was entered: each entry opens its moment afresh
 KEYS = "tour_keys"
 PICK = "tour_pick"           # the exercise's budget, a mirror of the sidebar's
@@ -36,8 +37,8 @@ PICK = "tour_pick"           # the exercise's budget, a mirror of the sidebar's
 # panel below BURST_PANEL_PX is shorter than its axis title; the y axis takes BURST_SIDE_PX.
 BURST_FIXED_PX, BURST_PANEL_PX, BURST_SIDE_PX = 272, 170, 80
 # the buttons of a projector's page are tall (its type is 24 px): these need less room
-NAVIGATION_CSS = ("<style>.st-key-tour-navigation button { min-height: 2rem; padding-top: 0; "
-                  "padding-bottom: 0; }</style>")
+NAVIGATION_CSS = ("<style>.st-key-tour-navigation button, .st-key-tour-exercise-tools button "
+                  "{ min-height: 2rem; padding-top: 0; padding-bottom: 0; }</style>")
 HIGHLIGHT_CSS = ("<style>.st-key-tour-numbers {{ outline: 4px solid {ink}; outline-offset: 6px; "
                  "border-radius: 10px; }}</style>")
 
@@ -64,9 +65,12 @@ def current(t: tour.Tour) -> int:
 def enter(on_tour: bool, first_run: bool) -> None:
     """Before the sidebar draws its controls: when a step is entered (a fresh link, a key, a
     button, the picker, or a move here from another page), set every scenario control to the
-    step's. On a session's first run the link's own values win: the link reproduces the view."""
+    step's. On a session's first run the link's own values win: the link reproduces the view.
+    The learner's own scenario is kept on the way in and given back on the way out."""
     if not on_tour:
         st.session_state.pop(APPLIED, None)
+        for key, value in st.session_state.pop(SAVED, {}).items():
+            st.session_state[key] = value
         return
     try:
         t = steps()
@@ -75,12 +79,39 @@ def enter(on_tour: bool, first_run: bool) -> None:
     number = current(t)
     if st.session_state.get(APPLIED) == number:
         return
+    if SAVED not in st.session_state:
+        st.session_state[SAVED] = learners_scenario()
     from_link = set(st.query_params) if first_run else set()
     for key, value in t.step(number).scenario_values().items():
         if key not in from_link:
             st.session_state[key] = value
     st.session_state[APPLIED] = number
     st.session_state[ENTRY] = st.session_state.get(ENTRY, 0) + 1
+
+
+def learners_scenario() -> dict[str, object]:
+    """Every scenario control's value as the learner left it: the sidebar's, else the link's,
+    else its default."""
+    link = controls.read_link({key: st.query_params.get_all(key) for key in st.query_params})
+    return {key: st.session_state[key] if key in st.session_state
+            else link.values.get(key, CONTROLS[key].default) for key in tour.SCENARIO_KEYS}
+
+
+def kept_scenario_note(t: tour.Tour, step: tour.Step) -> None:
+    """Say that the learner's own values (those off their defaults) come back when they leave,
+    naming those the step changed (nothing to say where it changed none)."""
+    saved = st.session_state.get(SAVED) or {}
+    differs = [f"{CONTROLS[key].label}: {_shown(CONTROLS[key], value)}"
+               for key, value in saved.items()
+               if value != CONTROLS[key].default and value != step.scenario_values()[key]]
+    if differs:
+        st.caption(t.words["kept"].format(values=", ".join(differs)))
+
+
+def _shown(control: controls.Control, value) -> str:
+    if control.kind in ("int", "float"):
+        return control.show(value)
+    return ", ".join(value) if control.kind == "multi" else str(value)
 
 
 def _go(number: int) -> None:
@@ -96,8 +127,8 @@ def _on_key() -> None:
         _go(now + 1)
     elif action == "back":
         _go(now - 1)
-    elif isinstance(action, str) and action.startswith("chapter-"):
-        _go(t.chapter_starts().get(int(action.removeprefix("chapter-")), now))
+    elif isinstance(action, str) and action.startswith("step-"):
+        _go(int(action.removeprefix("step-")))
 
 
 def _pick_changed() -> None:
@@ -106,12 +137,11 @@ def _pick_changed() -> None:
 
 # --- the page's parts ---------------------------------------------------------------------------
 def navigation(t: tour.Tour, step: tour.Step) -> None:
-    """Back, the step picker and Next on one line, the step's chapter beside them; the keys."""
+    """Back, the step picker and Next on one line; the keys."""
     w = t.words
-    chapters = len(story.CHAPTERS)
-    chapter = story.CHAPTERS[step.chapter_number() - 1]
+    steps_count = len(t.steps)
     st.html(NAVIGATION_CSS)
-    _keys_component()(key=KEYS, data={"chapters": chapters}, on_key_change=_on_key)
+    _keys_component()(key=KEYS, data={"steps": steps_count}, on_key_change=_on_key)
     st.html("<style>.st-key-tour_keys { display: none; }</style>")   # keys only, draws nothing
     with st.container(horizontal=True, vertical_alignment="center", key="tour-navigation"):
         st.button(w["back"], icon=":material/arrow_back:", disabled=step.number == 1,
@@ -121,9 +151,8 @@ def navigation(t: tour.Tour, step: tour.Step) -> None:
                              label_visibility="collapsed")
         st.button(w["next"], icon=":material/arrow_forward:", icon_position="right",
                   disabled=step.number == len(t.steps), on_click=_go, args=(step.number + 1,),
-                  key="tour_next", type="primary", help=w["keys"].format(chapters=chapters))
-        st.caption(w["chapter"].format(number=step.chapter_number(), chapters=chapters),
-                   help=chapter.title)
+                  key="tour_next", type="primary",
+                  help=w["keys"].format(last=min(steps_count, tour.DIGIT_STEPS)))
 
 
 def text(t: tour.Tour, step: tour.Step, fields: dict[str, str], truths: dict[str, float],
@@ -131,13 +160,16 @@ def text(t: tour.Tour, step: tour.Step, fields: dict[str, str], truths: dict[str
     """The step's words, its guess or exercise with their feedback, where to go deeper, and the
     keys; True once the step's reveal may play (a guess answered, or no guess)."""
     w = t.words
+    guess = f"guess-{step.number}"
     st.header(f"{step.number}. {step.title}")
-    st.markdown(tour.render(step.text, fields), unsafe_allow_html=True)
+    kept_scenario_note(t, step)
+    # on a projector the answer takes the place of the words that led to the question
+    if not (presenter.on() and step.guess and st.session_state.get(guess) is not None):
+        st.markdown(tour.render(step.text, fields), unsafe_allow_html=True)
     revealed = True
     if step.guess:
         st.markdown(tour.render(step.section("question"), fields), unsafe_allow_html=True)
-        picked = st.radio(w["your_guess"], step.guess, index=None, horizontal=True,
-                          key=f"guess-{step.number}")
+        picked = st.radio(w["your_guess"], step.guess, index=None, horizontal=True, key=guess)
         revealed = picked is not None
         if revealed:
             right = step.guess.index(picked) == tour.nearest_choice(step, truths[step.truth])
@@ -148,7 +180,9 @@ def text(t: tour.Tour, step: tour.Step, fields: dict[str, str], truths: dict[str
                             unsafe_allow_html=True)
     if step.exercise:
         exercise(t, step, fields, s)
-    for path in story.CHAPTERS[step.chapter_number() - 1].pages[:1]:
+    if not presenter.on():   # a projector's words column has no line to spare
+        st.caption(w["chapter"].format(title=step.chapter_title()))
+    for path in step.story_chapter().pages[:1]:
         page = story.BY_PATH[path]
         st.page_link(path, label=f"{w['deeper']}: {page.title}", icon=page.icon)
     return revealed
@@ -156,23 +190,32 @@ def text(t: tour.Tour, step: tour.Step, fields: dict[str, str], truths: dict[str
 
 def exercise(t: tour.Tour, step: tour.Step, fields: dict[str, str], s: Scenario) -> None:
     """The largest-budget exercise: the pick is the sidebar's budget (the lanes follow it), and
-    the verdict comes from the pick's run at once."""
+    the verdict comes from the pick's run at once; a hint with the numbers to reason with, and
+    the answer, on request."""
+    w = t.words
     st.markdown(tour.render(step.section("question"), fields), unsafe_allow_html=True)
     st.session_state[PICK] = s.budget    # before the field: it shows the budget the lanes run
     budget = CONTROLS["budget"]
-    st.number_input(t.words["budget"], min_value=int(budget.low), max_value=int(budget.high),
-                    step=64, key=PICK, on_change=_pick_changed)
+    st.number_input(w["budget"], min_value=int(budget.low), max_value=int(budget.high),
+                    step=tour.TILE, key=PICK, on_change=_pick_changed,
+                    help=w["budget_help"].format(tile=fields["tile"]))
 
     check = tour.check_budget(s, s.budget, step.target_s,
                               lambda b: tour.largest_gap(s, b, runs.lane_cards))
+    said = fields | check.fields
+    verdict = "impossible" if check.answer is None else check.verdict
     icon = {"over": ":material/cancel:", "under": ":material/arrow_upward:",
-            "exact": ":material/check_circle:"}[check.verdict]
+            "within": ":material/check_circle:", "impossible": ":material/block:"}[verdict]
     with st.container(border=True, key="tour-feedback"):
-        st.markdown(f"{icon} {tour.render(step.section(check.verdict), fields | check.fields)}",
-                    unsafe_allow_html=True)
-    if check.answer is not None and st.toggle(t.words["show_answer"], key=f"answer-{step.number}"):
-        st.markdown(tour.render(step.section("answer"), fields | check.fields),
-                    unsafe_allow_html=True)
+        st.markdown(f"{icon} {tour.render(step.section(verdict), said)}", unsafe_allow_html=True)
+    if check.answer is None:
+        return
+    with st.container(horizontal=True, vertical_alignment="center", key="tour-exercise-tools"):
+        with st.popover(w["show_hint"], icon=":material/lightbulb:"):   # over the page: no room taken
+            st.markdown(tour.render(step.section("hint"), said), unsafe_allow_html=True)
+        answer = st.toggle(w["show_answer"], key=f"answer-{step.number}")
+    if answer:
+        st.markdown(tour.render(step.section("answer"), said), unsafe_allow_html=True)
 
 
 def timeline(step: tour.Step, s: Scenario, look: Look, moments: dict[str, float],
@@ -185,7 +228,8 @@ def timeline(step: tour.Step, s: Scenario, look: Look, moments: dict[str, float]
     start = moments[step.moment]
     play_to = moments[step.play] if step.play and revealed else None
     framing = Framing(start=start, play_to=play_to if play_to and play_to > start else None,
-                      highlight=step.player_views(), keys="page", numbers=revealed)
+                      highlight=step.player_views(), keys="page",
+                      until=None if revealed else start)
     entry = st.session_state.get(ENTRY, 0)
     name = f"tour-{step.number}-{entry}-{'shown' if revealed else 'asked'}"
     player.player(s, look, controls.WINDOW.default, name, window_control=False, framing=framing,

@@ -29,7 +29,10 @@ with words_column:
     revealed = tour_view.text(t, step, fields, numbers.values, s)
 with figure_column:
     if step.view == "burst":
-        tour_view.burst(workload, s, look, traces)
+        if revealed:   # the chart to read would give the answer away
+            tour_view.burst(workload, s, look, traces)
+        else:
+            st.caption(t.words["chart_after_guess"])
     else:
         tl = runs.timeline_view(s, WINDOW.default)
         tour_view.timeline(step, s, look, tour.moments(unchunked, chunked, tl.t_max), revealed,

@@ -1,6 +1,7 @@
 """The guided tour in Chromium, presented from a projector (1280x720, presenter mode): walked with
-the keyboard (next, back, a chapter's number, keys pressed inside the player), a step's own link
-opened fresh, a guess revealed and played, the exercise answered at once."""
+the keyboard (next, back, a step's number, keys pressed inside the player), a step's own link
+opened fresh, a guess revealed and played (after which → moves on), the exercise answered at
+once."""
 
 import re
 
@@ -48,10 +49,10 @@ def test_walk_the_tour_with_the_keyboard(page, app_url):
     step_shown(page, 3)
     press(page, "ArrowLeft")
     step_shown(page, 2)
-    dial = STEPS.chapter_starts()[5]                        # the number keys jump to chapters
-    press(page, "5")
+    dial = next(s.number for s in STEPS.steps if s.slug == "the-budget-is-a-dial")
+    press(page, str(dial))                                  # a digit opens that step
     step_shown(page, dial)
-    assert "budget=2048" in page.url                        # ... and set the step's controls
+    page.wait_for_url("**budget=2048**", timeout=15_000)    # ... and set the step's controls
     press(page, "ArrowLeft")
     step_shown(page, dial - 1)
     assert "budget=" not in page.url                        # back to the default budget
@@ -81,9 +82,11 @@ def test_a_steps_link_opened_fresh_sets_its_controls_and_points_at_its_moment(pa
     assert outlined["y"] > unchunked                        # the lower lane's, not the upper one's
 
 
-@pytest.mark.parametrize("number", [1, 6, 9], ids=["longest-words", "numbers-and-lanes", "burst"])
+@pytest.mark.parametrize("number", [1, 6, 8, 9],
+                         ids=["longest-words", "numbers-and-lanes", "exercise", "burst"])
 def test_a_step_on_a_projector_needs_no_scrolling(page, app_url, number):
-    """The longest words, the four numbers over the lanes (scaled to fit), the burst's panels."""
+    """The longest words, the four numbers over the lanes (scaled to fit), the exercise with its
+    verdict, hint and answer buttons, the burst's panels (its caption before the guess)."""
     page.goto(f"{app_url}/tour?tour={number}&presenter=1")
     step_shown(page, number)
     main = page.get_by_test_id("stMain")
@@ -109,6 +112,33 @@ def test_a_guess_then_its_reveal_plays_the_moment(page, app_url):
     frame.wait_for_function(f"!window.playerState.playing && window.playerState.t > {stall_end - 1e-6}",
                             timeout=30_000)
     assert frame.evaluate("window.playerState.t") == pytest.approx(stall_end)
+    # on a projector the answer takes the place of the words before the question: no scrolling
+    assert page.get_by_test_id("stMain").evaluate("e => e.scrollHeight - e.clientHeight") <= 0
+
+
+def test_after_a_click_on_a_guess_the_arrow_moves_on(page, app_url):
+    """The guess hands the keys back to the page: → goes to the next step, it does not change
+    the guess (the choice the click focused would take the arrow)."""
+    page.goto(f"{app_url}/tour?tour=5&presenter=1")
+    step_shown(page, 5)
+    page.locator(".st-key-guess-5").get_by_text("4", exact=True).click()
+    feedback = page.locator(".st-key-tour-feedback")
+    sync_api.expect(feedback).to_contain_text("Not quite.", timeout=15_000)
+    settle(page)
+    page.keyboard.press("ArrowRight")                       # no blur first: as a learner would
+    step_shown(page, 6)
+
+
+def test_the_arrows_on_a_guesss_choices_move_through_the_tour(page, app_url):
+    """← and → on a choice move through the tour (↑ ↓ and space choose); no guess is made."""
+    page.goto(f"{app_url}/tour?tour=2&presenter=1")
+    step_shown(page, 2)
+    page.locator(".st-key-guess-2 input").first.focus()
+    page.keyboard.press("ArrowRight")
+    step_shown(page, 3)
+    page.keyboard.press("ArrowLeft")
+    step_shown(page, 2)
+    sync_api.expect(page.locator(".st-key-tour-feedback")).to_have_count(0)
 
 
 def test_the_exercise_answers_at_once(page, app_url):
@@ -116,11 +146,25 @@ def test_the_exercise_answers_at_once(page, app_url):
     step_shown(page, 8)
     budget = page.get_by_label("Budget (tokens)", exact=True)
     feedback = page.locator(".st-key-tour-feedback")
-    for pick, says in (("3100", "over 50 ms"), ("2048", "A larger budget still fits"),
-                       ("3079", "is the largest")):
+    for pick, says in (("3100", "over 50 ms"), ("2048", "a tile larger still fits"),
+                       ("3072", "counts")):
         budget.fill("")
         budget.press_sequentially(pick)          # digits typed in the field stay in the field:
         budget.press("Enter")                    # they do not jump to a chapter
         sync_api.expect(feedback).to_contain_text(says, timeout=15_000)
         page.wait_for_url(f"**budget={pick}**", timeout=15_000)   # the lanes and the link follow
         step_shown(page, 8)
+
+
+def test_the_tour_gives_the_learners_scenario_back(page, app_url):
+    """Off to the tour from a page with the learner's own values, and back: the values and
+    the link are theirs again (the tour had set its own)."""
+    page.goto(f"{app_url}/side_by_side?budget=1024&decodes=32")
+    page.get_by_role("link", name="Guided tour").click()
+    step_shown(page, 1)
+    sync_api.expect(page.get_by_text("comes back when you leave the tour")).to_be_visible()
+    assert "budget=" not in page.url
+    page.get_by_role("link", name="Side by side").first.click()
+    page.wait_for_url("**/side_by_side?**budget=1024**", timeout=15_000)
+    assert "decodes=32" in page.url
+    sync_api.expect(page.get_by_role("spinbutton", name="Token budget per iteration")).to_have_value("1024")
