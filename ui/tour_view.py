@@ -223,7 +223,7 @@ def timeline(step: tour.Step, s: Scenario, look: Look, moments: dict[str, float]
     """The two lanes at the step's moment, playing on to the next once revealed, its parts
     outlined; the four key numbers above them when the step points at them."""
     if tour.NUMBERS in step.highlight:
-        st.html(HIGHLIGHT_CSS.format(ink=look.new_request))
+        st.html(HIGHLIGHT_CSS.format(ink=look.ink))
         presenter.key_numbers(*cards, key="tour-numbers")
     start = moments[step.moment]
     play_to = moments[step.play] if step.play and revealed else None
