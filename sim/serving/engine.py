@@ -20,6 +20,7 @@ from collections import deque
 
 import numpy as np
 
+from sim.ceilings import MAX_TOKENS
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
 from sim.serving.kv import KvPool
@@ -312,7 +313,7 @@ class _Engine:
 def simulate(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
              limits: Limits = DEFAULT_LIMITS, reserve_fraction: float = RESERVE_FRACTION) -> Trace:
     """Run `workload` under `policy` at token `budget` to completion and return its Trace."""
-    budget = check_number("budget", budget, high=10_000_000, integer=True)
+    budget = check_number("budget", budget, high=MAX_TOKENS, integer=True)
     check_number("reserve fraction", reserve_fraction, low=0, low_inclusive=True, high=0.99)
     engine = _Engine(workload, policy, budget, limits, cost, reserve_fraction)
     _check_fits(workload, engine)

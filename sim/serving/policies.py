@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from sim.ceilings import MAX_REQUESTS
 from sim.errors import InputError, check_number
 
 DEFAULT_MAX_ITERATIONS = 2_000_000
@@ -36,11 +37,11 @@ class Limits:
 
     def __post_init__(self):
         set_ = object.__setattr__   # frozen: store the checked, whole values
-        set_(self, "max_seqs", check_number("max sequences", self.max_seqs, high=1_000_000,
+        set_(self, "max_seqs", check_number("max sequences", self.max_seqs, high=MAX_REQUESTS,
                                             integer=True))
         if self.max_partial_prefills is not None:
             set_(self, "max_partial_prefills", check_number(
-                "max partial prefills", self.max_partial_prefills, high=1_000_000, integer=True))
+                "max partial prefills", self.max_partial_prefills, high=MAX_REQUESTS, integer=True))
         set_(self, "max_iterations", check_number("iteration cap", self.max_iterations,
                                                   integer=True, high=MAX_ITERATION_CAP))
 
@@ -252,6 +253,12 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
 )}
 CHUNKED = tuple(n for n, p in POLICIES.items() if p.chunked)
 UNCHUNKED = tuple(n for n, p in POLICIES.items() if not p.chunked)
+
+
+def in_words(names) -> str:
+    """Policies as the app's help lists them, each from its PolicySpec ("vllm-v0: the whole
+    prompt in a prefill-only iteration while the streams wait; orca: ...")."""
+    return "; ".join(f"{n}: {POLICIES[n].summary}" for n in names) + "."
 
 
 def get_policy(name: str) -> PolicySpec:

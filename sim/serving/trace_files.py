@@ -30,6 +30,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from sim.ceilings import MAX_TOKENS
 from sim.errors import InputError
 from sim.serving.workloads import Workload, make_workload
 
@@ -39,7 +40,6 @@ MAX_COLUMNS = 100            # the three the trace needs and the user's own (not
 REPORT_ROWS = 2_000          # rows between two calls of load_trace's `report`
 COLUMNS = ("arrival_s", "prompt_tokens", "output_tokens")
 MAX_ARRIVAL_S = 1e7          # ~116 days: far beyond any trace worth replaying
-MAX_TOKENS = 10_000_000      # the same ceiling as the workload generators' lengths
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9.+\-_ ]")
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.ceilings import MAX_REQUESTS, MAX_STREAMS, MAX_TOKENS
 from sim.errors import InputError, check_number
 
 # ShareGPT-like lengths (openchat_sharegpt4 as used by Sarathi-Serve, Llama-2 tokenizer):
@@ -44,7 +45,7 @@ class Workload:
         return len(self.arrival_s)
 
 
-def _count(name, value, high=10_000_000):
+def _count(name, value, high=MAX_TOKENS):
     return check_number(name, value, high=high, integer=True)
 
 
@@ -61,7 +62,7 @@ def seed_scenario(decodes=64, context=4000, prompt=8192, decode_output=256, prom
     """The seeds' scenario: `decodes` requests streaming with `context` tokens cached, each with
     `decode_output` tokens still to come; one `prompt`-token request arrives at `arrival_s`.
     The new request is the last one (id = decodes)."""
-    d = check_number("decodes", decodes, low=0, low_inclusive=True, high=100_000, integer=True)
+    d = check_number("decodes", decodes, low=0, low_inclusive=True, high=MAX_STREAMS, integer=True)
     ctx = _count("context", context)
     p = _count("prompt", prompt)
     arrival = check_number("arrival (s)", arrival_s, low=0, low_inclusive=True, high=1e6)
@@ -73,8 +74,8 @@ def seed_scenario(decodes=64, context=4000, prompt=8192, decode_output=256, prom
 
 def burst(n, prompt=8192, output=32, decodes=0, context=4000, decode_output=256) -> Workload:
     """`n` prompts arrive together at t=0 while `decodes` requests stream."""
-    count = _count("burst", n, 100_000)
-    d = check_number("decodes", decodes, low=0, low_inclusive=True, high=100_000, integer=True)
+    count = _count("burst", n, MAX_STREAMS)
+    d = check_number("decodes", decodes, low=0, low_inclusive=True, high=MAX_STREAMS, integer=True)
     return make_workload(
         np.zeros(d + count), np.r_[np.full(d, _count("context", context)), np.full(count, _count("prompt", prompt))],
         np.r_[np.full(d, _count("decoder output", decode_output)), np.full(count, _count("output", output))],
@@ -92,7 +93,7 @@ def poisson(n, qps, *, seed=0, lengths="fixed", prompt=1024, output=128,
     """`n` requests with exponential inter-arrival gaps at `qps`. Lengths: ``fixed`` (prompt,
     output), ``uniform`` (integers in the inclusive ranges), or ``sharegpt`` (lognormals fitted to
     the ShareGPT medians and P90s, clipped so prompt + output <= 8,192)."""
-    count = _count("requests", n, 1_000_000)
+    count = _count("requests", n, MAX_REQUESTS)
     rate = check_number("QPS", qps, high=1e6)
     rng = np.random.default_rng(int(check_number("seed", seed, low=0, low_inclusive=True, integer=True,
                                                   high=2**63)))

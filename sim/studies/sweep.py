@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from sim.ceilings import MAX_TOKENS
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
 from sim.presets.hardware import Gpu
@@ -115,7 +116,7 @@ class Sweep:
 
 def parse_budgets(budgets: Sequence) -> tuple[int, ...]:
     """Budgets as sorted distinct whole numbers in [1, 10,000,000]; at most 32 of them."""
-    values = sorted({check_number("budget", b, high=10_000_000, integer=True) for b in budgets})
+    values = sorted({check_number("budget", b, high=MAX_TOKENS, integer=True) for b in budgets})
     if not values:
         raise InputError("give at least one budget")
     if len(values) > MAX_BUDGETS:
@@ -127,8 +128,8 @@ def budget_grid(low, high, extra: Sequence = ()) -> tuple[int, ...]:
     """Budgets to sweep from `low` to `high`: `low` doubled until it passes `high`, `high` itself,
     and the `extra` budgets inside [low, high] (e.g. your budget and the engines' defaults), so
     every budget worth knowing is a point of the frontier. At most 32 (`parse_budgets`)."""
-    lo = check_number("smallest budget", low, high=10_000_000, integer=True)
-    hi = check_number("largest budget", high, high=10_000_000, integer=True)
+    lo = check_number("smallest budget", low, high=MAX_TOKENS, integer=True)
+    hi = check_number("largest budget", high, high=MAX_TOKENS, integer=True)
     if lo > hi:
         raise InputError(f"the smallest budget ({lo:,}) is above the largest ({hi:,})")
     doublings = [lo]

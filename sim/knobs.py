@@ -1,0 +1,196 @@
+"""The scenario's knobs, declared once: each one's name, unit, default, range, help, and the
+policies and workloads it applies to. The app's controls (ui/controls.py) and the command line's
+flags (cli/common.py) are both made from this table, so a knob's range, default and words cannot
+drift apart between them.
+
+The table's own default and range are the engine's (the command line takes them as they are).
+Where the app differs on purpose it says so in `app`, with the reason: it opens on the worked
+example (the `simple` cost mode, ShareGPT lengths), and its smaller maxima keep a page quick and
+keep the meaning of links already shared (a link's value above a control's maximum is corrected
+to that maximum, so raising it would change what an old link shows). `PolicySpec`
+(sim/serving/policies.py) stays the one declaration of what a policy does; a knob only says which
+policies read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sim.ceilings import MAX_REQUESTS, MAX_STREAMS, MAX_TOKENS
+from sim.cost.iteration import MODES
+from sim.presets.hardware import GPUS
+from sim.presets.models import MODELS
+from sim.serving.policies import CHUNKED, POLICIES, Limits
+from sim.serving.workloads import SHAREGPT_OUTPUT, SHAREGPT_PROMPT
+
+SEED_SCENARIOS = ("seed", "burst")   # the worked example's streams, with one prompt or a burst
+POISSON = ("poisson",)
+MIN_QPS = 1e-3
+# The app's own ceilings (see each knob's `app.why`).
+APP_MAX_BUDGET = 1_000_000
+APP_MAX_REQUESTS = 1_000   # a page runs its workload once per policy, budget or rate
+
+
+@dataclass(frozen=True)
+class Surface:
+    """Where one surface (the app) differs from the knob's own default or range, and why. A field
+    left None is the knob's own."""
+    why: str
+    default: object = None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Knob:
+    """One scenario knob. `name` is the run's own word for it (the flag `--max-seqs` is
+    `max_seqs`, a `Limits` field keeps its name); `key` is its short name in the app's links
+    (None: the app sets it from other controls instead of showing it)."""
+    name: str
+    unit: str
+    default: object
+    what: str                           # the flag's one line in `--help`
+    low: float = 1
+    high: float = MAX_TOKENS
+    whole: bool = True
+    choices: tuple[str, ...] = ()       # a knob with choices takes one of them
+    shown_default: str | None = None    # the default in words, where it is "none" with a meaning
+    key: str | None = None
+    label: str = ""                     # the app's label, its unit included
+    step: float = 1
+    help: str = ""                      # the app's tooltip: what it is and where it comes from
+    policies: tuple[str, ...] = tuple(POLICIES)   # the policies that read it
+    scenarios: tuple[str, ...] = ()     # the workloads it shapes; () every one
+    app: Surface | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def kind(self) -> str:
+        return "choice" if self.choices else ("int" if self.whole else "float")
+
+    def on_app(self) -> tuple[object, float, float]:
+        """(default, low, high) in the app: the knob's own unless `app` says otherwise."""
+        app = self.app or Surface("")
+        return (self.default if app.default is None else app.default,
+                self.low if app.low is None else app.low,
+                self.high if app.high is None else app.high)
+
+    def applies_to(self, policy: str) -> bool:
+        return policy in self.policies
+
+
+KEEP_LINKS = ("the app's range since links were first shared: a larger value in a link is "
+              "corrected to this maximum, and keeps meaning what it showed")
+PAGE_QUICK = "keeps every page's runs within its quick tier"
+
+KNOBS: dict[str, Knob] = {k.name: k for k in (
+    # --- hardware ---
+    Knob(name="gpu", unit="", default="illustrative", what="the GPU (dense peaks, no sparsity)",
+         choices=tuple(GPUS), key="gpu", label="GPU",
+         help="Dense BF16 tensor-core peaks, no sparsity (sparse figures are 2x)."),
+    Knob(name="model", unit="", default="dense-8b", what="the model", choices=tuple(MODELS),
+         key="model", label="Model"),
+    Knob(name="mode", unit="", default="roofline", choices=MODES,
+         what="cost mode (simple: the worked example's arithmetic; roofline: attention, KV and "
+              "activations too; calibrated: fitted to measured kernels)",
+         key="mode", label="Cost mode",
+         help="simple: the seeds' arithmetic (FLOPs = 2 x params x tokens; bytes = weights), so "
+              "the defaults reproduce seed 001. roofline: adds attention FLOPs, KV and "
+              "activation bytes and the LM head. calibrated: the roofline's work at what real "
+              "kernels achieve (fitted on measured A100 GEMMs; `python -m sim validate`).",
+         app=Surface("the app opens on the worked example, whose numbers the simple arithmetic "
+                     "reproduces", default="simple")),
+    Knob(name="tp", unit="GPUs", default=1, high=64, key="tp", label="Tensor-parallel GPUs (tp)",
+         what="tensor-parallel degree: GPUs the model is sharded over",
+         help="The model sharded over this many GPUs: each holds 1/tp of the weights, FLOPs and "
+              "KV heads (and 1/tp of the KV cache), and every layer adds two all-reduces over "
+              "the GPU-to-GPU link. It must divide the model's attention heads."),
+    # --- the policy's budget and limits (the limits are `Limits` fields, named alike) ---
+    Knob(name="budget", unit="tokens", default=576, key="budget",
+         label="Token budget per iteration", step=64,
+         what="token budget per iteration, decodes included (max_num_batched_tokens; Orca has "
+              "none)",
+         help="vLLM `max_num_batched_tokens`, SGLang `--chunked-prefill-size`: tokens one "
+              "forward pass may hold. Chunk = budget - decodes.",
+         policies=tuple(n for n in POLICIES if n != "orca"),   # Orca has no budget
+         app=Surface(KEEP_LINKS, high=APP_MAX_BUDGET)),
+    Knob(name="max_seqs", unit="requests", default=Limits().max_seqs, high=MAX_REQUESTS,
+         what="most requests running at once (max_num_seqs)"),
+    Knob(name="max_partial_prefills", unit="requests", default=None, high=MAX_REQUESTS,
+         shown_default="no cap", what="chunked policies: most requests mid-prefill at once",
+         key="partials", label="Max partial prefills (0: no cap)",
+         help="Chunked policies: requests mid-prefill at once (vLLM max_num_partial_prefills). "
+              "0 leaves it uncapped.",
+         policies=CHUNKED,
+         app=Surface("a number box cannot be empty, so 0 stands for no cap; " + KEEP_LINKS,
+                     default=0, low=0, high=1024)),
+    # --- the worked example's streams, and a burst ---
+    Knob(name="decodes", unit="requests", default=64, low=0, high=MAX_STREAMS, key="decodes",
+         label="Running decodes", step=8, what="seed, burst: requests already streaming",
+         help="Requests already streaming when the prompt arrives; each emits one token per "
+              "iteration it is in.",
+         scenarios=SEED_SCENARIOS, app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=4096)),
+    Knob(name="context", unit="tokens", default=4000, key="context",
+         label="Decoders' context (tokens)", step=500,
+         what="seed, burst: each streaming request's cached context",
+         help="Tokens already in each decoder's KV cache.",
+         scenarios=SEED_SCENARIOS, app=Surface(KEEP_LINKS, high=1_000_000)),
+    Knob(name="prompt", unit="tokens", default=8192, key="prompt", label="New prompt (tokens)",
+         step=512, what="seed, burst: each new prompt's length",
+         help="Tokens in the prompt that arrives while the decoders stream.",
+         scenarios=SEED_SCENARIOS, app=Surface(KEEP_LINKS, high=2_000_000)),
+    Knob(name="decode_output", unit="tokens", default=256,
+         what="seed, burst: tokens each streaming request still emits", scenarios=SEED_SCENARIOS),
+    Knob(name="prompt_output", unit="tokens", default=32,
+         what="seed, burst: tokens each new request emits", scenarios=SEED_SCENARIOS),
+    Knob(name="burst", unit="prompts", default=10, high=MAX_STREAMS, key="burst",
+         label="Prompts in the burst", what="burst: prompts arriving together",
+         help="Seed 001: ten 8,192-token prompts arriving together.",
+         scenarios=("burst",), app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=1000)),
+    # --- Poisson arrivals ---
+    Knob(name="requests", unit="requests", default=None, high=MAX_REQUESTS,
+         shown_default="none: the seed scenario", what="poisson: how many requests",
+         key="requests", label="Requests", step=50, scenarios=POISSON,
+         app=Surface(PAGE_QUICK + " (a page runs its workload once per policy, budget or rate)",
+                     default=200, high=APP_MAX_REQUESTS)),
+    Knob(name="qps", unit="requests/s", default=None, low=MIN_QPS, high=1e6, whole=False,
+         shown_default="none",
+         what="poisson: arrival rate; at least --requests / 1e7 s (arrival times beyond 116 "
+              "days lose precision)",
+         key="qps", label="Arrival rate (requests/s)", step=0.5,
+         help="Poisson arrivals: the gaps between requests are exponential with mean 1 / rate.",
+         scenarios=POISSON,
+         app=Surface("a page needs a rate to draw at once; " + KEEP_LINKS, default=4.0,
+                     low=0.01, high=1000)),
+    Knob(name="prompt_tokens", unit="tokens", default=1024,
+         what="poisson, --lengths fixed: each prompt's length; uniform: the longest",
+         key="plen", label="Prompt tokens", step=256,
+         help="fixed: every prompt; uniform: the longest. Not used by sharegpt.",
+         scenarios=POISSON, app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=131_072)),
+    Knob(name="output_tokens", unit="tokens", default=128,
+         what="poisson, --lengths fixed: each request's output; uniform: the longest",
+         key="olen", label="Output tokens", step=32,
+         help="fixed: every output; uniform: the longest. Not used by sharegpt.",
+         scenarios=POISSON, app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=32_768)),
+    Knob(name="lengths", unit="", default="fixed", choices=("fixed", "uniform", "sharegpt"),
+         what="poisson: request lengths (fixed, uniform from 1, or ShareGPT-like lognormals "
+              f"with median prompt {SHAREGPT_PROMPT[0]:,} and output {SHAREGPT_OUTPUT[0]:,} "
+              "tokens)",
+         key="lengths", label="Lengths",
+         help="sharegpt: lognormals fitted to ShareGPT's medians and P90s as Sarathi-Serve used "
+              f"it (prompt {SHAREGPT_PROMPT[0]:,} / {SHAREGPT_PROMPT[1]:,}, output "
+              f"{SHAREGPT_OUTPUT[0]:,} / {SHAREGPT_OUTPUT[1]:,} tokens; prompt + output <= "
+              "8,192). fixed: every request the same. uniform: whole numbers from 1 to the "
+              "lengths below.",
+         scenarios=POISSON,
+         app=Surface("the app shows realistic traffic first, as Sarathi-Serve measured it",
+                     default="sharegpt")),
+    Knob(name="seed", unit="", default=0, low=0, high=2**32 - 1,
+         what="poisson: random seed of arrivals and lengths", key="seed", label="Random seed",
+         help="The same seed draws the same requests.", scenarios=POISSON,
+         app=Surface(KEEP_LINKS, high=2**31 - 1)),
+)}
+
