@@ -6,14 +6,14 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, replace
 
-from sim.cost.iteration import MODES, CostModel
+from sim.cost.iteration import CostModel
 from sim.errors import InputError
-from sim.presets.hardware import GPUS, get_gpu
-from sim.presets.models import MODELS, get_model
+from sim.knobs import KNOBS, LIMIT_KNOBS
+from sim.presets.hardware import get_gpu
+from sim.presets.models import get_model
 from sim.serving import workloads
 from sim.serving.engine import Trace, simulate
 from sim.serving.policies import (
-    CHUNKED,
     DEFAULT_MAX_ITERATIONS,
     MAX_ITERATION_CAP,
     POLICIES,
@@ -32,7 +32,7 @@ from sim.serving.work import (
 )
 from sim.serving.workloads import SHAREGPT_OUTPUT, SHAREGPT_PROMPT
 
-from .flags import choice, flag_name, number, refuse
+from .flags import choice, flag_name, knob_flag, number, refuse
 
 # A command's own start (Python, numpy, sim) on top of its runs' work.
 PROCESS_SECONDS = 0.5
@@ -40,7 +40,6 @@ PROCESS_BYTES = 80e6
 # Poisson arrival times are float64 seconds from 0: beyond this span they keep less than ~2 ns
 # of precision, and the gaps between tokens (milliseconds) start to lose digits.
 MAX_ARRIVAL_SPAN_S = MAX_ARRIVAL_S
-MIN_QPS = 1e-3
 
 SCENARIOS = {   # --scenario: what it runs, for the help and for messages
     "seed": "the worked example's scenario: --decodes requests already streaming, one --prompt "
@@ -82,15 +81,11 @@ def workload_name(workload: workloads.Workload) -> str:
 
 # --- shared flags ---------------------------------------------------------------------------
 def add_hardware_args(p: argparse.ArgumentParser) -> None:
-    choice(p, "--gpu", "the GPU (dense peaks, no sparsity)", GPUS, default="illustrative")
-    choice(p, "--model", "the model", MODELS, default="dense-8b")
-    choice(p, "--mode", "cost mode (simple: the worked example's arithmetic; roofline: "
-           "attention, KV and activations too; calibrated: fitted to measured kernels)", MODES,
-           default="roofline")
+    for name in ("gpu", "model", "mode"):
+        knob_flag(p, KNOBS[name])
     number(p, "--overhead-ms", "fixed time added to every iteration", unit="ms", default=None,
            low=0, high=10_000, shown_default="0, or the calibrated mode's")
-    number(p, "--tp", "tensor-parallel degree: GPUs the model is sharded over", unit="GPUs",
-           default=1, low=1, high=64, whole=True)
+    knob_flag(p, KNOBS["tp"])
 
 
 def cost_model_from(args) -> CostModel:
@@ -104,29 +99,17 @@ def add_policy_args(p: argparse.ArgumentParser, budget: int | None = 576, *,
     for commands that take several budgets)."""
     choice(p, "--policy", "the scheduler", POLICIES, default="sarathi")
     if budget is not None:
-        number(p, "--budget", "token budget per iteration, decodes included "
-               "(max_num_batched_tokens; Orca has none)", unit="tokens", default=budget, low=1,
-               high=10_000_000, whole=True)
-    number(p, "--max-seqs", "most requests running at once (max_num_seqs)", unit="requests",
-           default=1024, low=1, high=1_000_000, whole=True)
-    number(p, "--max-partial-prefills", "chunked policies: most requests mid-prefill at once",
-           unit="requests", default=None, low=1, high=1_000_000, whole=True,
-           shown_default="no cap")
+        knob_flag(p, KNOBS["budget"], default=budget)
+    for knob in LIMIT_KNOBS:
+        knob_flag(p, knob)
     number(p, "--max-iterations", "stop a run that needs more iterations than this",
            unit="iterations", default=max_iterations, low=1, high=MAX_ITERATION_CAP, whole=True)
 
 
 def add_length_args(p: argparse.ArgumentParser) -> None:
     """Request lengths of generated (Poisson) traffic."""
-    number(p, "--prompt-tokens", "poisson, --lengths fixed: each prompt's length; uniform: the "
-           "longest", unit="tokens", default=1024, low=1, high=10_000_000, whole=True)
-    number(p, "--output-tokens", "poisson, --lengths fixed: each request's output; uniform: the "
-           "longest", unit="tokens", default=128, low=1, high=10_000_000, whole=True)
-    choice(p, "--lengths", "poisson: request lengths (fixed, uniform from 1, or ShareGPT-like "
-           f"lognormals with median prompt {SHAREGPT_PROMPT[0]:,} and output "
-           f"{SHAREGPT_OUTPUT[0]:,} tokens)", ("fixed", "uniform", "sharegpt"), default="fixed")
-    number(p, "--seed", "poisson: random seed of arrivals and lengths", unit="", default=0, low=0,
-           high=2**32 - 1, whole=True)
+    for name in ("prompt_tokens", "output_tokens", "lengths", "seed"):
+        knob_flag(p, KNOBS[name])
 
 
 def add_run_args(p: argparse.ArgumentParser, budget: int | None = 576) -> None:
@@ -135,26 +118,13 @@ def add_run_args(p: argparse.ArgumentParser, budget: int | None = 576) -> None:
     add_policy_args(p, budget)
     choice(p, "--scenario", "the workload; " + "; ".join(f"{k}: {v}" for k, v in SCENARIOS.items()),
            SCENARIOS, default=None, shown_default="seed, or poisson with --requests")
-    number(p, "--decodes", "seed, burst: requests already streaming", unit="requests",
-           default=64, low=0, high=100_000, whole=True)
-    number(p, "--context", "seed, burst: each streaming request's cached context", unit="tokens",
-           default=4000, low=1, high=10_000_000, whole=True)
-    number(p, "--prompt", "seed, burst: each new prompt's length", unit="tokens", default=8192,
-           low=1, high=10_000_000, whole=True)
-    number(p, "--decode-output", "seed, burst: tokens each streaming request still emits",
-           unit="tokens", default=256, low=1, high=10_000_000, whole=True)
-    number(p, "--prompt-output", "seed, burst: tokens each new request emits", unit="tokens",
-           default=32, low=1, high=10_000_000, whole=True)
-    number(p, "--burst", "burst: prompts arriving together", unit="prompts", default=10, low=1,
-           high=100_000, whole=True)
+    for name in ("decodes", "context", "prompt", "decode_output", "prompt_output", "burst"):
+        knob_flag(p, KNOBS[name])
     p.add_argument("--allow-starvation", action="store_true",
                    help="seed, burst: run a budget at or below the streaming requests (new prompts "
                         "get no tokens until they finish) instead of refusing it (default off)")
-    number(p, "--requests", "poisson: how many requests", unit="requests", default=None, low=1,
-           high=1_000_000, whole=True, shown_default="none: the seed scenario")
-    number(p, "--qps", "poisson: arrival rate; at least --requests / 1e7 s (arrival times "
-           "beyond 116 days lose precision)", unit="requests/s", default=None, low=MIN_QPS,
-           high=1e6, shown_default="none")
+    knob_flag(p, KNOBS["requests"])
+    knob_flag(p, KNOBS["qps"])
     add_length_args(p)
     p.add_argument("--trace-in", metavar="FILE",
                    help="replay a CSV trace with columns arrival_s, prompt_tokens, output_tokens "
@@ -220,13 +190,17 @@ def workload_from(args) -> workloads.Workload:
     return poisson_from(args, args.requests, args.qps)
 
 
-def limits_from(args, policy: PolicySpec) -> Limits:
-    if not policy.chunked:
-        refuse(args, ("max_partial_prefills",),
-               why=f"it caps chunked prefills ({', '.join(CHUNKED)}); {policy.name} prefills "
-                   "whole prompts")
-    return Limits(max_seqs=args.max_seqs, max_partial_prefills=args.max_partial_prefills,
-                  max_iterations=args.max_iterations)
+def limits_from(args, *policies: PolicySpec) -> Limits:
+    """The runs' Limits: every limit of the knob table from its flag, refused when none of
+    `policies` reads it (--max-partial-prefills for unchunked policies)."""
+    for knob in LIMIT_KNOBS:
+        readers = [p.name for p in policies if knob.applies_to(p.name)]
+        if not readers:
+            names = " and ".join(p.name for p in policies)
+            refuse(args, (knob.name,), why=f"only {', '.join(knob.policies)} read it; {names} "
+                                           f"{'does' if len(policies) == 1 else 'do'} not")
+    return Limits(max_iterations=args.max_iterations,
+                  **{knob.name: getattr(args, knob.name) for knob in LIMIT_KNOBS})
 
 
 def check_work(work: Work, what: str, remedy: str) -> tuple[int, ...]:
@@ -279,10 +253,11 @@ def planned_run(args) -> Run:
 
 def lane_args(args, policy: str) -> argparse.Namespace:
     """The flags of a second run under `policy` (export's unchunked lane): the same workload and
-    hardware; the chunked-only --max-partial-prefills stays with the lane it applies to."""
-    lane = {**vars(args), "policy": policy}
-    if not get_policy(policy).chunked:
-        lane.update(max_partial_prefills=None, given=args.given - {"max_partial_prefills"})
+    hardware; a limit the lane's policy does not read (--max-partial-prefills) stays with the lane
+    it applies to."""
+    unread = {k.name for k in LIMIT_KNOBS if not k.applies_to(policy)}
+    lane = {**vars(args), "policy": policy, "given": args.given - unread}
+    lane.update({name: KNOBS[name].default for name in unread})
     return argparse.Namespace(**lane)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 
 from sim.errors import InputError, check_number
+from sim.knobs import KNOBS
 
 from .common import add_run_args, cost_model_from, lane_args, run_from
 from .flags import paragraph, refuse
@@ -49,7 +50,7 @@ def _figure(args, look, width: int, caps: tuple[int, ...]):
                                integer=True)
         context = check_number("--context", args.context, high=1e8, integer=True)
         prompt = check_number("--prompt", args.prompt, high=1e8, integer=True)
-        budget = check_number("--budget", args.budget, high=10_000_000, integer=True)
+        budget = check_number("--budget", args.budget, high=KNOBS["budget"].high, integer=True)
         tpot_s = check_number("--tpot-ms", args.tpot_ms, low=1e-3, low_inclusive=True,
                               high=1e7) / 1e3   # a µs or more: no underflow to 0 s
         cost = cost_model_from(args)

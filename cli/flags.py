@@ -15,6 +15,7 @@ import sys
 import textwrap
 
 from sim.errors import InputError, fmt_bound, range_problem
+from sim.knobs import Knob
 
 from .output import writing
 
@@ -126,6 +127,17 @@ def choice(parser: argparse.ArgumentParser, flag: str, what: str, choices, *, de
     shown = shown_default or (default if default is not None else "none")
     parser.add_argument(flag, choices=tuple(choices), default=default, metavar="NAME",
                         help=f"{what}: {', '.join(choices)} (default {shown})")
+
+
+def knob_flag(parser: argparse.ArgumentParser, knob: Knob, **changes) -> None:
+    """The flag of a knob of the table (sim/knobs.py), its help, default and range the table's;
+    `changes` for a command whose default differs (capacity's --budget)."""
+    fields = dict(default=knob.default, shown_default=knob.shown_default) | changes
+    if knob.choices:
+        choice(parser, knob.flag, knob.what, knob.choices, **fields)
+    else:
+        number(parser, knob.flag, knob.what, unit=knob.unit, low=knob.low, high=knob.high,
+               whole=knob.whole, **fields)
 
 
 def paragraph(text: str) -> str:

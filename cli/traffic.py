@@ -10,7 +10,8 @@ from dataclasses import replace
 from functools import partial
 
 from sim.errors import InputError
-from sim.serving.policies import CHUNKED, POLICIES, Limits, get_policy
+from sim.knobs import KNOBS
+from sim.serving.policies import POLICIES, get_policy
 from sim.serving.work import CLI_BUDGET, Work, WorkAccount, estimate_run
 from sim.studies.capacity import (
     DELAY_SLO_S,
@@ -40,7 +41,7 @@ from .common import (
     workload_from,
     workload_name,
 )
-from .flags import choice, number, number_list, paragraph, refuse
+from .flags import choice, number, number_list, paragraph
 from .output import NO_SECOND_TOKEN, emit, table
 
 MAX_CAPACITY_REQUESTS = 20_000   # each capacity run simulates them all, up to 2 x MAX_RUNS times
@@ -119,7 +120,7 @@ def register_sweep(sub) -> None:
         command's budget (60 s, 1.5 GB)."""))
     add_run_args(p, budget=None)
     number_list(p, "--budgets", "token budgets per iteration, decodes included", unit="tokens",
-                default=DEFAULT_BUDGETS, low=1, high=10_000_000, most=MAX_BUDGETS)
+                default=DEFAULT_BUDGETS, low=1, high=KNOBS["budget"].high, most=MAX_BUDGETS)
     number(p, "--tbt-slo", "p99 TBT SLO: recommend the largest budget that meets it",
            unit="s", default=None, low=1e-6, high=3600, shown_default="none")
     p.set_defaults(func=_sweep)
@@ -146,16 +147,12 @@ def _capacity(args) -> None:
     slo = _tbt_slo(args)
     refuse_unused_lengths(args)
     policy, baseline = get_policy(args.policy), get_policy(args.baseline)
-    if not (policy.chunked or baseline.chunked):
-        refuse(args, ("max_partial_prefills",), why=f"it caps chunked prefills "
-               f"({', '.join(CHUNKED)}); {policy.name} and {baseline.name} prefill whole prompts")
+    limits = limits_from(args, policy, baseline)
     workload_at = partial(poisson_from, args, args.requests)
     sample = workload_at(1.0)   # bad lengths fail here, before any search
     check_iterations(sample, args.max_iterations)
     baseline_budget = default_baseline_budget(baseline, args.budget, sample) \
         if args.baseline_budget is None else args.baseline_budget
-    limits = Limits(max_seqs=args.max_seqs, max_partial_prefills=args.max_partial_prefills,
-                    max_iterations=args.max_iterations)
     runs = Work(tuple(estimate_run(sample, spec, b, limits, cost)
                       for spec, b in ((policy, args.budget), (baseline, baseline_budget))))
     account = WorkAccount(replace(CLI_BUDGET, seconds=CAPACITY_SHARE * CLI_BUDGET.seconds,
@@ -206,7 +203,7 @@ def register_capacity(sub) -> None:
     p.set_defaults(func=_capacity)
     choice(p, "--baseline", "the policy compared against", POLICIES, default="vllm-v0")
     number(p, "--baseline-budget", "the baseline's budget", unit="tokens", default=None, low=1,
-           high=10_000_000, whole=True, shown_default="--budget if the baseline chunks; "
+           high=KNOBS["budget"].high, whole=True, shown_default="--budget if the baseline chunks; "
            "unchunked: max(longest request, 2,048), vLLM V0's max(max_model_len, 2048)")
     number(p, "--tbt-slo", "p99 TBT SLO", unit="s", default=None, low=1e-6, high=3600,
            shown_default="none: give it or --slo")

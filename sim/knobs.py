@@ -194,3 +194,5 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          app=Surface(KEEP_LINKS, high=2**31 - 1)),
 )}
 
+# The knobs that are `Limits` fields (named alike): the command line builds Limits from them.
+LIMIT_KNOBS = tuple(k for k in KNOBS.values() if k.name in Limits.__dataclass_fields__)
