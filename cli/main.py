@@ -16,6 +16,7 @@ import sys
 
 from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError
+from sim.serving.policies import POLICIES
 
 from . import explain, export, simulate, traffic, validate
 from .common import limit_message
@@ -36,12 +37,12 @@ NO_TABLES = ("export",)   # commands that print no table, so take no --wide
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="python -m sim", description=paragraph("""
+    engines = ", ".join(p.engine for p in POLICIES.values())
+    parser = Parser(prog="python -m sim", description=paragraph(f"""
         Chunked Prefill Lab on the command line: the source articles' worked example, the cost
-        of one iteration, whole workloads under the real schedulers (Sarathi-Serve, vLLM V1,
-        SGLang, vLLM V0, Orca), budget sweeps, capacity under SLOs, the cost model's validation
-        and the app's figures as files. Every command prints a table (fitted to 120 columns;
-        --wide for full lines) or, with --json, JSON. Bad input exits with code 2 and a one-line
+        of one iteration, whole workloads under the real schedulers ({engines}), budget sweeps,
+        capacity under SLOs, the cost model's validation and the app's figures as files. Every
+        command prints a table (fitted to 120 columns; --wide for full lines) or, with --json, JSON. Bad input exits with code 2 and a one-line
         message naming the flag and the allowed range."""))
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser,
                                 metavar="COMMAND")

@@ -17,10 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from charts.views import FOCUS_MARGIN, WINDOWS
-from sim.cost.iteration import MODES
-from sim.presets.hardware import GPUS
-from sim.presets.models import MODELS
-from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED
+from sim.knobs import KNOBS
+from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, in_words, names_in_prose
 from sim.studies.capacity import DELAY_SLO_S, SLO_PRESETS
 
 from .literal import literal
@@ -127,39 +125,24 @@ def _choice(key, label, default, options, help=""):
     return Control(key, label, default, "choice", options=tuple(options), help=help)
 
 
+def _knob(name: str, *more_options: str) -> Control:
+    """The control of a knob of the table (sim/knobs.py): its link key, label, help, and the
+    app's default and range. A choice offers the app's default first, then `more_options`."""
+    knob = KNOBS[name]
+    default, low, high = knob.on_app()
+    if knob.choices:
+        options = (default, *(c for c in knob.choices if c != default), *more_options)
+        return _choice(knob.key, knob.label, default, options, help=knob.help)
+    make = _int if knob.whole else _float
+    return make(knob.key, knob.label, default, low, high, help=knob.help, step=knob.step)
+
+
 # The scenario: seed 001's worked example.
-SCENARIO = (
-    _int("prompt", "New prompt (tokens)", 8192, 1, 2_000_000, step=512,
-         help="Tokens in the prompt that arrives while the decoders stream."),
-    _int("decodes", "Running decodes", 64, 0, 4096, step=8,
-         help="Requests already streaming when the prompt arrives; each emits one token per "
-              "iteration it is in."),
-    _int("context", "Decoders' context (tokens)", 4000, 1, 1_000_000, step=500,
-         help="Tokens already in each decoder's KV cache."),
-    _int("budget", "Token budget per iteration", 576, 1, 1_000_000, step=64,
-         help="vLLM `max_num_batched_tokens`, SGLang `--chunked-prefill-size`: tokens one forward "
-              "pass may hold. Chunk = budget - decodes."),
-)
-HARDWARE = (
-    _choice("gpu", "GPU", "illustrative", (*GPUS, CUSTOM),
-            help="Dense BF16 tensor-core peaks, no sparsity (sparse figures are 2x)."),
-    _choice("model", "Model", "dense-8b", (*MODELS, CUSTOM)),
-    _choice("mode", "Cost mode", "simple", MODES,
-            help="simple: the seeds' arithmetic (FLOPs = 2 x params x tokens; bytes = weights), so the "
-                 "defaults reproduce seed 001. roofline: adds attention FLOPs, KV and activation "
-                 "bytes and the LM head. calibrated: the roofline's work at what real kernels "
-                 "achieve (fitted on measured A100 GEMMs; `python -m sim validate`)."),
-    _int("tp", "Tensor-parallel GPUs (tp)", 1, 1, 64,
-         help="The model sharded over this many GPUs: each holds 1/tp of the weights, FLOPs and KV "
-              "heads (and 1/tp of the KV cache), and every layer adds two all-reduces over the "
-              "GPU-to-GPU link. It must divide the model's attention heads."),
-)
+SCENARIO = tuple(_knob(name) for name in ("prompt", "decodes", "context", "budget"))
+HARDWARE = (_knob("gpu", CUSTOM), _knob("model", CUSTOM), _knob("mode"), _knob("tp"))
 POLICY = (
-    _choice("unchunked", "Unchunked baseline", "vllm-v0", UNCHUNKED,
-            help="vllm-v0: prefill-only iterations (decodes pause). orca: decodes + whole prompts."),
-    _choice("chunked", "Chunked policy", "sarathi", CHUNKED,
-            help="sarathi: decodes first, chunk fills the budget. vllm-v1: the budget caps decodes "
-                 "too. sglang: prefill-first, decodes wait."),
+    _choice("unchunked", "Unchunked baseline", "vllm-v0", UNCHUNKED, help=in_words(UNCHUNKED)),
+    _choice("chunked", "Chunked policy", "sarathi", CHUNKED, help=in_words(CHUNKED)),
 )
 CUSTOM_GPU = (
     _float("peak", "Peak dense TFLOP/s", 400, 1, 100_000, step=10.0),
@@ -191,7 +174,7 @@ DISPLAY = (
 TPOT = _float("tpot", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
               help="The inter-token latency the decoders must keep; the Sarathi-Serve recipe picks the "
                    "largest budget whose iteration meets it.")
-BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, 1_000_000, step=64,
+BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, SCENARIO[3].high, step=64,
                help="Seed 001 compares 576 with 2,048.")
 COMPARE = Control("compare", "Show ideal and calibrated side by side", False, "bool",
                   help="Adds the other cost mode's numbers beside the chosen mode's: calibrated "
@@ -206,35 +189,21 @@ WINDOW = _choice("window", "Time axis", "prompt", tuple(WINDOWS),
                  + ". The metrics always cover the whole run.")
 
 # The traffic pages (Traffic, Budget trade-off, Capacity, Memory) share one workload.
-MAX_REQUESTS = 1000   # a page runs its workload once per policy, budget or rate: keep each run short
 TRAFFIC = (
     _choice("workload", "Workload", "burst", ("burst", "poisson", "upload"),
             help="burst: N prompts of the sidebar's prompt length arrive at once while the "
                  "sidebar's decoders stream (seed 001's drain). poisson: requests at random times "
                  "at a mean rate. upload: a CSV trace with columns arrival_s, prompt_tokens, "
                  "output_tokens."),
-    _int("burst", "Prompts in the burst", 10, 1, 1000,
-         help="Seed 001: ten 8,192-token prompts arriving together."),
-    _int("requests", "Requests", 200, 1, MAX_REQUESTS, step=50),
-    _float("qps", "Arrival rate (requests/s)", 4, 0.01, 1000, step=0.5,
-           help="Poisson arrivals: the gaps between requests are exponential with mean 1 / rate."),
-    _choice("lengths", "Lengths", "sharegpt", ("sharegpt", "fixed", "uniform"),
-            help="sharegpt: lognormals fitted to ShareGPT's medians and P90s as Sarathi-Serve used "
-                 "it (prompt 1,730 / 5,696, output 415 / 834 tokens; prompt + output <= 8,192). "
-                 "fixed: every request the same. uniform: whole numbers from 1 to the lengths "
-                 "below."),
-    _int("plen", "Prompt tokens", 1024, 1, 131_072, step=256,
-         help="fixed: every prompt; uniform: the longest. Not used by sharegpt."),
-    _int("olen", "Output tokens", 128, 1, 32_768, step=32,
-         help="fixed: every output; uniform: the longest. Not used by sharegpt."),
-    _int("seed", "Random seed", 0, 0, 2**31 - 1, help="The same seed draws the same requests."),
+    *(_knob(name) for name in ("burst", "requests", "qps", "lengths", "prompt_tokens",
+                               "output_tokens", "seed")),
 )
 PICK = Control("policies", "Policies", ("vllm-v0", "sarathi"), "multi", options=tuple(POLICIES),
                help="Two or more, served the same workload at the sidebar's budget. "
                     + "; ".join(f"{name}: {p.label}" for name, p in POLICIES.items()) + ".")
 BUDGET_RANGE = (
-    _int("bmin", "Smallest budget", 128, 1, 10_000_000, step=64),
-    _int("bmax", "Largest budget", 16384, 1, 10_000_000, step=1024),
+    _int("bmin", "Smallest budget", 128, 1, KNOBS["budget"].high, step=64),
+    _int("bmax", "Largest budget", 16384, 1, KNOBS["budget"].high, step=1024),
 )
 TTFT = _float("ttft", "TTFT target (s)", 3, 0.001, 100_000, step=0.5,
               help="Time to first token you must meet (a p50 line on the frontier). 3 s: the "
@@ -247,13 +216,20 @@ TBT_SLO = _float("tbtslo", "P99 TBT SLO (ms)", 100, 0.01, 100_000, step=10.0)
 DELAY_SLO = _float("delay", "Median scheduling delay SLO (s)", DELAY_SLO_S, 0.001, 100_000,
                    step=0.5, help="Sarathi-Serve: 2 s. Past capacity the queue grows without "
                                   "bound and the median delay catches it.")
+def _kv_rules() -> str:
+    """Which chunked engines reserve a prompt's KV at admission and which chunk by chunk, from
+    their PolicySpecs."""
+    whole, per_chunk = ([p.engine for p in POLICIES.values() if p.chunked
+                         and p.reserve_whole_prompt == rule] for rule in (True, False))
+    verb = "allocates" if len(per_chunk) == 1 else "allocate"
+    return (f"{names_in_prose(whole)} reserve a prompt's KV at admission; "
+            f"{names_in_prose(per_chunk)} {verb} it chunk by chunk.")
+
+
 KV_PICK = Control("kvpolicies", "Policies", ("sarathi", "vllm-v1"), "multi",
                   options=tuple(POLICIES),
-                  help="Sarathi-Serve and SGLang reserve a prompt's KV at admission; vLLM V1 "
-                       "allocates it chunk by chunk.")
-PARTIALS = _int("partials", "Max partial prefills (0: no cap)", 0, 0, 1024,
-                help="Chunked policies: requests mid-prefill at once (vLLM "
-                     "max_num_partial_prefills). 0 leaves it uncapped.")
+                  help=_kv_rules())
+PARTIALS = _knob("max_partial_prefills")
 TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,
                 help="Seed 001: 20 simultaneous 8,192-token prompts.")
 

@@ -211,6 +211,11 @@ class PolicySpec:
     intro: str                  # what the engine is, in one sentence, where the text first names it
     kv_watermark: float = 0.0   # share of KV kept free when admitting (Sarathi: 1% of blocks)
 
+    @property
+    def engine(self) -> str:
+        """The engine's name alone, as prose lists it: the label before its parenthesis."""
+        return self.label.split(" (")[0]
+
     def plan(self, state: State, budget: int, limits: Limits) -> Batch:
         """The next batch, its KV reserved by this policy's one reservation rule."""
         return self.build(state, budget, limits, self.reserve_whole_prompt)
@@ -259,6 +264,12 @@ def in_words(names) -> str:
     """Policies as the app's help lists them, each from its PolicySpec ("vllm-v0: the whole
     prompt in a prefill-only iteration while the streams wait; orca: ...")."""
     return "; ".join(f"{n}: {POLICIES[n].summary}" for n in names) + "."
+
+
+def names_in_prose(names) -> str:
+    """Words listed as prose lists them: "A", "A and B", "A, B and C"."""
+    names = list(names)
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def get_policy(name: str) -> PolicySpec:
