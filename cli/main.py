@@ -42,8 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
         Chunked Prefill Lab on the command line: the source articles' worked example, the cost
         of one iteration, whole workloads under the real schedulers ({engines}), budget sweeps,
         capacity under SLOs, the cost model's validation and the app's figures as files. Every
-        command prints a table (fitted to 120 columns; --wide for full lines) or, with --json, JSON. Bad input exits with code 2 and a one-line
-        message naming the flag and the allowed range."""))
+        command prints a table (fitted to 120 columns; --wide for full lines) or, with --json,
+        JSON. Bad input exits with code 2 and a one-line message naming the flag and the allowed
+        range."""))
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser,
                                 metavar="COMMAND")
     for register in COMMANDS:
