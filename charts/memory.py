@@ -9,12 +9,11 @@ import numpy as np
 import pandas as pd
 
 from sim.serving.engine import Trace
-from sim.serving.policies import POLICIES
 
 from .figure import Figure
 from .frames import iterations_frame
 from .theme import Look
-from .traffic import policy_color
+from .traffic import policy_color, policy_title
 
 KV_POINTS = 400          # points per KV curve
 
@@ -72,7 +71,7 @@ def kv_chart(frame: pd.DataFrame, look: Look, *, capacity_tokens: int, width: in
             thickness=2, size=16, color=look.ink).encode(x=x, y=y, tooltip=tooltip)
         panels.append(alt.layer(area, cap_rule, cap_text, line, ticks, width=width,
                                 height=170 if look.presenter else 120,
-                                title=f"{name} · {POLICIES[name].label}"))
+                                title=policy_title(name)))
     chart = alt.vconcat(*panels, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
         x="shared", y="shared"))).properties(title=alt.TitleParams(
             "KV cache in use", subtitle="ticks: iterations that preempted a request (its KV "

@@ -26,6 +26,12 @@ MEANINGS = ("decode", "prefill", "new request", "freeze")
 # Hues for categories that are none of the MEANINGS (policies, regimes, series), each at least
 # 15 CIEDE2000 from every meaning's colour in every look.
 SERIES = {"violet": "#7B4FD6", "purple": OKABE_ITO["purple"], "olive": "#999933", "brown": "#8C564B"}
+# Each policy the lab ships keeps one colour on every chart: a SERIES hue, or the ink ("ink").
+POLICY_HUES = {"sarathi": "violet", "vllm-v1": "olive", "sglang": "purple", "vllm-v0": "brown",
+               "orca": "ink"}
+# Hues for a policy not named in POLICY_HUES (a new one, or a variant a page builds), as clear of
+# the meanings as SERIES and taken by no shipped policy: grey, Paul Tol's purple and sand.
+SPARE_SERIES = {"grey": "#7F7F7F", "wine": "#AA4499", "sand": "#DDCC77"}
 FONT = "Source Sans Pro, Helvetica Neue, Arial, sans-serif"
 
 
@@ -95,6 +101,18 @@ class Look:
     def memory_bound(self) -> str:
         """Memory-bound time is decode's nature: its colour."""
         return self.decode
+
+    def policy_inks(self, names) -> dict[str, str]:
+        """A colour for each policy in `names` (any name): its own (POLICY_HUES), and for one not
+        there the spare hues in turn, in the order `names` lists such policies."""
+        spares = list(SPARE_SERIES.values())
+        unknown = [n for n in dict.fromkeys(names) if n not in POLICY_HUES]
+        inks = {n: spares[i % len(spares)] for i, n in enumerate(unknown)}
+        for name in names:
+            if name in POLICY_HUES:
+                hue = POLICY_HUES[name]
+                inks[name] = self.ink if hue == "ink" else SERIES[hue]
+        return inks
 
     def meanings(self) -> dict[str, str]:
         """Each of MEANINGS and its colour in this look."""

@@ -1,11 +1,11 @@
 """The Traffic page's figures: one workload served by several policies (a zoomable per-iteration
-timeline, CDFs, each request's latency split, the metrics table), and the policy colours every
-traffic figure shares.
+timeline, CDFs, each request's latency split, the metrics table), and the policy colour scale every
+traffic figure shares (its colours: charts/theme.py, `Look.policy_inks`).
 
 Frame builders turn `sim` results into the small frames the charts draw, thinned for display only
 (every metric reads the full trace) and saying how; chart builders take those frames and a Look and
 return a Figure. Policies are named by their registry keys (`sarathi`, `vllm-v0`, ...) and keep one
-colour on every chart.
+colour on every chart; a name the registry does not hold is drawn too, in a spare colour.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from sim.units import fmt_seconds
 
 from .figure import Figure
 from .frames import bin_width_s, iterations_frame
-from .theme import SERIES, Look
+from .theme import Look
 
 TIMELINE_BARS = 900      # bars across all timeline panels together
 CDF_POINTS = 200         # points per CDF curve
@@ -33,14 +33,14 @@ SPLIT_REQUESTS = 120     # requests per policy in the latency-split chart
 ZOOM = "zoom"            # the timeline's brush
 
 
-def policy_inks(look: Look) -> dict[str, str]:
-    """One colour per policy, none of them a meaning's (charts/theme.py: SERIES, and the ink)."""
-    return {"sarathi": SERIES["violet"], "vllm-v1": SERIES["olive"], "sglang": SERIES["purple"],
-            "vllm-v0": SERIES["brown"], "orca": look.ink}
+def policy_title(name: str) -> str:
+    """A policy's panel title: its key and label ("sarathi · Sarathi-Serve (...)"), or the key
+    alone for a policy the registry does not hold."""
+    return f"{name} · {POLICIES[name].label}" if name in POLICIES else name
 
 
 def policy_color(names: Sequence[str], look: Look) -> alt.Color:
-    inks = policy_inks(look)
+    inks = look.policy_inks(names)
     return alt.Color("policy:N", title="policy", sort=list(names), scale=alt.Scale(
         domain=list(names), range=[inks[n] for n in names]),
         legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1, labelLimit=0))
@@ -127,7 +127,7 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900, ov
                                       axis=alt.Axis(format=",.3~f", grid=False, **ticks)),
                               x2="end_s:Q", y=y, y2=alt.datum(0), color=color, tooltip=tooltip)
                       .properties(width=width, height=panel_px or 80,   # on a 1280x720 projector too: whole
-                                  title=alt.TitleParams(f"{name} · {POLICIES[name].label}",
+                                  title=alt.TitleParams(policy_title(name),
                                                         subtitle=subtitle)))
     # one iteration-time scale for every panel, so a stall is as tall in each
     details = alt.vconcat(*panels, resolve=alt.Resolve(scale=alt.ScaleResolveMap(
