@@ -24,7 +24,7 @@ from charts.theme import Look
 from charts.views import timeline
 from sim.errors import InputError, check_number
 from sim.serving.engine import Trace, simulate
-from sim.serving.policies import Limits, get_policy
+from sim.serving.policies import get_policy
 
 from . import controls, glossary, tour, words
 from .scenario import Scenario
@@ -45,7 +45,7 @@ def _runs(s: Scenario) -> tuple[Trace, Trace]:
 def _burst(s: Scenario) -> dict[str, Trace]:
     t = tour.burst_traffic(s)
     return {p: simulate(t.workload(), get_policy(p), s.cost_model(), budget=s.budget,
-                        limits=Limits(max_seqs=t.max_seqs, max_iterations=MAX_ITERATIONS))
+                        limits=replace(t.limits, max_iterations=MAX_ITERATIONS))
             for p in tour.BURST_POLICIES}
 
 

@@ -52,6 +52,11 @@ class Scenario:
         """Room for every decoder plus the new prompt, so max_num_seqs never queues it."""
         return self.decodes + 1
 
+    @property
+    def limits(self) -> Limits:
+        """The lanes' Limits (a caller sets the iteration cap)."""
+        return Limits(max_seqs=self.max_seqs)
+
     def cost_model(self) -> CostModel:
         return CostModel(self.gpu, self.model, self.mode, tp=self.tp)
 
@@ -74,7 +79,7 @@ class Scenario:
     def run(self, policy: str, max_iterations: int) -> Trace:
         """One lane: the seed workload under `policy`, with room for every request."""
         return simulate(self.workload(), get_policy(policy), self.cost_model(), budget=self.budget,
-                        limits=Limits(max_seqs=self.max_seqs, max_iterations=max_iterations))
+                        limits=replace(self.limits, max_iterations=max_iterations))
 
     def fits_in_memory(self) -> bool:
         """Whether both lanes can start: the engine checks that the decoders' KV and the prompt's
@@ -202,6 +207,12 @@ class Traffic:
         """vLLM serve's max_num_seqs of 1,024 (shared/reference/schedulers.md), or room for every
         decoder and every burst prompt if that is more, so only the budget and KV limit them."""
         return max(1024, self.decodes + self.burst) if self.kind == "burst" else 1024
+
+    @property
+    def limits(self) -> Limits:
+        """The runs' Limits: max_seqs (above); a page may narrow the rest, a caller sets the
+        iteration cap."""
+        return Limits(max_seqs=self.max_seqs)
 
     def for_capacity(self) -> Traffic:
         """Only what a capacity search reads (the Poisson count, lengths and seed; it sets the

@@ -157,9 +157,10 @@ def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
     try:
         cost = s.cost_model()
         specs = [get_policy(p) for p in policies]
-        jobs = [Job(("traffic", t, s, spec.name, budget, partials), spec.name,
-                    run_work(workload, spec, cost, budget=budget, max_seqs=t.max_seqs),
-                    partial(_simulate, workload, spec, cost, budget, t.max_seqs, partials))
+        limits = replace(t.limits, max_partial_prefills=partials)
+        jobs = [Job(("traffic", t, s, spec.name, budget, limits), spec.name,
+                    run_work(workload, spec, cost, budget=budget, limits=limits),
+                    partial(_simulate, workload, spec, cost, budget, limits))
                 for spec in specs]
         _refuse_if_too_big(jobs, t, what)
         held = total(job.work for job in jobs).tokens
@@ -175,11 +176,11 @@ def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
     return {job.label: traces[job.key] for job in jobs}
 
 
-def _simulate(workload: Workload, spec, cost, budget: int, max_seqs: int,
-              partials: int | None, cap: int, report) -> Trace:
+def _simulate(workload: Workload, spec, cost, budget: int, limits: Limits, cap: int,
+              report) -> Trace:
     """The traffic pages' one call into the engine (a Job's run)."""
     return simulate(workload, spec, cost, budget=budget,
-                    limits=Limits(max_seqs=max_seqs, max_iterations=cap, max_partial_prefills=partials))
+                    limits=replace(limits, max_iterations=cap))
 
 
 def notes(traces: dict[str, Trace]) -> None:
@@ -238,8 +239,8 @@ def sweep_points(t: Traffic, s: Scenario, workload: Workload, policy: str,
         cost = s.cost_model()
         spec = get_policy(policy)
         jobs = {b: Job(("sweep", t, s, policy, b), f"budget {b:,}",
-                       run_work(workload, spec, cost, budget=b, max_seqs=t.max_seqs),
-                       partial(_sweep_point, workload, spec, cost, b, t.max_seqs), keep_capped=True)
+                       run_work(workload, spec, cost, budget=b, limits=t.limits),
+                       partial(_sweep_point, workload, spec, cost, b, t.limits), keep_capped=True)
                 for b in budgets}
         left_out = {b: why for b, job in jobs.items() if (why := too_big(job.estimate))}
         if len(left_out) == len(jobs):   # then the largest budget's reason is the one to fix
@@ -257,10 +258,10 @@ def sweep_points(t: Traffic, s: Scenario, workload: Workload, policy: str,
     return [p for p in points.values() if p is not None], left_out
 
 
-def _sweep_point(workload: Workload, spec, cost, budget: int, max_seqs: int, cap: int,
+def _sweep_point(workload: Workload, spec, cost, budget: int, limits: Limits, cap: int,
                  report) -> SweepPoint:
     """One budget's run, summed up (a Job's run)."""
-    return run_point(workload, spec, cost, budget, limits=Limits(max_seqs=max_seqs, max_iterations=cap))
+    return run_point(workload, spec, cost, budget, limits=replace(limits, max_iterations=cap))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -335,7 +336,7 @@ def _capacity_job(q: CapacityQuery) -> Job:
     ceiling = compute_ceiling_qps(workload_at(1.0), cost)
     rates = (*rate_grid(ceiling), *(ceiling / 2,) * MAX_RUNS)
     work = total(run_work(workload_at(rate), get_policy(policy), cost, budget=budget,
-                          max_seqs=q.traffic.max_seqs)
+                          limits=q.traffic.limits)
                  for policy, budget in ((q.policy, q.budget), (q.baseline, q.baseline_budget))
                  for rate in rates)
     return Job(("capacity", q), "capacity", work, partial(_search, q))
@@ -379,7 +380,7 @@ def _search(q: CapacityQuery, cap: int, report) -> CapacityView:
     workload_at = q.traffic.poisson_at()
     cost = q.scenario.cost_model()
     limits = dict(tbt_slo_s=q.tbt_slo_s, delay_slo_s=q.delay_slo_s,
-                  limits=Limits(max_seqs=q.traffic.max_seqs, max_iterations=cap))
+                  limits=replace(q.traffic.limits, max_iterations=cap))
     comparison = compare_capacity(workload_at, cost, policy=get_policy(q.policy),
                                   budget=q.budget, baseline=get_policy(q.baseline),
                                   baseline_budget=q.baseline_budget,

@@ -111,6 +111,6 @@ def too_big(work: Work) -> str | None:
 
 
 def run_work(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
-             max_seqs: int) -> Work:
+             limits: Limits) -> Work:
     """One run of `workload` under `policy`: its likely work."""
-    return Work(estimate_run(workload, policy, budget, Limits(max_seqs=max_seqs), cost).likely)
+    return Work(estimate_run(workload, policy, budget, limits, cost).likely)

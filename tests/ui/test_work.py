@@ -37,7 +37,7 @@ CASES = [
 def test_the_estimate_is_within_3x_of_the_engines_iterations(workload, cost, budget, policy):
     spec = get_policy(policy)
     trace = simulate(workload, spec, cost, budget=budget, limits=Limits(max_seqs=1024))
-    estimate = run_work(workload, spec, cost, budget=budget, max_seqs=1024)
+    estimate = run_work(workload, spec, cost, budget=budget, limits=Limits(max_seqs=1024))
     assert trace.iterations / 3 <= estimate.iterations <= 3 * trace.iterations, \
         (trace.iterations, estimate.iterations)
 
@@ -46,7 +46,7 @@ def test_the_estimate_is_within_3x_of_the_engines_iterations(workload, cost, bud
 def test_token_times_are_exact(workload):
     trace = simulate(workload, get_policy("sarathi"), MI300, budget=4096, limits=Limits(max_seqs=1024))
     assert run_work(workload, get_policy("sarathi"), MI300, budget=4096,
-                    max_seqs=1024).tokens == len(trace.token_s)
+                    limits=Limits(max_seqs=1024)).tokens == len(trace.token_s)
 
 
 def work_of(runs=1, iterations=0, tokens=0, **counts) -> Work:
