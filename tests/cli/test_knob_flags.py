@@ -1,0 +1,60 @@
+"""The scenario's flags are the knob table's (sim/knobs.py): each flag takes the table's range and
+default, and a limit given for a policy that does not read it is refused, naming those that do."""
+
+import pytest
+
+from cli.main import build_parser
+from sim.errors import InputError, fmt_bound
+from sim.knobs import KNOBS
+from tests.support.cli import cli
+
+SIMULATE = ("simulate",)
+
+
+def parse(*argv):
+    return build_parser().parse_args([*SIMULATE, *argv])
+
+
+@pytest.mark.parametrize("knob", [k for k in KNOBS.values() if not k.choices], ids=lambda k: k.name)
+def test_each_number_flag_takes_the_tables_range_and_default(knob):
+    assert getattr(parse(), knob.name) == knob.default
+    high = knob.high if knob.whole else float(knob.high)
+    assert getattr(parse(knob.flag, str(high)), knob.name) == high
+    with pytest.raises(InputError, match=fmt_bound(knob.high)):
+        parse(knob.flag, str(high + 1))
+    with pytest.raises(InputError):
+        parse(knob.flag, str(knob.low - 1))
+
+
+@pytest.mark.parametrize("knob", [k for k in KNOBS.values() if k.choices], ids=lambda k: k.name)
+def test_each_choice_flag_offers_the_tables_choices(knob):
+    assert getattr(parse(), knob.name) == knob.default
+    for option in knob.choices:
+        assert getattr(parse(knob.flag, option), knob.name) == option
+    with pytest.raises(InputError, match=", ".join(repr(c) for c in knob.choices)):
+        parse(knob.flag, "no-such-" + knob.name)
+
+
+def test_the_help_line_is_the_tables_words():
+    text = build_parser()._subparsers._group_actions[0].choices["simulate"].format_help()
+    flat = " ".join(text.split())
+    for knob in KNOBS.values():
+        assert " ".join(knob.what.split()) in flat, knob.name
+
+
+@pytest.mark.parametrize("argv", [
+    ("simulate", "--policy", "vllm-v0"),
+    ("simulate", "--policy", "orca"),
+    ("capacity", "--policy", "vllm-v0", "--baseline", "orca", "--tbt-slo", "0.1", "--requests", "10"),
+])
+def test_a_limit_no_given_policy_reads_is_refused_naming_those_that_do(argv, capsys):
+    code, _, err = cli(*argv, "--max-partial-prefills", "2", capsys=capsys)
+    assert code == 2
+    assert "--max-partial-prefills does not apply here" in err
+    assert ", ".join(KNOBS["max_partial_prefills"].policies) in err
+
+
+def test_a_limit_one_of_the_policies_reads_is_kept(capsys):
+    code, out, err = cli("simulate", "--policy", "vllm-v1", "--max-partial-prefills", "1",
+                         "--mode", "simple", "--json", capsys=capsys)
+    assert code == 0, err
