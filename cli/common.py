@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from sim.cost.iteration import CostModel
 from sim.errors import InputError
-from sim.knobs import KNOBS, LIMIT_KNOBS
+from sim.knobs import KNOBS, LIMIT_KNOBS, shaping
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving import workloads
@@ -50,9 +50,8 @@ SCENARIOS = {   # --scenario: what it runs, for the help and for messages
 SCENARIO_NAMES = {"seed": "the worked example's scenario", "burst": "a burst",
                   "trace": "the trace"}
 # Which scenario each workload flag belongs to; a flag given for another one is refused.
-STREAM_FLAGS = ("decodes", "context", "prompt", "decode_output", "prompt_output",
-                "allow_starvation")
-POISSON_FLAGS = ("requests", "qps", "prompt_tokens", "output_tokens", "lengths", "seed")
+STREAM_FLAGS = (*shaping("seed"), "allow_starvation")
+POISSON_FLAGS = shaping("poisson")
 BELONGS = {"seed": STREAM_FLAGS, "burst": (*STREAM_FLAGS, "burst"), "poisson": POISSON_FLAGS,
            "trace": ()}
 REMEDY = {  # what to change when a scenario's run is too large

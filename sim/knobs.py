@@ -15,6 +15,7 @@ policies read it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from sim.ceilings import MAX_REQUESTS, MAX_STREAMS, MAX_TOKENS
 from sim.cost.iteration import MODES
@@ -39,6 +40,12 @@ class Surface:
     default: object = None
     low: float | None = None
     high: float | None = None
+
+
+class Span(NamedTuple):
+    default: object
+    low: float
+    high: float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,12 +78,12 @@ class Knob:
     def kind(self) -> str:
         return "choice" if self.choices else ("int" if self.whole else "float")
 
-    def on_app(self) -> tuple[object, float, float]:
-        """(default, low, high) in the app: the knob's own unless `app` says otherwise."""
+    def on_app(self) -> Span:
+        """Its default and range in the app: the knob's own unless `app` says otherwise."""
         app = self.app or Surface("")
-        return (self.default if app.default is None else app.default,
-                self.low if app.low is None else app.low,
-                self.high if app.high is None else app.high)
+        return Span(self.default if app.default is None else app.default,
+                    self.low if app.low is None else app.low,
+                    self.high if app.high is None else app.high)
 
     def applies_to(self, policy: str) -> bool:
         return policy in self.policies
@@ -196,3 +203,8 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
 
 # The knobs that are `Limits` fields (named alike): the command line builds Limits from them.
 LIMIT_KNOBS = tuple(k for k in KNOBS.values() if k.name in Limits.__dataclass_fields__)
+
+
+def shaping(scenario: str) -> tuple[str, ...]:
+    """The knobs that shape `scenario`'s workload (a flag of another scenario is refused)."""
+    return tuple(k.name for k in KNOBS.values() if scenario in k.scenarios)

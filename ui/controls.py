@@ -174,7 +174,8 @@ DISPLAY = (
 TPOT = _float("tpot", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
               help="The inter-token latency the decoders must keep; the Sarathi-Serve recipe picks the "
                    "largest budget whose iteration meets it.")
-BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, SCENARIO[3].high, step=64,
+BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, KNOBS["budget"].on_app().high,
+               step=64,
                help="Seed 001 compares 576 with 2,048.")
 COMPARE = Control("compare", "Show ideal and calibrated side by side", False, "bool",
                   help="Adds the other cost mode's numbers beside the chosen mode's: calibrated "
