@@ -246,6 +246,9 @@ CONTROLS: dict[str, Control] = {c.key: c for c in (
     *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, COMPARE, WHY,
     WINDOW, *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS,
     TOGETHER, TOUR)}
+# A knob of the table (sim/knobs.py) that no group above places is a control too: the page that
+# shows it draws it (`CONTROLS[key]`), and its value lives in the link like any other.
+CONTROLS |= {k.key: _knob(k.name) for k in KNOBS.values() if k.key and k.key not in CONTROLS}
 
 
 def _number(raw: str) -> float:

@@ -9,6 +9,7 @@ from functools import partial
 
 from sim.cost.iteration import CostModel
 from sim.errors import InputError
+from sim.knobs import LIMIT_KNOBS
 from sim.presets.hardware import Gpu, custom_gpu, get_gpu
 from sim.presets.models import Model, custom_model, get_model
 from sim.serving.engine import SimulationLimitError, Trace, simulate
@@ -252,6 +253,14 @@ class Traffic:
         if self.kind == "poisson":
             return f"{self.poisson_words()}, at {self.qps:g} requests/s"
         return "the uploaded trace"
+
+
+def limits_with(limits: Limits, values: Mapping[str, object]) -> Limits:
+    """`limits` with every limit knob (sim/knobs.py) whose control is in `values` set from it; a
+    control's 0 is "no cap" where the engine's default is none (max partial prefills)."""
+    changes = {knob.name: None if knob.default is None and not values[knob.key] else
+               values[knob.key] for knob in LIMIT_KNOBS if knob.key in values}
+    return replace(limits, **changes)
 
 
 def traffic_from(values: Mapping[str, object], trace: str | None = None) -> Traffic:

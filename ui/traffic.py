@@ -150,14 +150,15 @@ def _refuse_if_too_big(jobs: list[Job], t: Traffic, what: str) -> None:
 
 
 def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
-         partials: int | None = None) -> dict[str, Trace]:
-    """{policy: trace} of the workload under each policy, within the page's limits (ui/work.py),
-    or a message and the end of the page's run."""
+         limits: Limits | None = None) -> dict[str, Trace]:
+    """{policy: trace} of the workload under each policy and `limits` (by default the workload's,
+    `Traffic.limits`), within the page's bounds (ui/work.py), or a message and the end of the
+    page's run."""
     what = "simulate this workload"
     try:
         cost = s.cost_model()
         specs = [get_policy(p) for p in policies]
-        limits = replace(t.limits, max_partial_prefills=partials)
+        limits = limits or t.limits
         jobs = [Job(("traffic", t, s, spec.name, budget, limits), spec.name,
                     run_work(workload, spec, cost, budget=budget, limits=limits),
                     partial(_simulate, workload, spec, cost, budget, limits))
@@ -412,7 +413,7 @@ def capacity_spec(q: CapacityQuery, look: Look, _view: CapacityView) -> dict:
 
 # --- memory -------------------------------------------------------------------------------------
 @st.cache_resource(max_entries=16, show_spinner=False)
-def kv_figure(t: Traffic, s: Scenario, policies: tuple[str, ...], partials: int | None,
+def kv_figure(t: Traffic, s: Scenario, policies: tuple[str, ...], limits: Limits,
               look: Look, _traces: dict[str, Trace]) -> Figure:
     cost = s.cost_model()
     capacity = next(iter(_traces.values())).kv_capacity_tokens
@@ -421,9 +422,9 @@ def kv_figure(t: Traffic, s: Scenario, policies: tuple[str, ...], partials: int 
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def kv_spec(t: Traffic, s: Scenario, policies: tuple[str, ...], partials: int | None,
+def kv_spec(t: Traffic, s: Scenario, policies: tuple[str, ...], limits: Limits,
             look: Look, _traces: dict[str, Trace]) -> dict:
-    return kv_figure(t, s, policies, partials, look, _traces).spec()
+    return kv_figure(t, s, policies, limits, look, _traces).spec()
 
 
 def set_controls(**values) -> Callable[[], None]:

@@ -10,6 +10,7 @@ from sim.studies.memory import admission_rule, kv_pressure, kv_usage, memory_bud
 from sim.units import fmt_bytes, fmt_seconds
 from ui import controls, traffic, widgets
 from ui.glossary import first
+from ui.scenario import limits_with
 
 s = widgets.scenario()
 look = widgets.look()
@@ -55,14 +56,15 @@ st.markdown(
 t, workload = traffic.traffic(s)
 cols = st.columns([2, 1])
 picked = widgets.widget(controls.KV_PICK, cols[0])
-partials = widgets.widget(controls.PARTIALS, cols[1]) or None
+limits = limits_with(t.limits, {controls.PARTIALS.key: widgets.widget(controls.PARTIALS, cols[1])})
+partials = limits.max_partial_prefills
 if not picked:
     st.info("Pick one or more policies.", icon=":material/checklist:")
     st.stop()
-traces = traffic.runs(t, s, workload, picked, s.budget, partials)
+traces = traffic.runs(t, s, workload, picked, s.budget, limits)
 traffic.notes(traces)
-figure = traffic.kv_figure(t, s, tuple(picked), partials, look, traces)
-widgets.chart(traffic.kv_spec(t, s, tuple(picked), partials, look, traces), lambda: figure,
+figure = traffic.kv_figure(t, s, tuple(picked), limits, look, traces)
+widgets.chart(traffic.kv_spec(t, s, tuple(picked), limits, look, traces), lambda: figure,
              "kv-memory")
 st.caption(f"{t.words()}. Budget {s.budget:,}; "
            + ("no cap on partial prefills" if partials is None else

@@ -4,9 +4,10 @@ from each policy's PolicySpec."""
 
 import pytest
 
-from sim.knobs import KNOBS
-from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, in_words
+from sim.knobs import KNOBS, LIMIT_KNOBS
+from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, Limits, in_words
 from ui.controls import CONTROLS, KV_PICK, read_link
+from ui.scenario import limits_with
 
 
 @pytest.mark.parametrize("knob", [k for k in KNOBS.values() if k.key], ids=lambda k: k.name)
@@ -28,3 +29,14 @@ def test_the_policy_pickers_describe_each_policy_from_its_spec():
     for spec in POLICIES.values():
         if spec.chunked:
             assert spec.engine in KV_PICK.help
+
+
+def test_a_pages_limit_controls_reach_the_runs_limits():
+    base = Limits(max_seqs=77)
+    assert limits_with(base, {}) == base
+    assert limits_with(base, {"partials": 3}) == Limits(max_seqs=77, max_partial_prefills=3)
+    assert limits_with(base, {"partials": 0}).max_partial_prefills is None   # 0: no cap
+    for knob in LIMIT_KNOBS:
+        if knob.key:
+            value = int(CONTROLS[knob.key].high)
+            assert getattr(limits_with(base, {knob.key: value}), knob.name) == value
