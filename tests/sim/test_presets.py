@@ -8,22 +8,26 @@ from sim.errors import InputError
 from sim.presets.hardware import GPUS, custom_gpu, get_gpu
 from sim.presets.models import MODELS, custom_model, get_model, model_from_hf_config
 
-# (dense BF16 TFLOP/s, memory GB/s, memory GB) from ../shared/reference/hardware_and_models.md
+# (dense BF16 TFLOP/s, memory GB/s, memory GB) from ../shared/reference/hardware_and_models.md,
+# and the GPU-to-GPU link in GB/s one way: half the datasheets' bidirectional NVLink / PCIe /
+# Infinity Fabric figures
 GPU_SOURCE = {
-    "illustrative": (400, 3000, 80), "a100-40gb": (312, 1555, 40), "a100-80gb": (312, 2039, 80),
-    "h100-sxm": (989, 3350, 80), "h200": (989, 4800, 141), "l4": (121, 300, 24),
-    "l40s": (362, 864, 48), "rtx-4090": (165, 1008, 24), "mi300x": (1307, 5300, 192),
-    "b200": (2250, 7700, 180),
+    "illustrative": (400, 3000, 80, 0), "a100-40gb": (312, 1555, 40, 300),
+    "a100-80gb": (312, 2039, 80, 300), "h100-sxm": (989, 3350, 80, 450),
+    "h200": (989, 4800, 141, 450), "l4": (121, 300, 24, 32), "l40s": (362, 864, 48, 32),
+    "rtx-4090": (165, 1008, 24, 32), "mi300x": (1307, 5300, 192, 448),
+    "b200": (2250, 7700, 180, 900),
 }
 
 
 @pytest.mark.parametrize("gpu_id", GPU_SOURCE)
 def test_gpu_preset_matches_source(gpu_id):
-    tflops, gbps, mem = GPU_SOURCE[gpu_id]
+    tflops, gbps, mem, link_gbps = GPU_SOURCE[gpu_id]
     gpu = get_gpu(gpu_id)
     assert gpu.peak_flops == tflops * 1e12
     assert gpu.bandwidth == gbps * 1e9
     assert gpu.memory_bytes == mem * 1e9
+    assert gpu.interconnect_bandwidth == link_gbps * 1e9
     assert gpu.source
 
 
