@@ -196,7 +196,8 @@ def limits_from(args, *policies: PolicySpec) -> Limits:
         readers = [p.name for p in policies if knob.applies_to(p.name)]
         if not readers:
             names = " and ".join(p.name for p in policies)
-            refuse(args, (knob.name,), why=f"only {', '.join(knob.policies)} read it; {names} "
+            reads = "reads" if len(knob.policies) == 1 else "read"
+            refuse(args, (knob.name,), why=f"only {', '.join(knob.policies)} {reads} it; {names} "
                                            f"{'does' if len(policies) == 1 else 'do'} not")
     return Limits(max_iterations=args.max_iterations,
                   **{knob.name: getattr(args, knob.name) for knob in LIMIT_KNOBS})

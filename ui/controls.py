@@ -248,7 +248,8 @@ CONTROLS: dict[str, Control] = {c.key: c for c in (
     TOGETHER, TOUR)}
 # A knob of the table (sim/knobs.py) that no group above places is a control too: the page that
 # shows it draws it (`CONTROLS[key]`), and its value lives in the link like any other.
-CONTROLS |= {k.key: _knob(k.name) for k in KNOBS.values() if k.key and k.key not in CONTROLS}
+MORE_KNOBS = tuple(_knob(k.name) for k in KNOBS.values() if k.key and k.key not in CONTROLS)
+CONTROLS |= {c.key: c for c in MORE_KNOBS}
 
 
 def _number(raw: str) -> float:
