@@ -9,9 +9,11 @@ Each page is opened once first (a teacher's look: the server's caches filled), t
 times, each in a new Chromium context (no browser cache, a new Streamlit session). A page counts
 as rendered when its script has finished, every chart is drawn and every player is ready, and
 stays so (no rerun after it). Where the time goes, per page (medians):
+  drawn  rendered: every chart drawn and every player ready (Vega-Lite compile and draw, the
+         player's bundle), seconds from navigation start
+  ref    the reference page's, in the visits interleaved with this page's
   html   the page's HTML and Streamlit's JavaScript loaded (DOMContentLoaded)
   script the first script run reported finished (server run + websocket + React)
-  drawn  every chart drawn and every player ready (Vega-Lite compile and draw, player bundle)
   ws kB  bytes the server sent over the websocket (the page's elements and chart data)
 The load average is printed beside each row: with other work on the machine the ratio to the
 reference, measured in the same minute, is the comparable figure.
@@ -24,7 +26,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,28 +39,45 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "benchmarks" / "reference" / "one_chart.py"
 QUIET_MS = 1000   # no script run starting for this long after the draw: the page stays drawn
 
-# Installed before any of the page's scripts: when the script state last changed, and when a run
-# first finished.
+# Installed before any of the page's scripts: when a script run first finished, when the script
+# state last changed, and since when the page has been rendered (run finished, every chart drawn,
+# every player ready), checked on every animation frame.
 WATCH = """
-window.__scriptChange = 0; window.__firstDone = null;
-new MutationObserver(() => {
-  window.__scriptChange = performance.now();
-  if (window.__firstDone === null && document.querySelector(FINISHED)) {
-    window.__firstDone = performance.now();
-  }
-}).observe(document, {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+if (window.top === window) {
+  window.__scriptChange = 0; window.__ran = false; window.__firstDone = null;
+  window.__renderedSince = null;
+  new MutationObserver(() => {
+    window.__scriptChange = performance.now();
+    if (document.querySelector("[data-test-script-state='running']")) window.__ran = true;
+  }).observe(document, {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});
+  const drawn = (box) => box.querySelector("canvas, svg, img");
+  const rendered = () => {
+    // the app shows "not running" before its first run too
+    if (!window.__ran || !document.querySelector(FINISHED)) return false;
+    if (window.__firstDone === null) window.__firstDone = performance.now();
+    // a chart's box is empty until Streamlit's chart code has loaded, then holds the chart
+    return [...document.querySelectorAll('[data-testid="stFullScreenFrame"]')].every(drawn)
+      && [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].every(drawn)
+      && [...document.querySelectorAll('[data-testid="stIFrame"]')].every(
+           frame => frame.contentWindow && frame.contentWindow.playerReady === true);
+  };
+  const check = () => {
+    if (!rendered()) window.__renderedSince = null;
+    else if (window.__renderedSince === null) window.__renderedSince = performance.now();
+    requestAnimationFrame(check);
+  };
+  requestAnimationFrame(check);
+}
 """.replace("FINISHED", repr(SETTLED))
-
-CHARTS_DRAWN = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
-                       .every(chart => chart.querySelector('canvas, svg.marks'))"""
+STAYED = f"""() => window.__renderedSince !== null && window.__scriptChange <= window.__renderedSince
+                 && performance.now() - window.__renderedSince > {QUIET_MS}"""
 
 
 @dataclass
 class Render:
-    seconds: float     # goto to rendered (and staying so)
-    html: float        # DOMContentLoaded, s from navigation start
+    seconds: float     # from navigation start to rendered (and staying so)
+    html: float        # DOMContentLoaded
     script: float      # first script run finished
-    drawn: float       # charts drawn, players ready
     ws_bytes: int      # bytes received over the websocket
     charts: int
 
@@ -75,28 +93,17 @@ def open_fresh(browser, url: str) -> Render:
     try:
         page = context.new_page()
         page.on("websocket", on_socket)
-        start = time.perf_counter()
         page.goto(url)
-        while True:
-            page.wait_for_selector(SETTLED, timeout=60_000)
-            page.wait_for_function(CHARTS_DRAWN, timeout=60_000)
-            for frame in page.frames[1:]:
-                frame.wait_for_function("window.playerReady === true", timeout=60_000)
-            seconds = time.perf_counter() - start
-            drawn_ms = page.evaluate("performance.now()")
-            page.wait_for_timeout(QUIET_MS)
-            if (page.evaluate("window.__scriptChange") <= drawn_ms
-                    and page.locator(SETTLED).count()):
-                break                                   # no rerun since: the page stayed drawn
+        page.wait_for_function(STAYED, timeout=60_000, polling=100)
         timing = page.evaluate("""() => ({
             html: performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd,
-            script: window.__firstDone,
+            script: window.__firstDone, drawn: window.__renderedSince,
             charts: document.querySelectorAll('[data-testid="stVegaLiteChart"]').length
                     + document.querySelectorAll('[data-testid="stIFrame"]').length})""")
     finally:
         context.close()
-    return Render(seconds, timing["html"] / 1000, (timing["script"] or drawn_ms) / 1000,
-                  drawn_ms / 1000, received[0], timing["charts"])
+    return Render(timing["drawn"] / 1000, timing["html"] / 1000, timing["script"] / 1000,
+                  received[0], timing["charts"])
 
 
 def main(argv=None) -> int:
@@ -116,8 +123,8 @@ def main(argv=None) -> int:
             sync_playwright() as p:
         browser = launch_chromium(p)
         open_fresh(browser, reference)
-        print(f"{'page':<17} {'ratio':>6} {'median':>7} {'ref':>6} {'html':>5} {'script':>6} "
-              f"{'drawn':>6} {'ws kB':>7} {'charts':>6}  load")
+        print(f"{'page':<17} {'ratio':>6} {'drawn':>6} {'ref':>6} {'html':>5} {'script':>6} "
+              f"{'ws kB':>6} {'charts':>6}  load   (seconds from navigation start, medians)")
         for path in args.pages:
             open_fresh(browser, f"{lab}/{path}")                        # fills the caches
             pairs = [(open_fresh(browser, reference), open_fresh(browser, f"{lab}/{path}"))
@@ -130,8 +137,8 @@ def main(argv=None) -> int:
             def mid(name, runs=runs):
                 return statistics.median(getattr(r, name) for r in runs)
 
-            print(f"/{path:<16} {ratios[path]:5.2f}x {median:6.2f}s {ref:5.2f}s {mid('html'):5.2f} "
-                  f"{mid('script'):6.2f} {mid('drawn'):6.2f} {mid('ws_bytes') / 1000:7.0f} "
+            print(f"/{path:<16} {ratios[path]:5.2f}x {median:6.2f} {ref:6.2f} {mid('html'):5.2f} "
+                  f"{mid('script'):6.2f} {mid('ws_bytes') / 1000:6.0f} "
                   f"{runs[0].charts:>6}  {os.getloadavg()[0]:.1f}", flush=True)
         browser.close()
     print(f"median over pages: {statistics.median(ratios.values()):.2f}x the one-chart page "
