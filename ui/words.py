@@ -183,11 +183,62 @@ def pass_times(facts: Lane) -> str:
             f"**{fmt_seconds(facts.decode_step_s)}**; {prompt}.")
 
 
+def freeze_title(facts: Lane) -> str:
+    """Chapter 2's title: whether the prompt's pass freezes the streams, and how many."""
+    if math.isnan(facts.prompt_iteration_s):
+        return "No new prompt, nothing to wait for"
+    if not facts.streams:
+        return "One prompt in one pass, no stream to freeze"
+    if not facts.frozen_streams:
+        return "A pass this short freezes no stream"
+    if facts.frozen_streams == facts.streams:
+        return "One long prompt freezes every stream"
+    return f"One long prompt freezes {facts.frozen_streams:,} of the {facts.streams:,} streams"
+
+
+def split_title(facts: Lane) -> str:
+    """Chapter 3's title: "split it" only where the budget does split the prompt (as the
+    chapter's text, a starved prompt first)."""
+    rule = "budget B, a chunk C = B − D"
+    if facts.starved_iterations:
+        return f"A {rule}: here the streams leave no room for a chunk until they finish"
+    if facts.split:
+        return f"Split it: a {rule}"
+    if math.isnan(facts.prompt_iteration_s):
+        return f"A {rule}: here no prompt to split"
+    return f"A {rule}: here the budget holds the whole prompt"
+
+
+def _gain(comparison: Comparison) -> str:
+    """What chunking buys the streams here: "gain" (a shorter wait, and no more freezes), "fewer"
+    (fewer freezes only), "little" (a shorter wait only), "nothing", or "no streams"."""
+    if not comparison.unchunked.streams:
+        return "no streams"
+    if comparison.shorter_wait and (comparison.fewer_frozen or not comparison.chunked.frozen_streams):
+        return "gain"
+    if comparison.fewer_frozen:
+        return "fewer"
+    return "little" if comparison.shorter_wait else "nothing"
+
+
+TRADE_TITLES = {"gain": "What it costs, what it buys",
+                "fewer": "What it costs, what it buys: fewer freezes only",
+                "little": "What it costs, what it buys: little here",
+                "nothing": "What it costs; here it buys nothing",
+                "no streams": "What it costs; with no streams, it buys nothing"}
+
+
+def trade_title(comparison: Comparison) -> str:
+    """Chapter 4's title: a gain only where there is one."""
+    return TRADE_TITLES[_gain(comparison)]
+
+
 def trade_story(comparison: Comparison, reread: str) -> str:
     """Home's "what it costs, what it buys" paragraph: a gain only where there is one."""
     u, c = comparison.unchunked, comparison.chunked
     threshold = fmt_seconds(STALL_S)
-    if not u.streams:
+    gain = _gain(comparison)
+    if gain == "no streams":
         return ("No streams are running, so chunking has no gap to shorten; the new request's "
                 f"{term('ttft')} is {fmt_seconds(c.ttft_s)} chunked, {fmt_seconds(u.ttft_s)} unchunked.")
     gap = f"the streams' longest wait {_change(u.longest_wait_s, c.longest_wait_s)}"
@@ -201,11 +252,11 @@ def trade_story(comparison: Comparison, reread: str) -> str:
                   f"{threshold}) instead of {u.frozen_streams:,}")
     why_not = ("" if c.split or c.starved_iterations
                else " (the budget holds the whole prompt, so nothing is split)")
-    if comparison.shorter_wait and (comparison.fewer_frozen or not c.frozen_streams):
+    if gain == "gain":
         buys = f"It buys: {gap}, and {frozen}."
-    elif comparison.fewer_frozen:
+    elif gain == "fewer":
         buys = f"It buys fewer freezes, {frozen}; but {gap}."
-    elif comparison.shorter_wait:
+    elif gain == "little":
         buys = (f"It buys little here: {gap}, and {frozen}: a chunk of {c.largest_chunk:,} "
                 "tokens is still a long iteration. A smaller budget buys more.")
     else:
@@ -374,6 +425,9 @@ def story_fields(unchunked: Trace, chunked: Trace, cost: CostModel) -> dict[str,
         prefill_step=fmt_seconds(c.prompt_iteration_s),
         stall_story=stall_story(unchunked, u),
         freeze_story=freeze_story(u),
+        freeze_title=freeze_title(u),
+        split_title=split_title(c),
+        trade_title=trade_title(comparison),
         fix_story=fix_story(chunked, c, u),
         gap_change=_change(u.longest_wait_s, c.longest_wait_s),
         trade_story=trade_story(comparison, reread_story(c, cost)),

@@ -115,7 +115,8 @@ def check_home(text: str, u: Truth, c: Truth) -> list[str]:
         claim(("in chunks" in intro.group(2)) == (c.prompt_iterations > 1),
               "the intro says the prompt is read in chunks where it is not, or the reverse")
         claim("grows" not in intro.group(3) or c.ttft > u.ttft, "the intro says the TTFT grows")
-    chapter_1 = text.split("Two kinds of work share each pass.")[1].split("2. One long")[0]
+    headings = dict(re.findall(r"^(\d)\. (.*)$", text, re.MULTILINE))
+    chapter_1 = text.split("Two kinds of work share each pass.")[1].split(f"2. {headings['2']}")[0]
     if "reads a new prompt" in chapter_1:
         says_compute = "so it is compute-bound" in chapter_1.split("Decode adds")[0]
         claim(says_compute == u.compute_bound,
@@ -130,7 +131,7 @@ def check_home(text: str, u: Truth, c: Truth) -> list[str]:
         claim(shown_equal(longest.group(1), u.longest_wait),
               f"the unchunked longest wait is said to be {longest.group(1)}, the run's is "
               f"{fmt_seconds(u.longest_wait)}")
-    chapter_2 = text.split("2. One long prompt")[1].split("3. Split it")[0]
+    chapter_2 = text.split(f"2. {headings['2']}")[1].split(f"3. {headings['3']}")[0]
     claim(not re.search(r"is the freeze|: a freeze", chapter_2) or u.frozen > 0,
           "chapter 2 shows a freeze where no stream froze")
     claim("no stream freezes" not in chapter_2 or u.frozen == 0,
@@ -161,7 +162,38 @@ def check_home(text: str, u: Truth, c: Truth) -> list[str]:
                                                                          c.longest_wait),
               f"the longest wait 'from {wait.group(1)} to {wait.group(2)}' is not the runs' "
               f"{fmt_seconds(u.longest_wait)} and {fmt_seconds(c.longest_wait)}")
-    return problems + check_changes(text)
+    return problems + check_headings(headings, u, c) + check_changes(text)
+
+
+def check_headings(headings: dict[str, str], u: Truth, c: Truth) -> list[str]:
+    """The chapters' titles: a freeze, a split, a gain claimed only where the runs have one."""
+    problems = []
+    freeze = headings["2"]
+    if re.search(r"freezes (?!no stream)", freeze) and not u.frozen:
+        problems.append(f"chapter 2's title '{freeze}' claims a freeze; no stream froze")
+    if "every stream" in freeze and u.frozen != u.streams:
+        problems.append(f"chapter 2's title '{freeze}': {u.frozen} of {u.streams} froze")
+    for n, m in re.findall(r"([\d,]+) of the ([\d,]+) streams", freeze):
+        if (int(n.replace(",", "")), int(m.replace(",", ""))) != (u.frozen, u.streams):
+            problems.append(f"chapter 2's title '{freeze}': {u.frozen} of {u.streams} froze")
+    if re.search(r"freezes no stream|no stream to freeze", freeze) and u.frozen:
+        problems.append(f"chapter 2's title '{freeze}' claims no freeze; {u.frozen} froze")
+    split = headings["3"]
+    if split.startswith("Split it") and c.prompt_iterations < 2:
+        problems.append(f"chapter 3's title '{split}': the prompt went in one iteration")
+    if "holds the whole prompt" in split and (c.prompt_iterations != 1 or c.starved):
+        problems.append(f"chapter 3's title '{split}': the budget did not hold it")
+    if "no room for a chunk" in split and not c.starved:
+        problems.append(f"chapter 3's title '{split}': the prompt was never starved")
+    trade = headings["4"]
+    shorter = c.longest_wait < u.longest_wait * (1 - 1e-3)
+    if trade.endswith("what it buys") and not (shorter and (c.frozen < u.frozen or not c.frozen)):
+        problems.append(f"chapter 4's title '{trade}' claims a gain the runs do not show")
+    if "buys nothing" in trade and (shorter or c.frozen < u.frozen):
+        problems.append(f"chapter 4's title '{trade}': chunking did buy something")
+    if "fewer freezes" in trade and not c.frozen < u.frozen:
+        problems.append(f"chapter 4's title '{trade}': {c.frozen} froze instead of {u.frozen}")
+    return problems
 
 
 scenarios = st.fixed_dictionaries(dict(
@@ -190,7 +222,8 @@ def home_text(s, unchunked, chunked) -> str:
     cards_u = words.lane_cards(unchunked, s.mode, s.tp)
     cards_c = words.lane_cards(chunked, s.mode, s.tp)
     parts = [words.home_intro(unchunked, chunked)]
-    parts += [f"{chapter.title}\n{chapter.text.format(**fields)}" for chapter in story.CHAPTERS]
+    parts += [f"{chapter.heading_for(fields)}\n{chapter.text.format(**fields)}"
+              for chapter in story.CHAPTERS]
     parts += [words.player_cue(cards_u, cards_c, s.decodes)]
     parts += [f"{card.label}: {card.value}. {card.help}" for card in cards_u + cards_c]
     parts += list(words.trade_notes(unchunked, chunked, cards_u, cards_c).values())
