@@ -13,8 +13,9 @@ from sim.serving.engine import Trace
 from sim.serving.metrics import request_times
 from sim.serving.policies import POLICIES
 from sim.studies.lanes import Comparison, Lane, compare, lane
+from sim.studies.memory import ARTICLE_GPU_BYTES, ARTICLE_PRESSURE, article_pressure
 from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
-from sim.studies.worked_example import SOURCE_ARTICLE
+from sim.studies.worked_example import SOURCE_ARTICLE, Step
 from sim.units import fmt_bytes, fmt_seconds
 
 from .glossary import first, term
@@ -470,3 +471,45 @@ def rows_note(streams: int, rows: int, per_row: int, bin_ms: float | None) -> st
         parts.append(f"ticks thinned to about one per {bin_ms:,.3g} ms, keeping both ends of "
                      "every longer gap, so no freeze is shortened")
     return "; ".join(parts) + ", to keep the page light. Every metric uses every token."
+
+
+def _held(count: int, what: str, each: str, size: str) -> str:
+    """"20 simultaneous 8,192-token prompts need 21.5 GB", or "one ... needs" for a single one."""
+    if count == 1:
+        return f"one {what}{each.removesuffix(' each')} needs **{size}**"
+    return f"{count:,} {what}s{each} need **{size}**"
+
+
+def kv_pressure_story(pressure: list[Step], prompts: int, prompt_tokens: int, streams: int,
+                      context: int) -> str:
+    """The Memory page's KV-pressure paragraph: the source article's example in the lab's units,
+    then the same arithmetic on the sidebar's scenario (`pressure`: sim.studies.memory.kv_pressure's
+    steps), its verdict chosen by whether it fits."""
+    new, running, together, capacity, share = pressure
+    ours_prompts, ours_streams, weights = article_pressure()
+    a = ARTICLE_PRESSURE
+    per = ours_prompts.value / (a["prompts"] * a["prompt_tokens"])
+    article = (f"The lab's source article, *{SOURCE_ARTICLE}*, sizes the KV cache on its example "
+               f"layout ({fmt_bytes(per)} per token): {a['prompts']:,} simultaneous "
+               f"{a['prompt_tokens']:,}-token prompts need **{ours_prompts.display}** of KV, a "
+               f"large share of an {fmt_bytes(ARTICLE_GPU_BYTES)} GPU after {fmt_bytes(weights)} "
+               f"of weights; {a['streams']:,} streams at {a['context']:,} tokens of context each "
+               f"need another **{ours_streams.display}**, and memory is under pressure.")
+    held_prompts = ("no prompts are held" if not (prompts and prompt_tokens) else
+                    _held(prompts, f"{'simultaneous ' if prompts > 1 else ''}{prompt_tokens:,}-token "
+                          "prompt", "", new.display))
+    held_streams = ("no streams are running" if not (streams and context) else
+                    _held(streams, "stream", f" at {context:,} tokens of context each",
+                          running.display))
+    if not together.value:
+        verdict = "so the KV cache holds nothing."
+    elif share.value > 1:
+        verdict = (f"together **{together.display}**, {share.display} of the KV capacity "
+                   f"({capacity.display}): more than there is, so the scheduler must admit them "
+                   "in turns or preempt.")
+    else:
+        verdict = (f"together **{together.display}**, {share.display} of the KV capacity "
+                   f"({capacity.display}): they fit, with "
+                   f"{fmt_bytes(capacity.value - together.value)} to spare.")
+    return (f"{article} Here, on the sidebar's model and GPU: {held_prompts}; {held_streams}; "
+            f"{verdict}")

@@ -22,17 +22,19 @@ from hypothesis import strategies as st
 
 from sim.errors import InputError
 from sim.presets.hardware import GPUS
-from sim.serving.engine import SimulationLimitError
+from sim.serving.engine import RESERVE_FRACTION, SimulationLimitError
 from sim.serving.metrics import request_times, token_gaps
 from sim.serving.policies import CHUNKED, UNCHUNKED
+from sim.studies.memory import kv_pressure
 from sim.studies.worked_example import worked_example
-from sim.units import fmt_seconds
+from sim.units import fmt_bytes, fmt_seconds
 from ui import story, tour, words, worked
 from ui.scenario import scenario_from
 
 EXAMPLES = int(os.environ.get("CLAIMS_EXAMPLES", "12"))
 STALL = 0.1
 TIME = r"(\d[\d,]*(?:\.\d+)?(?:e[+-]\d+)? (?:s|ms|µs))(?!\w)"
+SIZE = r"(\d[\d,]*(?:\.\d+)?(?:e[+-]\d+)? [kMGTP]?B)"
 
 
 def plain(markdown: str) -> str:
@@ -204,7 +206,8 @@ scenarios = st.fixed_dictionaries(dict(
     model=st.sampled_from(["dense-8b", "llama-3.1-8b", "mistral-7b", "qwen2.5-7b", "llama-2-7b",
                            "mixtral-8x7b"]),
     mode=st.sampled_from(["simple", "roofline", "calibrated"]),
-    unchunked=st.sampled_from(UNCHUNKED), chunked=st.sampled_from(CHUNKED)))
+    unchunked=st.sampled_from(UNCHUNKED), chunked=st.sampled_from(CHUNKED),
+    together=st.one_of(st.integers(0, 3), st.integers(0, 200))))
 
 
 def runs(values: dict):
@@ -262,6 +265,57 @@ def check_scenario(values: dict) -> list[str]:
         if not (math.isnan(truth) and math.isnan(numbers[name])) and numbers[name] != truth:
             problems.append(f"the tour's {name} is {numbers[name]}, the run's {truth}")
     problems += check_worked(s, u, c)
+    return problems + check_memory(s, values.get("together", 20))
+
+
+def number(shown: str) -> int:
+    return 1 if shown == "one" else int(shown.replace(",", ""))
+
+
+def check_memory(s, together: int) -> list[str]:
+    """The Memory page's KV-pressure paragraph: each footprint is count × tokens × the model's KV
+    bytes per token (the article's on its own layout), the verdict (it fits, with what to spare, or
+    it is more than there is) the capacity's: memory × (1 − reserve) − weights."""
+    cost = s.cost_model()
+    try:
+        pressure = kv_pressure(cost, together, s.prompt, s.decodes, s.context)
+    except InputError:
+        return []   # the weights do not fit: the page says so and stops
+    text = plain(words.kv_pressure_story(pressure, together, s.prompt, s.decodes, s.context))
+    article, here = text.split(" Here, ")
+    m = s.model
+    per = 2 * m.layers * m.kv_heads * m.head_dim * m.kv_bytes_per_element / cost.kv_shards
+    capacity = s.gpu.memory_bytes * (1 - RESERVE_FRACTION) - cost.weight_bytes
+    total = (together * s.prompt + s.decodes * s.context) * per
+    prompts = rf"(one|[\d,]+) (?:simultaneous )?([\d,]+)-token prompts? needs? {SIZE}"
+    streams = rf"(one|[\d,]+) streams? at ([\d,]+) tokens of context (?:each )?needs? (?:another )?{SIZE}"
+    problems = []
+    for where, layout, expected in ((article, 2 * 32 * 8 * 128 * 2, [(20, 8192), (64, 4000)]),
+                                    (here, per, [(together, s.prompt), (s.decodes, s.context)])):
+        found = [(number(n), number(t), size) for pattern in (prompts, streams)
+                 for n, t, size in re.findall(pattern, where)]
+        for n, t, size in found:
+            if size != fmt_bytes(n * t * layout):
+                problems.append(f"{n} × {t} tokens are said to need {size}, not "
+                                f"{fmt_bytes(n * t * layout)}")
+        said = {(n, t) for n, t, _ in found}
+        for n, t in expected:
+            if n and t and (n, t) not in said:
+                problems.append(f"{n} × {t} tokens held, and the paragraph does not size them")
+    if ("no prompts are held" in here) != (not together * s.prompt):
+        problems.append(f"'no prompts are held' said or left out wrongly ({together} prompts)")
+    if ("no streams are running" in here) != (not s.decodes * s.context):
+        problems.append(f"'no streams are running' said or left out wrongly ({s.decodes} streams)")
+    if ("more than there is" in here) != (total > capacity):
+        problems.append(f"{fmt_bytes(total)} of KV against {fmt_bytes(capacity)}: the verdict is "
+                        "wrong")
+    for shown in re.findall(rf"with {SIZE} to spare", here):
+        if shown != fmt_bytes(capacity - total):
+            problems.append(f"{shown} to spare, not {fmt_bytes(capacity - total)}")
+    for share, shown in re.findall(rf"([\d.,]+)% of the KV capacity \({SIZE}\)", here):
+        if (share, shown) != (f"{total / capacity * 100:.3g}", fmt_bytes(capacity)):
+            problems.append(f"{share}% of {shown}, not {total / capacity:.3%} of "
+                            f"{fmt_bytes(capacity)}")
     return problems
 
 
@@ -300,7 +354,8 @@ def check_worked(s, u: Truth, c: Truth) -> list[str]:
 NAMED = [dict(), dict(prompt=100), dict(budget=8192), dict(decodes=0), dict(budget=32),
          dict(prompt=600, budget=576), dict(decodes=1024, context=100),
          dict(unchunked="orca", chunked="sglang"), dict(chunked="vllm-v1", budget=40),
-         dict(mode="roofline", prompt=2000)]
+         dict(mode="roofline", prompt=2000), dict(gpu="l4", together=20),
+         dict(together=1, decodes=1), dict(together=0, decodes=0)]
 
 
 @pytest.mark.parametrize("values", NAMED, ids=lambda v: "&".join(f"{k}={x}" for k, x in v.items())

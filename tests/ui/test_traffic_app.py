@@ -6,6 +6,7 @@ import re
 import pytest
 
 from sim.presets.hardware import get_gpu
+from sim.studies.worked_example import SOURCE_ARTICLE
 from tests.support.apptest import assert_clean, metrics, open_app, shown
 from ui import controls, traffic
 from ui.controls import CONTROLS, read_link
@@ -262,6 +263,9 @@ def test_memory_defaults_show_the_seeds_arithmetic():
         "streams × context × KV bytes per token"
     assert pressure.loc["KV of the running streams", "numbers substituted"] == \
         "64 × 4,000 × 131 kB"
+    story = next(m.value for m in at.markdown if SOURCE_ARTICLE in m.value)   # named where cited
+    assert "20 simultaneous 8,192-token prompts need **21.5 GB** of KV" in story
+    assert "they fit, with" in story and not re.search(r"GiB|KiB|decoder", story)
 
 
 def test_memory_under_pressure_preempts_per_chunk_allocation_more():
