@@ -513,3 +513,46 @@ def kv_pressure_story(pressure: list[Step], prompts: int, prompt_tokens: int, st
                    f"{fmt_bytes(capacity.value - together.value)} to spare.")
     return (f"{article} Here, on the sidebar's model and GPU: {held_prompts}; {held_streams}; "
             f"{verdict}")
+
+
+def burst_story(step: Step, last_ttft: dict[str, float], largest_gap: dict[str, float],
+                chunked: dict[str, bool], burst: int, budget: int, decodes: int,
+                mode: str) -> tuple[str, str]:
+    """The Traffic page's burst drain: the source article's figure, this run's last first token
+    per policy beside the worked example's formula, and a caption on how far they differ and why
+    (each reason only where it applies). `step`: the worked example's `burst_last_ttft_s`;
+    `last_ttft`, `largest_gap`: per policy from the runs; `chunked`: whether each policy chunks.
+    Returns (Markdown, caption)."""
+    shown = [p for p in last_ttft if chunked[p]] or list(last_ttft)
+    ran = ", ".join(f"**{p}** {last_ttft[p]:,.4f} s" for p in shown)
+    if step.value is None:
+        formula = (f"the worked example needs a chunk: budget − streams = {budget:,} − "
+                   f"{decodes:,} ≤ 0, so its drain is undefined (the prompts starve).")
+    else:
+        formula = (f"the source article's arithmetic: {step.formula} = {step.substituted} = "
+                   f"**{step.value:,.4f} s** (chunk = budget − streams; every iteration priced "
+                   f"max(tokens × {first('flop', hover=False)} per token / peak, weight bytes / "
+                   "bandwidth)).")
+    story = (f"The lab's source article, *{SOURCE_ARTICLE}*, works out that ten 8,192-token "
+             "prompts arriving together drain in about 3.7 s on its example hardware, at a "
+             "512-token chunk (the sidebar's defaults: budget 576 beside 64 streams). This run: "
+             f"the last of the {burst:,} prompts gets its first token after {ran} (max TTFT: "
+             f"every prompt arrives at 0 s). Next to it, {formula}")
+    notes = []
+    compared = [p for p in shown if chunked[p]]
+    if step.value is not None and compared:
+        apart = max(abs(last_ttft[p] / step.value - 1) for p in compared)
+        notes.append(f"The run and the formula differ by {apart:.1%} at most"
+                     + (":" if apart else "."))
+        if apart:
+            notes.append("each prompt that finishes keeps decoding its output tokens beside the "
+                         "drain, taking one token of every later iteration's chunk"
+                         + (f", and the run prices iterations in the {mode} cost mode where the "
+                            "formula always uses the simple arithmetic." if mode != "simple"
+                            else "."))
+    for p in (p for p in last_ttft if not chunked[p]):
+        gap = largest_gap[p]
+        notes.append(f"Unchunked, **{p}** drains the same prompts in iterations of whole prompts: "
+                     f"its largest gap between two tokens is {fmt_seconds(gap)}"
+                     + (f", a freeze (over {fmt_seconds(STALL_S)})." if gap > STALL_S else "."))
+    return story, " ".join(notes)

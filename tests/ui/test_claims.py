@@ -22,14 +22,15 @@ from hypothesis import strategies as st
 
 from sim.errors import InputError
 from sim.presets.hardware import GPUS
-from sim.serving.engine import RESERVE_FRACTION, SimulationLimitError
+from sim.serving.engine import RESERVE_FRACTION, SimulationLimitError, simulate
 from sim.serving.metrics import request_times, token_gaps
-from sim.serving.policies import CHUNKED, UNCHUNKED
+from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, Limits
+from sim.serving.workloads import burst
 from sim.studies.memory import kv_pressure
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_bytes, fmt_seconds
 from ui import story, tour, words, worked
-from ui.scenario import scenario_from
+from ui.scenario import DECODE_OUTPUT, PROMPT_OUTPUT, scenario_from
 
 EXAMPLES = int(os.environ.get("CLAIMS_EXAMPLES", "12"))
 STALL = 0.1
@@ -207,7 +208,7 @@ scenarios = st.fixed_dictionaries(dict(
                            "mixtral-8x7b"]),
     mode=st.sampled_from(["simple", "roofline", "calibrated"]),
     unchunked=st.sampled_from(UNCHUNKED), chunked=st.sampled_from(CHUNKED),
-    together=st.one_of(st.integers(0, 3), st.integers(0, 200))))
+    together=st.one_of(st.integers(0, 3), st.integers(0, 200)), burst=st.integers(1, 4)))
 
 
 def runs(values: dict):
@@ -265,7 +266,45 @@ def check_scenario(values: dict) -> list[str]:
         if not (math.isnan(truth) and math.isnan(numbers[name])) and numbers[name] != truth:
             problems.append(f"the tour's {name} is {numbers[name]}, the run's {truth}")
     problems += check_worked(s, u, c)
-    return problems + check_memory(s, values.get("together", 20))
+    return problems + check_memory(s, values.get("together", 20)) + check_burst(s, values.get("burst",
+                                                                                             3))
+
+
+def check_burst(s, prompts: int) -> list[str]:
+    """The Traffic page's burst drain: the last first token per policy, how far the runs are from
+    the worked example's formula, and a freeze claimed for an unchunked policy only where its
+    largest gap is over 100 ms, each against the runs."""
+    workload = burst(prompts, s.prompt, PROMPT_OUTPUT, s.decodes, s.context, DECODE_OUTPUT)
+    limits = Limits(max_seqs=max(1024, s.decodes + prompts), max_iterations=20_000)
+    try:
+        traces = {p: simulate(workload, POLICIES[p], s.cost_model(), budget=s.budget, limits=limits)
+                  for p in (s.unchunked, s.chunked)}
+    except (InputError, SimulationLimitError):
+        return []   # the page refuses it, or estimates it and waits for Run
+    last = {p: float(np.nanmax(request_times(t).ttft_s[~t.prefilled])) for p, t in traces.items()}
+    gap = {p: float(token_gaps(t)[0].max(initial=0)) for p, t in traces.items()}
+    example = worked_example(**{**s.worked_example_inputs(s.budget), "burst": prompts})
+    step = next(x for x in example.steps if x.key == "burst_last_ttft_s")
+    story, caption = words.burst_story(step, last, gap, {p: POLICIES[p].chunked for p in traces},
+                                       prompts, s.budget, s.decodes, s.mode)
+    text = plain(f"{story}\n{caption}")
+    problems = []
+    for p, shown in re.findall(r"(?:after |, )([\w.-]+) ([\d,.]+) s(?=[ ,])", text):
+        if p in last and shown != f"{last[p]:,.4f}":
+            problems.append(f"{p}'s last first token is said to be {shown} s, not {last[p]:,.4f} s")
+    apart = re.search(r"differ by ([\d.]+)% at most", text)
+    if apart:
+        truth = abs(last[s.chunked] / step.value - 1)
+        if apart.group(1) != f"{truth * 100:.1f}":
+            problems.append(f"the run and the formula differ by {truth:.1%}, not {apart.group(1)}%")
+    elif step.value is not None:
+        problems.append("the burst drain does not say how far the run is from the formula")
+    for p, shown, freeze in re.findall(rf"Unchunked, ([\w.-]+) drains .*? is {TIME}(, a freeze)?",
+                                       text):
+        if shown != fmt_seconds(gap[p]) or bool(freeze) != (gap[p] > STALL):
+            problems.append(f"{p}'s largest gap is {fmt_seconds(gap[p])}; the page says "
+                            f"{shown}{freeze}")
+    return problems
 
 
 def number(shown: str) -> int:
@@ -354,7 +393,7 @@ def check_worked(s, u: Truth, c: Truth) -> list[str]:
 NAMED = [dict(), dict(prompt=100), dict(budget=8192), dict(decodes=0), dict(budget=32),
          dict(prompt=600, budget=576), dict(decodes=1024, context=100),
          dict(unchunked="orca", chunked="sglang"), dict(chunked="vllm-v1", budget=40),
-         dict(mode="roofline", prompt=2000), dict(gpu="l4", together=20),
+         dict(mode="roofline", prompt=2000), dict(gpu="l4", decodes=4, together=20),
          dict(together=1, decodes=1), dict(together=0, decodes=0)]
 
 
