@@ -15,6 +15,7 @@ from sim.serving.policies import POLICIES
 from sim.studies.lanes import Comparison, Lane, compare, lane
 from sim.studies.memory import ARTICLE_GPU_BYTES, ARTICLE_PRESSURE, article_pressure
 from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
+from sim.studies.sweep import OVERHEAD_SHARE, SweepPoint
 from sim.studies.worked_example import SOURCE_ARTICLE, Step
 from sim.units import fmt_bytes, fmt_seconds
 
@@ -556,3 +557,38 @@ def burst_story(step: Step, last_ttft: dict[str, float], largest_gap: dict[str, 
                      f"its largest gap between two tokens is {fmt_seconds(gap)}"
                      + (f", a freeze (over {fmt_seconds(STALL_S)})." if gap > STALL_S else "."))
     return story, " ".join(notes)
+
+
+def dial_ends(points: list[SweepPoint], prompts: int) -> list[str]:
+    """Budget trade-off's two ends of the dial, each said of the budgets swept (Markdown bullets):
+    which are overhead-dominated, and from which budget no prompt at the head of the queue is split
+    (`prompts`: the workload's new requests)."""
+    low, high = points[0], points[-1]
+    dominated = [p for p in points if p.overhead_dominated]
+    share = f"t(1) / t({low.budget:,}) = {low.fixed_share:.2f}"
+    if not dominated:
+        which = f"None of the budgets swept is: at the smallest, {low.budget:,}, {share}."
+    else:
+        which = (f"{len(dominated):,} of the {len(points):,} budgets swept "
+                 f"{'is' if len(dominated) == 1 else 'are'}, up to {dominated[-1].budget:,}: at "
+                 f"{low.budget:,}, {share}.")
+    overhead = (f"**Overhead-dominated** (purple): fixed share = t(1 token) / t(budget tokens) > "
+                f"{OVERHEAD_SHARE:g}, each a fresh prompt chunk priced by the cost model. Every "
+                "iteration pays for reading the weights (and any per-iteration overhead) whatever "
+                "its size, so a budget whose full iteration costs less than two empty ones spends "
+                f"most of its time on that fixed part. {which}")
+    whole = [p for p in points if p.chunking_inactive]
+    split = f"{high.split_prompts:,} of {prompts:,} prompts split"
+    if whole:
+        where = (f"From {whole[0].budget:,} up" if whole == points[points.index(whole[0]):] else
+                 "At " + ", ".join(f"{p.budget:,}" for p in whole))
+        reach = (f"{where} (at or above each run's bound, {whole[0].no_split_budget:,} at "
+                 f"{whole[0].budget:,}) the prompt at the head of the queue always fits "
+                 "whole beside the decodes, as it would unchunked; only prompts behind it in the "
+                 f"same iteration take a leftover chunk (at {high.budget:,}: {split}).")
+    else:
+        reach = (f"No budget swept reaches it: at the largest, {high.budget:,}, below its run's "
+                 f"{high.no_split_budget:,}, {split}.")
+    no_split = ("**No split** (orange): budget ≥ the longest prompt + the most decodes in an "
+                f"iteration. {reach}")
+    return [overhead, no_split]

@@ -27,6 +27,7 @@ from sim.serving.metrics import request_times, token_gaps
 from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, Limits
 from sim.serving.workloads import burst
 from sim.studies.memory import kv_pressure
+from sim.studies.sweep import OVERHEAD_SHARE, budget_grid, recommend, run_point
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_bytes, fmt_seconds
 from ui import story, tour, words, worked
@@ -266,8 +267,56 @@ def check_scenario(values: dict) -> list[str]:
         if not (math.isnan(truth) and math.isnan(numbers[name])) and numbers[name] != truth:
             problems.append(f"the tour's {name} is {numbers[name]}, the run's {truth}")
     problems += check_worked(s, u, c)
-    return problems + check_memory(s, values.get("together", 20)) + check_burst(s, values.get("burst",
-                                                                                             3))
+    return (problems + check_memory(s, values.get("together", 20))
+            + check_burst(s, values.get("burst", 3)) + check_sweep(s, values.get("burst", 3)))
+
+
+def check_sweep(s, prompts: int) -> list[str]:
+    """Budget trade-off's words on a small sweep (a burst at budgets from a quarter of the
+    scenario's to four times it): the recommendation's reason and the two ends of the dial, each
+    against the sweep's points."""
+    workload = burst(prompts, s.prompt, PROMPT_OUTPUT, s.decodes, s.context, DECODE_OUTPUT)
+    limits = Limits(max_seqs=max(1024, s.decodes + prompts), max_iterations=5_000)
+    try:
+        points = [run_point(workload, POLICIES[s.chunked], s.cost_model(), b, limits=limits)
+                  for b in budget_grid(max(1, s.budget // 4), s.budget * 4)]
+    except (InputError, SimulationLimitError):
+        return []
+    problems = []
+    p99 = {p.budget: p.metrics.tbt_s.p99 for p in points}
+    target = sorted(p99.values())[len(p99) // 2]
+    _, reason = recommend(points, target)
+    picked = re.search(rf"^([\d,]+) is the largest budget in the sweep whose p99 TBT \({TIME}\) "
+                       rf"meets the {TIME} SLO", reason)
+    if picked:
+        b = number(picked.group(1))
+        larger = [p for p in points if p.budget > b and not p.starved]
+        if picked.group(2) != fmt_seconds(p99[b]) or p99[b] > target or any(
+                p.meets_tbt(target) for p in larger):
+            problems.append(f"'{picked.group(0)}': p99 by budget {p99}")
+    elif not reason.startswith("no budget in the sweep meets"):
+        problems.append(f"the recommendation's reason says neither budget nor none: {reason}")
+    for b, shown in re.findall(rf"the next one, ([\d,]+), gives {TIME}", reason):
+        if shown != fmt_seconds(p99[number(b)]):
+            problems.append(f"budget {b}'s p99 TBT is {fmt_seconds(p99[number(b)])}, not {shown}")
+    overhead, no_split = (plain(x) for x in words.dial_ends(points, prompts))
+    dominated = [p.budget for p in points if p.fixed_share > OVERHEAD_SHARE]
+    count = re.search(r"([\d,]+) of the ([\d,]+) budgets swept (?:is|are), up to ([\d,]+)", overhead)
+    said = (number(count.group(1)), number(count.group(2)), number(count.group(3))) if count else None
+    if said != ((len(dominated), len(points), dominated[-1]) if dominated else None):
+        problems.append(f"overhead-dominated budgets {dominated} of {len(points)}; the page: {overhead}")
+    if f"= {points[0].fixed_share:.2f}." not in overhead:
+        problems.append(f"t(1) / t({points[0].budget}) is {points[0].fixed_share:.2f}: {overhead}")
+    whole = [p.budget for p in points if p.budget >= p.no_split_budget]
+    if ("No budget swept reaches it" in no_split) != (not whole):
+        problems.append(f"budgets at or above their run's no-split bound: {whole}; the page: "
+                        f"{no_split}")
+    start = re.search(r"From ([\d,]+) up", no_split)
+    if start and [b for b in p99 if b >= number(start.group(1))] != whole:
+        problems.append(f"'{start.group(0)}' but the budgets that split nothing are {whole}")
+    if f"{points[-1].split_prompts:,} of {prompts:,} prompts split" not in no_split:
+        problems.append(f"{points[-1].split_prompts} of {prompts} prompts split: {no_split}")
+    return problems
 
 
 def check_burst(s, prompts: int) -> list[str]:
