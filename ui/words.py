@@ -584,11 +584,11 @@ def dial_ends(points: list[SweepPoint], prompts: int) -> list[str]:
                  "At " + ", ".join(f"{p.budget:,}" for p in whole))
         reach = (f"{where} (at or above each run's bound, {whole[0].no_split_budget:,} at "
                  f"{whole[0].budget:,}) the prompt at the head of the queue always fits "
-                 "whole beside the decodes, as it would unchunked; only prompts behind it in the "
+                 "whole beside the decode tokens, as it would unchunked; only prompts behind it in the "
                  f"same iteration take a leftover chunk (at {high.budget:,}: {split}).")
     else:
         reach = (f"No budget swept reaches it: at the largest, {high.budget:,}, below its run's "
                  f"{high.no_split_budget:,}, {split}.")
-    no_split = ("**No split** (orange): budget ≥ the longest prompt + the most decodes in an "
+    no_split = ("**No split** (orange): budget ≥ the longest prompt + the most decode tokens in an "
                 f"iteration. {reach}")
     return [overhead, no_split]
