@@ -512,7 +512,7 @@ def kv_pressure_story(pressure: list[Step], prompts: int, prompt_tokens: int, st
         verdict = (f"together **{together.display}**, {share.display} of the KV capacity "
                    f"({capacity.display}): they fit, with "
                    f"{fmt_bytes(capacity.value - together.value)} to spare.")
-    return (f"{article} Here, on the sidebar's model and GPU: {held_prompts}; {held_streams}; "
+    return (f"{article}\n\nHere, on the sidebar's model and GPU: {held_prompts}; {held_streams}; "
             f"{verdict}")
 
 

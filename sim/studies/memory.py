@@ -108,7 +108,7 @@ def memory_budget(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -
         Step("reserve", "Reserve (activations, CUDA graphs)", "memory × reserve fraction",
              f"{fmt_bytes(gpu.memory_bytes)} × {reserve_fraction:g}", reserve, "B"),
         Step("weights", "Weights", "params × bytes per param" + (" / tp" if tp else ""),
-             f"{model.params:.3g} × {model.weight_bytes_per_param:g} B{tp}", cost.weight_bytes,
+             f"{model.params:,.0f} × {model.weight_bytes_per_param:g} B{tp}", cost.weight_bytes,
              "B"),
         Step("kv_capacity_bytes", "KV capacity", "memory − reserve − weights",
              f"{fmt_bytes(gpu.memory_bytes)} − {fmt_bytes(reserve)} − "

@@ -370,7 +370,7 @@ def check_memory(s, together: int) -> list[str]:
     except InputError:
         return []   # the weights do not fit: the page says so and stops
     text = plain(words.kv_pressure_story(pressure, together, s.prompt, s.decodes, s.context))
-    article, here = text.split(" Here, ")
+    article, here = re.split(r"\s+Here, ", text)
     m = s.model
     per = 2 * m.layers * m.kv_heads * m.head_dim * m.kv_bytes_per_element / cost.kv_shards
     capacity = s.gpu.memory_bytes * (1 - RESERVE_FRACTION) - cost.weight_bytes
