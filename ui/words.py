@@ -490,7 +490,8 @@ def kv_pressure_story(pressure: list[Step], prompts: int, prompt_tokens: int, st
     ours_prompts, ours_streams, weights = article_pressure()
     a = ARTICLE_PRESSURE
     per = ours_prompts.value / (a["prompts"] * a["prompt_tokens"])
-    article = (f"The lab's source article, *{SOURCE_ARTICLE}*, sizes the KV cache on its example "
+    article = (f"The lab's source article on {first('llm')} serving, *{SOURCE_ARTICLE}*, sizes the "
+               "KV cache on its example "
                f"layout ({fmt_bytes(per)} per token): {a['prompts']:,} simultaneous "
                f"{a['prompt_tokens']:,}-token prompts need **{ours_prompts.display}** of KV, a "
                f"large share of an {fmt_bytes(ARTICLE_GPU_BYTES)} GPU after {fmt_bytes(weights)} "
@@ -534,7 +535,8 @@ def burst_story(step: Step, last_ttft: dict[str, float], largest_gap: dict[str, 
                    f"**{step.value:,.4f} s** (chunk = budget − streams; every iteration priced "
                    f"max(tokens × {first('flop', hover=False)} per token / peak, weight bytes / "
                    "bandwidth)).")
-    story = (f"The lab's source article, *{SOURCE_ARTICLE}*, works out that ten 8,192-token "
+    story = (f"The lab's source article on {first('llm')} serving, *{SOURCE_ARTICLE}*, works "
+             "out that ten 8,192-token "
              "prompts arriving together drain in about 3.7 s on its example hardware, at a "
              "512-token chunk (the sidebar's defaults: budget 576 beside 64 streams). This run: "
              f"the last of the {burst:,} prompts gets its first token after {ran} (max TTFT: "

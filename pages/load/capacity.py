@@ -22,7 +22,8 @@ look = widgets.look()
 
 st.header("Capacity")
 st.markdown(
-    "Chunking lets a server run hotter within its latency targets. The Sarathi-Serve paper "
+    f"Chunking lets a {first('llm')} server run hotter within its latency targets. The "
+    "Sarathi-Serve paper "
     f"([{SARATHI_SERVE}]({SARATHI_SERVE_URL})) measures it as "
     f"**capacity**: the highest Poisson request rate at which the p99 {first('tbt')}, the gap "
     f"between two tokens, meets the {first('slo')} *and* the median scheduling delay (arrival to "

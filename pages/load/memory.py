@@ -35,7 +35,8 @@ st.subheader("The source article's arithmetic, on this model")
 prompts = widgets.widget(controls.TOGETHER, width=260)
 pressure = kv_pressure(cost, prompts, s.prompt, s.decodes, s.context)
 st.table(widgets.steps_frame(pressure).set_index("step"))
-st.markdown(words.kv_pressure_story(pressure, prompts, s.prompt, s.decodes, s.context))
+st.markdown(words.kv_pressure_story(pressure, prompts, s.prompt, s.decodes, s.context),
+            unsafe_allow_html=True)
 
 st.subheader("Admission on a workload")
 st.markdown(

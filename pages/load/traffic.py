@@ -46,7 +46,7 @@ if t.kind == "burst":
         next(x for x in example.steps if x.key == "burst_last_ttft_s"),
         {p: summaries[p].ttft_s.max for p in picked}, {p: summaries[p].tbt_s.max for p in picked},
         {p: POLICIES[p].chunked for p in picked}, t.burst, s.budget, s.decodes, s.mode)
-    st.markdown(story)
+    st.markdown(story, unsafe_allow_html=True)
     if caption:
         st.caption(caption)
 

@@ -64,7 +64,7 @@ def test_traffic_defaults_reproduce_the_burst_drain():
     text = shown(at)
     assert "**sarathi** 3.6995 s" in text
     assert "⌈10 × 8,192 / 512⌉ × 23.04 ms = **3.6864 s**" in text
-    assert f"The lab's source article, *{SOURCE_ARTICLE}*, works out" in text
+    assert f"serving, *{SOURCE_ARTICLE}*, works out" in text
     assert "differ by 0.4% at most" in text and "is 3.28 s, a freeze (over 100 ms)" in text
     rows = table(at)
     assert list(rows.columns) == ["computed from", "vllm-v0", "sarathi"]
