@@ -29,7 +29,7 @@ from sim.serving.workloads import burst
 from sim.studies.memory import kv_pressure
 from sim.studies.sweep import OVERHEAD_SHARE, budget_grid, recommend, run_point
 from sim.studies.worked_example import worked_example
-from sim.units import fmt_bytes, fmt_seconds
+from sim.units import fmt_bytes, fmt_percent, fmt_seconds
 from ui import story, tour, words, worked
 from ui.scenario import DECODE_OUTPUT, PROMPT_OUTPUT, scenario_from
 
@@ -400,8 +400,11 @@ def check_memory(s, together: int) -> list[str]:
     for shown in re.findall(rf"with {SIZE} to spare", here):
         if shown != fmt_bytes(capacity - total):
             problems.append(f"{shown} to spare, not {fmt_bytes(capacity - total)}")
-    for share, shown in re.findall(rf"([\d.,]+)% of the KV capacity \({SIZE}\)", here):
-        if (share, shown) != (f"{total / capacity * 100:.3g}", fmt_bytes(capacity)):
+    shares = re.findall(rf"([\d.,e+-]+)% of the KV capacity \({SIZE}\)", here)
+    if not shares and total:
+        problems.append(f"the share of the KV capacity is not said: {here}")
+    for share, shown in shares:
+        if (share, shown) != (fmt_percent(total / capacity).removesuffix("%"), fmt_bytes(capacity)):
             problems.append(f"{share}% of {shown}, not {total / capacity:.3%} of "
                             f"{fmt_bytes(capacity)}")
     return problems
