@@ -193,7 +193,7 @@ class Traffic:
     output_tokens: int
     seed: int
     prompt: int           # the sidebar scenario: each burst prompt's length,
-    decodes: int          # the decoders streaming while it drains,
+    decodes: int          # the streams running while it drains,
     context: int          # and their cached context
     trace: str | None = None
 
@@ -236,7 +236,8 @@ class Traffic:
         """The workload in a sentence, for captions."""
         if self.kind == "burst":
             return (f"{self.burst:,} prompts of {self.prompt:,} tokens arrive together (each emits "
-                    f"{PROMPT_OUTPUT} tokens) while {self.decodes:,} decoders stream "
+                    f"{PROMPT_OUTPUT} tokens) while {self.decodes:,} "
+                    f"{'stream runs' if self.decodes == 1 else 'streams run'} "
                     f"({self.context:,} tokens of context, {DECODE_OUTPUT} tokens still to emit)")
         if self.kind == "poisson":
             return f"{self.poisson_words()}, at {self.qps:g} requests/s"

@@ -295,9 +295,9 @@ class _Engine:
         notes = []
         if self.starved:
             notes.append(
-                f"starvation: in {self.starved:,} iterations the running decodes used the whole "
+                f"starvation: in {self.starved:,} iterations the running streams' decodes used the whole "
                 f"budget of {self.budget:,} tokens and waiting prompts got none (budget <= "
-                "decodes: new requests wait until decoders finish)")
+                "streams: new requests wait until streams finish)")
         if any(self.preemptions):
             notes.append(f"{sum(1 for p in self.preemptions if p)} requests were preempted "
                          f"(KV full) and recomputed {sum(self.recomputed):,} tokens")
@@ -332,8 +332,8 @@ def _check_fits(workload: Workload, engine: _Engine) -> None:
     streaming = int(np.sum((workload.prompt + workload.output)[workload.prefilled]))
     if streaming > engine.pool.capacity:
         raise InputError(
-            f"the running decoders need {streaming:,} tokens of KV but only "
-            f"{engine.pool.capacity:,} fit; use fewer decoders or a shorter context")
+            f"the running streams need {streaming:,} tokens of KV but only "
+            f"{engine.pool.capacity:,} fit; use fewer streams or a shorter context")
     if int(np.sum(workload.prefilled)) > engine.limits.max_seqs:
-        raise InputError(f"{int(np.sum(workload.prefilled))} running decoders exceed max "
+        raise InputError(f"{int(np.sum(workload.prefilled))} running streams exceed max "
                          f"sequences ({engine.limits.max_seqs})")

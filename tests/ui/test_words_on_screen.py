@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from sim.studies.worked_example import SOURCE_ARTICLE
 from tests.support.apptest import ALL_PAGES, assert_clean, open_app, text_in_order
 from ui.glossary import ACRONYMS
 
@@ -48,3 +49,14 @@ def test_no_internal_words_on_screen(page):
     assert not re.search(r"seed 0", text, re.I)
     # "seed" only as the traffic pages' random seed
     assert re.findall(r"(?<!random )\bseeds?\b", text, re.I) == []
+
+
+@pytest.mark.parametrize("page", [p for p in ALL_PAGES if p.startswith("pages/load/")])
+def test_the_load_pages_name_what_they_cite_and_show_si_sizes(page):
+    """A page that cites the source article names it; sizes in SI decimal units (GB, not GiB)."""
+    at = open_app(page)
+    assert_clean(at)
+    text = text_in_order(at.main)
+    assert "source article" not in text or SOURCE_ARTICLE in text
+    assert "the paper" not in text or "Sarathi-Serve paper" in text
+    assert re.findall(r"\b[KMGT]iB\b", text) == []
