@@ -9,7 +9,7 @@ row adds its FLOPs but almost no bytes. That sharing is why decodes ride on a pr
 for free, and why a decode-only pass is memory-bound.
 
 Modes:
-- ``simple``: exactly the seeds' arithmetic: FLOPs = 2 x params x tokens, bytes = weight bytes.
+- ``simple``: exactly the source articles' arithmetic: FLOPs = 2 x params x tokens, bytes = weight bytes.
 - ``roofline`` (default): the full count by component:
   ``linear``   the weight GEMMs of every layer (QKV, O, MLP): 2 x active params x tokens FLOPs;
                weight bytes once, plus each GEMM's input and output activations;

@@ -197,7 +197,7 @@ def validate(meas: Measurements | None = None) -> dict:
 
 
 # DistServe (arXiv 2401.09670) simulator fits for OPT-13B on one A100-80GB, as worked in
-# ../shared/reference/measured/README.md (LLMServe/DistServe simdistserve/estimators/profile_data):
+# docs/sources.md, "DistServe" (LLMServe/DistServe simdistserve/estimators/profile_data):
 # whole-iteration milliseconds.
 OPT_13B = dict(layers=40, hidden=5120, heads=40, kv_heads=40, intermediate=20480, vocab=50272,
                gated_mlp=False, name="OPT-13B")   # facebook/opt-13b config.json (ReLU MLP)

@@ -1,10 +1,12 @@
-"""Schedulers: each builds the next iteration's batch, in the shape of seed 003's `build_batch`.
+"""Schedulers: each builds the next iteration's batch, in the shape of the `build_batch`
+sketch in the source article "Splitting Prefill From Decode Inside a Step".
 
 A policy reads the engine's state (running decodes, partial prefills, the waiting queue, free KV),
 the token budget and the limits, and returns a `Batch`: how many running decodes take a token,
 which prefill chunks run, which waiting requests are admitted, and the KV all that commits. The
 engine does the rest (KV pool, clock, tokens). Read side by side, the policies differ only where
-the real systems differ; see `../shared/reference/schedulers.md` for the source of each.
+the real systems differ; docs/sources.md gives the source of each (paper section, or upstream file
+at its release tag).
 
 Decodes are always "the first `decodes` of the running list" (admission order), so a policy only
 says how many. KV follows the one reservation rule of the policy's `PolicySpec`
