@@ -28,7 +28,7 @@ GPU_ID, MODEL_ID = "a100-80gb", "llama-2-7b"
 GEMMS = ("attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj")
 TRAIN_EVERY = 4          # the fit sees every fourth TP=1 token count
 TILES = (16, 32, 64, 128, 256)   # GEMM tile heights the fit chooses among
-TARGET_MEDIAN = 0.15     # issue 4: calibrated linear-layer time on held-out points,
+TARGET_MEDIAN = 0.15     # the calibrated mode's target: linear-layer time on held-out points,
 TARGET_MAX = 0.35        # median and max absolute error
 
 

@@ -45,7 +45,7 @@ from ui.presenter import LANE_SIDE_PX
 from ui.scenario import scenario_from
 
 LOOKS = [Look(), Look(presenter=True), Look(dark=True), Look(presenter=True, dark=True)]
-MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (issue 3)
+MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (the app's speed target)
 
 
 def run(scenario, policy):
