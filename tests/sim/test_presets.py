@@ -63,7 +63,7 @@ def test_kv_bytes_per_token(model_id):
     assert get_model(model_id).kv_bytes_per_token == KV_KIB[model_id] * 1024
 
 
-def test_dense_8b_is_the_seeds_model():
+def test_dense_8b_is_the_source_articles_model():
     m = get_model("dense-8b")
     assert m.params == 8e9
     assert m.weight_bytes == 16e9              # 16 GB in bf16
