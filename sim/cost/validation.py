@@ -1,7 +1,7 @@
 """Predicted vs measured: the measurements the project ships, the calibration's fit, the errors.
 
-The measurements (sim/data, from microsoft/vidur) time each weight GEMM of one Llama-2-7B layer on
-an A100-80GB, at tensor-parallel degrees 1, 2, 4 and 8. The fit sees only TP=1 and every fourth
+The measurements (sim/cost/data, from microsoft/vidur) time each weight GEMM of one Llama-2-7B layer
+on an A100-80GB, at tensor-parallel degrees 1, 2, 4 and 8. The fit sees only TP=1 and every fourth
 token count; every other point (the other token counts, all TP > 1 shapes) is held out, so the
 errors `validate` reports on them are predictions, not fits. Published whole-iteration figures
 (DistServe, Sarathi-Serve) are compared too, as checks on another model and on the tile step.
