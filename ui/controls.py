@@ -253,7 +253,7 @@ KV_PICK = Control("kvpolicies", "Policies", ("sarathi", "vllm-v1"), "multi",
                   help="Sarathi-Serve and SGLang reserve a prompt's KV at admission; vLLM V1 "
                        "allocates it chunk by chunk.")
 PARTIALS = _int("partials", "Max partial prefills (0: no cap)", 0, 0, 1024,
-                help="Chunked policies: requests mid-prefill at once (vLLM "
+                help="Chunked policies: requests mid-prefill at once (vLLM V0's "
                      "max_num_partial_prefills). 0 leaves it uncapped.")
 TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,
                 help="The source article's example: 20 simultaneous 8,192-token prompts.")
