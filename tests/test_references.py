@@ -76,3 +76,16 @@ def test_things_are_called_what_they_are(pattern):
 def test_every_pending_file_still_needs_its_fix():
     left = {h.split(":")[0] for pattern in (OUTSIDE, TRACKER, ARTICLE_LABEL) for h in hits(pattern)}
     assert PENDING <= left, f"fixed: remove {sorted(PENDING - left)} from PENDING"
+
+
+def test_every_paper_and_upstream_thread_cited_has_its_address_in_docs_sources():
+    """An arXiv id or an upstream issue or pull request (owner/repo#N) named anywhere is listed in
+    docs/sources.md with its public address."""
+    sources = FILES["docs/sources.md"]
+    cited = {m for name, text in FILES.items() if name != "docs/sources.md"
+             for m in re.findall(r"arXiv (\d{4}\.\d{4,5})|([\w-]+/[\w.-]+)#(\d+)", text)}
+    assert cited
+    assert [f"arXiv {paper}" for paper, _, _ in cited
+            if paper and f"https://arxiv.org/abs/{paper}" not in sources] == []
+    assert [f"{repo}#{n}" for _, repo, n in cited if repo and not
+            re.search(rf"github\.com/{re.escape(repo)}/(?:issues|pull)/{n}\b", sources)] == []
