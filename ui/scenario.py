@@ -199,7 +199,7 @@ class Traffic:
 
     @property
     def max_seqs(self) -> int:
-        """vLLM serve's max_num_seqs of 1,024 (shared/reference/schedulers.md), or room for every
+        """vLLM serve's max_num_seqs of 1,024 (vllm/engine/arg_utils.py at v0.33.0), or room for every
         decoder and every burst prompt if that is more, so only the budget and KV limit them."""
         return max(1024, self.decodes + self.burst) if self.kind == "burst" else 1024
 

@@ -3,7 +3,7 @@ they share (its controls and an uploaded trace), cached runs, sweep points and c
 and their figures. Pages call these and write the words, except the engines' default budgets,
 which the Budget trade-off and Roofline pages state in the same sentence (`engine_defaults_words`).
 
-As in app_ui, everything is keyed on plain inputs: the Scenario and the Traffic (frozen
+As in ui/runs.py, everything is keyed on plain inputs: the Scenario and the Traffic (frozen
 dataclasses; an uploaded trace by its digest). Arguments whose names start with `_` (a workload,
 traces) follow from the keyed ones and are not hashed. Runs, sweep points and capacity
 searches are not behind cache decorators: they are estimated first and run within the page's

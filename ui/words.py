@@ -21,7 +21,7 @@ from sim.units import fmt_bytes, fmt_seconds
 
 from .glossary import first, term
 
-# How one iteration is priced, per cost mode (sim/cost.py), in the words the pages use.
+# How one iteration is priced, per cost mode (sim/cost/iteration.py), in the words the pages use.
 COST_RULES = {
     "simple": "max(FLOPs / peak, weight bytes / bandwidth), FLOPs = 2 × params × tokens",
     "roofline": "max(FLOPs / peak, bytes / bandwidth), counting attention, KV and activations",

@@ -1,11 +1,12 @@
 """The step engine: ask the policy for a batch, price it, advance the clock, emit tokens.
 
-Each iteration runs the loop of seed 003's `build_batch` and of the engines it describes, one named
-phase at a time: arrive (requests whose time has come join the queue), plan (the policy's batch,
-preempting the newest running request while its KV does not fit), admit (the batch's new requests
-leave the queue, by id, and its KV is reserved), price (the cost model times the iteration; the
-clock advances), step decoders (one token each; those the budget skipped do not advance) and
-finish prefills (a completed prompt emits its first token, then decodes or finishes).
+Each iteration runs the loop of the `build_batch` sketch in the source article "Splitting Prefill
+From Decode Inside a Step" and of the engines it describes, one named phase at a time: arrive
+(requests whose time has come join the queue), plan (the policy's batch, preempting the newest
+running request while its KV does not fit), admit (the batch's new requests leave the queue, by id,
+and its KV is reserved), price (the cost model times the iteration; the clock advances), step
+decoders (one token each; those the budget skipped do not advance) and finish prefills (a completed
+prompt emits its first token, then decodes or finishes).
 
 Tokens come out at the end of the iteration that produced them. KV memory is counted in tokens by
 one `KvPool`: capacity = (GPU memory - weights - reserve) / KV bytes per token. A preempted request

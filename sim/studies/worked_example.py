@@ -1,5 +1,5 @@
 """The source article's "Worked Example", step by step: formula, the numbers substituted, result,
-unit. (The project's notes call that article seed 001; on screen it is "the source article".)
+unit. On screen it is "the source article"; its title is SOURCE_ARTICLE.
 
 This is the source articles' own simplified arithmetic (FLOPs = 2 x params x tokens; an iteration costs
 max(tokens x FLOPs per token / peak, weight bytes / bandwidth)), parametrised so any input can be

@@ -20,7 +20,7 @@ MS = 1e-3
 
 
 def run_seed(policy="sarathi", budget=576, mode="simple", **scenario):
-    """The seed scenario (decoders streaming, one new prompt) in the seeds' simple cost mode."""
+    """The seed scenario (decoders streaming, one new prompt) in the source articles' simple cost mode."""
     return run(seed_scenario(**scenario), policy, budget, mode=mode)
 
 
@@ -188,7 +188,7 @@ def test_iteration_cap_is_a_clear_error():
                                 "workload or raise the iteration cap")
 
 
-def test_burst_drain_matches_the_seed():
+def test_burst_drain_matches_the_source_article():
     """Ten 8,192-token prompts behind 64 decoders at budget 576 drain in about 3.69 s. The closed
     form keeps the chunk at 512; in the engine each finished prompt becomes a decoder and takes one
     token of the budget, so the last prompt's first token comes 13 ms (0.4%) later."""

@@ -266,7 +266,7 @@ def test_capacity_slo_presets_and_custom():
 
 
 # --- memory --------------------------------------------------------------------------------
-def test_memory_defaults_show_the_seeds_arithmetic():
+def test_memory_defaults_show_the_source_articles_arithmetic():
     at = open_app(MEMORY)
     budget, pressure = table(at, 0), table(at, 1)
     assert budget.loc["KV capacity in tokens", "result"] == "427,246"
