@@ -14,10 +14,6 @@ TEXT = (".py", ".toml", ".md", ".txt", ".cfg", ".yml", ".yaml", ".js", ".css", "
 # the checks that forbid these words quote them
 QUOTE_THE_WORDS = {"tests/test_references.py", "tests/ui/test_words_on_screen.py",
                    "tests/cli/test_help.py"}
-# Files another change is rewriting while this check lands; each still holds such a reference
-# (a test below fails once it is gone, so the entry is removed with it).
-PENDING = {"sim/studies/sweep.py", "sim/studies/budget.py", "sim/studies/memory.py",
-           "benchmarks/export_bench.py"}
 
 OUTSIDE = re.compile(r"\.\./shared|shared/(?:reference|seeds|tools|design|style)|/work/")
 REPO_PATH = re.compile(r"(?<![\w./-])((?:sim|ui|cli|charts|pages|tests|benchmarks|docs|tour)/"
@@ -54,7 +50,7 @@ def test_the_patterns_catch_what_they_should_and_only_that():
 
 
 def unexplained(pattern: re.Pattern) -> list[str]:
-    return [h for h in hits(pattern) if h.split(":")[0] not in QUOTE_THE_WORDS | PENDING]
+    return [h for h in hits(pattern) if h.split(":")[0] not in QUOTE_THE_WORDS]
 
 
 def test_no_path_outside_the_repository():
@@ -71,11 +67,6 @@ def test_every_repository_path_named_exists():
 @pytest.mark.parametrize("pattern", [TRACKER, ARTICLE_LABEL], ids=["tracker", "article-label"])
 def test_things_are_called_what_they_are(pattern):
     assert unexplained(pattern) == []
-
-
-def test_every_pending_file_still_needs_its_fix():
-    left = {h.split(":")[0] for pattern in (OUTSIDE, TRACKER, ARTICLE_LABEL) for h in hits(pattern)}
-    assert PENDING <= left, f"fixed: remove {sorted(PENDING - left)} from PENDING"
 
 
 def test_every_paper_and_upstream_thread_cited_has_its_address_in_docs_sources():

@@ -55,7 +55,7 @@ def _gib_in_gb(gib: float) -> str:
 def vllm_default_budget(gpu: Gpu) -> EngineDefault:
     """`vllm serve`'s default max_num_batched_tokens: 8192 on GPUs with >= 70 GiB that are not an
     A100, else 2048 (vllm/engine/arg_utils.py, get_batch_defaults: `device_memory >= 70 * GiB_bytes
-    and "a100" not in device_name`; summarised in shared/reference/schedulers.md). The offline
+    and "a100" not in device_name` at v0.33.0; docs/sources.md, "vLLM (V0 and V1)"). The offline
     `LLM` class uses 16384 / 8192 instead. The engines read the device's memory in bytes; the
     presets carry the datasheet's decimal GB, which puts every preset in the same tier. The rule
     is said in SI units, as the lab shows every size."""
