@@ -197,7 +197,7 @@ def sidebar() -> None:
         st.caption(f"**simple** (default) is the source articles' own arithmetic ({first('flop')} "
                    "= 2 × parameters × tokens; each iteration reads the weights once), so the "
                    "defaults show their numbers exactly (327.7 ms, 16 × 23.04 ms = 368.6 ms). "
-                   "**roofline** adds attention, the decoders' KV reads and the "
+                   "**roofline** adds attention, the streams' KV reads and the "
                    f"{first('lm')} head (at the defaults the decode step grows from 5.333 ms to "
                    "16.3 ms: 33.6 GB of KV); **calibrated** runs that work at what real kernels "
                    "achieve.", unsafe_allow_html=True)
