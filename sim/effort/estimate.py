@@ -231,6 +231,7 @@ def _bound(w: Workload, shape: _Shape, policy: PolicySpec, budget: int, limits: 
     else:   # streams that arrive together join together, and leave together by their output
         changes = shape.join_groups + shape.leave_groups + 2 * new_stays
     windowed = cost.model.sliding_window > 0
+    # chunk rows: each finishes its prompt or fills the budget (or holds a token): the same bound
     return Counts(runs=1, iterations=iterations, tokens=shape.tokens,
                   chunk_rows=prefill_iterations, requests=shape.requests, stays=shape.stays,
                   changes=changes, partial_rows=shape.decode_rows if skips else 0,
