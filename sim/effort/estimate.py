@@ -25,7 +25,9 @@ reads are listed in sim/serving/policies.py) and the cost model, before anything
 - the likely estimate (`RunEstimate.likely`): the same counts with the iterations estimated from
   how many decoders share an iteration (max_seqs, what fits in KV, the token budget where it caps
   the decodes, and Little's law: arrival rate x how long a request runs) and how many prompt
-  tokens an iteration takes, then kept between the longest output and the bound.
+  tokens an iteration takes, then kept between the longest output and the bound. It takes a
+  chunked policy's chunks to fill the budget even where the policy declares they may not: such a
+  policy's likely iterations can be low, which its caps (the bound, where that fits) absorb.
 
 A run's iterations are always capped (the engine stops at `Limits.max_iterations`), so the most a
 run can cost is its bound with the iterations at that cap; sim/effort/caps.py turns an allowance
