@@ -26,11 +26,11 @@ from charts import memory as memory_charts
 from charts import traffic as charts
 from charts.figure import Figure
 from charts.theme import Look
+from sim.effort.estimate import Counts, token_times
 from sim.errors import InputError
 from sim.presets.hardware import Gpu
 from sim.serving.engine import SimulationLimitError, Trace, simulate
 from sim.serving.policies import Limits, get_policy
-from sim.serving.work import Counts, token_times
 from sim.serving.workloads import Workload
 from sim.studies.capacity import (
     MAX_RUNS,

@@ -11,6 +11,16 @@ at its release tag).
 Decodes are always "the first `decodes` of the running list" (admission order), so a policy only
 says how many. KV follows the one reservation rule of the policy's `PolicySpec`
 (`reserve_whole_prompt`), handed to its function as `whole_prompt`.
+
+A new policy declares what it does in its `PolicySpec`, because the run-effort estimate
+(sim/effort/estimate.py, which bounds a run's CPU time and memory before it starts) reads these
+flags instead of calling the function: `chunked`, `decodes_take_budget`, `prefill_with_decodes`,
+`budget_caps_decodes` and `prompt_work_finishes_or_fills`. The last one has no default: the
+estimate's bound on iterations rests on "an iteration with prompt work finishes a prompt or fills
+the token budget", which per-request chunk caps (vLLM's long_prefill_token_threshold) or pipeline
+micro-batches break; a policy that breaks it declares False and is bounded by its prompt tokens
+instead (one iteration per token at worst). tests/sim/effort/test_estimate.py checks the
+declared value of every policy here on random runs.
 """
 
 from __future__ import annotations
@@ -199,14 +209,17 @@ def orca(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch
 
 @dataclass(frozen=True, kw_only=True)
 class PolicySpec:
-    """A scheduler and what it does, declared (the work estimator reads these fields instead of
-    asking the function; tests/sim/test_policies.py checks each against the function)."""
+    """A scheduler and what it does, declared (the run-effort estimate reads these fields
+    instead of asking the function; tests/sim/test_policies.py checks each against the
+    function)."""
     name: str
     build: Callable[[State, int, Limits, bool], Batch]
     chunked: bool               # splits a prompt to fit the budget
     decodes_take_budget: bool   # decodes and chunks share one budget (a budget <= decodes starves)
     prefill_with_decodes: bool  # prompt work runs in the same iteration as the running decodes
     budget_caps_decodes: bool   # the budget caps the decodes too (some decoders skip a step)
+    # every iteration with prompt work finishes a prompt or fills the budget (module docstring)
+    prompt_work_finishes_or_fills: bool
     reserve_whole_prompt: bool  # KV for the whole prompt at admission, else per chunk
     label: str
     summary: str                # how it builds an iteration, in one phrase for the app's text
@@ -221,6 +234,7 @@ class PolicySpec:
 POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec(name="sarathi", build=sarathi, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
+               prompt_work_finishes_or_fills=True,
                label="Sarathi-Serve (stall-free, chunked)",
                intro="Sarathi-Serve is the research scheduler that introduced stall-free "
                      "batching with a token budget (Agrawal et al., OSDI 2024)",
@@ -228,6 +242,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                        "is left of the budget, in the same iteration", kv_watermark=0.01),
     PolicySpec(name="vllm-v1", build=vllm_v1, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=True, reserve_whole_prompt=False,
+               prompt_work_finishes_or_fills=True,
                label="vLLM V1 (chunked prefill)",
                intro="vLLM is a widely used open-source LLM server; its V1 engine, the "
                      "default since 2025, chunks prompts",
@@ -235,6 +250,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                        "chunk of the prompt fills what is left of the budget"),
     PolicySpec(name="sglang", build=sglang, chunked=True, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
+               prompt_work_finishes_or_fills=True,
                label="SGLang (prefill-first, chunked)",
                intro="SGLang is another open-source LLM server; by default it runs prompt "
                      "chunks before decodes",
@@ -242,12 +258,14 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                        "while the streams wait"),
     PolicySpec(name="vllm-v0", build=vllm_v0, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
+               prompt_work_finishes_or_fills=True,
                label="vLLM V0 (prefill-only iterations)",
                intro="vLLM V0 is the open-source vLLM server's first engine, the baseline "
                      "the Sarathi-Serve paper measures against",
                summary="the whole prompt in a prefill-only iteration while the streams wait"),
     PolicySpec(name="orca", build=orca, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
+               prompt_work_finishes_or_fills=True,
                label="Orca (decodes + whole prompts)",
                intro="Orca (OSDI 2022) is the research server that introduced "
                      "iteration-level scheduling, now called continuous batching",
