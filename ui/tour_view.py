@@ -1,4 +1,4 @@
-"""The guided tour in the app (pages/learn/tour.py): the step a link, a key, a button or the step
+"""The guided tour in the app (pages/teach/tour.py): the step a link, a key, a button or the step
 picker chose; its controls set before the sidebar draws them (`enter`, from app.py); its text
 with the numbers of its runs; its guess or exercise with instant feedback; and its figure,
 opened at its moment and pointing at what it explains. The steps themselves are data
@@ -25,7 +25,7 @@ from .controls import CONTROLS
 from .runs import Framing
 from .scenario import Scenario, Traffic
 
-URL_PATH = "tour"            # the page's address: /tour (pages/learn/tour.py)
+URL_PATH = "tour"            # the page's address: /tour (pages/teach/tour.py)
 STEP = controls.TOUR.key     # the step picker's key, and the link's: /tour?tour=3
 APPLIED = "_tour_applied"    # the step whose controls were set last (None: not on the tour)
 SAVED = "_tour_saved"        # the learner's scenario before the tour set its own

@@ -150,6 +150,16 @@ def widget(control: Control, where=st, width: int | str = "stretch"):
     return value
 
 
+def set_controls(**values) -> Callable[[], None]:
+    """A button callback that sets controls, before they are drawn on the rerun. Only for
+    controls drawn on the run with the button: Streamlit 1.67 keeps a value set for a widget that
+    did not exist yet out of the page's link, so it would be lost on the next page."""
+    def apply() -> None:
+        for key, value in values.items():
+            st.session_state[key] = value
+    return apply
+
+
 def _preset_or_custom(picker: Control, custom_fields, describe) -> None:
     """A preset picker: its fields when "custom" is picked, else the preset's name, figures and
     source. (The list shows the presets' ids: a bound widget matches the link by what it shows.)"""
