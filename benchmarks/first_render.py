@@ -1,4 +1,4 @@
-"""First render of every page in a fresh browser context (issue 10: < 2 s median on an idle
+"""First render of every page in a fresh browser context (target: < 2 s median on an idle
 machine), against `streamlit run serve.py` as `make run` starts it:
 
     .venv/bin/python -m benchmarks.first_render [--repeats 3]

@@ -66,10 +66,16 @@ def next_page(path: str) -> Page:
 @dataclass(frozen=True)
 class Chapter:
     id: str
-    title: str
+    title: str                  # its name where no run is at hand (the tour's label, the handout)
     text: str                   # Markdown (with glossary hovers); {fields}: ui.words.story_fields
     pages: tuple[str, ...]      # where to go deeper, the first the main one
     highlight: str = ""         # what to look at in the player while reading it
+    heading: str = ""           # the title as Home shows it, {fields} chosen by the run's regime
+                                # (empty: the title, a claim true in every scenario)
+
+    def heading_for(self, fields: dict[str, str]) -> str:
+        """The chapter's title for this run: `heading` filled from `fields`, else `title`."""
+        return self.heading.format(**fields) if self.heading else self.title
 
 
 CHAPTERS: tuple[Chapter, ...] = (
@@ -83,21 +89,22 @@ CHAPTERS: tuple[Chapter, ...] = (
         "stream{decode_regime}. {pass_times}",
         ("pages/learn/roofline.py",), "the bars: blue is decode work, orange is prefill"),
     Chapter(
-        "freeze", "2. One long prompt freezes every stream",
+        "freeze", "2. One long prompt in one pass",
         "A stream gets its next token only when an iteration that holds it ends. {stall_story} "
         "{freeze_story}",
-        ("pages/learn/side_by_side.py",), "the top lane's rows"),
+        ("pages/learn/side_by_side.py",), "the top lane's rows", "2. {freeze_title}"),
     Chapter(
         "split", "3. Split it: a budget B, a chunk C = B − D",
         f"Chunked prefill caps every iteration at a {term('budget')} of B tokens. The D streams' "
         f"decode tokens go in first, then a {term('chunk')} of the prompt fills the rest: "
         "C = B − D. "
         "{fix_story}",
-        ("pages/learn/worked_example.py",), "the bottom lane's bars: a chunk beside the decodes"),
+        ("pages/learn/worked_example.py",), "the bottom lane's bars: a chunk beside the decodes",
+        "3. {split_title}"),
     Chapter(
         "trade", "4. What it costs, what it buys",
         "{trade_story}",
-        ("pages/learn/side_by_side.py",), "the counters over each lane's rows"),
+        ("pages/learn/side_by_side.py",), "the counters over each lane's rows", "4. {trade_title}"),
     Chapter(
         "dial", "5. The budget is a dial",
         "A larger budget carries more of the prompt per iteration, so the first token comes "

@@ -1,12 +1,9 @@
-"""Streamlit glue shared by app.py and the pages: the controls as widgets, cached calls into `sim`
-and `charts`, and a chart with its downloads. Pages call these and write the words.
+"""Streamlit glue shared by app.py and the pages: the controls as widgets (with the corrections a
+link's values get and the notes that say so), the sidebar, the look, the glossary, the link to the
+next page, and a chart with its downloads and numbers table. Pages call these and write the words.
 
-Every simulation and figure is cached, keyed on plain inputs (the Scenario dataclass holds frozen
-Gpu and Model dataclasses), so a rerun that changes nothing costs nothing and a changed control
-recomputes only what depends on it. Traces, frames and figures are only ever read, so they are
-cached as resources (shared, never copied: a trace with a million tokens would cost more to
-unpickle on every rerun than to use); small results and the specs handed to the browser are
-cached as data.
+Nothing here is cached: the cached calls into `sim` and `charts` are in ui/runs.py (the lanes,
+roofline, worked example, fidelity) and ui/traffic.py (the traffic pages).
 """
 
 from __future__ import annotations

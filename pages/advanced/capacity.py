@@ -11,6 +11,7 @@ from sim.studies.capacity import (
     REL_TOL,
     SLO_PRESETS,
 )
+from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL
 from sim.units import fmt_seconds
 from ui import capacity, controls, widgets, workload_box
 from ui.controls import CUSTOM
@@ -21,7 +22,9 @@ look = widgets.look()
 
 st.header("Capacity")
 st.markdown(
-    "Chunking lets a server run hotter within its latency targets. Sarathi-Serve measures it as "
+    f"Chunking lets a {first('llm')} server run hotter within its latency targets. The "
+    "Sarathi-Serve paper "
+    f"([{SARATHI_SERVE}]({SARATHI_SERVE_URL})) measures it as "
     f"**capacity**: the highest Poisson request rate at which the p99 {first('tbt')}, the gap "
     f"between two tokens, meets the {first('slo')} *and* the median scheduling delay (arrival to "
     "the first iteration that runs the "
@@ -39,7 +42,7 @@ if preset == CUSTOM:
 else:
     chosen = SLO_PRESETS[preset]
     tbt_slo_s = chosen.tbt_slo_s
-    cols[1].markdown(f"P99 TBT SLO **{fmt_seconds(tbt_slo_s)}**, the paper's for "
+    cols[1].markdown(f"P99 TBT SLO **{fmt_seconds(tbt_slo_s)}**, the Sarathi-Serve paper's for "
                      f"{MODELS[chosen.model].name}.")
 delay_slo_s = widgets.widget(controls.DELAY_SLO, cols[2])
 if preset != CUSTOM and s.model.id != SLO_PRESETS[preset].model:
@@ -81,8 +84,9 @@ def show(view) -> None:
                 f"- Ratio = {ours.policy} capacity / {theirs.policy} capacity"
                 + (" (undefined: the baseline sustains no rate tried)." if ratio is None else
                    f" = {ours.capacity_qps:.4g} / {theirs.capacity_qps:.4g} = **{ratio:.2f}×**. "
-                   "Sarathi-Serve reports 2.6× on Mistral-7B against the vLLM of early 2024, on its "
-                   "workloads: a different simulator and workload give a different ratio."))
+                   "The Sarathi-Serve paper reports 2.6× on Mistral-7B on one A100 against the vLLM "
+                   "of early 2024, on its workloads: a different simulator and workload give a "
+                   "different ratio."))
     st.caption(f"Budgets: {ours.policy} {ours.budget:,} (the sidebar's); {theirs.policy} "
                f"{theirs.budget:,}"
                + (" (vLLM V0's max(max_model_len, 2048), with the longest request as max_model_len)"

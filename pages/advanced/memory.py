@@ -8,7 +8,7 @@ from sim.serving.metrics import summarize
 from sim.serving.policies import POLICIES
 from sim.studies.memory import admission_rule, kv_pressure, kv_usage, memory_budget
 from sim.units import fmt_bytes, fmt_seconds
-from ui import controls, memory, traffic, widgets, workload_box
+from ui import controls, memory, traffic, widgets, words, workload_box
 from ui.glossary import first
 
 s = widgets.scenario()
@@ -28,23 +28,15 @@ try:
 except InputError as e:
     st.error(f"**Can't fit this model:** {e}")
     st.stop()
-st.caption("GB: datasheet units (10⁹ bytes); GiB: 2³⁰ bytes. The reserve is vLLM's default "
+st.caption("Sizes in GB, 10⁹ bytes, as the datasheets write them. The reserve is vLLM's default "
            "gpu_memory_utilization = 0.9: a tenth of memory for activations and CUDA graphs.")
 
 st.subheader("The source article's arithmetic, on this model")
-pressure = kv_pressure(cost, widgets.widget(controls.TOGETHER, width=260), s.prompt, s.decodes,
-                       s.context)
+prompts = widgets.widget(controls.TOGETHER, width=260)
+pressure = kv_pressure(cost, prompts, s.prompt, s.decodes, s.context)
 st.table(widgets.steps_frame(pressure).set_index("step"))
-share = pressure[-1].value
-st.markdown(
-    "The source article: *20 simultaneous 8,192-token prompts need 20 GiB of KV (128 KiB per "
-    "token) ... "
-    f"add 64 decoders at 4,000 tokens of context each, another 32 GiB, and the budget is under "
-    f"pressure.* Here, with the sidebar's prompt ({s.prompt:,} tokens), decodes "
-    f"({s.decodes:,}) and context ({s.context:,} tokens), they would fill **{share:.0%}** of "
-    "the KV capacity"
-    + (": more than there is, so the scheduler must admit them in turns or preempt."
-       if share > 1 else "."))
+st.markdown(words.kv_pressure_story(pressure, prompts, s.prompt, s.decodes, s.context),
+            unsafe_allow_html=True)
 
 st.subheader("Admission on a workload")
 st.markdown(

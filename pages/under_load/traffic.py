@@ -8,7 +8,7 @@ from sim.serving.policies import POLICIES
 from sim.studies.stalls import STALL_S, STALL_SOURCE
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
-from ui import controls, scenario, traffic, widgets, workload_box
+from ui import controls, traffic, widgets, words, workload_box
 from ui.glossary import first, term
 
 s = widgets.scenario()
@@ -40,30 +40,14 @@ traffic.notes(traces)
 if t.kind == "burst":
     st.subheader("The burst drain")
     example = worked_example(**{**s.worked_example_inputs(s.budget), "burst": t.burst})
-    step = next(x for x in example.steps if x.key == "burst_last_ttft_s")
-    chunked = [p for p in picked if POLICIES[p].chunked]
-    last = {p: summarize(traces[p]).ttft_s.max for p in picked}
-    ran = ", ".join(f"**{p}** {last[p]:,.4f} s" for p in (chunked or picked))
-    if step.value is None:
-        formula = (f"the worked example needs a chunk: budget − decodes = {s.budget:,} − "
-                   f"{s.decodes:,} ≤ 0, so its drain is undefined (the prompts starve).")
-    else:
-        formula = (f"the source article's arithmetic: {step.formula} = {step.substituted} = "
-                   f"**{step.value:,.4f} s** (chunk = budget − decodes; every iteration priced "
-                   f"max(tokens × {first('flop', hover=False)} per token / peak, weight bytes / "
-                   "bandwidth)).")
-    st.markdown(
-        "The source article: *ten 8,192-token prompts arriving together drain in about 3.7 s* "
-        "at its "
-        f"illustrative settings (the sidebar's defaults, budget 576). This run: the last of the "
-        f"{t.burst:,} prompts gets its first token after {ran} (max TTFT: every prompt arrives "
-        f"at 0 s). Next to it, {formula}")
-    st.caption(
-        "The run and the formula differ a little: each prompt that finishes keeps decoding its "
-        f"{scenario.PROMPT_OUTPUT} output tokens beside the drain, taking one token of every "
-        "later iteration's chunk, and the run prices iterations in the sidebar's cost mode "
-        f"({s.mode}) where the formula always uses the simple arithmetic. Unchunked policies "
-        "drain the same work with prefill-only iterations: the streams stall instead.")
+    summaries = {p: summarize(traces[p]) for p in picked}
+    story, caption = words.burst_story(
+        next(x for x in example.steps if x.key == "burst_last_ttft_s"),
+        {p: summaries[p].ttft_s.max for p in picked}, {p: summaries[p].tbt_s.max for p in picked},
+        {p: POLICIES[p].chunked for p in picked}, t.burst, s.budget, s.decodes, s.mode)
+    st.markdown(story, unsafe_allow_html=True)
+    if caption:
+        st.caption(caption)
 
 st.subheader("Latency, side by side")
 st.markdown(f"Per policy: the stall first, then the percentiles of TTFT, TBT and "

@@ -1,10 +1,12 @@
-"""Schedulers: each builds the next iteration's batch, in the shape of seed 003's `build_batch`.
+"""Schedulers: each builds the next iteration's batch, in the shape of the `build_batch`
+sketch in the source article "Splitting Prefill From Decode Inside a Step".
 
 A policy reads the engine's state (running decodes, partial prefills, the waiting queue, free KV),
 the token budget and the limits, and returns a `Batch`: how many running decodes take a token,
 which prefill chunks run, which waiting requests are admitted, and the KV all that commits. The
 engine does the rest (KV pool, clock, tokens). Read side by side, the policies differ only where
-the real systems differ; see `../shared/reference/schedulers.md` for the source of each.
+the real systems differ; docs/sources.md gives the source of each (paper section, or upstream file
+at its release tag).
 
 Decodes are always "the first `decodes` of the running list" (admission order), so a policy only
 says how many. KV follows the one reservation rule of the policy's `PolicySpec`
@@ -28,9 +30,10 @@ class Limits:
     """A run's caps besides the token budget, checked when made; named, never positional."""
     max_seqs: int = 1024     # max running requests (max_num_seqs, max_running_requests)
     # chunked policies: requests mid-prefill at once, counting those a step admits (unchunked
-    # ones finish every prefill in its iteration); None: no cap. vLLM's
+    # ones finish every prefill in its iteration); None: no cap. vLLM V0's
     # max_num_partial_prefills ("the maximum number of sequences that can be partially prefilled
-    # concurrently", vllm/config/scheduler.py, default 1); SGLang chunks one request at a time.
+    # concurrently", default 1; vllm-project/vllm#10235; V1 has no such cap as of v0.33.0);
+    # SGLang chunks one request at a time.
     max_partial_prefills: int | None = None
     max_iterations: int = DEFAULT_MAX_ITERATIONS   # a run that needs more is refused
 
@@ -134,7 +137,7 @@ def sarathi(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Ba
 
 
 def vllm_v1(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
-    """vLLM V1 (vllm/v1/core/sched/scheduler.py): the running list in order, each request given
+    """vLLM V1 (vllm/v1/core/sched/scheduler.py at v0.33.0): the running list in order, each request given
     min(what it needs, budget left), so the budget caps decodes too; then waiting requests with
     chunking and KV per chunk. No admission in a step that preempted."""
     batch = Batch(decodes=min(state.decoding, budget))
@@ -145,10 +148,10 @@ def vllm_v1(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Ba
 
 
 def sglang(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
-    """SGLang default (scheduler.py: get_next_batch_to_run): prefill-first. If a prefill batch can
-    be formed (the chunked request's next chunk, then new requests up to the chunk size, whole
-    prompt's KV reserved at admission), it runs alone and decodes wait; otherwise every running
-    request decodes, up to max running requests."""
+    """SGLang default (python/sglang/srt/managers/scheduler.py at v0.5.23, get_next_batch_to_run):
+    prefill-first. If a prefill batch can be formed (the chunked request's next chunk, then new
+    requests up to the chunk size, whole prompt's KV reserved at admission), it runs alone and
+    decodes wait; otherwise every running request decodes, up to max running requests."""
     batch = Batch()
     used = _continue_partials(state, budget, 0, batch, whole_prompt)
     _admit_chunked(state, budget, limits, used, batch, whole_prompt)

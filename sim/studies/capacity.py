@@ -49,7 +49,7 @@ class SloPreset:
     tbt_slo_s: float
 
 
-# Sarathi-Serve's P99 TBT SLOs (section 5; shared/reference/schedulers.md): strict = 5x and relaxed
+# Sarathi-Serve's P99 TBT SLOs (arXiv 2403.02310, section 5): strict = 5x and relaxed
 # = 25x a decode iteration of batch 32 at 4k context without prefill interference.
 SLO_PRESETS: dict[str, SloPreset] = {
     "mistral-7b-strict": SloPreset("Mistral-7B, strict (P99 TBT 0.1 s)", "mistral-7b", 0.1),

@@ -45,7 +45,7 @@ from ui.presenter import LANE_SIDE_PX
 from ui.scenario import scenario_from
 
 LOOKS = [Look(), Look(presenter=True), Look(dark=True), Look(presenter=True, dark=True)]
-MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (issue 3)
+MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (the app's speed target)
 
 
 def run(scenario, policy):
@@ -301,7 +301,7 @@ def test_every_largest_gap_is_marked_and_only_those(seed):
 
 
 @pytest.mark.parametrize("values, beyond_ms", [
-    ({}, 0.0),                                               # seed 001: time = max, nothing added
+    ({}, 0.0),                                               # the source article: time = max, nothing added
     ({"gpu": "h100-sxm", "mode": "calibrated", "tp": 2}, 4.0),  # at least the 4 ms overhead
 ])
 def test_bar_tooltips_show_the_time_beyond_max_compute_memory(values, beyond_ms):

@@ -24,7 +24,7 @@ from sim.serving.workloads import poisson
 from sim.studies.sweep import OVERHEAD_SHARE
 
 SEED = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
-MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (issue 3)
+MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (the app's speed target)
 
 
 def serve(workload, policies, cost=SEED, budget=576):

@@ -1,4 +1,4 @@
-"""Issue 11's reproducers for the command line, each a test that failed before the fix: no
+"""Bounded runs on the command line, each a test that failed before the fix: no
 traceback, no hang, no nonsense, nothing silently ignored, messages that name what to change.
 
 Runs that used to hang or blow up go through `run_sim` (a child process with a timeout and a memory

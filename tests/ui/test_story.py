@@ -73,7 +73,10 @@ def test_the_chapters_are_filled_from_the_run_and_link_to_pages_on_the_path():
     assert "takes up to 23.04 ms instead of a 5.333 ms decode step" in text
     assert "61,440 token-reads × 131 kB = 8.05 GB, 2.684 ms at 3 TB/s" in text   # the KV re-read
     titles = [h.value for h in at.subheader]
-    assert titles[:6] == [c.title for c in story.CHAPTERS]
+    assert titles[:6] == ["1. Two kinds of work in one pass", "2. One long prompt freezes every stream",
+                          "3. Split it: a budget B, a chunk C = B − D",
+                          "4. What it costs, what it buys", "5. The budget is a dial",
+                          "6. Under real traffic"]
     for chapter in story.CHAPTERS:
         assert chapter.pages and all(p in story.BY_PATH for p in chapter.pages)
     links = page_links(at)
@@ -123,3 +126,16 @@ def test_no_page_script_writes_a_term_before_defining_it_in_code():
     for path in ALL_PAGES:
         source = Path(ROOT, path).read_text()
         assert "time to first token (TTFT)" not in source, path
+
+
+@pytest.mark.parametrize("query, freeze, split, trade", [
+    (dict(prompt=100), "2. A pass this short freezes no stream",
+     "3. A budget B, a chunk C = B − D: here the budget holds the whole prompt",
+     "4. What it costs, what it buys"),   # the prompt rides with the decodes: a 2x shorter wait
+    (dict(decodes=0), "2. One prompt in one pass, no stream to freeze",
+     "3. Split it: a budget B, a chunk C = B − D", "4. What it costs; with no streams, it buys nothing"),
+])
+def test_home_titles_its_chapters_by_what_the_run_shows(query, freeze, split, trade):
+    at = open_app(**query)
+    assert_clean(at)
+    assert [h.value for h in at.subheader][1:4] == [freeze, split, trade]
