@@ -20,7 +20,8 @@ from charts.figure import Figure
 from charts.theme import Look
 from sim.serving.engine import Trace
 
-from . import controls, player, presenter, runs, story, tour, traffic, widgets, words
+from . import controls, player, presenter, runs, story, tour, traffic, words
+from .cached_figure import cached_figure
 from .controls import CONTROLS
 from .runs import Framing
 from .scenario import Scenario, Traffic
@@ -255,11 +256,11 @@ def burst(t: Traffic, s: Scenario, look: Look, traces: dict[str, Trace]) -> None
         panel_px = max(BURST_PANEL_PX,
                        (presenter.height_left() - BURST_FIXED_PX) // len(tour.BURST_POLICIES))
     with st.container(key=presenter.STAGE):
-        figure = _burst_figure(t, s, look, width, panel_px, traces)
-        widgets.chart(figure.spec(), lambda: figure, "tour-burst", tools=not look.presenter)
+        _burst_figure.draw("tour-burst", t, s, look, width, panel_px, traces,
+                           tools=not look.presenter)
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@cached_figure(max_entries=8)
 def _burst_figure(t: Traffic, s: Scenario, look: Look, width: int, panel_px: int | None,
                   _traces: dict[str, Trace]) -> Figure:
     return traffic_charts.traffic_timeline(traffic_charts.timeline_frame(_traces), look, width=width,
