@@ -86,7 +86,7 @@ for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
             col.metric(card.label, card.value, delta=words.card_delta(card, ref),
                        delta_color="off", help=card.help, border=True)
 if other:
-    st.page_link("pages/check/fidelity.py", icon=":material/fact_check:",
+    st.page_link("pages/advanced/fidelity.py", icon=":material/fact_check:",
                  label="Why the two modes differ, factor by factor: How close is this to a real GPU?")
 
 with st.expander("How each number is computed"):

@@ -12,10 +12,10 @@ from ui.literal import JOINER
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PAGES = ["pages/learn/home.py", "pages/learn/side_by_side.py", "pages/learn/worked_example.py",
-         "pages/learn/roofline.py", "pages/check/fidelity.py"]
+         "pages/learn/roofline.py", "pages/advanced/fidelity.py"]
 # every page script, the traffic pages too (tests/ui/test_traffic_app.py covers their details)
 ALL_PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*/*.py"))
-FIDELITY = "pages/check/fidelity.py"
+FIDELITY = "pages/advanced/fidelity.py"
 TIMEOUT = 60   # the first run imports Streamlit, Altair and vl-convert
 
 

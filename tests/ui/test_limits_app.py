@@ -16,11 +16,11 @@ from ui import work
 from ui.controls import CONTROLS
 from ui.store import TRACES
 
-TRAFFIC = "pages/load/traffic.py"
-BUDGET = "pages/load/budget_tradeoff.py"
-MEMORY = "pages/load/memory.py"
+TRAFFIC = "pages/under_load/traffic.py"
+BUDGET = "pages/under_load/budget_tradeoff.py"
+MEMORY = "pages/advanced/memory.py"
 ROOFLINE = "pages/learn/roofline.py"
-CAPACITY = "pages/load/capacity.py"
+CAPACITY = "pages/advanced/capacity.py"
 FIVE = ["vllm-v0", "sarathi", "vllm-v1", "sglang", "orca"]
 HEAVY = dict(workload="poisson", requests=1000, qps=1000, lengths="fixed", olen=32768)
 PAGEFUL = dict(workload="poisson", requests=1000, qps=1000, lengths="fixed", plen=128, olen=2500,

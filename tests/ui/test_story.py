@@ -21,7 +21,23 @@ def test_every_page_script_is_on_the_path_once_beginners_first():
     # a section's pages are next to each other, so the sidebar shows the path in order
     assert [p.section for p in story.PAGES] == sorted((p.section for p in story.PAGES),
                                                       key=sections.index)
-    assert story.BY_PATH["pages/check/fidelity.py"].section == "Advanced"
+    assert story.BY_PATH["pages/advanced/fidelity.py"].section == "Advanced"
+
+
+def test_the_page_folders_are_the_sidebars_sections_in_its_order():
+    folders = sorted({Path(p).parent.name for p in ALL_PAGES})
+    assert sorted(story.SECTIONS) == folders
+    in_sidebar = list(dict.fromkeys(p.section for p in story.PAGES))
+    assert in_sidebar == list(story.SECTIONS.values())
+    assert all(story.SECTIONS[Path(p.path).parent.name] == p.section for p in story.PAGES)
+
+
+def test_every_page_keeps_its_address_whatever_its_folder():
+    """Slides and bookmarks link to /<page>: a page's address is its file's name, never its
+    folder, so moving a page between sections keeps its links."""
+    assert {Path(p.path).stem for p in story.PAGES} == {
+        "home", "side_by_side", "worked_example", "roofline", "budget_tradeoff", "traffic",
+        "capacity", "memory", "fidelity", "tour"}
 
 
 def test_next_walks_the_whole_path_and_back_home():

@@ -10,15 +10,15 @@ from sim.presets.hardware import get_gpu
 from sim.studies.worked_example import SOURCE_ARTICLE
 from tests.support.apptest import as_read, assert_clean, metrics, open_app, shown
 from tests.support.hostile import PAYLOADS, markup
-from ui import controls, traffic
+from ui import controls, sweep
 from ui.controls import CONTROLS, read_link
 from ui.literal import LIMIT, visible
 from ui.scenario import traffic_from
 
-TRAFFIC = "pages/load/traffic.py"
-BUDGET = "pages/load/budget_tradeoff.py"
-CAPACITY = "pages/load/capacity.py"
-MEMORY = "pages/load/memory.py"
+TRAFFIC = "pages/under_load/traffic.py"
+BUDGET = "pages/under_load/budget_tradeoff.py"
+CAPACITY = "pages/advanced/capacity.py"
+MEMORY = "pages/advanced/memory.py"
 PAGES = [TRAFFIC, BUDGET, CAPACITY, MEMORY]
 HEADER = "arrival_s,prompt_tokens,output_tokens\n"
 SMALL = dict(workload="poisson", requests=40, qps=4, lengths="fixed", plen=512, olen=16)
@@ -226,7 +226,7 @@ def test_budget_sglang_p99_hides_the_stall_every_decoder_waits_through():
 def test_the_engine_defaults_read_the_same_on_both_pages(page):
     at = open_app(page, gpu="h100-sxm")
     assert_clean(at)
-    words = traffic.engine_defaults_words(get_gpu("h100-sxm"))
+    words = sweep.engine_defaults_words(get_gpu("h100-sxm"))
     assert "`--max-num-batched-tokens` **8,192**" in words
     assert "`--chunked-prefill-size` **8,192**" in words
     assert words in shown(at)

@@ -8,7 +8,7 @@ from sim.serving.metrics import summarize
 from sim.serving.policies import POLICIES
 from sim.studies.memory import admission_rule, kv_pressure, kv_usage, memory_budget
 from sim.units import fmt_bytes, fmt_seconds
-from ui import controls, traffic, widgets, words
+from ui import controls, memory, traffic, widgets, words, workload_box
 from ui.glossary import first
 
 s = widgets.scenario()
@@ -44,7 +44,7 @@ st.markdown(
     "what running out costs: preempted requests lose their cache and are prefilled again, "
     f"work measured in {first('flop')}; the new requests' {first('ttft')} and the streams' "
     f"{first('tbt')} show who pays.", unsafe_allow_html=True)
-t, workload = traffic.traffic(s)
+t, workload = workload_box.show(s)
 cols = st.columns([2, 1])
 picked = widgets.widget(controls.KV_PICK, cols[0])
 partials = widgets.widget(controls.PARTIALS, cols[1]) or None
@@ -53,9 +53,7 @@ if not picked:
     st.stop()
 traces = traffic.runs(t, s, workload, picked, s.budget, partials)
 traffic.notes(traces)
-figure = traffic.kv_figure(t, s, tuple(picked), partials, look, traces)
-widgets.chart(traffic.kv_spec(t, s, tuple(picked), partials, look, traces), lambda: figure,
-             "kv-memory")
+memory.kv.draw("kv-memory", t, s, tuple(picked), partials, look, traces)
 st.caption(f"{t.words()}. Budget {s.budget:,}; "
            + ("no cap on partial prefills" if partials is None else
               f"at most {partials:,} requests mid-prefill at once (chunked policies)")
@@ -87,4 +85,4 @@ st.markdown("To watch memory run out, serve the Poisson traffic (ShareGPT-like l
             "default) on a 24 GB GPU; the KV capacity table above shows how little is left "
             "beside the weights.")
 st.button("Poisson traffic on a 24 GB L4", key="kv_l4", icon=":material/memory:",
-          on_click=traffic.set_controls(gpu="l4", workload="poisson"))
+          on_click=widgets.set_controls(gpu="l4", workload="poisson"))

@@ -13,7 +13,7 @@ from sim.studies.capacity import (
 )
 from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL
 from sim.units import fmt_seconds
-from ui import controls, traffic, widgets
+from ui import capacity, controls, widgets, workload_box
 from ui.controls import CUSTOM
 from ui.glossary import first
 
@@ -34,7 +34,7 @@ st.markdown(
     f"bisects to within {REL_TOL:.0%}. It runs the sidebar's "
     f"chunked policy (**{s.chunked}**, budget {s.budget:,}) and its unchunked one "
     f"(**{s.unchunked}**).", unsafe_allow_html=True)
-t, workload = traffic.traffic(s, capacity=True)
+t, workload = workload_box.show(s, capacity=True)
 cols = st.columns(3)
 preset = widgets.widget(controls.SLO, cols[0])
 if preset == CUSTOM:
@@ -53,18 +53,18 @@ if preset != CUSTOM and s.model.id != SLO_PRESETS[preset].model:
                  f"{s.model.name}, whose decode iterations are faster or slower.")
     button.button(f"Use {model.name}", key="use_slo_model", icon=":material/swap_horiz:",
                   help="Sets the sidebar's model, and the GPU to an A100-80GB.",
-                  on_click=traffic.set_controls(model=model.id, gpu="a100-80gb"))
+                  on_click=widgets.set_controls(model=model.id, gpu="a100-80gb"))
 
-query = traffic.capacity_query(t, s, workload, tbt_slo_s, delay_slo_s)
-view = traffic.stored_capacity(query)
+query = capacity.capacity_query(t, s, workload, tbt_slo_s, delay_slo_s)
+view = capacity.stored_capacity(query)
 if view is None:
-    work = traffic.capacity_estimate(query)
+    work = capacity.capacity_estimate(query)
     st.caption(f"Up to {MAX_RUNS} runs per policy for the search and {CURVE_POINTS} for each "
                f"curve, each simulating {t.requests:,} requests: {work.words()}. The result is "
                "kept, so coming back to the same settings shows it at once.")
     if st.button("Find the capacity", type="primary", icon=":material/play_arrow:",
                  key="find_capacity"):
-        view = traffic.find_capacity(query)
+        view = capacity.find_capacity(query)
 
 
 def show(view) -> None:
@@ -93,8 +93,7 @@ def show(view) -> None:
                   if theirs.budget != s.budget else "") + f". Compute ceiling "
                f"{ours.ceiling_qps:.3g} requests/s. {t.poisson_words()}.")
 
-    figure = traffic.capacity_figure(query, look, view)
-    widgets.chart(traffic.capacity_spec(query, look, view), lambda: figure, "capacity")
+    capacity.figure.draw("capacity", query, look, view)
     st.caption(f"Each point is one run of the workload at that rate: the search's rates and "
                f"{CURVE_POINTS} evenly spaced ones up to the compute ceiling. Filled: meets both "
                "SLOs; hollow: misses one. Dashed verticals: each policy's capacity. p99 TBT is the "
