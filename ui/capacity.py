@@ -12,10 +12,10 @@ import streamlit as st
 from charts import capacity as capacity_charts
 from charts.figure import Figure
 from charts.theme import Look
+from sim.effort.estimate import Counts, token_times
 from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError
 from sim.serving.policies import Limits, get_policy
-from sim.serving.work import Counts, token_times
 from sim.serving.workloads import Workload
 from sim.studies.capacity import (
     MAX_RUNS,

@@ -18,7 +18,6 @@ import streamlit as st
 from charts import traffic as charts
 from charts.figure import Figure
 from charts.theme import Look
-from sim.effort.estimate import Counts, token_times
 from sim.errors import InputError
 from sim.serving.engine import Trace, simulate
 from sim.serving.policies import Limits, get_policy
