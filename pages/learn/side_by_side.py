@@ -1,8 +1,8 @@
 """Side by side: the unchunked and chunked lanes on one clock, then each lane's numbers, the stall
 first, with the sentence that says what chunking costs beside every number it makes worse. The
 lanes are fitted to the page (ui/presenter.py): beside each other where it is wide enough, both on
-the first screen, how to read them just above. On a projector the four key numbers and the lanes
-come first, fitted to the screen, and the words and the time axis's choice under them."""
+the first screen, how to read them just above and what each lane is just below. On a projector
+the four key numbers and the lanes come first, fitted to the screen, the words under them."""
 
 import streamlit as st
 
@@ -23,13 +23,15 @@ if look.presenter:   # the numbers and the lanes first; the words and the time a
         presenter.key_numbers(base, runs.lane_cards(s, s.chunked), key="key-numbers")
     stage, words_below = st.container(), st.container()
     axis_below = words_below
-else:   # the words, the player fitted to the page (both lanes on the first screen), its time axis
+else:   # how to read it and the player fitted to the page (both lanes on the first screen), then
+    # the words and the time axis's choice
     presenter.watch_room()
     st.header("Side by side")
-    words_below, stage, axis_below = st.container(), st.container(), st.container()
+    stage, words_below, axis_below = st.container(), st.container(), st.container()
 
 beside = presenter.lanes_beside() and not look.presenter
 first_side, second_side = ("Left", "Right") if beside else ("Top", "Bottom")
+first_side = f"Above, {first_side.lower()}" if not look.presenter else first_side
 with words_below:
     st.markdown(
         f"{first_side}: the unchunked baseline, {s.policy_label(s.unchunked)}. {second_side}: "
