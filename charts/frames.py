@@ -267,7 +267,7 @@ def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS,
     """All of one lane's frames, cut at `until_s`; the subtitle carries the lane's two headline
     numbers (always over the whole run)."""
     headline = seed_metrics(trace)
-    subtitle = (f"largest decoder gap {fmt_seconds(headline['decode_max_gap_s'])} · new request "
+    subtitle = (f"streams' largest gap {fmt_seconds(headline['decode_max_gap_s'])} · new request "
                 f"TTFT {fmt_seconds(headline['new_request_ttft_s'])} · {trace.iterations:,} iterations")
     n_shown = shown_iterations(trace, until_s)
     width = bin_width_s(trace.start_s[:n_shown], trace.end_s[:n_shown], max_bars)

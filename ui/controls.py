@@ -1,12 +1,13 @@
 """The app's controls as plain data: their URL keys, defaults and ranges, and the checks a value
 arriving in a link gets. Pure Python (no Streamlit), so it is unit-tested on its own.
 
-URL keys are short and stable because links in slides must keep working. Defaults are seed 001's
-worked example. A value in a link that is out of range or unreadable is replaced by the nearest
-valid value (or the default when there is no nearest) and a note says so: never an exception, never
-a silent clamp. The value used is written back into the link in its plain spelling (`url_text`), so
-the address bar always reproduces the view: `decodes=99999` becomes `decodes=4096`, a hand-typed
-`presenter=yes` becomes `presenter=true`.
+URL keys are short and stable because links in slides must keep working. Defaults are the worked
+example of the lab's source article (sim.studies.worked_example.SOURCE_ARTICLE). A value in a link
+that is out of range or unreadable is replaced by the nearest valid value (or the default when there
+is no nearest) and a note says so: never an exception, never a silent clamp. The value used is
+written back into the link in its plain spelling (`url_text`), so the address bar always reproduces
+the view: `decodes=99999` becomes `decodes=4096`, a hand-typed `presenter=yes` becomes
+`presenter=true`.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def _choice(key, label, default, options, help=""):
     return Control(key, label, default, "choice", options=tuple(options), help=help)
 
 
-# The scenario: seed 001's worked example.
+# The scenario: the source article's worked example.
 SCENARIO = (
     _int("prompt", "New prompt (tokens)", 8192, 1, 2_000_000, step=512,
          help="Tokens in the prompt that arrives while the decoders stream."),
@@ -145,9 +146,9 @@ HARDWARE = (
             help="Dense BF16 tensor-core peaks, no sparsity (sparse figures are 2x)."),
     _choice("model", "Model", "dense-8b", (*MODELS, CUSTOM)),
     _choice("mode", "Cost mode", "simple", MODES,
-            help="simple: the seeds' arithmetic (FLOPs = 2 x params x tokens; bytes = weights), so the "
-                 "defaults reproduce seed 001. roofline: adds attention FLOPs, KV and activation "
-                 "bytes and the LM head. calibrated: the roofline's work at what real kernels "
+            help="simple: the source article's arithmetic (FLOPs = 2 x params x tokens; bytes = "
+                 "weights), so the defaults reproduce its worked example. roofline: adds attention "
+                 "FLOPs, KV and activation bytes and the LM head. calibrated: the roofline's work at what real kernels "
                  "achieve (fitted on measured A100 GEMMs; `python -m sim validate`)."),
     _int("tp", "Tensor-parallel GPUs (tp)", 1, 1, 64,
          help="The model sharded over this many GPUs: each holds 1/tp of the weights, FLOPs and KV "
@@ -192,7 +193,7 @@ TPOT = _float("tpot", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
               help="The inter-token latency the decoders must keep; the Sarathi-Serve recipe picks the "
                    "largest budget whose iteration meets it.")
 BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, 1_000_000, step=64,
-               help="Seed 001 compares 576 with 2,048.")
+               help="The source article compares 576 with 2,048.")
 COMPARE = Control("compare", "Show ideal and calibrated side by side", False, "bool",
                   help="Adds the other cost mode's numbers beside the chosen mode's: calibrated "
                        "beside simple or roofline, the ideal roofline beside calibrated.")
@@ -210,11 +211,11 @@ MAX_REQUESTS = 1000   # a page runs its workload once per policy, budget or rate
 TRAFFIC = (
     _choice("workload", "Workload", "burst", ("burst", "poisson", "upload"),
             help="burst: N prompts of the sidebar's prompt length arrive at once while the "
-                 "sidebar's decoders stream (seed 001's drain). poisson: requests at random times "
+                 "sidebar's decoders stream (the source article's drain). poisson: requests at random times "
                  "at a mean rate. upload: a CSV trace with columns arrival_s, prompt_tokens, "
                  "output_tokens."),
     _int("burst", "Prompts in the burst", 10, 1, 1000,
-         help="Seed 001: ten 8,192-token prompts arriving together."),
+         help="The source article's burst: ten 8,192-token prompts arriving together."),
     _int("requests", "Requests", 200, 1, MAX_REQUESTS, step=50),
     _float("qps", "Arrival rate (requests/s)", 4, 0.01, 1000, step=0.5,
            help="Poisson arrivals: the gaps between requests are exponential with mean 1 / rate."),
@@ -227,7 +228,7 @@ TRAFFIC = (
          help="fixed: every prompt; uniform: the longest. Not used by sharegpt."),
     _int("olen", "Output tokens", 128, 1, 32_768, step=32,
          help="fixed: every output; uniform: the longest. Not used by sharegpt."),
-    _int("seed", "Random seed", 0, 0, 2**31 - 1, help="The same seed draws the same requests."),
+    _int("seed", "Random seed", 0, 0, 2**31 - 1, help="The same random seed draws the same requests."),
 )
 PICK = Control("policies", "Policies", ("vllm-v0", "sarathi"), "multi", options=tuple(POLICIES),
                help="Two or more, served the same workload at the sidebar's budget. "
@@ -252,10 +253,10 @@ KV_PICK = Control("kvpolicies", "Policies", ("sarathi", "vllm-v1"), "multi",
                   help="Sarathi-Serve and SGLang reserve a prompt's KV at admission; vLLM V1 "
                        "allocates it chunk by chunk.")
 PARTIALS = _int("partials", "Max partial prefills (0: no cap)", 0, 0, 1024,
-                help="Chunked policies: requests mid-prefill at once (vLLM "
+                help="Chunked policies: requests mid-prefill at once (vLLM V0's "
                      "max_num_partial_prefills). 0 leaves it uncapped.")
 TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,
-                help="Seed 001: 20 simultaneous 8,192-token prompts.")
+                help="The source article's example: 20 simultaneous 8,192-token prompts.")
 
 # The guided tour (ui/tour.py): one Markdown file per step in TOUR_FOLDER; the step a link opens
 # is a control like any other, so `?tour=99` is corrected to the last step, with a note.

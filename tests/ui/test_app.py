@@ -31,7 +31,7 @@ def test_every_page_runs_clean_at_the_defaults(page):
     assert not at.error
 
 
-def test_home_shows_the_seeds_headline_numbers():
+def test_home_shows_the_source_articles_headline_numbers():
     at = open_app()
     assert metrics(at) == [("Largest gap (unchunked)", "333 ms"),
                            ("Largest gap (chunked)", "23.04 ms"),

@@ -147,8 +147,7 @@ st.markdown(
     f"roofline time **{start_ms:,.4g} ms** (the roofline mode's), and the calibrated time "
     f"**{cost.time_s * 1e3:,.4g} ms** = {cost.time_s * 1e3 / start_ms:,.3g} × it. Each bar adds "
     "one factor to the one before; they sum to the calibrated time.")
-widgets.chart(runs.factors_spec(explained, key, look),
-             lambda: runs.factors_figure(explained, key, look), "why-it-moved")
+runs.factors_figure.draw("why-it-moved", explained, key, look)
 st.table(factors.assign(
     **{"adds (ms)": factors.added_ms.map(lambda x: f"{x:,.4g}"),
        "running total (ms)": factors.end_ms.map(lambda x: f"{x:,.4g}")})
