@@ -574,8 +574,8 @@ def dial_ends(points: list[SweepPoint], prompts: int) -> list[str]:
         which = (f"{len(dominated):,} of the {len(points):,} budgets swept "
                  f"{'is' if len(dominated) == 1 else 'are'}, up to {dominated[-1].budget:,}: at "
                  f"{low.budget:,}, {share}.")
-    overhead = (f"**Overhead-dominated** (purple): fixed share = t(1 token) / t(budget tokens) > "
-                f"{OVERHEAD_SHARE:g}, each a fresh prompt chunk priced by the cost model. Every "
+    overhead = (f"**Overhead-dominated** (the legend's colour for it): fixed share = t(1 token) / "
+                f"t(budget tokens) > {OVERHEAD_SHARE:g}, each a fresh prompt chunk priced by the cost model. Every "
                 "iteration pays for reading the weights (and any per-iteration overhead) whatever "
                 "its size, so a budget whose full iteration costs less than two empty ones spends "
                 f"most of its time on that fixed part. {which}")
@@ -591,6 +591,6 @@ def dial_ends(points: list[SweepPoint], prompts: int) -> list[str]:
     else:
         reach = (f"No budget swept reaches it: at the largest, {high.budget:,}, below its run's "
                  f"{high.no_split_budget:,}, {split}.")
-    no_split = ("**No split** (orange): budget ≥ the longest prompt + the most decode tokens in an "
-                f"iteration. {reach}")
+    no_split = ("**No split** (the legend's colour for it): budget ≥ the longest prompt + the most "
+                f"decode tokens in an iteration. {reach}")
     return [overhead, no_split]
