@@ -59,7 +59,7 @@ handout: $(BIN)/.app
 loadtest: $(BIN)/.test
 	$(BIN)/python -m benchmarks.load_test
 
-# Link fuzzing of every page (issue 11): 504 random links through AppTest, each a clean run or a
+# Link fuzzing of every page: 504 random links through AppTest, each a clean run or a
 # clean refusal; prints the slowest and largest cases. `make test` runs a slice of 27. Then the
 # claims test (tests/ui/test_claims.py) on 300 random scenarios (`make test`: 12).
 fuzz-app: $(BIN)/.test

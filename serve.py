@@ -5,7 +5,8 @@ errors). `streamlit run app.py` still works, without them."""
 import streamlit as st
 from starlette.middleware import Middleware
 
-from ui.server import PinServerAddress, settle_pages_mode
+from ui.server import PinServerAddress
+from ui.streamlit_internals import settle_pages_mode
 
 settle_pages_mode()
 app = st.App("app.py", middleware=[Middleware(PinServerAddress)])

@@ -1,4 +1,4 @@
-"""The app's speed targets (issue 3): a page rerun after a control change < 250 ms server time.
+"""The app's speed targets: a page rerun after a control change < 250 ms server time.
 
 Each rerun case drives the real app with Streamlit's AppTest and changes a control to a value not
 seen before, so every rerun misses the caches (simulation, frames, figures) the way a user's change
@@ -107,7 +107,7 @@ def cases():
     ]
 
 
-# --- the traffic pages (issue 5) -------------------------------------------------------------
+# --- the traffic pages (Traffic, Budget trade-off, Capacity, Memory) --------------------------
 BUSY = dict(workload="poisson", requests=1000, qps=6, lengths="sharegpt")
 
 

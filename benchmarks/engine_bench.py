@@ -1,4 +1,4 @@
-"""The simulation core's speed targets (issue 2)."""
+"""The simulation core's speed targets: a run of each scenario and policy, timed."""
 
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu

@@ -1,4 +1,4 @@
-"""Playback frame rate of the in-browser player in headless Chromium (issue 3: >= 30 fps).
+"""Playback frame rate of the in-browser player in headless Chromium (target: >= 30 fps).
 
 Frame rate is not a duration, so this is its own script rather than a `cases()` suite:
 

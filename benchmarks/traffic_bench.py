@@ -1,4 +1,4 @@
-"""Traffic speed targets (issue 5): a budget sweep and a two-policy capacity search."""
+"""Traffic speed targets: a budget sweep and a two-policy capacity search."""
 
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu

@@ -267,7 +267,7 @@ def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS,
     """All of one lane's frames, cut at `until_s`; the subtitle carries the lane's two headline
     numbers (always over the whole run)."""
     headline = seed_metrics(trace)
-    subtitle = (f"largest decoder gap {fmt_seconds(headline['decode_max_gap_s'])} · new request "
+    subtitle = (f"streams' largest gap {fmt_seconds(headline['decode_max_gap_s'])} · new request "
                 f"TTFT {fmt_seconds(headline['new_request_ttft_s'])} · {trace.iterations:,} iterations")
     n_shown = shown_iterations(trace, until_s)
     width = bin_width_s(trace.start_s[:n_shown], trace.end_s[:n_shown], max_bars)
@@ -288,9 +288,9 @@ class LaneAtClock:
 
     `waits`: per band still running, its rows, last token and current gap (`wait_ms`);
     `freezes`: the freezes that have ended (rows, `prev_ms`, `time_ms`); `largest`: the largest
-    gaps so far (all of that length), as much of each as the clock has reached (rows, `prev_ms`,
-    `end_ms`; empty before the first gap begins); `delivered`: tokens the streams have received
-    since the prompt arrived."""
+    gap so far (the latest of equal ones, a row each where rows share it), as much of it as the
+    clock has reached (rows, `prev_ms`, `end_ms`; empty before the first gap begins);
+    `delivered`: tokens the streams have received since the prompt arrived."""
     waits: pd.DataFrame
     freezes: pd.DataFrame
     largest: pd.DataFrame
@@ -327,6 +327,7 @@ def lane_at_clock(ticks: pd.DataFrame, t_ms: float) -> LaneAtClock:
     end_ms = np.minimum(c["time_ms"], t_ms)
     shown = np.where(begun, end_ms - c["prev_ms"], -np.inf)
     worst = begun & (shown >= shown.max(initial=-np.inf) - SAME_GAP_MS)
+    worst &= c["prev_ms"] >= np.max(c["prev_ms"][worst], initial=-np.inf)   # the latest of equals
     largest = pd.DataFrame({"row0": c["row0"][worst], "row1": c["row1"][worst],
                             "prev_ms": c["prev_ms"][worst], "end_ms": end_ms[worst]})
     return LaneAtClock(waits, freezes, largest, int(c["tokens"][seen].sum()))

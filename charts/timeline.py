@@ -291,7 +291,7 @@ def lane_rows(lane: LaneShape, look: Look, *, width: int, rows_px: int | None = 
     passes it (future ticks faded). Over each row a faint grey block grows from its last token
     to the clock, and turns the freeze colour once the wait is a freeze (over STALL_MS): when the
     whole block turns at once, every stream is frozen. A freeze that has ended stays drawn. A
-    dashed line marks the largest gap so far (each of them, where several are equal).
+    dashed line marks the largest gap so far (the latest, where several are equal).
     `rows_px`: the block's height."""
     n = max(lane.rows, 1)
     height = rows_height(n, look, rows_px)
@@ -323,9 +323,12 @@ def lane_rows(lane: LaneShape, look: Look, *, width: int, rows_px: int | None = 
     live = (_ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
             .mark_rule(color=look.decode, strokeWidth=1.5)
             .encode(x=x, y=y, y2=alt.Y2("row1"), tooltip=tooltip).properties(name=f"{lane.key}_ticks_live"))
+    # the largest gap so far; of several equal ones (a chunked lane's), the latest: marking each
+    # would join them into one line as long as all of them
     bracket = (_gaps_so_far(lane).transform_filter(f"datum.shown >= datum.largest - {SAME_GAP_MS}")
+               .transform_joinaggregate(latest="max(prev_ms)")
+               .transform_filter("datum.prev_ms >= datum.latest")
                .transform_calculate(mid="(datum.row0 + datum.row1) / 2")
-               # 2 px short of each end: equal gaps side by side read as several, not one
                .mark_rule(color=look.ink, strokeWidth=2.5, strokeDash=[6, 3], xOffset=2, x2Offset=-2)
                .encode(x=alt.X("prev_ms:Q"), x2=alt.X2("shown_end"), y=alt.Y("mid:Q"))
                .properties(name=f"{lane.key}_largest_gap"))

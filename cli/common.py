@@ -7,6 +7,8 @@ import argparse
 from dataclasses import dataclass, replace
 
 from sim.cost.iteration import CostModel
+from sim.effort.caps import CLI_ALLOWANCE, CommandEffort, fmt_effort_bytes, fmt_effort_seconds
+from sim.effort.estimate import estimate_run, least_iterations
 from sim.errors import InputError
 from sim.knobs import KNOBS, LIMIT_KNOBS, shaping
 from sim.presets.hardware import get_gpu
@@ -22,14 +24,6 @@ from sim.serving.policies import (
     get_policy,
 )
 from sim.serving.trace_files import MAX_ARRIVAL_S, load_trace
-from sim.serving.work import (
-    CLI_BUDGET,
-    Work,
-    estimate_run,
-    fmt_work_bytes,
-    fmt_work_seconds,
-    least_iterations,
-)
 from sim.serving.workloads import SHAREGPT_OUTPUT, SHAREGPT_PROMPT
 
 from .flags import choice, flag_name, knob_flag, number, refuse
@@ -203,11 +197,11 @@ def limits_from(args, *policies: PolicySpec) -> Limits:
                   **{knob.name: getattr(args, knob.name) for knob in LIMIT_KNOBS})
 
 
-def check_work(work: Work, what: str, remedy: str) -> tuple[int, ...]:
+def check_work(work: CommandEffort, what: str, remedy: str) -> tuple[int, ...]:
     """The iteration cap of each of `work`'s runs within the CLI's budget (any command: 60 s and
     1.5 GB, its own start included), or a refusal with the estimate and `remedy` before anything
     runs."""
-    return work.plus(PROCESS_SECONDS, PROCESS_BYTES).check(CLI_BUDGET, what, remedy)
+    return work.plus(PROCESS_SECONDS, PROCESS_BYTES).check(CLI_ALLOWANCE, what, remedy)
 
 
 def check_iterations(workload: workloads.Workload, cap: int) -> None:
@@ -227,9 +221,9 @@ class Run:
     budget: int
     limits: Limits
 
-    def work(self) -> Work:
-        return Work((estimate_run(self.workload, self.policy, self.budget, self.limits,
-                                  self.cost),))
+    def work(self) -> CommandEffort:
+        return CommandEffort((estimate_run(self.workload, self.policy, self.budget, self.limits,
+                                           self.cost),))
 
     def simulate(self, cap: int) -> Trace:
         """The run, stopped after `cap` iterations (at most its --max-iterations)."""
@@ -295,8 +289,8 @@ def limit_message(args, cap: int | None) -> str:
     if cap is None or cap >= args.max_iterations:
         return iteration_cap_message(args.max_iterations)
     return (f"the run needed more than {cap:,} iterations, more than estimated and the most that "
-            f"fit in the command's budget ({fmt_work_seconds(CLI_BUDGET.seconds)}, "
-            f"{fmt_work_bytes(CLI_BUDGET.bytes)}) beside the rest of its work; "
+            f"fit in the command's budget ({fmt_effort_seconds(CLI_ALLOWANCE.seconds)}, "
+            f"{fmt_effort_bytes(CLI_ALLOWANCE.bytes)}) beside the rest of its work; "
             f"{remedy(args)}")
 
 

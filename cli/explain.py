@@ -97,7 +97,7 @@ def _cost(args) -> None:
     rows.append(("iteration", fmt_flops(c.flops), fmt_bytes(c.bytes), fmt_seconds(c.time_s)))
     rule = "max(FLOPs / peak, bytes / bandwidth)" if model.calibration is None else \
         "the sum over kernels of their achievable time (below)"
-    text = (f"{model.gpu.name} · {model.model.name} · {args.mode} · {decodes:,} decodes at context "
+    text = (f"{model.gpu.name} · {model.model.name} · {args.mode} · {decodes:,} streams at context "
             f"{context:,} + chunk {chunk:,} on prefix {prefix:,}"
             + (f" · TP {model.tp} (per GPU)" if model.tp > 1 else "") + "\n"
             + table(rows, ("component", "FLOPs", "bytes", "time alone"), args.wide) +

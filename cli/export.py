@@ -58,7 +58,7 @@ def _figure(args, look, width: int, caps: tuple[int, ...]):
         return stacked(*roofline_figures(cost, plan, decodes, context, prompt, look, width)), None
     workload, chunked = run_from(args, caps[0])
     if workload.name != "seed":
-        raise InputError(f"--view {args.view} draws the seed scenario (decoders streaming + one new "
+        raise InputError(f"--view {args.view} draws the seed scenario (streams running + one new "
                          "prompt); drop --requests / --scenario poisson")
     _, unchunked = run_from(lane_args(args, args.unchunked), caps[1])
     lanes = timeline(unchunked, chunked, args.window)

@@ -1,5 +1,5 @@
 """The work of an export, estimated before anything runs or is drawn: its runs (the work
-estimator, sim/serving/work.py) and its figure.
+estimate, sim/effort/estimate.py) and its figure.
 
 A figure's size in CSS pixels is its view's (VIEW_HEIGHT: the tallest figure of each view, its
 decoder blocks at their full height and its scenario's two lines above it; its width --width plus
@@ -17,7 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.serving.work import CLI_BUDGET, WorkTooLarge, combined, fmt_work_bytes, fmt_work_seconds
+from sim.effort.caps import (
+    CLI_ALLOWANCE,
+    EffortTooLarge,
+    combined,
+    fmt_effort_bytes,
+    fmt_effort_seconds,
+)
 
 from .common import PROCESS_BYTES, PROCESS_SECONDS, check_work, lane_args, planned_run, remedy
 
@@ -64,8 +70,8 @@ class FigureWork:
     def frames_that_fit(self, seconds_beside: float = 0.0, bytes_beside: float = 0.0) -> int:
         """The most frames of this size the command's budget allows beside other work (the
         runs the figure draws, the command's own start)."""
-        return max(0, int(min((CLI_BUDGET.seconds - self.once[0] - seconds_beside) / self.per_frame[0],
-                              (CLI_BUDGET.bytes - self.once[1] - bytes_beside) / self.per_frame[1])))
+        return max(0, int(min((CLI_ALLOWANCE.seconds - self.once[0] - seconds_beside) / self.per_frame[0],
+                              (CLI_ALLOWANCE.bytes - self.once[1] - bytes_beside) / self.per_frame[1])))
 
 
 def fewer_frames(fmt: str, frames: int, width: int) -> str:
@@ -93,15 +99,15 @@ def check_export_work(args, fmt: str, width: int, frames: int) -> tuple[int, ...
     kept together for the figure) and figure together, are over the command's budget, naming
     what to change; else the iteration caps of the two lanes (chunked, unchunked) within it."""
     figure = figure_work(args.view, fmt, width, frames, args.presenter)
-    if figure.seconds > CLI_BUDGET.seconds or figure.bytes > CLI_BUDGET.bytes:
+    if figure.seconds > CLI_ALLOWANCE.seconds or figure.bytes > CLI_ALLOWANCE.bytes:
         fewer = fewer_frames(fmt, figure.frames_that_fit(PROCESS_SECONDS, PROCESS_BYTES), width)
-        raise WorkTooLarge(
+        raise EffortTooLarge(
             f"a {figure.frames:,}-frame {fmt} of {figure.pixels / 1e6:.2g} million pixels a frame "
             f"({figure.width:,} × {figure.height:,} px: --width {width:,} and the labels beside "
             "it) would take "
-            f"≈ {fmt_work_seconds(figure.seconds)} and {fmt_work_bytes(figure.bytes)}, over the "
-            f"command's {fmt_work_seconds(CLI_BUDGET.seconds)} and "
-            f"{fmt_work_bytes(CLI_BUDGET.bytes)}; {fewer + ', or ' if fewer else ''}a smaller --width")
+            f"≈ {fmt_effort_seconds(figure.seconds)} and {fmt_effort_bytes(figure.bytes)}, over the "
+            f"command's {fmt_effort_seconds(CLI_ALLOWANCE.seconds)} and "
+            f"{fmt_effort_bytes(CLI_ALLOWANCE.bytes)}; {fewer + ', or ' if fewer else ''}a smaller --width")
     if args.view == "roofline":
         return ()
     lanes = [planned_run(args), planned_run(lane_args(args, args.unchunked))]

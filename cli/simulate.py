@@ -53,7 +53,7 @@ def _simulate(args) -> None:
                      "iteration), so --budget does not change its schedule")
     if workload.name == "seed":
         s = seed_metrics(trace)
-        lines.append(f"new request TTFT {fmt_seconds(s['new_request_ttft_s'])}; running decoders' "
+        lines.append(f"new request TTFT {fmt_seconds(s['new_request_ttft_s'])}; running streams' "
                      f"largest gap {fmt_seconds(s['decode_max_gap_s'])}")
     if workload.name == "burst":
         lines.append(f"the last of the burst's prompts got its first token after "

@@ -9,10 +9,11 @@ import math
 from dataclasses import replace
 from functools import partial
 
+from sim.effort.caps import CLI_ALLOWANCE, CommandEffort, RunAccount
+from sim.effort.estimate import estimate_run
 from sim.errors import InputError
 from sim.knobs import KNOBS
 from sim.serving.policies import POLICIES, get_policy
-from sim.serving.work import CLI_BUDGET, Work, WorkAccount, estimate_run
 from sim.studies.capacity import (
     DELAY_SLO_S,
     MAX_ITERATIONS,
@@ -63,8 +64,8 @@ def _sweep(args) -> None:
     limits = limits_from(args, policy)
     budgets = sorted(set(args.budgets))
     check_iterations(workload, args.max_iterations)
-    caps = check_work(Work(tuple(estimate_run(workload, policy, b, limits, cost)
-                                 for b in budgets)),
+    caps = check_work(CommandEffort(tuple(estimate_run(workload, policy, b, limits, cost)
+                                          for b in budgets)),
                       f"a sweep of {len(budgets)} budgets", remedy(args) + ", or "
                       "fewer --budgets")
     result = sweep(workload, policy, cost, budgets, limits=limits, tbt_slo_s=args.tbt_slo,
@@ -153,17 +154,20 @@ def _capacity(args) -> None:
     check_iterations(sample, args.max_iterations)
     baseline_budget = default_baseline_budget(baseline, args.budget, sample) \
         if args.baseline_budget is None else args.baseline_budget
-    runs = Work(tuple(estimate_run(sample, spec, b, limits, cost)
-                      for spec, b in ((policy, args.budget), (baseline, baseline_budget))))
-    account = WorkAccount(replace(CLI_BUDGET, seconds=CAPACITY_SHARE * CLI_BUDGET.seconds,
-                                  bytes=CLI_BUDGET.bytes - PROCESS_BYTES))
+    searches = ((policy, args.budget), (baseline, baseline_budget))
+    estimates = {(spec.name, b): estimate_run(sample, spec, b, limits, cost) for spec, b in searches}
+    runs = CommandEffort(tuple(estimates[spec.name, b] for spec, b in searches))
+    account = RunAccount(replace(CLI_ALLOWANCE, seconds=CAPACITY_SHARE * CLI_ALLOWANCE.seconds,
+                                 bytes=CLI_ALLOWANCE.bytes - PROCESS_BYTES),
+                         estimates, windowed=cost.model.sliding_window > 0)
     shorter = "" if args.lengths == "sharegpt" else " or a smaller --output-tokens"  # sharegpt: its own
-    runs.check_most(account.budget, "one run of each policy", f"use fewer --requests{shorter}, or "
+    runs.check_most(account.allowance, "one run of each policy", f"use fewer --requests{shorter}, or "
                     "a lower --max-iterations (each run stops there)")
     result = compare_capacity(
         workload_at, cost, policy=policy, budget=args.budget, baseline=baseline,
         baseline_budget=baseline_budget, tbt_slo_s=slo, delay_slo_s=args.delay_slo,
-        limits=limits, max_runs=args.max_runs, account=account)
+        limits=limits, max_runs=args.max_runs, may_start=account.may_start,
+        finished=account.finished)
     untimed = any(math.isnan(pt.p99_tbt_s) for r in (result.policy, result.baseline)
                   for pt in r.points)
     payload = {"policy": _result_json(result.policy), "baseline": _result_json(result.baseline),

@@ -61,7 +61,7 @@ def _validate(args) -> None:
         lines.append("\nrefit on the training points (mean |log error| per GEMM by tile: "
                      + ", ".join(f"{t}: {v:.4f}" for t, v in losses.items()) + ")")
         lines.append(table([(k, f"{getattr(fitted, k):.4g}", f"{getattr(A100, k):.4g}")
-                            for k in FITTED], ("parameter", "refit", "in sim/calibration.py"),
+                            for k in FITTED], ("parameter", "refit", "in sim/cost/calibration.py"),
                            args.wide))
     emit(args, report, "\n".join(lines))
 

@@ -5,6 +5,8 @@ Rooms, lowest first (each imports only those below it):
 - `cost`: the price of one iteration (simple, roofline, calibrated) and its validation.
 - `serving`: the schedulers as policies, the engine with its KV pool, workloads, metrics.
 - `studies`: the worked example, budgets, sweeps, capacity and memory, built on the above.
+- `effort` (beside `studies`): the simulator's own CPU time and memory for a run, estimated
+  before it starts, and the iteration caps that keep a command within its allowance.
 
 This module is the public API: `sim.run(sim.seed_scenario(), "sarathi", budget=576)`.
 """

@@ -104,8 +104,8 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          what="cost mode (simple: the worked example's arithmetic; roofline: attention, KV and "
               "activations too; calibrated: fitted to measured kernels)",
          key="mode", label="Cost mode",
-         help="simple: the seeds' arithmetic (FLOPs = 2 x params x tokens; bytes = weights), so "
-              "the defaults reproduce seed 001. roofline: adds attention FLOPs, KV and "
+         help="simple: the source article's arithmetic (FLOPs = 2 x params x tokens; bytes = "
+              "weights), so the defaults reproduce its worked example. roofline: adds attention FLOPs, KV and "
               "activation bytes and the LM head. calibrated: the roofline's work at what real "
               "kernels achieve (fitted on measured A100 GEMMs; `python -m sim validate`).",
          app=Surface("the app opens on the worked example, whose numbers the simple arithmetic "
@@ -129,7 +129,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     Knob(name="max_partial_prefills", unit="requests", default=None, high=MAX_REQUESTS,
          shown_default="no cap", what="chunked policies: most requests mid-prefill at once",
          key="partials", label="Max partial prefills (0: no cap)",
-         help="Chunked policies: requests mid-prefill at once (vLLM max_num_partial_prefills). "
+         help="Chunked policies: requests mid-prefill at once (vLLM V0's max_num_partial_prefills). "
               "0 leaves it uncapped.",
          policies=CHUNKED,
          app=Surface("a number box cannot be empty, so 0 stands for no cap; " + KEEP_LINKS,
@@ -155,7 +155,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          what="seed, burst: tokens each new request emits", scenarios=SEED_SCENARIOS),
     Knob(name="burst", unit="prompts", default=10, high=MAX_STREAMS, key="burst",
          label="Prompts in the burst", what="burst: prompts arriving together",
-         help="Seed 001: ten 8,192-token prompts arriving together.",
+         help="The source article's burst: ten 8,192-token prompts arriving together.",
          scenarios=("burst",), app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=1000)),
     # --- Poisson arrivals ---
     Knob(name="requests", unit="requests", default=None, high=MAX_REQUESTS,
@@ -197,7 +197,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
                      default="sharegpt")),
     Knob(name="seed", unit="", default=0, low=0, high=2**32 - 1,
          what="poisson: random seed of arrivals and lengths", key="seed", label="Random seed",
-         help="The same seed draws the same requests.", scenarios=POISSON,
+         help="The same random seed draws the same requests.", scenarios=POISSON,
          app=Surface(KEEP_LINKS, high=2**31 - 1)),
 )}
 

@@ -55,3 +55,15 @@ def fmt_count(n: float) -> str:
     if not math.isfinite(n):
         return "—"
     return f"{n:,.0f}" if abs(n) < 1e15 else f"{n:.3g}"
+
+
+def fmt_percent(fraction: float) -> str:
+    """A fraction as a percentage to three significant figures, never in scientific form (a
+    learner reads "0.00898%", not "8.98e-05%"); thousands separators above 1,000%."""
+    if not math.isfinite(fraction):
+        return "—"
+    percent = fraction * 100
+    if percent == 0 or abs(percent) >= 100:
+        return f"{percent:,.0f}%"
+    decimals = max(0, 2 - math.floor(math.log10(abs(percent))))
+    return f"{percent:.{decimals}f}%"

@@ -1,9 +1,11 @@
 """The layout holds: the import contracts in pyproject.toml (lint-imports), ruff's rules, and the
 page folder Streamlit needs (subfolders only)."""
 
+import ast
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +33,18 @@ def test_page_scripts_live_only_in_subfolders_of_pages():
     app.py (see app.py's docstring)."""
     assert not list((ROOT / "pages").glob("*.py"))
     assert len(list((ROOT / "pages").glob("*/*.py"))) >= 9
+
+
+def test_the_ui_modules_documented_as_pure_are_the_ones_the_contract_keeps_pure():
+    """A ui module whose docstring says "(no Streamlit)" is in pyproject.toml's contract that
+    forbids it Streamlit, and only those: a new pure module gets the contract's check."""
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    pure = next(c for c in contracts["contracts"] if c["name"].startswith("ui's pure modules"))
+    documented = {f"ui.{p.stem}" for p in (ROOT / "ui").glob("*.py")
+                  if "(no Streamlit)" in " ".join((ast.get_docstring(ast.parse(p.read_text()))
+                                                  or "").split())}
+    assert set(pure["source_modules"]) == documented
+    assert pure["forbidden_modules"] == ["streamlit"]
 
 
 def test_no_test_imports_another_test_module_or_the_benchmarks():

@@ -1,12 +1,13 @@
 """The app's controls as plain data: their URL keys, defaults and ranges, and the checks a value
 arriving in a link gets. Pure Python (no Streamlit), so it is unit-tested on its own.
 
-URL keys are short and stable because links in slides must keep working. Defaults are seed 001's
-worked example. A value in a link that is out of range or unreadable is replaced by the nearest
-valid value (or the default when there is no nearest) and a note says so: never an exception, never
-a silent clamp. The value used is written back into the link in its plain spelling (`url_text`), so
-the address bar always reproduces the view: `decodes=99999` becomes `decodes=4096`, a hand-typed
-`presenter=yes` becomes `presenter=true`.
+URL keys are short and stable because links in slides must keep working. Defaults are the worked
+example of the lab's source article (sim.studies.worked_example.SOURCE_ARTICLE). A value in a link
+that is out of range or unreadable is replaced by the nearest valid value (or the default when there
+is no nearest) and a note says so: never an exception, never a silent clamp. The value used is
+written back into the link in its plain spelling (`url_text`), so the address bar always reproduces
+the view: `decodes=99999` becomes `decodes=4096`, a hand-typed `presenter=yes` becomes
+`presenter=true`.
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ TPOT = _float("tpot", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
                    "largest budget whose iteration meets it.")
 BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, KNOBS["budget"].on_app().high,
                step=64,
-               help="Seed 001 compares 576 with 2,048.")
+               help="The source article compares 576 with 2,048.")
 COMPARE = Control("compare", "Show ideal and calibrated side by side", False, "bool",
                   help="Adds the other cost mode's numbers beside the chosen mode's: calibrated "
                        "beside simple or roofline, the ideal roofline beside calibrated.")
@@ -193,7 +194,7 @@ WINDOW = _choice("window", "Time axis", "prompt", tuple(WINDOWS),
 TRAFFIC = (
     _choice("workload", "Workload", "burst", ("burst", "poisson", "upload"),
             help="burst: N prompts of the sidebar's prompt length arrive at once while the "
-                 "sidebar's decoders stream (seed 001's drain). poisson: requests at random times "
+                 "sidebar's decoders stream (the source article's drain). poisson: requests at random times "
                  "at a mean rate. upload: a CSV trace with columns arrival_s, prompt_tokens, "
                  "output_tokens."),
     *(_knob(name) for name in ("burst", "requests", "qps", "lengths", "prompt_tokens",
@@ -232,7 +233,7 @@ KV_PICK = Control("kvpolicies", "Policies", ("sarathi", "vllm-v1"), "multi",
                   help=_kv_rules())
 PARTIALS = _knob("max_partial_prefills")
 TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,
-                help="Seed 001: 20 simultaneous 8,192-token prompts.")
+                help="The source article's example: 20 simultaneous 8,192-token prompts.")
 
 # The guided tour (ui/tour.py): one Markdown file per step in TOUR_FOLDER; the step a link opens
 # is a control like any other, so `?tour=99` is corrected to the last step, with a note.

@@ -1,8 +1,9 @@
 """The guided tour as a printable handout: one Markdown file with each step's words and its figure
 at doc size, a recap, and an answer key at the end (each guess's answer and its figure, the
 exercise's answer), so that a reader predicts before they see. Each figure shows the lanes the
-step points at, at the moment it explains: no two are alike. No browser and no server: the same
-steps (ui/tour.py) and figure builders (charts/) as the app, drawn by vl-convert.
+step points at, at the moment it explains: no two are alike. No browser and no server (no
+Streamlit): the same steps (ui/tour.py) and figure builders (charts/) as the app, drawn by
+vl-convert.
 
     .venv/bin/python -m ui.handout               # make handout: out/handout/handout.md and its PNGs
     .venv/bin/python -m ui.handout --out DIR --width 900

@@ -6,7 +6,6 @@ from __future__ import annotations
 from contextlib import nullcontext
 from dataclasses import replace
 from functools import partial
-from pathlib import Path
 
 import streamlit as st
 
@@ -18,6 +17,7 @@ from sim.units import fmt_seconds
 from . import presenter, runs, words
 from .runs import Framing
 from .scenario import Scenario
+from .streamlit_internals import main_script_folder
 from .widgets import figure_tools, file_stem
 
 
@@ -80,13 +80,10 @@ def show_player(html: str, height: int) -> None:
     """Show a `player_html` page in Streamlit, with the Vega bundle as a cached static file when
     static serving is on (`.streamlit/config.toml`), inline otherwise. Pass the same `height` as
     to `player_html`. Its keys work from the page too, while it is in view (charts/player/player.js)."""
-    import streamlit as st
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is not None and st.get_option("server.enableStaticServing"):
+    folder = main_script_folder()
+    if folder is not None and st.get_option("server.enableStaticServing"):
         # Streamlit serves <folder of the main script>/static/NAME at <baseUrlPath>/app/static/NAME.
-        name = write_vega_bundle(Path(ctx.main_script_path).parent / "static").name
+        name = write_vega_bundle(folder / "static").name
         prefix = "/".join(p for p in st.get_option("server.baseUrlPath").split("/") if p)
         html = static_bundle_page(html, f"{'/' + prefix if prefix else ''}/app/static/{name}")
     st.iframe(html, height=height, alt="Animated timeline player")

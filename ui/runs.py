@@ -31,6 +31,7 @@ from sim.studies.budget import ScenarioIteration, scenario_iterations
 from sim.studies.worked_example import WorkedExample, worked_example
 
 from . import controls, words
+from .cached_figure import cached_figure
 from .scenario import Scenario, most_that_fit
 from .store import TRACES
 from .widgets import CHART_WIDTH, widget
@@ -209,15 +210,10 @@ def worked(s: Scenario, second_budget: int) -> WorkedExample:
     return worked_example(**s.worked_example_inputs(second_budget))
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@cached_figure(max_entries=64)
 def worked_figure(pieces: pd.DataFrame, unit: str, look: Look) -> Figure:
     """One of the worked example's pictures to scale (ui.worked, charts.worked)."""
     return to_scale(pieces, look, unit=unit)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def worked_picture(pieces: pd.DataFrame, unit: str, look: Look) -> dict:
-    return worked_figure(pieces, unit, look).spec()
 
 
 # --- fidelity: the cost model against measured GPU timings ----------------------------------
@@ -246,15 +242,10 @@ def fidelity_specs(look: Look) -> tuple[dict, dict]:
     return tuple(figure.spec() for figure in fidelity_figures(look))
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@cached_figure(max_entries=32)
 def factors_figure(s: Scenario, key: str, look: Look) -> Figure:
     """The waterfall of one of the scenario's iterations (`priced_iterations`), calibrated `s`."""
     cost = priced_iterations(s)[key].cost
     return fidelity.factors_waterfall(fidelity.factors_frame(cost), look, width=CHART_WIDTH - 260)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def factors_spec(s: Scenario, key: str, look: Look) -> dict:
-    return factors_figure(s, key, look).spec()
 
 

@@ -199,13 +199,13 @@ class Traffic:
     output_tokens: int
     seed: int
     prompt: int           # the sidebar scenario: each burst prompt's length,
-    decodes: int          # the decoders streaming while it drains,
+    decodes: int          # the streams running while it drains,
     context: int          # and their cached context
     trace: str | None = None
 
     @property
     def max_seqs(self) -> int:
-        """vLLM serve's max_num_seqs of 1,024 (shared/reference/schedulers.md), or room for every
+        """vLLM serve's max_num_seqs of 1,024 (vllm/engine/arg_utils.py at v0.33.0), or room for every
         decoder and every burst prompt if that is more, so only the budget and KV limit them."""
         return max(1024, self.decodes + self.burst) if self.kind == "burst" else 1024
 
@@ -248,7 +248,8 @@ class Traffic:
         """The workload in a sentence, for captions."""
         if self.kind == "burst":
             return (f"{self.burst:,} prompts of {self.prompt:,} tokens arrive together (each emits "
-                    f"{PROMPT_OUTPUT} tokens) while {self.decodes:,} decoders stream "
+                    f"{PROMPT_OUTPUT} tokens) while {self.decodes:,} "
+                    f"{'stream runs' if self.decodes == 1 else 'streams run'} "
                     f"({self.context:,} tokens of context, {DECODE_OUTPUT} tokens still to emit)")
         if self.kind == "poisson":
             return f"{self.poisson_words()}, at {self.qps:g} requests/s"

@@ -1,8 +1,9 @@
 """The web server `make run` starts (serve.py): Streamlit's own, with fixes that let a room
 open the app from a shared deep link (`/roofline?budget=1024`) on a fresh server, offline, with a
-clean browser console and a navigation a screen reader can read. Each leans on Streamlit 1.67
-internals and is pinned by a browser test (tests/browser/test_offline_browser.py,
-test_accessibility_browser.py, test_hostile_links_browser.py):
+clean browser console and a navigation a screen reader can read. Each leans on a Streamlit
+internal (ui/streamlit_internals.py, which lists them) and is pinned by a browser test
+(tests/browser/test_offline_browser.py, test_accessibility_browser.py,
+test_hostile_links_browser.py):
 
 - **Where the server is.** Streamlit's page (index.html) finds its server by trying the page's
   own path first: a deep link to /roofline asks for /roofline/_stcore/health and
@@ -15,7 +16,7 @@ test_accessibility_browser.py, test_hostile_links_browser.py):
   whether the app is a legacy `pages/` app (a folder named pages/ beside the main script). Ours
   is, by name only (its page scripts live in subfolders and app.py calls st.navigation), so the
   first session after a start ran the legacy path and showed "Page not found" over a deep link.
-  `settle_pages_mode` sets that flag before any session starts.
+  serve.py sets that flag before any session starts (`settle_pages_mode`).
 - **Every path a user may type.** Streamlit answers any path it has no file for with its page,
   unpinned, whose frontend then shows a bare "Page not found" over Home. Whatever Streamlit
   would answer with that page is answered here instead: a page's path in another case
@@ -30,14 +31,12 @@ import functools
 from pathlib import Path
 from urllib.parse import urlencode
 
-import streamlit
-from streamlit import config
-from streamlit.runtime.pages_manager import PagesManager
+import streamlit as st
 
 from .controls import NO_PAGE
+from .streamlit_internals import index_html, is_index_reply
 
 ROOT = Path(__file__).resolve().parents[1]
-INDEX = Path(streamlit.__file__).parent / "static" / "index.html"
 
 
 def page_paths() -> frozenset[str]:
@@ -66,13 +65,7 @@ def pinned_index(base_url_path: str) -> bytes:
     """Streamlit's index.html telling the frontend that the server is at the app's root, with
     the navigation's list roles mended."""
     root = "/".join(part for part in base_url_path.split("/") if part)
-    address = f"window.location.origin + {('/' + root + '/' if root else '/')!r}"
-    script = (f"<script>window.__streamlit = {{BACKEND_BASE_URL: {address}}};\n    {NAV_ROLES}"
-              "</script>")
-    page = INDEX.read_text(encoding="utf-8")
-    if "<head>" not in page:
-        raise RuntimeError(f"{INDEX} has no <head>: Streamlit's index.html changed; see ui/server.py")
-    return page.replace("<head>", "<head>\n    " + script, 1).encode()
+    return index_html(f"window.location.origin + {('/' + root + '/' if root else '/')!r}", NAV_ROLES)
 
 
 class PinServerAddress:
@@ -89,7 +82,7 @@ class PinServerAddress:
         if scope["type"] != "http" or scope["method"] != "GET":
             await self.app(scope, receive, send)
             return
-        base = config.get_option("server.baseUrlPath") or ""
+        base = st.get_option("server.baseUrlPath") or ""
         prefix = "/" + "/".join(part for part in base.split("/") if part)
         path = scope["path"]
         if prefix != "/" and path.startswith(prefix):
@@ -100,7 +93,7 @@ class PinServerAddress:
         index = []   # Streamlit's reply is its index.html: not sent on, replaced
 
         async def unless_index(message) -> None:
-            if message["type"] == "http.response.start" and _is_page(message):
+            if message["type"] == "http.response.start" and is_index_reply(message):
                 index.append(message)
             if not index:
                 await send(message)
@@ -126,19 +119,9 @@ class PinServerAddress:
         return target + ("?" + query if query else "")
 
 
-def _is_page(start: dict) -> bool:
-    """A reply with Streamlit's own page: the only HTML it serves is its index.html."""
-    headers = dict(start.get("headers", []))
-    return start["status"] == 200 and headers.get(b"content-type", b"").startswith(b"text/html")
-
-
 async def _answer(send, status: int, body: bytes, content_type: bytes, headers=()) -> None:
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", content_type), (b"content-length", str(len(body)).encode()),
         (b"cache-control", b"no-cache"), *headers]})
     await send({"type": "http.response.body", "body": body})
 
-
-def settle_pages_mode() -> None:
-    """The app is a st.navigation app: say so before the first session asks (see above)."""
-    PagesManager.uses_pages_directory = False

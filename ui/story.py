@@ -9,10 +9,15 @@ reuse both: a chapter is an id, a title, a Markdown text with {fields}, and its 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL
 
 from .glossary import first, term
+
+# The sidebar's sections, each the folder its pages live in (pages/<folder>/), in the sidebar's
+# order: a page's section is its folder, so the two cannot drift apart.
+SECTIONS = {"learn": "Learn", "under_load": "Under load", "advanced": "Advanced", "teach": "Teach"}
 
 
 @dataclass(frozen=True)
@@ -20,30 +25,33 @@ class Page:
     path: str
     title: str
     icon: str
-    section: str
     what: str          # what the page shows, for the "Next: ..." link that leads to it
+
+    @property
+    def section(self) -> str:
+        """The sidebar section the page is listed under: its folder's."""
+        return SECTIONS[PurePosixPath(self.path).parent.name]
 
 
 PAGES: tuple[Page, ...] = (
-    Page("pages/learn/home.py", "Home", ":material/home:", "Learn",
-         "the story in six short chapters"),
-    Page("pages/learn/side_by_side.py", "Side by side", ":material/view_agenda:", "Learn",
+    Page("pages/learn/home.py", "Home", ":material/home:", "the story in six short chapters"),
+    Page("pages/learn/side_by_side.py", "Side by side", ":material/view_agenda:",
          "play both schedules and read what the freeze costs each stream"),
-    Page("pages/learn/worked_example.py", "Worked example", ":material/calculate:", "Learn",
+    Page("pages/learn/worked_example.py", "Worked example", ":material/calculate:",
          "the arithmetic, one step at a time"),
-    Page("pages/learn/roofline.py", "Roofline", ":material/show_chart:", "Learn",
+    Page("pages/learn/roofline.py", "Roofline", ":material/show_chart:",
          "why decode is memory-bound, and which budget meets a target"),
-    Page("pages/load/budget_tradeoff.py", "Budget trade-off", ":material/tune:", "Under load",
+    Page("pages/under_load/budget_tradeoff.py", "Budget trade-off", ":material/tune:",
          "turn the budget dial on a whole workload"),
-    Page("pages/load/traffic.py", "Traffic", ":material/traffic:", "Under load",
+    Page("pages/under_load/traffic.py", "Traffic", ":material/traffic:",
          "serve bursts, random arrivals or your own trace with several schedulers"),
-    Page("pages/load/capacity.py", "Capacity", ":material/speed:", "Advanced",
+    Page("pages/advanced/capacity.py", "Capacity", ":material/speed:",
          "the highest request rate each scheduler sustains within its targets"),
-    Page("pages/load/memory.py", "Memory", ":material/memory:", "Advanced",
+    Page("pages/advanced/memory.py", "Memory", ":material/memory:",
          "how GPU memory bounds what runs at once"),
-    Page("pages/check/fidelity.py", "How close is this to a real GPU?", ":material/fact_check:",
-         "Advanced", "the cost model against measured GPU timings"),
-    Page("pages/learn/tour.py", "Guided tour", ":material/co_present:", "Teach",
+    Page("pages/advanced/fidelity.py", "How close is this to a real GPU?", ":material/fact_check:",
+         "the cost model against measured GPU timings"),
+    Page("pages/teach/tour.py", "Guided tour", ":material/co_present:",
          "the story as steps to present, with a guess and an exercise"),
 )
 BY_PATH = {p.path: p for p in PAGES}
@@ -58,10 +66,16 @@ def next_page(path: str) -> Page:
 @dataclass(frozen=True)
 class Chapter:
     id: str
-    title: str
+    title: str                  # its name where no run is at hand (the tour's label, the handout)
     text: str                   # Markdown (with glossary hovers); {fields}: ui.words.story_fields
     pages: tuple[str, ...]      # where to go deeper, the first the main one
     highlight: str = ""         # what to look at in the player while reading it
+    heading: str = ""           # the title as Home shows it, {fields} chosen by the run's regime
+                                # (empty: the title, a claim true in every scenario)
+
+    def heading_for(self, fields: dict[str, str]) -> str:
+        """The chapter's title for this run: `heading` filled from `fields`, else `title`."""
+        return self.heading.format(**fields) if self.heading else self.title
 
 
 CHAPTERS: tuple[Chapter, ...] = (
@@ -75,21 +89,22 @@ CHAPTERS: tuple[Chapter, ...] = (
         "stream{decode_regime}. {pass_times}",
         ("pages/learn/roofline.py",), "the bars: blue is decode work, orange is prefill"),
     Chapter(
-        "freeze", "2. One long prompt freezes every stream",
+        "freeze", "2. One long prompt in one pass",
         "A stream gets its next token only when an iteration that holds it ends. {stall_story} "
         "{freeze_story}",
-        ("pages/learn/side_by_side.py",), "the top lane's rows"),
+        ("pages/learn/side_by_side.py",), "the top lane's rows", "2. {freeze_title}"),
     Chapter(
         "split", "3. Split it: a budget B, a chunk C = B − D",
         f"Chunked prefill caps every iteration at a {term('budget')} of B tokens. The D streams' "
         f"decode tokens go in first, then a {term('chunk')} of the prompt fills the rest: "
         "C = B − D. "
         "{fix_story}",
-        ("pages/learn/worked_example.py",), "the bottom lane's bars: a chunk beside the decodes"),
+        ("pages/learn/worked_example.py",), "the bottom lane's bars: a chunk beside the decodes",
+        "3. {split_title}"),
     Chapter(
         "trade", "4. What it costs, what it buys",
         "{trade_story}",
-        ("pages/learn/side_by_side.py",), "the counters over each lane's rows"),
+        ("pages/learn/side_by_side.py",), "the counters over each lane's rows", "4. {trade_title}"),
     Chapter(
         "dial", "5. The budget is a dial",
         "A larger budget carries more of the prompt per iteration, so the first token comes "
@@ -98,7 +113,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         "the largest budget whose iteration still meets the gap the streams must keep (their "
         f"{first('tpot')} target). Under load, a {first('slo')} adds a target for the first "
         "token too, and the dial must meet both.",
-        ("pages/load/budget_tradeoff.py", "pages/learn/roofline.py")),
+        ("pages/under_load/budget_tradeoff.py", "pages/learn/roofline.py")),
     Chapter(
         "traffic", "6. Under real traffic",
         "One prompt arriving beside running streams is the simplest case. Real servers see requests "
@@ -106,5 +121,5 @@ CHAPTERS: tuple[Chapter, ...] = (
         "serves a whole workload with several schedulers side by side; Capacity finds the "
         "highest request rate each sustains within its targets; Memory shows how the "
         f"{first('kv')} cache bounds how many requests run at once.",
-        ("pages/load/traffic.py", "pages/load/capacity.py", "pages/load/memory.py")),
+        ("pages/under_load/traffic.py", "pages/advanced/capacity.py", "pages/advanced/memory.py")),
 )

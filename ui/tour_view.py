@@ -1,4 +1,4 @@
-"""The guided tour in the app (pages/learn/tour.py): the step a link, a key, a button or the step
+"""The guided tour in the app (pages/teach/tour.py): the step a link, a key, a button or the step
 picker chose; its controls set before the sidebar draws them (`enter`, from app.py); its text
 with the numbers of its runs; its guess or exercise with instant feedback; and its figure,
 opened at its moment and pointing at what it explains. The steps themselves are data
@@ -20,12 +20,13 @@ from charts.figure import Figure
 from charts.theme import Look
 from sim.serving.engine import Trace
 
-from . import controls, player, presenter, runs, story, tour, traffic, widgets, words
+from . import controls, player, presenter, runs, story, tour, traffic, words
+from .cached_figure import cached_figure
 from .controls import CONTROLS
 from .runs import Framing
 from .scenario import Scenario, Traffic
 
-URL_PATH = "tour"            # the page's address: /tour (pages/learn/tour.py)
+URL_PATH = "tour"            # the page's address: /tour (pages/teach/tour.py)
 STEP = controls.TOUR.key     # the step picker's key, and the link's: /tour?tour=3
 APPLIED = "_tour_applied"    # the step whose controls were set last (None: not on the tour)
 SAVED = "_tour_saved"        # the learner's scenario before the tour set its own
@@ -255,11 +256,11 @@ def burst(t: Traffic, s: Scenario, look: Look, traces: dict[str, Trace]) -> None
         panel_px = max(BURST_PANEL_PX,
                        (presenter.height_left() - BURST_FIXED_PX) // len(tour.BURST_POLICIES))
     with st.container(key=presenter.STAGE):
-        figure = _burst_figure(t, s, look, width, panel_px, traces)
-        widgets.chart(figure.spec(), lambda: figure, "tour-burst", tools=not look.presenter)
+        _burst_figure.draw("tour-burst", t, s, look, width, panel_px, traces,
+                           tools=not look.presenter)
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@cached_figure(max_entries=8)
 def _burst_figure(t: Traffic, s: Scenario, look: Look, width: int, panel_px: int | None,
                   _traces: dict[str, Trace]) -> Figure:
     return traffic_charts.traffic_timeline(traffic_charts.timeline_frame(_traces), look, width=width,

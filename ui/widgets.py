@@ -1,12 +1,9 @@
-"""Streamlit glue shared by app.py and the pages: the controls as widgets, cached calls into `sim`
-and `charts`, and a chart with its downloads. Pages call these and write the words.
+"""Streamlit glue shared by app.py and the pages: the controls as widgets (with the corrections a
+link's values get and the notes that say so), the sidebar, the look, the glossary, the link to the
+next page, and a chart with its downloads and numbers table. Pages call these and write the words.
 
-Every simulation and figure is cached, keyed on plain inputs (the Scenario dataclass holds frozen
-Gpu and Model dataclasses), so a rerun that changes nothing costs nothing and a changed control
-recomputes only what depends on it. Traces, frames and figures are only ever read, so they are
-cached as resources (shared, never copied: a trace with a million tokens would cost more to
-unpickle on every rerun than to use); small results and the specs handed to the browser are
-cached as data.
+Nothing here is cached: the cached calls into `sim` and `charts` are in ui/runs.py (the lanes,
+roofline, worked example, fidelity) and ui/traffic.py (the traffic pages).
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from charts import export
 from charts.figure import Figure
@@ -31,6 +27,7 @@ from .controls import CONTROLS, CUSTOM, NO_PAGE, Control
 from .glossary import first
 from .literal import literal
 from .scenario import Scenario, fit_in_memory, scenario_from
+from .streamlit_internals import initial_link, page_hash, write_link_value
 
 CHART_WIDTH = 900
 LINK_NOTES = "_link_notes"
@@ -51,7 +48,7 @@ def apply_link_corrections() -> bool:
     st.session_state[MISSING_PAGE] = missing[-1] if missing else None
     if missing:
         del st.query_params[NO_PAGE]
-        _initial_link().pop(NO_PAGE, None)
+        initial_link().pop(NO_PAGE, None)
     link = controls.read_link({key: st.query_params.get_all(key) for key in st.query_params})
     corrections, notes = dict(link.corrections), dict(link.notes)
     for key, fitted in fit_in_memory(link.values, link.above_max).items():
@@ -73,8 +70,9 @@ def _rewrite_link_value(control: Control, value) -> None:
     bound widget from the link as it was loaded, even over session state (its integer parser
     raises OverflowError on `inf` and truncates 12.7 to 12, where the note says 13), and it writes
     a value set in session state into the link only from a session's second run: so both the
-    link and that first copy of it (which has no public API) get the value's plain spelling."""
-    initial = _initial_link()
+    link and that first copy of it (a Streamlit internal, `initial_link`) get the value's plain
+    spelling."""
+    initial = initial_link()
     if value == control.default:
         del st.query_params[control.key]
         initial.pop(control.key, None)
@@ -82,11 +80,6 @@ def _rewrite_link_value(control: Control, value) -> None:
     text = control.url_text(value)
     st.query_params[control.key] = text
     initial[control.key] = text if isinstance(text, list) else [text]
-
-
-def _initial_link() -> dict[str, list[str]]:
-    ctx = get_script_run_ctx()
-    return ctx.session_state._state.query_params._initial_query_params if ctx is not None else {}
 
 
 def show_link_notes() -> None:
@@ -143,26 +136,25 @@ def widget(control: Control, where=st, width: int | str = "stretch"):
     value each control last showed is kept here and handed back on the first run of a page that
     draws it again (a link opened fresh, or a Back to a link that names it, still wins)."""
     kept = st.session_state.setdefault(KEPT, {})
-    ctx = get_script_run_ctx()
-    page = ctx.page_script_hash if ctx else None
+    page = page_hash()
     moved = control.key in kept and kept[control.key][1] != page
     if moved:   # Streamlit's own copy, if it kept one, has an edit made just before the move
         st.session_state[control.key] = st.session_state.get(control.key, kept[control.key][0])
     value = _bound(control, where, width)
-    if moved and ctx is not None and value != control.default:
-        _write_link_value(ctx, control.key, value)
+    if moved and value != control.default:   # as Streamlit does for a value it restores itself
+        write_link_value(control.key, value)
     kept[control.key] = (value, page)
     return value
 
 
-def _write_link_value(ctx, key: str, value) -> None:
-    """Put a handed-back value into the page's link, as Streamlit 1.67 does for a value it
-    restores itself (but not for one set in session state before the widget's first run on a
-    page). Its query-param store has no public API for this; a key already there is left alone."""
-    params = ctx.session_state._state.query_params
-    binding = params.get_binding_for_param(key)
-    if binding is not None and not params.has_param(key):
-        params.set_corrected_value(key, value, binding.value_type)
+def set_controls(**values) -> Callable[[], None]:
+    """A button callback that sets controls, before they are drawn on the rerun. Only for
+    controls drawn on the run with the button: Streamlit 1.67 keeps a value set for a widget that
+    did not exist yet out of the page's link, so it would be lost on the next page."""
+    def apply() -> None:
+        for key, value in values.items():
+            st.session_state[key] = value
+    return apply
 
 
 def _preset_or_custom(picker: Control, custom_fields, describe) -> None:
@@ -200,7 +192,7 @@ def sidebar() -> None:
         st.caption(f"**simple** (default) is the source articles' own arithmetic ({first('flop')} "
                    "= 2 × parameters × tokens; each iteration reads the weights once), so the "
                    "defaults show their numbers exactly (327.7 ms, 16 × 23.04 ms = 368.6 ms). "
-                   "**roofline** adds attention, the decoders' KV reads and the "
+                   "**roofline** adds attention, the streams' KV reads and the "
                    f"{first('lm')} head (at the defaults the decode step grows from 5.333 ms to "
                    "16.3 ms: 33.6 GB of KV); **calibrated** runs that work at what real kernels "
                    "achieve.", unsafe_allow_html=True)

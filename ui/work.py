@@ -2,8 +2,8 @@
 one run of a page on this 2-core machine, the tiers (at once, behind a button, refused), their
 deadlines and the words on screen. Pure Python + numpy (no Streamlit).
 
-How much work a run is comes from the work estimator (sim/serving/work.py), the one the command
-line uses: a page goes by its likely estimate (iterations from Little's law, what fits in KV and
+How much work a run is comes from the run-effort estimate (sim/effort/estimate.py), the one the
+command line uses: a page goes by its likely estimate (iterations from Little's law, what fits in KV and
 the budget; token times exact; every counted item priced as measured). The estimate decides
 whether a page runs at once, behind a button or not at all; the tier's deadline, turned into each
 run's iteration cap, is what bounds a run whatever the estimate says.
@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim.cost.iteration import CostModel
+from sim.effort.estimate import ITEM_COSTS, Counts, estimate_run
 from sim.serving.policies import Limits, PolicySpec
-from sim.serving.work import ITEM_COSTS, Counts, estimate_run
 from sim.serving.workloads import Workload
 from sim.units import fmt_seconds
 

@@ -36,7 +36,7 @@ else:
 fields = words.story_fields(unchunked, chunked, s.cost_model())
 for chapter in story.CHAPTERS:
     with st.container(key=f"chapter-{chapter.id}"):
-        st.subheader(chapter.title)
+        st.subheader(chapter.heading_for(fields))
         st.markdown(chapter.text.format(**fields), unsafe_allow_html=True)
         if chapter.highlight:
             st.caption(f"In the player above: {chapter.highlight}.")

@@ -6,7 +6,7 @@ import streamlit as st
 from sim.errors import InputError
 from sim.serving.engine import kv_capacity_tokens
 from sim.units import fmt_bytes, fmt_flops, fmt_seconds
-from ui import controls, runs, traffic, widgets, words
+from ui import controls, runs, sweep, widgets, words
 from ui.glossary import first, term
 
 s = widgets.scenario()
@@ -83,7 +83,7 @@ st.caption(f"{s.mode} mode: an iteration costs {s.cost_rule}."
            + (f" The {other.mode} time prices the same iteration "
               f"{words.cost_rule(other.mode, other.tp)}." if other_plan else ""))
 if calibrated or other_plan:
-    st.page_link("pages/check/fidelity.py", icon=":material/fact_check:",
+    st.page_link("pages/advanced/fidelity.py", icon=":material/fact_check:",
                  label="Why the calibrated time exceeds the roofline, factor by factor: How close "
                        "is this to a real GPU?")
 if s.starves:
@@ -124,4 +124,4 @@ if other_plan:
         words += f", {largest - plan.largest:+,} against the {s.mode} mode's {plan.largest:,}"
     st.info(f"The {other.mode} mode, same target of {fmt_seconds(tpot_s)}: {words}.",
             icon=":material/compare_arrows:")
-st.markdown(traffic.engine_defaults_words(gpu))
+st.markdown(sweep.engine_defaults_words(gpu))

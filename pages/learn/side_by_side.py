@@ -1,8 +1,8 @@
 """Side by side: the unchunked and chunked lanes on one clock, then each lane's numbers, the stall
 first, with the sentence that says what chunking costs beside every number it makes worse. The
 lanes are fitted to the page (ui/presenter.py): beside each other where it is wide enough, both on
-the first screen, how to read them just above. On a projector the four key numbers and the lanes
-come first, fitted to the screen, and the words and the time axis's choice under them."""
+the first screen, how to read them just above and what each lane is just below. On a projector
+the four key numbers and the lanes come first, fitted to the screen, the words under them."""
 
 import streamlit as st
 
@@ -23,13 +23,15 @@ if look.presenter:   # the numbers and the lanes first; the words and the time a
         presenter.key_numbers(base, runs.lane_cards(s, s.chunked), key="key-numbers")
     stage, words_below = st.container(), st.container()
     axis_below = words_below
-else:   # the words, the player fitted to the page (both lanes on the first screen), its time axis
+else:   # how to read it and the player fitted to the page (both lanes on the first screen), then
+    # the words and the time axis's choice
     presenter.watch_room()
     st.header("Side by side")
-    words_below, stage, axis_below = st.container(), st.container(), st.container()
+    stage, words_below, axis_below = st.container(), st.container(), st.container()
 
 beside = presenter.lanes_beside() and not look.presenter
 first_side, second_side = ("Left", "Right") if beside else ("Top", "Bottom")
+first_side = f"Above, {first_side.lower()}" if not look.presenter else first_side
 with words_below:
     st.markdown(
         f"{first_side}: the unchunked baseline, {s.policy_label(s.unchunked)}. {second_side}: "
@@ -41,9 +43,9 @@ with words_below:
         f"and the new request's {first('ttft')}.", unsafe_allow_html=True)
     if chunked.starved_iterations:
         st.warning(f"**The new request starves.** Budget {s.budget:,} ≤ {s.decodes:,} running "
-                   f"decodes: under {s.policy_label(s.chunked)} the running decodes use the whole "
+                   f"streams: under {s.policy_label(s.chunked)} the running streams use the whole "
                    "budget, so the prompt gets no chunk for "
-                   f"{chunked.starved_iterations:,} iterations, until decoders finish and leave. "
+                   f"{chunked.starved_iterations:,} iterations, until streams finish and leave. "
                    f"Raise the budget above {s.decodes:,} to see chunking work.",
                    icon=":material/hourglass_empty:")
     for trace, name in ((unchunked, "Unchunked"), (chunked, "Chunked")):
@@ -86,7 +88,7 @@ for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
             col.metric(card.label, card.value, delta=words.card_delta(card, ref),
                        delta_color="off", help=card.help, border=True)
 if other:
-    st.page_link("pages/check/fidelity.py", icon=":material/fact_check:",
+    st.page_link("pages/advanced/fidelity.py", icon=":material/fact_check:",
                  label="Why the two modes differ, factor by factor: How close is this to a real GPU?")
 
 with st.expander("How each number is computed"):
@@ -94,20 +96,20 @@ with st.expander("How each number is computed"):
         f"- **Iteration time**, {s.mode} mode, from its {first('flop')} and bytes: "
         f"{s.cost_rule}. Hover a bar for its compute time (FLOPs / peak), memory time (bytes / "
         "bandwidth) and which one bounds it.\n"
-        "- **A token** is emitted at the end of the iteration that produced it. A decoder's gap is "
+        "- **A token** is emitted at the end of the iteration that produced it. A stream's gap is "
         "the time between two of its tokens: one iteration if it is in every iteration, longer "
         "if an iteration leaves it out (a prefill-only iteration) or is long.\n"
         f"- **A freeze** is a gap longer than {fmt_seconds(STALL_S)} ({STALL_SOURCE}). "
-        f"*{words.FROZEN}* counts the running decoders with one; *{words.FROZEN_TIME}* sums "
-        "those gaps per decoder and takes the mean.\n"
+        f"*{words.FROZEN}* counts the running streams with one; *{words.FROZEN_TIME}* sums "
+        "those gaps per stream and takes the mean.\n"
         f"- **{words.STEADY}**, the steady inter-token latency: 99% of all gaps between two "
         f"tokens are this long or shorter (the {term('percentile', 'p99')}). A freeze that hits "
         "each stream once is one gap among hundreds, so the p99 leaves it out: that is why the "
         "freeze leads each lane.\n"
         "- **Bar height** is the share of the iteration's tokens; its width is its duration.\n"
-        "- The running decoders each have "
+        "- The running streams each have "
         f"{scenario.DECODE_OUTPUT} tokens still to emit, the new request emits "
-        f"{scenario.PROMPT_OUTPUT}; max running requests = decodes + 1, so only the token budget "
+        f"{scenario.PROMPT_OUTPUT}; max running requests = streams + 1, so only the token budget "
         "and the memory for the key-value cache limit the batch.\n"
         "- Hover a metric's **?** for its formula with this run's numbers.",
         unsafe_allow_html=True)

@@ -2,7 +2,6 @@
 each step a sentence, a picture to scale and its formulas; the side topics below."""
 
 import json
-from functools import partial
 
 import streamlit as st
 
@@ -41,9 +40,7 @@ for step in chain[:revealed]:
         st.subheader(step.title)
         st.markdown(step.sentence, unsafe_allow_html=True)
         if len(step.picture):
-            widgets.chart(runs.worked_picture(step.picture, step.unit, look),
-                          partial(runs.worked_figure, step.picture, step.unit, look),
-                          f"worked_{step.id}")
+            runs.worked_figure.draw(f"worked_{step.id}", step.picture, step.unit, look)
         st.table(widgets.steps_frame(step.steps).set_index("step"))
 if not show_all:
     back, forward, where = st.columns([1, 2, 3], vertical_alignment="center")

@@ -24,9 +24,9 @@ eff x T / (T + T0), was tried while building the fit and dropped: T0 fitted to u
 the factors above were in.)
 
 The tile height, GEMM and memory efficiencies, ridge softness and kernel floor are fitted on
-measured A100 GEMM times (`sim/fidelity.py`); the attention and link efficiencies, the all-reduce
-latency and the per-iteration overhead are published figures. Other GPUs get the same fractions of
-their own datasheet peaks and bandwidths, not a fit.
+measured A100 GEMM times (`sim/cost/validation.py`); the attention and link efficiencies, the
+all-reduce latency and the per-iteration overhead are published figures. Other GPUs get the same
+fractions of their own datasheet peaks and bandwidths, not a fit.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class Calibration:
 # --- the A100 fit ---------------------------------------------------------------------------------
 # gemm_efficiency, memory_efficiency, ridge_softness, kernel_floor_s and gemm_tile are fitted by
 # `sim.cost.validation.fit_gemms()` (`python -m sim validate --refit`) on the measured per-GEMM times in
-# sim/data (microsoft/vidur, A100-80GB, Llama-2-7B, TP=1, every fourth token count; the tile is
+# sim/cost/data (microsoft/vidur, A100-80GB, Llama-2-7B, TP=1, every fourth token count; the tile is
 # the one of 16..256 rows with the lowest training error). `python -m sim validate` reports the
 # error on the points the fit did not see.
 A100 = Calibration(

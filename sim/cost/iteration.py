@@ -9,7 +9,7 @@ row adds its FLOPs but almost no bytes. That sharing is why decodes ride on a pr
 for free, and why a decode-only pass is memory-bound.
 
 Modes:
-- ``simple``: exactly the seeds' arithmetic: FLOPs = 2 x params x tokens, bytes = weight bytes.
+- ``simple``: exactly the source articles' arithmetic: FLOPs = 2 x params x tokens, bytes = weight bytes.
 - ``roofline`` (default): the full count by component:
   ``linear``   the weight GEMMs of every layer (QKV, O, MLP): 2 x active params x tokens FLOPs;
                weight bytes once, plus each GEMM's input and output activations;
@@ -19,7 +19,7 @@ Modes:
   ``lm_head``  the vocabulary projection for rows that emit a token (decodes, a prompt's last chunk);
   ``overhead`` a fixed time per iteration (0 unless set).
 - ``calibrated``: the roofline's work priced on achievable throughput, kernel by kernel (tiles,
-  efficiencies, a soft ridge, kernel floors, overhead): see `sim/calibration.py`.
+  efficiencies, a soft ridge, kernel floors, overhead): see `sim/cost/calibration.py`.
 
 Tensor parallelism over N GPUs (``tp``): each GPU holds 1/N of the weights and of the query heads
 (KV heads too, or one each when N exceeds them), so FLOPs and weight bytes are per GPU; every layer

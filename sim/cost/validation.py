@@ -1,7 +1,7 @@
 """Predicted vs measured: the measurements the project ships, the calibration's fit, the errors.
 
-The measurements (sim/data, from microsoft/vidur) time each weight GEMM of one Llama-2-7B layer on
-an A100-80GB, at tensor-parallel degrees 1, 2, 4 and 8. The fit sees only TP=1 and every fourth
+The measurements (sim/cost/data, from microsoft/vidur) time each weight GEMM of one Llama-2-7B layer
+on an A100-80GB, at tensor-parallel degrees 1, 2, 4 and 8. The fit sees only TP=1 and every fourth
 token count; every other point (the other token counts, all TP > 1 shapes) is held out, so the
 errors `validate` reports on them are predictions, not fits. Published whole-iteration figures
 (DistServe, Sarathi-Serve) are compared too, as checks on another model and on the tile step.
@@ -28,7 +28,7 @@ GPU_ID, MODEL_ID = "a100-80gb", "llama-2-7b"
 GEMMS = ("attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj")
 TRAIN_EVERY = 4          # the fit sees every fourth TP=1 token count
 TILES = (16, 32, 64, 128, 256)   # GEMM tile heights the fit chooses among
-TARGET_MEDIAN = 0.15     # issue 4: calibrated linear-layer time on held-out points,
+TARGET_MEDIAN = 0.15     # the calibrated mode's target: linear-layer time on held-out points,
 TARGET_MAX = 0.35        # median and max absolute error
 
 
@@ -197,7 +197,7 @@ def validate(meas: Measurements | None = None) -> dict:
 
 
 # DistServe (arXiv 2401.09670) simulator fits for OPT-13B on one A100-80GB, as worked in
-# ../shared/reference/measured/README.md (LLMServe/DistServe simdistserve/estimators/profile_data):
+# docs/sources.md, "DistServe" (LLMServe/DistServe simdistserve/estimators/profile_data):
 # whole-iteration milliseconds.
 OPT_13B = dict(layers=40, hidden=5120, heads=40, kv_heads=40, intermediate=20480, vocab=50272,
                gated_mlp=False, name="OPT-13B")   # facebook/opt-13b config.json (ReLU MLP)

@@ -1,7 +1,8 @@
 """GPU presets: dense peak compute, memory bandwidth and capacity, each with its source.
 
 Every number is a *dense* tensor-core peak: several public tools ship the "with sparsity" figure,
-which is twice the dense one. Sources are in `../shared/reference/hardware_and_models.md`.
+which is twice the dense one. Each preset's `source` names its datasheet or public table; their
+addresses are in docs/sources.md ("GPU datasheets and public GPU tables").
 Units are SI: FLOP/s, bytes/s, bytes. Datasheet "GB" and "TB/s" are decimal (1e9, 1e12).
 """
 

@@ -1,6 +1,6 @@
 """Model presets from each model's Hugging Face `config.json`, and the quantities derived from them.
 
-Parameters are counted the way `../shared/reference/hardware_and_models.md` cross-checks them:
+Parameters are counted the way docs/sources.md ("Model configurations") cross-checks them:
 attention q/k/v/o + MLP (+ MoE router) per layer, plus an untied embedding and LM head. Norm
 weights are left out (under 0.01% of any preset). KV bytes per token use `head_dim` and the KV
 heads, never hidden/heads: that is the most common bug in public KV calculators.
@@ -31,7 +31,7 @@ class Model:
     experts: int = 1
     experts_per_token: int = 1
     sliding_window: int = 0       # 0: attention sees the whole context
-    nominal_params: float = 0.0   # a round figure that overrides the count (the seeds' "8B")
+    nominal_params: float = 0.0   # a round figure that overrides the count (the source article's "8B")
     weight_bytes_per_param: float = 2.0   # bf16
     kv_bytes_per_element: float = 2.0     # bf16 KV cache
 
@@ -81,7 +81,7 @@ class Model:
 
     @property
     def params(self) -> float:
-        """The parameter count the model is known by (nominal where the seeds give one)."""
+        """The parameter count the model is known by (nominal where the source article gives one)."""
         return self.nominal_params or float(self.counted_params)
 
     @property
@@ -97,7 +97,7 @@ class Model:
 
     @property
     def flops_per_token(self) -> float:
-        """2 FLOPs (multiply + add) per active parameter: the seeds' 16 GFLOP/token for 8B."""
+        """2 FLOPs (multiply + add) per active parameter: the source article's 16 GFLOP/token for 8B."""
         return 2.0 * self.active_params
 
     @property

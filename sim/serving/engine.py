@@ -1,11 +1,12 @@
 """The step engine: ask the policy for a batch, price it, advance the clock, emit tokens.
 
-Each iteration runs the loop of seed 003's `build_batch` and of the engines it describes, one named
-phase at a time: arrive (requests whose time has come join the queue), plan (the policy's batch,
-preempting the newest running request while its KV does not fit), admit (the batch's new requests
-leave the queue, by id, and its KV is reserved), price (the cost model times the iteration; the
-clock advances), step decoders (one token each; those the budget skipped do not advance) and
-finish prefills (a completed prompt emits its first token, then decodes or finishes).
+Each iteration runs the loop of the `build_batch` sketch in the source article "Splitting Prefill
+From Decode Inside a Step" and of the engines it describes, one named phase at a time: arrive
+(requests whose time has come join the queue), plan (the policy's batch, preempting the newest
+running request while its KV does not fit), admit (the batch's new requests leave the queue, by id,
+and its KV is reserved), price (the cost model times the iteration; the clock advances), step
+decoders (one token each; those the budget skipped do not advance) and finish prefills (a completed
+prompt emits its first token, then decodes or finishes).
 
 Tokens come out at the end of the iteration that produced them. KV memory is counted in tokens by
 one `KvPool`: capacity = (GPU memory - weights - reserve) / KV bytes per token. A preempted request
@@ -296,9 +297,9 @@ class _Engine:
         notes = []
         if self.starved:
             notes.append(
-                f"starvation: in {self.starved:,} iterations the running decodes used the whole "
+                f"starvation: in {self.starved:,} iterations the running streams' decodes used the whole "
                 f"budget of {self.budget:,} tokens and waiting prompts got none (budget <= "
-                "decodes: new requests wait until decoders finish)")
+                "streams: new requests wait until streams finish)")
         if any(self.preemptions):
             notes.append(f"{sum(1 for p in self.preemptions if p)} requests were preempted "
                          f"(KV full) and recomputed {sum(self.recomputed):,} tokens")
@@ -333,8 +334,8 @@ def _check_fits(workload: Workload, engine: _Engine) -> None:
     streaming = int(np.sum((workload.prompt + workload.output)[workload.prefilled]))
     if streaming > engine.pool.capacity:
         raise InputError(
-            f"the running decoders need {streaming:,} tokens of KV but only "
-            f"{engine.pool.capacity:,} fit; use fewer decoders or a shorter context")
+            f"the running streams need {streaming:,} tokens of KV but only "
+            f"{engine.pool.capacity:,} fit; use fewer streams or a shorter context")
     if int(np.sum(workload.prefilled)) > engine.limits.max_seqs:
-        raise InputError(f"{int(np.sum(workload.prefilled))} running decoders exceed max "
+        raise InputError(f"{int(np.sum(workload.prefilled))} running streams exceed max "
                          f"sequences ({engine.limits.max_seqs})")

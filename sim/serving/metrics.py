@@ -129,7 +129,7 @@ def summarize(trace: Trace, ttft_slo_s: float | None = None,
 
 
 def seed_metrics(trace: Trace) -> dict:
-    """The two numbers of the seeds' story: the new prompt's TTFT and the streams' largest gap."""
+    """The two numbers of the source article's story: the new prompt's TTFT and the streams' largest gap."""
     times = request_times(trace)
     new = np.flatnonzero(~trace.prefilled)
     streams = trace.prefilled

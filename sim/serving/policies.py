@@ -1,14 +1,26 @@
-"""Schedulers: each builds the next iteration's batch, in the shape of seed 003's `build_batch`.
+"""Schedulers: each builds the next iteration's batch, in the shape of the `build_batch`
+sketch in the source article "Splitting Prefill From Decode Inside a Step".
 
 A policy reads the engine's state (running decodes, partial prefills, the waiting queue, free KV),
 the token budget and the limits, and returns a `Batch`: how many running decodes take a token,
 which prefill chunks run, which waiting requests are admitted, and the KV all that commits. The
 engine does the rest (KV pool, clock, tokens). Read side by side, the policies differ only where
-the real systems differ; see `../shared/reference/schedulers.md` for the source of each.
+the real systems differ; docs/sources.md gives the source of each (paper section, or upstream file
+at its release tag).
 
 Decodes are always "the first `decodes` of the running list" (admission order), so a policy only
 says how many. KV follows the one reservation rule of the policy's `PolicySpec`
 (`reserve_whole_prompt`), handed to its function as `whole_prompt`.
+
+A new policy declares what it does in its `PolicySpec`, because the run-effort estimate
+(sim/effort/estimate.py, which bounds a run's CPU time and memory before it starts) reads these
+flags instead of calling the function: `chunked`, `decodes_take_budget`, `prefill_with_decodes`,
+`budget_caps_decodes` and `prompt_work_finishes_or_fills`. The last one has no default: the
+estimate's bound on iterations rests on "an iteration with prompt work finishes a prompt or fills
+the token budget", which per-request chunk caps (vLLM's long_prefill_token_threshold) or pipeline
+micro-batches break; a policy that breaks it declares False and is bounded by its prompt tokens
+instead (one iteration per token at worst). tests/sim/effort/test_estimate.py checks the
+declared value of every policy here on random runs.
 """
 
 from __future__ import annotations
@@ -29,9 +41,10 @@ class Limits:
     """A run's caps besides the token budget, checked when made; named, never positional."""
     max_seqs: int = 1024     # max running requests (max_num_seqs, max_running_requests)
     # chunked policies: requests mid-prefill at once, counting those a step admits (unchunked
-    # ones finish every prefill in its iteration); None: no cap. vLLM's
+    # ones finish every prefill in its iteration); None: no cap. vLLM V0's
     # max_num_partial_prefills ("the maximum number of sequences that can be partially prefilled
-    # concurrently", vllm/config/scheduler.py, default 1); SGLang chunks one request at a time.
+    # concurrently", default 1; vllm-project/vllm#10235; V1 has no such cap as of v0.33.0);
+    # SGLang chunks one request at a time.
     max_partial_prefills: int | None = None
     max_iterations: int = DEFAULT_MAX_ITERATIONS   # a run that needs more is refused
 
@@ -135,7 +148,7 @@ def sarathi(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Ba
 
 
 def vllm_v1(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
-    """vLLM V1 (vllm/v1/core/sched/scheduler.py): the running list in order, each request given
+    """vLLM V1 (vllm/v1/core/sched/scheduler.py at v0.33.0): the running list in order, each request given
     min(what it needs, budget left), so the budget caps decodes too; then waiting requests with
     chunking and KV per chunk. No admission in a step that preempted."""
     batch = Batch(decodes=min(state.decoding, budget))
@@ -146,10 +159,10 @@ def vllm_v1(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Ba
 
 
 def sglang(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
-    """SGLang default (scheduler.py: get_next_batch_to_run): prefill-first. If a prefill batch can
-    be formed (the chunked request's next chunk, then new requests up to the chunk size, whole
-    prompt's KV reserved at admission), it runs alone and decodes wait; otherwise every running
-    request decodes, up to max running requests."""
+    """SGLang default (python/sglang/srt/managers/scheduler.py at v0.5.23, get_next_batch_to_run):
+    prefill-first. If a prefill batch can be formed (the chunked request's next chunk, then new
+    requests up to the chunk size, whole prompt's KV reserved at admission), it runs alone and
+    decodes wait; otherwise every running request decodes, up to max running requests."""
     batch = Batch()
     used = _continue_partials(state, budget, 0, batch, whole_prompt)
     _admit_chunked(state, budget, limits, used, batch, whole_prompt)
@@ -197,14 +210,17 @@ def orca(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch
 
 @dataclass(frozen=True, kw_only=True)
 class PolicySpec:
-    """A scheduler and what it does, declared (the work estimator reads these fields instead of
-    asking the function; tests/sim/test_policies.py checks each against the function)."""
+    """A scheduler and what it does, declared (the run-effort estimate reads these fields
+    instead of asking the function; tests/sim/test_policies.py checks each against the
+    function)."""
     name: str
     build: Callable[[State, int, Limits, bool], Batch]
     chunked: bool               # splits a prompt to fit the budget
     decodes_take_budget: bool   # decodes and chunks share one budget (a budget <= decodes starves)
     prefill_with_decodes: bool  # prompt work runs in the same iteration as the running decodes
     budget_caps_decodes: bool   # the budget caps the decodes too (some decoders skip a step)
+    # every iteration with prompt work finishes a prompt or fills the budget (module docstring)
+    prompt_work_finishes_or_fills: bool
     reserve_whole_prompt: bool  # KV for the whole prompt at admission, else per chunk
     label: str
     summary: str                # how it builds an iteration, in one phrase for the app's text
@@ -224,6 +240,7 @@ class PolicySpec:
 POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec(name="sarathi", build=sarathi, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
+               prompt_work_finishes_or_fills=True,
                label="Sarathi-Serve (stall-free, chunked)",
                intro="Sarathi-Serve is the research scheduler that introduced stall-free "
                      "batching with a token budget (Agrawal et al., OSDI 2024)",
@@ -231,6 +248,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                        "is left of the budget, in the same iteration", kv_watermark=0.01),
     PolicySpec(name="vllm-v1", build=vllm_v1, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=True, reserve_whole_prompt=False,
+               prompt_work_finishes_or_fills=True,
                label="vLLM V1 (chunked prefill)",
                intro="vLLM is a widely used open-source LLM server; its V1 engine, the "
                      "default since 2025, chunks prompts",
@@ -238,6 +256,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                        "chunk of the prompt fills what is left of the budget"),
     PolicySpec(name="sglang", build=sglang, chunked=True, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
+               prompt_work_finishes_or_fills=True,
                label="SGLang (prefill-first, chunked)",
                intro="SGLang is another open-source LLM server; by default it runs prompt "
                      "chunks before decodes",
@@ -245,12 +264,14 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                        "while the streams wait"),
     PolicySpec(name="vllm-v0", build=vllm_v0, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
+               prompt_work_finishes_or_fills=True,
                label="vLLM V0 (prefill-only iterations)",
                intro="vLLM V0 is the open-source vLLM server's first engine, the baseline "
                      "the Sarathi-Serve paper measures against",
                summary="the whole prompt in a prefill-only iteration while the streams wait"),
     PolicySpec(name="orca", build=orca, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
+               prompt_work_finishes_or_fills=True,
                label="Orca (decodes + whole prompts)",
                intro="Orca (OSDI 2022) is the research server that introduced "
                      "iteration-level scheduling, now called continuous batching",

@@ -2,7 +2,7 @@
 
 A workload is columnar (numpy arrays), seeded and reproducible. `prefilled` marks requests that are
 already streaming at their arrival time: their prompt is the context already in the KV cache, and
-their previous token was emitted at that instant (the seeds' "D decoders already streaming").
+their previous token was emitted at that instant (the source articles' "D decoders already streaming").
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def make_workload(arrival_s, prompt, output, prefilled=None, name="workload") ->
 
 def seed_scenario(decodes=64, context=4000, prompt=8192, decode_output=256, prompt_output=32,
                   arrival_s=0.0) -> Workload:
-    """The seeds' scenario: `decodes` requests streaming with `context` tokens cached, each with
+    """The source article's scenario: `decodes` requests streaming with `context` tokens cached, each with
     `decode_output` tokens still to come; one `prompt`-token request arrives at `arrival_s`.
     The new request is the last one (id = decodes)."""
     d = check_number("decodes", decodes, low=0, low_inclusive=True, high=MAX_STREAMS, integer=True)

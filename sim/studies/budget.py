@@ -2,7 +2,7 @@
 a time (the engines' own defaults are in `sim.studies.sweep.engine_defaults`; `sim.studies.sweep` also runs whole
 workloads at many budgets).
 
-The recipe (arXiv 2403.02310; seed 001, "Choosing the Chunk Size"): price the iteration as a function
+The recipe (arXiv 2403.02310; the source article's "Choosing the Chunk Size"): price the iteration as a function
 of its batch tokens and take the largest budget whose iteration time still meets the TPOT target.
 
 The iteration priced for a budget `b` is the seed scenario's fused step: `decodes` decode rows at

@@ -10,8 +10,8 @@ each rate, so neighbouring rates differ only in their spacing). It starts at the
 halves the rate until one passes, then bisects until the bracket is within `rel_tol`. Every run
 has an iteration cap and the number of runs is capped, so any input finishes in bounded time; a run
 that meets its iteration cap ends the search, which reports the best rate it proved so far (the
-runs before it are kept, not thrown away); with a `WorkAccount` the search also stops before a run
-that could overrun the account's time budget,
+runs before it are kept, not thrown away); asked before each run (`may_start`, a callback such
+as sim/effort/caps.py's `RunAccount.may_start`), the search also stops when the caller says no,
 and it never tries a rate so low that the arrivals spread beyond MAX_ARRIVAL_S (116 days, where
 float64 arrival times lose the precision of an iteration).
 """
@@ -29,7 +29,6 @@ from sim.serving.engine import SimulationLimitError, Trace, simulate
 from sim.serving.metrics import Percentiles, median_scheduling_delay, token_gaps
 from sim.serving.policies import Limits, PolicySpec
 from sim.serving.trace_files import MAX_ARRIVAL_S
-from sim.serving.work import WorkAccount, estimate_run, fmt_work_seconds
 from sim.serving.workloads import Workload
 from sim.studies.sweep import vllm_v0_default_budget
 from sim.units import fmt_seconds
@@ -49,7 +48,7 @@ class SloPreset:
     tbt_slo_s: float
 
 
-# Sarathi-Serve's P99 TBT SLOs (section 5; shared/reference/schedulers.md): strict = 5x and relaxed
+# Sarathi-Serve's P99 TBT SLOs (arXiv 2403.02310, section 5): strict = 5x and relaxed
 # = 25x a decode iteration of batch 32 at 4k context without prefill interference.
 SLO_PRESETS: dict[str, SloPreset] = {
     "mistral-7b-strict": SloPreset("Mistral-7B, strict (P99 TBT 0.1 s)", "mistral-7b", 0.1),
@@ -144,10 +143,12 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
                   limits: Limits = CAPACITY_LIMITS, max_runs: int = MAX_RUNS,
                   rel_tol: float = REL_TOL,
                   progress: Callable[[int, CapacityPoint], None] | None = None,
-                  account: WorkAccount | None = None) -> CapacityResult:
+                  may_start: Callable[[PolicySpec, int], str | None] | None = None,
+                  finished: Callable[[Trace], None] | None = None) -> CapacityResult:
     """Bisection over QPS. `workload_at(qps)` builds the workload for a rate (same seed each time);
-    `progress(runs_done, point)` is called after each run (at most `max_runs` runs). With an
-    `account`, a run is started only while the account affords its estimated work."""
+    `progress(runs_done, point)` is called after each run (at most `max_runs` runs).
+    `may_start(policy, budget)` is asked before each run: None lets it start, else it says why
+    the search stops there; `finished(trace)` hears of each run that completed."""
     slo = check_number("TBT SLO (s)", tbt_slo_s, high=3600)
     delay_slo = check_number("scheduling delay SLO (s)", delay_slo_s, high=1e5)
     runs = check_number("max runs", max_runs, high=100, integer=True)
@@ -155,7 +156,6 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
     sample = workload_at(1.0)
     ceiling = compute_ceiling_qps(sample, cost)
     floor = lowest_rate(len(sample))
-    estimate = estimate_run(sample, policy, budget, limits, cost)
     points: dict[float, CapacityPoint] = {}
     stop = ""          # why the search ended before its tolerance, if it did
     capped = False     # a run met the iteration cap
@@ -168,10 +168,9 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
             stop = (f"; rates below {floor:.3g} QPS were not tried (their arrivals would spread "
                     f"beyond {MAX_ARRIVAL_S:g} s)")
             return False
-        if account is not None and not account.affords(estimate):
-            stop = (f"; the search stopped after {len(points)} runs: one more could take up to "
-                    f"{fmt_work_seconds(estimate.most().seconds())}, past what is left of the "
-                    f"{fmt_work_seconds(account.budget.seconds)} budget")
+        refusal = may_start(policy, budget) if may_start else None
+        if refusal:
+            stop = f"; the search stopped after {len(points)} runs: {refusal}"
             return False
         return True
 
@@ -187,8 +186,8 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
             stop = (f"; the search stopped when a run at {qps:.3g} QPS needed more than "
                     f"{limits.max_iterations:,} iterations (the cap)")
             return None
-        if account is not None:
-            account.charge(trace, cost.model.sliding_window > 0)
+        if finished:
+            finished(trace)
         points[qps] = point
         if progress:
             progress(len(points), point)
@@ -240,10 +239,11 @@ def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, 
                      limits: Limits = CAPACITY_LIMITS, max_runs: int = MAX_RUNS,
                      rel_tol: float = REL_TOL,
                      progress: Callable[[float, str], None] | None = None,
-                     account: WorkAccount | None = None) -> CapacityComparison:
+                     may_start: Callable[[PolicySpec, int], str | None] | None = None,
+                     finished: Callable[[Trace], None] | None = None) -> CapacityComparison:
     """Capacity of `policy` and of `baseline` on the same workload and SLOs, and their ratio.
-    `progress(fraction, text)` suits a progress bar; `account` (shared by both searches) stops
-    them before a run that could overrun its time budget."""
+    `progress(fraction, text)` suits a progress bar; `may_start` and `finished` (as in
+    `find_capacity`, shared by both searches) let the caller stop them before a run."""
     results = []
     for index, (spec, b) in enumerate(((policy, budget), (baseline, baseline_budget))):
         def report(done, point, index=index, spec=spec):
@@ -254,7 +254,7 @@ def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, 
         results.append(find_capacity(workload_at, spec, cost, budget=b, tbt_slo_s=tbt_slo_s,
                                      delay_slo_s=delay_slo_s, limits=limits,
                                      max_runs=max_runs, rel_tol=rel_tol, progress=report,
-                                     account=account))
+                                     may_start=may_start, finished=finished))
     ours, theirs = results
     ratio = ours.capacity_qps / theirs.capacity_qps if theirs.capacity_qps > 0 else None
     return CapacityComparison(ours, theirs, ratio)

@@ -26,6 +26,7 @@ from sim.serving.engine import (
     kv_capacity_tokens,
 )
 from sim.serving.policies import PolicySpec
+from sim.studies.worked_example import DEFAULTS as WORKED_DEFAULTS
 from sim.studies.worked_example import Step
 from sim.units import fmt_bytes, fmt_count, fmt_flops
 
@@ -40,9 +41,10 @@ def admission_rule(policy: PolicySpec) -> str:
 def kv_footprint(count: int, tokens: int, kv_bytes_per_token: float,
                  title: str = "KV of simultaneous prompts", count_name: str = "prompts",
                  tokens_name: str = "tokens") -> Step:
-    """count x tokens x KV bytes per token: seed 001's "20 simultaneous 8,192-token prompts need
-    20 GiB" at 128 KiB per token. `count_name` and `tokens_name` say in the formula (and in an
-    error) what is counted: prompts and their tokens, or streams and their context."""
+    """count x tokens x KV bytes per token: the source article's "20 simultaneous 8,192-token
+    prompts" at 131,072 B per token (21.5 GB; the article writes 20 GiB). `count_name` and
+    `tokens_name` say in the formula (and in an error) what is counted: prompts and their tokens,
+    or streams and their context."""
     n = check_number(count_name, count, low=0, low_inclusive=True, high=1e9, integer=True)
     t = check_number(tokens_name, tokens, low=0, low_inclusive=True, high=1e9, integer=True)
     per = check_number("KV bytes per token", kv_bytes_per_token, high=1e9)
@@ -50,19 +52,19 @@ def kv_footprint(count: int, tokens: int, kv_bytes_per_token: float,
                 f"{n:,} × {t:,} × {fmt_bytes(per)}", n * t * per, "B")
 
 
-def kv_pressure(cost: CostModel, prompts: int, prompt_tokens: int, decoders: int,
+def kv_pressure(cost: CostModel, prompts: int, prompt_tokens: int, streams: int,
                 context: int, reserve_fraction: float = RESERVE_FRACTION) -> list[Step]:
-    """Seed 001's arithmetic on the current model and GPU: `prompts` prompts of `prompt_tokens`
-    held at once, beside `decoders` streams of `context` tokens, against the KV capacity ("20
-    simultaneous 8,192-token prompts need 20 GiB ... add 64 decoders at 4,000 tokens of context
-    each, another 32 GiB, and the budget is under pressure")."""
+    """The source article's arithmetic on the current model and GPU: `prompts` prompts of
+    `prompt_tokens` held at once, beside `streams` streams of `context` tokens, against the KV
+    capacity (the article: 20 simultaneous 8,192-token prompts beside 64 streams at 4,000 tokens
+    of context put "the budget under pressure": `article_pressure`)."""
     # the capacity step as the KV capacity table shows it (an InputError when the weights do
     # not fit)
     capacity = next(step for step in memory_budget(cost, reserve_fraction)
                     if step.key == "kv_capacity_bytes")
     per = cost.kv_bytes_per_token
     new = kv_footprint(prompts, prompt_tokens, per, "KV of the simultaneous prompts")
-    running = kv_footprint(decoders, context, per, "KV of the running streams",
+    running = kv_footprint(streams, context, per, "KV of the running streams",
                            count_name="streams", tokens_name="context")
     total = new.value + running.value
     return [
@@ -73,6 +75,24 @@ def kv_pressure(cost: CostModel, prompts: int, prompt_tokens: int, decoders: int
         Step("kv_share", "Share of the KV capacity", "together / KV capacity",
              f"{fmt_bytes(total)} / {fmt_bytes(capacity.value)}", total / capacity.value, "%"),
     ]
+
+
+# The source article's example of KV pressure, on its own layout (Llama-3-8B-like: the worked
+# example's defaults, 131,072 B of KV per token) and its "80 GB card after 16 GB of weights".
+ARTICLE_PRESSURE = dict(prompts=20, prompt_tokens=8192, streams=64, context=4000)
+ARTICLE_GPU_BYTES = 80e9
+
+
+def article_pressure() -> tuple[Step, Step, float]:
+    """The article's two KV footprints (the prompts', the streams') and its weight bytes, in the
+    lab's units: 21.5 GB and 33.6 GB beside 16 GB of weights (the article rounds to 20 and 32 GiB)."""
+    d = WORKED_DEFAULTS
+    per = 2 * d["layers"] * d["kv_heads"] * d["head_dim"] * d["kv_bytes"]
+    a = ARTICLE_PRESSURE
+    return (kv_footprint(a["prompts"], a["prompt_tokens"], per, "KV of the simultaneous prompts"),
+            kv_footprint(a["streams"], a["context"], per, "KV of the running streams",
+                         count_name="streams", tokens_name="context"),
+            d["params"] * d["bytes_per_param"])
 
 
 def memory_budget(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> list[Step]:
@@ -88,7 +108,7 @@ def memory_budget(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -
         Step("reserve", "Reserve (activations, CUDA graphs)", "memory × reserve fraction",
              f"{fmt_bytes(gpu.memory_bytes)} × {reserve_fraction:g}", reserve, "B"),
         Step("weights", "Weights", "params × bytes per param" + (" / tp" if tp else ""),
-             f"{model.params:.3g} × {model.weight_bytes_per_param:g} B{tp}", cost.weight_bytes,
+             f"{model.params:,.0f} × {model.weight_bytes_per_param:g} B{tp}", cost.weight_bytes,
              "B"),
         Step("kv_capacity_bytes", "KV capacity", "memory − reserve − weights",
              f"{fmt_bytes(gpu.memory_bytes)} − {fmt_bytes(reserve)} − "

@@ -48,16 +48,23 @@ class EngineDefault:
     source: str
 
 
+def _gib_in_gb(gib: float) -> str:
+    """An engine's threshold in binary GiB, shown in the lab's SI units: "75.2 GB (70 × 2³⁰ B)"."""
+    return f"{gib * GIB / 1e9:.1f} GB ({gib:g} × 2³⁰ B)"
+
+
 def vllm_default_budget(gpu: Gpu) -> EngineDefault:
     """`vllm serve`'s default max_num_batched_tokens: 8192 on GPUs with >= 70 GiB that are not an
     A100, else 2048 (vllm/engine/arg_utils.py, get_batch_defaults: `device_memory >= 70 * GiB_bytes
-    and "a100" not in device_name`; summarised in shared/reference/schedulers.md). The offline
+    and "a100" not in device_name` at v0.33.0; docs/sources.md, "vLLM (V0 and V1)"). The offline
     `LLM` class uses 16384 / 8192 instead. The engines read the device's memory in bytes; the
-    presets carry the datasheet's decimal GB, which puts every preset in the same tier."""
-    gib = gpu.memory_bytes / GIB
-    big = gib >= 70 and "a100" not in gpu.name.lower()
-    rule = (f"{gib:.0f} GiB >= 70 GiB and not an A100" if big else
-            f"{gib:.0f} GiB < 70 GiB" if gib < 70 else "an A100 (excluded by name: PR #17885)")
+    presets carry the datasheet's decimal GB, which puts every preset in the same tier. The rule
+    is said in SI units, as the lab shows every size."""
+    gb = gpu.memory_bytes / 1e9
+    big = gpu.memory_bytes >= 70 * GIB and "a100" not in gpu.name.lower()
+    rule = (f"{gb:.0f} GB ≥ {_gib_in_gb(70)} and not an A100" if big else
+            f"{gb:.0f} GB < {_gib_in_gb(70)}" if gpu.memory_bytes < 70 * GIB else
+            "an A100 (excluded by name: PR #17885)")
     return EngineDefault("vLLM", "--max-num-batched-tokens", 8192 if big else 2048, rule,
                          "vllm/engine/arg_utils.py get_batch_defaults (vllm serve)")
 
@@ -66,13 +73,13 @@ def sglang_default_budget(gpu: Gpu) -> EngineDefault:
     """SGLang's default --chunked-prefill-size by GPU memory (python/sglang/srt/server_args.py,
     _handle_gpu_memory_settings, thresholds in MiB of device memory): 2048 below 35 GiB, 4096
     below 60 GiB, 8192 below 160 GiB (H100, A100-80G, H200), 16384 above (B200, MI300X)."""
-    gib = gpu.memory_bytes / GIB
+    gb = gpu.memory_bytes / 1e9
     for limit, budget in ((35, 2048), (60, 4096), (160, 8192)):
-        if gib < limit:
+        if gpu.memory_bytes < limit * GIB:
             return EngineDefault("SGLang", "--chunked-prefill-size", budget,
-                                 f"{gib:.0f} GiB < {limit} GiB",
+                                 f"{gb:.0f} GB < {_gib_in_gb(limit)}",
                                  "python/sglang/srt/server_args.py _handle_gpu_memory_settings")
-    return EngineDefault("SGLang", "--chunked-prefill-size", 16384, f"{gib:.0f} GiB >= 160 GiB",
+    return EngineDefault("SGLang", "--chunked-prefill-size", 16384, f"{gb:.0f} GB ≥ {_gib_in_gb(160)}",
                          "python/sglang/srt/server_args.py _handle_gpu_memory_settings")
 
 

@@ -1,5 +1,5 @@
 """The source article's "Worked Example", step by step: formula, the numbers substituted, result,
-unit. (The project's notes call that article seed 001; on screen it is "the source article".)
+unit. On screen it is "the source article"; its title is SOURCE_ARTICLE.
 
 This is the source articles' own simplified arithmetic (FLOPs = 2 x params x tokens; an iteration costs
 max(tokens x FLOPs per token / peak, weight bytes / bandwidth)), parametrised so any input can be
@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 
 from sim.errors import InputError, check_number
-from sim.units import fmt_bytes, fmt_count, fmt_flops, fmt_seconds
+from sim.units import fmt_bytes, fmt_count, fmt_flops, fmt_percent, fmt_seconds
 
 # The sources, named and linked wherever the lab cites them (no public address is known for the
 # article, so it is cited by its title).
@@ -43,7 +43,7 @@ RANGES = {
 
 _FORMAT = {"s": fmt_seconds, "B": fmt_bytes, "FLOP": fmt_flops, "tokens": fmt_count,
            "token-reads": fmt_count, "iterations": fmt_count, "chunks": fmt_count,
-           "x": lambda v: f"{v:.3g}x", "%": lambda v: f"{v * 100:.3g}%",
+           "x": lambda v: f"{v:.3g}x", "%": fmt_percent,
            "tokens/s": lambda v: f"{v:,.0f} tokens/s", "FLOP/token": fmt_flops}
 
 

@@ -1,4 +1,4 @@
-"""Issue 11 in Debian's Chromium: the controls shown on more than one page survive moving
+"""Bounded runs in Debian's Chromium: the controls shown on more than one page survive moving
 between pages through the sidebar (values and link), and a run behind the button can be
 cancelled. Skipped when /usr/bin/chromium or Playwright is missing."""
 
@@ -68,7 +68,7 @@ def test_controls_shown_on_several_pages_survive_clicks_through_the_sidebar(page
     wait_for_run(page, "Traffic")
     page.wait_for_timeout(1000)
 
-    move_to(page, "Memory")                       # the issue's reproducer
+    move_to(page, "Memory")                       # where the workload used to be lost
     link_has(page, "workload=poisson", "requests=10")
     sync_api.expect(page.get_by_text("10 Poisson arrivals").first).to_be_visible()
     settle(page, "Requests", "12", "12 Poisson arrivals")

@@ -192,4 +192,4 @@ def test_side_by_side_shows_its_lanes_beside_each_other_on_the_first_screen(new_
     assert lanes["overflow"] <= 0 and player["x"] + player["width"] <= width
     assert lanes["canvas_width"] >= 0.85 * player["width"]                     # the page's width
     assert how["y"] + how["height"] <= player["y"]                             # read it, then play
-    assert "Left: the unchunked baseline" in page.locator('[data-testid="stMain"]').inner_text()
+    assert "Above, left: the unchunked baseline" in page.locator('[data-testid="stMain"]').inner_text()

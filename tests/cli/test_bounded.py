@@ -1,4 +1,4 @@
-"""Issue 11's reproducers for the command line, each a test that failed before the fix: no
+"""Bounded runs on the command line, each a test that failed before the fix: no
 traceback, no hang, no nonsense, nothing silently ignored, messages that name what to change.
 
 Runs that used to hang or blow up go through `run_sim` (a child process with a timeout and a memory
@@ -13,9 +13,12 @@ import sys
 
 import pytest
 
+from cli import traffic as traffic_cli
 from cli.common import iteration_cap_message
 from cli.limits import check_export_work
 from cli.main import build_parser, main
+from sim.effort.caps import RunAccount
+from sim.effort.estimate import ITEM_COSTS
 from sim.errors import InputError
 from sim.presets.models import custom_model
 from sim.serving.engine import SimulationLimitError
@@ -161,6 +164,41 @@ def test_a_run_stopped_by_the_cap_the_budget_set_says_so(argv, caps, monkeypatch
     assert ("the run needed more than 100 iterations, more than estimated and the most that fit "
             "in the command's budget (60 s, 1.5 GB)") in err
     assert err.rstrip().endswith("use fewer --decodes or a smaller --decode-output")
+
+
+CAPACITY = ("capacity", "--requests", "20", "--prompt-tokens", "256", "--output-tokens", "8",
+            "--tbt-slo", "0.1", "--json")
+
+
+def test_capacity_asks_its_account_before_every_run(monkeypatch, capsys):
+    """The command hands its CPU account to the search as callbacks: an account that refuses
+    stops both searches before their first run, in its own words."""
+    class Refusing(RunAccount):
+        def may_start(self, policy, budget):
+            return "no room left"
+    monkeypatch.setattr(traffic_cli, "RunAccount", Refusing)
+    code, out, _ = cli(*CAPACITY, capsys=capsys)
+    payload = json.loads(out)
+    assert code == 0
+    for search in (payload["policy"], payload["baseline"]):
+        assert search["points"] == []
+        assert search["reason"].endswith("the search stopped after 0 runs: no room left")
+
+
+def test_capacity_charges_its_account_for_every_finished_run(monkeypatch, capsys):
+    accounts = []
+
+    class Kept(RunAccount):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            accounts.append(self)
+    monkeypatch.setattr(traffic_cli, "RunAccount", Kept)
+    code, out, _ = cli(*CAPACITY, capsys=capsys)
+    payload = json.loads(out)
+    (account,) = accounts
+    runs = len(payload["policy"]["points"]) + len(payload["baseline"]["points"])
+    assert code == 0 and runs >= 2
+    assert account.spent_s >= runs * ITEM_COSTS["runs"].seconds   # each run's fixed cost at least
 
 
 def test_a_gif_too_large_for_the_budget_is_refused_from_frames_times_pixels(tmp_path):

@@ -45,7 +45,7 @@ def test_cost_json_keys(capsys):
     assert j["time_s"] == pytest.approx(max(j["compute_s"], j["memory_s"]))
 
 
-def test_cost_simple_mode_is_the_seed(capsys):
+def test_cost_simple_mode_is_the_source_articles(capsys):
     _, out, _ = cli("cost", "--mode", "simple", "--decodes", "64", "--chunk", "512", "--json",
                     capsys=capsys)
     assert json.loads(out)["time_s"] == pytest.approx(0.02304)

@@ -1,4 +1,4 @@
-"""Issue 8, part 4: a command line that explains itself. Every subcommand's --help describes it in
+"""A command line that explains itself. Every subcommand's --help describes it in
 a paragraph and every flag states its unit and default; tables fit 120 columns (--wide for the
 rest), every column has a header, counts have thousands separators; the source articles are named,
 never "seed 001"; a bare command says which flags it needs; and the worked example prices a budget

@@ -7,7 +7,7 @@ import collections
 from dataclasses import dataclass
 
 CLEAN = ("clean run", "clean refusal", "clean output error")
-BUDGET_SECONDS = 60.0      # what any command may take (issue 11)
+BUDGET_SECONDS = 60.0      # what any command may take (the bounded-runs target)
 BUDGET_BYTES = 1.5e9
 
 

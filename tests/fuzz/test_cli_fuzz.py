@@ -65,7 +65,7 @@ def test_the_draw_is_reproducible_and_covers_every_command():
     assert {argv[0] for argv in cli.generate(200, 1)} == set(cli.COMMANDS)
 
 
-# --- the families of issue 16: output errors, special files, wide headers ---------------------
+# --- the hostile-output families: output errors, special files, wide headers ------------------
 def outcome(code, stdout="", stderr="", cpu=0.2):
     return Outcome(("x",), code, stdout, stderr, 1.0, cpu, 10)
 

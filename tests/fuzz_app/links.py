@@ -29,12 +29,12 @@ PAGE_KEYS = {
     "pages/learn/side_by_side.py": ["window", "compare"],
     "pages/learn/worked_example.py": ["budget2"],
     "pages/learn/roofline.py": ["tpot", "compare"],
-    "pages/check/fidelity.py": ["why"],
-    "pages/load/traffic.py": [*TRAFFIC, "policies"],
-    "pages/load/budget_tradeoff.py": [*TRAFFIC, "bmin", "bmax", "tpot", "ttft"],
-    "pages/load/capacity.py": [*TRAFFIC, "slo", "tbtslo", "delay"],
-    "pages/load/memory.py": [*TRAFFIC, "together", "kvpolicies", "partials"],
-    "pages/learn/tour.py": ["tour", "window"],
+    "pages/advanced/fidelity.py": ["why"],
+    "pages/under_load/traffic.py": [*TRAFFIC, "policies"],
+    "pages/under_load/budget_tradeoff.py": [*TRAFFIC, "bmin", "bmax", "tpot", "ttft"],
+    "pages/advanced/capacity.py": [*TRAFFIC, "slo", "tbtslo", "delay"],
+    "pages/advanced/memory.py": [*TRAFFIC, "together", "kvpolicies", "partials"],
+    "pages/teach/tour.py": ["tour", "window"],
 }
 UNREADABLE = st.sampled_from(["", "abc", "nan", "NaN", "inf", "-inf", "1e999", "-1e999", "0x10",
                               "1,000", " 5 ", "１２", "5e", "--3", "<b>1</b>", "%20", "true"])

@@ -1,4 +1,4 @@
-"""Link fuzzing (issue 11, item 7): every page opened with random query strings (valid,
+"""Link fuzzing: every page opened with random query strings (valid,
 out-of-range, unreadable and repeated values) ends in a clean run or a clean refusal (a note or
 an error box), never a traceback, a hang or nonsense (nan, inf, None) on screen. Time and peak
 memory of every case are recorded and printed (conftest.py); they are not asserted here

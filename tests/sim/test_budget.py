@@ -1,4 +1,4 @@
-"""sim.budget: the Sarathi-Serve budget recipe on the seed scenario's iterations."""
+"""sim.studies.budget: the Sarathi-Serve budget recipe on the seed scenario's iterations."""
 
 import pytest
 
@@ -18,8 +18,8 @@ def seed_simple():
     return CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
 
 
-def test_seed_budget_prices_as_the_seed_says(seed_simple):
-    # seed 001: 576 tokens x 16 GFLOP / 400 TFLOP/s = 23.04 ms, compute-bound
+def test_the_first_budget_prices_as_the_source_article_says(seed_simple):
+    # the source article: 576 tokens x 16 GFLOP / 400 TFLOP/s = 23.04 ms, compute-bound
     cost = budget_iteration_cost(seed_simple, 64, 4000, 8192, 576)
     assert cost.time_s == pytest.approx(0.02304)
     assert cost.bound == "compute"

@@ -1,4 +1,4 @@
-"""The cost of one iteration: the seeds' arithmetic in simple mode, the full count in roofline."""
+"""The cost of one iteration: the source articles' arithmetic in simple mode, the full count in roofline."""
 
 import numpy as np
 import pytest

@@ -20,7 +20,7 @@ MS = 1e-3
 
 
 def run_seed(policy="sarathi", budget=576, mode="simple", **scenario):
-    """The seed scenario (decoders streaming, one new prompt) in the seeds' simple cost mode."""
+    """The seed scenario (decoders streaming, one new prompt) in the source articles' simple cost mode."""
     return run(seed_scenario(**scenario), policy, budget, mode=mode)
 
 
@@ -170,11 +170,11 @@ def test_running_decoders_must_fit_in_kv_and_in_max_sequences():
     too_long = seed_scenario(decodes=2, context=1400, decode_output=50, prompt=10)
     with pytest.raises(InputError) as error:
         simulate(too_long, get_policy("vllm-v1"), TIGHT, budget=4096)
-    assert str(error.value) == ("the running decoders need 2,900 tokens of KV but only 2,899 fit; "
-                                "use fewer decoders or a shorter context")
+    assert str(error.value) == ("the running streams need 2,900 tokens of KV but only 2,899 fit; "
+                                "use fewer streams or a shorter context")
     with pytest.raises(InputError) as error:
         simulate(fits, get_policy("vllm-v1"), TIGHT, budget=4096, limits=Limits(max_seqs=1))
-    assert str(error.value) == "2 running decoders exceed max sequences (1)"
+    assert str(error.value) == "2 running streams exceed max sequences (1)"
 
 
 def test_iteration_cap_is_a_clear_error():
@@ -188,7 +188,7 @@ def test_iteration_cap_is_a_clear_error():
                                 "workload or raise the iteration cap")
 
 
-def test_burst_drain_matches_the_seed():
+def test_burst_drain_matches_the_source_article():
     """Ten 8,192-token prompts behind 64 decoders at budget 576 drain in about 3.69 s. The closed
     form keeps the chunk at 512; in the engine each finished prompt becomes a decoder and takes one
     token of the budget, so the last prompt's first token comes 13 ms (0.4%) later."""
@@ -392,8 +392,8 @@ def test_a_partial_prefill_is_preempted_when_it_is_the_newest():
 def test_the_starvation_note_counts_the_iterations():
     trace = run_seed("sarathi", 32, decodes=64, decode_output=10, prompt=512)
     assert trace.notes == (
-        "starvation: in 10 iterations the running decodes used the whole budget of 32 tokens and "
-        "waiting prompts got none (budget <= decodes: new requests wait until decoders finish)",)
+        "starvation: in 10 iterations the running streams' decodes used the whole budget of 32 tokens and "
+        "waiting prompts got none (budget <= streams: new requests wait until streams finish)",)
 
 
 def test_a_trace_names_its_policy_budget_and_capacity():

@@ -1,4 +1,4 @@
-"""Issue 4: the calibrated cost mode, tensor parallelism and `python -m sim validate`."""
+"""The calibrated cost mode, tensor parallelism and `python -m sim validate`."""
 
 import json
 import math

@@ -8,9 +8,9 @@ from sim.errors import InputError
 from sim.presets.hardware import GPUS, custom_gpu, get_gpu
 from sim.presets.models import MODELS, custom_model, get_model, model_from_hf_config
 
-# (dense BF16 TFLOP/s, memory GB/s, memory GB) from ../shared/reference/hardware_and_models.md,
-# and the GPU-to-GPU link in GB/s one way: half the datasheets' bidirectional NVLink / PCIe /
-# Infinity Fabric figures
+# (dense BF16 TFLOP/s, memory GB/s, memory GB) from docs/sources.md, "GPU datasheets and public GPU
+# tables", and the GPU-to-GPU link in GB/s one way: half the datasheets' bidirectional NVLink /
+# PCIe / Infinity Fabric figures
 GPU_SOURCE = {
     "illustrative": (400, 3000, 80, 0), "a100-40gb": (312, 1555, 40, 300),
     "a100-80gb": (312, 2039, 80, 300), "h100-sxm": (989, 3350, 80, 450),
@@ -67,7 +67,7 @@ def test_kv_bytes_per_token(model_id):
     assert get_model(model_id).kv_bytes_per_token == KV_KIB[model_id] * 1024
 
 
-def test_dense_8b_is_the_seeds_model():
+def test_dense_8b_is_the_source_articles_model():
     m = get_model("dense-8b")
     assert m.params == 8e9
     assert m.weight_bytes == 16e9              # 16 GB in bf16

@@ -43,7 +43,7 @@ from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
 
 SEED_SIMPLE = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
-# seed 001's prices in simple mode: 40 us of compute per token (16 GFLOP / 400 TFLOP/s), and a
+# the source article's prices in simple mode: 40 us of compute per token (16 GFLOP / 400 TFLOP/s), and a
 # floor of 5.33 ms per iteration (16 GB of weights / 3 TB/s).
 PER_TOKEN_S = 16e9 / 400e12
 HEADER = "arrival_s,prompt_tokens,output_tokens\n"
@@ -285,8 +285,8 @@ def test_max_partial_prefills_caps_prefills_per_iteration(policy):
 
 
 # --- KV memory -----------------------------------------------------------------------------------
-def test_seed_kv_arithmetic():
-    """Seed 001: 'using the example layout (128 KiB per token), 20 simultaneous 8,192-token
+def test_the_source_articles_kv_arithmetic():
+    """The source article: 'using the example layout (128 KiB per token), 20 simultaneous 8,192-token
     prompts need 20 GiB of KV'."""
     per_token = get_model("dense-8b").kv_bytes_per_token
     assert per_token == 128 * 1024
@@ -391,9 +391,9 @@ def test_budget_grid_doubles_and_keeps_the_budgets_worth_knowing():
         budget_grid(1, 10_000_000, extra=range(100, 110))
 
 
-def test_kv_pressure_is_the_seeds_arithmetic_on_the_current_model():
-    """Seed 001: 20 x 8,192 tokens x 128 KiB = 20 GiB; 64 decoders x 4,000 tokens = 31.25 GiB
-    (the seed rounds to 32); together 51.25 GiB of the illustrative GPU's 52.15 GiB."""
+def test_kv_pressure_is_the_source_articles_arithmetic_on_the_current_model():
+    """The source article: 20 x 8,192 tokens x 128 KiB = 20 GiB; 64 decoders x 4,000 tokens = 31.25 GiB
+    (the article rounds to 32); together 51.25 GiB of the illustrative GPU's 52.15 GiB."""
     values = [s.value for s in kv_pressure(SEED_SIMPLE, 20, 8192, 64, 4000)]
     prompts, decoders, together, capacity, share = values
     assert prompts == 20 * 2**30 and decoders == 31.25 * 2**30

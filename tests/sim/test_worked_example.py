@@ -1,4 +1,4 @@
-"""Seed 001's worked example, pinned with units, and its slips stated."""
+"""The source article's worked example, pinned with units, and its slips stated."""
 
 import pytest
 
@@ -10,7 +10,7 @@ GIB = 2**30
 TIB = 2**40
 
 
-def test_defaults_reproduce_the_seed():
+def test_defaults_reproduce_the_source_article():
     j = worked_example().to_json()
     assert j["weight_bytes"] == 16e9                                  # 16 GB
     assert j["flops_per_token"] == 16e9                               # 16 GFLOP
@@ -25,7 +25,7 @@ def test_defaults_reproduce_the_seed():
         decode_tokens_during_prefill=1024),
         rel=1e-4)
     assert b2048["chunk"] == 1984 and b2048["iterations"] == 5
-    assert b2048["iteration_s"] == pytest.approx(81.92 * MS)          # not the seed's 85 ms
+    assert b2048["iteration_s"] == pytest.approx(81.92 * MS)          # not the article's 85 ms
     assert b2048["ttft_s"] == pytest.approx(4 * 81.92 * MS + 12.8 * MS)
     assert j["kv_bytes_per_token"] == 128 * 1024                      # 128 KiB
     assert j["prompt_kv_bytes"] == 1 * GIB
@@ -64,7 +64,7 @@ def test_steps_show_formula_substitution_and_units():
 
 
 def test_the_streams_kv_read_is_priced_apart_from_the_decode_step():
-    """Not in the seed's arithmetic: 64 streams at 4,000 tokens hold 33.6 GB of KV, read every
+    """Not in the article's arithmetic: 64 streams at 4,000 tokens hold 33.6 GB of KV, read every
     step: 11.18 ms more, which the source article's 'about 6 ms' does not cover. The decode step
     keeps one meaning (the weight read, 5.333 ms); the KV read is its own row."""
     steps = {s.key: s for s in worked_example().steps}
@@ -89,7 +89,7 @@ def test_the_streams_longest_wait_is_the_prompt_iteration_plus_a_decode_step():
         "wait_reduction_0"].title and "wait" in steps["wait_unchunked_s"].title
 
 
-def test_seed_slips_are_named_at_the_defaults_only():
+def test_the_articles_slips_are_named_at_the_defaults_only():
     notes = " ".join(s.seed_note for s in worked_example().steps)
     assert "2,112" in notes and "2.68 ms" in notes and "12.5%" in notes
     assert not any(s.seed_note for s in worked_example(prompt=4096).steps)
@@ -120,7 +120,7 @@ def test_a_chunk_of_one_token_stays_closed_form():
     assert b["ttft_s"] == pytest.approx(10**9 * 16e9 / 3e12)   # every iteration memory-bound
 
 
-def test_seed_notes_need_the_seeds_first_budget():
+def test_slip_notes_need_the_articles_first_budget():
     steps = {s.key: s for s in worked_example(budgets=(1000,)).steps}
     assert steps["reread_s"].seed_note == "" and steps["decode_step_s"].seed_note == ""
 

@@ -12,10 +12,10 @@ from ui.literal import JOINER
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PAGES = ["pages/learn/home.py", "pages/learn/side_by_side.py", "pages/learn/worked_example.py",
-         "pages/learn/roofline.py", "pages/check/fidelity.py"]
+         "pages/learn/roofline.py", "pages/advanced/fidelity.py"]
 # every page script, the traffic pages too (tests/ui/test_traffic_app.py covers their details)
 ALL_PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*/*.py"))
-FIDELITY = "pages/check/fidelity.py"
+FIDELITY = "pages/advanced/fidelity.py"
 TIMEOUT = 60   # the first run imports Streamlit, Altair and vl-convert
 
 
@@ -62,29 +62,51 @@ def page_links(at: AppTest) -> list[str]:
     return [link.proto.label for link in at.get("page_link")]
 
 
+def nodes(block):
+    """Every element of a block of the page, in page order."""
+    yield block
+    for child in (getattr(block, "children", None) or {}).values():
+        yield from nodes(child)
+
+
+def strings(node, *attrs: str) -> list[str]:
+    """The node's string attributes among `attrs` (an element without one raises rather than
+    returning None)."""
+    found = []
+    for attr in attrs:
+        try:
+            text = getattr(node, attr)
+        except Exception:
+            continue
+        if isinstance(text, str):
+            found.append(text)
+    return found
+
+
 def text_in_order(block) -> str:
     """The text a block of the page shows, in page order: headings, Markdown and captions (HTML
     tags, bold marks and backticks stripped, as a reader sees them), alerts, metric labels and
     values, widget, expander and link labels, and tables' headers and cells. Hover texts (help,
-    glossary titles) are left out."""
+    glossary titles) are in `hover_texts`."""
     parts: list[str] = []
-
-    def walk(node):
+    for node in nodes(block):
         frame = getattr(node, "value", None)
         frame = getattr(frame, "data", frame)          # a pandas Styler holds its frame in .data
         if isinstance(frame, pd.DataFrame):
             parts.append(" ".join(str(x) for x in (frame.index.name or "", *frame.columns,
                                                    *frame.index,
                                                    *frame.astype(str).to_numpy().ravel())))
-        for attr in ("label", "value"):
-            try:
-                text = getattr(node, attr)
-            except Exception:   # an element without it raises rather than returning None
-                continue
-            if isinstance(text, str):
-                parts.append(html.unescape(re.sub(r"<[^>]+>|\*\*|`", "", text)))
-        for child in (getattr(node, "children", None) or {}).values():
-            walk(child)
+        parts += [html.unescape(re.sub(r"<[^>]+>|\*\*|`", "", text))
+                  for text in strings(node, "label", "value")]
+    return "\n".join(parts)
 
-    walk(block)
+
+def hover_texts(block) -> str:
+    """The texts a block shows on hover, in page order: every widget's and metric's help (the
+    "?" tooltip) and the title attributes of its HTML (the glossary's definitions)."""
+    parts: list[str] = []
+    for node in nodes(block):
+        parts += strings(node, "help")
+        parts += [html.unescape(title) for text in strings(node, "value")
+                  for title in re.findall(r'title="([^"]*)"', text)]
     return "\n".join(parts)

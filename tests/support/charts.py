@@ -1,12 +1,37 @@
-"""Charts for the player tests: the app's own side-by-side timeline on a small seed scenario, and
-a three-bar spec."""
+"""Charts for the chart and player tests: the app's own side-by-side timeline on a small seed
+scenario, a three-bar spec, and every figure of the learn pages, the traffic pages and the
+fidelity page built from given runs (the colour test walks them all)."""
 
 import altair as alt
 import pandas as pd
 
 import sim
+from charts import budget_sweep as budget_charts
+from charts import capacity as capacity_charts
+from charts import memory as memory_charts
+from charts import traffic as T
+from charts.figure import stacked
 from charts.theme import Look
-from charts.views import timeline
+from charts.views import budget_plan, roofline_figures, timeline
+from sim.cost.iteration import Chunk, Composition, CostModel
+from sim.presets.hardware import get_gpu
+from sim.presets.models import get_model
+from sim.serving.engine import Limits, simulate
+from sim.serving.policies import get_policy
+
+COMPOSITION = Composition((2000,) * 32, (Chunk(257),))
+SEED = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
+
+
+def run(scenario, policy):
+    """One lane of a ui Scenario, as the learn pages run it."""
+    return simulate(scenario.workload(), get_policy(policy), scenario.cost_model(),
+                    budget=scenario.budget, limits=Limits(max_seqs=scenario.max_seqs))
+
+
+def serve(workload, policies, cost=SEED, budget=576):
+    """Each policy's trace of one workload, as the traffic pages run them."""
+    return {p: simulate(workload, get_policy(p), cost, budget=budget) for p in policies}
 
 
 def seed_chart(**scenario) -> tuple[dict, float, list[float]]:
@@ -22,3 +47,37 @@ def tiny_spec(clock="t", title="bars"):
     data = pd.DataFrame({"start_s": [0.0, 0.1, 0.2], "tokens": [3, 5, 7]})
     return alt.Chart(data, title=title).mark_bar().encode(x="start_s:Q", y="tokens:Q").transform_filter(
         alt.datum.start_s <= t).add_params(t).to_dict()
+
+
+def lab_figures(scenario, unchunked, chunked, look):
+    tl = timeline(unchunked, chunked)
+    cost = scenario.cost_model()
+    plan = budget_plan(cost, scenario.decodes, scenario.context, scenario.prompt, scenario.budget,
+                       0.025)
+    roof, curve = roofline_figures(cost, plan, scenario.decodes, scenario.context,
+                                   scenario.prompt, look)
+    return {"side-by-side": tl.figure(look), "streams": tl.figure(look, streams=True),
+            "roofline": roof, "curve": curve, "roofline+curve": stacked(roof, curve)}
+
+
+def calibrated(tp=2, gpu="a100-80gb"):
+    return CostModel(get_gpu(gpu), get_model("llama-3.1-8b"), "calibrated", tp=tp).price(COMPOSITION)
+
+
+def figures(traces, look, frontier, capacity, memory_bound):
+    comparison, curves = capacity
+    cost, kv_traces = memory_bound
+    ttft, gaps = T.ttft_and_gaps(traces)
+    return {
+        "timeline": T.traffic_timeline(T.timeline_frame(traces), look),
+        "ttft": T.cdf_chart(ttft, look, name="ttft", title="TTFT", x_title="s", log=True),
+        "gaps": T.tail_chart(gaps, look, name="gaps", title="gaps", x_title="ms", threshold=100,
+                             unit="ms"),
+        "split": T.split_chart(T.split_frame(traces), look),
+        "frontier": budget_charts.frontier_chart(frontier, look, ttft_slo_s=2.0, tbt_slo_ms=25.0),
+        "capacity": capacity_charts.capacity_chart(capacity_charts.capacity_frame(comparison, curves),
+                                     capacity_charts.capacity_marks(comparison), look, tbt_slo_ms=100,
+                                     delay_slo_s=2),
+        "kv": memory_charts.kv_chart(memory_charts.kv_frame(kv_traces, cost.kv_bytes_per_token), look,
+                         capacity_tokens=next(iter(kv_traces.values())).kv_capacity_tokens),
+    }

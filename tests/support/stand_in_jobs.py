@@ -3,8 +3,8 @@ AppTest. Its state lives here, where the page script (run anew on every rerun) f
 
 import time
 
+from sim.effort.estimate import ITEM_COSTS, Counts
 from sim.serving.engine import SimulationLimitError
-from sim.serving.work import ITEM_COSTS, Counts
 from ui.jobs import Job
 from ui.store import ByteStore
 from ui.work import Work

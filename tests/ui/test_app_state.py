@@ -14,7 +14,7 @@ from ui.scenario import MEMORY_KEYS, fit_in_memory, scenario_from
 from ui.words import lane_cards
 
 
-def test_defaults_are_the_seed_worked_example():
+def test_defaults_are_the_source_articles_worked_example():
     s = scenario_from({})
     assert (s.prompt, s.decodes, s.context, s.budget) == (8192, 64, 4000, 576)
     assert (s.gpu.id, s.model.id, s.mode) == ("illustrative", "dense-8b", "simple")
@@ -130,7 +130,7 @@ def test_impossible_custom_model_raises_input_error():
         scenario_from({"model": "custom", "heads": 30, "kvheads": 8})
 
 
-def test_worked_example_inputs_at_defaults_are_the_seeds():
+def test_worked_example_inputs_at_defaults_are_the_source_articles():
     inputs = scenario_from({}).worked_example_inputs(2048)
     ex = worked_example(**inputs)
     assert ex.at_seed
@@ -144,7 +144,7 @@ def seed_traces():
                         limits=Limits(max_seqs=s.max_seqs)) for p in ("vllm-v0", "sarathi")}
 
 
-def test_lane_cards_show_the_seeds_numbers(seed_traces):
+def test_lane_cards_show_the_source_articles_numbers(seed_traces):
     unchunked = {c.label: c for c in lane_cards(seed_traces["vllm-v0"], "simple")}
     chunked = {c.label: c for c in lane_cards(seed_traces["sarathi"], "simple")}
     assert unchunked["New request TTFT"].value == "327.7 ms"

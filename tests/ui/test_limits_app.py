@@ -1,8 +1,8 @@
-"""Issue 11's app reproducers, through AppTest: heavy pages are estimated and refused (or put
+"""Bounded runs in the app, through AppTest: heavy pages are estimated and refused (or put
 behind a button) before anything runs, traces are kept only in the store bounded in bytes, and
 the traffic workload survives moving between pages.
 
-The issue's own cases (1,000 requests of 32,768 output tokens at 1,000 QPS under five policies:
+The reported cases (1,000 requests of 32,768 output tokens at 1,000 QPS under five policies:
 23-25 s and up to 4.8 GB before) are refused at once here. Where the old code would run for
 minutes, smaller equivalents stand in: 2,500-token outputs (12.5 million token times for five
 policies, over the 12 million a page keeps) and 1,000-token outputs for the budget sweep."""
@@ -16,11 +16,11 @@ from ui import work
 from ui.controls import CONTROLS
 from ui.store import TRACES
 
-TRAFFIC = "pages/load/traffic.py"
-BUDGET = "pages/load/budget_tradeoff.py"
-MEMORY = "pages/load/memory.py"
+TRAFFIC = "pages/under_load/traffic.py"
+BUDGET = "pages/under_load/budget_tradeoff.py"
+MEMORY = "pages/advanced/memory.py"
 ROOFLINE = "pages/learn/roofline.py"
-CAPACITY = "pages/load/capacity.py"
+CAPACITY = "pages/advanced/capacity.py"
 FIVE = ["vllm-v0", "sarathi", "vllm-v1", "sglang", "orca"]
 HEAVY = dict(workload="poisson", requests=1000, qps=1000, lengths="fixed", olen=32768)
 PAGEFUL = dict(workload="poisson", requests=1000, qps=1000, lengths="fixed", plen=128, olen=2500,
@@ -28,7 +28,7 @@ PAGEFUL = dict(workload="poisson", requests=1000, qps=1000, lengths="fixed", ple
 
 
 @pytest.mark.parametrize("page, pick", [(TRAFFIC, "policies"), (MEMORY, "kvpolicies")])
-def test_the_issues_heavy_workload_is_refused_before_it_runs(page, pick):
+def test_a_heavy_workload_is_refused_before_it_runs(page, pick):
     at = open_app(**HEAVY, **{pick: FIVE})
     kept = len(TRACES)                                  # Home's two lanes
     at.switch_page(page).run()
@@ -50,7 +50,7 @@ def test_five_policies_over_what_a_page_keeps_are_refused_two_run(page, pick):
     assert not at.error and len(at.get("vega_lite_chart")) >= 1
 
 
-def test_the_issues_budget_sweep_is_refused_at_once():
+def test_a_heavy_budget_sweep_is_refused_at_once():
     at = open_app(BUDGET, **HEAVY, bmin=1, bmax=10_000_000)
     assert_clean(at)
     assert "Can't sweep this workload" in at.error[0].value
@@ -109,7 +109,7 @@ def test_traces_are_kept_only_in_the_store_bounded_in_bytes():
     assert TRACES.nbytes <= TRACES.max_bytes and len(TRACES) >= 6
 
 
-# --- issue 11, item 6: shared controls survive page moves ------------------------------------
+# --- shared controls survive page moves -------------------------------------------------------
 def test_the_traffic_workload_survives_moving_to_memory_and_stays_in_the_link():
     at = open_app(TRAFFIC, workload="poisson", requests=10, qps=2, budget=1024, gpu="h100-sxm")
     at.switch_page(MEMORY).run()

@@ -21,7 +21,23 @@ def test_every_page_script_is_on_the_path_once_beginners_first():
     # a section's pages are next to each other, so the sidebar shows the path in order
     assert [p.section for p in story.PAGES] == sorted((p.section for p in story.PAGES),
                                                       key=sections.index)
-    assert story.BY_PATH["pages/check/fidelity.py"].section == "Advanced"
+    assert story.BY_PATH["pages/advanced/fidelity.py"].section == "Advanced"
+
+
+def test_the_page_folders_are_the_sidebars_sections_in_its_order():
+    folders = sorted({Path(p).parent.name for p in ALL_PAGES})
+    assert sorted(story.SECTIONS) == folders
+    in_sidebar = list(dict.fromkeys(p.section for p in story.PAGES))
+    assert in_sidebar == list(story.SECTIONS.values())
+    assert all(story.SECTIONS[Path(p.path).parent.name] == p.section for p in story.PAGES)
+
+
+def test_every_page_keeps_its_address_whatever_its_folder():
+    """Slides and bookmarks link to /<page>: a page's address is its file's name, never its
+    folder, so moving a page between sections keeps its links."""
+    assert {Path(p.path).stem for p in story.PAGES} == {
+        "home", "side_by_side", "worked_example", "roofline", "budget_tradeoff", "traffic",
+        "capacity", "memory", "fidelity", "tour"}
 
 
 def test_next_walks_the_whole_path_and_back_home():
@@ -57,7 +73,10 @@ def test_the_chapters_are_filled_from_the_run_and_link_to_pages_on_the_path():
     assert "takes up to 23.04 ms instead of a 5.333 ms decode step" in text
     assert "61,440 token-reads × 131 kB = 8.05 GB, 2.684 ms at 3 TB/s" in text   # the KV re-read
     titles = [h.value for h in at.subheader]
-    assert titles[:6] == [c.title for c in story.CHAPTERS]
+    assert titles[:6] == ["1. Two kinds of work in one pass", "2. One long prompt freezes every stream",
+                          "3. Split it: a budget B, a chunk C = B − D",
+                          "4. What it costs, what it buys", "5. The budget is a dial",
+                          "6. Under real traffic"]
     for chapter in story.CHAPTERS:
         assert chapter.pages and all(p in story.BY_PATH for p in chapter.pages)
     links = page_links(at)
@@ -107,3 +126,16 @@ def test_no_page_script_writes_a_term_before_defining_it_in_code():
     for path in ALL_PAGES:
         source = Path(ROOT, path).read_text()
         assert "time to first token (TTFT)" not in source, path
+
+
+@pytest.mark.parametrize("query, freeze, split, trade", [
+    (dict(prompt=100), "2. A pass this short freezes no stream",
+     "3. A budget B, a chunk C = B − D: here the budget holds the whole prompt",
+     "4. What it costs, what it buys"),   # the prompt rides with the decodes: a 2x shorter wait
+    (dict(decodes=0), "2. One prompt in one pass, no stream to freeze",
+     "3. Split it: a budget B, a chunk C = B − D", "4. What it costs; with no streams, it buys nothing"),
+])
+def test_home_titles_its_chapters_by_what_the_run_shows(query, freeze, split, trade):
+    at = open_app(**query)
+    assert_clean(at)
+    assert [h.value for h in at.subheader][1:4] == [freeze, split, trade]

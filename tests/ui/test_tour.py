@@ -20,7 +20,7 @@ from tests.support.apptest import APP, TIMEOUT, assert_clean, page_links, shown
 from ui import controls, story, tour, words
 from ui.controls import TOUR_FOLDER, read_link
 
-TOUR_PAGE = "pages/learn/tour.py"
+TOUR_PAGE = "pages/teach/tour.py"
 
 
 @pytest.fixture(scope="module")

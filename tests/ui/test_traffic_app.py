@@ -7,17 +7,18 @@ from collections import Counter
 import pytest
 
 from sim.presets.hardware import get_gpu
+from sim.studies.worked_example import SOURCE_ARTICLE
 from tests.support.apptest import as_read, assert_clean, metrics, open_app, shown
 from tests.support.hostile import PAYLOADS, markup
-from ui import controls, traffic
+from ui import controls, sweep
 from ui.controls import CONTROLS, read_link
 from ui.literal import LIMIT, visible
 from ui.scenario import traffic_from
 
-TRAFFIC = "pages/load/traffic.py"
-BUDGET = "pages/load/budget_tradeoff.py"
-CAPACITY = "pages/load/capacity.py"
-MEMORY = "pages/load/memory.py"
+TRAFFIC = "pages/under_load/traffic.py"
+BUDGET = "pages/under_load/budget_tradeoff.py"
+CAPACITY = "pages/advanced/capacity.py"
+MEMORY = "pages/advanced/memory.py"
 PAGES = [TRAFFIC, BUDGET, CAPACITY, MEMORY]
 HEADER = "arrival_s,prompt_tokens,output_tokens\n"
 SMALL = dict(workload="poisson", requests=40, qps=4, lengths="fixed", plen=512, olen=16)
@@ -66,6 +67,8 @@ def test_traffic_defaults_reproduce_the_burst_drain():
     text = shown(at)
     assert "**sarathi** 3.6995 s" in text
     assert "⌈10 × 8,192 / 512⌉ × 23.04 ms = **3.6864 s**" in text
+    assert f"serving, *{SOURCE_ARTICLE}*, works out" in text
+    assert "differ by 0.4% at most" in text and "is 3.28 s, a freeze (over 100 ms)" in text
     rows = table(at)
     assert list(rows.columns) == ["computed from", "vllm-v0", "sarathi"]
     assert list(rows.index[:2]) == ["largest gap (TBT max)", "stalls over 100 ms"]  # the stall first
@@ -223,7 +226,7 @@ def test_budget_sglang_p99_hides_the_stall_every_decoder_waits_through():
 def test_the_engine_defaults_read_the_same_on_both_pages(page):
     at = open_app(page, gpu="h100-sxm")
     assert_clean(at)
-    words = traffic.engine_defaults_words(get_gpu("h100-sxm"))
+    words = sweep.engine_defaults_words(get_gpu("h100-sxm"))
     assert "`--max-num-batched-tokens` **8,192**" in words
     assert "`--chunked-prefill-size` **8,192**" in words
     assert words in shown(at)
@@ -263,7 +266,7 @@ def test_capacity_slo_presets_and_custom():
 
 
 # --- memory --------------------------------------------------------------------------------
-def test_memory_defaults_show_the_seeds_arithmetic():
+def test_memory_defaults_show_the_source_articles_arithmetic():
     at = open_app(MEMORY)
     budget, pressure = table(at, 0), table(at, 1)
     assert budget.loc["KV capacity in tokens", "result"] == "427,246"
@@ -276,6 +279,9 @@ def test_memory_defaults_show_the_seeds_arithmetic():
         "streams × context × KV bytes per token"
     assert pressure.loc["KV of the running streams", "numbers substituted"] == \
         "64 × 4,000 × 131 kB"
+    story = next(m.value for m in at.markdown if SOURCE_ARTICLE in m.value)   # named where cited
+    assert "20 simultaneous 8,192-token prompts need **21.5 GB** of KV" in story
+    assert "they fit, with" in story and not re.search(r"GiB|KiB|decoder", story)
 
 
 def test_memory_under_pressure_preempts_per_chunk_allocation_more():

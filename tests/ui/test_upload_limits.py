@@ -14,7 +14,7 @@ from tests.support.apptest import as_read, assert_clean, open_app
 from ui import upload as uploads
 from ui.store import TRACES
 
-TRAFFIC = "pages/load/traffic.py"
+TRAFFIC = "pages/under_load/traffic.py"
 HEADER = "arrival_s,prompt_tokens,output_tokens"
 
 

@@ -1,12 +1,14 @@
 """What every page says, read as a learner reads it: each acronym spelled out where the page
 first uses it (the sidebar, shown on every page, on its own), and none of the project's internal
-words ("seed 001") on screen."""
+words ("seed 001", a tracker's "issue 11") on screen, in hover texts (widget help, glossary
+tooltips) as much as in the page's text."""
 
 import re
 
 import pytest
 
-from tests.support.apptest import ALL_PAGES, assert_clean, open_app, text_in_order
+from sim.studies.worked_example import SOURCE_ARTICLE
+from tests.support.apptest import ALL_PAGES, assert_clean, hover_texts, open_app, text_in_order
 from ui.glossary import ACRONYMS
 
 
@@ -41,10 +43,36 @@ def test_every_acronym_is_spelled_out_where_the_page_first_uses_it(page):
         assert first_use_unexplained(text_in_order(block)) == [], where
 
 
+def internal_words(text: str) -> list[str]:
+    """The project's internal words in `text`: a source article by its label ("seed 001", "the
+    seeds'"), a tracker number ("issue 11"); "seed" is allowed only as the traffic pages' random
+    seed."""
+    return (re.findall(r"\bseed 0\d*|(?<!random )\bseeds?\b", text, re.I)
+            + re.findall(r"\bissue #?\d+", text, re.I))
+
+
+def test_the_check_catches_internal_words():
+    assert internal_words("Defaults reproduce seed 001.") == ["seed 001"]
+    assert internal_words("the seeds' arithmetic") == ["seeds"]
+    assert internal_words("fixed in issue 11") == ["issue 11"]
+    assert internal_words("random seed: 7; the source article's worked example") == []
+
+
 @pytest.mark.parametrize("page", ALL_PAGES)
 def test_no_internal_words_on_screen(page):
     at = open_app(page)
-    text = text_in_order(at.main) + text_in_order(at.sidebar)
-    assert not re.search(r"seed 0", text, re.I)
-    # "seed" only as the traffic pages' random seed
-    assert re.findall(r"(?<!random )\bseeds?\b", text, re.I) == []
+    for block in (at.main, at.sidebar):
+        assert internal_words(text_in_order(block)) == []
+        assert internal_words(hover_texts(block)) == []
+
+
+@pytest.mark.parametrize("page", ["pages/under_load/traffic.py", "pages/under_load/budget_tradeoff.py",
+                                  "pages/advanced/capacity.py", "pages/advanced/memory.py"])
+def test_the_load_pages_name_what_they_cite_and_show_si_sizes(page):
+    """A page that cites the source article names it; sizes in SI decimal units (GB, not GiB)."""
+    at = open_app(page)
+    assert_clean(at)
+    text = text_in_order(at.main)
+    assert "source article" not in text or SOURCE_ARTICLE in text
+    assert "the paper" not in text or "Sarathi-Serve paper" in text
+    assert re.findall(r"\b[KMGT]iB\b", text) == []

@@ -1,15 +1,15 @@
-"""A page's work estimated before it runs (ui/work.py, from sim/serving/work.py's likely
+"""A page's work estimated before it runs (ui/work.py, from sim/effort/estimate.py's likely
 estimate): token times exact, iterations close to what the engine takes, and the tiers and
 limits that follow."""
 
 import pytest
 
 from sim.cost.iteration import CostModel
+from sim.effort.estimate import ITEM_COSTS, Counts
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.policies import POLICIES, Limits, get_policy
-from sim.serving.work import ITEM_COSTS, Counts
 from sim.serving.workloads import burst, poisson, seed_scenario
 from ui import work
 from ui.work import NO_WORK, Work, run_work, tier, too_big, total

@@ -1,10 +1,11 @@
-"""The work estimator (sim/serving/work.py): its bound is never below a real run's counts, item by
-item; its likely estimate keeps within LIKELY_FACTOR of the run; caps keep a command's runs within
-its budget and give each at least its likely iterations; capacity's search stays inside a work
-budget and above the lowest rate float arrival times allow."""
+"""The run-effort estimate (sim/effort/estimate.py): its bound is never below a real run's counts,
+item by item, for every policy and for one that declares its prompt iterations may neither finish
+a prompt nor fill the budget; each policy's declared `prompt_work_finishes_or_fills` holds on
+random runs; the likely estimate keeps within LIKELY_FACTOR of the run; the prices bound what a
+run allocates."""
 
 import tracemalloc
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import numpy as np
 import pytest
@@ -12,28 +13,14 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from sim.cost.iteration import CostModel
+from sim.effort.estimate import ITEM_COSTS, LIKELY_FACTOR, Counts, estimate_run, least_iterations
 from sim.errors import InputError
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import SimulationLimitError, simulate
 from sim.serving.metrics import summarize
-from sim.serving.policies import POLICIES, Limits, get_policy
-from sim.serving.trace_files import MAX_ARRIVAL_S
-from sim.serving.work import (
-    ITEM_COSTS,
-    LIKELY_FACTOR,
-    Budget,
-    Counts,
-    RunEstimate,
-    Work,
-    WorkAccount,
-    WorkTooLarge,
-    combined,
-    estimate_run,
-    least_iterations,
-)
+from sim.serving.policies import POLICIES, Limits, get_policy, sarathi
 from sim.serving.workloads import make_workload, poisson, seed_scenario
-from sim.studies.capacity import find_capacity, lowest_rate
 
 # Roomy GPUs and small workloads: no preemption (the estimator's stated assumption).
 GPUS = [get_gpu("b200"), get_gpu("h200"), get_gpu("mi300x")]
@@ -79,12 +66,25 @@ def real_counts(trace, cost) -> Counts:
     return Counts.of_trace(trace, cost.model.sliding_window > 0)
 
 
+def prompt_work_finishes_or_fills(trace, policy) -> bool:
+    """Whether every iteration of `trace` with prompt work finishes a prompt (a chunk reaches its
+    request's prompt length) or fills the budget (with the decodes, where they share it)."""
+    finishes = np.zeros(trace.iterations, bool)
+    ends = trace.chunk_start + trace.chunk_length == trace.prompt[trace.chunk_request]
+    finishes[trace.chunk_iteration[ends]] = True
+    shared = trace.decode_tokens if policy.prefill_with_decodes else 0
+    fills = trace.prefill_tokens + shared >= trace.budget
+    return bool(np.all(finishes | fills | (trace.prefill_tokens == 0)))
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(runs())
 def test_the_bound_is_never_below_a_run_and_the_likely_estimate_keeps_within_its_factor(case):
     workload, policy, budget, limits, cost = case
     trace = simulated(*case)
     assume(trace.preemptions.sum() == 0)
+    if policy.prompt_work_finishes_or_fills:   # what the policy declares, the run does
+        assert prompt_work_finishes_or_fills(trace, policy)
     estimate = estimate_run(workload, policy, budget, limits, cost)
     real = real_counts(trace, cost)
     for item in ITEM_COSTS:
@@ -177,107 +177,45 @@ def test_the_iterations_within_seconds_and_bytes_leave_room_for_the_rest():
     assert counts.iterations_within(rest.seconds() / 2) == 0
 
 
-# --- a command's caps -------------------------------------------------------------------------
-def estimate(likely: int, bound: int, cap: int = 5_000_000, tokens: int = 0) -> RunEstimate:
-    return RunEstimate(Counts(runs=1, iterations=likely, tokens=tokens),
-                       Counts(runs=1, iterations=bound, tokens=tokens), 1, cap)
+# --- a policy that breaks "prompt work finishes a prompt or fills the budget" -------------------
+CHUNK_CAP = 16   # prompt tokens an iteration may take, whatever the budget (a per-request chunk cap)
 
 
-def test_a_run_whose_bound_fits_keeps_its_own_cap():
-    """Its own cap where that fits (a preempted prompt computed again can pass the bound);
-    else at least its bound, and what more fits."""
-    work = Work((estimate(100, 10_000, cap=50_000),))
-    assert work.caps(Budget(60, 1.5e9)) == (50_000,)
-    assert Work((estimate(100, 10**8, cap=50_000),)).caps(Budget(60, 1.5e9)) == (50_000,)
-    per = ITEM_COSTS["iterations"].seconds
-    room = ITEM_COSTS["runs"].seconds + 20_000 * per
-    (cap,) = work.caps(Budget(room, 1.5e9))
-    assert cap == pytest.approx(20_000, abs=2)
-    two = Work((estimate(100, 10_000, cap=50_000), estimate(100, 1_000, cap=50_000)))
-    caps = two.caps(Budget(2 * ITEM_COSTS["runs"].seconds + 22_000 * per, 1.5e9))
-    assert caps[0] >= 10_000 and caps[1] >= 1_000 and caps[0] == pytest.approx(10 * caps[1], abs=10)
+def capped_chunks(state, budget, limits, whole_prompt):
+    """Sarathi-Serve with at most CHUNK_CAP prompt tokens an iteration: its chunks may neither
+    finish a prompt nor fill the budget."""
+    return sarathi(state, min(budget, state.decoding + CHUNK_CAP), limits, whole_prompt)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 10**6), st.integers(0, 10**8), st.integers(0, 10**8)),
-                min_size=1, max_size=8),
-       st.floats(1, 120), st.booleans())
-def test_caps_keep_every_run_within_the_budget_and_at_least_at_its_likely_iterations(
-        runs_, seconds, held):
-    work = Work(tuple(estimate(likely, likely + extra, tokens=tokens)
-                      for likely, extra, tokens in runs_), held_together=held)
-    budget = Budget(seconds, 1.5e9)
-    caps = work.caps(budget)
-    at_likely = work.cost(work.caps_at(1.0))
-    if caps is None:
-        assert at_likely[0] > budget.seconds or at_likely[1] > budget.bytes
-        return
-    cost = work.cost(caps)
-    assert cost[0] <= budget.seconds and cost[1] <= budget.bytes
-    bounds_fit = work.fits(work.most_caps(), budget)
-    for run, cap in zip(work.runs, caps):
-        assert run.likely.iterations <= cap <= run.cap
-        assert cap >= run.most_iterations if bounds_fit else cap <= run.most_iterations
+CAPPED = replace(get_policy("sarathi"), name="capped-chunks", build=capped_chunks,
+                 prompt_work_finishes_or_fills=False)
 
 
-def test_caps_above_the_likely_iterations_grow_with_the_budget():
-    work = Work((estimate(10_000, 10**8),))
-    small, large = work.caps(Budget(1, 1e12))[0], work.caps(Budget(10, 1e12))[0]
-    assert 10_000 <= small < large and Work((estimate(10_000, 10**8),)).caps(Budget(0.01, 1e12)) \
-        is None
-    per = ITEM_COSTS["iterations"].seconds
-    assert large == pytest.approx((10 - ITEM_COSTS["runs"].seconds) / per, rel=1e-6)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs())
+def test_a_policy_that_declares_its_prompt_work_may_not_finish_or_fill_is_bounded_all_the_same(
+        case):
+    workload, _, budget, limits, cost = case
+    trace = simulated(workload, CAPPED, budget, limits, cost)
+    assume(trace.preemptions.sum() == 0)
+    bound = estimate_run(workload, CAPPED, budget, limits, cost).bound
+    real = real_counts(trace, cost)
+    for item in ITEM_COSTS:
+        assert getattr(bound, item) >= getattr(real, item), item
 
 
-def test_work_over_a_budget_is_refused_with_the_likely_estimate_and_the_remedy():
-    workload = seed_scenario(decodes=1, decode_output=5_000_000, context=1, prompt=1,
-                             prompt_output=1)
-    run = estimate_run(workload, get_policy("sarathi"), 576, Limits(max_iterations=5_000_000),
-                       B200)
-    # likely: one iteration per token of the one decoder (and the prompt's), within the cap
-    assert run.likely.iterations == 5_000_001 and run.iterations_at(1.0) == 5_000_000
-    with pytest.raises(WorkTooLarge) as error:
-        Work((run,)).check(Budget(30, 1.5e9), "this run", "use a smaller --decode-output")
-    message = str(error.value)
-    seconds, nbytes = Work((run,)).cost((5_000_000,))
-    assert message.startswith("this run would take about 5,000,000 iterations and 5,000,002 "
-                              f"output tokens: ≈ {seconds:,.0f} s and {nbytes / 1e9:.3g} GB")
-    assert "over the 30 s time budget" in message and "memory" not in message
-    assert message.endswith("; use a smaller --decode-output")
-    assert Work((run,)).check(Budget(1e9, 1e12), "this run", "") == (5_000_000,)
-
-
-def test_check_most_refuses_what_the_runs_could_take_at_their_caps():
-    work = Work((estimate(10, 10**7, cap=2_000_000), estimate(10, 100)))
-    work.check_most(Budget(60, 1.5e9), "the search", "fewer requests")
-    with pytest.raises(WorkTooLarge) as error:
-        work.check_most(Budget(10, 1.5e9), "the search", "fewer requests")
-    assert "2 runs of up to 2,000,000 iterations" in str(error.value)
-
-
-def test_runs_one_after_another_add_their_time_and_hold_the_largest_memory_unless_kept():
-    cost = CostModel(get_gpu("h200"), get_model("llama-3.1-8b"))
-    workload = poisson(50, 5, prompt=300, output=20)
-    works = [Work((estimate_run(workload, get_policy("sarathi"), b, Limits(), cost),))
-             for b in (64, 4096)]
-    caps = (works[0].runs[0].most_iterations, works[1].runs[0].most_iterations)
-    each = [w.cost(w.most_caps()) for w in works]
-    in_turn, together = combined(works).cost(caps), combined(works, held_together=True).cost(caps)
-    assert in_turn[0] == together[0] == pytest.approx(sum(s for s, _ in each))
-    assert in_turn[1] == max(b for _, b in each)
-    assert together[1] == pytest.approx(sum(b for _, b in each))
-
-
-def test_an_account_charges_a_finished_run_by_its_own_counts():
-    workload = poisson(40, 5, prompt=512, output=16, seed=0)
-    trace = simulate(workload, get_policy("sarathi"), CAPACITY_COST, budget=512)
-    account = WorkAccount(Budget(60, 1e12))
-    account.charge(trace, windowed=False)
-    assert account.spent_s == real_counts(trace, CAPACITY_COST).seconds()
-    run = estimate_run(workload, get_policy("sarathi"), 512, Limits(), CAPACITY_COST)
-    assert account.affords(run)
-    account.spent_s = 60 - run.most().seconds() / 2
-    assert not account.affords(run)
+def test_a_policy_that_breaks_the_property_without_declaring_it_is_bounded_too_low():
+    """Why the declaration matters: the same policy declaring True gets a bound below its run (a
+    prompt of 4,000 tokens, 16 an iteration, at budget 2,048: 250 prompt iterations, not 2)."""
+    workload = make_workload([0.0], [4000], [1])
+    trace = simulate(workload, CAPPED, B200, budget=2048)
+    assert not prompt_work_finishes_or_fills(trace, CAPPED)
+    assert trace.iterations == 4000 // CHUNK_CAP
+    undeclared = replace(CAPPED, prompt_work_finishes_or_fills=True)
+    assert estimate_run(workload, undeclared, 2048, Limits(), B200).bound.iterations < 4000 // 16
+    declared = estimate_run(workload, CAPPED, 2048, Limits(), B200).bound
+    assert declared.iterations >= trace.iterations
+    assert declared.chunk_rows >= len(trace.chunk_request)
 
 
 # --- the prices against what runs cost here ----------------------------------------------------
@@ -324,34 +262,6 @@ def test_the_prices_bound_what_a_real_run_allocates_within_the_margin(case):
     assert estimate.bound.seconds() >= real.seconds() and estimate.bound.bytes() >= real.bytes()
     assert real.seconds() / LIKELY_FACTOR <= estimate.likely.seconds() \
         <= LIKELY_FACTOR * real.seconds()
-
-
-# --- capacity within its budget -----------------------------------------------------------------
-CAPACITY_COST = CostModel(get_gpu("a100-80gb"), get_model("llama-2-7b"))
-
-
-def test_capacity_stops_before_a_run_the_account_cannot_afford():
-    def workload_at(qps):
-        return poisson(40, qps, prompt=512, output=16, seed=0)
-    most = estimate_run(workload_at(1.0), get_policy("sarathi"), 512, Limits(),
-                        CAPACITY_COST).most()
-    account = WorkAccount(Budget(seconds=most.seconds() * 2.5, bytes=1e12))
-    result = find_capacity(workload_at, get_policy("sarathi"), CAPACITY_COST, budget=512,
-                           tbt_slo_s=1e-4, max_runs=14, account=account)
-    assert 2 <= len(result.points) < 14
-    assert "the search stopped after" in result.reason and "past what is left" in result.reason
-    assert account.spent_s <= account.budget.seconds
-
-
-def test_capacity_never_tries_a_rate_whose_arrivals_outrun_float_precision():
-    def workload_at(qps):
-        return poisson(40, qps, prompt=512, output=16, seed=0)
-    result = find_capacity(workload_at, get_policy("sarathi"), CAPACITY_COST, budget=512,
-                           tbt_slo_s=1e-6, max_runs=60)
-    floor = lowest_rate(40)
-    assert floor == 40 / MAX_ARRIVAL_S
-    assert result.capacity_qps == 0 and min(p.qps for p in result.points) >= floor
-    assert len(result.points) < 60 and "were not tried" in result.reason
 
 
 def test_no_run_takes_fewer_iterations_than_its_longest_output():

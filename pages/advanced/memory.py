@@ -8,7 +8,7 @@ from sim.serving.metrics import summarize
 from sim.serving.policies import POLICIES
 from sim.studies.memory import admission_rule, kv_pressure, kv_usage, memory_budget
 from sim.units import fmt_bytes, fmt_seconds
-from ui import controls, traffic, widgets
+from ui import controls, memory, traffic, widgets, words, workload_box
 from ui.glossary import first
 from ui.scenario import limits_with
 
@@ -29,23 +29,15 @@ try:
 except InputError as e:
     st.error(f"**Can't fit this model:** {e}")
     st.stop()
-st.caption("GB: datasheet units (10⁹ bytes); GiB: 2³⁰ bytes. The reserve is vLLM's default "
+st.caption("Sizes in GB, 10⁹ bytes, as the datasheets write them. The reserve is vLLM's default "
            "gpu_memory_utilization = 0.9: a tenth of memory for activations and CUDA graphs.")
 
 st.subheader("The source article's arithmetic, on this model")
-pressure = kv_pressure(cost, widgets.widget(controls.TOGETHER, width=260), s.prompt, s.decodes,
-                       s.context)
+prompts = widgets.widget(controls.TOGETHER, width=260)
+pressure = kv_pressure(cost, prompts, s.prompt, s.decodes, s.context)
 st.table(widgets.steps_frame(pressure).set_index("step"))
-share = pressure[-1].value
-st.markdown(
-    "The source article: *20 simultaneous 8,192-token prompts need 20 GiB of KV (128 KiB per "
-    "token) ... "
-    f"add 64 decoders at 4,000 tokens of context each, another 32 GiB, and the budget is under "
-    f"pressure.* Here, with the sidebar's prompt ({s.prompt:,} tokens), decodes "
-    f"({s.decodes:,}) and context ({s.context:,} tokens), they would fill **{share:.0%}** of "
-    "the KV capacity"
-    + (": more than there is, so the scheduler must admit them in turns or preempt."
-       if share > 1 else "."))
+st.markdown(words.kv_pressure_story(pressure, prompts, s.prompt, s.decodes, s.context),
+            unsafe_allow_html=True)
 
 st.subheader("Admission on a workload")
 st.markdown(
@@ -53,7 +45,7 @@ st.markdown(
     "what running out costs: preempted requests lose their cache and are prefilled again, "
     f"work measured in {first('flop')}; the new requests' {first('ttft')} and the streams' "
     f"{first('tbt')} show who pays.", unsafe_allow_html=True)
-t, workload = traffic.traffic(s)
+t, workload = workload_box.show(s)
 cols = st.columns([2, 1])
 picked = widgets.widget(controls.KV_PICK, cols[0])
 limits = limits_with(t.limits, {controls.PARTIALS.key: widgets.widget(controls.PARTIALS, cols[1])})
@@ -63,9 +55,7 @@ if not picked:
     st.stop()
 traces = traffic.runs(t, s, workload, picked, s.budget, limits)
 traffic.notes(traces)
-figure = traffic.kv_figure(t, s, tuple(picked), limits, look, traces)
-widgets.chart(traffic.kv_spec(t, s, tuple(picked), limits, look, traces), lambda: figure,
-             "kv-memory")
+memory.kv.draw("kv-memory", t, s, tuple(picked), limits, look, traces)
 st.caption(f"{t.words()}. Budget {s.budget:,}; "
            + ("no cap on partial prefills" if partials is None else
               f"at most {partials:,} requests mid-prefill at once (chunked policies)")
@@ -97,4 +87,4 @@ st.markdown("To watch memory run out, serve the Poisson traffic (ShareGPT-like l
             "default) on a 24 GB GPU; the KV capacity table above shows how little is left "
             "beside the weights.")
 st.button("Poisson traffic on a 24 GB L4", key="kv_l4", icon=":material/memory:",
-          on_click=traffic.set_controls(gpu="l4", workload="poisson"))
+          on_click=widgets.set_controls(gpu="l4", workload="poisson"))

@@ -80,14 +80,20 @@ st.subheader("The error table")
 st.markdown(f"The numbers `python -m sim validate` prints: every measured point, each mode's "
             f"prediction and its error, and the median and max {error_rule} by set of points.")
 percent = "{:.1%}".format          # as `python -m sim validate` prints them
-signed = "{:+.1%}".format
 st.dataframe(summary_table(report).style.format({"median |error|": percent, "max |error|": percent}),
              hide_index=True, height="content")
 st.caption("held_out: every point the fit did not see; fitted: the training points; all: both; "
            "held_out_tpN: the held-out points at TP = N.")
-st.dataframe(points_table(report).style.format({
-    "measured (ms)": "{:.4f}", "roofline (ms)": "{:.4f}", "calibrated (ms)": "{:.4f}",
-    "roofline error": signed, "calibrated error": signed}), hide_index=True, height=320)
+# A thousand rows: formatted in the browser (a Styler formats every cell in the page's run and
+# sends each as text beside its number), the errors as percentages.
+ERRORS = ("roofline error", "calibrated error")
+st.dataframe(points_table(report).assign(**{name: lambda t, name=name: t[name] * 100
+                                            for name in ERRORS}),
+             column_config={**{name: st.column_config.NumberColumn(format="%.4f") for name in
+                               ("measured (ms)", "roofline (ms)", "calibrated (ms)")},
+                            **{name: st.column_config.NumberColumn(format="%+.1f%%")
+                               for name in ERRORS}},
+             hide_index=True, height=320)
 st.markdown("**Published whole-iteration figures**, a check on another model (OPT-13B), on "
             f"attention and the {first('lm')} head, and on the tile step; none of them was fitted:",
             unsafe_allow_html=True)
@@ -141,8 +147,7 @@ st.markdown(
     f"roofline time **{start_ms:,.4g} ms** (the roofline mode's), and the calibrated time "
     f"**{cost.time_s * 1e3:,.4g} ms** = {cost.time_s * 1e3 / start_ms:,.3g} × it. Each bar adds "
     "one factor to the one before; they sum to the calibrated time.")
-widgets.chart(runs.factors_spec(explained, key, look),
-             lambda: runs.factors_figure(explained, key, look), "why-it-moved")
+runs.factors_figure.draw("why-it-moved", explained, key, look)
 st.table(factors.assign(
     **{"adds (ms)": factors.added_ms.map(lambda x: f"{x:,.4g}"),
        "running total (ms)": factors.end_ms.map(lambda x: f"{x:,.4g}")})

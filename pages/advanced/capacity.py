@@ -11,8 +11,9 @@ from sim.studies.capacity import (
     REL_TOL,
     SLO_PRESETS,
 )
+from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL
 from sim.units import fmt_seconds
-from ui import controls, traffic, widgets
+from ui import capacity, controls, widgets, workload_box
 from ui.controls import CUSTOM
 from ui.glossary import first
 
@@ -21,7 +22,9 @@ look = widgets.look()
 
 st.header("Capacity")
 st.markdown(
-    "Chunking lets a server run hotter within its latency targets. Sarathi-Serve measures it as "
+    f"Chunking lets a {first('llm')} server run hotter within its latency targets. The "
+    "Sarathi-Serve paper "
+    f"([{SARATHI_SERVE}]({SARATHI_SERVE_URL})) measures it as "
     f"**capacity**: the highest Poisson request rate at which the p99 {first('tbt')}, the gap "
     f"between two tokens, meets the {first('slo')} *and* the median scheduling delay (arrival to "
     "the first iteration that runs the "
@@ -31,7 +34,7 @@ st.markdown(
     f"bisects to within {REL_TOL:.0%}. It runs the sidebar's "
     f"chunked policy (**{s.chunked}**, budget {s.budget:,}) and its unchunked one "
     f"(**{s.unchunked}**).", unsafe_allow_html=True)
-t, workload = traffic.traffic(s, capacity=True)
+t, workload = workload_box.show(s, capacity=True)
 cols = st.columns(3)
 preset = widgets.widget(controls.SLO, cols[0])
 if preset == CUSTOM:
@@ -39,7 +42,7 @@ if preset == CUSTOM:
 else:
     chosen = SLO_PRESETS[preset]
     tbt_slo_s = chosen.tbt_slo_s
-    cols[1].markdown(f"P99 TBT SLO **{fmt_seconds(tbt_slo_s)}**, the paper's for "
+    cols[1].markdown(f"P99 TBT SLO **{fmt_seconds(tbt_slo_s)}**, the Sarathi-Serve paper's for "
                      f"{MODELS[chosen.model].name}.")
 delay_slo_s = widgets.widget(controls.DELAY_SLO, cols[2])
 if preset != CUSTOM and s.model.id != SLO_PRESETS[preset].model:
@@ -50,18 +53,18 @@ if preset != CUSTOM and s.model.id != SLO_PRESETS[preset].model:
                  f"{s.model.name}, whose decode iterations are faster or slower.")
     button.button(f"Use {model.name}", key="use_slo_model", icon=":material/swap_horiz:",
                   help="Sets the sidebar's model, and the GPU to an A100-80GB.",
-                  on_click=traffic.set_controls(model=model.id, gpu="a100-80gb"))
+                  on_click=widgets.set_controls(model=model.id, gpu="a100-80gb"))
 
-query = traffic.capacity_query(t, s, workload, tbt_slo_s, delay_slo_s)
-view = traffic.stored_capacity(query)
+query = capacity.capacity_query(t, s, workload, tbt_slo_s, delay_slo_s)
+view = capacity.stored_capacity(query)
 if view is None:
-    work = traffic.capacity_estimate(query)
+    work = capacity.capacity_estimate(query)
     st.caption(f"Up to {MAX_RUNS} runs per policy for the search and {CURVE_POINTS} for each "
                f"curve, each simulating {t.requests:,} requests: {work.words()}. The result is "
                "kept, so coming back to the same settings shows it at once.")
     if st.button("Find the capacity", type="primary", icon=":material/play_arrow:",
                  key="find_capacity"):
-        view = traffic.find_capacity(query)
+        view = capacity.find_capacity(query)
 
 
 def show(view) -> None:
@@ -81,16 +84,16 @@ def show(view) -> None:
                 f"- Ratio = {ours.policy} capacity / {theirs.policy} capacity"
                 + (" (undefined: the baseline sustains no rate tried)." if ratio is None else
                    f" = {ours.capacity_qps:.4g} / {theirs.capacity_qps:.4g} = **{ratio:.2f}×**. "
-                   "Sarathi-Serve reports 2.6× on Mistral-7B against the vLLM of early 2024, on its "
-                   "workloads: a different simulator and workload give a different ratio."))
+                   "The Sarathi-Serve paper reports 2.6× on Mistral-7B on one A100 against the vLLM "
+                   "of early 2024, on its workloads: a different simulator and workload give a "
+                   "different ratio."))
     st.caption(f"Budgets: {ours.policy} {ours.budget:,} (the sidebar's); {theirs.policy} "
                f"{theirs.budget:,}"
                + (" (vLLM V0's max(max_model_len, 2048), with the longest request as max_model_len)"
                   if theirs.budget != s.budget else "") + f". Compute ceiling "
                f"{ours.ceiling_qps:.3g} requests/s. {t.poisson_words()}.")
 
-    figure = traffic.capacity_figure(query, look, view)
-    widgets.chart(traffic.capacity_spec(query, look, view), lambda: figure, "capacity")
+    capacity.figure.draw("capacity", query, look, view)
     st.caption(f"Each point is one run of the workload at that rate: the search's rates and "
                f"{CURVE_POINTS} evenly spaced ones up to the compute ceiling. Filled: meets both "
                "SLOs; hollow: misses one. Dashed verticals: each policy's capacity. p99 TBT is the "

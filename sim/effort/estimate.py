@@ -1,51 +1,45 @@
-"""How much work a run is, before it runs: what the engine will count, and the seconds and bytes
-that costs, so a command or a page can refuse a run that would not finish within its budget
-(with the estimate and what to change) instead of hanging or running out of memory.
+"""How much work a run is for this machine, before it runs: what the engine will count, and the
+CPU seconds and bytes of memory that costs (the simulator's own effort, not the GPU's time), so a
+command or a page can refuse a run that would not finish within its allowance (sim/effort/caps.py)
+instead of hanging or running out of memory.
 
 One set of counts (`Counts`: iterations, token times, prefill chunk rows, requests, stays in the
 running set, explicit decode rows, passes over the running set, and for a sliding-window model
 the iterations and decode rows it prices one by one), one price per counted item (ITEM_COSTS,
 measured by `python -m benchmarks.work_bench`), and two estimates of every run side by side
-(`estimate_run`), from the workload, the policy's declared behaviour (`PolicySpec`) and the cost
-model, before anything runs:
+(`estimate_run`), from the workload, the policy's declared behaviour (`PolicySpec`: the flags it
+reads are listed in sim/serving/policies.py) and the cost model, before anything runs:
 
 - the bound (`RunEstimate.bound`): no run does more, item by item. Token times, decode rows,
-  requests and stays are exact. Iterations: one that carries prompt work either finishes a prompt
-  or fills the budget B, so there are at most N + (P + D) / B of them (N new prompts of P tokens
-  in all; D decode rows, counted only where the decodes share those iterations); one without
-  prompt work steps at least one decoder, and where every running decoder steps in every
-  iteration (all policies but vLLM V1 once its running set can outgrow the budget), streams that
-  arrive together step together, so those iterations number at most the longest output of each
-  such group plus each new request's output. Chunk rows: a chunk finishes its prompt or fills
-  the budget. The running set is at most the requests, max_seqs and what fits in KV.
+  requests and stays are exact. Iterations: where the policy declares
+  `prompt_work_finishes_or_fills`, one that carries prompt work either finishes a prompt or
+  fills the token budget B, so there are at most N + (P + D) / B of them (N new prompts of P
+  tokens in all; D decode rows, counted only where the decodes share those iterations); where it
+  does not, each computes at least one prompt token, so there are at most P. One without prompt
+  work steps at least one decoder, and where every running decoder steps in every iteration (all
+  policies but vLLM V1 once its running set can outgrow the token budget), streams that arrive
+  together step together, so those iterations number at most the longest output of each such
+  group plus each new request's output. Chunk rows: as many as those prompt iterations (a chunk
+  finishes its prompt or fills the budget, or holds at least a token). The running set is at
+  most the requests, max_seqs and what fits in KV.
 - the likely estimate (`RunEstimate.likely`): the same counts with the iterations estimated from
-  how many decoders share an iteration (max_seqs, what fits in KV, the budget where it caps the
-  decodes, and Little's law: arrival rate x how long a request runs) and how many prompt tokens
-  an iteration takes, then kept between the longest output and the bound.
+  how many decoders share an iteration (max_seqs, what fits in KV, the token budget where it caps
+  the decodes, and Little's law: arrival rate x how long a request runs) and how many prompt
+  tokens an iteration takes, then kept between the longest output and the bound. It takes a
+  chunked policy's chunks to fill the budget even where the policy declares they may not: such a
+  policy's likely iterations can be low, which its caps (the bound, where that fits) absorb.
 
 A run's iterations are always capped (the engine stops at `Limits.max_iterations`), so the most a
-run can cost is its bound with the iterations at that cap. `Work.caps` turns a budget into caps:
-a command is refused when its runs do not fit even at their likely iterations (everything else at
-its bound), and otherwise each run gets the largest cap, at least its likely iterations, at which
-all of them fit (at least its bound, and more up to its own cap, where all the bounds fit); a run
-that needs more stops there and says so. So the likely estimate decides, and the caps keep the
-guarantee: a command never takes more than its budget. Pages do the same with the likely
-estimate and a wall-clock deadline (ui/work.py).
+run can cost is its bound with the iterations at that cap; sim/effort/caps.py turns an allowance
+into each run's cap.
 
 Assumptions: no preemption (the KV cache never runs out; a preempted request's prompt is computed
-again, which can exceed the bound: the caps leave what room the budget has for that, and stop
+again, which can exceed the bound: the caps leave what room the allowance has for that, and stop
 such a run past it); the prices were measured on the project's reference machine (2 shared
-cores) and carry a margin of about 1.5x.
-
-How tight, measured by `python -m benchmarks.work_bench` (real counts priced the same way) and
-checked under hypothesis by tests/sim/test_work.py: the bound is exact for requests one at a
-time and close for streams that start together (the worked example: 330 iterations bounded,
-256 run); it is loose by up to the number of new requests decoding together (ShareGPT 3,000
-requests at 1,000 QPS: 1,368,884 iterations bounded, 6,850 run: 38x in seconds). The likely
-estimate keeps within LIKELY_FACTOR of a run's real iterations (measured: 0.25-1.02x on the
-benchmark's runs; 4,270 likely for that ShareGPT run). On those runs the measured CPU time is
-0.1-0.85x of the real counts priced and the peak memory up to 0.8x (tests/sim/test_work.py
-checks a few runs against its MARGIN).
+cores) and carry a margin of about 1.5x. How tight the bound and the likely estimate are on real
+runs, and how the prices compare with measured CPU time and memory, is what
+`python -m benchmarks.work_bench` prints; tests/sim/effort/test_estimate.py checks the bound and
+LIKELY_FACTOR under hypothesis and a few runs' memory against its MARGIN.
 """
 
 from __future__ import annotations
@@ -56,7 +50,6 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from sim.cost.iteration import CostModel
-from sim.errors import InputError
 from sim.serving.engine import kv_capacity_tokens
 from sim.serving.policies import Limits, PolicySpec
 from sim.serving.workloads import Workload
@@ -87,7 +80,8 @@ ITEM_COSTS = {
 }
 
 # The likely estimate keeps within this factor of a run's real iterations, either way
-# (tests/sim/test_work.py checks it under hypothesis).
+# (tests/sim/effort/test_estimate.py checks it under hypothesis; benchmarks/work_bench.py prints
+# the factors it measures).
 LIKELY_FACTOR = 4.0
 
 
@@ -175,147 +169,6 @@ class RunEstimate:
         return self.bound.with_iterations(min(self.cap, cap))
 
 
-@dataclass(frozen=True)
-class Budget:
-    """What one command (or one page's run) may take."""
-    seconds: float
-    bytes: float
-
-
-CLI_BUDGET = Budget(seconds=60.0, bytes=1.5e9)
-
-
-class WorkTooLarge(InputError):
-    """A run refused before it starts: its estimated work is over the budget."""
-
-
-@dataclass(frozen=True)
-class Work:
-    """A command's runs, one after another, and the work it does beside them (drawing, its own
-    start). Memory is the largest run's, or all of them with `held_together` (export keeps both
-    lanes' traces for its figure)."""
-    runs: tuple[RunEstimate, ...]
-    seconds_beside: float = 0.0
-    bytes_beside: float = 0.0
-    held_together: bool = False
-
-    def plus(self, seconds: float, nbytes: float) -> Work:
-        return replace(self, seconds_beside=self.seconds_beside + seconds,
-                       bytes_beside=self.bytes_beside + nbytes)
-
-    def cost(self, caps) -> tuple[float, float]:
-        """(seconds, bytes) at most, with each run capped at its entry of `caps`."""
-        most = [run.most(cap) for run, cap in zip(self.runs, caps)]
-        nbytes = sum(c.bytes() for c in most) if self.held_together else \
-            max(c.bytes() for c in most)
-        return (sum(c.seconds() for c in most) + self.seconds_beside,
-                nbytes + self.bytes_beside)
-
-    def caps_at(self, scale: float) -> tuple[int, ...]:
-        return tuple(run.iterations_at(scale) for run in self.runs)
-
-    def most_caps(self) -> tuple[int, ...]:
-        return tuple(run.most_iterations for run in self.runs)
-
-    def caps_beyond(self, scale: float) -> tuple[int, ...]:
-        """`scale` (>= 1) times each run's bound, within its own cap."""
-        return tuple(min(run.cap, math.ceil(scale * run.bound.iterations)) for run in self.runs)
-
-    def fits(self, caps, budget: Budget) -> bool:
-        seconds, nbytes = self.cost(caps)
-        return seconds <= budget.seconds and nbytes <= budget.bytes
-
-    def caps(self, budget: Budget) -> tuple[int, ...] | None:
-        """Each run's iteration cap within `budget`; None when the runs do not fit even at their
-        likely iterations. Where their bounds fit, each gets its bound and, up to its own cap, the
-        largest common multiple of it that fits (room for preemption, which the bound leaves
-        out); else the largest common multiple (at least 1) of their likely iterations that
-        fits, each within its bound."""
-        if not self.fits(self.caps_at(1.0), budget):
-            return None
-        if self.fits(self.most_caps(), budget):
-            return self._largest(self.caps_beyond, budget, max(
-                run.cap / max(1, run.bound.iterations) for run in self.runs))
-        return self._largest(self.caps_at, budget, max(
-            run.most_iterations / max(1, run.likely.iterations) for run in self.runs))
-
-    def _largest(self, caps_at, budget: Budget, high: float) -> tuple[int, ...]:
-        """caps_at(scale) at the largest scale in [1, high] that fits `budget` (caps_at(1) fits;
-        the cost grows with the scale)."""
-        if self.fits(caps_at(high), budget):
-            return caps_at(high)
-        low = 1.0
-        for _ in range(40):
-            mid = (low + high) / 2
-            low, high = (mid, high) if self.fits(caps_at(mid), budget) else (low, mid)
-        return caps_at(low)
-
-    def check(self, budget: Budget, what: str, remedy: str) -> tuple[int, ...]:
-        """The runs' iteration caps within `budget`, or WorkTooLarge with the estimate (the
-        runs at their likely iterations) and `remedy` (what to change)."""
-        caps = self.caps(budget)
-        if caps is None:
-            self._refuse(self.caps_at(1.0), "about", budget, what, remedy)
-        return caps
-
-    def check_most(self, budget: Budget, what: str, remedy: str) -> None:
-        """WorkTooLarge, with the most the runs can take and `remedy`, unless that fits `budget`
-        (for runs that get no lower caps: a search that must not stop half-way through a run)."""
-        if not self.fits(self.most_caps(), budget):
-            self._refuse(self.most_caps(), "up to", budget, what, remedy)
-
-    def _refuse(self, caps, words: str, budget: Budget, what: str, remedy: str) -> None:
-        seconds, nbytes = self.cost(caps)
-        over = []
-        if seconds > budget.seconds:
-            over.append(f"over the {fmt_work_seconds(budget.seconds)} time budget")
-        if nbytes > budget.bytes:
-            over.append(f"over the {fmt_work_bytes(budget.bytes)} memory budget")
-        largest = max(range(len(self.runs)),
-                      key=lambda i: self.runs[i].most(caps[i]).seconds())
-        runs, each = (f"{len(self.runs):,} runs of ", " for the largest") \
-            if len(self.runs) > 1 else ("", "")
-        raise WorkTooLarge(
-            f"{what} would take {runs}{words} {caps[largest]:,} iterations and "
-            f"{self.runs[largest].likely.tokens:,} output tokens{each}: "
-            f"≈ {fmt_work_seconds(seconds)} and {fmt_work_bytes(nbytes)}, {' and '.join(over)}; "
-            f"{remedy}")
-
-
-def combined(works: list[Work], held_together: bool = False) -> Work:
-    """Several commands' runs as one command's (a sweep, an export's two lanes)."""
-    return Work(tuple(run for work in works for run in work.runs),
-                sum(w.seconds_beside for w in works), sum(w.bytes_beside for w in works),
-                held_together)
-
-
-@dataclass
-class WorkAccount:
-    """The time a sequence of runs has spent against a budget, counted with the same prices from
-    each finished run's own counts (deterministic, unlike the wall clock): a search that does not
-    know how many runs it needs (capacity) asks before each run whether one more fits."""
-    budget: Budget
-    spent_s: float = 0.0
-
-    def affords(self, run: RunEstimate) -> bool:
-        """Whether the most one more such run can do fits in what is left."""
-        most = run.most()
-        return (self.spent_s + most.seconds() <= self.budget.seconds
-                and most.bytes() <= self.budget.bytes)
-
-    def charge(self, trace, windowed: bool) -> None:
-        """Add a finished run, priced from its own counts."""
-        self.spent_s += Counts.of_trace(trace, windowed).seconds()
-
-
-def fmt_work_seconds(s: float) -> str:
-    return f"{s:,.0f} s" if s >= 10 else f"{s:.2g} s"
-
-
-def fmt_work_bytes(b: float) -> str:
-    return f"{b / 1e9:.3g} GB" if b >= 1e9 else f"{b / 1e6:,.0f} MB"
-
-
 # --- the estimates ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Shape:
@@ -365,9 +218,12 @@ def _bound(w: Workload, shape: _Shape, policy: PolicySpec, budget: int, limits: 
     # budget, where it caps the decodes, or max_seqs (which streams arriving late can pass)
     per_step = min(budget, limits.max_seqs) if policy.budget_caps_decodes else limits.max_seqs
     skips = running > per_step
-    shared = shape.decode_rows if policy.prefill_with_decodes else 0
-    filled = (shape.prompt_tokens + shared) // budget if policy.chunked else 0
-    prefill_iterations = shape.new + filled
+    if policy.prompt_work_finishes_or_fills:
+        shared = shape.decode_rows if policy.prefill_with_decodes else 0
+        prefill_iterations = shape.new + ((shape.prompt_tokens + shared) // budget
+                                          if policy.chunked else 0)
+    else:   # each iteration with prompt work computes at least one prompt token
+        prefill_iterations = shape.prompt_tokens
     decode_only = shape.decode_rows if skips else shape.group_steps + shape.new_steps
     iterations = prefill_iterations + decode_only
     partial_iterations = shape.decode_rows // per_step if skips else 0
@@ -377,8 +233,9 @@ def _bound(w: Workload, shape: _Shape, policy: PolicySpec, budget: int, limits: 
     else:   # streams that arrive together join together, and leave together by their output
         changes = shape.join_groups + shape.leave_groups + 2 * new_stays
     windowed = cost.model.sliding_window > 0
+    # chunk rows: each finishes its prompt or fills the budget (or holds a token): the same bound
     return Counts(runs=1, iterations=iterations, tokens=shape.tokens,
-                  chunk_rows=shape.new + filled, requests=shape.requests, stays=shape.stays,
+                  chunk_rows=prefill_iterations, requests=shape.requests, stays=shape.stays,
                   changes=changes, partial_rows=shape.decode_rows if skips else 0,
                   running_passes=(changes + partial_iterations) * running,
                   window_iterations=min(iterations, shape.decode_rows) if windowed else 0,

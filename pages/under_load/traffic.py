@@ -8,7 +8,7 @@ from sim.serving.policies import POLICIES
 from sim.studies.stalls import STALL_S, STALL_SOURCE
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
-from ui import controls, scenario, traffic, widgets
+from ui import controls, traffic, widgets, words, workload_box
 from ui.glossary import first, term
 
 s = widgets.scenario()
@@ -23,14 +23,13 @@ st.markdown(
     f"stream; what it costs in {first('ttft')} depends on the load. The table leads with the "
     f"stall: the largest gap and how many gaps {term('stall', 'froze')} a stream.",
     unsafe_allow_html=True)
-t, workload = traffic.traffic(s)
+t, workload = workload_box.show(s)
 picked = widgets.widget(controls.PICK)
 if not picked:
     st.info("Pick two or more policies to compare.", icon=":material/checklist:")
     st.stop()
 traces = traffic.runs(t, s, workload, picked, s.budget)
-view = traffic.traffic_view(t, s, tuple(picked), look, traces)
-specs = traffic.traffic_specs(t, s, tuple(picked), look, traces)
+view = traffic.frames(t, s, tuple(picked), traces)
 st.caption(f"{t.words()}. {s.model.name} on {s.gpu.name}, {s.mode} cost model, token budget "
            f"{s.budget:,} (unchunked policies never split a prompt: for them the budget only "
            "caps how many whole prompts share an iteration, the first always fits); at most "
@@ -41,30 +40,14 @@ traffic.notes(traces)
 if t.kind == "burst":
     st.subheader("The burst drain")
     example = worked_example(**{**s.worked_example_inputs(s.budget), "burst": t.burst})
-    step = next(x for x in example.steps if x.key == "burst_last_ttft_s")
-    chunked = [p for p in picked if POLICIES[p].chunked]
-    last = {p: summarize(traces[p]).ttft_s.max for p in picked}
-    ran = ", ".join(f"**{p}** {last[p]:,.4f} s" for p in (chunked or picked))
-    if step.value is None:
-        formula = (f"the worked example needs a chunk: budget − decodes = {s.budget:,} − "
-                   f"{s.decodes:,} ≤ 0, so its drain is undefined (the prompts starve).")
-    else:
-        formula = (f"the source article's arithmetic: {step.formula} = {step.substituted} = "
-                   f"**{step.value:,.4f} s** (chunk = budget − decodes; every iteration priced "
-                   f"max(tokens × {first('flop', hover=False)} per token / peak, weight bytes / "
-                   "bandwidth)).")
-    st.markdown(
-        "The source article: *ten 8,192-token prompts arriving together drain in about 3.7 s* "
-        "at its "
-        f"illustrative settings (the sidebar's defaults, budget 576). This run: the last of the "
-        f"{t.burst:,} prompts gets its first token after {ran} (max TTFT: every prompt arrives "
-        f"at 0 s). Next to it, {formula}")
-    st.caption(
-        "The run and the formula differ a little: each prompt that finishes keeps decoding its "
-        f"{scenario.PROMPT_OUTPUT} output tokens beside the drain, taking one token of every "
-        "later iteration's chunk, and the run prices iterations in the sidebar's cost mode "
-        f"({s.mode}) where the formula always uses the simple arithmetic. Unchunked policies "
-        "drain the same work with prefill-only iterations: the streams stall instead.")
+    summaries = {p: summarize(traces[p]) for p in picked}
+    story, caption = words.burst_story(
+        next(x for x in example.steps if x.key == "burst_last_ttft_s"),
+        {p: summaries[p].ttft_s.max for p in picked}, {p: summaries[p].tbt_s.max for p in picked},
+        {p: POLICIES[p].chunked for p in picked}, t.burst, s.budget, s.decodes, s.mode)
+    st.markdown(story, unsafe_allow_html=True)
+    if caption:
+        st.caption(caption)
 
 st.subheader("Latency, side by side")
 st.markdown(f"Per policy: the stall first, then the percentiles of TTFT, TBT and "
@@ -79,7 +62,7 @@ st.caption(
     "1), for requests with two tokens or more. Throughput: output tokens / makespan.")
 
 st.subheader("Every iteration")
-traffic.draw(specs, view.figures, "timeline", "traffic")
+traffic.draw("timeline", t, s, tuple(picked), look, traces)
 for name, bin_ms in view.timeline.bin_ms.items():
     if bin_ms is not None:
         st.caption(f"{name}: {view.timeline.iterations[name]:,} iterations drawn as time bins of "
@@ -94,7 +77,7 @@ st.caption("A bar spans an iteration's start to its end and is as tall as it too
 st.subheader("Distributions")
 for column, name in zip(st.columns(2), ("ttft", "gaps")):
     with column:
-        traffic.draw(specs, view.figures, name, "traffic")
+        traffic.draw(name, t, s, tuple(picked), look, traces)
 st.caption(f"Left, the {first('cdf', hover=False)} of TTFT: a point (x, y) says a fraction y of "
            "the values are ≤ x. Right, the gaps' tail: a point (x, y) says a share y of all gaps "
            "is at least x, on a log scale so that one freeze among thousands of short gaps stays "
@@ -114,7 +97,7 @@ st.markdown("Per new request: **queue wait** (arrival to the start of its first 
                         f"{fmt_seconds(r.decode_s)} = "
                         f"{fmt_seconds(r.queue_s + r.prefill_s + r.decode_s)}"
                         for p, r in means.iterrows()) + ".")
-traffic.draw(specs, view.figures, "split", "traffic")
+traffic.draw("split", t, s, tuple(picked), look, traces)
 if split.every > 1:
     st.caption(f"Every {split.every}th new request is drawn ({len(split.requests) // len(picked):,} "
                f"of {split.total:,} per policy), to keep the page light; the means use them all.")

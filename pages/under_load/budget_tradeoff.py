@@ -5,7 +5,6 @@ import streamlit as st
 
 from sim.errors import InputError
 from sim.studies.sweep import (
-    OVERHEAD_SHARE,
     SweepPoint,
     budget_grid,
     engine_defaults,
@@ -13,7 +12,7 @@ from sim.studies.sweep import (
     recommend,
 )
 from sim.units import fmt_seconds
-from ui import controls, traffic, widgets
+from ui import controls, sweep, widgets, words, workload_box
 from ui.glossary import first
 
 s = widgets.scenario()
@@ -30,7 +29,7 @@ st.markdown(
     f"judge each budget: the median {first('ttft')} of the new requests, and the p99 "
     f"{first('tbt')}, the gap between two tokens, against a {first('tpot')} target (the "
     f"streams' {first('slo')}).", unsafe_allow_html=True)
-t, workload = traffic.traffic(s)
+t, workload = workload_box.show(s)
 cols = st.columns(4)
 low = widgets.widget(controls.BUDGET_RANGE[0], cols[0])
 high = widgets.widget(controls.BUDGET_RANGE[1], cols[1])
@@ -43,7 +42,7 @@ try:
 except InputError as e:
     st.error(f"**Can't sweep these budgets:** {e}")
     st.stop()
-points, skipped = traffic.sweep_points(t, s, workload, policy, budgets)
+points, skipped = sweep.sweep_points(t, s, workload, policy, budgets)
 if skipped:
     st.warning("Left out of the sweep: " + "; ".join(f"budget {b:,}: {why}"
                                                      for b, why in skipped.items())
@@ -99,26 +98,14 @@ if hidden:
            f"{fmt_seconds(calmest.metrics.tbt_s.max)}, at {calmest.budget:,}."),
         icon=":material/warning:")
 
-figure = traffic.frontier_figure(t, s, policy, budgets, recommended, ttft_s, tpot_s, look,
-                                     points)
-widgets.chart(traffic.frontier_spec(t, s, policy, budgets, recommended, ttft_s, tpot_s, look,
-                                       points), lambda: figure, "budget-frontier")
+sweep.frontier.draw("budget-frontier", t, s, policy, budgets, recommended, ttft_s, tpot_s, look,
+                   points)
 st.caption(f"{t.words()}. {s.model.name} on {s.gpu.name}, {s.mode} cost model.")
 
 st.subheader("The two ends of the dial")
-first, last = points[0], points[-1]
-st.markdown(
-    f"- **Overhead-dominated** (purple): fixed share = t(1 token) / t(budget tokens) > "
-    f"{OVERHEAD_SHARE:g}, each a fresh prompt chunk priced by the cost model. Every iteration "
-    "pays for reading the weights (and any per-iteration overhead) whatever its size, so a "
-    "budget whose full iteration costs less than two empty ones spends most of its time on that "
-    f"fixed part. At {first.budget:,}: t(1) / t({first.budget:,}) = {first.fixed_share:.2f}.\n"
-    f"- **No split** (orange): budget ≥ longest prompt + the most decodes in an iteration = "
-    f"{last.no_split_budget:,} here. The prompt at the head of the queue then always fits whole "
-    "beside the decodes, as it would unchunked; only prompts behind it in the same iteration "
-    f"take a leftover chunk (at {last.budget:,}: {last.split_prompts:,} of "
-    f"{int((~workload.prefilled).sum()):,} prompts split).\n"
-    f"- {traffic.engine_defaults_words(s.gpu, (low, high))}")
+ends = words.dial_ends(points, int((~workload.prefilled).sum()))
+st.markdown("\n".join(f"- {end}" for end in ends)
+            + f"\n- {sweep.engine_defaults_words(s.gpu, (low, high))}")
 
 table = pd.DataFrame([{
     "budget": f"{p.budget:,}", "p50 TTFT": fmt_seconds(p.metrics.ttft_s.p50),

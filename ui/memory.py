@@ -1,0 +1,24 @@
+"""The Memory page's figure: the KV cache each policy holds over a workload's run, against the
+capacity."""
+
+from __future__ import annotations
+
+from charts import memory as memory_charts
+from charts.figure import Figure
+from charts.theme import Look
+from sim.serving.engine import Trace
+from sim.serving.policies import Limits
+
+from .cached_figure import cached_figure
+from .scenario import Scenario, Traffic
+from .widgets import CHART_WIDTH
+
+
+@cached_figure()
+def kv(t: Traffic, s: Scenario, policies: tuple[str, ...], limits: Limits,
+      look: Look, _traces: dict[str, Trace]) -> Figure:
+    """KV in use over time under each policy (time bins on long runs, each keeping its peak)."""
+    cost = s.cost_model()
+    capacity = next(iter(_traces.values())).kv_capacity_tokens
+    return memory_charts.kv_chart(memory_charts.kv_frame(_traces, cost.kv_bytes_per_token), look,
+                                  capacity_tokens=capacity, width=CHART_WIDTH)

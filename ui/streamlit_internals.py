@@ -1,0 +1,109 @@
+"""Every use of a Streamlit internal in the app, in one place: what has no public API in the
+Streamlit release the app is pinned to (requirements.in), why the app needs it, and what it leans
+on. Checked against Streamlit 1.67.0 (`CHECKED_WITH`); tests/ui/test_streamlit_internals.py
+fails when an upgrade moves, renames or changes one, so an upgrade starts there.
+
+1. `run_context()`: `streamlit.runtime.scriptrunner.get_script_run_ctx`, the running script's
+   context (None outside a run). The three below read it.
+2. `page_hash()`: `ScriptRunContext.page_script_hash`, which page this run draws. A page control
+   keeps its value across a page move (ui/widgets.py `widget`): Streamlit 1.67 drops a page's
+   bound widget when the user leaves before changing it, and `st.context` does not say the page.
+3. `main_script_folder()`: `ScriptRunContext.main_script_path`. Streamlit's static serving reads
+   `<main script's folder>/static/`, where the player writes its Vega bundle (ui/player.py).
+4. `initial_link()`: `SessionState.query_params._initial_query_params` (through the context's
+   `session_state._state`), the link as the session loaded it. Streamlit seeds a bound widget
+   from it, even over session state, so a link correction (ui/widgets.py
+   `apply_link_corrections`) must rewrite it too or the widget starts at the uncorrected value.
+5. `write_link_value(key, value)`: `QueryParams.get_binding_for_param`, `has_param` and
+   `set_corrected_value`: puts a value handed back to a bound widget into the address bar, as
+   Streamlit does for a value it restores itself (there is no public call for it).
+6. `settle_pages_mode()`: `PagesManager.uses_pages_directory`, decided once per process by the
+   first session from whether a `pages/` folder sits beside the main script. Ours does, yet the
+   app is a st.navigation app: unset, the first session after a start shows "Page not found"
+   over a deep link (ui/server.py).
+7. `index_html(address, script)`: Streamlit's page, `streamlit/static/index.html`, with a script
+   added to its `<head>` that sets `window.__streamlit.BACKEND_BASE_URL`, the frontend's hook for
+   hosts that embed Streamlit: the page then asks that address for its server instead of trying
+   the page's own path first (two 404s in the console on every deep link; ui/server.py).
+8. `is_index_reply(start)`: the only HTML Streamlit's server answers with is that page, so a
+   reply's content type tells ui/server.py that Streamlit found no file for a path.
+9. The frontend's element test ids (`data-testid="st..."`), the only handles on Streamlit's
+   elements for the styles in ui/front/*.css, ui/widgets.py `readable_css` and ui/server.py
+   `NAV_ROLES` (the CSS stays where it is; the test checks each id is still in the frontend).
+
+Everything else the app calls is public API (st.navigation, `bind="query-params"`, st.App,
+st.iframe, st.get_option); a test fails when app.py, serve.py, pages/ or ui/ reach inside
+Streamlit anywhere else. (Tests and benchmarks reach into its caches and protocol to measure the
+app; those are tools, not the app.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+CHECKED_WITH = "1.67"   # the minor release each internal above was read and tested against
+INDEX = Path(streamlit.__file__).parent / "static" / "index.html"
+
+
+def run_context():
+    """The running script's context, or None outside a script run (a unit test, the server)."""
+    return get_script_run_ctx()
+
+
+def page_hash() -> str | None:
+    """The page this run draws, as Streamlit names it (None outside a script run)."""
+    ctx = run_context()
+    return ctx.page_script_hash if ctx is not None else None
+
+
+def main_script_folder() -> Path | None:
+    """The folder of the script `streamlit run` started (None outside a script run)."""
+    ctx = run_context()
+    return Path(ctx.main_script_path).parent if ctx is not None else None
+
+
+def initial_link() -> dict[str, list[str]]:
+    """The link as the session loaded it, {key: [values]}, which Streamlit seeds bound widgets
+    from; edits to it change what they start at ({} outside a script run)."""
+    ctx = run_context()
+    return ctx.session_state._state.query_params._initial_query_params if ctx is not None else {}
+
+
+def write_link_value(key: str, value: Any) -> None:
+    """Put `value` of the widget bound to `key` into the page's link, spelled as the widget
+    spells it; a key already in the link, or one no widget is bound to, is left alone."""
+    ctx = run_context()
+    if ctx is None:
+        return
+    params = ctx.session_state._state.query_params
+    binding = params.get_binding_for_param(key)
+    if binding is not None and not params.has_param(key):
+        params.set_corrected_value(key, value, binding.value_type)
+
+
+def settle_pages_mode() -> None:
+    """Tell Streamlit, before the first session starts, that the app is not a legacy `pages/`
+    app (its page scripts live in subfolders and app.py calls st.navigation)."""
+    PagesManager.uses_pages_directory = False
+
+
+def index_html(address: str, script: str = "") -> bytes:
+    """Streamlit's page with its frontend told that the server is at `address` (a JavaScript
+    expression), and `script` run before Streamlit's own."""
+    page = INDEX.read_text(encoding="utf-8")
+    if "<head>" not in page:
+        raise RuntimeError(f"{INDEX} has no <head>: Streamlit's index.html changed; see "
+                           "ui/streamlit_internals.py")
+    pin = f"window.__streamlit = {{BACKEND_BASE_URL: {address}}};"
+    return page.replace("<head>", f"<head>\n    <script>{pin}\n    {script}</script>", 1).encode()
+
+
+def is_index_reply(start: dict) -> bool:
+    """An ASGI response start with Streamlit's page: the only HTML its server sends."""
+    headers = dict(start.get("headers", []))
+    return start["status"] == 200 and headers.get(b"content-type", b"").startswith(b"text/html")
