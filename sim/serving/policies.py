@@ -197,7 +197,7 @@ def orca(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch
 @dataclass(frozen=True, kw_only=True)
 class PolicySpec:
     """A scheduler and what it does, declared (the work estimator reads these fields instead of
-    asking the function; tests/sim/test_policies.py checks each against the function)."""
+    asking the function; tests/sim/serving/test_policies.py checks each against the function)."""
     name: str
     build: Callable[[State, int, Limits, bool], Batch]
     chunked: bool               # splits a prompt to fit the budget
