@@ -6,7 +6,7 @@ machine), against `streamlit run serve.py` as `make run` starts it:
 Each page is opened once first (a teacher's look: the server's caches filled), then `--repeats`
 times, each in a new Chromium context (no browser cache, a new Streamlit session). Time: from
 `goto` to the script finished with every chart drawn and the player ready
-(tests/support/visit.py). Prints each page's median and the median over pages.
+(harness/visit.py). Prints each page's median and the median over pages.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.browser.pages import DEFAULTS
-from tests.support.server import streamlit_server
-from tests.support.visit import visit
+from harness.pages import DEFAULTS
+from harness.server import streamlit_server
+from harness.visit import visit
 
 from .player_bench import chromium_missing, launch_chromium
 

@@ -85,7 +85,7 @@ from sim.serving.engine import simulate
 from sim.serving.metrics import summarize
 from sim.serving.policies import Limits, get_policy
 from sim.serving.work import Counts, estimate_run
-from tests.support.memory import reset_peak, resident_mib
+from harness.memory import reset_peak, resident_mib
 
 def run(workload, policy, cost, budget, limits):
     start = time.process_time()

@@ -16,12 +16,12 @@ import pytest
 from cli.common import iteration_cap_message
 from cli.limits import check_export_work
 from cli.main import build_parser, main
+from harness.bounded import ROOT, run_sim
 from sim.errors import InputError
 from sim.presets.models import custom_model
 from sim.serving.engine import SimulationLimitError
 from sim.serving.policies import MAX_ITERATION_CAP
 from sim.serving.trace_files import load_trace
-from tests.support.bounded import ROOT, run_sim
 from tests.support.cli import cli
 
 HEADER = "arrival_s,prompt_tokens,output_tokens\n"

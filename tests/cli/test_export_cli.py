@@ -13,7 +13,7 @@ from cli.common import PROCESS_BYTES
 from cli.export import VIEWS
 from cli.limits import figure_work
 from cli.main import main
-from tests.support.bounded import run_sim
+from harness.bounded import run_sim
 
 ROOT = Path(__file__).resolve().parents[2]
 
