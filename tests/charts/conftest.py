@@ -15,8 +15,7 @@ from sim.serving.policies import get_policy
 from sim.serving.workloads import burst, poisson
 from sim.studies.capacity import compare_capacity, rate_curve, rate_grid
 from sim.studies.sweep import engine_defaults, recommend, run_point
-from tests.charts.test_charts import run
-from tests.charts.test_traffic_charts import SEED, serve
+from tests.support.charts import SEED, run, serve
 from ui.scenario import scenario_from
 
 

@@ -13,7 +13,7 @@ import vl_convert as vlc
 from PIL import Image
 
 from charts import export
-from charts.figure import Figure, stacked
+from charts.figure import Figure
 from charts.frames import (
     MAX_BARS,
     bar_groups,
@@ -38,19 +38,15 @@ from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.metrics import seed_metrics
-from sim.serving.policies import Limits, get_policy
+from sim.serving.policies import get_policy
 from sim.serving.workloads import poisson
 from sim.studies.stalls import STALL_S
+from tests.support.charts import lab_figures, run
 from ui.presenter import LANE_SIDE_PX
 from ui.scenario import scenario_from
 
 LOOKS = [Look(), Look(presenter=True), Look(dark=True), Look(presenter=True, dark=True)]
 MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (issue 3)
-
-
-def run(scenario, policy):
-    return simulate(scenario.workload(), get_policy(policy), scenario.cost_model(),
-                    budget=scenario.budget, limits=Limits(max_seqs=scenario.max_seqs))
 
 
 @pytest.fixture(scope="module")
@@ -152,17 +148,6 @@ def test_the_new_requests_tokens_and_its_wait_for_the_first(seed):
 
 
 # --- figures compile -------------------------------------------------------------------------
-def lab_figures(scenario, unchunked, chunked, look):
-    tl = timeline(unchunked, chunked)
-    cost = scenario.cost_model()
-    plan = budget_plan(cost, scenario.decodes, scenario.context, scenario.prompt, scenario.budget,
-                       0.025)
-    roof, curve = roofline_figures(cost, plan, scenario.decodes, scenario.context,
-                                   scenario.prompt, look)
-    return {"side-by-side": tl.figure(look), "streams": tl.figure(look, streams=True),
-            "roofline": roof, "curve": curve, "roofline+curve": stacked(roof, curve)}
-
-
 @pytest.mark.parametrize("look", LOOKS, ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
 def test_every_figure_compiles_with_vl_convert(seed, look):
     for name, figure in lab_figures(*seed, look).items():

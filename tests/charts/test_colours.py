@@ -16,9 +16,7 @@ import pytest
 from charts import fidelity as fidelity_charts
 from charts.theme import MEANINGS, SERIES, Look
 from charts.worked import to_scale
-from tests.charts.test_charts import lab_figures
-from tests.charts.test_fidelity_charts import calibrated
-from tests.charts.test_traffic_charts import figures as traffic_figures
+from tests.support.charts import calibrated, lab_figures, traffic_figures
 
 VISIONS = {
     "typical": np.eye(3),

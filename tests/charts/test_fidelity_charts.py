@@ -9,17 +9,14 @@ import vl_convert as vlc
 from charts import fidelity as charts
 from charts.theme import Look
 from sim.cost.calibration import A100, FACTOR_SOURCES, factor_rules
-from sim.cost.iteration import Chunk, Composition, CostModel
+from sim.cost.iteration import CostModel
 from sim.cost.validation import linear_layer_seconds
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
+from tests.support.charts import COMPOSITION, calibrated
 
 LOOKS = [Look(), Look(presenter=True), Look(dark=True), Look(presenter=True, dark=True)]
-COMPOSITION = Composition((2000,) * 32, (Chunk(257),))
 
-
-def calibrated(tp=2, gpu="a100-80gb"):
-    return CostModel(get_gpu(gpu), get_model("llama-3.1-8b"), "calibrated", tp=tp).price(COMPOSITION)
 
 
 def test_validate_frame_has_one_row_per_point_and_mode(points, report):

@@ -8,27 +8,18 @@ import numpy as np
 import pytest
 import vl_convert as vlc
 
-from charts import budget_sweep as budget_charts
 from charts import capacity as capacity_charts
 from charts import memory as memory_charts
 from charts import traffic as T
 from charts.frames import bin_width_s, iterations_frame
 from charts.theme import Look
-from sim.cost.iteration import CostModel
-from sim.presets.hardware import get_gpu
-from sim.presets.models import get_model
-from sim.serving.engine import simulate
 from sim.serving.metrics import request_times, summarize, token_gaps
-from sim.serving.policies import POLICIES, get_policy
+from sim.serving.policies import POLICIES
 from sim.serving.workloads import poisson
 from sim.studies.sweep import OVERHEAD_SHARE
+from tests.support.charts import SEED, serve, traffic_figures
 
-SEED = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
 MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (issue 3)
-
-
-def serve(workload, policies, cost=SEED, budget=576):
-    return {p: simulate(workload, get_policy(p), cost, budget=budget) for p in policies}
 
 
 @pytest.fixture(scope="module")
@@ -36,25 +27,6 @@ def long_run():
     """Every policy on 1,000 busy ShareGPT-like requests: tens of thousands of iterations and
     about half a million tokens each."""
     return serve(poisson(1000, 6, lengths="sharegpt", seed=1), tuple(POLICIES))
-
-
-def figures(traces, look, frontier, capacity, memory_bound):
-    comparison, curves = capacity
-    cost, kv_traces = memory_bound
-    ttft, gaps = T.ttft_and_gaps(traces)
-    return {
-        "timeline": T.traffic_timeline(T.timeline_frame(traces), look),
-        "ttft": T.cdf_chart(ttft, look, name="ttft", title="TTFT", x_title="s", log=True),
-        "gaps": T.tail_chart(gaps, look, name="gaps", title="gaps", x_title="ms", threshold=100,
-                             unit="ms"),
-        "split": T.split_chart(T.split_frame(traces), look),
-        "frontier": budget_charts.frontier_chart(frontier, look, ttft_slo_s=2.0, tbt_slo_ms=25.0),
-        "capacity": capacity_charts.capacity_chart(capacity_charts.capacity_frame(comparison, curves),
-                                     capacity_charts.capacity_marks(comparison), look, tbt_slo_ms=100,
-                                     delay_slo_s=2),
-        "kv": memory_charts.kv_chart(memory_charts.kv_frame(kv_traces, cost.kv_bytes_per_token), look,
-                         capacity_tokens=next(iter(kv_traces.values())).kv_capacity_tokens),
-    }
 
 
 # --- frames ----------------------------------------------------------------------------------
@@ -194,7 +166,7 @@ LOOKS = [Look(), Look(presenter=True, dark=True)]
 @pytest.mark.parametrize("look", LOOKS, ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
 def test_every_traffic_figure_compiles_with_vl_convert(seed_burst, frontier, capacity,
                                                        memory_bound, look):
-    for name, figure in figures(seed_burst, look, frontier, capacity, memory_bound).items():
+    for name, figure in traffic_figures(seed_burst, look, frontier, capacity, memory_bound).items():
         figure.chart.to_dict(validate=True)
         svg = vlc.vegalite_to_svg(figure.spec())
         assert svg.startswith("<svg") and len(svg) > 5000, name
@@ -211,7 +183,7 @@ def test_a_long_run_keeps_each_traffic_page_under_a_megabyte(long_run, frontier,
                                                              memory_bound):
     """The Traffic page with all five policies on 1,000 ShareGPT-like requests; the Memory page's
     KV chart on the same run."""
-    figs = figures(long_run, Look(), frontier, capacity, (SEED, long_run))
+    figs = traffic_figures(long_run, Look(), frontier, capacity, (SEED, long_run))
     traffic_page = sum(len(json.dumps(figs[n].spec())) for n in ("timeline", "ttft", "gaps",
                                                                   "split"))
     assert traffic_page < MAX_PAGE_DATA

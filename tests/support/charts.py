@@ -1,12 +1,71 @@
-"""Charts for the player tests: the app's own side-by-side timeline on a small seed scenario, and
-a three-bar spec."""
+"""What the chart tests share: runs of a scenario, every figure the lab pages and the traffic pages
+draw (the colour tests walk them all), a calibrated price for the fidelity charts, and for the
+player tests the app's own side-by-side timeline on a small seed scenario and a three-bar spec."""
 
 import altair as alt
 import pandas as pd
 
 import sim
+from charts import budget_sweep as budget_charts
+from charts import capacity as capacity_charts
+from charts import memory as memory_charts
+from charts import traffic as T
+from charts.figure import stacked
 from charts.theme import Look
-from charts.views import timeline
+from charts.views import budget_plan, roofline_figures, timeline
+from sim.cost.iteration import Chunk, Composition, CostModel
+from sim.presets.hardware import get_gpu
+from sim.presets.models import get_model
+from sim.serving.engine import simulate
+from sim.serving.policies import Limits, get_policy
+
+SEED = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
+COMPOSITION = Composition((2000,) * 32, (Chunk(257),))
+
+
+def run(scenario, policy):
+    return simulate(scenario.workload(), get_policy(policy), scenario.cost_model(),
+                    budget=scenario.budget, limits=Limits(max_seqs=scenario.max_seqs))
+
+
+def serve(workload, policies, cost=SEED, budget=576):
+    return {p: simulate(workload, get_policy(p), cost, budget=budget) for p in policies}
+
+
+def lab_figures(scenario, unchunked, chunked, look):
+    tl = timeline(unchunked, chunked)
+    cost = scenario.cost_model()
+    plan = budget_plan(cost, scenario.decodes, scenario.context, scenario.prompt, scenario.budget,
+                       0.025)
+    roof, curve = roofline_figures(cost, plan, scenario.decodes, scenario.context,
+                                   scenario.prompt, look)
+    return {"side-by-side": tl.figure(look), "streams": tl.figure(look, streams=True),
+            "roofline": roof, "curve": curve, "roofline+curve": stacked(roof, curve)}
+
+
+def traffic_figures(traces, look, frontier, capacity, memory_bound):
+    comparison, curves = capacity
+    cost, kv_traces = memory_bound
+    ttft, gaps = T.ttft_and_gaps(traces)
+    return {
+        "timeline": T.traffic_timeline(T.timeline_frame(traces), look),
+        "ttft": T.cdf_chart(ttft, look, name="ttft", title="TTFT", x_title="s", log=True),
+        "gaps": T.tail_chart(gaps, look, name="gaps", title="gaps", x_title="ms", threshold=100,
+                             unit="ms"),
+        "split": T.split_chart(T.split_frame(traces), look),
+        "frontier": budget_charts.frontier_chart(frontier, look, ttft_slo_s=2.0, tbt_slo_ms=25.0),
+        "capacity": capacity_charts.capacity_chart(capacity_charts.capacity_frame(comparison, curves),
+                                     capacity_charts.capacity_marks(comparison), look, tbt_slo_ms=100,
+                                     delay_slo_s=2),
+        "kv": memory_charts.kv_chart(memory_charts.kv_frame(kv_traces, cost.kv_bytes_per_token), look,
+                         capacity_tokens=next(iter(kv_traces.values())).kv_capacity_tokens),
+    }
+
+
+def calibrated(tp=2, gpu="a100-80gb"):
+    return CostModel(get_gpu(gpu), get_model("llama-3.1-8b"), "calibrated", tp=tp).price(COMPOSITION)
+
+
 
 
 def seed_chart(**scenario) -> tuple[dict, float, list[float]]:
