@@ -17,7 +17,7 @@ from sim.serving.metrics import request_times, summarize, token_gaps
 from sim.serving.policies import POLICIES
 from sim.serving.workloads import poisson
 from sim.studies.sweep import OVERHEAD_SHARE
-from tests.support.charts import SEED, serve, traffic_figures
+from tests.support.charts import SEED, fast_first, serve, traffic_figures
 
 MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (issue 3)
 
@@ -163,7 +163,8 @@ def test_capacity_frame_has_every_run(capacity):
 LOOKS = [Look(), Look(presenter=True, dark=True)]
 
 
-@pytest.mark.parametrize("look", LOOKS, ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
+@pytest.mark.parametrize("look", fast_first(LOOKS),
+                         ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
 def test_every_traffic_figure_compiles_with_vl_convert(seed_burst, frontier, capacity,
                                                        memory_bound, look):
     for name, figure in traffic_figures(seed_burst, look, frontier, capacity, memory_bound).items():

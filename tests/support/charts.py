@@ -4,6 +4,7 @@ player tests the app's own side-by-side timeline on a small seed scenario and a 
 
 import altair as alt
 import pandas as pd
+import pytest
 
 import sim
 from charts import budget_sweep as budget_charts
@@ -21,6 +22,14 @@ from sim.serving.policies import Limits, get_policy
 
 SEED = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
 COMPOSITION = Composition((2000,) * 32, (Chunk(257),))
+
+
+def fast_first(values) -> list:
+    """A check's parameters with all but the first marked slow: `make test-fast` runs the check
+    once on the path every value shares, `make test` on every value (another look, another
+    scenario)."""
+    return [value if index == 0 else pytest.param(value, marks=pytest.mark.slow)
+            for index, value in enumerate(values)]
 
 
 def run(scenario, policy):
