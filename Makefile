@@ -24,9 +24,10 @@ run: $(BIN)/.app
 test: $(BIN)/.test
 	$(BIN)/python -m pytest -q
 
-# The simulator, chart and CLI tests: no app, no browser (about a minute on 2 cores)
+# The simulator, chart and CLI tests: no app, no browser; each check on one look, 25 hypothesis
+# examples a property, no whole GIF export (`make test` runs those: pytest.ini's `slow` marker)
 test-fast: $(BIN)/.test
-	$(BIN)/python -m pytest -q tests/sim tests/charts tests/cli
+	$(BIN)/python -m pytest -q -m "not slow" --hypothesis-profile=fast tests/sim tests/charts tests/cli
 
 # ruff and the import-linter layering contracts in pyproject.toml
 lint: $(BIN)/.test

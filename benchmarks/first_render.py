@@ -29,9 +29,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.browser.pages import DEFAULTS
-from tests.support.browser import SETTLED
-from tests.support.server import streamlit_server
+from harness.browser import SETTLED
+from harness.pages import DEFAULTS
+from harness.server import streamlit_server
 
 from .player_bench import chromium_missing, launch_chromium
 

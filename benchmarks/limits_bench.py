@@ -31,16 +31,17 @@ from streamlit.testing.v1 import AppTest
 from cli.common import check_work, planned_run, remedy
 from cli.main import MAX_ARGUMENTS, build_parser
 from cli.traffic import MAX_CAPACITY_REQUESTS
+from harness.bounded import run_sim
+from harness.memory import reset_peak, resident_mib
+from sim.effort.caps import CLI_ALLOWANCE
 from sim.errors import InputError
 from sim.serving.policies import POLICIES
 from sim.serving.trace_files import COLUMNS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
 from sim.studies.sweep import MAX_BUDGETS
-from tests.fuzz.report import BUDGET_BYTES, BUDGET_SECONDS
-from tests.support.apptest import APP
-from tests.support.bounded import run_sim
-from tests.support.memory import reset_peak, resident_mib
 from ui import work
 from ui.store import RESULTS, TRACES, deep_nbytes
+
+from .app_bench import APP
 
 FIVE = list(POLICIES)
 MI300 = dict(gpu="mi300x", model="qwen2.5-7b")
@@ -191,8 +192,8 @@ def cli_cases(trace: str) -> list[tuple[str, list[str]]]:
 
 
 def cli_limits() -> None:
-    print(f"the command line at each limit (budget {BUDGET_SECONDS:g} s of CPU, "
-          f"{BUDGET_BYTES / 1e9:g} GB):")
+    print(f"the command line at each limit (allowance {CLI_ALLOWANCE.seconds:g} s of CPU, "
+          f"{CLI_ALLOWANCE.bytes / 1e9:g} GB):")
     print(f"{'dimension at its limit':48} {'exit':>4} {'CPU s':>7} {'wall s':>7} {'peak MB':>8}  "
           "within")
     with tempfile.TemporaryDirectory() as scratch:
@@ -200,7 +201,7 @@ def cli_limits() -> None:
         widest_trace(trace)
         for what, argv in cli_cases(trace):
             run = run_sim(*argv, timeout_s=300, peak_file=os.path.join(scratch, "peak"))
-            within = run.cpu_seconds <= BUDGET_SECONDS and run.peak_bytes <= BUDGET_BYTES
+            within = run.cpu_seconds <= CLI_ALLOWANCE.seconds and run.peak_bytes <= CLI_ALLOWANCE.bytes
             print(f"{what:48} {run.code!s:>4} {run.cpu_seconds:7.2f} {run.seconds:7.2f} "
                   f"{run.peak_bytes / 1e6:8.0f}  {'yes' if within else 'NO'}"
                   + (f"  ({run.stderr.strip()[:100]})" if run.code else ""), flush=True)

@@ -27,8 +27,8 @@ import threading
 import time
 from pathlib import Path
 
-from tests.support.protocol import LINK, TIMEOUT_S, attendee, crowd
-from tests.support.server import streamlit_server
+from harness.protocol import LINK, TIMEOUT_S, attendee, crowd
+from harness.server import streamlit_server
 
 from .player_bench import CHROMIUM, launch_chromium
 
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # --- the server -----------------------------------------------------------------------------
 def server_pid(port: int) -> int:
-    """The pid of the `streamlit run` serving `port` (tests.support.server starts it)."""
+    """The pid of the `streamlit run` serving `port` (harness.server starts it)."""
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             args = cmdline.read_bytes().split(b"\0")

@@ -22,10 +22,7 @@ import sim
 from charts.player import player_html, static_bundle_page, vega_bundle, vega_bundle_name
 from charts.theme import Look
 from charts.views import timeline
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from harness.browser import CHROMIUM, CHROMIUM_ARGS
 
 
 def side_by_side_chart() -> tuple[dict, float, list[float]]:

@@ -85,8 +85,8 @@ from sim.serving import workloads
 from sim.serving.engine import simulate
 from sim.serving.metrics import summarize
 from sim.serving.policies import Limits, get_policy
+from harness.memory import reset_peak, resident_mib
 from sim.effort.estimate import Counts, estimate_run
-from tests.support.memory import reset_peak, resident_mib
 
 def run(workload, policy, cost, budget, limits):
     start = time.process_time()

@@ -12,6 +12,7 @@ import io
 import math
 import os
 import re
+import threading
 import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +41,17 @@ from .timeline import (
     sig4,
     view_name,
 )
+
+# vl-convert keeps the GIL while it waits for its converter, and a call handing back its result can
+# need the GIL (a garbage collection that runs a Python callback): two threads converting at once
+# can deadlock. One conversion at a time; the GIF's pool still overlaps the Pillow work.
+_CONVERTER = threading.Lock()
+
+
+def _convert(convert, *args, **kwargs):
+    with _CONVERTER:
+        return convert(*args, **kwargs)
+
 
 PNG_SCALE = 2          # docs-ready: 2 px per CSS pixel
 GIF_FRAMES = 48
@@ -96,11 +108,11 @@ def png(figure: Figure, scale: float = PNG_SCALE, **values) -> bytes:
 
 
 def _image(figure: Figure, scale: float, **values) -> Image.Image:
-    return Image.open(io.BytesIO(vlc.vegalite_to_png(figure.spec(**values), scale=scale)))
+    return Image.open(io.BytesIO(_convert(vlc.vegalite_to_png, figure.spec(**values), scale=scale)))
 
 
 def svg(figure: Figure, **values) -> str:
-    return vlc.vegalite_to_svg(figure.spec(**values))
+    return _convert(vlc.vegalite_to_svg, figure.spec(**values))
 
 
 # --- GIF: one picture revealed up to the clock, what moves drawn on it frame by frame ----------
@@ -290,12 +302,12 @@ def _sheet(spec: dict, cells: list[dict], scale: float) -> tuple[Image.Image, li
     vl = {k: v for k, v in spec.items() if k not in ("vconcat", "resolve", "title", "params")}
     vl.update(vconcat=cells, spacing=2 * MARGIN_PX, bounds="flush", background=None,
               params=[p for p in spec["params"] if p["name"] != CLOCK])
-    vega = vlc.vegalite_to_vega(vl)
+    vega = _convert(vlc.vegalite_to_vega, vl)
     tops = [MARGIN_PX + int(sum(c["height"] + 2 * MARGIN_PX for c in cells[:index]))
             for index in range(len(cells))]
     vega.update(autosize="none", width=max(c["width"] for c in cells),
                 height=tops[-1] + cells[-1]["height"] - MARGIN_PX, padding=MARGIN_PX)
-    return _rgba(vlc.vega_to_png(vega, scale=scale)), tops
+    return _rgba(_convert(vlc.vega_to_png, vega, scale=scale)), tops
 
 
 @dataclass(frozen=True)
@@ -348,7 +360,7 @@ def _set_words(words: list[_Words], scale: float) -> tuple[dict[tuple, Image.Ima
     spec = {"data": {"values": rows}, "layer": layers, "width": SHEET_PX, "height": y + slot_h,
             "background": None, "padding": 0, "autosize": {"type": "none"},
             "config": {"view": {"stroke": None}}}
-    sheet = _rgba(vlc.vegalite_to_png(spec, scale=scale))
+    sheet = _rgba(_convert(vlc.vegalite_to_png, spec, scale=scale))
     return {key: sheet.crop((round(x * scale), round(y * scale), round((x + width) * scale),
                              round((y + slot_h) * scale)))
             for key, (x, y, width) in pieces.items()}, slot_h
@@ -423,7 +435,7 @@ class _Film:
         before_end = float(np.nextafter(self.t_end, 0.0))
         cells = [_at_clock(view, t) for t in (before_end, 0.0) for _, view in over]
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            layout = pool.submit(vlc.vegalite_to_scenegraph, _with_clock(parts.base, before_end))
+            layout = pool.submit(_convert, vlc.vegalite_to_scenegraph, _with_clock(parts.base, before_end))
             pictures = [pool.submit(self._picture, _with_clock(parts.base, t))
                         for t in (before_end, 0.0)]
             if times[-1] >= self.t_end:
@@ -446,7 +458,7 @@ class _Film:
             self.pieces, self.slot_h = words.result() if words else ({}, 0)
 
     def _picture(self, spec: dict) -> Image.Image:
-        return Image.open(io.BytesIO(vlc.vegalite_to_png(spec, scale=self.scale))).convert("RGB")
+        return Image.open(io.BytesIO(_convert(vlc.vegalite_to_png, spec, scale=self.scale))).convert("RGB")
 
     def _cut(self, image: Image.Image, top: int, view: dict) -> Image.Image:
         s = self.scale

@@ -18,8 +18,8 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))   # run as a script from the root: the project's packages
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.support.server import streamlit_server  # noqa: E402
+from harness.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from harness.server import streamlit_server  # noqa: E402
 from ui.story import CHAPTERS  # noqa: E402
 
 WIDTH = 900

@@ -57,6 +57,28 @@ def test_no_test_imports_another_test_module_or_the_benchmarks():
                        for line in text.splitlines()), path
 
 
+def test_nothing_outside_tests_imports_tests():
+    """The product, the benchmarks, the docs' scripts and the harness stand without tests/: what
+    they share with the tests lives in harness/ or in the package that owns it. Read as text, so
+    an import inside a script a benchmark hands to a child process counts too."""
+    imports_tests = re.compile(r"^\s*(from|import)\s+tests\b", re.M)
+    tops = [p for p in ROOT.iterdir()
+            if not p.name.startswith(".") and p.name not in {"tests", "mutants"} and not p.is_symlink()]
+    scripts = [p for top in tops for p in ([top] if top.is_file() else top.rglob("*.py"))
+               if p.suffix == ".py"]
+    assert ROOT / "app.py" in scripts and ROOT / "benchmarks" / "work_bench.py" in scripts
+    assert [p.relative_to(ROOT) for p in scripts if imports_tests.search(p.read_text())] == []
+
+
+def test_the_mutation_tests_name_files_that_exist():
+    """[tool.mutmut] lists the files it mutates and the tests it runs by path: a moved test file
+    would leave `make mutants` running none of them."""
+    section = (ROOT / "pyproject.toml").read_text().split("[tool.mutmut]", 1)[1].split("\n[", 1)[0]
+    named = re.findall(r'"((?:sim|tests)/[^"]+)"', section)
+    assert any(p.startswith("tests/") for p in named) and any(p.startswith("sim/") for p in named)
+    assert [p for p in named if not (ROOT / p).exists()] == []
+
+
 def test_no_merge_conflict_markers_in_tracked_files():
     listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
     if listed.returncode:

@@ -1,11 +1,11 @@
-"""The load test's attendees (tests/support/protocol.py, which benchmarks/load_test.py drives)
+"""The load test's attendees (harness/protocol.py, which benchmarks/load_test.py drives)
 speak Streamlit's protocol for real: against `streamlit run serve.py`, each open runs the shared
 link's page (its metric cards come back) and each change reruns it with the new budget (the cards
 change). The figures themselves are printed by `make loadtest`, never asserted."""
 
+from harness.protocol import LINK, crowd, run_apart
+from harness.server import streamlit_server
 from tests.support.apptest import ROOT
-from tests.support.protocol import LINK, crowd, run_apart
-from tests.support.server import streamlit_server
 
 
 def test_the_attendees_open_the_link_and_change_the_budget(tmp_path):

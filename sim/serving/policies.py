@@ -211,7 +211,7 @@ def orca(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch
 @dataclass(frozen=True, kw_only=True)
 class PolicySpec:
     """A scheduler and what it does, declared (the run-effort estimate reads these fields
-    instead of asking the function; tests/sim/test_policies.py checks each against the
+    instead of asking the function; tests/sim/serving/test_policies.py checks each against the
     function)."""
     name: str
     build: Callable[[State, int, Limits, bool], Batch]

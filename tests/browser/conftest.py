@@ -7,13 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.server import streamlit_server
-from tests.support.visit import Visit, visit
+from harness.browser import CHROMIUM, CHROMIUM_ARGS
+from harness.server import streamlit_server
+from harness.visit import Visit, visit
 
-CHROMIUM = "/usr/bin/chromium"
-# Without the background-networking flags Chromium reaches for Google's hosts at every start.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -1,10 +1,8 @@
 """The pages the browser tests visit: every page at its defaults, and at the extreme settings the
 AppTest tests use (tests/ui), in the light theme and two in the dark."""
 
-DEFAULTS = {"": "Chunked Prefill Lab", "side_by_side": "Side by side",
-            "worked_example": "Worked example", "roofline": "Roofline",
-            "fidelity": "How close is this to a real GPU?", "traffic": "Traffic",
-            "budget_tradeoff": "Budget trade-off", "capacity": "Capacity", "memory": "Memory"}
+from harness.pages import DEFAULTS
+
 EXTREMES = [
     "side_by_side?gpu=mi300x&model=qwen2.5-7b&prompt=1000000&decodes=1024&context=100",
     "side_by_side?budget=0&decodes=99999&gpu=h100&mode=fast&presenter=1",

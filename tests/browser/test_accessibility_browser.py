@@ -5,8 +5,8 @@ a table (its text alternative)."""
 import pytest
 from playwright import sync_api
 
+from harness.visit import NUMBERS, settle
 from tests.browser.pages import VISITS, ids
-from tests.support.visit import NUMBERS, settle
 
 
 @pytest.mark.parametrize("path, scheme", VISITS, ids=ids(VISITS))

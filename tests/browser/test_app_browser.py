@@ -12,9 +12,9 @@ from PIL import Image
 from playwright import sync_api
 
 from charts.export import GIF_FRAMES
+from harness.browser import has_value, wait_for_run
+from harness.server import streamlit_server
 from tests.browser.pages import DEFAULTS
-from tests.support.browser import has_value, wait_for_run
-from tests.support.server import streamlit_server
 from ui.literal import JOINER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ def page(new_tab):
 
 @pytest.mark.parametrize("path", list(PAGES))
 def test_each_page_loads_without_an_exception(visited, path):
-    page = visited(path)                     # its visit: tests/support/visit.py
+    page = visited(path)                     # its visit: harness/visit.py
     assert page.exceptions == 0
     assert page.prompt_value == "8192"
 

@@ -18,9 +18,9 @@ from urllib.parse import urlencode
 import pytest
 from playwright import sync_api
 
-from tests.support.browser import has_value, wait_for_run
+from harness.browser import has_value, wait_for_run
+from harness.visit import settle
 from tests.support.hostile import LINK_KEYS, PAYLOADS
-from tests.support.visit import settle
 from ui import story
 from ui.literal import JOINER, LIMIT, visible
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from playwright import sync_api
 
-from tests.support.browser import has_value, wait_for_run
-from tests.support.server import streamlit_server
+from harness.browser import has_value, wait_for_run
+from harness.server import streamlit_server
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from charts.player import player_html, vega_bundle_name
+from harness.server import streamlit_server
 from tests.support.charts import seed_chart
-from tests.support.server import streamlit_server
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL = dict(decodes=8, decode_output=64, prompt=2048, prompt_output=8)

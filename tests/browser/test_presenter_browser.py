@@ -11,8 +11,8 @@ import json
 
 import pytest
 
+from harness.visit import settle
 from tests.browser.pages import DEFAULTS
-from tests.support.visit import settle
 
 SIZES = [(1920, 1080), (1280, 720)]
 PAGES = {"": "Chunked Prefill Lab", "side_by_side": "Side by side"}

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright import sync_api
 
-from tests.support.visit import settle
+from harness.visit import settle
 from ui import tour
 
 STEPS = tour.load()

@@ -41,7 +41,7 @@ from sim.serving.metrics import seed_metrics
 from sim.serving.policies import get_policy
 from sim.serving.workloads import poisson
 from sim.studies.stalls import STALL_S
-from tests.support.charts import lab_figures, run
+from tests.support.charts import fast_first, lab_figures, run
 from ui.presenter import LANE_SIDE_PX
 from ui.scenario import scenario_from
 
@@ -148,7 +148,8 @@ def test_the_new_requests_tokens_and_its_wait_for_the_first(seed):
 
 
 # --- figures compile -------------------------------------------------------------------------
-@pytest.mark.parametrize("look", LOOKS, ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
+@pytest.mark.parametrize("look", fast_first(LOOKS),
+                         ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
 def test_every_figure_compiles_with_vl_convert(seed, look):
     for name, figure in lab_figures(*seed, look).items():
         figure.chart.to_dict(validate=True)          # Altair's schema check
@@ -248,7 +249,7 @@ def test_the_counters_follow_the_clock(seed):
     assert "TTFT 327.7 ms" in late and "TTFT 368.6 ms" in late
 
 
-@pytest.mark.parametrize("values", [{}, {"budget": 8192}, {"prompt": 100}, {"decodes": 4}])
+@pytest.mark.parametrize("values", fast_first([{}, {"budget": 8192}, {"prompt": 100}, {"decodes": 4}]))
 def test_the_drawn_counters_are_counter_texts_at_every_clock(values):
     """What the chart draws and what counter_texts says (an export's frames) agree at every
     clock; a lane none of whose gaps exceeds 100 ms never reads frozen."""
@@ -314,7 +315,8 @@ def test_downloads_carry_the_figures_data(seed):
     assert data["unchunked_ticks"][0]["gap_ms"] is None   # NaN -> null, JSON has no NaN
 
 
-@pytest.mark.parametrize("look", LOOKS, ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
+@pytest.mark.parametrize("look", fast_first(LOOKS),
+                         ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
 @pytest.mark.parametrize("decodes", [64, 4, 0])
 def test_the_figure_height_is_what_vl_convert_draws(look, decodes):
     """The player's frame is sized from Timeline.height: it must hold the whole figure."""
@@ -458,7 +460,7 @@ def frames_of(gif: bytes) -> list[Image.Image]:
     return frames
 
 
-@pytest.mark.parametrize("look", [Look(), Look(dark=True)])
+@pytest.mark.parametrize("look", fast_first([Look(), Look(dark=True)]))
 def test_every_gif_frame_is_its_canvas_and_the_chart_keeps_its_size_while_it_plays(seed, look):
     """The seed's gap labels appear as the clock passes them: the chart, and so every frame,
     keeps one size (the committed GIF had frames 532-542 px tall on a 532 px canvas)."""

@@ -16,8 +16,7 @@ import pytest
 from charts import fidelity as fidelity_charts
 from charts.theme import MEANINGS, SERIES, SPARE_SERIES, Look
 from charts.worked import to_scale
-from tests.support.charts import calibrated, lab_figures
-from tests.support.charts import figures as traffic_figures
+from tests.support.charts import calibrated, fast_first, lab_figures, traffic_figures
 
 VISIONS = {
     "typical": np.eye(3),
@@ -163,7 +162,7 @@ def every_chart(seed, seed_burst, frontier, capacity, memory_bound, points, curv
     return build
 
 
-@pytest.mark.parametrize("look", LOOKS, ids=lambda look: f"dark={look.dark},contrast={look.contrast}")
+@pytest.mark.parametrize("look", fast_first(LOOKS), ids=lambda look: f"dark={look.dark},contrast={look.contrast}")
 def test_a_colour_means_one_thing_in_every_chart(every_chart, look):
     """A colour at or near a meaning's is used for that meaning only, and a mark or legend entry
     named for a meaning is drawn in its colour (or a neutral ink)."""

@@ -14,6 +14,7 @@ from charts.theme import Look
 from charts.timeline import view_name
 from charts.views import timeline
 from sim.studies.stalls import STALL_S
+from tests.support.charts import fast_first
 from ui.scenario import scenario_from
 
 FRAMES = 6
@@ -52,7 +53,7 @@ def counters_mask(figure, shape) -> np.ndarray:
     return mask
 
 
-@pytest.mark.parametrize("look", [Look(), Look(dark=True), Look(presenter=True)],
+@pytest.mark.parametrize("look", fast_first([Look(), Look(dark=True), Look(presenter=True)]),
                          ids=["light", "dark", "presenter"])
 def test_each_gif_frame_is_the_player_at_its_clock(seed, look):
     """Bars and tokens revealed up to the clock, the waiting blocks, the largest gap, the new

@@ -13,9 +13,10 @@ from sim.cost.iteration import CostModel
 from sim.cost.validation import linear_layer_seconds
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from tests.support.charts import COMPOSITION, calibrated
+from tests.support.charts import COMPOSITION, calibrated, fast_first
 
 LOOKS = [Look(), Look(presenter=True), Look(dark=True), Look(presenter=True, dark=True)]
+
 
 
 def test_validate_frame_has_one_row_per_point_and_mode(points, report):
@@ -101,7 +102,8 @@ def test_a_set_overhead_is_said_after_the_rule():
                                     + "; here 1 ms, as set")
 
 
-@pytest.mark.parametrize("look", LOOKS, ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
+@pytest.mark.parametrize("look", fast_first(LOOKS),
+                         ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
 def test_every_figure_compiles_with_vl_convert(points, curves, look):
     figures = {"times": charts.time_vs_tokens(charts.times_frame(points, curves), look),
                "accuracy": charts.accuracy(points, look),

@@ -17,7 +17,7 @@ from sim.serving.metrics import request_times, summarize, token_gaps
 from sim.serving.policies import POLICIES
 from sim.serving.workloads import poisson
 from sim.studies.sweep import OVERHEAD_SHARE
-from tests.support.charts import SEED, figures, serve
+from tests.support.charts import SEED, fast_first, serve, traffic_figures
 
 MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (the app's speed target)
 
@@ -163,10 +163,11 @@ def test_capacity_frame_has_every_run(capacity):
 LOOKS = [Look(), Look(presenter=True, dark=True)]
 
 
-@pytest.mark.parametrize("look", LOOKS, ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
+@pytest.mark.parametrize("look", fast_first(LOOKS),
+                         ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
 def test_every_traffic_figure_compiles_with_vl_convert(seed_burst, frontier, capacity,
                                                        memory_bound, look):
-    for name, figure in figures(seed_burst, look, frontier, capacity, memory_bound).items():
+    for name, figure in traffic_figures(seed_burst, look, frontier, capacity, memory_bound).items():
         figure.chart.to_dict(validate=True)
         svg = vlc.vegalite_to_svg(figure.spec())
         assert svg.startswith("<svg") and len(svg) > 5000, name
@@ -183,7 +184,7 @@ def test_a_long_run_keeps_each_traffic_page_under_a_megabyte(long_run, frontier,
                                                              memory_bound):
     """The Traffic page with all five policies on 1,000 ShareGPT-like requests; the Memory page's
     KV chart on the same run."""
-    figs = figures(long_run, Look(), frontier, capacity, (SEED, long_run))
+    figs = traffic_figures(long_run, Look(), frontier, capacity, (SEED, long_run))
     traffic_page = sum(len(json.dumps(figs[n].spec())) for n in ("timeline", "ttft", "gaps",
                                                                   "split"))
     assert traffic_page < MAX_PAGE_DATA

@@ -17,6 +17,7 @@ from cli import traffic as traffic_cli
 from cli.common import iteration_cap_message
 from cli.limits import check_export_work
 from cli.main import build_parser, main
+from harness.bounded import ROOT, run_sim
 from sim.effort.caps import RunAccount
 from sim.effort.estimate import ITEM_COSTS
 from sim.errors import InputError
@@ -24,7 +25,6 @@ from sim.presets.models import custom_model
 from sim.serving.engine import SimulationLimitError
 from sim.serving.policies import MAX_ITERATION_CAP
 from sim.serving.trace_files import load_trace
-from tests.support.bounded import ROOT, run_sim
 from tests.support.cli import cli
 
 HEADER = "arrival_s,prompt_tokens,output_tokens\n"

@@ -13,7 +13,7 @@ from cli.common import PROCESS_BYTES
 from cli.export import VIEWS
 from cli.limits import figure_work
 from cli.main import main
-from tests.support.bounded import run_sim
+from harness.bounded import run_sim
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -127,6 +127,7 @@ def test_the_estimate_prices_each_view_at_its_real_size(view, presenter, tmp_pat
         assert work.height - real_height <= 0.02 * real_height
 
 
+@pytest.mark.slow   # a whole GIF export in a child process: the longest check here
 def test_a_gif_export_takes_no_more_memory_than_its_estimate(tmp_path):
     """The GIF pipeline's price holds: the process's peak (measured in a child) is under the
     figure's estimate plus the command's own start, and not far under it."""

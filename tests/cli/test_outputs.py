@@ -17,8 +17,8 @@ import cli.common
 import cli.main
 from cli.main import MAX_ARGUMENTS, build_parser
 from cli.paths import check_output
+from harness.bounded import ROOT
 from sim.errors import InputError
-from tests.support.bounded import ROOT
 from tests.support.cli import cli as run_cli
 
 FAST = ("worked-example",)

@@ -1,7 +1,7 @@
 """Fuzzing `python -m sim`: hypothesis draws command lines (any command, any subset of its flags,
 values that are typical, at the ends of their ranges, past them, or not numbers at all; files that
 are traces, broken traces, FIFOs, directories and devices), and each runs in a child process with a
-timeout and a memory limit (tests.support.bounded).
+timeout and a memory limit (harness.bounded).
 
 A case is a clean run (exit 0, nothing on stderr, output without nan, inf or runaway digits, JSON
 that parses without NaN or null, table lines within 120 columns unless --wide) or a clean refusal (exit 2,
@@ -22,12 +22,12 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 
+from harness.bounded import run_sim
 from sim.cost.iteration import MODES
 from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
 from sim.serving.policies import POLICIES
 from sim.studies.capacity import SLO_PRESETS
-from tests.support.bounded import run_sim
 
 from .report import Result, over_budget
 

@@ -16,7 +16,7 @@ import threading
 
 from hypothesis import strategies as st
 
-from tests.support.bounded import run_sim
+from harness.bounded import run_sim
 
 from . import cli
 from .report import Result, over_budget

@@ -18,8 +18,8 @@ import threading
 
 from hypothesis import strategies as st
 
+from harness.bounded import run_sim
 from sim.serving.trace_files import COLUMNS, MAX_COLUMNS
-from tests.support.bounded import run_sim
 
 from . import cli
 from .report import Result, over_budget

@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
+from harness.bounded import Outcome
 from tests.fuzz import cli, files, headers, outputs
 from tests.fuzz.report import Result, summary
-from tests.support.bounded import Outcome
 
 SLICE = 20
 SEED = 2026   # fixed: a new finding belongs to `make fuzz --seed S`, then to a regression test

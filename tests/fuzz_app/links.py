@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
+from harness.memory import reset_peak, resident_mib
 from tests.support.apptest import APP, as_read, shown
 from tests.support.hostile import markup
-from tests.support.memory import reset_peak, resident_mib
 from ui import controls
 from ui.controls import CONTROLS, Control
 from ui.literal import LIMIT, visible

@@ -1,9 +1,10 @@
-"""Charts for the chart and player tests: the app's own side-by-side timeline on a small seed
-scenario, a three-bar spec, and every figure of the learn pages, the traffic pages and the
-fidelity page built from given runs (the colour test walks them all)."""
+"""What the chart tests share: runs of a scenario, every figure the lab pages and the traffic pages
+draw (the colour tests walk them all), a calibrated price for the fidelity charts, and for the
+player tests the app's own side-by-side timeline on a small seed scenario and a three-bar spec."""
 
 import altair as alt
 import pandas as pd
+import pytest
 
 import sim
 from charts import budget_sweep as budget_charts
@@ -16,37 +17,28 @@ from charts.views import budget_plan, roofline_figures, timeline
 from sim.cost.iteration import Chunk, Composition, CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import Limits, simulate
-from sim.serving.policies import get_policy
+from sim.serving.engine import simulate
+from sim.serving.policies import Limits, get_policy
 
-COMPOSITION = Composition((2000,) * 32, (Chunk(257),))
 SEED = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
+COMPOSITION = Composition((2000,) * 32, (Chunk(257),))
+
+
+def fast_first(values) -> list:
+    """A check's parameters with all but the first marked slow: `make test-fast` runs the check
+    once on the path every value shares, `make test` on every value (another look, another
+    scenario)."""
+    return [value if index == 0 else pytest.param(value, marks=pytest.mark.slow)
+            for index, value in enumerate(values)]
 
 
 def run(scenario, policy):
-    """One lane of a ui Scenario, as the learn pages run it."""
     return simulate(scenario.workload(), get_policy(policy), scenario.cost_model(),
                     budget=scenario.budget, limits=Limits(max_seqs=scenario.max_seqs))
 
 
 def serve(workload, policies, cost=SEED, budget=576):
-    """Each policy's trace of one workload, as the traffic pages run them."""
     return {p: simulate(workload, get_policy(p), cost, budget=budget) for p in policies}
-
-
-def seed_chart(**scenario) -> tuple[dict, float, list[float]]:
-    """(spec, t_max, iteration ends) of the side-by-side timeline, whole run, vllm-v0 above
-    sarathi at budget 576, on a seed scenario."""
-    workload = sim.seed_scenario(**scenario)
-    lanes = timeline(sim.run(workload, "vllm-v0"), sim.run(workload, "sarathi"), "run")
-    return lanes.figure(Look(), 900).spec(), lanes.t_max, lanes.boundaries
-
-
-def tiny_spec(clock="t", title="bars"):
-    t = alt.param(name=clock, value=0)
-    data = pd.DataFrame({"start_s": [0.0, 0.1, 0.2], "tokens": [3, 5, 7]})
-    return alt.Chart(data, title=title).mark_bar().encode(x="start_s:Q", y="tokens:Q").transform_filter(
-        alt.datum.start_s <= t).add_params(t).to_dict()
 
 
 def lab_figures(scenario, unchunked, chunked, look):
@@ -60,11 +52,7 @@ def lab_figures(scenario, unchunked, chunked, look):
             "roofline": roof, "curve": curve, "roofline+curve": stacked(roof, curve)}
 
 
-def calibrated(tp=2, gpu="a100-80gb"):
-    return CostModel(get_gpu(gpu), get_model("llama-3.1-8b"), "calibrated", tp=tp).price(COMPOSITION)
-
-
-def figures(traces, look, frontier, capacity, memory_bound):
+def traffic_figures(traces, look, frontier, capacity, memory_bound):
     comparison, curves = capacity
     cost, kv_traces = memory_bound
     ttft, gaps = T.ttft_and_gaps(traces)
@@ -81,3 +69,24 @@ def figures(traces, look, frontier, capacity, memory_bound):
         "kv": memory_charts.kv_chart(memory_charts.kv_frame(kv_traces, cost.kv_bytes_per_token), look,
                          capacity_tokens=next(iter(kv_traces.values())).kv_capacity_tokens),
     }
+
+
+def calibrated(tp=2, gpu="a100-80gb"):
+    return CostModel(get_gpu(gpu), get_model("llama-3.1-8b"), "calibrated", tp=tp).price(COMPOSITION)
+
+
+
+
+def seed_chart(**scenario) -> tuple[dict, float, list[float]]:
+    """(spec, t_max, iteration ends) of the side-by-side timeline, whole run, vllm-v0 above
+    sarathi at budget 576, on a seed scenario."""
+    workload = sim.seed_scenario(**scenario)
+    lanes = timeline(sim.run(workload, "vllm-v0"), sim.run(workload, "sarathi"), "run")
+    return lanes.figure(Look(), 900).spec(), lanes.t_max, lanes.boundaries
+
+
+def tiny_spec(clock="t", title="bars"):
+    t = alt.param(name=clock, value=0)
+    data = pd.DataFrame({"start_s": [0.0, 0.1, 0.2], "tokens": [3, 5, 7]})
+    return alt.Chart(data, title=title).mark_bar().encode(x="start_s:Q", y="tokens:Q").transform_filter(
+        alt.datum.start_s <= t).add_params(t).to_dict()

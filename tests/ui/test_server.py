@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit import config
 
+from harness.protocol import run_apart
 from tests.support.apptest import ALL_PAGES
-from tests.support.protocol import run_apart
 from ui.server import PinServerAddress, page_paths, pinned_index
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,5 @@
-"""Start `streamlit run` on a free localhost port for a browser test, and stop it afterwards."""
+"""Start `streamlit run` on a free localhost port for a browser test, a benchmark or the docs'
+screenshots, and stop it afterwards."""
 
 import socket
 import subprocess
@@ -7,8 +8,6 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-
-import pytest
 
 STARTUP_S = 60
 
@@ -40,7 +39,8 @@ def streamlit_server(script: Path, log: Path, *flags: str, env: dict | None = No
             except OSError:
                 pass
             if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start within {STARTUP_S} s:\n{log.read_text()[-2000:]}")
+                raise RuntimeError(f"streamlit did not start within {STARTUP_S} s:\n"
+                                   f"{log.read_text()[-2000:]}")
             time.sleep(0.3)
         yield url
     finally:

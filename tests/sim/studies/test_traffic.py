@@ -1,15 +1,13 @@
-"""Traffic: the burst drain, the budget frontier, capacity under SLO, traces, KV memory, and the
-sweep / capacity CLI. Workloads are small: the suite runs on two cores."""
+"""Traffic: the burst drain, the budget frontier, capacity under SLO and KV memory (the CLI that
+drives them: tests/cli/test_traffic_cli.py). Workloads are small: the suite runs on two cores."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import numpy as np
 import pytest
 
-from cli.main import main
 from sim.cost.iteration import CostModel
 from sim.errors import InputError
 from sim.presets.hardware import GPUS, get_gpu
@@ -17,7 +15,6 @@ from sim.presets.models import get_model
 from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, simulate
 from sim.serving.metrics import request_times
 from sim.serving.policies import CHUNKED, Limits, get_policy
-from sim.serving.trace_files import MAX_ROWS, load_trace
 from sim.serving.workloads import burst, poisson, seed_scenario
 from sim.studies import capacity
 from sim.studies.capacity import (
@@ -46,7 +43,6 @@ SEED_SIMPLE = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple"
 # the source article's prices in simple mode: 40 us of compute per token (16 GFLOP / 400 TFLOP/s), and a
 # floor of 5.33 ms per iteration (16 GB of weights / 3 TB/s).
 PER_TOKEN_S = 16e9 / 400e12
-HEADER = "arrival_s,prompt_tokens,output_tokens\n"
 
 
 def last_ttft(workload, budget=576, policy="sarathi"):
@@ -226,50 +222,6 @@ def test_a_cap_met_mid_bisection_reports_the_best_rate_proved(monkeypatch):
     assert f"stopped when a run at {calls[-1]:.3g} QPS" in result.reason
 
 
-def test_cli_capacity_at_the_iteration_cap_prints_its_result(capsys):
-    code, out, err = run_cli(capsys, "capacity", "--gpu", "a100-80gb", "--model", "mistral-7b",
-                             "--tbt-slo", "0.03", "--requests", "40", "--prompt-tokens", "512",
-                             "--output-tokens", "20", "--max-iterations", "300", "--json")
-    assert code == 0, err
-    data = json.loads(out)
-    assert data["policy"]["capacity_qps"] > 0 and "(the cap)" in data["baseline"]["reason"]
-
-
-# --- traces ------------------------------------------------------------------------------------
-def test_trace_loads_from_bytes_and_path_and_sorts_arrivals(tmp_path):
-    data = (HEADER + "2.5,300,7\n0.5,100,5\n1,200,6\n").encode()
-    path = tmp_path / "trace.csv"
-    path.write_bytes(data)
-    for source in (data, str(path)):
-        w = load_trace(source)
-        assert w.arrival_s.tolist() == [0.5, 1.0, 2.5]
-        assert w.prompt.tolist() == [100, 200, 300] and w.output.tolist() == [5, 6, 7]
-
-
-@pytest.mark.parametrize("body, where", [
-    ("arrival_s,prompt_tokens\n0,10\n", "row 1 (header): missing column output_tokens"),
-    (HEADER + "0,10,5\n-1,10,5\n", "row 3, column arrival_s"),
-    (HEADER + "0,10,5\n1,ten,5\n", "row 3, column prompt_tokens"),
-    (HEADER + "0,10,0\n", "row 2, column output_tokens"),
-    (HEADER + "0,10.5,3\n", "row 2, column prompt_tokens"),
-    (HEADER + "0,10\n", "row 2, column output_tokens"),
-])
-def test_trace_errors_name_row_and_column(body, where):
-    with pytest.raises(InputError, match=re.escape(where)):
-        load_trace(body.encode())
-
-
-def test_trace_caps_rows_and_bytes_and_never_echoes_markup():
-    with pytest.raises(InputError, match=f"row {MAX_ROWS + 2}: .*more than 100,000"):
-        load_trace((HEADER + "0,1,1\n" * (MAX_ROWS + 1)).encode())
-    with pytest.raises(InputError, match="limit is 5,000,000"):
-        load_trace(b" " * 5_000_001)
-    with pytest.raises(InputError) as error:
-        load_trace((HEADER + '0,"<img src=x onerror=alert(1)>",1\n').encode())
-    assert "row 2, column prompt_tokens" in str(error.value)
-    assert not set("<>\"=()") & set(str(error.value).split(":", 1)[1])
-
-
 # --- max partial prefills ------------------------------------------------------------------------
 @pytest.mark.parametrize("policy", CHUNKED)
 def test_max_partial_prefills_caps_prefills_per_iteration(policy):
@@ -305,73 +257,6 @@ def test_memory_budget_matches_the_engine_and_preemptions_are_counted():
     assert usage.peak_used_tokens <= usage.capacity_tokens
     assert usage.wasted.value == pytest.approx(
         usage.recomputed_tokens * cost.model.flops_per_token / cost.gpu.peak_flops)
-
-
-# --- CLI -----------------------------------------------------------------------------------------
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_cli_sweep_json(capsys):
-    code, out, _ = run_cli(capsys, "sweep", "--requests", "40", "--qps", "4", "--budgets",
-                           "256,1024", "--tbt-slo", "0.05", "--json")
-    assert code == 0
-    rows = json.loads(out)
-    assert [r["budget"] for r in rows] == [256, 1024]
-    for r in rows:
-        assert {"budget", "ttft_s", "tbt_s", "throughput_tokens_per_s"} <= set(r)
-        assert set(r["ttft_s"]) >= {"p50", "p99"} and set(r["tbt_s"]) >= {"p50", "p99"}
-        assert r["throughput_tokens_per_s"] > 0
-    assert sum(r["recommended"] for r in rows) <= 1
-
-
-def test_cli_capacity_json(capsys):
-    code, out, _ = run_cli(capsys, "capacity", "--policy", "sarathi", "--budget", "512",
-                           "--baseline", "vllm-v0", "--tbt-slo", "0.1", "--requests", "60",
-                           "--max-runs", "4", "--json")
-    assert code == 0
-    data = json.loads(out)
-    for side in ("policy", "baseline"):
-        assert {"name", "budget", "capacity_qps"} <= set(data[side])
-    assert data["policy"]["name"] == "sarathi" and data["policy"]["budget"] == 512
-    assert data["baseline"]["budget"] == 2048    # vLLM V0: max(longest request, 2048)
-    assert data["ratio"] == pytest.approx(
-        data["policy"]["capacity_qps"] / data["baseline"]["capacity_qps"])
-
-
-def test_cli_simulate_burst_and_trace(capsys, tmp_path):
-    code, out, _ = run_cli(capsys, "simulate", "--scenario", "burst", "--burst", "10",
-                           "--prompt-output", "1", "--mode", "simple", "--json")
-    assert code == 0
-    assert json.loads(out)["last_ttft_s"] == pytest.approx(3.6864)
-    path = tmp_path / "t.csv"
-    path.write_text(HEADER + "0,500,4\n0.01,300,4\n")
-    code, out, _ = run_cli(capsys, "simulate", "--trace-in", str(path), "--json")
-    assert code == 0 and json.loads(out)["requests"] == 2
-
-
-@pytest.mark.parametrize("argv, named", [
-    (("sweep", "--budgets", "128,-4"), "−4"),
-    (("sweep", "--budgets", "12x"), "12x"),
-    (("capacity", "--tbt-slo", "0.1", "--requests", "0"), "--requests"),
-    (("capacity", "--slo", "fast"), "fast"),
-    (("capacity", "--tbt-slo", "0.1", "--baseline", "nope"), "nope"),
-    (("simulate", "--scenario", "burst", "--burst", "-1"), "burst"),
-    (("simulate", "--trace-in", "/no/such/file.csv"), "/no/such/file.csv"),
-])
-def test_cli_bad_input_exits_2_with_one_line(capsys, argv, named):
-    code, out, err = run_cli(capsys, *argv)
-    assert code == 2 and out == ""
-    assert err.count("\n") == 1 and named in err
-
-
-def test_cli_trace_error_names_row_and_column(capsys, tmp_path):
-    path = tmp_path / "bad.csv"
-    path.write_text(HEADER + "0,100,4\n0.5,abc,4\n")
-    code, _, err = run_cli(capsys, "simulate", "--trace-in", str(path))
-    assert code == 2 and "row 3, column prompt_tokens" in err
 
 
 def test_slo_presets_name_models_the_simulator_has():

@@ -1,6 +1,6 @@
 """`python -m sim ARGS` in a child process that cannot hang or eat the machine: a wall-clock timeout
 and a memory limit, with its time and peak memory measured. Used by the CLI's regression tests for
-the runs that used to hang or blow up, and by the fuzz suite (tests/fuzz)."""
+the runs that used to hang or blow up, by the fuzz suite (tests/fuzz) and by the limits benchmark."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMEOUT_S = 120.0
 # A limit on writable memory (RLIMIT_DATA), twice the 1.5 GB a command may use: a blow-up becomes a
 # MemoryError in the child. RLIMIT_AS would also count address space reserved but never touched,

@@ -8,10 +8,10 @@ import os
 
 import pytest
 
+from harness.bounded import run_sim
 from sim.errors import InputError
 from sim.serving import trace_files
 from sim.serving.trace_files import MAX_COLUMNS, REPORT_ROWS, load_trace
-from tests.support.bounded import run_sim
 
 HEADER = "arrival_s,prompt_tokens,output_tokens"
 

@@ -1,6 +1,12 @@
-"""Waiting for a page in the browser tests: its run finished, a widget settled on a value."""
+"""Debian's Chromium as the browser tests, benchmarks and screenshots launch it, and waiting for a
+page: its run finished, a widget settled on a value."""
 
 from playwright import sync_api
+
+CHROMIUM = "/usr/bin/chromium"
+# Without the background-networking flags Chromium reaches for Google's hosts at every start.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 # The app's own record of its script: Streamlit's "Running" widget shows only after a delay, so
 # its absence alone can be read in the middle of a run.

@@ -1,0 +1,81 @@
+"""The traffic commands (`sweep`, `capacity`, `simulate --scenario burst / --trace-in`) driven in
+process: their --json, a capacity search stopped at the iteration cap, bad input exiting 2 with one
+line that names the bad value."""
+
+import json
+
+import pytest
+
+from sim.serving.trace_files import COLUMNS
+from tests.support.cli import cli
+
+HEADER = ",".join(COLUMNS) + "\n"
+
+
+def test_cli_capacity_at_the_iteration_cap_prints_its_result(capsys):
+    code, out, err = cli("capacity", "--gpu", "a100-80gb", "--model", "mistral-7b",
+                   "--tbt-slo", "0.03", "--requests", "40", "--prompt-tokens", "512",
+                   "--output-tokens", "20", "--max-iterations", "300", "--json", capsys=capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["policy"]["capacity_qps"] > 0 and "(the cap)" in data["baseline"]["reason"]
+
+
+def test_cli_sweep_json(capsys):
+    code, out, _ = cli("sweep", "--requests", "40", "--qps", "4", "--budgets",
+                       "256,1024", "--tbt-slo", "0.05", "--json", capsys=capsys)
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["budget"] for r in rows] == [256, 1024]
+    for r in rows:
+        assert {"budget", "ttft_s", "tbt_s", "throughput_tokens_per_s"} <= set(r)
+        assert set(r["ttft_s"]) >= {"p50", "p99"} and set(r["tbt_s"]) >= {"p50", "p99"}
+        assert r["throughput_tokens_per_s"] > 0
+    assert sum(r["recommended"] for r in rows) <= 1
+
+
+def test_cli_capacity_json(capsys):
+    code, out, _ = cli("capacity", "--policy", "sarathi", "--budget", "512",
+                       "--baseline", "vllm-v0", "--tbt-slo", "0.1", "--requests", "60",
+                       "--max-runs", "4", "--json", capsys=capsys)
+    assert code == 0
+    data = json.loads(out)
+    for side in ("policy", "baseline"):
+        assert {"name", "budget", "capacity_qps"} <= set(data[side])
+    assert data["policy"]["name"] == "sarathi" and data["policy"]["budget"] == 512
+    assert data["baseline"]["budget"] == 2048    # vLLM V0: max(longest request, 2048)
+    assert data["ratio"] == pytest.approx(
+        data["policy"]["capacity_qps"] / data["baseline"]["capacity_qps"])
+
+
+def test_cli_simulate_burst_and_trace(capsys, tmp_path):
+    code, out, _ = cli("simulate", "--scenario", "burst", "--burst", "10",
+                       "--prompt-output", "1", "--mode", "simple", "--json", capsys=capsys)
+    assert code == 0
+    assert json.loads(out)["last_ttft_s"] == pytest.approx(3.6864)
+    path = tmp_path / "t.csv"
+    path.write_text(HEADER + "0,500,4\n0.01,300,4\n")
+    code, out, _ = cli("simulate", "--trace-in", str(path), "--json", capsys=capsys)
+    assert code == 0 and json.loads(out)["requests"] == 2
+
+
+@pytest.mark.parametrize("argv, named", [
+    (("sweep", "--budgets", "128,-4"), "−4"),
+    (("sweep", "--budgets", "12x"), "12x"),
+    (("capacity", "--tbt-slo", "0.1", "--requests", "0"), "--requests"),
+    (("capacity", "--slo", "fast"), "fast"),
+    (("capacity", "--tbt-slo", "0.1", "--baseline", "nope"), "nope"),
+    (("simulate", "--scenario", "burst", "--burst", "-1"), "burst"),
+    (("simulate", "--trace-in", "/no/such/file.csv"), "/no/such/file.csv"),
+])
+def test_cli_bad_input_exits_2_with_one_line(capsys, argv, named):
+    code, out, err = cli(*argv, capsys=capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and named in err
+
+
+def test_cli_trace_error_names_row_and_column(capsys, tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text(HEADER + "0,100,4\n0.5,abc,4\n")
+    code, _, err = cli("simulate", "--trace-in", str(path), capsys=capsys)
+    assert code == 2 and "row 3, column prompt_tokens" in err
