@@ -173,7 +173,7 @@ DISPLAY = (
 )
 # Controls that live on one page only.
 TPOT = _float("tpot", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
-              help="The inter-token latency the decoders must keep; the Sarathi-Serve recipe picks the "
+              help="The inter-token latency the streams must keep; the Sarathi-Serve recipe picks the "
                    "largest budget whose iteration meets it.")
 BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, KNOBS["budget"].on_app().high,
                step=64,
@@ -194,7 +194,7 @@ WINDOW = _choice("window", "Time axis", "prompt", tuple(WINDOWS),
 TRAFFIC = (
     _choice("workload", "Workload", "burst", ("burst", "poisson", "upload"),
             help="burst: N prompts of the sidebar's prompt length arrive at once while the "
-                 "sidebar's decoders stream (the source article's drain). poisson: requests at random times "
+                 "sidebar's streams run (the source article's drain). poisson: requests at random times "
                  "at a mean rate. upload: a CSV trace with columns arrival_s, prompt_tokens, "
                  "output_tokens."),
     *(_knob(name) for name in ("burst", "requests", "qps", "lengths", "prompt_tokens",

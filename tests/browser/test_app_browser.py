@@ -42,7 +42,7 @@ def test_link_round_trip_restores_the_controls(page, app_url):
     has_value(page, "Token budget per iteration", "1024")
 
     # a change in the page goes into the link ...
-    decodes = page.get_by_label("Running decodes", exact=True)
+    decodes = page.get_by_label("Running streams", exact=True)
     decodes.fill("32")
     decodes.press("Enter")
     page.wait_for_url("**decodes=32**", timeout=15_000)
@@ -54,7 +54,7 @@ def test_link_round_trip_restores_the_controls(page, app_url):
     fresh.goto(link)
     wait_for_run(fresh, "Side by side")
     for label, value in (("New prompt (tokens)", "4096"), ("Token budget per iteration", "1024"),
-                         ("Running decodes", "32")):
+                         ("Running streams", "32")):
         has_value(fresh, label, value)
 
 
@@ -73,7 +73,7 @@ def test_controls_survive_moving_between_pages(page, app_url):
 
 
 @pytest.mark.parametrize("path, written, label, value", [
-    ("worked_example?decodes=99999", "decodes=100", "Running decodes", "100"),
+    ("worked_example?decodes=99999", "decodes=100", "Running streams", "100"),
     ("side_by_side?budget=12.7", "budget=13", "Token budget per iteration", "13"),
     ("side_by_side?prompt=99999999", "prompt=422942", "New prompt (tokens)", "422942"),
 ])
@@ -195,7 +195,7 @@ def test_a_deep_link_opened_first_on_a_fresh_server_runs_through_app_py(browser,
             assert fresh.get_by_text("Page not found").count() == 0
             fresh.goto(f"{url}/home?decodes=32")     # Home's file name, typed: Home, its values kept
             wait_for_run(fresh, "Chunked Prefill Lab")
-            has_value(fresh, "Running decodes", "32")
+            has_value(fresh, "Running streams", "32")
             assert fresh.get_by_text("Page not found").count() == 0
         finally:
             context.close()

@@ -98,7 +98,7 @@ def test_a_hostile_link_draws_fetches_and_runs_nothing_of_its_own(new_tab, app_u
 @pytest.mark.parametrize("typed, heading, label, value", [
     ("ROOFLINE?prompt=4096", "Roofline", "New prompt (tokens)", "4096"),
     ("Side_By_Side?budget=1024", "Side by side", "Token budget per iteration", "1024"),
-    ("start?decodes=32", "Chunked Prefill Lab", "Running decodes", "32"),
+    ("start?decodes=32", "Chunked Prefill Lab", "Running streams", "32"),
 ])
 def test_a_page_typed_another_way_is_that_page_with_the_links_values(new_tab, app_url, typed,
                                                                       heading, label, value):

@@ -294,7 +294,7 @@ def test_the_keys_work_from_the_app_page_before_any_click_into_the_player(browse
         page.keyboard.press("ArrowRight")
         frame.wait_for_function("window.playerState.t > 0", timeout=5_000)
         stepped = clock.inner_text()
-        decodes = page.get_by_label("Running decodes", exact=True)
+        decodes = page.get_by_label("Running streams", exact=True)
         decodes.focus()
         page.keyboard.press("ArrowRight")
         page.wait_for_timeout(300)
