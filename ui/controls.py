@@ -138,7 +138,7 @@ def _knob(name: str, *more_options: str) -> Control:
     return make(knob.key, knob.label, default, low, high, help=knob.help, step=knob.step)
 
 
-# The scenario: seed 001's worked example.
+# The scenario: the source article's worked example.
 SCENARIO = tuple(_knob(name) for name in ("prompt", "decodes", "context", "budget"))
 HARDWARE = (_knob("gpu", CUSTOM), _knob("model", CUSTOM), _knob("mode"), _knob("tp"))
 POLICY = (
