@@ -1,7 +1,8 @@
 """References that resolve for a reader who cloned the repository: no path outside it (outside
 sources are cited in docs/sources.md with their public addresses), every repository file a
 docstring, comment, message or document names exists, and nothing is called by a label only
-the project's tracker knows ("issue 11", "seed 001" for a source article)."""
+the project's tracker knows (its work-item numbers, its label for a source article: examples in
+tests/support/internal_words.py)."""
 
 import re
 import subprocess
@@ -9,17 +10,18 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-TEXT = (".py", ".toml", ".md", ".txt", ".cfg", ".yml", ".yaml", ".js", ".css", ".html")
-# the checks that forbid these words quote them
-QUOTE_THE_WORDS = {"tests/test_references.py", "tests/ui/test_words_on_screen.py",
-                   "tests/cli/test_help.py"}
+from tests.support import internal_words as example
 
-OUTSIDE = re.compile(r"\.\./shared|shared/(?:reference|seeds|tools|design|style)|/work/")
+ROOT = Path(__file__).resolve().parents[1]
+THIS = "tests/test_references.py"   # its self-test names paths that do not exist
+TEXT = (".py", ".toml", ".md", ".txt", ".cfg", ".yml", ".yaml", ".js", ".css", ".html")
+
+OUTSIDE = re.compile(r"\.\./shared|shared/(?:reference|seeds|tools|design|style)|" + example.WORKPLACE)
 REPO_PATH = re.compile(r"(?<![\w./-])((?:sim|ui|cli|charts|pages|tests|benchmarks|docs|tour)/"
                        r"[\w/.-]*\.(?:py|csv|md|toml|json))\b")
 TRACKER = re.compile(r"(?<!vLLM )(?<!SGLang )(?<!sarathi-serve )\bissues? #?\d+", re.I)
-# the source articles were filed as "seed 000" to "seed 003"; a random seed ("--seed 1") is fine
+# the tracker's label for a source article (a word and a number from 000); a random seed
+# ("--seed 1") is fine
 ARTICLE_LABEL = re.compile(r"(?<![-\w])seeds? 0\d+|\bseeds'", re.I)
 
 
@@ -39,18 +41,19 @@ def hits(pattern: re.Pattern, files=FILES) -> list[str]:
 
 
 def test_the_patterns_catch_what_they_should_and_only_that():
-    bad = {"a.py": "# see ../shared/reference/schedulers.md\n(issue 11)\nseed 001's drain\n"
-                   "the seeds' arithmetic\nsee shared/reference/x.md\n",
+    bad = {"a.py": f"# see {example.NOTES_PATH}/schedulers.md\n({example.WORK_ITEM})\n"
+                   f"{example.ARTICLE_LABEL}'s drain\nthe {example.ARTICLES} arithmetic\n"
+                   f"see {example.NOTES_PATH[3:]}/x.md\n",
            "b.py": "vLLM issue 8121\nrandom seed 7 (--seed 0)\nseed_scenario()\n--seed 012\n"}
     assert len(hits(OUTSIDE, bad)) == 2
-    assert hits(TRACKER, bad) == ["a.py:2: (issue 11)"]
+    assert hits(TRACKER, bad) == [f"a.py:2: ({example.WORK_ITEM})"]
     assert len(hits(ARTICLE_LABEL, bad)) == 2
     assert REPO_PATH.findall("in sim/calibration.py, tour/en/NN-name.md and sim/cost/") == \
         ["sim/calibration.py", "tour/en/NN-name.md"]
 
 
 def unexplained(pattern: re.Pattern) -> list[str]:
-    return [h for h in hits(pattern) if h.split(":")[0] not in QUOTE_THE_WORDS]
+    return hits(pattern)
 
 
 def test_no_path_outside_the_repository():
@@ -60,7 +63,7 @@ def test_no_path_outside_the_repository():
 def test_every_repository_path_named_exists():
     missing = [f"{name}: {path}" for name, text in FILES.items()
                for path in REPO_PATH.findall(text)
-               if "NN" not in path and name not in QUOTE_THE_WORDS and not (ROOT / path).exists()]
+               if "NN" not in path and name != THIS and not (ROOT / path).exists()]
     assert missing == []
 
 

@@ -1,7 +1,7 @@
 """A command line that explains itself. Every subcommand's --help describes it in
 a paragraph and every flag states its unit and default; tables fit 120 columns (--wide for the
 rest), every column has a header, counts have thousands separators; the source articles are named,
-never "seed 001"; a bare command says which flags it needs; and the worked example prices a budget
+never by the tracker's label for them; a bare command says which flags it needs; and the worked example prices a budget
 with room for the whole prompt as decodes + prompt."""
 
 import contextlib
@@ -13,6 +13,7 @@ import pytest
 from cli.main import build_parser, main
 from sim.studies.worked_example import worked_example
 from tests.support.cli import cli
+from tests.support.internal_words import ARTICLE_LABEL
 
 COMMANDS = ("worked-example", "cost", "simulate", "sweep", "capacity", "validate", "export")
 # small, fast runs of every command that prints a table
@@ -71,7 +72,7 @@ def test_every_subcommand_has_a_paragraph_and_every_flag_its_default(name):
         if getattr(action.type, "__name__", "") == "number" and action.dest != "seed":
             unit = re.search(r"\(([^;()]+); default", rendered)
             assert unit and unit.group(1).strip(), f"{name} {action.option_strings[0]}: no unit"
-    assert "seed 00" not in text
+    assert ARTICLE_LABEL[:-1] not in text
 
 
 def test_the_top_level_help_lists_the_commands():

@@ -1,7 +1,7 @@
 """What every page says, read as a learner reads it: each acronym spelled out where the page
 first uses it (the sidebar, shown on every page, on its own), and none of the project's internal
-words ("seed 001", a tracker's "issue 11") on screen, in hover texts (widget help, glossary
-tooltips) as much as in the page's text."""
+words (a source article by the tracker's label for it, a tracker's work-item number) on screen,
+in hover texts (widget help, glossary tooltips) as much as in the page's text."""
 
 import re
 
@@ -9,6 +9,7 @@ import pytest
 
 from sim.studies.worked_example import SOURCE_ARTICLE
 from tests.support.apptest import ALL_PAGES, assert_clean, hover_texts, open_app, text_in_order
+from tests.support.internal_words import ARTICLE_LABEL, ARTICLES, WORK_ITEM
 from ui.glossary import ACRONYMS
 
 
@@ -44,17 +45,17 @@ def test_every_acronym_is_spelled_out_where_the_page_first_uses_it(page):
 
 
 def internal_words(text: str) -> list[str]:
-    """The project's internal words in `text`: a source article by its label ("seed 001", "the
-    seeds'"), a tracker number ("issue 11"); "seed" is allowed only as the traffic pages' random
-    seed."""
+    """The project's internal words in `text`: a source article by the tracker's label for it, a
+    tracker's work-item number (tests/support/internal_words.py); the label's word is allowed
+    only as the traffic pages' random seed."""
     return (re.findall(r"\bseed 0\d*|(?<!random )\bseeds?\b", text, re.I)
             + re.findall(r"\bissue #?\d+", text, re.I))
 
 
 def test_the_check_catches_internal_words():
-    assert internal_words("Defaults reproduce seed 001.") == ["seed 001"]
-    assert internal_words("the seeds' arithmetic") == ["seeds"]
-    assert internal_words("fixed in issue 11") == ["issue 11"]
+    assert internal_words(f"Defaults reproduce {ARTICLE_LABEL}.") == [ARTICLE_LABEL]
+    assert internal_words(f"the {ARTICLES} arithmetic") == [ARTICLES[:-1]]
+    assert internal_words(f"fixed in {WORK_ITEM}") == [WORK_ITEM]
     assert internal_words("random seed: 7; the source article's worked example") == []
 
 
