@@ -5,11 +5,12 @@ before any work, so a path that cannot be written is refused in a moment, not af
 Refused: an empty name, a name or path longer than the filesystem allows, a folder that does not
 exist or cannot be written, a symbolic link to nothing (writing would create its target,
 wherever it points), anything but a regular file of data (a directory, FIFO, device,
-socket, or a file of /proc or /sys: see `sim.serving.trace_files.special_file`), and, without
---force, a file git tracks: the path, followed through symbolic links, or any hard link to it,
-compared with the files of this project's repository and of the repository holding the path
-(by name and by inode and device). Git is asked with its file-system monitor off, so a
-repository's own configuration runs no program; without git nothing counts as tracked.
+socket, or a file of /proc or /sys: see `sim.serving.trace_files.special_file`), one file named
+by two output flags of a command, and, without --force, a file git tracks: the path, followed
+through symbolic links, or any hard link to it, compared with the files of this project's
+repository and of the repository holding the path (by name and by inode and device). Git is
+asked with its file-system monitor off, so a repository's own configuration runs no program;
+without git nothing counts as tracked.
 """
 
 from __future__ import annotations
@@ -38,11 +39,17 @@ def output_file(parser: argparse.ArgumentParser, flag: str, what: str) -> None:
 
 
 def check_outputs(args) -> None:
-    """Refuse, before any work, each output flag given whose file cannot or may not be written."""
+    """Refuse, before any work, each output flag given whose file cannot or may not be written,
+    and two flags naming one file (the second would overwrite the first)."""
+    named: dict[str, str] = {}
     for flag, dest in getattr(args, "output_files", ()):
         path = getattr(args, dest)
         if path is not None:
             check_output(flag, path, force=args.force)
+            same = named.setdefault(os.path.realpath(path), flag)
+            if same != flag:
+                raise InputError(f"{same} and {flag} both name {_shown(path)}; give each its "
+                                 "own file")
 
 
 def check_output(flag: str, path: str, *, force: bool) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 
 from sim.errors import InputError
 from sim.serving.engine import Trace
-from sim.serving.metrics import seed_metrics, summarize
+from sim.serving.metrics import request_times, seed_metrics, summarize
 from sim.serving.policies import get_policy
 from sim.units import fmt_seconds
 
@@ -39,6 +39,13 @@ def _simulate(args) -> None:
     payload["notes"] = notes
     if args.trace_out is not None:
         write_trace_csv(trace, args.trace_out)
+    if args.requests_out is not None:
+        write_requests_csv(trace, args.requests_out)
+        streaming = int(trace.prefilled.sum())
+        if streaming:
+            notes.append(f"--requests-out: the {streaming:,} requests already streaming at the "
+                         "start are written with their cached context as prompt_tokens and no "
+                         "ttft_s; --trace-in would replay them as new prompts")
     rows = [(label, *(fmt_seconds(getattr(getattr(m, k), q)) for q in ("p50", "p90", "p99", "max")))
             for k, label in METRICS.items()]
     policy = get_policy(args.policy)
@@ -72,14 +79,40 @@ def trace_frame_columns(trace: Trace) -> dict[str, np.ndarray]:
 
 
 def write_trace_csv(trace: Trace, path: str) -> None:
-    cols = trace_frame_columns(trace)
+    _write_csv("--trace-out", path, trace_frame_columns(trace),
+               lambda v: f"{v:.9g}" if isinstance(v, float) else str(v))
+
+
+def request_columns(trace: Trace) -> dict[str, np.ndarray]:
+    """One row per request, in request order: first what `--trace-in` reads (so the file replays
+    the same requests), then what the run gave each one."""
+    times = request_times(trace)
+    return {"arrival_s": trace.arrival_s, "prompt_tokens": trace.prompt,
+            "output_tokens": trace.output, "ttft_s": times.ttft_s,
+            "max_gap_s": times.max_gap_s, "preemptions": trace.preemptions}
+
+
+def _request_value(v) -> str:
+    """Times in full (Python's shortest repr reads back as the same float, so a replay arrives
+    at the same instants); no value (a request already streaming has no TTFT, one token no
+    gap) an empty cell."""
+    if isinstance(v, float):
+        return "" if np.isnan(v) else repr(v)
+    return str(v)
+
+
+def write_requests_csv(trace: Trace, path: str) -> None:
+    _write_csv("--requests-out", path, request_columns(trace), _request_value)
+
+
+def _write_csv(flag: str, path: str, columns: dict[str, np.ndarray], shown) -> None:
     try:
         with open(path, "w") as f:
-            f.write(",".join(cols) + "\n")
-            for row in zip(*cols.values()):
-                f.write(",".join(f"{v:.9g}" if isinstance(v, float) else str(v) for v in row) + "\n")
+            f.write(",".join(columns) + "\n")
+            for row in zip(*(c.tolist() for c in columns.values())):
+                f.write(",".join(shown(v) for v in row) + "\n")
     except OSError as e:
-        raise InputError(f"cannot write --trace-out {path!r}: {e.strerror}") from None
+        raise InputError(f"cannot write {flag} {path!r}: {e.strerror}") from None
 
 
 def register_simulate(sub) -> None:
@@ -96,6 +129,10 @@ def register_simulate(sub) -> None:
     add_run_args(p)
     output_file(p, "--trace-out", "write per-iteration records (times in s, tokens, KV tokens) "
                 "to this CSV file (default: none)")
+    output_file(p, "--requests-out", "write one row per request to this CSV file: arrival_s, "
+                "prompt_tokens, output_tokens (what --trace-in replays), then ttft_s, max_gap_s "
+                "(its largest gap between two tokens) and preemptions; times in s, an empty "
+                "cell where a request has none (default: none)")
     p.set_defaults(func=_simulate)
 
 

@@ -91,13 +91,27 @@ def refused(*argv, capsys) -> str:
     ("/proc/self/trace.csv", "the kernel's proc filesystem"),
     ("/sys/kernel/mm/transparent_hugepage/enabled", "the kernel's sysfs filesystem"),
     ("/dev/null", "character device"),
-    ("", "--trace-out needs a file name"),
+    ("", "needs a file name"),
 ])
-def test_an_unwritable_trace_out_is_refused_before_the_run(name, words, no_work, capsys):
+@pytest.mark.parametrize("flag", ["--trace-out", "--requests-out"])
+def test_an_unwritable_simulate_output_is_refused_before_the_run(flag, name, words, no_work,
+                                                                 capsys):
     """A missing folder or a name too long was refused after 13-18 s of work."""
     if name.startswith("/sys") and not os.path.exists(name):
         pytest.skip(f"no {name} here")
-    assert words in refused("simulate", "--trace-out", name, capsys=capsys)
+    err = refused("simulate", flag, name, capsys=capsys)
+    assert words in err and flag in err
+
+
+def test_two_outputs_naming_one_file_are_refused_before_the_run(tmp_path, no_work, capsys):
+    """--trace-out and --requests-out to one file: the second overwrote the first."""
+    path = tmp_path / "both.csv"
+    path.write_text("an earlier run\n")
+    (tmp_path / "link.csv").symlink_to(path)
+    for other in (path, tmp_path / "link.csv"):
+        err = refused("simulate", "--trace-out", str(path), "--requests-out", str(other),
+                      capsys=capsys)
+        assert "--trace-out and --requests-out both name" in err
 
 
 def test_an_unwritable_export_out_is_refused_before_the_run(no_work, capsys):
@@ -135,7 +149,8 @@ def test_a_tracked_file_is_refused_without_force_by_name_and_through_links(repo,
     (outside / "link.csv").symlink_to(repo / "Makefile")
     for path in (repo / "Makefile", outside / "link.csv", *links_to(repo / "Makefile",
                                                                     repo / "out")):
-        for argv in (("simulate", "--trace-out", str(path)), ("export", "--out", str(path))):
+        for argv in (("simulate", "--trace-out", str(path)), ("export", "--out", str(path)),
+                     ("simulate", "--requests-out", str(path))):
             assert "is a file git tracks; pass --force" in refused(*argv, capsys=capsys)
     assert (repo / "Makefile").read_text() == "committed\n"
 

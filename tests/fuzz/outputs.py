@@ -1,9 +1,9 @@
 """Fuzzing where a command's output goes: command lines drawn as in tests/fuzz/cli.py, their
 standard output full (/dev/full), closed, closed with stderr, or read by a reader that leaves after
-one byte; and the output flags (`simulate --trace-out`, `export --out`) pointed at places that
-cannot or may not be written: a missing folder, names and paths too long, the kernel's files,
-devices, a FIFO, a directory, a file git tracks in a scratch repository (by name, symbolic and
-hard link).
+one byte; and the output flags (`simulate --trace-out` and `--requests-out`, `export --out`)
+pointed at places that cannot or may not be written: a missing folder, names and paths too long,
+the kernel's files, devices, a FIFO, a directory, a file git tracks in a scratch repository (by
+name, symbolic and hard link).
 
 Clean: a refusal (exit 2, one line "error: ..."), an output error (exit 1, one line, or nothing
 where stderr is closed too), or a quiet end where the reader left (exit 141, or 0 when the output
@@ -47,7 +47,7 @@ PATHS = {
     "hard link to tracked": "repo/out/hard.csv",
     "empty": "",
 }
-WRITERS = {"simulate": "--trace-out", "export": "--out"}
+WRITERS = {"simulate": ("--trace-out", "--requests-out"), "export": ("--out",)}
 # flags that make the run long, so a check made after the work would show in the CPU time
 HEAVY = {"simulate": ["--decodes", "4000", "--decode-output", "2000"],
          "export": ["--format", "gif", "--frames", "100", "--width", "2000"]}
@@ -59,7 +59,7 @@ def cases(draw) -> tuple[str, tuple[str, ...]]:
         return draw(st.sampled_from(SINKS)), tuple(draw(cli.command_lines()))
     command = draw(st.sampled_from(sorted(WRITERS)))
     argv = [command, *(HEAVY[command] if draw(st.booleans()) else []),
-            WRITERS[command], "@" + PATHS[draw(st.sampled_from(sorted(PATHS)))]]
+            draw(st.sampled_from(WRITERS[command])), "@" + PATHS[draw(st.sampled_from(sorted(PATHS)))]]
     if draw(st.booleans()):
         argv.append("--json")
     return "pipe", tuple(argv)
