@@ -24,7 +24,7 @@ from sim.serving.policies import (
     get_policy,
 )
 from sim.serving.trace_files import MAX_ARRIVAL_S, load_trace
-from sim.serving.workloads import SHAREGPT_OUTPUT, SHAREGPT_PROMPT
+from sim.serving.workloads import OWN_LENGTHS, SHAREGPT_OUTPUT, SHAREGPT_PROMPT
 
 from .flags import choice, flag_name, knob_flag, number, refuse
 
@@ -58,11 +58,16 @@ REMEDY = {  # what to change when a scenario's run is too large
 
 def remedy(args) -> str:
     """What to change when the flags' runs are too large, naming only flags they accept
-    (--lengths sharegpt draws its own lengths and refuses --output-tokens)."""
+    (--lengths sharegpt and sharegpt-trace bring their own lengths and refuse --output-tokens)."""
     scenario = scenario_of(args)
-    if scenario == "poisson" and args.lengths == "sharegpt":
-        return "use fewer --requests (--lengths sharegpt draws its own lengths)"
+    if scenario == "poisson" and args.lengths in OWN_LENGTHS:
+        return f"use fewer --requests (--lengths {args.lengths} {OWN_LENGTHS_WORDS[args.lengths]})"
     return REMEDY[scenario]
+
+
+# What the --lengths that bring their own lengths do, as a refusal or advice says it.
+OWN_LENGTHS_WORDS = {"sharegpt": "draws its own lengths",
+                     "sharegpt-trace": "replays the ShareGPT trace's lengths"}
 
 
 def workload_name(workload: workloads.Workload) -> str:
@@ -149,10 +154,10 @@ def refuse_other_scenarios(args, scenario: str) -> None:
 
 
 def refuse_unused_lengths(args) -> None:
-    if args.lengths == "sharegpt":
-        refuse(args, ("prompt_tokens", "output_tokens"), why="--lengths sharegpt draws its own "
-               f"lengths (median prompt {SHAREGPT_PROMPT[0]:,}, output {SHAREGPT_OUTPUT[0]:,} "
-               "tokens); they set --lengths fixed and uniform")
+    if args.lengths in OWN_LENGTHS:
+        refuse(args, ("prompt_tokens", "output_tokens"), why=f"--lengths {args.lengths} "
+               f"{OWN_LENGTHS_WORDS[args.lengths]} (median prompt {SHAREGPT_PROMPT[0]:,}, output "
+               f"{SHAREGPT_OUTPUT[0]:,} tokens); they set --lengths fixed and uniform")
 
 
 def poisson_from(args, requests: int, qps: float) -> workloads.Workload:

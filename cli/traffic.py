@@ -14,6 +14,7 @@ from sim.effort.estimate import estimate_run
 from sim.errors import InputError
 from sim.knobs import KNOBS
 from sim.serving.policies import POLICIES, get_policy
+from sim.serving.workloads import OWN_LENGTHS
 from sim.studies.capacity import (
     DELAY_SLO_S,
     MAX_ITERATIONS,
@@ -160,7 +161,7 @@ def _capacity(args) -> None:
     account = RunAccount(replace(CLI_ALLOWANCE, seconds=CAPACITY_SHARE * CLI_ALLOWANCE.seconds,
                                  bytes=CLI_ALLOWANCE.bytes - PROCESS_BYTES),
                          estimates, windowed=cost.model.sliding_window > 0)
-    shorter = "" if args.lengths == "sharegpt" else " or a smaller --output-tokens"  # sharegpt: its own
+    shorter = "" if args.lengths in OWN_LENGTHS else " or a smaller --output-tokens"
     runs.check_most(account.allowance, "one run of each policy", f"use fewer --requests{shorter}, or "
                     "a lower --max-iterations (each run stops there)")
     result = compare_capacity(

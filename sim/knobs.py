@@ -21,8 +21,15 @@ from sim.ceilings import MAX_REQUESTS, MAX_STREAMS, MAX_TOKENS
 from sim.cost.iteration import MODES
 from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
+from sim.serving.length_traces import SHAREGPT_TRACE_ROWS
 from sim.serving.policies import CHUNKED, POLICIES, Limits
-from sim.serving.workloads import SHAREGPT_OUTPUT, SHAREGPT_PROMPT
+from sim.serving.workloads import (
+    LENGTHS,
+    SHAREGPT_MAX_OUTPUT,
+    SHAREGPT_MAX_TOTAL,
+    SHAREGPT_OUTPUT,
+    SHAREGPT_PROMPT,
+)
 
 SEED_SCENARIOS = ("seed", "burst")   # the worked example's streams, with one prompt or a burst
 POISSON = ("poisson",)
@@ -175,23 +182,28 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     Knob(name="prompt_tokens", unit="tokens", default=1024,
          what="poisson, --lengths fixed: each prompt's length; uniform: the longest",
          key="plen", label="Prompt tokens", step=256,
-         help="fixed: every prompt; uniform: the longest. Not used by sharegpt.",
+         help="fixed: every prompt; uniform: the longest. Not used by sharegpt or sharegpt-trace.",
          scenarios=POISSON, app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=131_072)),
     Knob(name="output_tokens", unit="tokens", default=128,
          what="poisson, --lengths fixed: each request's output; uniform: the longest",
          key="olen", label="Output tokens", step=32,
-         help="fixed: every output; uniform: the longest. Not used by sharegpt.",
+         help="fixed: every output; uniform: the longest. Not used by sharegpt or sharegpt-trace.",
          scenarios=POISSON, app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=32_768)),
-    Knob(name="lengths", unit="", default="fixed", choices=("fixed", "uniform", "sharegpt"),
-         what="poisson: request lengths (fixed, uniform from 1, or ShareGPT-like lognormals "
+    Knob(name="lengths", unit="", default="fixed", choices=LENGTHS,
+         what="poisson: request lengths (fixed, uniform from 1, ShareGPT-like lognormals "
               f"with median prompt {SHAREGPT_PROMPT[0]:,} and output {SHAREGPT_OUTPUT[0]:,} "
-              "tokens)",
+              "tokens, or the ShareGPT trace itself: consecutive requests from a row the seed "
+              "picks)",
          key="lengths", label="Lengths",
-         help="sharegpt: lognormals fitted to ShareGPT's medians and P90s as Sarathi-Serve used "
-              f"it (prompt {SHAREGPT_PROMPT[0]:,} / {SHAREGPT_PROMPT[1]:,}, output "
-              f"{SHAREGPT_OUTPUT[0]:,} / {SHAREGPT_OUTPUT[1]:,} tokens; prompt + output <= "
-              "8,192). fixed: every request the same. uniform: whole numbers from 1 to the "
-              "lengths below.",
+         help="sharegpt: lognormals fitted to the medians and P90s of the ShareGPT trace "
+              f"Sarathi-Serve replays (prompt {SHAREGPT_PROMPT[0]:,} / {SHAREGPT_PROMPT[1]:,}, "
+              f"output {SHAREGPT_OUTPUT[0]:,} / {SHAREGPT_OUTPUT[1]:,} tokens), a request "
+              f"drawn again when it falls outside the trace's limits (output <= "
+              f"{SHAREGPT_MAX_OUTPUT:,}, prompt + output <= {SHAREGPT_MAX_TOTAL:,}). "
+              f"sharegpt-trace: that trace's own {SHAREGPT_TRACE_ROWS:,} requests, taken in "
+              "order from a row the random seed picks (a conversation's turns stay together). "
+              "fixed: every request the same. uniform: whole numbers from 1 to the lengths "
+              "below.",
          scenarios=POISSON,
          app=Surface("the app shows realistic traffic first, as Sarathi-Serve measured it",
                      default="sharegpt")),

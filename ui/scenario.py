@@ -238,6 +238,8 @@ class Traffic:
     def poisson_words(self) -> str:
         lengths = {"sharegpt": "ShareGPT-like lengths (prompt median 1,730, output median 415 "
                                "tokens)",
+                   "sharegpt-trace": "the ShareGPT trace's own lengths (consecutive requests "
+                                     "from a row the seed picks)",
                    "fixed": f"{self.prompt_tokens:,}-token prompts and {self.output_tokens:,}-token "
                             "outputs",
                    "uniform": f"prompts of 1 to {self.prompt_tokens:,} and outputs of 1 to "

@@ -10,7 +10,15 @@ import streamlit as st
 
 from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError
-from sim.serving.workloads import Workload
+from sim.serving.length_traces import SHAREGPT_TRACE_ROWS
+from sim.serving.workloads import (
+    OWN_LENGTHS,
+    SHAREGPT_MAX_OUTPUT,
+    SHAREGPT_MAX_TOTAL,
+    SHAREGPT_OUTPUT,
+    SHAREGPT_PROMPT,
+    Workload,
+)
 
 from . import widgets
 from .controls import CONTROLS
@@ -43,8 +51,10 @@ def show(s: Scenario, *, capacity: bool = False) -> tuple[Traffic, Workload]:
             cols = iter(st.columns(6))
             for key in ("requests", *(() if capacity else ("qps",)), "lengths"):
                 lengths = widgets.widget(CONTROLS[key], next(cols))
-            for key in (() if lengths == "sharegpt" else ("plen", "olen")) + ("seed",):
+            for key in (() if lengths in OWN_LENGTHS else ("plen", "olen")) + ("seed",):
                 widgets.widget(CONTROLS[key], next(cols))
+            if lengths in OWN_LENGTHS:
+                st.caption(lengths_words(lengths))
         else:
             upload = upload_box()
             if upload is None:
@@ -65,6 +75,21 @@ def show(s: Scenario, *, capacity: bool = False) -> tuple[Traffic, Workload]:
                    f"{workload.arrival_s[-1] - workload.arrival_s[0]:,.4g} s (kept for the other "
                    "traffic pages until you remove it).")
     return t, workload
+
+
+def lengths_words(lengths: str) -> str:
+    """Where the ShareGPT lengths come from, for the caption under the workload's controls."""
+    (prompt, prompt_p90), (output, output_p90) = SHAREGPT_PROMPT, SHAREGPT_OUTPUT
+    if lengths == "sharegpt":
+        return (f"**ShareGPT-like lengths**: drawn from lognormals fitted to the ShareGPT trace "
+                f"Sarathi-Serve replays (prompt median {prompt:,} and P90 {prompt_p90:,} tokens, "
+                f"output {output:,} and {output_p90:,}); a request outside the trace's limits "
+                f"(an output over {SHAREGPT_MAX_OUTPUT:,} tokens, prompt + output over "
+                f"{SHAREGPT_MAX_TOTAL:,}) is drawn again.")
+    return (f"**The ShareGPT trace's own lengths**: of the {SHAREGPT_TRACE_ROWS:,} requests "
+            f"Sarathi-Serve replays (Llama-2 tokens; prompt median {prompt:,} tokens, output "
+            f"median {output:,}), as many as asked, taken in order from a row the random seed "
+            "picks, so a conversation's turns stay together.")
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -21,6 +21,7 @@ from sim.errors import InputError, check_number
 
 SHAREGPT_TRACE = Path(__file__).parent / "data" / "sharegpt_8k_lengths.csv"
 SHAREGPT_TRACE_COLUMNS = ("num_prefill_tokens", "num_decode_tokens")   # upstream's names
+SHAREGPT_TRACE_ROWS = 30_731   # requests in the file, for words said before it is read
 
 
 @functools.cache

@@ -7,19 +7,28 @@ their previous token was emitted at that instant (the source articles' "D decode
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from sim.ceilings import MAX_REQUESTS, MAX_STREAMS, MAX_TOKENS
 from sim.errors import InputError, check_number
+from sim.serving.length_traces import sharegpt_lengths
 
-# ShareGPT-like lengths (openchat_sharegpt4 as used by Sarathi-Serve, Llama-2 tokenizer):
-# prompt median 1,730 / P90 5,696; output median 415 / P90 834; prompt + output <= 8,192.
+# ShareGPT lengths (openchat_sharegpt4 as used by Sarathi-Serve, Llama-2 tokenizer; the trace in
+# sim/serving/data/): prompt median 1,730 / P90 5,696; output median 415 / P90 834; outputs at
+# most 1,024 (capped when the trace was made); prompt + output <= 8,192 (longer requests were
+# filtered out of the trace).
 SHAREGPT_PROMPT = (1730, 5696)
 SHAREGPT_OUTPUT = (415, 834)
 SHAREGPT_MAX_TOTAL = 8192
-Z90 = 1.2815515655446004   # standard normal 90th percentile
+SHAREGPT_MAX_OUTPUT = 1024
+
+# --lengths: how a Poisson workload's requests get their lengths
+LENGTHS = ("fixed", "uniform", "sharegpt", "sharegpt-trace")
+OWN_LENGTHS = ("sharegpt", "sharegpt-trace")   # these take no prompt or output tokens of the user
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,17 +91,84 @@ def burst(n, prompt=8192, output=32, decodes=0, context=4000, decode_output=256)
         np.r_[np.ones(d, bool), np.zeros(count, bool)], name="burst")
 
 
-def _lognormal(rng, median_p90, size):
-    median, p90 = median_p90
-    sigma = np.log(p90 / median) / Z90
-    return rng.lognormal(np.log(median), sigma, size)
+def _bisect(f, lo: float, hi: float) -> float:
+    """The x in [lo, hi] where increasing `f` crosses 0 (to a millionth of the bracket)."""
+    for _ in range(20):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+    return (lo + hi) / 2
+
+
+class _KeptLognormal:
+    """A lognormal's draws over whole tokens 1..len(kept), each token count k kept with
+    probability kept[k - 1] and the rest thrown away (its density at k stands for the draws
+    that round to k)."""
+
+    def __init__(self, kept: np.ndarray):
+        self.tokens = np.arange(1, len(kept) + 1)
+        self.log_tokens = np.log(self.tokens)
+        self.weight = kept / self.tokens
+
+    def cdf(self, mu: float, sigma: float) -> np.ndarray:
+        cdf = np.cumsum(np.exp(-0.5 * ((self.log_tokens - mu) / sigma) ** 2) * self.weight)
+        return cdf / cdf[-1]
+
+    def quantile(self, mu: float, sigma: float, q: float) -> float:
+        return float(np.interp(q, self.cdf(mu, sigma), self.tokens))
+
+    def fit(self, median: float, p90: float) -> tuple[float, float]:
+        """(mu, sigma) whose kept draws have this median and P90. Fitting the plain lognormal
+        to them and then throwing draws away would make the ShareGPT-like prompts' P90 a fifth
+        shorter than the trace's (4,601 tokens against 5,696). Found by bisection: sigma for the P90 and, for each
+        sigma, the mu that gives the median (each quantile grows with each over the
+        brackets)."""
+        def mu_for(sigma):
+            return _bisect(lambda mu: self.quantile(mu, sigma, 0.5) - median,
+                           math.log(median) - 3 * sigma, self.log_tokens[-1] + 3 * sigma)
+
+        sigma = _bisect(lambda s: self.quantile(mu_for(s), s, 0.9) - p90, 0.05, 3.0)
+        return float(mu_for(sigma)), float(sigma)
+
+
+@functools.cache
+def sharegpt_fits() -> tuple[tuple[float, float], tuple[float, float]]:
+    """(mu, sigma) of the prompt's and of the output's lognormal, fitted so that the pairs
+    `sharegpt_like` keeps have the trace's medians and P90s. An output is kept up to 1,024
+    tokens; a prompt of k tokens is kept when its output fits in 8,192 - k tokens, which the
+    output's kept CDF gives (every prompt up to 7,168 tokens)."""
+    outputs = _KeptLognormal(np.ones(SHAREGPT_MAX_OUTPUT))
+    output = outputs.fit(*SHAREGPT_OUTPUT)
+    room = SHAREGPT_MAX_TOTAL - np.arange(1, SHAREGPT_MAX_TOTAL)   # output tokens left, >= 1
+    prompt_kept = outputs.cdf(*output)[np.minimum(room, SHAREGPT_MAX_OUTPUT) - 1]
+    prompt = _KeptLognormal(prompt_kept).fit(*SHAREGPT_PROMPT)
+    return prompt, output
+
+
+def sharegpt_like(rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """`count` (prompt, output) pairs from the fitted lognormals, drawn again while a pair falls
+    outside the trace's limits (an output over 1,024 tokens, prompt + output over 8,192): the
+    trace filtered such requests out, so clipping them to the limit would pile them up there."""
+    prompt_fit, output_fit = sharegpt_fits()
+    prompt, output, kept = [], [], 0
+    while kept < count:
+        draws = 3 * (count - kept) + 64   # about half of the pairs fall within the limits
+        p = np.rint(rng.lognormal(*prompt_fit, draws))
+        o = np.rint(rng.lognormal(*output_fit, draws))
+        ok = (p >= 1) & (o >= 1) & (o <= SHAREGPT_MAX_OUTPUT) & (p + o <= SHAREGPT_MAX_TOTAL)
+        prompt.append(p[ok])
+        output.append(o[ok])
+        kept += int(ok.sum())
+    return (np.concatenate(prompt)[:count].astype(np.int64),
+            np.concatenate(output)[:count].astype(np.int64))
 
 
 def poisson(n, qps, *, seed=0, lengths="fixed", prompt=1024, output=128,
             prompt_range=None, output_range=None) -> Workload:
     """`n` requests with exponential inter-arrival gaps at `qps`. Lengths: ``fixed`` (prompt,
-    output), ``uniform`` (integers in the inclusive ranges), or ``sharegpt`` (lognormals fitted to
-    the ShareGPT medians and P90s, clipped so prompt + output <= 8,192)."""
+    output), ``uniform`` (integers in the inclusive ranges), ``sharegpt`` (lognormals fitted to
+    the ShareGPT trace's medians and P90s within its limits, see `sharegpt_like`) or
+    ``sharegpt-trace`` (`n` consecutive requests of the trace itself from an offset the seed
+    picks, see `sim.serving.length_traces`)."""
     count = _count("requests", n, MAX_REQUESTS)
     rate = check_number("QPS", qps, high=1e6)
     rng = np.random.default_rng(int(check_number("seed", seed, low=0, low_inclusive=True, integer=True,
@@ -109,9 +185,10 @@ def poisson(n, qps, *, seed=0, lengths="fixed", prompt=1024, output=128,
         p = rng.integers(plo, phi + 1, count)
         o = rng.integers(olo, ohi + 1, count)
     elif lengths == "sharegpt":
-        p = np.clip(np.rint(_lognormal(rng, SHAREGPT_PROMPT, count)), 1, SHAREGPT_MAX_TOTAL - 1)
-        o = np.clip(np.rint(_lognormal(rng, SHAREGPT_OUTPUT, count)), 1, None)
-        o = np.minimum(o, SHAREGPT_MAX_TOTAL - p)
+        p, o = sharegpt_like(rng, count)
+    elif lengths == "sharegpt-trace":
+        p, o = sharegpt_lengths(count, seed)
     else:
-        raise InputError(f"unknown lengths {lengths!r}; choose fixed, uniform or sharegpt")
+        raise InputError(f"unknown lengths {lengths!r}; choose {', '.join(LENGTHS[:-1])} or "
+                         f"{LENGTHS[-1]}")
     return make_workload(arrival, p, o, name=f"poisson-{lengths}")

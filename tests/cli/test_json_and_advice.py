@@ -53,9 +53,13 @@ def test_finite_drops_undefined_values_at_any_depth():
     ("sweep", "--requests", "200000", "--qps", "100", "--lengths", "sharegpt"),
     ("capacity", "--tbt-slo", "0.1", "--lengths", "sharegpt", "--requests", "20000",
      "--max-iterations", "5000000"),
+    ("simulate", "--requests", "1000000", "--qps", "1000", "--lengths", "sharegpt-trace"),
+    ("capacity", "--tbt-slo", "0.1", "--lengths", "sharegpt-trace", "--requests", "20000",
+     "--max-iterations", "5000000"),
 ])
 def test_advice_under_sharegpt_lengths_never_names_output_tokens(argv, capsys):
-    """--lengths sharegpt refuses --output-tokens, and its refusals advised it."""
+    """--lengths sharegpt (and sharegpt-trace) refuse --output-tokens, and their refusals
+    advised it."""
     code, _, err = cli(*argv, capsys=capsys)
     assert code == 2 and "--requests" in err
     assert "--output-tokens" not in err and "--prompt-tokens" not in err

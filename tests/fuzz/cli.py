@@ -27,6 +27,7 @@ from sim.cost.iteration import MODES
 from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
 from sim.serving.policies import POLICIES
+from sim.serving.workloads import LENGTHS as LENGTH_NAMES
 from sim.studies.capacity import SLO_PRESETS
 
 from .report import Result, over_budget
@@ -82,7 +83,7 @@ POLICY = {
 LENGTHS = {
     "--prompt-tokens": numbers(1, 10_000_000, True, (1, 8192)),
     "--output-tokens": numbers(1, 10_000_000, True, (1, 1024)),
-    "--lengths": names(("fixed", "uniform", "sharegpt")),
+    "--lengths": names(LENGTH_NAMES),
     "--seed": numbers(0, 2**32 - 1, True, (0, 100)),
 }
 RUN = {

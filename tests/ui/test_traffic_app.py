@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 
 from sim.presets.hardware import get_gpu
+from sim.serving.length_traces import sharegpt_lengths
 from sim.studies.worked_example import SOURCE_ARTICLE
 from tests.support.apptest import as_read, assert_clean, metrics, open_app, shown
 from tests.support.hostile import PAYLOADS, markup
@@ -90,6 +91,22 @@ def test_traffic_from_a_link_with_three_policies():
     assert at.number_input(key="requests").value == 40
     assert list(table(at).columns)[1:] == ["sarathi", "vllm-v1", "orca"]
     assert "40 Poisson arrivals, 512-token prompts and 16-token outputs" in shown(at)
+
+
+def test_the_sharegpt_trace_lengths_from_a_link_say_where_they_come_from():
+    """The trace's own lengths: no prompt or output control (the trace brings them), a caption
+    naming the trace, and the page runs the trace's consecutive requests."""
+    at = open_app(TRAFFIC, workload="poisson", requests=30, qps=2, lengths="sharegpt-trace",
+                  seed=4, policies=["sarathi", "vllm-v0"])
+    assert_clean(at)
+    assert at.selectbox(key="lengths").value == "sharegpt-trace"
+    assert not [n for n in at.number_input if n.key in ("plen", "olen")]
+    text = shown(at)
+    assert "The ShareGPT trace's own lengths" in text and "30,731 requests" in text
+    assert "30 Poisson arrivals, the ShareGPT trace's own lengths" in text
+    workload = traffic_from({"workload": "poisson", "requests": 30, "qps": 2,
+                             "lengths": "sharegpt-trace", "seed": 4}).workload()
+    assert workload.prompt.tolist() == sharegpt_lengths(30, 4)[0].tolist()
 
 
 def test_no_policy_is_a_prompt_not_an_error():

@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 
 from sim.errors import InputError
-from sim.serving.length_traces import SHAREGPT_TRACE, sharegpt_lengths, sharegpt_trace
+from sim.serving.length_traces import SHAREGPT_TRACE, SHAREGPT_TRACE_ROWS, sharegpt_lengths, sharegpt_trace
 
 
 def test_the_shipped_trace_has_the_upstream_rows_and_figures():
     prompt, output = sharegpt_trace()
-    assert len(prompt) == len(output) == 30_731
+    assert len(prompt) == len(output) == SHAREGPT_TRACE_ROWS == 30_731
     # upstream's file order: one conversation's turns, each prompt carrying the last
     assert prompt[:4].tolist() == [74, 290, 1402, 2497]
     assert output[:4].tolist() == [918, 905, 711, 918]
