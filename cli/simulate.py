@@ -8,6 +8,7 @@ from sim.errors import InputError
 from sim.serving.engine import Trace
 from sim.serving.metrics import request_times, seed_metrics, summarize
 from sim.serving.policies import get_policy
+from sim.serving.trace_files import MAX_BYTES, MAX_ROWS
 from sim.units import fmt_seconds
 
 from .common import add_run_args, run_from, workload_name
@@ -130,9 +131,9 @@ def register_simulate(sub) -> None:
     output_file(p, "--trace-out", "write per-iteration records (times in s, tokens, KV tokens) "
                 "to this CSV file (default: none)")
     output_file(p, "--requests-out", "write one row per request to this CSV file: arrival_s, "
-                "prompt_tokens, output_tokens (what --trace-in replays), then ttft_s, max_gap_s "
-                "(its largest gap between two tokens) and preemptions; times in s, an empty "
-                "cell where a request has none (default: none)")
+                f"prompt_tokens, output_tokens (what --trace-in replays, up to {MAX_ROWS:,} rows "
+                f"and {MAX_BYTES / 1e6:g} MB), then ttft_s, max_gap_s (its largest gap between two tokens) and "
+                "preemptions; times in s, an empty cell where a request has none (default: none)")
     p.set_defaults(func=_simulate)
 
 
