@@ -82,8 +82,8 @@ def lengths_words(lengths: str) -> str:
     (prompt, prompt_p90), (output, output_p90) = SHAREGPT_PROMPT, SHAREGPT_OUTPUT
     if lengths == "sharegpt":
         return (f"**ShareGPT-like lengths**: drawn from lognormals fitted to the ShareGPT trace "
-                f"Sarathi-Serve replays (prompt median {prompt:,} and P90 {prompt_p90:,} tokens, "
-                f"output {output:,} and {output_p90:,}); a request outside the trace's limits "
+                f"Sarathi-Serve replays (median and P90: prompt {prompt:,} and {prompt_p90:,} "
+                f"tokens, output {output:,} and {output_p90:,} tokens); a request outside the trace's limits "
                 f"(an output over {SHAREGPT_MAX_OUTPUT:,} tokens, prompt + output over "
                 f"{SHAREGPT_MAX_TOTAL:,}) is drawn again.")
     return (f"**The ShareGPT trace's own lengths**: of the {SHAREGPT_TRACE_ROWS:,} requests "
