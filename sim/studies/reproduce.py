@@ -18,7 +18,7 @@ within RERUN_TOLERANCE of the shipped figure.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from sim.serving.metrics import summarize
 from sim.serving.policies import Limits, PolicySpec, get_policy
 from sim.serving.workloads import Workload, make_workload
 from sim.studies.capacity import CAPACITY_LIMITS, CapacityResult, find_capacity
+from sim.units import fmt_seconds
 
 PAPER = "Sarathi-Serve (OSDI 2024)"
 ARTIFACT_COMMIT = "02d2567eb169"   # microsoft/sarathi-serve, the OSDI artifact's experiments
@@ -43,6 +44,7 @@ GPU = "a100-pcie-80gb"   # Sarathi-Serve's testbed: A100 80GB PCIe, pairs joined
 MODE = "calibrated"
 TRACE_MAX_TOKENS = 8192   # the artifact's max_seq_len for the ShareGPT trace
 RERUN_TOLERANCE = 0.15    # a rerun's figure within 15% of the shipped one (its ratio to it)
+NOT_EXPRESSIBLE = "not expressible"
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,12 @@ class Row:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+    def shown(self, x: float | None) -> str:
+        """A figure of this row in words: seconds as a time, a ratio as 3.20x."""
+        if x is None:
+            return NOT_EXPRESSIBLE
+        return fmt_seconds(x) if self.unit == "s" else f"{x:.2f}x"
 
 
 def row(scenario: str, metric: str, simulated: float | None, paper: float, note: str, unit: str,
@@ -111,26 +119,27 @@ class CapacitySetup:
     paper_ratio: float
     source: str
     max_seqs: int = 128          # Sarathi-Serve's batch_size in every config
+    orca_note: bool = False      # the baseline is Orca, whose KV reservation the note states
 
 
 CAPACITY: dict[str, CapacitySetup] = {
     "mistral-7b-strict": CapacitySetup(
         "mistral-7b-instruct-v0.2", 1, 0.1, 512, "vllm-v0", 8192, 128, 3.5,
-        "section 5.2 (strict SLO); artifact figure-5-6/mistral7b_strict.yml"),
+        f"{PAPER}, section 5.2 (strict SLO); artifact figure-5-6/mistral7b_strict.yml"),
     "mistral-7b-relaxed": CapacitySetup(
         "mistral-7b-instruct-v0.2", 1, 0.5, 2048, "vllm-v0", 8192, 128, 2.6,
-        "abstract: 'up to 2.6x' for Mistral-7B, no SLO named; set beside the relaxed setup, the one "
+        f"{PAPER}, abstract: 'up to 2.6x' for Mistral-7B, no SLO named; set beside the relaxed setup, the one "
         "section 5.2 does not give; artifact figure-5-6/mistral7b_relaxed.yml"),
     "yi-34b-strict": CapacitySetup(
         "yi-34b", 2, 0.2, 512, "vllm-v0", 8192, 128, 3.7,
-        "abstract and section 5.1: 'up to 3.7x' over vLLM for Yi-34B on two A100s; artifact "
+        f"{PAPER}, abstract and section 5.1: 'up to 3.7x' over vLLM for Yi-34B on two A100s; artifact "
         "figure-5-6/yi34_strict.yml"),
     "yi-34b-relaxed": CapacitySetup(
         "yi-34b", 2, 1.0, 2048, "vllm-v0", 8192, 128, 1.65,
-        "section 5.1 (relaxed SLO); artifact figure-5-6/yi34_relaxed.yml"),
+        f"{PAPER}, section 5.1 (relaxed SLO); artifact figure-5-6/yi34_relaxed.yml"),
     "yi-34b-strict-orca": CapacitySetup(
         "yi-34b", 2, 0.2, 512, "orca", 8192, 16, 4.0,
-        "section 5.1: up to 4.0x over Orca; artifact figure-5-6/yi34_strict.yml (Orca at batch "
+        f"{PAPER}, section 5.1: up to 4.0x over Orca; artifact figure-5-6/yi34_strict.yml (Orca at batch "
         "size 16)"),
 }
 CAPACITY_SEED = 0
@@ -170,6 +179,9 @@ def capacity_rows(name: str, effort: Effort = FULL,
             f"{theirs.capacity_qps:.3g} QPS ({effort.describe()}); the per-iteration CPU overhead "
             f"({cost.overhead_s * 1e3:.3g} ms, vLLM V0's) moves this ratio most, and the paper's "
             "capacities rest on its GPUs' measured kernels, the lab's on a fit to A100 GEMMs")
+    if setup.orca_note:
+        note += ("; the artifact's Orca reserves KV for max_model_len per request, and the "
+                 "lab's Orca its engine profile's rule")
     if stopped:
         note += "; " + "; ".join(stopped)
     return [row(name, f"capacity ratio Sarathi-Serve / {baseline}",
@@ -261,10 +273,11 @@ def ablation_runs() -> list[tuple[Workload, PolicySpec, int, Limits]]:
     return [run for _, spec, _ in ABLATION if spec for run in variant_runs(*spec)]
 
 
-def ablation_rows(cap: int | None = None) -> list[Row]:
+def ablation_rows(caps: Sequence[int] | None = None) -> list[Row]:
     """P50 TTFT and P99 TBT of each variant: the mean over ABLATION_SEEDS workloads of 128
-    requests (one such workload swings them by a third), the seeds' range in the note; `cap`
-    stops each run after that many iterations."""
+    requests (one such workload swings them by a third), the seeds' range in the note; `caps`
+    (one per run of `ablation_runs`, in its order) stops each run after that many iterations."""
+    cap_of = iter(caps) if caps is not None else None
     cost = cost_model(*YI_TP2)
     rows = []
     for variant, spec, (ttft, tbt) in ABLATION:
@@ -273,8 +286,8 @@ def ablation_rows(cap: int | None = None) -> list[Row]:
                          ABLATION_SOURCE)
                      for metric, paper in (("P50 TTFT", ttft), ("P99 TBT", tbt))]
             continue
-        metrics = [summarize(simulate(w, policy, cost, budget=budget, limits=limits if cap is None
-                                      else replace(limits, max_iterations=cap)))
+        metrics = [summarize(simulate(w, policy, cost, budget=budget, limits=limits if cap_of is None
+                                      else replace(limits, max_iterations=next(cap_of))))
                    for w, policy, budget, limits in variant_runs(*spec)]
         for metric, paper, values in (
                 ("P50 TTFT", ttft, [m.ttft_s.p50 for m in metrics]),
