@@ -4,8 +4,9 @@ Without --rerun it prints the shipped results (sim/studies/reproduce.py's SHIPPE
 by `python -m benchmarks.reproduce`, whose command and commit it prints); `--rerun NAME`
 recomputes one scenario within the command's budget, a capacity one at reduced effort (fewer
 requests, a coarser bisection: stated in the output). JSON (`--json`): a list of objects with
-keys scenario, metric, simulated (null where the lab cannot express the setup), paper, ratio
-(simulated / paper), note (the main uncertainty), unit ("s" or "x") and source.
+keys scenario, metric, simulated, paper, ratio (simulated / paper), note (the main uncertainty),
+unit ("s" or "x") and source; where the lab cannot express a setup, simulated and ratio are left
+out (as every command leaves out what is undefined) and the note says why.
 """
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ def register_reproduce(sub) -> None:
         the main uncertainty of each. Prints the results shipped with the lab (the capacity
         searches take minutes); --rerun NAME recomputes one scenario within the command's
         budget."""))
-    choice(p, "--rerun", "recompute one scenario (capacity ones at "
-           f"{RERUN.describe()} instead of {FULL.describe()})", SCENARIOS, default=None,
+    effort = f"{RERUN.describe()} instead of {FULL.describe()}".replace("%", "%%")   # argparse
+    choice(p, "--rerun", f"recompute one scenario (capacity ones at {effort})", SCENARIOS,
+           default=None,
            shown_default="none: print the shipped results")
     p.set_defaults(func=_reproduce)

@@ -36,7 +36,7 @@ from sim.serving.workloads import Workload, make_workload
 from sim.studies.capacity import CAPACITY_LIMITS, CapacityResult, find_capacity
 from sim.units import fmt_seconds
 
-PAPER = "Sarathi-Serve (OSDI 2024)"
+PAPER = "Sarathi-Serve paper (arXiv 2403.02310)"
 ARTIFACT_COMMIT = "02d2567eb169"   # microsoft/sarathi-serve, the OSDI artifact's experiments
 ARTIFACT = f"Sarathi-Serve artifact, osdi-experiments at {ARTIFACT_COMMIT}"
 SHIPPED_RESULTS = Path(__file__).parent / "data" / "reproduce.json"
