@@ -29,6 +29,7 @@ from sim.studies.reproduce import (
     check_scenario,
     cost_model,
     load_shipped,
+    numbered_notes,
     reproduce,
     trace_workload,
 )
@@ -42,21 +43,20 @@ from .traffic import CAPACITY_SHARE
 def rows_text(rows: list[Row], wide: bool, shipped: dict[tuple[str, str], Row] | None = None) -> str:
     """The rows as a table, each note once below it (numbered: the ablation's rows share some);
     with `shipped`, a column of the shipped figure beside the recomputed one."""
-    notes: dict[str, int] = {}
+    numbers, notes = numbered_notes(rows)
     lines = []
-    for r in rows:
+    for r, number in zip(rows, numbers):
         cells = [r.scenario, r.metric, r.shown(r.simulated)]
         if shipped is not None:
             before = shipped.get((r.scenario, r.metric))
             cells.append(before.shown(before.simulated) if before else "-")
-        cells += [r.shown(r.paper), "-" if r.ratio is None else f"{r.ratio:.2f}",
-                  str(notes.setdefault(r.note, len(notes) + 1))]
+        cells += [r.shown(r.paper), "-" if r.ratio is None else f"{r.ratio:.2f}", str(number)]
         lines.append(tuple(cells))
     header = ("scenario", "metric", "simulated", *(("shipped",) if shipped is not None else ()),
               "paper", "simulated / paper", "note")
     sources = dict.fromkeys(r.source for r in rows)
     return "\n".join([table(lines, header, wide), "", "notes (the main uncertainty of each):",
-                      *(f"[{n}] {note}" for note, n in notes.items()), "", "paper figures from:",
+                      *(f"[{n}] {note}" for n, note in enumerate(notes, 1)), "", "paper figures from:",
                       *(f"- {s}" for s in sources)])
 
 

@@ -89,6 +89,14 @@ def row(scenario: str, metric: str, simulated: float | None, paper: float, note:
     return Row(scenario, metric, simulated, paper, ratio, note, unit, source)
 
 
+def numbered_notes(rows: Sequence[Row]) -> tuple[list[int], list[str]]:
+    """Each row's note number and the notes, each once in order (rows of a scenario share
+    notes): how the command line and the fidelity page set the notes under their table."""
+    notes: dict[str, int] = {}
+    numbers = [notes.setdefault(r.note, len(notes) + 1) for r in rows]
+    return numbers, list(notes)
+
+
 def cost_model(model: str, tp: int) -> CostModel:
     """The cost model every scenario prices on: Sarathi-Serve's GPU, calibrated."""
     return CostModel(get_gpu(GPU), get_model(model), MODE, tp=tp)
@@ -119,7 +127,6 @@ class CapacitySetup:
     paper_ratio: float
     source: str
     max_seqs: int = 128          # Sarathi-Serve's batch_size in every config
-    orca_note: bool = False      # the baseline is Orca, whose KV reservation the note states
 
 
 CAPACITY: dict[str, CapacitySetup] = {
@@ -128,19 +135,19 @@ CAPACITY: dict[str, CapacitySetup] = {
         f"{PAPER}, section 5.2 (strict SLO); artifact figure-5-6/mistral7b_strict.yml"),
     "mistral-7b-relaxed": CapacitySetup(
         "mistral-7b-instruct-v0.2", 1, 0.5, 2048, "vllm-v0", 8192, 128, 2.6,
-        f"{PAPER}, abstract: 'up to 2.6x' for Mistral-7B, no SLO named; set beside the relaxed setup, the one "
-        "section 5.2 does not give; artifact figure-5-6/mistral7b_relaxed.yml"),
+        f"{PAPER}, abstract: 'up to 2.6x' for Mistral-7B, no SLO named; set beside the relaxed "
+        "setup, the one section 5.2 does not give; artifact figure-5-6/mistral7b_relaxed.yml"),
     "yi-34b-strict": CapacitySetup(
         "yi-34b", 2, 0.2, 512, "vllm-v0", 8192, 128, 3.7,
-        f"{PAPER}, abstract and section 5.1: 'up to 3.7x' over vLLM for Yi-34B on two A100s; artifact "
-        "figure-5-6/yi34_strict.yml"),
+        f"{PAPER}, abstract and section 5.1: 'up to 3.7x' over vLLM for Yi-34B on two A100s; "
+        "artifact figure-5-6/yi34_strict.yml"),
     "yi-34b-relaxed": CapacitySetup(
         "yi-34b", 2, 1.0, 2048, "vllm-v0", 8192, 128, 1.65,
         f"{PAPER}, section 5.1 (relaxed SLO); artifact figure-5-6/yi34_relaxed.yml"),
     "yi-34b-strict-orca": CapacitySetup(
         "yi-34b", 2, 0.2, 512, "orca", 8192, 16, 4.0,
-        f"{PAPER}, section 5.1: up to 4.0x over Orca; artifact figure-5-6/yi34_strict.yml (Orca at batch "
-        "size 16)"),
+        f"{PAPER}, section 5.1: up to 4.0x over Orca; artifact figure-5-6/yi34_strict.yml (Orca "
+        "at batch size 16)"),
 }
 CAPACITY_SEED = 0
 DELAY_NOTE = "capacity = highest Poisson QPS with P99 TBT within the SLO and median scheduling delay <= 2 s"
@@ -177,11 +184,13 @@ def capacity_rows(name: str, effort: Effort = FULL,
     baseline = get_policy(setup.baseline).engine
     note = (f"Sarathi-Serve {ours.capacity_qps:.3g} QPS at budget {setup.budget:,}, {baseline} "
             f"{theirs.capacity_qps:.3g} QPS ({effort.describe()}); the per-iteration CPU overhead "
-            f"({cost.overhead_s * 1e3:.3g} ms, vLLM V0's) moves this ratio most, and the paper's "
-            "capacities rest on its GPUs' measured kernels, the lab's on a fit to A100 GEMMs")
-    if setup.orca_note:
-        note += ("; the artifact's Orca reserves KV for max_model_len per request, and the "
-                 "lab's Orca its engine profile's rule")
+            f"({cost.overhead_s * 1e3:.3g} ms in the calibrated mode) moves this ratio most, and "
+            "the paper's capacities rest on its GPUs' measured kernels, the lab's on a fit to "
+            "A100 GEMMs")
+    if setup.baseline == "orca":
+        note += (f"; the artifact's Orca reserves KV for max_model_len ({TRACE_MAX_TOKENS:,} "
+                 "tokens) per request at batch 16: the lab's runs at batch 16 and reserves what "
+                 "its engine profile says")
     if stopped:
         note += "; " + "; ".join(stopped)
     return [row(name, f"capacity ratio Sarathi-Serve / {baseline}",
@@ -275,7 +284,7 @@ def ablation_runs() -> list[tuple[Workload, PolicySpec, int, Limits]]:
 
 def ablation_rows(caps: Sequence[int] | None = None) -> list[Row]:
     """P50 TTFT and P99 TBT of each variant: the mean over ABLATION_SEEDS workloads of 128
-    requests (one such workload swings them by a third), the seeds' range in the note; `caps`
+    requests (one such workload swings them by a third), their range over the seeds in the note; `caps`
     (one per run of `ablation_runs`, in its order) stops each run after that many iterations."""
     cap_of = iter(caps) if caps is not None else None
     cost = cost_model(*YI_TP2)
