@@ -98,7 +98,6 @@ def _reproduce(args) -> None:
     if name in CAPACITY:
         how = (f"recomputed at reduced effort: {RERUN.describe()} (shipped: {FULL.describe()}); "
                f"it should land within {RERUN_TOLERANCE:.0%} of the shipped figure")
-        rows = [replace(r, note=f"rerun at {RERUN.describe()}; " + r.note) for r in rows]
     else:
         how = "recomputed exactly as shipped (this scenario fits the command's budget whole)"
     before = {(r.scenario, r.metric): r for r in shipped.rows}

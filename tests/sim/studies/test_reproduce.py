@@ -114,6 +114,13 @@ def test_an_unknown_scenario_names_the_known_ones():
         rp.reproduce("nope")
 
 
+def test_the_results_file_reads_back_what_was_written(tmp_path):
+    path = tmp_path / "reproduce.json"
+    path.write_text(rp.shipped_json(list(SHIPPED.rows), "a command", "abc123"))
+    again = rp.load_shipped(path)
+    assert again.rows == SHIPPED.rows and (again.command, again.commit) == ("a command", "abc123")
+
+
 def test_an_unreadable_results_file_says_how_to_regenerate_it(tmp_path):
     bad = tmp_path / "reproduce.json"
     bad.write_text(json.dumps({"rows": []}))
