@@ -188,8 +188,8 @@ def capacity_rows(name: str, effort: Effort = FULL,
             "the paper's capacities rest on its GPUs' measured kernels, the lab's on a fit to "
             "A100 GEMMs")
     if setup.baseline == "orca":
-        note += (f"; the artifact's Orca reserves KV for max_model_len ({TRACE_MAX_TOKENS:,} "
-                 "tokens) per request at batch 16: the lab's runs at batch 16 and reserves what "
+        note += (f"; the artifact's Orca reserves room for the keys and values of max_model_len "
+                 f"({TRACE_MAX_TOKENS:,} tokens) per request at batch 16: the lab's runs at batch 16 and reserves what "
                  "its engine profile says")
     if stopped:
         note += "; " + "; ".join(stopped)
@@ -242,7 +242,8 @@ def prefill_seconds(cost: CostModel, prompt: int, chunk: int) -> float:
 
 def chunking_rows() -> list[Row]:
     cost = cost_model(*YI_TP2)
-    note = ("a chunk costs the lab its re-read prefix KV, its partial GEMM tiles and one more "
+    note = ("a chunk costs the lab a re-read of its prefix's keys and values, its partial GEMM "
+            "tiles and one more "
             f"iteration's overhead ({cost.overhead_s * 1e3:.3g} ms); the measured overhead is "
             "larger, from kernels the lab does not model one by one")
     return [row("chunking-overhead", f"{prompt:,}-token prefill in chunks of {chunk:,} / in one "
