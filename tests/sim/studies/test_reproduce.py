@@ -55,7 +55,20 @@ def test_a_capacity_rerun_lands_within_the_stated_tolerance_of_the_shipped_figur
     (rerun,) = rp.reproduce("mistral-7b-relaxed", rp.RERUN)
     shipped = BY_KEY["mistral-7b-relaxed", rerun.metric].simulated
     assert abs(rerun.simulated / shipped - 1) <= rp.RERUN_TOLERANCE
-    assert "512 requests a run" in rerun.note
+    assert "512 requests a run" in rerun.note and "with none" not in rerun.note
+
+
+def test_at_full_effort_the_note_states_the_ratio_with_no_and_with_high_overhead():
+    """The overhead moves the capacity ratio most: the note gives the ratio searched again at
+    each end of OVERHEAD_SPAN_S (here on a small workload, to keep the test quick)."""
+    small = rp.Effort(requests=256, rel_tol=0.05, overhead_span=True)
+    (r,) = rp.capacity_rows("mistral-7b-strict", small)
+    setup = rp.CAPACITY["mistral-7b-strict"]
+    low, high = (rp.capacity_ratio("mistral-7b-strict", rp.cost_model(setup.model, setup.tp, s),
+                                   small)[2] for s in rp.OVERHEAD_SPAN_S)
+    assert f": {low:.2f}x with none, {high:.2f}x at 10 ms;" in r.note
+    assert len({f"{x:.2f}" for x in (low, r.simulated, high)}) == 3   # 4 ms is neither end
+    assert all("with none" in r.note for r in SHIPPED.rows if r.scenario in rp.CAPACITY)
 
 
 def test_the_chunking_only_ablation_is_stated_as_not_expressible_not_faked():
