@@ -11,7 +11,7 @@ from sim.cost.calibration import A100, CALIBRATIONS, FACTOR_SOURCES, factor_rule
 from sim.cost.validation import DATA_SOURCE, GPU_ID, PUBLISHED_COLUMNS, published_row
 from sim.errors import InputError
 from sim.presets.hardware import GPUS
-from ui import controls, runs, widgets
+from ui import controls, reproduce, runs, widgets
 from ui.glossary import first, term
 
 look = widgets.look()
@@ -121,6 +121,23 @@ st.markdown(
     "published figures and are checked only through the whole-iteration figures above (one model "
     "and one GPU). The illustrative GPU has no calibration: its figures are already round "
     "sustained numbers.")
+
+st.subheader("The paper, reproduced")
+reproduced = reproduce.shipped()
+st.markdown(
+    "The Sarathi-Serve paper's own figures, each beside what this lab gives for the same setup: its "
+    f"capacity search (the highest rate in {first('qps')} whose p99 {first('tbt')} meets the "
+    f"{first('slo')} with a median scheduling delay ≤ 2 s), the calibrated cost model, and for "
+    f"the paper's ablation the p50 {first('ttft')}; on the paper's GPUs (A100 80GB PCIe), models "
+    "and ShareGPT request lengths. *simulated / paper* = 1 is agreement; each row's note gives "
+    "its main uncertainty.", unsafe_allow_html=True)
+st.dataframe(reproduce.table(reproduced), hide_index=True, height="content")
+st.markdown("**Notes**, the main uncertainty of each row:\n\n" + reproduce.notes(reproduced))
+st.caption(
+    f"Made by `{reproduced.command}` at commit {reproduced.commit} ({reproduced.effort} for the "
+    "capacity searches, which take minutes); `python -m sim reproduce` prints the same table, and "
+    "`--rerun NAME` recomputes one scenario. Paper figures from: "
+    + "; ".join(reproduce.sources(reproduced)) + ".")
 
 st.subheader("Why did this point move?")
 s = widgets.scenario()

@@ -119,7 +119,8 @@ HOPPER = replace(
     provenance="A100 fit applied to the H100/H200 datasheet; attention from FlashAttention-3")
 ASSUMED = "A100 fit applied to this GPU's datasheet; attention efficiency assumed as on A100"
 CALIBRATIONS: dict[str, Calibration] = {
-    "a100-40gb": A100, "a100-80gb": A100, "h100-sxm": HOPPER, "h200": HOPPER,
+    "a100-40gb": A100, "a100-80gb": A100, "a100-pcie-40gb": A100, "a100-pcie-80gb": A100,
+    "h100-sxm": HOPPER, "h200": HOPPER,
     "l4": replace(A100, provenance=ASSUMED), "l40s": replace(A100, provenance=ASSUMED),
     "rtx-4090": replace(A100, provenance=ASSUMED), "mi300x": replace(A100, provenance=ASSUMED),
     "b200": replace(HOPPER, provenance="A100 fit applied to the B200 datasheet; attention "

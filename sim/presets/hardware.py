@@ -47,6 +47,8 @@ NVLINK4 = 450   # H100/H200 SXM: NVLink 4, 18 links, "900 GB/s" (H100/H200 datas
 NVLINK5 = 900   # B200: NVLink 5, "1.8 TB/s" bidirectional per GPU (NVIDIA HGX B200 datasheet)
 PCIE4_X16 = 32  # L4, L40S, RTX 4090: no NVLink; PCIe Gen4 x16 is "64 GB/s" bidirectional (L4 and
 #                 L40S datasheets). GeForce cards also lack peer-to-peer, so real rings are slower.
+NVLINK3_BRIDGE = 300   # A100 PCIe: an NVLink Bridge joins two cards, "600 GB/s" bidirectional
+#                 (NVIDIA A100 datasheet); pairs only, so TP beyond 2 would cross PCIe Gen4 (32 GB/s)
 INFINITY_FABRIC = 448  # MI300X: 7 Infinity Fabric links x 128 GB/s bidirectional = 896 GB/s
 #                 aggregate (AMD); a direct mesh: only 8 GPUs use all 7 links, optimistic for TP < 8
 
@@ -70,6 +72,13 @@ GPUS: dict[str, Gpu] = {g.id: g for g in (
     _gpu("mi300x", "MI300X", 1307, 5300, 192,
          "AMD MI300X data sheet, as cited in GenZ Systems/system_configs.py", INFINITY_FABRIC),
     _gpu("b200", "B200 (HGX, 1000 W)", 2250, 7700, 180, "aiconfigurator b200_sxm.yaml", NVLINK5),
+    # Sarathi-Serve's testbed: A100 80GB PCIe cards joined in pairs by NVLink bridges (Azure
+    # NC96ads v4; its artifact's osdi-experiments READMEs). Same GA100 chip and peak as the SXM
+    # parts, less bandwidth on the 80 GB card.
+    _gpu("a100-pcie-40gb", "A100 40GB PCIe", 312, 1555, 40,
+         "NVIDIA A100 datasheet and A100 40GB PCIe product brief (PB-10137-001)", NVLINK3_BRIDGE),
+    _gpu("a100-pcie-80gb", "A100 80GB PCIe", 312, 1935, 80,
+         "NVIDIA A100 datasheet (A100 80GB PCIe: 1,935 GB/s)", NVLINK3_BRIDGE),
 )}
 
 

@@ -121,6 +121,9 @@ MODELS: dict[str, Model] = {m.id: m for m in (
           source="meta-llama/Llama-3.1-70B config.json"),
     Model("mistral-7b", "Mistral-7B v0.1", 32, 4096, 32, 8, 128, 14336, 32000, sliding_window=4096,
           source="mistralai/Mistral-7B-v0.1 config.json (sliding_window 4096)"),
+    Model("mistral-7b-instruct-v0.2", "Mistral-7B-Instruct-v0.2", 32, 4096, 32, 8, 128, 14336,
+          32000, source="mistralai/Mistral-7B-Instruct-v0.2 config.json at revision 41b61a33a248 "
+                        "(sliding_window null: full attention, unlike v0.1)"),
     Model("qwen2.5-7b", "Qwen2.5-7B", 28, 3584, 28, 4, 128, 18944, 152064,
           source="Qwen/Qwen2.5-7B config.json"),
     Model("qwen2.5-72b", "Qwen2.5-72B", 80, 8192, 64, 8, 128, 29568, 152064,

@@ -15,7 +15,8 @@ from sim.studies.worked_example import worked_example
 from tests.support.cli import cli
 from tests.support.internal_words import ARTICLE_LABEL
 
-COMMANDS = ("worked-example", "cost", "simulate", "sweep", "capacity", "validate", "export")
+COMMANDS = ("worked-example", "cost", "simulate", "sweep", "capacity", "validate", "reproduce",
+            "export")
 # small, fast runs of every command that prints a table
 RUNS = [
     ("worked-example",),
@@ -33,6 +34,8 @@ RUNS = [
     ("capacity", "--gpu", "a100-80gb", "--model", "mistral-7b", "--tbt-slo", "0.1", "--requests",
      "30", "--lengths", "sharegpt", "--max-runs", "3"),
     ("validate",),
+    ("reproduce",),
+    ("reproduce", "--rerun", "chunking-overhead"),
 ]
 
 
@@ -82,7 +85,8 @@ def test_the_top_level_help_lists_the_commands():
 
 
 @pytest.mark.parametrize("argv, words", [
-    ((), "give a command: worked-example, cost, simulate, sweep, capacity, validate, export"),
+    ((), "give a command: worked-example, cost, simulate, sweep, capacity, validate, reproduce, "
+         "export"),
     (("capacity",), "give one of --tbt-slo SECONDS or --slo PRESET"),
     (("simulate", "--scenario", "poisson"), "needs --requests N and --qps Q"),
 ])

@@ -29,6 +29,7 @@ from sim.presets.models import MODELS
 from sim.serving.policies import POLICIES
 from sim.serving.workloads import LENGTHS as LENGTH_NAMES
 from sim.studies.capacity import SLO_PRESETS
+from sim.studies.reproduce import SCENARIOS as REPRODUCE_SCENARIOS
 
 from .report import Result, over_budget
 
@@ -140,11 +141,12 @@ EXPORT = {
     "--presenter": None, "--dark": None,
 }
 VALIDATE = {"--summary": None, "--refit": None}
+REPRODUCE = {"--rerun": names(REPRODUCE_SCENARIOS)}
 COMMANDS = {"simulate": RUN, "worked-example": WORKED, "cost": COST, "sweep": SWEEP,
-            "capacity": CAPACITY, "export": EXPORT, "validate": VALIDATE}
+            "capacity": CAPACITY, "export": EXPORT, "validate": VALIDATE, "reproduce": REPRODUCE}
 # how often each command is drawn: the slow ones (rendering, searches) less often
 WEIGHTS = {"simulate": 35, "worked-example": 15, "cost": 15, "sweep": 12, "capacity": 6,
-           "export": 9, "validate": 3}
+           "export": 9, "validate": 3, "reproduce": 2}
 # how many flags a case sets: mostly a few, sometimes many
 FLAG_COUNTS = st.sampled_from([0, 1, 1, 2, 2, 3, 3, 4, 5, 8])
 # the workload flags of each scenario (a case mostly draws from one scenario's, now and then

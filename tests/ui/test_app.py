@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from sim.cost.calibration import A100, factor_rules
+from sim.studies.reproduce import load_shipped
 from tests.support.apptest import (
     ALL_PAGES,
     APP,
@@ -317,7 +318,7 @@ def test_fidelity_page_shows_the_validate_numbers():
                            ("Calibrated, max", f"{held['max_abs_error']:.1%}"),
                            ("Roofline (ideal), median", f"{ideal['median_abs_error']:.1%}"),
                            ("Roofline (ideal), max", f"{ideal['max_abs_error']:.1%}")]
-    summary, points, published = (d.value for d in at.dataframe)
+    summary, points, published, reproduced = (d.value for d in at.dataframe)
     assert len(points) == len(report["points"]) == 1044
     # in percent, formatted "+12.3%" in the browser (test_fidelity_error_table_is_formatted_...)
     assert list(points["calibrated error"]) == pytest.approx(
@@ -333,6 +334,21 @@ def test_fidelity_page_shows_the_validate_numbers():
                    "soft ridge", "kernel floors", "all-reduce", "per-iteration overhead"):
         assert f"**{factor}.**" in text and "Source:" in text
     assert len(at.get("vega_lite_chart")) == 3
+    assert len(reproduced) == len(load_shipped().rows)
+
+
+def test_fidelity_page_shows_the_reproduce_table_with_its_command_and_commit():
+    """The rows `python -m sim reproduce` prints, the not-expressible ones without a number."""
+    shipped = load_shipped()
+    at = open_app(FIDELITY)
+    table = at.dataframe[3].value
+    assert list(table["paper"]) == [r.shown(r.paper) for r in shipped.rows]
+    assert list(table["simulated"]) == [r.shown(r.simulated) for r in shipped.rows]
+    chunk_only = table[table["metric"].str.startswith("chunked prefills only")]
+    assert set(chunk_only["simulated"]) == {"not expressible"} and set(chunk_only["simulated / paper"]) == {""}
+    said = next(c.value for c in at.caption if c.value.startswith("Made by"))
+    assert f"`{shipped.command}` at commit {shipped.commit}" in said
+    assert "table-2/results.csv" in said and "Table 4" in said
 
 
 def test_fidelity_error_table_is_formatted_in_the_browser():

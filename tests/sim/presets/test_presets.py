@@ -17,6 +17,8 @@ GPU_SOURCE = {
     "h200": (989, 4800, 141, 450), "l4": (121, 300, 24, 32), "l40s": (362, 864, 48, 32),
     "rtx-4090": (165, 1008, 24, 32), "mi300x": (1307, 5300, 192, 448),
     "b200": (2250, 7700, 180, 900),
+    # NVIDIA A100 datasheet: the PCIe cards, paired by an NVLink Bridge ("600 GB/s")
+    "a100-pcie-40gb": (312, 1555, 40, 300), "a100-pcie-80gb": (312, 1935, 80, 300),
 }
 
 
@@ -49,6 +51,7 @@ def test_ridge_point_a100():
 # Total parameters in billions (attention q/k/v/o + MLP + untied embedding and LM head)
 # as printed in the source, compared at the source's precision
 PARAMS_B = {"llama-3.1-8b": "8.03", "llama-3.1-70b": "70.55", "mistral-7b": "7.24",
+            "mistral-7b-instruct-v0.2": "7.24",
             "qwen2.5-7b": "7.62", "qwen2.5-72b": "72.70", "mixtral-8x7b": "46.70",
             "yi-34b": "34.39", "falcon-180b": "179.5", "llama-2-7b": "6.74"}
 KV_KIB = {"llama-3.1-8b": 128, "llama-3.1-70b": 320, "qwen2.5-7b": 56, "llama-2-7b": 512,
@@ -65,6 +68,23 @@ def test_model_params_match_cross_check(model_id):
 @pytest.mark.parametrize("model_id", KV_KIB)
 def test_kv_bytes_per_token(model_id):
     assert get_model(model_id).kv_bytes_per_token == KV_KIB[model_id] * 1024
+
+
+def test_mistral_instruct_v0_2_has_full_attention():
+    # Its config.json sets sliding_window to null; v0.1 attends to the last 4,096 tokens only.
+    # Sarathi-Serve's capacity runs use v0.2, so a window there would shrink its attention cost.
+    assert get_model("mistral-7b-instruct-v0.2").sliding_window == 0
+    assert get_model("mistral-7b").sliding_window == 4096
+    shapes = ("layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab")
+    assert all(getattr(get_model("mistral-7b-instruct-v0.2"), f) == getattr(get_model("mistral-7b"), f)
+               for f in shapes)
+
+
+def test_a100_pcie_is_the_sxm_chip_with_its_own_bandwidth():
+    # Same GA100 peak; the 80 GB PCIe card's HBM2e runs at 1,935 GB/s, not the SXM's 2,039.
+    assert get_gpu("a100-pcie-80gb").peak_flops == get_gpu("a100-80gb").peak_flops
+    assert get_gpu("a100-pcie-80gb").bandwidth < get_gpu("a100-80gb").bandwidth
+    assert get_gpu("a100-pcie-40gb").bandwidth == get_gpu("a100-40gb").bandwidth
 
 
 def test_dense_8b_is_the_source_articles_model():

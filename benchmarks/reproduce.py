@@ -1,0 +1,52 @@
+"""Regenerate the shipped paper reproduction: `python -m benchmarks.reproduce`.
+
+Runs every scenario of sim/studies/reproduce.py at full effort (the paper's 2,048 requests per
+capacity run, bisection to 2%) and writes sim/studies/data/reproduce.json, with this command and
+the commit it ran on, which `python -m sim reproduce` prints. Run it again after any change to
+the policies, the engine or the cost model (the test of `--rerun` fails while the shipped figures
+are stale). It prints each scenario's wall time as measured on the machine that ran it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import time
+from pathlib import Path
+
+from sim.studies.reproduce import SCENARIOS, SHIPPED_RESULTS, reproduce, shipped_json
+
+COMMAND = "python -m benchmarks.reproduce"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def commit() -> str:
+    """The commit the results come from, marked when the work tree had changes beside it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    head = git("rev-parse", "--short=12", "HEAD")
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "sim")
+    return head + (" with uncommitted changes to sim/" if dirty else "")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=SHIPPED_RESULTS,
+                        help="where to write the results (default: the shipped file)")
+    args = parser.parse_args(argv)
+    rows, start = [], time.perf_counter()
+    for name in SCENARIOS:
+        began = time.perf_counter()
+        found = reproduce(name)
+        rows += found
+        print(f"{name:<22} {time.perf_counter() - began:7.1f} s  " + "; ".join(
+            f"{r.metric}: {'-' if r.simulated is None else f'{r.simulated:.4g}'} vs {r.paper:g}"
+            for r in found), flush=True)
+    args.out.write_text(shipped_json(rows, COMMAND, commit()), encoding="utf-8")
+    print(f"wrote {args.out}; measured on this machine: {time.perf_counter() - start:.0f} s in all")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

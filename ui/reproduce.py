@@ -1,0 +1,38 @@
+"""The fidelity page's last check: Sarathi-Serve's published figures beside the lab's, the rows
+`python -m sim reproduce` prints (sim/studies/reproduce.py, shipped results), as a table."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from sim.studies.reproduce import Shipped, load_shipped, numbered_notes
+
+COLUMNS = ("scenario", "metric", "simulated", "paper", "simulated / paper", "note")
+
+
+@st.cache_data(show_spinner=False)
+def shipped() -> Shipped:
+    """The shipped results, read once per server."""
+    return load_shipped()
+
+
+def table(results: Shipped) -> pd.DataFrame:
+    """One row per paper figure, in words as the command line prints them: times as times,
+    ratios as 3.20x, "not expressible" (and no ratio) where the lab has no such setup; the note
+    by its number in `notes` (a table cell would cut it short)."""
+    numbers, _ = numbered_notes(results.rows)
+    return pd.DataFrame([(r.scenario, r.metric, r.shown(r.simulated), r.shown(r.paper),
+                          "" if r.ratio is None else f"{r.ratio:.2f}", number)
+                         for r, number in zip(results.rows, numbers)], columns=COLUMNS)
+
+
+def notes(results: Shipped) -> str:
+    """The notes as a numbered Markdown list, each once."""
+    return "\n".join(f"{n}. {note[0].upper()}{note[1:]}."
+                     for n, note in enumerate(numbered_notes(results.rows)[1], 1))
+
+
+def sources(results: Shipped) -> list[str]:
+    """Where the paper figures come from, each once, in the table's order."""
+    return list(dict.fromkeys(r.source for r in results.rows))
