@@ -39,7 +39,7 @@ def test_cost_json_keys(capsys):
     j = json.loads(out)
     assert code == 0
     assert set(j) == {"time_s", "compute_s", "memory_s", "flops", "bytes", "bound", "components",
-                      "overhead_s"}
+                      "overhead_s", "engine"}
     assert set(j["components"]) == {"linear", "attention", "lm_head"}
     assert set(j["components"]["linear"]) == {"flops", "bytes", "time_s"}
     assert j["time_s"] == pytest.approx(max(j["compute_s"], j["memory_s"]))
