@@ -8,7 +8,7 @@ import streamlit as st
 
 from sim.studies.stalls import STALL_S, STALL_SOURCE
 from sim.units import fmt_seconds
-from ui import controls, player, presenter, runs, scenario, widgets, words
+from ui import controls, overhead, player, presenter, runs, scenario, widgets, words
 from ui.glossary import first, term
 
 s = widgets.scenario()
@@ -90,6 +90,7 @@ for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
 if other:
     st.page_link("pages/advanced/fidelity.py", icon=":material/fact_check:",
                  label="Why the two modes differ, factor by factor: How close is this to a real GPU?")
+strip_slot = st.container()   # filled last: it may wait for a button
 
 with st.expander("How each number is computed"):
     st.markdown(
@@ -113,3 +114,6 @@ with st.expander("How each number is computed"):
         "and the memory for the key-value cache limit the batch.\n"
         "- Hover a metric's **?** for its formula with this run's numbers.",
         unsafe_allow_html=True)
+
+with strip_slot:
+    overhead.side_by_side(s, unchunked, chunked)

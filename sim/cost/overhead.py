@@ -78,10 +78,10 @@ SGLANG = Overhead(
 ARTIFACT_LOOP = ("https://github.com/microsoft/sarathi-serve/blob/osdi-sarathi-serve/sarathi/"
                  "engine/base_llm_engine.py#L360-L389")
 SARATHI_SERVE = Overhead(MEASURED_CPU_S, overlapped=False,
-                         release="Sarathi-Serve OSDI'24 artifact", rule_source=ARTIFACT_LOOP)
+                         release="the Sarathi-Serve OSDI'24 artifact", rule_source=ARTIFACT_LOOP)
 VLLM_V0 = Overhead(MEASURED_CPU_S, overlapped=False,
-                   release="vLLM V0, as the Sarathi-Serve artifact runs it",
+                   release="the Sarathi-Serve artifact's vLLM V0 baseline",
                    rule_source=ARTIFACT_LOOP)
-ORCA = Overhead(MEASURED_CPU_S, overlapped=False, release="Orca, as the Sarathi-Serve artifact "
-                                                          "runs it", rule_source=ARTIFACT_LOOP)
+ORCA = Overhead(MEASURED_CPU_S, overlapped=False,
+                release="the Sarathi-Serve artifact's Orca baseline", rule_source=ARTIFACT_LOOP)
 

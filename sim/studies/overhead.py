@@ -24,13 +24,13 @@ import numpy as np
 
 from sim.cost.iteration import CostModel
 from sim.cost.overhead import MEASURED_CPU_S
-from sim.serving.engine import simulate
+from sim.serving.engine import Trace, simulate
 from sim.serving.metrics import request_times
 from sim.serving.policies import Limits, PolicySpec
 from sim.serving.workloads import Workload
 from sim.studies.capacity import CapacityComparison, compare_capacity
 from sim.studies.stalls import stalls
-from sim.studies.sweep import recommend, run_point
+from sim.studies.sweep import SweepPoint, recommend, run_point
 
 T = TypeVar("T")
 
@@ -83,19 +83,20 @@ class LaneHeadline:
     ttft_s: float
 
 
+def lane_headline(trace: Trace) -> LaneHeadline:
+    """One lane's headline from its run: the seed scenario's new request is its first one that
+    was not already streaming."""
+    new = int(np.flatnonzero(~trace.prefilled)[0])
+    return LaneHeadline(trace.policy, stalls(trace, streams=trace.prefilled).largest_gap_s,
+                        float(request_times(trace).ttft_s[new]))
+
+
 def lanes_headline(workload: Workload, policies: Sequence[PolicySpec], budget: int,
                    limits: Limits) -> Callable[[CostModel], tuple[LaneHeadline, ...]]:
     """Side by side's headline: each lane's streams' longest wait and the new request's TTFT."""
-    new = int(np.flatnonzero(~workload.prefilled)[0])
-
     def headline(cost: CostModel) -> tuple[LaneHeadline, ...]:
-        lanes = []
-        for policy in policies:
-            trace = simulate(workload, policy, cost, budget=budget, limits=limits)
-            lanes.append(LaneHeadline(policy.name,
-                                      stalls(trace, streams=trace.prefilled).largest_gap_s,
-                                      float(request_times(trace).ttft_s[new])))
-        return tuple(lanes)
+        return tuple(lane_headline(simulate(workload, policy, cost, budget=budget, limits=limits))
+                     for policy in policies)
     return headline
 
 
@@ -113,13 +114,20 @@ def budget_headline(workload: Workload, policy: PolicySpec, budgets: Sequence[in
                     ) -> Callable[[CostModel], BudgetHeadline]:
     """The sweep of `budgets` and Sarathi-Serve's recipe (`sim.studies.sweep.recommend`)."""
     def headline(cost: CostModel) -> BudgetHeadline:
-        points = [run_point(workload, policy, cost, b, limits=limits) for b in budgets]
-        chosen, _ = recommend(points, tbt_slo_s, ttft_slo_s)
-        pick = next((p for p in points if p.budget == chosen), None)
-        if pick is None:
-            return BudgetHeadline(None, float("nan"), float("nan"))
-        return BudgetHeadline(chosen, pick.metrics.tbt_s.p99, pick.metrics.ttft_s.p50)
+        return recommended(
+            [run_point(workload, policy, cost, b, limits=limits) for b in budgets],
+            tbt_slo_s, ttft_slo_s)
     return headline
+
+
+def recommended(points: Sequence[SweepPoint], tbt_slo_s: float,
+                ttft_slo_s: float) -> BudgetHeadline:
+    """The sweep's recommendation (`sim.studies.sweep.recommend`) and its two latencies."""
+    chosen, _ = recommend(points, tbt_slo_s, ttft_slo_s)
+    pick = next((p for p in points if p.budget == chosen), None)
+    if pick is None:
+        return BudgetHeadline(None, float("nan"), float("nan"))
+    return BudgetHeadline(chosen, pick.metrics.tbt_s.p99, pick.metrics.ttft_s.p50)
 
 
 def capacity_headline(workload_at: Callable[[float], Workload], *, policy: PolicySpec,

@@ -94,7 +94,8 @@ def test_every_factors_why_starts_with_its_one_rule(gpu):
     assert "257 tokens cost the FLOPs of 320" in rules["tile quantization"]
     assert why["all-reduce"].startswith(rules["all-reduce"] + "; here 64 all-reduces over 2 GPUs")
     assert why["per-iteration overhead"].startswith(   # the default: vLLM V0's loop
-        rules["per-iteration overhead"] + "; here 4 ms of CPU, synchronous (vLLM V0")
+        rules["per-iteration overhead"] + "; here 4 ms of CPU, synchronous (the Sarathi-Serve "
+        "artifact's vLLM V0 baseline)")
 
 
 def test_a_set_overhead_is_said_after_the_rule():
