@@ -45,7 +45,7 @@ def _span(values: Sequence[float], fmt) -> str:
 
 def engine_clause(engine: str, overhead: Overhead) -> str:
     """How one engine's loop takes the CPU time, with the release it is read from."""
-    return f"{engine} ({overhead.kind} as in {overhead.release}: {overhead.rule} per iteration)"
+    return f"{engine} ({overhead.kind}, as in {overhead.release}: {overhead.rule} per iteration)"
 
 
 def lanes_words(found: Strip[tuple[LaneHeadline, ...]], engines: Sequence[tuple[str, Overhead]],
@@ -119,6 +119,5 @@ def capacity_words(found: Strip[CapacityComparison]) -> str:
         return said + (f", within {STEADY:.0%} of each other: the ratio holds whatever the "
                        "overhead.")
     direction = "rises" if ratios[-1] > ratios[0] else "falls"
-    return said + (f". The ratio {direction} with the overhead: the paper's figure depends on "
-                   "how much CPU time the engines it measured spent per iteration as much as on "
-                   "their schedulers.")
+    return said + (f". The ratio {direction} with the overhead: a ratio measured on real "
+                   "engines carries their CPU time per iteration as well as their schedulers.")
