@@ -1,6 +1,6 @@
 """The words of the overhead strips (sim/studies/overhead.py): each sentence that names a number
 reads it from the strip, and which sentence is said depends on what the numbers did (the regime:
-unchanged, hidden by an overlapped engine, or moving). Pure: no Streamlit.
+unchanged, hidden by an overlapped engine, or moving). Pure (no Streamlit).
 
 The per-iteration CPU overhead is the least certain figure of the cost model, so each page that
 states a headline says how that headline moves when the overhead does."""
