@@ -54,6 +54,17 @@ def _run_strip(key: tuple, label: str, work: Work, run, change: str, button: str
     return run_jobs([job], RESULTS, what=WHAT, change=change, key=button)[key]
 
 
+def _each_run(report, most: int, what: str):
+    """A callback for each run of a strip's job: it moves the bar (on `most` runs at most) and,
+    through `report`, stops the job once its deadline has passed, between two runs."""
+    done = [0]
+
+    def finished(_run) -> None:
+        done[0] += 1
+        report(min(1.0, done[0] / most), f"{what}: {done[0]:,} runs")
+    return finished
+
+
 def _report(report, what: str):
     return lambda done, name: report(done / len(LEVELS), f"{what}: {name} overhead done")
 
@@ -92,7 +103,8 @@ def budget_tradeoff(t: Traffic, s: Scenario, workload: Workload, policy: str,
 
     def run(cap: int, report):
         headline = budget_headline(workload, spec, budgets, tbt_slo_s, ttft_slo_s,
-                                   replace(t.limits, max_iterations=cap))
+                                   replace(t.limits, max_iterations=cap),
+                                   finished=_each_run(report, len(budgets) * 2, "the sweep"))
         return strip(headline, cost, known=recommended(points, tbt_slo_s, ttft_slo_s),
                      progress=_report(report, "the sweep"))
     found = _run_strip(("overhead-sweep", t, s, policy, budgets, tbt_slo_s, ttft_slo_s),
@@ -119,7 +131,8 @@ def capacity(q: CapacityQuery, view: CapacityView) -> None:
         headline = capacity_headline(
             workload_at, policy=policies[0][0], budget=q.budget, baseline=policies[1][0],
             baseline_budget=q.baseline_budget, tbt_slo_s=q.tbt_slo_s,
-            delay_slo_s=q.delay_slo_s, limits=limits)
+            delay_slo_s=q.delay_slo_s, limits=limits,
+            finished=_each_run(report, 2 * 2 * MAX_RUNS, "the searches"))
         found = strip(headline, cost, known=view.comparison,
                       progress=_report(report, "the searches"))
         if any(level.result.policy.capped or level.result.baseline.capped

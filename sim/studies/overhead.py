@@ -111,12 +111,17 @@ class BudgetHeadline:
 
 def budget_headline(workload: Workload, policy: PolicySpec, budgets: Sequence[int],
                     tbt_slo_s: float, ttft_slo_s: float, limits: Limits,
+                    finished: Callable[[SweepPoint], None] | None = None,
                     ) -> Callable[[CostModel], BudgetHeadline]:
-    """The sweep of `budgets` and Sarathi-Serve's recipe (`sim.studies.sweep.recommend`)."""
+    """The sweep of `budgets` and Sarathi-Serve's recipe (`sim.studies.sweep.recommend`);
+    `finished` hears of each budget's run (a caller's clock or progress bar)."""
     def headline(cost: CostModel) -> BudgetHeadline:
-        return recommended(
-            [run_point(workload, policy, cost, b, limits=limits) for b in budgets],
-            tbt_slo_s, ttft_slo_s)
+        points = []
+        for budget in budgets:
+            points.append(run_point(workload, policy, cost, budget, limits=limits))
+            if finished:
+                finished(points[-1])
+        return recommended(points, tbt_slo_s, ttft_slo_s)
     return headline
 
 
