@@ -51,10 +51,11 @@ WAIT_OPACITY = 0.2             # a wait not (yet) a freeze: a faint grey block
 STALL_MS = STALL_S * 1e3       # a wait longer than this shows as a freeze (sim.studies.stalls)
 PARTS = {"decode_tokens": "decode tokens", "prefill_tokens": "prefill tokens"}
 X_TITLE = "time since the new prompt arrived (ms)"
-OVERHEAD = "CPU overhead added (ms), 0 where the engine hides it behind the GPU step"
-OVERHEAD_SHARE = "overhead share = CPU overhead added / duration"
-OTHER = ("other (all-reduce, kernel floors and ridge) = duration − max(compute, memory) − CPU "
-         "overhead added (ms)")
+# the CPU time the engine added to the iteration (0 where an overlapped engine hid it) and its
+# share of the duration; other = duration - max(compute, memory) - that overhead
+OVERHEAD = "CPU overhead added (ms)"
+OVERHEAD_SHARE = "overhead share of the duration"
+OTHER = "other (all-reduce, kernel floors, ridge) (ms)"
 NO_GRID = dict(grid=False)
 
 

@@ -6,6 +6,7 @@ the four key numbers and the lanes come first, fitted to the screen, the words u
 
 import streamlit as st
 
+from sim.cost.overhead import MEASURED_CPU_S
 from sim.studies.stalls import STALL_S, STALL_SOURCE
 from sim.units import fmt_seconds
 from ui import controls, overhead, player, presenter, runs, scenario, widgets, words
@@ -97,6 +98,12 @@ with st.expander("How each number is computed"):
         f"- **Iteration time**, {s.mode} mode, from its {first('flop')} and bytes: "
         f"{s.cost_rule}. Hover a bar for its compute time (FLOPs / peak), memory time (bytes / "
         "bandwidth) and which one bounds it.\n"
+        "- **CPU overhead**: the time the engine spends between iterations (scheduling, inputs, "
+        f"sampling), 0 in the ideal modes and {fmt_seconds(MEASURED_CPU_S)} calibrated. vLLM V0, "
+        "Sarathi-Serve and Orca "
+        "add it to each iteration; vLLM V1 and SGLang prepare the next iteration while the GPU "
+        "runs this one, so it adds only what outlasts the GPU step. A bar's tooltip gives what it "
+        "added and its share of the duration; *other* is the rest beyond max(compute, memory).\n"
         "- **A token** is emitted at the end of the iteration that produced it. A stream's gap is "
         "the time between two of its tokens: one iteration if it is in every iteration, longer "
         "if an iteration leaves it out (a prefill-only iteration) or is long.\n"
