@@ -65,7 +65,8 @@ def _each_run(report, most: int, what: str):
     return finished
 
 
-def _report(report, what: str):
+def _each_level(report, what: str):
+    """A callback for each level of a strip whose runs are few (two lanes a level)."""
     return lambda done, name: report(done / len(LEVELS), f"{what}: {name} overhead done")
 
 
@@ -83,7 +84,7 @@ def side_by_side(s: Scenario, unchunked: Trace, chunked: Trace) -> None:
         headline = lanes_headline(workload, policies, s.budget,
                                   replace(s.limits, max_iterations=cap))
         return strip(headline, cost, known=(lane_headline(unchunked), lane_headline(chunked)),
-                     progress=_report(report, "the lanes"))
+                     progress=_each_level(report, "the lanes"))
     found = _run_strip(("overhead-lanes", s), "both lanes at each CPU time", work, run,
                        "a larger budget or a shorter prompt in the sidebar", "overhead_lanes")
     names = ("unchunked", "chunked")
@@ -105,8 +106,7 @@ def budget_tradeoff(t: Traffic, s: Scenario, workload: Workload, policy: str,
         headline = budget_headline(workload, spec, budgets, tbt_slo_s, ttft_slo_s,
                                    replace(t.limits, max_iterations=cap),
                                    finished=_each_run(report, len(budgets) * 2, "the sweep"))
-        return strip(headline, cost, known=recommended(points, tbt_slo_s, ttft_slo_s),
-                     progress=_report(report, "the sweep"))
+        return strip(headline, cost, known=recommended(points, tbt_slo_s, ttft_slo_s))
     found = _run_strip(("overhead-sweep", t, s, policy, budgets, tbt_slo_s, ttft_slo_s),
                        "the sweep at each CPU time", work, run, smaller(t), "overhead_sweep")
     _show(overhead_charts.budget_frame(found, words.level_label),
@@ -133,8 +133,7 @@ def capacity(q: CapacityQuery, view: CapacityView) -> None:
             baseline_budget=q.baseline_budget, tbt_slo_s=q.tbt_slo_s,
             delay_slo_s=q.delay_slo_s, limits=limits,
             finished=_each_run(report, 2 * 2 * MAX_RUNS, "the searches"))
-        found = strip(headline, cost, known=view.comparison,
-                      progress=_report(report, "the searches"))
+        found = strip(headline, cost, known=view.comparison)
         if any(level.result.policy.capped or level.result.baseline.capped
                for level in found.levels):
             raise SimulationLimitError(f"a search run needed more than {cap:,} iterations", cap)

@@ -52,9 +52,6 @@ class Strip(Generic[T]):
     levels: tuple[Level[T], ...]
     current_s: float
 
-    def at(self, name: str) -> Level[T]:
-        return next(level for level in self.levels if level.name == name)
-
 
 def strip(headline: Callable[[CostModel], T], cost: CostModel, *,
           known: T | None = None,
