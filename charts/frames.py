@@ -71,6 +71,7 @@ def iterations_frame(trace: Trace, lane: str, max_bars: int = MAX_BARS,
     prefill = total(trace.prefill_tokens)
     compute = total(trace.compute_s)
     memory = total(trace.memory_s)
+    overhead = total(trace.overhead_s)
     longest = (np.maximum.reduceat(trace.duration_s[:n_shown], first) if n else np.empty(0))
     tokens = decode + prefill
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -88,6 +89,7 @@ def iterations_frame(trace: Trace, lane: str, max_bars: int = MAX_BARS,
         "decode_share": decode_share,
         "compute_ms": compute * 1e3,
         "memory_ms": memory * 1e3,
+        "overhead_ms": overhead * 1e3,   # the time the engine's CPU work added (sim/cost/overhead.py)
         "bound": np.where(compute >= memory, "compute", "memory"),
     })
 

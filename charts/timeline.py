@@ -51,8 +51,11 @@ WAIT_OPACITY = 0.2             # a wait not (yet) a freeze: a faint grey block
 STALL_MS = STALL_S * 1e3       # a wait longer than this shows as a freeze (sim.studies.stalls)
 PARTS = {"decode_tokens": "decode tokens", "prefill_tokens": "prefill tokens"}
 X_TITLE = "time since the new prompt arrived (ms)"
-OTHER = ("other (all-reduce, overhead, kernel floors and ridge) = duration − max(compute, memory) "
-         "(ms)")
+# the CPU time the engine added to the iteration (0 where an overlapped engine hid it) and its
+# share of the duration; other = duration - max(compute, memory) - that overhead
+OVERHEAD = "CPU overhead added (ms)"
+OVERHEAD_SHARE = "overhead share of the duration"
+OTHER = "other (all-reduce, kernel floors, ridge) (ms)"
 NO_GRID = dict(grid=False)
 
 
@@ -126,13 +129,15 @@ def lane_heading(lane: LaneShape, look: Look, *, width: int, beside: bool = Fals
 def lane_bars(lane: LaneShape, look: Look, *, width: int, legend: bool = True) -> alt.LayerChart:
     """Each iteration a bar from its start to its end, split by its decode and prefill tokens.
 
-    Its tooltip traces the duration: compute, memory, and `OTHER` = duration − max(compute,
-    memory), computed here from the bar's own fields (the Trace keeps no per-iteration all-reduce
-    or overhead). For one iteration that is the time beyond the roofline's max: the all-reduces
-    (tp > 1), the per-iteration overhead and, calibrated, the kernels run one after another
-    through the soft ridge with their floors; 0 on the plain roofline on one GPU. A bar of merged
-    iterations sums their compute and memory, so there it also holds whatever the larger sum
-    misses where the bound changes inside the bin. `legend`: the colours' key above the bars."""
+    Its tooltip traces the duration: compute, memory, the CPU overhead the engine added (a
+    synchronous engine's whole CPU time, an overlapped one's only where it outlasts the GPU step;
+    sim/cost/overhead.py) and its share of the duration, and `OTHER` = duration − max(compute,
+    memory) − overhead, computed here from the bar's own fields (the Trace keeps no per-iteration
+    all-reduce). For one iteration that is the rest of the time beyond the roofline's max: the
+    all-reduces (tp > 1) and, calibrated, the kernels run one after another through the soft
+    ridge with their floors; 0 on the plain roofline on one GPU. A bar of merged iterations sums
+    their compute, memory and overhead, so there it also holds whatever the larger sum misses
+    where the bound changes inside the bin. `legend`: the colours' key above the bars."""
     base = (alt.Chart(alt.Data(name=f"{lane.key}_iterations"))
             .transform_fold(list(PARTS), as_=["part_key", "tokens"])
             .transform_calculate(
@@ -141,7 +146,9 @@ def lane_bars(lane: LaneShape, look: Look, *, width: int, legend: bool = True) -
                 y0="datum.part_key == 'decode_tokens' ? 0 : datum.decode_share",
                 y1="datum.part_key == 'decode_tokens' ? datum.decode_share : 1",
                 # max(0, ...): rounding leaves -1e-13 where the duration is exactly the max
-                other_ms="max(0, datum.duration_ms - max(datum.compute_ms, datum.memory_ms))"))
+                other_ms="max(0, datum.duration_ms - max(datum.compute_ms, datum.memory_ms)"
+                         " - datum.overhead_ms)",
+                overhead_share="datum.overhead_ms / datum.duration_ms"))
     color = alt.Color("part:N", title=None,
                       scale=alt.Scale(domain=list(PARTS.values()), range=[look.decode, look.prefill]),
                       legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1)
@@ -157,6 +164,8 @@ def lane_bars(lane: LaneShape, look: Look, *, width: int, legend: bool = True) -
                alt.Tooltip("prefill_tokens:Q", title="prefill tokens", format=","),
                alt.Tooltip("compute_ms:Q", title="compute time (ms)", format=",.3f"),
                alt.Tooltip("memory_ms:Q", title="memory time (ms)", format=",.3f"),
+               alt.Tooltip("overhead_ms:Q", title=OVERHEAD, format=",.3f"),
+               alt.Tooltip("overhead_share:Q", title=OVERHEAD_SHARE, format=".1%"),
                alt.Tooltip("other_ms:Q", title=OTHER, format=",.3f"),
                alt.Tooltip("bound:N", title="bound (the larger time)")]
     x = _x(axis=False, field="start_ms")

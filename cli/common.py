@@ -81,8 +81,10 @@ def workload_name(workload: workloads.Workload) -> str:
 def add_hardware_args(p: argparse.ArgumentParser) -> None:
     for name in ("gpu", "model", "mode"):
         knob_flag(p, KNOBS[name])
-    number(p, "--overhead-ms", "fixed time added to every iteration", unit="ms", default=None,
-           low=0, high=10_000, shown_default="0, or the calibrated mode's")
+    number(p, "--overhead-ms", "the engine's CPU time per iteration: added to the GPU time by a "
+           "synchronous engine (vllm-v0, sarathi, orca), hidden behind it by an overlapped one "
+           "(vllm-v1, sglang) unless longer", unit="ms", default=None,
+           low=0, high=10_000, shown_default="0, or the calibrated mode's 4")
     knob_flag(p, KNOBS["tp"])
 
 

@@ -6,11 +6,12 @@ from dataclasses import asdict
 
 from sim.cost.iteration import Chunk, Composition
 from sim.errors import InputError
+from sim.serving.policies import POLICIES, get_policy
 from sim.studies.worked_example import DEFAULTS, RANGES, SOURCE_ARTICLE, worked_example
 from sim.units import fmt_bytes, fmt_flops, fmt_seconds
 
 from .common import add_hardware_args, cost_model_from
-from .flags import number, number_list, paragraph, refuse
+from .flags import choice, number, number_list, paragraph, refuse
 from .output import emit, finite, table
 
 
@@ -80,20 +81,24 @@ def _cost(args) -> None:
         refuse(args, ("prefix", "last"), why="--chunk is 0, so there is no prefill chunk")
     if args.decodes + args.chunk == 0:
         raise InputError("an iteration needs --decodes > 0 or --chunk > 0")
-    model = cost_model_from(args)
+    engine = get_policy(args.policy)
+    model = cost_model_from(args).for_engine(engine.overhead)
     decodes, context, chunk, prefix = args.decodes, args.context, args.chunk, args.prefix
     comp = Composition((context,) * decodes, (Chunk(chunk, prefix, args.last),) if chunk else ())
     c = model.price(comp)
     payload = {"time_s": c.time_s, "compute_s": c.compute_s, "memory_s": c.memory_s,
                "flops": c.flops, "bytes": c.bytes, "bound": c.bound,
                "components": {k: asdict(v) for k, v in c.components.items()},
-               "overhead_s": c.overhead_s}
+               "overhead_s": c.overhead_s,
+               "engine": {"policy": engine.name, "release": engine.overhead.release,
+                          "cpu_s": model.overhead_s, "overlapped": engine.overhead.overlapped,
+                          "rule": engine.overhead.rule}}
     rows = [(name, fmt_flops(v.flops), fmt_bytes(v.bytes), fmt_seconds(v.time_s))
             for name, v in c.components.items()]
     if model.tp > 1:
         payload.update(tp=model.tp, allreduce_s=c.allreduce_s)
         rows.append((f"all-reduce ({model.tp} GPUs)", "", "", fmt_seconds(c.allreduce_s)))
-    rows.append(("overhead", "", "", fmt_seconds(c.overhead_s)))
+    rows.append((f"overhead ({engine.overhead.kind})", "", "", fmt_seconds(c.overhead_s)))
     rows.append(("iteration", fmt_flops(c.flops), fmt_bytes(c.bytes), fmt_seconds(c.time_s)))
     rule = "max(FLOPs / peak, bytes / bandwidth)" if model.calibration is None else \
         "the sum over kernels of their achievable time (below)"
@@ -103,7 +108,11 @@ def _cost(args) -> None:
             + table(rows, ("component", "FLOPs", "bytes", "time alone"), args.wide) +
             f"\ncompute {fmt_seconds(c.compute_s)} vs memory {fmt_seconds(c.memory_s)}: "
             f"{c.bound}-bound; time = {rule}"
-            + (" + all-reduce" if model.tp > 1 else "") + " + overhead")
+            + (" + all-reduce" if model.tp > 1 else "") + " + overhead"
+            + f"\noverhead: {fmt_seconds(model.overhead_s)} of CPU per iteration on "
+              f"{engine.overhead.release} ({engine.overhead.kind}): iteration = "
+              f"{engine.overhead.rule} = {fmt_seconds(c.time_s)}; {c.overhead_s / c.time_s:.0%} of "
+              "it is overhead")
     if c.factors:
         payload["factors"] = [asdict(f) for f in c.factors]
         text += "\n\nfrom the roofline to the calibrated time:\n" + table(
@@ -130,6 +139,9 @@ def register_cost(sub) -> None:
            whole=True)
     number(p, "--prefix", "tokens of the chunk's prompt already cached", unit="tokens",
            default=0, low=0, high=1e8, whole=True)
+    choice(p, "--policy", "the engine whose loop runs the iteration: synchronous ones add "
+           "their CPU overhead to the GPU time, overlapped ones hide it behind it", POLICIES,
+           default="vllm-v0")
     p.add_argument("--last", action="store_true",
                    help="the chunk ends its prompt, so it emits a token (an LM-head row; "
                         "default off)")

@@ -75,7 +75,8 @@ def trace_frame_columns(trace: Trace) -> dict[str, np.ndarray]:
     return {"iteration": np.arange(trace.iterations), "start_s": trace.start_s,
             "end_s": trace.end_s, "duration_s": trace.duration_s,
             "decode_tokens": trace.decode_tokens, "prefill_tokens": trace.prefill_tokens,
-            "compute_s": trace.compute_s, "memory_s": trace.memory_s, "bound": trace.bound,
+            "compute_s": trace.compute_s, "memory_s": trace.memory_s,
+            "overhead_s": trace.overhead_s, "bound": trace.bound,
             "kv_used_tokens": trace.kv_used_tokens}
 
 

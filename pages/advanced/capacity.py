@@ -13,7 +13,7 @@ from sim.studies.capacity import (
 )
 from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL
 from sim.units import fmt_seconds
-from ui import capacity, controls, widgets, workload_box
+from ui import capacity, controls, overhead, widgets, workload_box
 from ui.controls import CUSTOM
 from ui.glossary import first
 
@@ -107,6 +107,7 @@ def show(view) -> None:
             for p in sorted((*r.points, *view.curves[r.policy]), key=lambda p: p.qps)]
     with st.expander("Every run"):
         st.table(pd.DataFrame(rows).set_index("policy"))
+    overhead.capacity(query, view)   # last: it waits for its own button
 
 
 if view is not None:

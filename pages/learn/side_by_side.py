@@ -6,9 +6,10 @@ the four key numbers and the lanes come first, fitted to the screen, the words u
 
 import streamlit as st
 
+from sim.cost.overhead import MEASURED_CPU_S
 from sim.studies.stalls import STALL_S, STALL_SOURCE
 from sim.units import fmt_seconds
-from ui import controls, player, presenter, runs, scenario, widgets, words
+from ui import controls, overhead, player, presenter, runs, scenario, widgets, words
 from ui.glossary import first, term
 
 s = widgets.scenario()
@@ -90,12 +91,19 @@ for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
 if other:
     st.page_link("pages/advanced/fidelity.py", icon=":material/fact_check:",
                  label="Why the two modes differ, factor by factor: How close is this to a real GPU?")
+strip_slot = st.container()   # filled last: it may wait for a button
 
 with st.expander("How each number is computed"):
     st.markdown(
         f"- **Iteration time**, {s.mode} mode, from its {first('flop')} and bytes: "
         f"{s.cost_rule}. Hover a bar for its compute time (FLOPs / peak), memory time (bytes / "
         "bandwidth) and which one bounds it.\n"
+        "- **CPU overhead**: the time the engine spends between iterations (scheduling, inputs, "
+        f"sampling), 0 in the ideal modes and {fmt_seconds(MEASURED_CPU_S)} calibrated. vLLM V0, "
+        "Sarathi-Serve and Orca "
+        "add it to each iteration; vLLM V1 and SGLang prepare the next iteration while the GPU "
+        "runs this one, so it adds only what outlasts the GPU step. A bar's tooltip gives what it "
+        "added and its share of the duration; *other* is the rest beyond max(compute, memory).\n"
         "- **A token** is emitted at the end of the iteration that produced it. A stream's gap is "
         "the time between two of its tokens: one iteration if it is in every iteration, longer "
         "if an iteration leaves it out (a prefill-only iteration) or is long.\n"
@@ -113,3 +121,6 @@ with st.expander("How each number is computed"):
         "and the memory for the key-value cache limit the batch.\n"
         "- Hover a metric's **?** for its formula with this run's numbers.",
         unsafe_allow_html=True)
+
+with strip_slot:
+    overhead.side_by_side(s, unchunked, chunked)

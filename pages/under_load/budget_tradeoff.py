@@ -12,7 +12,7 @@ from sim.studies.sweep import (
     recommend,
 )
 from sim.units import fmt_seconds
-from ui import controls, sweep, widgets, words, workload_box
+from ui import controls, overhead, sweep, widgets, words, workload_box
 from ui.glossary import first
 
 s = widgets.scenario()
@@ -101,6 +101,7 @@ if hidden:
 sweep.frontier.draw("budget-frontier", t, s, policy, budgets, recommended, ttft_s, tpot_s, look,
                    points)
 st.caption(f"{t.words()}. {s.model.name} on {s.gpu.name}, {s.mode} cost model.")
+strip_slot = st.container()   # filled last: it may wait for a button
 
 st.subheader("The two ends of the dial")
 ends = words.dial_ends(points, int((~workload.prefilled).sum()))
@@ -126,3 +127,6 @@ notes = [f"budget {p.budget:,}: {note}" for p in points for note in p.notes]
 if notes:
     with st.expander(f"What the runs noted ({len(notes)})", icon=":material/info:"):
         st.markdown("\n".join(f"- {note}" for note in notes))
+
+with strip_slot:
+    overhead.budget_tradeoff(t, s, workload, policy, points, tpot_s, ttft_s)

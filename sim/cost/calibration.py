@@ -16,7 +16,9 @@ and prices it the way real kernels run, one factor at a time so a learner can se
    dominates small kernels;
 6. all-reduce (tensor parallelism): links sustain `link_efficiency` of their bandwidth, and each
    all-reduce pays `allreduce_latency_s`;
-7. per-iteration overhead: scheduling, input preparation and sampling, once per iteration.
+7. per-iteration overhead: scheduling, input preparation and sampling on the CPU, once per
+   iteration; it adds to the GPU time on a synchronous engine and hides behind it on one that
+   overlaps the two (the engine's figure and rule: `sim/cost/overhead.py`).
 
 Together these make small GEMMs inefficient: useful FLOPs per second rise with tokens as the
 floor, the padding and the ridge are amortized. (A separate efficiency curve rising with tokens,
@@ -36,6 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from sim.cost.overhead import MEASURED_CPU_S
 from sim.errors import InputError
 from sim.presets.hardware import Gpu
 from sim.units import fmt_seconds
@@ -53,7 +56,6 @@ class Calibration:
     gemm_tile: int                # token rows per GEMM tile
     link_efficiency: float        # fraction of the GPU-to-GPU link an all-reduce sustains
     allreduce_latency_s: float    # fixed time per all-reduce
-    iteration_overhead_s: float   # scheduling, input preparation, sampling; once per iteration
     provenance: str               # where this GPU's figures come from
 
     def padded_tokens(self, tokens: float) -> float:
@@ -103,9 +105,6 @@ A100 = Calibration(
     # NVIDIA/nccl#1259: a small all-reduce takes ~6 us on 2x H100 with CUDA graphs; the only
     # published small-message figure at hand, used for every GPU.
     allreduce_latency_s=6e-6,
-    # vllm-project/vllm#6854 (multi-step scheduling RFC): profiles show ~4 ms of GPU idle per decode
-    # step while the CPU schedules, prepares inputs and processes samples ("5-13 ms" of bubbles).
-    iteration_overhead_s=4e-3,
     provenance="fitted on measured A100-80GB GEMMs (microsoft/vidur) and published figures",
 )
 
@@ -143,8 +142,11 @@ FACTOR_SOURCES = {
     "all-reduce": "link efficiency from nccl-tests#149 (8x A100 busbw), latency from NVIDIA/nccl#1259"
                   " (2x H100); not fitted, and the GEMM measurements leave it out, so they do not "
                   "check it",
-    "per-iteration overhead": "vLLM V0 profiles in vllm-project/vllm#6854; not fitted, and the GEMM "
-                              "measurements leave it out",
+    "per-iteration overhead": "the CPU time: vLLM V0 profiles in vllm-project/vllm#6854; whether "
+                              "it hides: each engine's release (vLLM V1 0.33.0 async scheduling, "
+                              "SGLang 0.5.23 overlap scheduler, the Sarathi-Serve artifact's "
+                              "synchronous loop); not fitted, and the GEMM measurements leave it "
+                              "out",
 }
 
 
@@ -180,10 +182,12 @@ def factor_rules(cal: Calibration) -> dict[str, str]:
             f"link, which sustains {cal.link_efficiency:.0%} of its one-way bandwidth, plus "
             f"{cal.allreduce_latency_s * 1e6:.3g} µs each",
         "per-iteration overhead":
-            "between forward passes the server schedules, prepares inputs and samples, the GPU "
-            f"idle: {fmt_seconds(cal.iteration_overhead_s)} per iteration in vLLM V0's profiles; "
-            "engines that schedule asynchronously hide much of it (`python -m sim cost "
-            "--overhead-ms` sets yours)",
+            "between forward passes the server schedules, prepares inputs and samples on the CPU: "
+            f"{fmt_seconds(MEASURED_CPU_S)} per iteration in vLLM V0's profiles. A synchronous engine (vLLM "
+            "V0, the Sarathi-Serve artifact, Orca as it runs there) idles the GPU meanwhile: "
+            "GPU + CPU; vLLM V1 and SGLang prepare the next step while the GPU runs this one: "
+            "max(GPU, CPU), so it shows only where it is longer (`python -m sim cost "
+            "--overhead-ms` sets the CPU time)",
     }
 
 
@@ -223,8 +227,13 @@ def explain(cost, parts, tokens: float, rows: int) -> tuple[Factor, ...]:
         "all-reduce": f"{2 * m.layers} all-reduces over {cost.tp} GPUs, which the roofline "
                       "already counts at the full link bandwidth",
     }
-    if cost.overhead_s != cal.iteration_overhead_s:
-        here["per-iteration overhead"] = f"{fmt_seconds(cost.overhead_s)}, as set"
+    engine, cpu_s = cost.engine, cost.overhead_s
+    gpu_s = cost.calibrated_time(parts, tokens, rows)[2] + cost.allreduce_time(tokens, True)
+    added_s = engine.added_s(gpu_s, cpu_s)
+    here["per-iteration overhead"] = (
+        f"{fmt_seconds(cpu_s)} of CPU{', as set' if cost.overhead_set_s is not None else ''}, "
+        f"{engine.kind} ({engine.release}): {engine.rule} adds {fmt_seconds(added_s)} to the "
+        f"{fmt_seconds(gpu_s)} on the GPU")
 
     def factor(name: str, added_s: float) -> Factor:
         return Factor(name, added_s, rules[name] + (f"; here {here[name]}" if name in here else ""))
@@ -241,5 +250,5 @@ def explain(cost, parts, tokens: float, rows: int) -> tuple[Factor, ...]:
     if cost.tp > 1:
         factors.append(factor("all-reduce", cost.allreduce_time(tokens, True)
                               - cost.allreduce_time(tokens, False)))
-    factors.append(factor("per-iteration overhead", cost.overhead_s))
+    factors.append(factor("per-iteration overhead", added_s))
     return tuple(factors)

@@ -2,7 +2,9 @@
 
 Combining rule, stated once and used everywhere:
 
-    time = max(total FLOPs / peak FLOP/s, total bytes / memory bandwidth) + overhead
+    GPU time = max(total FLOPs / peak FLOP/s, total bytes / memory bandwidth)
+    time = GPU time + CPU overhead (a synchronous engine) or max(GPU time, CPU overhead) (an
+           engine that overlaps its scheduling with the GPU step; `sim/cost/overhead.py`)
 
 The whole iteration is one pass, so weights are read once and shared by every row in it: a decode
 row adds its FLOPs but almost no bytes. That sharing is why decodes ride on a prefill chunk almost
@@ -17,23 +19,26 @@ Modes:
                (query, key) pair per layer; KV bytes read for the cached context, written for the
                new tokens, plus Q and O;
   ``lm_head``  the vocabulary projection for rows that emit a token (decodes, a prompt's last chunk);
-  ``overhead`` a fixed time per iteration (0 unless set).
+  ``overhead`` the engine's CPU time per iteration (0 unless set).
 - ``calibrated``: the roofline's work priced on achievable throughput, kernel by kernel (tiles,
-  efficiencies, a soft ridge, kernel floors, overhead): see `sim/cost/calibration.py`.
+  efficiencies, a soft ridge, kernel floors), plus the engine's measured CPU overhead: see
+  `sim/cost/calibration.py` and `sim/cost/overhead.py`.
 
 Tensor parallelism over N GPUs (``tp``): each GPU holds 1/N of the weights and of the query heads
 (KV heads too, or one each when N exceeds them), so FLOPs and weight bytes are per GPU; every layer
 adds two ring all-reduces of the tokens' activations (after attention and after the MLP):
-2(N-1)/N x bytes / link bandwidth each. time = max(...) + all-reduce + overhead.
+2(N-1)/N x bytes / link bandwidth each. GPU time = max(...) + all-reduce.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from sim.cost.calibration import Factor, calibration_for, explain
+from sim.cost.overhead import VLLM_V0, Overhead
 from sim.errors import InputError, check_number
 from sim.presets.hardware import Gpu
 from sim.presets.models import Model
@@ -88,14 +93,14 @@ class IterationCost:
     memory_s: float
     time_s: float
     bound: str                      # "compute" or "memory"
-    overhead_s: float
+    overhead_s: float               # the time the engine's CPU work adds (0 where it hides)
     components: dict[str, ComponentCost] = field(default_factory=dict)
     allreduce_s: float = 0.0        # tensor parallelism: the all-reduces' time
     factors: tuple[Factor, ...] = ()   # calibrated mode: why the time exceeds the roofline
 
     @property
     def kernels_s(self) -> float:
-        """The time on the GPU's kernels, without the all-reduces and the per-iteration overhead:
+        """The time on the GPU's kernels, without the all-reduces and the CPU overhead it adds:
         max(compute, memory) on the roofline; calibrated, the kernels one after another, each
         through the soft ridge plus its floor."""
         return self.time_s - self.allreduce_s - self.overhead_s
@@ -138,19 +143,26 @@ def attended_pairs(prefix, length, window: int = 0):
 
 
 class CostModel:
-    """Prices iterations for one (GPU, model, mode). Built once per simulation: the per-iteration
-    path is a few multiplications on aggregates (tokens, attended pairs, KV tokens read, rows)."""
+    """Prices iterations for one (GPU, model, mode) on one engine's loop (`engine`, whose CPU
+    overhead is synchronous or overlapped; vLLM V0's synchronous loop unless a policy's is given,
+    see `for_engine`). Built once per simulation: the per-iteration path is a few
+    multiplications on aggregates (tokens, attended pairs, KV tokens read, rows).
+
+    `overhead_s` sets the CPU time per iteration; None takes the mode's own: the engine's
+    measured figure when calibrated, 0 in the ideal modes."""
 
     def __init__(self, gpu: Gpu, model: Model, mode: str = "roofline", overhead_s: float | None = None,
-                 tp: int = 1):
+                 tp: int = 1, engine: Overhead = VLLM_V0):
         if mode not in MODES:
             raise InputError(f"unknown cost mode {mode!r}; choose one of {', '.join(MODES)}")
         self.gpu, self.model, self.mode = gpu, model, mode
         self.tp = n = tensor_parallel_degree(gpu, model, tp)
         self.calibration = calibration_for(gpu) if mode == "calibrated" else None
-        if overhead_s is None:   # the mode's own: 0 on the roofline, measured when calibrated
-            overhead_s = self.calibration.iteration_overhead_s if self.calibration else 0.0
-        self.overhead_s = check_number("overhead (s)", overhead_s, low=0, low_inclusive=True, high=10)
+        if overhead_s is not None:
+            check_number("overhead (s)", overhead_s, low=0, low_inclusive=True, high=10)
+        self.overhead_set_s = overhead_s
+        self.engine = engine
+        self.overhead_s = self._cpu_s(engine)
         m, w, a = model, model.weight_bytes_per_param, ACTIVATION_BYTES
         # per GPU: 1/n of the query heads and MLP columns; KV heads likewise, or one each (replicated)
         kv_heads_per_gpu = max(m.kv_heads // n, 1)
@@ -175,6 +187,28 @@ class CostModel:
         # kernels per component, for the calibrated floors: QKV, O, up and down GEMMs (and a MoE
         # router) per layer; one attention kernel per layer; one LM head
         self.kernels = (m.layers * (4 + (m.experts > 1)), m.layers, 1)
+
+    def _cpu_s(self, engine: Overhead) -> float:
+        """The CPU time per iteration on `engine`: as set, else the mode's own."""
+        if self.overhead_set_s is not None:
+            return self.overhead_set_s
+        return engine.cpu_s if self.calibration else 0.0
+
+    def for_engine(self, engine: Overhead) -> CostModel:
+        """The same model priced on `engine`'s loop (its CPU time unless one was set)."""
+        if engine == self.engine:
+            return self
+        other = copy.copy(self)
+        other.engine, other.overhead_s = engine, self._cpu_s(engine)
+        return other
+
+    def with_overhead(self, overhead_s: float) -> CostModel:
+        """The same model with `overhead_s` of CPU time per iteration, on the same engine."""
+        other = copy.copy(self)
+        other.overhead_set_s = check_number("overhead (s)", overhead_s, low=0, low_inclusive=True,
+                                            high=10)
+        other.overhead_s = overhead_s
+        return other
 
     # --- the formulas -------------------------------------------------------------------------
     def experts_touched(self, tokens: float) -> float:
@@ -235,15 +269,19 @@ class CostModel:
         return compute_s, memory_s, time_s
 
     # --- the two entry points -----------------------------------------------------------------
-    def time(self, tokens, attended, kv_read_tokens, rows) -> tuple[float, float, float]:
-        """(compute_s, memory_s, time_s) from aggregates: the engine's per-iteration call."""
+    def time(self, tokens, attended, kv_read_tokens, rows) -> tuple[float, float, float, float]:
+        """(compute_s, memory_s, time_s, overhead_s) from aggregates: the engine's per-iteration
+        call; overhead_s is the part of time_s the CPU adds."""
         parts = self.component_work(tokens, attended, kv_read_tokens, rows)
         if self.calibration:
             compute_s, memory_s, kernels_s = self.calibrated_time(parts, tokens, rows)
-            return compute_s, memory_s, kernels_s + self.allreduce_time(tokens, True) + self.overhead_s
-        compute_s, memory_s = self.roofline_time(sum(p[0] for p in parts), sum(p[1] for p in parts))
-        return compute_s, memory_s, \
-            max(compute_s, memory_s) + self.allreduce_time(tokens, False) + self.overhead_s
+            gpu_s = kernels_s + self.allreduce_time(tokens, True)
+        else:
+            compute_s, memory_s = self.roofline_time(sum(p[0] for p in parts),
+                                                     sum(p[1] for p in parts))
+            gpu_s = max(compute_s, memory_s) + self.allreduce_time(tokens, False)
+        added_s = self.engine.added_s(gpu_s, self.overhead_s)
+        return compute_s, memory_s, gpu_s + added_s, added_s
 
     def price(self, composition: Composition) -> IterationCost:
         """The full breakdown of one iteration, for display and the `cost` command."""
@@ -267,10 +305,10 @@ class CostModel:
             compute_s, memory_s = self.roofline_time(flops, nbytes)
             kernels_s, factors = max(compute_s, memory_s), ()
         allreduce_s = self.allreduce_time(tokens, calibrated)
-        return IterationCost(flops, nbytes, compute_s, memory_s,
-                             kernels_s + allreduce_s + self.overhead_s,
+        added_s = self.engine.added_s(kernels_s + allreduce_s, self.overhead_s)
+        return IterationCost(flops, nbytes, compute_s, memory_s, kernels_s + allreduce_s + added_s,
                              "compute" if compute_s >= memory_s else "memory",
-                             self.overhead_s, components, allreduce_s, factors)
+                             added_s, components, allreduce_s, factors)
 
     def aggregates(self, composition: Composition) -> tuple[int, float, float, int]:
         """Reduce a composition to (tokens, attended pairs, KV tokens read, emitting rows)."""

@@ -201,10 +201,12 @@ class _Engine:
             if prefix + take == self.target[request]:
                 completed.append(request)
                 rows += 1
-        compute_s, memory_s, time_s = self.cost.time(tokens, float(attended), float(kv_read), rows)
+        compute_s, memory_s, time_s, overhead_s = self.cost.time(tokens, float(attended),
+                                                                 float(kv_read), rows)
         start = self.now
         self.now += time_s
-        self.record.iteration(start, self.now, k, tokens - k, compute_s, memory_s, self.decoding)
+        self.record.iteration(start, self.now, k, tokens - k, compute_s, memory_s, overhead_s,
+                              self.decoding)
         return completed
 
     def _step_decoders(self, k: int) -> None:
@@ -316,7 +318,8 @@ def simulate(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget:
     """Run `workload` under `policy` at token `budget` to completion and return its Trace."""
     budget = check_number("budget", budget, high=MAX_TOKENS, integer=True)
     check_number("reserve fraction", reserve_fraction, low=0, low_inclusive=True, high=0.99)
-    engine = _Engine(workload, policy, budget, limits, cost, reserve_fraction)
+    engine = _Engine(workload, policy, budget, limits, cost.for_engine(policy.overhead),
+                     reserve_fraction)
     _check_fits(workload, engine)
     return engine.run()
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from sim.ceilings import MAX_REQUESTS
+from sim.cost import overhead as engine_overhead
+from sim.cost.overhead import Overhead
 from sim.errors import InputError, check_number
 
 DEFAULT_MAX_ITERATIONS = 2_000_000
@@ -226,6 +228,9 @@ class PolicySpec:
     summary: str                # how it builds an iteration, in one phrase for the app's text
     intro: str                  # what the engine is, in one sentence, where the text first names it
     kv_watermark: float = 0.0   # share of KV kept free when admitting (Sarathi: 1% of blocks)
+    # the engine's CPU time per iteration and whether it hides behind the GPU step, pinned to its
+    # release (sim/cost/overhead.py)
+    overhead: Overhead = field(kw_only=True)
 
     @property
     def engine(self) -> str:
@@ -245,7 +250,8 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                intro="Sarathi-Serve is the research scheduler that introduced stall-free "
                      "batching with a token budget (Agrawal et al., OSDI 2024)",
                summary="every stream's decode token first, then a chunk of the prompt fills what "
-                       "is left of the budget, in the same iteration", kv_watermark=0.01),
+                       "is left of the budget, in the same iteration", kv_watermark=0.01,
+               overhead=engine_overhead.SARATHI_SERVE),
     PolicySpec(name="vllm-v1", build=vllm_v1, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=True, reserve_whole_prompt=False,
                prompt_work_finishes_or_fills=True,
@@ -253,7 +259,8 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                intro="vLLM is a widely used open-source LLM server; its V1 engine, the "
                      "default since 2025, chunks prompts",
                summary="the streams first (the budget caps their decode tokens too), then a "
-                       "chunk of the prompt fills what is left of the budget"),
+                       "chunk of the prompt fills what is left of the budget",
+               overhead=engine_overhead.VLLM_V1),
     PolicySpec(name="sglang", build=sglang, chunked=True, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True,
@@ -261,21 +268,24 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                intro="SGLang is another open-source LLM server; by default it runs prompt "
                      "chunks before decodes",
                summary="prefill first: chunks of the prompt, up to the budget each, run alone "
-                       "while the streams wait"),
+                       "while the streams wait",
+               overhead=engine_overhead.SGLANG),
     PolicySpec(name="vllm-v0", build=vllm_v0, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True,
                label="vLLM V0 (prefill-only iterations)",
                intro="vLLM V0 is the open-source vLLM server's first engine, the baseline "
                      "the Sarathi-Serve paper measures against",
-               summary="the whole prompt in a prefill-only iteration while the streams wait"),
+               summary="the whole prompt in a prefill-only iteration while the streams wait",
+               overhead=engine_overhead.VLLM_V0),
     PolicySpec(name="orca", build=orca, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True,
                label="Orca (decodes + whole prompts)",
                intro="Orca (OSDI 2022) is the research server that introduced "
                      "iteration-level scheduling, now called continuous batching",
-               summary="every stream's decode token plus the whole prompt in one iteration"),
+               summary="every stream's decode token plus the whole prompt in one iteration",
+               overhead=engine_overhead.ORCA),
 )}
 CHUNKED = tuple(n for n, p in POLICIES.items() if p.chunked)
 UNCHUNKED = tuple(n for n, p in POLICIES.items() if not p.chunked)

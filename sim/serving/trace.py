@@ -30,6 +30,7 @@ class Trace:
     prefill_tokens: np.ndarray
     compute_s: np.ndarray
     memory_s: np.ndarray
+    overhead_s: np.ndarray         # the time the engine's CPU work added (0 where it hid)
     kv_used_tokens: np.ndarray
     running_decoders: np.ndarray   # decoders running when it was planned (decode_tokens of them step)
     # prefill rows: which request, from which prompt position, how many tokens, in which iteration
@@ -93,7 +94,8 @@ class TraceRecorder:
     """Collects a run as it happens (8 bytes a value), then builds its `Trace` by keyword."""
 
     def __init__(self):
-        self.start_s, self.end_s, self.compute_s, self.memory_s = (array("d") for _ in range(4))
+        self.start_s, self.end_s, self.compute_s, self.memory_s, self.overhead_s = (
+            array("d") for _ in range(5))
         self.decode_tokens, self.prefill_tokens, self.running_decoders, self.kv_used, \
             self.preempted = (array("q") for _ in range(5))
         self.chunk_iteration, self.chunk_request, self.chunk_start, self.chunk_length = (
@@ -119,13 +121,15 @@ class TraceRecorder:
         self.chunk_length.append(length)
 
     def iteration(self, start_s: float, end_s: float, decodes: int, prefill: int,
-                  compute_s: float, memory_s: float, running_decoders: int) -> None:
+                  compute_s: float, memory_s: float, overhead_s: float,
+                  running_decoders: int) -> None:
         self.start_s.append(start_s)
         self.end_s.append(end_s)
         self.decode_tokens.append(decodes)
         self.prefill_tokens.append(prefill)
         self.compute_s.append(compute_s)
         self.memory_s.append(memory_s)
+        self.overhead_s.append(overhead_s)
         self.running_decoders.append(running_decoders)
 
     def partial_step(self, requests: np.ndarray) -> None:
@@ -170,7 +174,7 @@ class TraceRecorder:
         self.leave(list(self._open))
         # the columns are typed arrays ("d": float64, "q": int64), so numpy keeps their types
         floats = {name: np.asarray(getattr(self, name))
-                  for name in ("start_s", "end_s", "compute_s", "memory_s")}
+                  for name in ("start_s", "end_s", "compute_s", "memory_s", "overhead_s")}
         ints = {name: np.asarray(getattr(self, name)) for name in (
             "decode_tokens", "prefill_tokens", "running_decoders", "chunk_iteration",
             "chunk_request", "chunk_start", "chunk_length", "member_request", "member_admission",

@@ -26,6 +26,8 @@ from charts.theme import Look
 from charts.timeline import (
     BESIDE_GAP_PX,
     OTHER,
+    OVERHEAD,
+    OVERHEAD_SHARE,
     PARTS_OF_A_LANE,
     X_TITLE,
     counter_texts,
@@ -287,15 +289,20 @@ def test_the_latest_largest_gap_is_marked_and_only_it(seed):
     assert len(drawn_marks(figure, 0.2, "chunked_largest_gap")) == 1
 
 
-@pytest.mark.parametrize("values, beyond_ms", [
-    ({}, 0.0),                                               # the source article: time = max, nothing added
-    ({"gpu": "h100-sxm", "mode": "calibrated", "tp": 2}, 4.0),  # at least the 4 ms overhead
+@pytest.mark.parametrize("values, chunked, overhead_ms", [
+    ({}, "sarathi", 0.0),                                      # the source article: time = max
+    ({"gpu": "h100-sxm", "mode": "calibrated", "tp": 2}, "sarathi", 4.0),  # synchronous: 4 ms
+    ({"gpu": "h100-sxm", "mode": "calibrated"}, "vllm-v1", 0.0),  # overlapped: hidden
 ])
-def test_bar_tooltips_show_the_time_beyond_max_compute_memory(values, beyond_ms):
+def test_bar_tooltips_show_the_overhead_and_the_time_beyond_max_compute_memory(
+        values, chunked, overhead_ms):
+    """Each bar's tooltip: the CPU overhead the engine added and its share of the duration
+    (synchronous vLLM V0 and Sarathi-Serve: all 4 ms calibrated; overlapped vLLM V1: none, its
+    GPU steps being longer), and the rest beyond max(compute, memory)."""
     s = scenario_from(values)
-    svg = vlc.vegalite_to_svg(timeline(run(s, "vllm-v0"), run(s, "sarathi")).figure(Look()).spec())
-    tips = [dict(field.split(": ", 1) for field in label.split("; "))   # the tooltip's fields
-            for label in re.findall(r'aria-label="([^"]*iterations in this bar[^"]*)"', svg)]
+    svg = vlc.vegalite_to_svg(timeline(run(s, "vllm-v0"), run(s, chunked)).figure(Look()).spec())
+    labels = re.findall(r'aria-label="([^"]*iterations in this bar[^"]*)"', svg)
+    tips = [dict(field.split(": ", 1) for field in label.split("; ")) for label in labels]
     assert tips
 
     def ms(tip, title):
@@ -303,8 +310,15 @@ def test_bar_tooltips_show_the_time_beyond_max_compute_memory(values, beyond_ms)
 
     for tip in tips:
         longer = max(ms(tip, "compute time (ms)"), ms(tip, "memory time (ms)"))
-        assert ms(tip, OTHER) == pytest.approx(ms(tip, "duration (ms)") - longer, abs=2e-3)
-        assert ms(tip, OTHER) >= beyond_ms if beyond_ms else ms(tip, OTHER) == 0
+        overhead = ms(tip, OVERHEAD)
+        assert ms(tip, OTHER) == pytest.approx(ms(tip, "duration (ms)") - longer - overhead,
+                                               abs=2e-3)
+        assert float(tip[OVERHEAD_SHARE].rstrip("%")) == pytest.approx(
+            100 * overhead / ms(tip, "duration (ms)"), abs=0.06)
+        assert ms(tip, OTHER) >= 0
+    single = {ms(tip, OVERHEAD) for tip in tips if ms(tip, "iterations in this bar") == 1}
+    # the unchunked lane, vLLM V0, is synchronous: its 4 ms calibrated, 0 in the ideal modes
+    assert single == ({overhead_ms, 4.0} if values.get("mode") == "calibrated" else {0.0})
 
 
 def test_downloads_carry_the_figures_data(seed):

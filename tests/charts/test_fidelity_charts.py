@@ -10,6 +10,7 @@ from charts import fidelity as charts
 from charts.theme import Look
 from sim.cost.calibration import A100, FACTOR_SOURCES, factor_rules
 from sim.cost.iteration import CostModel
+from sim.cost.overhead import VLLM_V1
 from sim.cost.validation import linear_layer_seconds
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
@@ -92,14 +93,24 @@ def test_every_factors_why_starts_with_its_one_rule(gpu):
     assert why["tile quantization"].endswith("here 289 tokens cost the FLOPs of 320")  # 32 + 257
     assert "257 tokens cost the FLOPs of 320" in rules["tile quantization"]
     assert why["all-reduce"].startswith(rules["all-reduce"] + "; here 64 all-reduces over 2 GPUs")
-    assert why["per-iteration overhead"] == rules["per-iteration overhead"]   # the default
+    assert why["per-iteration overhead"].startswith(   # the default: vLLM V0's loop
+        rules["per-iteration overhead"] + "; here 4 ms of CPU, synchronous (the Sarathi-Serve "
+        "artifact's vLLM V0 baseline)")
 
 
 def test_a_set_overhead_is_said_after_the_rule():
     cost = CostModel(get_gpu("a100-80gb"), get_model("llama-3.1-8b"), "calibrated",
                      overhead_s=1e-3).price(COMPOSITION)
-    assert cost.factors[-1].why == (factor_rules(A100)["per-iteration overhead"]
-                                    + "; here 1 ms, as set")
+    assert cost.factors[-1].why.startswith(factor_rules(A100)["per-iteration overhead"]
+                                           + "; here 1 ms of CPU, as set, synchronous")
+    assert cost.factors[-1].added_s == 1e-3
+
+
+def test_an_overlapped_engines_hidden_overhead_adds_nothing_and_says_so():
+    cost = CostModel(get_gpu("a100-80gb"), get_model("llama-3.1-8b"), "calibrated",
+                     engine=VLLM_V1).price(COMPOSITION)
+    assert cost.factors[-1].added_s == 0.0
+    assert "overlapped (vLLM 0.33.0): max(GPU, CPU) adds 0 µs to the" in cost.factors[-1].why
 
 
 @pytest.mark.parametrize("look", fast_first(LOOKS),

@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from charts.overhead import LEVEL as OVERHEAD_LEVEL
 from sim.presets.hardware import get_gpu
 from sim.serving.length_traces import sharegpt_lengths
 from sim.studies.worked_example import SOURCE_ARTICLE
@@ -31,7 +32,9 @@ def upload(at, body: bytes, name="trace.csv"):
 
 
 def table(at, index=0):
-    return at.table[index].value
+    """The page's `index`-th table, leaving out the overhead strip's (its own tests:
+    tests/ui/test_overhead_app.py)."""
+    return [t.value for t in at.table if t.value.index.name != OVERHEAD_LEVEL][index]
 
 
 # --- controls ------------------------------------------------------------------------------

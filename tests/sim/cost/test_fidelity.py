@@ -23,9 +23,12 @@ from sim.errors import InputError
 from sim.presets.hardware import GPUS, custom_gpu, get_gpu
 from sim.presets.models import MODELS, custom_model, get_model
 from sim.serving.engine import RESERVE_FRACTION, kv_capacity_tokens
+from sim.serving.policies import POLICIES
 from sim.studies.memory import memory_budget
 from sim.units import fmt_bytes
 from tests.support.cli import cli
+
+POLICY_OVERHEADS = tuple(p.overhead for p in POLICIES.values())
 
 REAL_GPUS = sorted(CALIBRATIONS)   # every preset but the illustrative one
 
@@ -129,13 +132,14 @@ def test_calibrated_time_is_at_least_the_roofline_and_its_factors_explain_the_ga
 
 
 @settings(max_examples=40, deadline=None)
-@given(setups(), compositions)
-def test_the_engines_fast_path_matches_the_breakdown(setup, comp):
+@given(setups(), compositions, st.sampled_from(POLICY_OVERHEADS))
+def test_the_engines_fast_path_matches_the_breakdown(setup, comp, engine):
     gpu, model, tp = setup
-    cost = CostModel(gpu, model, "calibrated", tp=tp)
+    cost = CostModel(gpu, model, "calibrated", tp=tp, engine=engine)
     priced = cost.price(comp)
     fast = cost.time(*cost.aggregates(comp))
-    assert fast == pytest.approx((priced.compute_s, priced.memory_s, priced.time_s), rel=1e-12)
+    assert fast == pytest.approx((priced.compute_s, priced.memory_s, priced.time_s,
+                                  priced.overhead_s), rel=1e-12, abs=1e-15)
 
 
 @settings(max_examples=60, deadline=None)

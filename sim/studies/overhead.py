@@ -1,0 +1,146 @@
+"""The per-iteration CPU overhead as an uncertainty: a page's headline result replayed at low,
+default and high overhead.
+
+The overhead is the least certain figure in the cost model: one published profile (vLLM V0's
+~4 ms per decode step, sim/cost/overhead.py) stands for every engine, and a user's server may
+spend anything from almost nothing to over 10 ms per iteration on its CPU. A synchronous engine
+adds it to every iteration; an overlapped one hides it behind every GPU step that is longer. So
+each page that states a headline (Side by side's freeze and first token, Budget trade-off's
+recommended budget, Capacity's ratio) can show it at LEVELS: none, the measured figure, 10 ms.
+
+`strip(headline, cost)` is the one study function: `headline(cost)` computes a page's result
+on a cost model and the strip evaluates it with the CPU time set to each level (each policy keeps
+its own synchronous or overlapped rule). The headline functions below are the pages' results,
+pure; the app runs the costly ones on request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from sim.cost.iteration import CostModel
+from sim.cost.overhead import MEASURED_CPU_S
+from sim.serving.engine import Trace, simulate
+from sim.serving.metrics import request_times
+from sim.serving.policies import Limits, PolicySpec
+from sim.serving.workloads import Workload
+from sim.studies.capacity import CapacityComparison, compare_capacity
+from sim.studies.stalls import stalls
+from sim.studies.sweep import SweepPoint, recommend, run_point
+
+T = TypeVar("T")
+
+HIGH_S = 10e-3   # a heavy CPU share: Python scheduling of large batches, logprobs, structured output
+LEVELS: tuple[tuple[str, float], ...] = (("none", 0.0), ("measured", MEASURED_CPU_S),
+                                         ("high", HIGH_S))
+
+
+@dataclass(frozen=True)
+class Level(Generic[T]):
+    name: str          # "none", "measured" or "high"
+    cpu_s: float       # the CPU time per iteration it was computed with
+    result: T
+
+
+@dataclass(frozen=True)
+class Strip(Generic[T]):
+    """A headline at each overhead level, and the CPU time the page's own result uses."""
+    levels: tuple[Level[T], ...]
+    current_s: float
+
+
+def strip(headline: Callable[[CostModel], T], cost: CostModel, *,
+          known: T | None = None,
+          progress: Callable[[int, str], None] | None = None) -> Strip[T]:
+    """`headline` at every level of LEVELS, on `cost` with its CPU time set to the level's.
+    `known`: the page's own result at `cost`'s CPU time, reused for the level it matches;
+    `progress(levels done, name)` hears of each level computed."""
+    levels = []
+    for done, (name, cpu_s) in enumerate(LEVELS):
+        if known is not None and cpu_s == cost.overhead_s:
+            result = known
+        else:
+            result = headline(cost.with_overhead(cpu_s))
+        levels.append(Level(name, cpu_s, result))
+        if progress:
+            progress(done + 1, name)
+    return Strip(tuple(levels), cost.overhead_s)
+
+
+# --- the pages' headlines -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class LaneHeadline:
+    """One lane of Side by side: the running streams' longest wait and the new request's TTFT."""
+    policy: str
+    longest_wait_s: float
+    ttft_s: float
+
+
+def lane_headline(trace: Trace) -> LaneHeadline:
+    """One lane's headline from its run: the seed scenario's new request is its first one that
+    was not already streaming."""
+    new = int(np.flatnonzero(~trace.prefilled)[0])
+    return LaneHeadline(trace.policy, stalls(trace, streams=trace.prefilled).largest_gap_s,
+                        float(request_times(trace).ttft_s[new]))
+
+
+def lanes_headline(workload: Workload, policies: Sequence[PolicySpec], budget: int,
+                   limits: Limits) -> Callable[[CostModel], tuple[LaneHeadline, ...]]:
+    """Side by side's headline: each lane's streams' longest wait and the new request's TTFT."""
+    def headline(cost: CostModel) -> tuple[LaneHeadline, ...]:
+        return tuple(lane_headline(simulate(workload, policy, cost, budget=budget, limits=limits))
+                     for policy in policies)
+    return headline
+
+
+@dataclass(frozen=True)
+class BudgetHeadline:
+    """Budget trade-off's headline: the recommended budget (None: none meets the TBT target) and
+    its p99 TBT and p50 TTFT."""
+    budget: int | None
+    p99_tbt_s: float
+    p50_ttft_s: float
+
+
+def budget_headline(workload: Workload, policy: PolicySpec, budgets: Sequence[int],
+                    tbt_slo_s: float, ttft_slo_s: float, limits: Limits,
+                    finished: Callable[[SweepPoint], None] | None = None,
+                    ) -> Callable[[CostModel], BudgetHeadline]:
+    """The sweep of `budgets` and Sarathi-Serve's recipe (`sim.studies.sweep.recommend`);
+    `finished` hears of each budget's run (a caller's clock or progress bar)."""
+    def headline(cost: CostModel) -> BudgetHeadline:
+        points = []
+        for budget in budgets:
+            points.append(run_point(workload, policy, cost, budget, limits=limits))
+            if finished:
+                finished(points[-1])
+        return recommended(points, tbt_slo_s, ttft_slo_s)
+    return headline
+
+
+def recommended(points: Sequence[SweepPoint], tbt_slo_s: float,
+                ttft_slo_s: float) -> BudgetHeadline:
+    """The sweep's recommendation (`sim.studies.sweep.recommend`) and its two latencies."""
+    chosen, _ = recommend(points, tbt_slo_s, ttft_slo_s)
+    pick = next((p for p in points if p.budget == chosen), None)
+    if pick is None:
+        return BudgetHeadline(None, float("nan"), float("nan"))
+    return BudgetHeadline(chosen, pick.metrics.tbt_s.p99, pick.metrics.ttft_s.p50)
+
+
+def capacity_headline(workload_at: Callable[[float], Workload], *, policy: PolicySpec,
+                      budget: int, baseline: PolicySpec, baseline_budget: int, tbt_slo_s: float,
+                      delay_slo_s: float, limits: Limits, may_start=None, finished=None,
+                      ) -> Callable[[CostModel], CapacityComparison]:
+    """Capacity's headline: both capacities and their ratio (`compare_capacity`); `may_start`
+    and `finished` bound its runs as they bound the page's own search."""
+    def headline(cost: CostModel) -> CapacityComparison:
+        return compare_capacity(workload_at, cost, policy=policy, budget=budget,
+                                baseline=baseline, baseline_budget=baseline_budget,
+                                tbt_slo_s=tbt_slo_s, delay_slo_s=delay_slo_s, limits=limits,
+                                may_start=may_start, finished=finished)
+    return headline

@@ -1,0 +1,98 @@
+"""ui/overhead_words.py: every number the overhead strips' sentences name is the one the runs made
+at that CPU time (simulated here, not read from the strip), and each sentence is the one its
+regime calls for (a lane that does not move, one that does; a ratio that holds, rises or is
+undefined)."""
+
+import re
+
+import pytest
+
+from sim.cost.iteration import CostModel
+from sim.presets.hardware import get_gpu
+from sim.presets.models import get_model
+from sim.serving.engine import simulate
+from sim.serving.metrics import request_times, token_gaps
+from sim.serving.policies import Limits, get_policy
+from sim.serving.workloads import seed_scenario
+from sim.studies.capacity import CapacityComparison, CapacityResult
+from sim.studies.overhead import BudgetHeadline, Level, Strip, lanes_headline, strip
+from sim.units import fmt_seconds
+from ui.overhead_words import budget_words, capacity_words, lanes_words, level_label
+
+SEED = seed_scenario()
+LIMITS = Limits(max_seqs=65)
+TIME = r"\d[\d,.]* (?:s|ms|µs)"
+
+
+def truth(policy: str, cost: CostModel, cpu_s: float) -> tuple[str, str]:
+    """(longest stream wait, new request's TTFT) of a lane at `cpu_s`, as fmt_seconds shows them."""
+    trace = simulate(SEED, get_policy(policy), cost.with_overhead(cpu_s), budget=576,
+                     limits=LIMITS)
+    gaps, owner = token_gaps(trace)
+    return (fmt_seconds(float(gaps[trace.prefilled[owner]].max())),
+            fmt_seconds(float(request_times(trace).ttft_s[-1])))
+
+
+@pytest.mark.parametrize("setup, chunked", [
+    ({"gpu": "illustrative", "model": "dense-8b", "mode": "simple"}, "sarathi"),
+    ({"gpu": "h100-sxm", "model": "llama-3.1-8b", "mode": "calibrated"}, "vllm-v1"),
+])
+def test_each_lanes_sentence_names_the_runs_numbers_by_regime(setup, chunked):
+    cost = CostModel(get_gpu(setup["gpu"]), get_model(setup["model"]), setup["mode"])
+    policies = (get_policy("vllm-v0"), get_policy(chunked))
+    found = strip(lanes_headline(SEED, policies, 576, LIMITS), cost)
+    said = lanes_words(found, [(p.engine, p.overhead) for p in policies])
+    assert len(said) == 3
+    for sentence, policy in zip(said, policies):
+        runs = [truth(policy.name, cost, level.cpu_s) for level in found.levels]
+        times = re.findall(TIME, sentence.split("CPU per iteration")[-1])
+        if "do not move" in sentence:        # an overlapped lane the overhead never reaches
+            assert policy.overhead.overlapped and len(set(runs)) == 1
+            assert times == ["10 ms", *runs[0]]   # "longer on the GPU than 10 ms", then the lane's
+        else:
+            assert times == [w for w, _ in runs] + [t for _, t in runs]
+            assert len(set(runs)) == 3
+    assert said[2].startswith("At every level chunking keeps")
+
+
+def comparison(ours: float, theirs: float) -> CapacityComparison:
+    def result(name, qps):
+        return CapacityResult(name, 512, qps, None, 10.0, (), "")
+    return CapacityComparison(result("sarathi", ours), result("vllm-v0", theirs),
+                              ours / theirs if theirs else None)
+
+
+def levels(*results) -> Strip:
+    return Strip(tuple(Level(name, cpu_s, r) for (name, cpu_s), r
+                       in zip((("none", 0.0), ("measured", 4e-3), ("high", 10e-3)), results)),
+                 4e-3)
+
+
+def test_the_capacity_sentence_says_the_ratio_rises_holds_or_is_undefined():
+    rising = capacity_words(levels(comparison(5, 2), comparison(5, 1.25), comparison(5, 0.8)))
+    assert "5 / 5 / 5 requests/s and vllm-v0 2 / 1.25 / 0.8" in rising
+    assert "a ratio of 2.50× / 4.00× / 6.25×. The ratio rises" in rising
+    holding = capacity_words(levels(comparison(5, 2), comparison(4.9, 2), comparison(4.8, 2)))
+    assert "2.50× / 2.45× / 2.40×, within 10% of each other" in holding
+    assert "undefined" in capacity_words(levels(comparison(5, 2), comparison(5, 1),
+                                                comparison(5, 0)))
+
+
+def test_the_budget_sentence_says_whether_the_recommendation_moves():
+    sarathi = get_policy("sarathi")
+    moving = budget_words(levels(*(BudgetHeadline(b, 0.04, 0.1) for b in (2048, 1024, 1024))),
+                          sarathi.engine, sarathi.overhead)
+    assert "recommended budget is 2,048 / 1,024 / 1,024: every millisecond" in moving
+    holding = budget_words(levels(*(BudgetHeadline(512, 0.04, 0.1),) * 3), sarathi.engine,
+                           sarathi.overhead)
+    assert "The recommended budget is 512 at each of 0 ms / 4 ms / 10 ms" in holding
+    lost = budget_words(levels(BudgetHeadline(256, 0.04, 0.1), BudgetHeadline(128, 0.04, 0.1),
+                               BudgetHeadline(None, float("nan"), float("nan"))),
+                        sarathi.engine, sarathi.overhead)
+    assert "256 / 128 / none: the recommendation moves with the overhead" in lost
+
+
+def test_the_page_own_level_is_marked():
+    assert level_label(4e-3, 4e-3) == "4 ms (measured), as above"
+    assert level_label(0.0, 4e-3) == "0 ms (no overhead)"
+    assert level_label(10e-3, 0.0) == "10 ms (high)"
