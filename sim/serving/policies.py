@@ -31,6 +31,8 @@ from typing import Protocol
 
 from sim.ceilings import MAX_REQUESTS
 from sim.errors import InputError, check_number
+from sim.presets.hardware import Gpu, is_a100, memory_gib, tier_of
+from sim.presets.models import Model
 
 DEFAULT_MAX_ITERATIONS = 2_000_000
 MAX_ITERATION_CAP = 5_000_000   # ~20 s and ~2 GB here: the most any one run may take
@@ -79,33 +81,44 @@ class Batch:
         self.admitted.append(request)
         self.add_chunk(request, tokens, kv)
 
-    @property
-    def kv_tokens(self) -> int:
-        """KV this batch needs free: a token per decode plus its reservations."""
-        return self.decodes + sum([tokens for _, tokens in self.kv])
-
 
 class State(Protocol):
-    """What a policy may read (implemented by the engine)."""
+    """What a policy may read (implemented by the engine). KV is counted in slots: tokens
+    rounded up to the engine's KV blocks (sim/serving/kv.py)."""
     decoding: int                 # running requests whose prefill is complete
-    partial: Sequence[int]        # requests part-way through prefill, in priority order
+    partial: Sequence[int]        # requests part-way through prefill, in admission order
     waiting: Sequence[int]        # arrived, not yet admitted, in queue order
-    free_kv: int                  # KV tokens free now
-    kv_watermark: int             # KV tokens to keep free when admitting (Sarathi: 1%)
+    free_kv: int                  # KV slots free now
+    kv_watermark: int             # KV slots to keep free when admitting (Sarathi: 1%)
+    decode_kv: int                # slots the running decoders need to step once
+    reserved_kv: float            # slots held back for the running requests' future tokens
     preempted_this_step: bool
 
     def prefill_left(self, request: int) -> int: ...
+
+    def kv_slots(self, request: int, tokens: int) -> int:
+        """Slots `request` must be given to hold `tokens` more KV."""
+
+    def future_kv(self, request: int) -> int:
+        """Slots a new request must find free beyond its prompt (SGLang: its output, up to
+        4,096; others 0)."""
+
+    def decoders_before(self, request: int) -> int:
+        """Running decoders admitted before the partial prefill `request` (ahead of it in the
+        running list)."""
 
 
 def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: Batch,
                    whole_prompt: bool) -> None:
     """Admit waiting requests first-come-first-served, each chunked to the leftover budget, until
-    the budget, KV memory, max_seqs or the cap on partial prefills runs out. Reserving the whole
-    prompt at admission (Sarathi, SGLang) means a request never fails half-way through its
-    prefill; vLLM V1 needs KV for the chunk only."""
-    # this step's decodes get their KV token first, whatever the reservation rule, so admitting
-    # a prompt never evicts a running decoder; vLLM V1 also needs KV for the chunks before it
-    free = state.free_kv - state.kv_watermark - (state.decoding if whole_prompt else used)
+    the budget, KV memory, max_seqs or the cap on concurrent partial prefills runs out. A request
+    is admitted only if KV for its whole prompt is free (Sarathi-Serve, SGLang, and vLLM V1 since
+    `scheduler_reserve_full_isl`), so it never fails half-way through its prefill; it reserves all
+    of it now (`whole_prompt`) or chunk by chunk (vLLM V1)."""
+    # this step's decodes get their KV first, so admitting a prompt never evicts a running
+    # decoder; then what the batch already commits, and what the policy holds back
+    free = state.free_kv - state.kv_watermark - state.decode_kv - state.reserved_kv \
+        - sum(state.kv_slots(request, tokens) for request, tokens in batch.kv)
     running = state.decoding + len(state.partial)
     for request in state.waiting:
         room = budget - used
@@ -115,13 +128,14 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
                 and len(state.partial) + len(batch.admitted) >= limits.max_partial_prefills:
             break
         need = state.prefill_left(request)
+        future = state.future_kv(request)
+        if state.kv_slots(request, need) + future > free:
+            break
         take = min(need, room)
         kv = need if whole_prompt else take
-        if kv > free:
-            break
         batch.admit(request, take, kv)
         used += take
-        free -= kv
+        free -= state.kv_slots(request, kv) + future
 
 
 def _continue_partials(state: State, budget: int, used: int, batch: Batch,
@@ -148,21 +162,35 @@ def sarathi(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Ba
 
 
 def vllm_v1(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
-    """vLLM V1 (vllm/v1/core/sched/scheduler.py at v0.33.0): the running list in order, each request given
-    min(what it needs, budget left), so the budget caps decodes too; then waiting requests with
-    chunking and KV per chunk. No admission in a step that preempted."""
-    batch = Batch(decodes=min(state.decoding, budget))
-    used = _continue_partials(state, budget, batch.decodes, batch, whole_prompt)
-    if not state.preempted_this_step:
-        _admit_chunked(state, budget, limits, used, batch, whole_prompt)
+    """vLLM V1 (vllm/v1/core/sched/scheduler.py at v0.33.0): the running list in its order
+    (admission order: `self.running.append` at :1549), each request given min(what it needs,
+    budget left) (:795), so the budget caps decodes too and a partial prefill admitted before a
+    decoder runs before it; then waiting requests with chunking and KV per chunk, each only if
+    its whole prompt's KV fits. No admission in a step that preempted (:1050)."""
+    batch = Batch()
+    left = budget
+    for request in state.partial:
+        ahead = min(left, state.decoders_before(request) - batch.decodes)
+        batch.decodes += ahead
+        left -= ahead
+        take = min(state.prefill_left(request), left)
+        if take <= 0:
+            break
+        batch.add_chunk(request, take, 0 if whole_prompt else take)
+        left -= take
+    batch.decodes += max(0, min(left, state.decoding - batch.decodes))
+    left = budget - batch.decodes - sum(tokens for _, tokens in batch.chunks)
+    if not state.preempted_this_step and left > 0:
+        _admit_chunked(state, budget, limits, budget - left, batch, whole_prompt)
     return batch
 
 
 def sglang(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
     """SGLang default (python/sglang/srt/managers/scheduler.py at v0.5.23, get_next_batch_to_run):
     prefill-first. If a prefill batch can be formed (the chunked request's next chunk, then new
-    requests up to the chunk size, whole prompt's KV reserved at admission), it runs alone and
-    decodes wait; otherwise every running request decodes, up to max running requests."""
+    requests up to the chunk size, each needing KV for its prompt plus min(max_new_tokens, 4096)
+    beside what the running requests keep for their future tokens), it runs alone and decodes
+    wait; otherwise every running request decodes, up to max running requests."""
     batch = Batch()
     used = _continue_partials(state, budget, 0, batch, whole_prompt)
     _admit_chunked(state, budget, limits, used, batch, whole_prompt)
@@ -175,24 +203,26 @@ def _admit_whole(state: State, limits: Limits, batch: Batch, token_cap: float) -
     """Admit waiting requests with their whole prompt, FCFS, while KV, max_seqs and the token cap
     allow (the first prompt is never refused for the cap: unchunked prompts cannot be split).
     The chunk is the whole prompt, so either reservation rule reserves all of it now."""
-    free = state.free_kv - state.kv_watermark - state.decoding   # the decodes' KV comes first
+    free = state.free_kv - state.kv_watermark - state.decode_kv   # the decodes' KV comes first
     used = 0
     running = state.decoding + len(state.partial)
     for request in state.waiting:
         need = state.prefill_left(request)
-        if need > free or running + len(batch.admitted) >= limits.max_seqs:
+        slots = state.kv_slots(request, need)
+        if slots > free or running + len(batch.admitted) >= limits.max_seqs:
             break
         if batch.admitted and used + need > token_cap:
             break
         batch.admit(request, need, need)
         used += need
-        free -= need
+        free -= slots
 
 
 def vllm_v0(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
     """vLLM V0 default, the 'vLLM' baseline of Sarathi-Serve: if waiting prompts fit, a
     prefill-only iteration of whole prompts (up to the budget of batched tokens; decodes pause:
-    the stall); otherwise every running request decodes."""
+    the stall); otherwise every running request decodes. A prompt longer than the budget is
+    ignored upstream; the engine refuses such a run (`EngineProfile.prompt_limit`)."""
     batch = Batch()
     _admit_whole(state, limits, batch, token_cap=budget)
     if not batch.chunks:
@@ -202,17 +232,195 @@ def vllm_v0(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Ba
 
 def orca(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
     """Orca (OSDI'22) iteration-level scheduling: every running decode plus whole new prompts in
-    the same iteration, no token budget."""
+    the same iteration, no token budget; as the Sarathi-Serve artifact runs it, each admitted
+    request is given max_model_len of KV up front (`EngineProfile.kv_floor`)."""
     batch = Batch(decodes=state.decoding)
     _admit_whole(state, limits, batch, token_cap=float("inf"))
     return batch
+
+
+# --- the engines as they ship ---------------------------------------------------------------------
+VLLM = "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/"
+VLLM_V0 = "https://github.com/vllm-project/vllm/blob/v0.4.0.post1/vllm/"
+SGLANG = "https://github.com/sgl-project/sglang/blob/v0.5.23/python/sglang/srt/"
+SARATHI = "https://github.com/microsoft/sarathi-serve/blob/osdi-sarathi-serve/"
+MIB = 2**20
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of an engine profile: what it is, its value in words, and where it is read
+    (file and line at the release, or a paper's section)."""
+    what: str
+    value: str
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineProfile:
+    """What surrounds a policy's loop in the engine it is named after, pinned to one release:
+    KV blocks, the watermark, what admission must find free, the memory kept back, and the
+    defaults a user who sets nothing gets. `figures` lists each with its source (docs/sources.md,
+    "Engine profiles", says the same)."""
+    engine: str                  # "vLLM V1"
+    version: str                 # the release the figures are read from
+    kv_block_tokens: int         # KV allocated in blocks of this many tokens
+    kv_watermark: float          # share of KV blocks kept free when admitting
+    budget: Callable[[Gpu], int]             # default token budget on this GPU
+    max_seqs: Callable[[Gpu, Model], int]    # default most running requests
+    reserve: Callable[[Gpu, int, int], float]   # memory share kept back (GPU, budget, tp)
+    figures: tuple[Figure, ...]
+    future_tokens: bool = False  # admission keeps room for running requests' future tokens
+    kv_floor: bool = False       # each admitted request gets max_model_len of KV up front
+    prompt_limit: bool = False   # a prompt longer than the budget is ignored (FINISHED_IGNORED)
+
+    @property
+    def name(self) -> str:
+        """The engine with its release: "vLLM V1 0.33.0"."""
+        return f"{self.engine} {self.version}"
+
+
+def _vllm_budget(gpu: Gpu) -> int:
+    """`vllm serve`'s max_num_batched_tokens (vllm/engine/arg_utils.py:2973-3006 at v0.33.0):
+    16,384 with >= 160 GiB; 8,192 with >= 70 GiB and not an A100; else 2,048."""
+    if memory_gib(gpu) >= 160:
+        return 16384
+    return 8192 if memory_gib(gpu) >= 70 and not is_a100(gpu) else 2048
+
+
+def _vllm_max_seqs(gpu: Gpu, model: Model) -> int:
+    """`max_num_seqs`: 1,024 on the two large tiers, 256 on A100s and smaller (same lines)."""
+    return 256 if _vllm_budget(gpu) == 2048 else 1024
+
+
+def _sglang_budget(gpu: Gpu) -> int:
+    """--chunked-prefill-size by GPU memory (srt/arg_groups/memory_hook.py:90-177 at v0.5.23):
+    2,048 below 20 GiB, 4,096 below 60 GiB, 8,192 below 160 GiB, 16,384 above."""
+    return tier_of(gpu, ((20, 2048), (60, 4096), (160, 8192)), 16384)
+
+
+def _sglang_reserve(gpu: Gpu, budget: int, tp: int) -> float:
+    """SGLang's memory kept back from the KV pool, as a share of the GPU's memory
+    (srt/arg_groups/memory_hook.py:294-322, reserve_for_graph_mb :357-368 at v0.5.23): 512 MiB
+    + 1.5 MiB per token of max(chunk size, 2,048) + tp/8 GiB + 2 MiB per decode CUDA graph
+    batch size (by memory tier: 8, 48, 32, 256, 256, 512; 160 or 512 from tp 4), at least 10 GiB
+    above 60 GiB."""
+    graphs = tier_of(gpu, ((20, 8), (35, 48 if tp < 4 else 160), (60, 32 if tp < 4 else 160),
+                           (160, 256 if tp < 4 else 512)), 512)
+    reserved = 512 + 1.5 * max(budget, 2048) + tp / 8 * 1024 + 2 * graphs
+    if memory_gib(gpu) > 60:
+        reserved = max(reserved, 10 * 1024)
+    return min(0.9, reserved * MIB / gpu.memory_bytes)
+
+
+def _flat(share: float) -> Callable[[Gpu, int, int], float]:
+    return lambda gpu, budget, tp: share
+
+
+def _fixed(value: int) -> Callable[[Gpu], int]:
+    return lambda gpu: value
+
+
+def _orca_batch(gpu: Gpu, model: Model) -> int:
+    """Orca's batch size in the Sarathi-Serve artifact: 16, 8 for the 70B and 180B models
+    (osdi-experiments/figure-5-6/*.yml: "with higher batch size activation and kv cache memory
+    blows up")."""
+    return 8 if model.params >= 60e9 else 16
+
+
+V1_PROFILE = EngineProfile(
+    engine="vLLM V1", version="0.33.0", kv_block_tokens=16, kv_watermark=0.0,
+    budget=_vllm_budget, max_seqs=_vllm_max_seqs, reserve=_flat(0.08),
+    figures=(
+        Figure("admission", "a waiting request is admitted only if its whole prompt's KV "
+               "blocks are free, then allocated chunk by chunk",
+               VLLM + "config/scheduler.py#L190 (scheduler_reserve_full_isl = True); "
+               + VLLM + "v1/core/kv_cache_manager.py#L531-L547"),
+        Figure("watermark", "0: no blocks kept free (applied to waiting and preempted requests)",
+               VLLM + "config/scheduler.py#L196; " + VLLM + "v1/core/kv_cache_manager.py#L518-L525"),
+        Figure("KV block", "16 tokens", VLLM + "config/cache.py#L185 (DEFAULT_BLOCK_SIZE)"),
+        Figure("memory kept back", "8% (gpu_memory_utilization 0.92)",
+               VLLM + "config/cache.py#L215"),
+        Figure("budget, max running requests",
+               "16,384 / 1,024 with >= 160 GiB; 8,192 / 1,024 with >= 70 GiB and not an A100; "
+               "2,048 / 256 otherwise (vllm serve)",
+               VLLM + "engine/arg_utils.py#L2973-L3006"),
+        Figure("running-list order", "running requests in admission order, each given "
+               "min(what it needs, budget left); no admission in a step that preempted",
+               VLLM + "v1/core/sched/scheduler.py#L795 (loop), #L1549 (append), #L1050"),
+    ))
+
+V0_PROFILE = EngineProfile(
+    engine="vLLM V0", version="0.4.0.post1", kv_block_tokens=16, kv_watermark=0.01,
+    budget=_fixed(2048), max_seqs=lambda gpu, model: 256, reserve=_flat(0.10),
+    prompt_limit=True,
+    figures=(
+        Figure("prompt limit", "a prompt longer than the budget (prompt_limit = "
+               "min(max_model_len, max_num_batched_tokens)) is ignored: FINISHED_IGNORED, no output",
+               VLLM_V0 + "core/scheduler.py#L126-L127, #L244-L249; Sarathi-Serve's baseline: "
+               + SARATHI + "sarathi/core/scheduler/vllm_scheduler.py#L25-L28"),
+        Figure("budget without chunking", "max(max_model_len, 2,048), so any prompt fits",
+               VLLM_V0 + "config.py#L562"),
+        Figure("watermark", "1% of KV blocks kept free",
+               SARATHI + "sarathi/core/block_space_manager/base_block_space_manager.py#L57"),
+        Figure("KV block", "16 tokens", VLLM_V0 + "engine/arg_utils.py (block_size = 16)"),
+        Figure("memory kept back", "10% (gpu_memory_utilization 0.9)",
+               VLLM_V0 + "engine/arg_utils.py (gpu_memory_utilization = 0.90)"),
+        Figure("max running requests", "256 (max_num_seqs)",
+               VLLM_V0 + "engine/arg_utils.py (max_num_seqs = 256)"),
+    ))
+
+SGLANG_PROFILE = EngineProfile(
+    engine="SGLang", version="0.5.23", kv_block_tokens=1, kv_watermark=0.0,
+    budget=_sglang_budget, max_seqs=lambda gpu, model: 1024, reserve=_sglang_reserve,
+    future_tokens=True,
+    figures=(
+        Figure("admission", "running requests keep min(max_new_tokens - output, 4,096) x "
+               "new_token_ratio; a new request needs its prompt + min(max_new_tokens, 4,096)",
+               SGLANG + "managers/schedule_policy.py#L785-L794, #L1407-L1412"),
+        Figure("new_token_ratio", "0.7, down by (0.7 - 0.098) / 600 a decode step to 0.098; "
+               "after a retraction (decoded + 20 per request) / max_new_tokens",
+               SGLANG + "environ.py#L646-L648; "
+               + SGLANG + "managers/scheduler_components/new_token_ratio_tracker.py"),
+        Figure("chunk size", "2,048 below 20 GiB, 4,096 below 60 GiB, 8,192 below 160 GiB, "
+               "16,384 above", SGLANG + "arg_groups/memory_hook.py#L90-L177"),
+        Figure("memory kept back", "512 MiB + 1.5 MiB x max(chunk, 2,048) + tp/8 GiB + CUDA "
+               "graphs; at least 10 GiB above 60 GiB",
+               SGLANG + "arg_groups/memory_hook.py#L294-L322"),
+        Figure("KV page", "1 token (page_size 1)", SGLANG + "arg_groups (page_size default 1)"),
+    ))
+
+SARATHI_PROFILE = EngineProfile(
+    engine="Sarathi-Serve", version="OSDI'24 artifact", kv_block_tokens=16, kv_watermark=0.01,
+    budget=_fixed(512), max_seqs=lambda gpu, model: 128, reserve=_flat(0.10),
+    figures=(
+        Figure("admission", "whole prompt's KV reserved at admission", "arXiv 2403.02310 §4.2; "
+               + SARATHI + "sarathi/core/scheduler/sarathi_scheduler.py#L131-L235"),
+        Figure("watermark", "1% of KV blocks kept free",
+               SARATHI + "sarathi/core/block_space_manager/base_block_space_manager.py#L57"),
+        Figure("budget, batch cap", "chunk 512 (strict SLO; 2,048 relaxed), batch size 128",
+               SARATHI + "osdi-experiments/figure-5-6/mistral7b_strict.yml"),
+        Figure("KV block", "16 tokens", "the artifact's CacheConfig block_size, as vLLM's"),
+    ))
+
+ORCA_PROFILE = EngineProfile(
+    engine="Orca", version="as Sarathi-Serve's OSDI'24 artifact runs it", kv_block_tokens=16,
+    kv_watermark=0.0, budget=_fixed(2048), max_seqs=_orca_batch, reserve=_flat(0.10),
+    kv_floor=True,
+    figures=(
+        Figure("admission", "ceil(max_model_len / 16) blocks per request, up front; no "
+               "watermark", SARATHI + "sarathi/core/block_space_manager/"
+               "orca_block_space_manager.py#L13-L17"),
+        Figure("batch size", "16 (8 for the 70B and 180B models)",
+               SARATHI + "osdi-experiments/figure-5-6/mistral7b_strict.yml"),
+    ))
 
 
 @dataclass(frozen=True, kw_only=True)
 class PolicySpec:
     """A scheduler and what it does, declared (the run-effort estimate reads these fields
     instead of asking the function; tests/sim/serving/test_policies.py checks each against the
-    function)."""
+    function), with the engine it is named after (`profile`)."""
     name: str
     build: Callable[[State, int, Limits, bool], Batch]
     chunked: bool               # splits a prompt to fit the budget
@@ -225,12 +433,20 @@ class PolicySpec:
     label: str
     summary: str                # how it builds an iteration, in one phrase for the app's text
     intro: str                  # what the engine is, in one sentence, where the text first names it
-    kv_watermark: float = 0.0   # share of KV kept free when admitting (Sarathi: 1% of blocks)
+    profile: EngineProfile
+    # a partial prefill ahead of decoders in the running list can take the budget before them,
+    # so decoders may skip a step even when they number fewer than the budget (vLLM V1)
+    prefill_ahead_of_decodes: bool = False
 
     @property
     def engine(self) -> str:
         """The engine's name alone, as prose lists it: the label before its parenthesis."""
         return self.label.split(" (")[0]
+
+    @property
+    def kv_watermark(self) -> float:
+        """Share of KV kept free when admitting (Sarathi: 1% of blocks)."""
+        return self.profile.kv_watermark
 
     def plan(self, state: State, budget: int, limits: Limits) -> Batch:
         """The next batch, its KV reserved by this policy's one reservation rule."""
@@ -240,23 +456,24 @@ class PolicySpec:
 POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec(name="sarathi", build=sarathi, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
-               prompt_work_finishes_or_fills=True,
+               prompt_work_finishes_or_fills=True, profile=SARATHI_PROFILE,
                label="Sarathi-Serve (stall-free, chunked)",
                intro="Sarathi-Serve is the research scheduler that introduced stall-free "
                      "batching with a token budget (Agrawal et al., OSDI 2024)",
                summary="every stream's decode token first, then a chunk of the prompt fills what "
-                       "is left of the budget, in the same iteration", kv_watermark=0.01),
+                       "is left of the budget, in the same iteration"),
     PolicySpec(name="vllm-v1", build=vllm_v1, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=True, reserve_whole_prompt=False,
-               prompt_work_finishes_or_fills=True,
+               prompt_work_finishes_or_fills=True, profile=V1_PROFILE,
+               prefill_ahead_of_decodes=True,
                label="vLLM V1 (chunked prefill)",
                intro="vLLM is a widely used open-source LLM server; its V1 engine, the "
                      "default since 2025, chunks prompts",
-               summary="the streams first (the budget caps their decode tokens too), then a "
-                       "chunk of the prompt fills what is left of the budget"),
+               summary="the running requests in admission order (the budget caps their decode "
+                       "tokens too), then a chunk of the prompt fills what is left of the budget"),
     PolicySpec(name="sglang", build=sglang, chunked=True, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
-               prompt_work_finishes_or_fills=True,
+               prompt_work_finishes_or_fills=True, profile=SGLANG_PROFILE,
                label="SGLang (prefill-first, chunked)",
                intro="SGLang is another open-source LLM server; by default it runs prompt "
                      "chunks before decodes",
@@ -264,14 +481,14 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                        "while the streams wait"),
     PolicySpec(name="vllm-v0", build=vllm_v0, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
-               prompt_work_finishes_or_fills=True,
+               prompt_work_finishes_or_fills=True, profile=V0_PROFILE,
                label="vLLM V0 (prefill-only iterations)",
                intro="vLLM V0 is the open-source vLLM server's first engine, the baseline "
                      "the Sarathi-Serve paper measures against",
                summary="the whole prompt in a prefill-only iteration while the streams wait"),
     PolicySpec(name="orca", build=orca, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
-               prompt_work_finishes_or_fills=True,
+               prompt_work_finishes_or_fills=True, profile=ORCA_PROFILE,
                label="Orca (decodes + whole prompts)",
                intro="Orca (OSDI 2022) is the research server that introduced "
                      "iteration-level scheduling, now called continuous batching",

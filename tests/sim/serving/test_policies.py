@@ -22,9 +22,26 @@ class Stub:
     kv_watermark: int = 0
     preempted_this_step: bool = False
     left: dict[int, int] = field(default_factory=dict)
+    reserved_kv: float = 0.0
+    future: dict[int, int] = field(default_factory=dict)    # SGLang: output still to come
+    ahead: dict[int, int] = field(default_factory=dict)     # decoders before a partial prefill
+
+    @property
+    def decode_kv(self) -> int:   # KV counted token by token: one slot per stepping decoder
+        return self.decoding
 
     def prefill_left(self, request: int) -> int:
         return self.left[request]
+
+    def kv_slots(self, request: int, tokens: int) -> int:
+        return tokens
+
+    def future_kv(self, request: int) -> int:
+        return self.future.get(request, 0)
+
+    def decoders_before(self, request: int) -> int:
+        """By default every partial prefill comes after every decoder."""
+        return self.ahead.get(request, self.decoding)
 
 
 def plan(policy: str, state: Stub, budget: int, limits: Limits = NO_CAP) -> Batch:
@@ -65,9 +82,13 @@ def test_sarathi_admits_only_what_fits_beside_the_watermark_and_the_decodes_next
     assert plan("sarathi", state, budget=100) == Batch(decodes=3)
 
 
-def test_sarathi_keeps_one_percent_of_kv_free():
-    assert POLICIES["sarathi"].kv_watermark == 0.01
-    assert all(p.kv_watermark == 0 for name, p in POLICIES.items() if name != "sarathi")
+def test_sarathi_and_vllm_v0_keep_one_percent_of_kv_free():
+    """Sarathi-Serve's block managers keep 1% of blocks free (watermark = 0.01,
+    sarathi/core/block_space_manager/base_block_space_manager.py:57 on osdi-sarathi-serve), its
+    vLLM baseline too; its Orca sets 0 (orca_block_space_manager.py:13); vLLM V1's watermark
+    defaults to 0.0 (vllm/config/scheduler.py:196 at v0.33.0), SGLang has none."""
+    assert {name: p.kv_watermark for name, p in POLICIES.items()} == {
+        "sarathi": 0.01, "vllm-v0": 0.01, "vllm-v1": 0.0, "sglang": 0.0, "orca": 0.0}
 
 
 def test_sarathi_admits_first_come_first_served_without_skipping():
@@ -107,19 +128,34 @@ def test_vllm_v1_takes_kv_chunk_by_chunk():
         decodes=2, chunks=[(1, 30), (2, 68)], admitted=[2], kv=[(1, 30), (2, 68)])
 
 
-def test_vllm_v1_admits_a_chunk_where_the_whole_prompt_would_not_fit():
+def test_vllm_v1_admits_only_if_the_whole_prompt_fits_then_takes_kv_for_the_chunk():
+    """vLLM V1 0.33 admits a waiting request only if its whole prompt's KV is free
+    (scheduler_reserve_full_isl = True, vllm/config/scheduler.py:190; kv_cache_manager.py:531-547),
+    then allocates the chunk it runs. The lab used to check the first chunk only."""
     state = Stub(decoding=2, waiting=[1], left={1: 1000}, free_kv=2 + 50)
+    assert plan("vllm-v1", state, budget=50) == Batch(decodes=2)
+    state.free_kv = 2 + 1000
     assert plan("vllm-v1", state, budget=50) == Batch(
         decodes=2, chunks=[(1, 48)], admitted=[1], kv=[(1, 48)])
-    state.free_kv = 2 + 47                  # the decodes' tokens and the chunk must both fit
-    assert plan("vllm-v1", state, budget=50) == Batch(decodes=2)
 
 
-def test_vllm_v1_new_chunks_need_kv_beside_the_decodes_and_the_partial_chunks():
-    state = Stub(decoding=2, partial=[1], waiting=[2], left={1: 30, 2: 1000}, free_kv=2 + 30 + 68)
+def test_vllm_v1_new_prompts_need_kv_beside_the_decodes_and_the_partial_chunks():
+    state = Stub(decoding=2, partial=[1], waiting=[2], left={1: 30, 2: 1000},
+                 free_kv=2 + 30 + 1000)
     assert plan("vllm-v1", state, budget=100).admitted == [2]
     state.free_kv -= 1
     assert plan("vllm-v1", state, budget=100) == Batch(decodes=2, chunks=[(1, 30)], kv=[(1, 30)])
+
+
+def test_vllm_v1_walks_the_running_list_in_admission_order():
+    """vLLM V1 schedules `self.running` in order (vllm/v1/core/sched/scheduler.py:795 at
+    v0.33.0), and requests join it when admitted (:1549): a partial prefill admitted before
+    some decoders takes its chunk before them, and the decoders behind it get what the budget
+    leaves. The lab used to step every decoder first."""
+    state = Stub(decoding=4, partial=[1], left={1: 100}, ahead={1: 1})
+    assert plan("vllm-v1", state, budget=50) == Batch(decodes=1, chunks=[(1, 49)], kv=[(1, 49)])
+    state.left[1] = 10   # a short last chunk leaves room for the decoders behind it
+    assert plan("vllm-v1", state, budget=50) == Batch(decodes=4, chunks=[(1, 10)], kv=[(1, 10)])
 
 
 def test_vllm_v1_admits_nothing_in_a_step_that_preempted():
@@ -129,6 +165,18 @@ def test_vllm_v1_admits_nothing_in_a_step_that_preempted():
 
 
 # --- SGLang --------------------------------------------------------------------------------------
+def test_sglang_a_new_request_needs_its_prompt_and_its_output_beside_the_running_reserve():
+    """SGLang 0.5.23 admits a request only if its prompt + min(max_new_tokens, 4096) fits in
+    what the running requests' reserve leaves (python/sglang/srt/managers/schedule_policy.py:
+    785-794 and 1407-1412). The lab used to reserve the prompt only."""
+    state = Stub(waiting=[1], left={1: 100}, future={1: 50}, free_kv=149)
+    assert plan("sglang", state, budget=1000) == Batch()
+    state.free_kv = 150
+    assert plan("sglang", state, budget=1000).admitted == [1]
+    state.reserved_kv = 0.5   # the running requests' share of their future tokens
+    assert plan("sglang", state, budget=1000) == Batch()
+
+
 def test_sglang_decodes_wait_behind_a_prefill():
     state = Stub(decoding=3, waiting=[1], left={1: 10})
     assert plan("sglang", state, budget=1000) == Batch(chunks=[(1, 10)], admitted=[1],
@@ -213,11 +261,6 @@ def test_what_a_spec_declares_is_what_its_policy_does(policy):
     assert spec.prefill_with_decodes == (small_prompt.decodes > 0 and bool(small_prompt.chunks))
     many_decoders = plan(policy, Stub(decoding=10), budget=4)
     assert spec.budget_caps_decodes == (many_decoders.decodes < 10)
-
-
-def test_batch_kv_is_one_token_per_decode_plus_its_reservations():
-    assert Batch(decodes=3, kv=[(1, 100), (2, 7)]).kv_tokens == 110
-    assert Batch(decodes=3).kv_tokens == 3
 
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))
