@@ -433,6 +433,13 @@ def check_prompt_limit(workload: Workload, policy: PolicySpec, budget: int) -> N
         raise InputError(problem)
 
 
+def lane_budget(policy: PolicySpec, workload: Workload, budget: int) -> int:
+    """The budget a side-by-side lane runs `policy` at: vLLM V0 at its own without chunking
+    (`unchunked_budget`), the budget it runs a whole prompt at (at a smaller one it would ignore
+    the prompt, and the lane would show no stall but a dropped request); any other at `budget`."""
+    return unchunked_budget(workload) if policy.profile.prompt_limit else budget
+
+
 def unchunked_budget(workload: Workload) -> int:
     """vLLM V0's budget without chunked prefill, max(max_model_len, 2048) (vllm/config.py:562
     at v0.4.0.post1), max_model_len the longest request of `workload`, so every prompt fits."""
