@@ -185,7 +185,7 @@ def workload_from(args) -> workloads.Workload:
 
 def limits_from(args, *policies: PolicySpec) -> Limits:
     """The runs' Limits: every limit of the knob table from its flag, refused when none of
-    `policies` reads it (--max-partial-prefills for unchunked policies)."""
+    `policies` reads it (--max-concurrent-prefills for unchunked policies)."""
     for knob in LIMIT_KNOBS:
         readers = [p.name for p in policies if knob.applies_to(p.name)]
         if not readers:
@@ -247,7 +247,7 @@ def planned_run(args) -> Run:
 
 def lane_args(args, policy: str) -> argparse.Namespace:
     """The flags of a second run under `policy` (export's unchunked lane): the same workload and
-    hardware; a limit the lane's policy does not read (--max-partial-prefills) stays with the lane
+    hardware; a limit the lane's policy does not read (--max-concurrent-prefills) stays with the lane
     it applies to."""
     unread = {k.name for k in LIMIT_KNOBS if not k.applies_to(policy)}
     lane = {**vars(args), "policy": policy, "given": args.given - unread}

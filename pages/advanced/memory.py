@@ -49,7 +49,7 @@ t, workload = workload_box.show(s)
 cols = st.columns([2, 1])
 picked = widgets.widget(controls.KV_PICK, cols[0])
 limits = limits_with(t.limits, {controls.PARTIALS.key: widgets.widget(controls.PARTIALS, cols[1])})
-partials = limits.max_partial_prefills
+partials = limits.max_concurrent_prefills
 if not picked:
     st.info("Pick one or more policies.", icon=":material/checklist:")
     st.stop()

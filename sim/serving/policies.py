@@ -43,20 +43,20 @@ class Limits:
     """A run's caps besides the token budget, checked when made; named, never positional."""
     max_seqs: int = 1024     # max running requests (max_num_seqs, max_running_requests)
     # chunked policies: requests mid-prefill at once, counting those a step admits (unchunked
-    # ones finish every prefill in its iteration); None: no cap. vLLM V0's
-    # max_num_partial_prefills ("the maximum number of sequences that can be partially prefilled
-    # concurrently", default 1; vllm-project/vllm#10235; V1 has no such cap as of v0.33.0);
+    # ones finish every prefill in its iteration); None: no cap. A what-if of the lab's, not an
+    # engine knob of the releases profiled here: vLLM V0 had max_num_partial_prefills
+    # (vllm-project/vllm#10235), vLLM V1 0.33.0 has none (proposals: PRs 31330, 41399, 49075),
     # SGLang chunks one request at a time.
-    max_partial_prefills: int | None = None
+    max_concurrent_prefills: int | None = None
     max_iterations: int = DEFAULT_MAX_ITERATIONS   # a run that needs more is refused
 
     def __post_init__(self):
         set_ = object.__setattr__   # frozen: store the checked, whole values
         set_(self, "max_seqs", check_number("max sequences", self.max_seqs, high=MAX_REQUESTS,
                                             integer=True))
-        if self.max_partial_prefills is not None:
-            set_(self, "max_partial_prefills", check_number(
-                "max partial prefills", self.max_partial_prefills, high=MAX_REQUESTS, integer=True))
+        if self.max_concurrent_prefills is not None:
+            set_(self, "max_concurrent_prefills", check_number(
+                "max concurrent prefills", self.max_concurrent_prefills, high=MAX_REQUESTS, integer=True))
         set_(self, "max_iterations", check_number("iteration cap", self.max_iterations,
                                                   integer=True, high=MAX_ITERATION_CAP))
 
@@ -124,8 +124,8 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
         room = budget - used
         if room <= 0 or running + len(batch.admitted) >= limits.max_seqs:
             break
-        if limits.max_partial_prefills is not None \
-                and len(state.partial) + len(batch.admitted) >= limits.max_partial_prefills:
+        if limits.max_concurrent_prefills is not None \
+                and len(state.partial) + len(batch.admitted) >= limits.max_concurrent_prefills:
             break
         need = state.prefill_left(request)
         future = state.future_kv(request)

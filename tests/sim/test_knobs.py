@@ -17,7 +17,7 @@ from sim.studies.sweep import parse_budgets
 ENGINE = {
     "budget": lambda v: parse_budgets([v]),
     "max_seqs": lambda v: Limits(max_seqs=v),
-    "max_partial_prefills": lambda v: Limits(max_partial_prefills=v),
+    "max_concurrent_prefills": lambda v: Limits(max_concurrent_prefills=v),
     "decodes": lambda v: workloads.seed_scenario(decodes=v),
     "context": lambda v: workloads.seed_scenario(decodes=1, context=v),
     "prompt": lambda v: workloads.seed_scenario(decodes=0, prompt=v),
@@ -69,7 +69,7 @@ def test_every_limit_a_user_sets_is_a_knob():
 def test_a_knob_names_only_policies_that_exist_and_partial_prefills_only_chunked_ones():
     for knob in KNOBS.values():
         assert set(knob.policies) <= set(POLICIES), knob.name
-    assert KNOBS["max_partial_prefills"].policies == CHUNKED
+    assert KNOBS["max_concurrent_prefills"].policies == CHUNKED
     assert not KNOBS["budget"].applies_to("orca")
 
 

@@ -296,9 +296,9 @@ def test_memory_under_pressure_preempts_per_chunk_allocation_more():
 
 
 def test_memory_partial_prefill_cap_from_a_link():
-    at = open_app(MEMORY, partials=1, **SMALL, kvpolicies=["sglang", "vllm-v1"])
+    at = open_app(MEMORY, prefills=1, **SMALL, kvpolicies=["sglang", "vllm-v1"])
     assert_clean(at)
-    assert at.number_input(key="partials").value == 1
+    assert at.number_input(key="prefills").value == 1
     assert "at most 1 requests mid-prefill" in shown(at)
     assert list(table(at, 2).index) == ["sglang", "vllm-v1"]
 

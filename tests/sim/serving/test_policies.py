@@ -117,8 +117,8 @@ def test_sarathi_caps_running_requests():
 @pytest.mark.parametrize("policy", ["sarathi", "vllm-v1", "sglang"])
 def test_chunked_policies_cap_partial_prefills(policy):
     state = Stub(partial=[1], waiting=[2, 3], left={1: 10, 2: 10, 3: 10})
-    assert plan(policy, state, 100, Limits(max_partial_prefills=2)).admitted == [2]
-    assert plan(policy, state, 100, Limits(max_partial_prefills=1)).admitted == []
+    assert plan(policy, state, 100, Limits(max_concurrent_prefills=2)).admitted == [2]
+    assert plan(policy, state, 100, Limits(max_concurrent_prefills=1)).admitted == []
 
 
 # --- vLLM V1 -------------------------------------------------------------------------------------
@@ -278,8 +278,8 @@ def test_an_unknown_policy_names_the_known_ones():
     (dict(max_seqs=0), "max sequences must be ≥ 1, got 0"),
     (dict(max_seqs=1_000_001), "max sequences must be ≤ 1,000,000, got 1000001"),
     (dict(max_seqs=1.5), "max sequences must be a whole number"),
-    (dict(max_partial_prefills=0), "max partial prefills must be ≥ 1, got 0"),
-    (dict(max_partial_prefills=1_000_001), "max partial prefills must be ≤ 1,000,000"),
+    (dict(max_concurrent_prefills=0), "max partial prefills must be ≥ 1, got 0"),
+    (dict(max_concurrent_prefills=1_000_001), "max partial prefills must be ≤ 1,000,000"),
     (dict(max_iterations=5_000_001), "iteration cap must be ≤ 5,000,000, got 5000001"),
     (dict(max_iterations=float("nan")), "iteration cap must be a finite number")])
 def test_limits_refuse_bad_values(bad, message):
@@ -288,8 +288,8 @@ def test_limits_refuse_bad_values(bad, message):
 
 
 def test_limits_allow_their_largest_values():
-    limits = Limits(max_seqs=1_000_000, max_partial_prefills=1_000_000, max_iterations=5_000_000)
-    assert (limits.max_seqs, limits.max_partial_prefills, limits.max_iterations) == (
+    limits = Limits(max_seqs=1_000_000, max_concurrent_prefills=1_000_000, max_iterations=5_000_000)
+    assert (limits.max_seqs, limits.max_concurrent_prefills, limits.max_iterations) == (
         1_000_000, 1_000_000, 5_000_000)
 
 
@@ -300,7 +300,7 @@ def test_limits_are_named_never_positional():
 
 
 def test_limits_keep_whole_numbers():
-    limits = Limits(max_seqs=8.0, max_partial_prefills=2.0, max_iterations=1e6)
-    assert (limits.max_seqs, limits.max_partial_prefills, limits.max_iterations) == (8, 2, 1_000_000)
-    assert all(type(v) is int for v in (limits.max_seqs, limits.max_partial_prefills,
+    limits = Limits(max_seqs=8.0, max_concurrent_prefills=2.0, max_iterations=1e6)
+    assert (limits.max_seqs, limits.max_concurrent_prefills, limits.max_iterations) == (8, 2, 1_000_000)
+    assert all(type(v) is int for v in (limits.max_seqs, limits.max_concurrent_prefills,
                                         limits.max_iterations))

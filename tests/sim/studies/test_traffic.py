@@ -224,13 +224,13 @@ def test_a_cap_met_mid_bisection_reports_the_best_rate_proved(monkeypatch):
 
 # --- max partial prefills ------------------------------------------------------------------------
 @pytest.mark.parametrize("policy", CHUNKED)
-def test_max_partial_prefills_caps_prefills_per_iteration(policy):
+def test_max_concurrent_prefills_caps_prefills_per_iteration(policy):
     """Twenty 100-token prompts at budget 1,024: uncapped, one iteration admits ten whole prompts
     and part of an eleventh; capped at 2, no iteration holds more than two prefills."""
     workload = burst(20, prompt=100, output=3)
     spec = get_policy(policy)
     free = simulate(workload, spec, SEED_SIMPLE, budget=1024)
-    capped = simulate(workload, spec, SEED_SIMPLE, budget=1024, limits=Limits(max_partial_prefills=2))
+    capped = simulate(workload, spec, SEED_SIMPLE, budget=1024, limits=Limits(max_concurrent_prefills=2))
     assert np.bincount(free.chunk_iteration).max() > 2
     assert np.bincount(capped.chunk_iteration).max() <= 2
     assert np.array_equal(np.diff(capped.token_offsets), workload.output)
