@@ -10,8 +10,7 @@ from sim.cost.iteration import CostModel
 from sim.errors import InputError
 from sim.presets.hardware import custom_gpu, get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import (SimulationLimitError, kv_capacity_tokens, policy_reserve,
-                                simulate, unchunked_budget)
+from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, policy_reserve, simulate, unchunked_budget
 from sim.serving.metrics import seed_metrics, summarize
 from sim.serving.policies import Batch, Limits, get_policy
 from sim.serving.workloads import burst, make_workload, poisson, seed_scenario

@@ -9,7 +9,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import sim.serving.engine
 from sim import run
