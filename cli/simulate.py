@@ -26,7 +26,9 @@ def _percentiles(p) -> dict:
 def _simulate(args) -> None:
     workload, trace = run_from(args)
     m = summarize(trace)
-    payload = {"policy": m.policy, "iterations": m.iterations, "makespan_s": m.makespan_s,
+    profile = get_policy(args.policy).profile
+    payload = {"policy": m.policy, "engine": profile.engine, "engine_version": profile.version,
+               "budget": trace.budget, "iterations": m.iterations, "makespan_s": m.makespan_s,
                "requests": m.requests, "preemptions": m.preemptions,
                "throughput_tokens_per_s": m.throughput_tokens_per_s, "max_gap_s": m.max_gap_s,
                "ttft_s": _percentiles(m.ttft_s), "tbt_s": _percentiles(m.tbt_s),
@@ -48,6 +50,11 @@ def _simulate(args) -> None:
              f"{m.throughput_tokens_per_s:,.0f} output tokens/s, {m.preemptions:,} preemptions",
              table(rows, ("metric", "p50", "p90", "p99", "max"), args.wide),
              f"largest gap any request saw: {fmt_seconds(m.max_gap_s)}"]
+    if profile.prompt_limit and "budget" not in args.given:
+        lines.append(f"note: {profile.engine} runs at its own budget without chunking, "
+                     f"max(max_model_len, 2,048) = {trace.budget:,} tokens, max_model_len the "
+                     "longest request (it ignores a prompt longer than its budget); --budget "
+                     "sets another")
     if policy.name == "orca" and "budget" in args.given:
         lines.append("note: Orca has no token budget (every decode plus whole prompts in each "
                      "iteration), so --budget does not change its schedule")

@@ -498,6 +498,17 @@ CHUNKED = tuple(n for n, p in POLICIES.items() if p.chunked)
 UNCHUNKED = tuple(n for n, p in POLICIES.items() if not p.chunked)
 
 
+def default_max_seqs(policy: PolicySpec, gpu: Gpu, model: Model, workload=None) -> int:
+    """`policy`'s engine's max running requests on `gpu` for `model`, raised to hold the streams
+    `workload` starts with (those arriving with its first request) plus one more request."""
+    most = policy.profile.max_seqs(gpu, model)
+    if workload is not None and len(workload):
+        at_start = workload.prefilled & (workload.arrival_s == workload.arrival_s[0])
+        if at_start.any():
+            most = max(most, int(at_start.sum()) + 1)
+    return most
+
+
 def in_words(names) -> str:
     """Policies as the app's help lists them, each from its PolicySpec ("vllm-v0: the whole
     prompt in a prefill-only iteration while the streams wait; orca: ...")."""

@@ -142,7 +142,7 @@ def test_a_run_the_old_bound_refused_runs_within_the_budget(tmp_path):
     8,155 iterations, about a second and 200 MB."""
     outcome = run_sim("simulate", "--requests", "4000", "--qps", "1000", "--prompt-tokens", "100",
                       "--output-tokens", "1000", "--gpu", "h200", "--model", "llama-3.1-8b",
-                      "--json", timeout_s=60, peak_file=str(tmp_path / "peak"))
+                      "--max-seqs", "1024", "--json", timeout_s=60, peak_file=str(tmp_path / "peak"))
     assert outcome.code == 0, outcome
     assert json.loads(outcome.stdout)["iterations"] == 8155
     assert 0 < outcome.peak_bytes < 500e6
