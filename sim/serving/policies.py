@@ -266,7 +266,8 @@ class EngineProfile:
     version: str                 # the release the figures are read from
     kv_block_tokens: int         # KV allocated in blocks of this many tokens
     kv_watermark: float          # share of KV blocks kept free when admitting
-    budget: Callable[[Gpu], int]             # default token budget on this GPU
+    budget: Callable[[Gpu], int] | None      # default token budget on this GPU (None: none, or
+    #                                          the workload's: vLLM V0's `unchunked_budget`)
     max_seqs: Callable[[Gpu, Model], int]    # default most running requests
     reserve: Callable[[Gpu, int, int], float]   # memory share kept back (GPU, budget, tp)
     figures: tuple[Figure, ...]
@@ -318,7 +319,7 @@ def _flat(share: float) -> Callable[[Gpu, int, int], float]:
 
 
 def _fixed(value: int) -> Callable[[Gpu], int]:
-    return lambda gpu: value
+    return lambda gpu: value   # the same on every GPU
 
 
 def _orca_batch(gpu: Gpu, model: Model) -> int:
@@ -350,9 +351,16 @@ V1_PROFILE = EngineProfile(
                VLLM + "v1/core/sched/scheduler.py#L795 (loop), #L1549 (append), #L1050"),
     ))
 
+ARTIFACT_RESERVE = 0.15   # gpu_memory_utilization 0.85 in the Sarathi-Serve artifact's runs
+ARTIFACT_MEMORY = Figure("memory kept back", "15% (gpu_memory_utilization 0.85)",
+                         SARATHI + "sarathi/engine/arg_utils.py#L42; "
+                         + SARATHI + "sarathi/benchmark/config/default.yml#L8")
+ARTIFACT_BLOCK = Figure("KV block", "16 tokens", SARATHI + "sarathi/engine/arg_utils.py#L41")
+ARTIFACT_RUNS = SARATHI + "osdi-experiments/figure-5-6/mistral7b_strict.yml#L1-L11"
+
 V0_PROFILE = EngineProfile(
     engine="vLLM V0", version="0.4.0.post1", kv_block_tokens=16, kv_watermark=0.01,
-    budget=_fixed(2048), max_seqs=lambda gpu, model: 256, reserve=_flat(0.10),
+    budget=None, max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
     prompt_limit=True,
     figures=(
         Figure("prompt limit", "a prompt longer than the budget (prompt_limit = "
@@ -363,11 +371,8 @@ V0_PROFILE = EngineProfile(
                VLLM_V0 + "config.py#L562"),
         Figure("watermark", "1% of KV blocks kept free",
                SARATHI + "sarathi/core/block_space_manager/base_block_space_manager.py#L57"),
-        Figure("KV block", "16 tokens", VLLM_V0 + "engine/arg_utils.py (block_size = 16)"),
-        Figure("memory kept back", "10% (gpu_memory_utilization 0.9)",
-               VLLM_V0 + "engine/arg_utils.py (gpu_memory_utilization = 0.90)"),
-        Figure("max running requests", "256 (max_num_seqs)",
-               VLLM_V0 + "engine/arg_utils.py (max_num_seqs = 256)"),
+        ARTIFACT_BLOCK, ARTIFACT_MEMORY,
+        Figure("max running requests", "128 (batch_size of the paper's vLLM runs)", ARTIFACT_RUNS),
     ))
 
 SGLANG_PROFILE = EngineProfile(
@@ -392,27 +397,28 @@ SGLANG_PROFILE = EngineProfile(
 
 SARATHI_PROFILE = EngineProfile(
     engine="Sarathi-Serve", version="OSDI'24 artifact", kv_block_tokens=16, kv_watermark=0.01,
-    budget=_fixed(512), max_seqs=lambda gpu, model: 128, reserve=_flat(0.10),
+    budget=_fixed(512), max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
     figures=(
         Figure("admission", "whole prompt's KV reserved at admission", "arXiv 2403.02310 §4.2; "
                + SARATHI + "sarathi/core/scheduler/sarathi_scheduler.py#L131-L235"),
         Figure("watermark", "1% of KV blocks kept free",
                SARATHI + "sarathi/core/block_space_manager/base_block_space_manager.py#L57"),
         Figure("budget, batch cap", "chunk 512 (strict SLO; 2,048 relaxed), batch size 128",
-               SARATHI + "osdi-experiments/figure-5-6/mistral7b_strict.yml"),
-        Figure("KV block", "16 tokens", "the artifact's CacheConfig block_size, as vLLM's"),
+               ARTIFACT_RUNS),
+        ARTIFACT_BLOCK, ARTIFACT_MEMORY,
     ))
 
 ORCA_PROFILE = EngineProfile(
     engine="Orca", version="as Sarathi-Serve's OSDI'24 artifact runs it", kv_block_tokens=16,
-    kv_watermark=0.0, budget=_fixed(2048), max_seqs=_orca_batch, reserve=_flat(0.10),
+    kv_watermark=0.0, budget=None, max_seqs=_orca_batch, reserve=_flat(ARTIFACT_RESERVE),
     kv_floor=True,
     figures=(
         Figure("admission", "ceil(max_model_len / 16) blocks per request, up front; no "
                "watermark", SARATHI + "sarathi/core/block_space_manager/"
                "orca_block_space_manager.py#L13-L17"),
         Figure("batch size", "16 (8 for the 70B and 180B models)",
-               SARATHI + "osdi-experiments/figure-5-6/mistral7b_strict.yml"),
+               ARTIFACT_RUNS + ", llama70b_strict.yml#L5-L7"),
+        ARTIFACT_BLOCK, ARTIFACT_MEMORY,
     ))
 
 

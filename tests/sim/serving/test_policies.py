@@ -278,8 +278,8 @@ def test_an_unknown_policy_names_the_known_ones():
     (dict(max_seqs=0), "max sequences must be ≥ 1, got 0"),
     (dict(max_seqs=1_000_001), "max sequences must be ≤ 1,000,000, got 1000001"),
     (dict(max_seqs=1.5), "max sequences must be a whole number"),
-    (dict(max_concurrent_prefills=0), "max partial prefills must be ≥ 1, got 0"),
-    (dict(max_concurrent_prefills=1_000_001), "max partial prefills must be ≤ 1,000,000"),
+    (dict(max_concurrent_prefills=0), "max concurrent prefills must be ≥ 1, got 0"),
+    (dict(max_concurrent_prefills=1_000_001), "max concurrent prefills must be ≤ 1,000,000"),
     (dict(max_iterations=5_000_001), "iteration cap must be ≤ 5,000,000, got 5000001"),
     (dict(max_iterations=float("nan")), "iteration cap must be a finite number")])
 def test_limits_refuse_bad_values(bad, message):
@@ -304,3 +304,62 @@ def test_limits_keep_whole_numbers():
     assert (limits.max_seqs, limits.max_concurrent_prefills, limits.max_iterations) == (8, 2, 1_000_000)
     assert all(type(v) is int for v in (limits.max_seqs, limits.max_concurrent_prefills,
                                         limits.max_iterations))
+
+
+# --- the engines' defaults by GPU tier -------------------------------------------------------------
+@pytest.mark.parametrize("gpu, budget, seqs", [
+    ("b200", 16384, 1024), ("mi300x", 16384, 1024),          # >= 160 GiB
+    ("h100-sxm", 8192, 1024), ("h200", 8192, 1024),          # >= 70 GiB, not an A100
+    ("a100-80gb", 2048, 256), ("a100-40gb", 2048, 256), ("l40s", 2048, 256), ("l4", 2048, 256)])
+def test_vllm_v1_defaults_by_gpu_tier(gpu, budget, seqs):
+    """`vllm serve` 0.33.0 (vllm/engine/arg_utils.py:2973-3006): max_num_batched_tokens and
+    max_num_seqs 16,384 / 1,024 with >= 160 GiB, 8,192 / 1,024 with >= 70 GiB and not an A100,
+    2,048 / 256 otherwise. The lab used to mark 8,192 on B200 and MI300X and keep 1,024 running
+    requests everywhere."""
+    from sim.presets.hardware import get_gpu
+    from sim.presets.models import get_model
+    profile, g = POLICIES["vllm-v1"].profile, get_gpu(gpu)
+    assert (profile.budget(g), profile.max_seqs(g, get_model("dense-8b"))) == (budget, seqs)
+
+
+@pytest.mark.parametrize("gpu, chunk", [
+    ("l4", 4096), ("rtx-4090", 4096), ("a100-40gb", 4096), ("l40s", 4096),
+    ("a100-80gb", 8192), ("h100-sxm", 8192), ("h200", 8192), ("b200", 16384), ("mi300x", 16384)])
+def test_sglang_chunk_size_by_gpu_memory(gpu, chunk):
+    """SGLang 0.5.23's --chunked-prefill-size (srt/arg_groups/memory_hook.py:90-177): 2,048
+    below 20 GiB, 4,096 below 60 GiB (the 20-35 GiB tier was 2,048 before), 8,192 below 160
+    GiB, 16,384 above. The lab used to give L4 and RTX 4090 (24 GB) 2,048."""
+    from sim.presets.hardware import get_gpu
+    assert POLICIES["sglang"].profile.budget(get_gpu(gpu)) == chunk
+
+
+@pytest.mark.parametrize("policy, model, seqs", [
+    ("sarathi", "dense-8b", 128), ("orca", "dense-8b", 16), ("orca", "llama-3.1-70b", 8),
+    ("vllm-v0", "dense-8b", 128), ("sglang", "dense-8b", 1024)])
+def test_max_running_requests_by_engine(policy, model, seqs):
+    """Sarathi-Serve's runs cap the batch at 128 and Orca's at 16, 8 for the 70B and 180B
+    models, and its vLLM baseline at 128 (osdi-experiments/figure-5-6/*.yml on
+    osdi-sarathi-serve); SGLang's max running requests 1,024 here. The lab used 1,024 for every
+    engine."""
+    from sim.presets.hardware import get_gpu
+    from sim.presets.models import get_model
+    assert POLICIES[policy].profile.max_seqs(get_gpu("h100-sxm"), get_model(model)) == seqs
+
+
+def test_the_default_max_seqs_seats_the_streams_a_run_starts_with():
+    from sim.presets.hardware import get_gpu
+    from sim.presets.models import get_model
+    from sim.serving.policies import default_max_seqs
+    from sim.serving.workloads import seed_scenario
+    orca, gpu, model = POLICIES["orca"], get_gpu("h100-sxm"), get_model("dense-8b")
+    assert default_max_seqs(orca, gpu, model) == 16
+    assert default_max_seqs(orca, gpu, model, seed_scenario(decodes=64)) == 65
+    assert default_max_seqs(orca, gpu, model, seed_scenario(decodes=4)) == 16
+
+
+def test_every_engine_profile_names_its_release_and_a_source_for_each_figure():
+    for spec in POLICIES.values():
+        profile = spec.profile
+        assert profile.engine and profile.version and profile.figures
+        assert all(f.source and ("github.com" in f.source or "arXiv" in f.source
+                                 or "artifact" in f.source) for f in profile.figures)

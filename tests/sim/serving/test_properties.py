@@ -51,12 +51,16 @@ def scenarios(draw, tight=False):
 
 
 def run(s):
-    """The scenario under s["policy"]. Every one finishes in far fewer iterations than the cap: a
-    run that reaches it is a scheduling bug (a livelock), not a refusal."""
+    """The scenario under s["policy"], 10% of memory kept back whatever the engine's own reserve
+    (so the small GPUs keep their KV pressure), vLLM V0 at a budget its prompts fit (it refuses
+    a longer prompt). Every one finishes in far fewer iterations than the cap: a run that
+    reaches it is a scheduling bug (a livelock), not a refusal."""
+    spec, w = POLICIES[s["policy"]], s["workload"]
+    budget = max(s["budget"], int(w.prompt.max())) if spec.profile.prompt_limit else s["budget"]
     try:
-        return simulate(s["workload"], POLICIES[s["policy"]], CostModel(s["gpu"], s["model"], s["mode"]),
-                        budget=s["budget"], limits=Limits(max_seqs=s["max_seqs"],
-                                                                 max_iterations=MAX_ITERATIONS))
+        return simulate(w, spec, CostModel(s["gpu"], s["model"], s["mode"]), budget=budget,
+                        limits=Limits(max_seqs=s["max_seqs"], max_iterations=MAX_ITERATIONS),
+                        reserve_fraction=0.1)
     except SimulationLimitError:
         raise
     except InputError:
