@@ -441,9 +441,14 @@ def lane_budget(policy: PolicySpec, workload: Workload, budget: int) -> int:
 
 
 def unchunked_budget(workload: Workload) -> int:
-    """vLLM V0's budget without chunked prefill, max(max_model_len, 2048) (vllm/config.py:562
-    at v0.4.0.post1), max_model_len the longest request of `workload`, so every prompt fits."""
-    return max(max_model_len(workload), 2048)
+    """vLLM V0's budget for `workload`, max_model_len its longest request, so every prompt fits."""
+    return vllm_v0_budget(max_model_len(workload))
+
+
+def vllm_v0_budget(max_model_len: int) -> int:
+    """vLLM V0's budget without chunked prefill: max_num_batched_tokens = max(max_model_len,
+    2048) (vllm/config.py:562 at v0.4.0.post1)."""
+    return max(int(max_model_len), 2048)
 
 
 def _check_fits(workload: Workload, engine: _Engine) -> None:

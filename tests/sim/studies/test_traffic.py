@@ -142,9 +142,11 @@ def test_regime_flags():
 
 @pytest.mark.parametrize("gpu, vllm, sglang", [
     ("h100-sxm", 8192, 8192), ("h200", 8192, 8192), ("a100-80gb", 2048, 8192),
-    ("a100-40gb", 2048, 4096), ("l40s", 2048, 4096), ("l4", 2048, 2048),
-    ("rtx-4090", 2048, 2048), ("b200", 8192, 16384), ("mi300x", 8192, 16384)])
+    ("a100-40gb", 2048, 4096), ("l40s", 2048, 4096), ("l4", 2048, 4096),
+    ("rtx-4090", 2048, 4096), ("b200", 16384, 16384), ("mi300x", 16384, 16384)])
 def test_engine_default_budgets(gpu, vllm, sglang):
+    """The marks a sweep shows are the engine profiles' defaults (vLLM 0.33.0: 16,384 with >= 160
+    GiB; SGLang 0.5.23: 4,096 for 20-35 GiB)."""
     assert vllm_default_budget(GPUS[gpu]).budget == vllm
     assert sglang_default_budget(GPUS[gpu]).budget == sglang
 
