@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.errors import InputError
-from sim.serving.engine import Trace
+from sim.serving.engine import Trace, lane_budget_note
 from sim.serving.metrics import seed_metrics, summarize
 from sim.serving.policies import get_policy
 from sim.units import fmt_seconds
@@ -50,11 +50,9 @@ def _simulate(args) -> None:
              f"{m.throughput_tokens_per_s:,.0f} output tokens/s, {m.preemptions:,} preemptions",
              table(rows, ("metric", "p50", "p90", "p99", "max"), args.wide),
              f"largest gap any request saw: {fmt_seconds(m.max_gap_s)}"]
-    if profile.prompt_limit and "budget" not in args.given:
-        lines.append(f"note: {profile.engine} runs at its own budget without chunking, "
-                     f"max(max_model_len, 2,048) = {trace.budget:,} tokens, max_model_len the "
-                     "longest request (it ignores a prompt longer than its budget); --budget "
-                     "sets another")
+    own_budget = "budget" not in args.given and lane_budget_note(policy, workload, args.budget)
+    if own_budget:
+        lines.append(f"note: {own_budget}; --budget sets another")
     if policy.name == "orca" and "budget" in args.given:
         lines.append("note: Orca has no token budget (every decode plus whole prompts in each "
                      "iteration), so --budget does not change its schedule")

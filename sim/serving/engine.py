@@ -440,6 +440,20 @@ def lane_budget(policy: PolicySpec, workload: Workload, budget: int) -> int:
     return unchunked_budget(workload) if policy.profile.prompt_limit else budget
 
 
+def lane_budget_note(policy: PolicySpec, workload: Workload, budget: int) -> str | None:
+    """What a page or command says when it runs `policy` at `lane_budget` instead of `budget`
+    (None when they agree)."""
+    own = lane_budget(policy, workload, budget)
+    if own == budget:
+        return None
+    longer = int(np.count_nonzero(workload.prompt[~workload.prefilled] > budget))
+    ignored = (f": at {budget:,} it would ignore the {longer:,} prompt{'s' * (longer != 1)} "
+               "longer than that (FINISHED_IGNORED, no output), since it never splits a prompt"
+               if longer else "")
+    return (f"{policy.engine} runs at its own budget without chunking, max(max_model_len, 2,048) "
+            f"= {own:,} tokens, max_model_len the longest request{ignored}")
+
+
 def unchunked_budget(workload: Workload) -> int:
     """vLLM V0's budget for `workload`, max_model_len its longest request, so every prompt fits."""
     return vllm_v0_budget(max_model_len(workload))

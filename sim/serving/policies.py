@@ -280,6 +280,11 @@ class EngineProfile:
         """The engine with its release: "vLLM V1 0.33.0"."""
         return f"{self.engine} {self.version}"
 
+    @property
+    def release(self) -> str:
+        """The release as a label shows it: "v0.33.0", or the artifact's name."""
+        return f"v{self.version}" if self.version[:1].isdigit() else self.version
+
 
 def _vllm_budget(gpu: Gpu) -> int:
     """`vllm serve`'s max_num_batched_tokens (vllm/engine/arg_utils.py:2973-3006 at v0.33.0):
@@ -409,7 +414,7 @@ SARATHI_PROFILE = EngineProfile(
     ))
 
 ORCA_PROFILE = EngineProfile(
-    engine="Orca", version="as Sarathi-Serve's OSDI'24 artifact runs it", kv_block_tokens=16,
+    engine="Orca", version="Sarathi-Serve's OSDI'24 artifact", kv_block_tokens=16,
     kv_watermark=0.0, budget=None, max_seqs=_orca_batch, reserve=_flat(ARTIFACT_RESERVE),
     kv_floor=True,
     figures=(
@@ -436,7 +441,7 @@ class PolicySpec:
     # every iteration with prompt work finishes a prompt or fills the budget (module docstring)
     prompt_work_finishes_or_fills: bool
     reserve_whole_prompt: bool  # KV for the whole prompt at admission, else per chunk
-    label: str
+    style: str                  # how it batches, in a few words: "stall-free, chunked"
     summary: str                # how it builds an iteration, in one phrase for the app's text
     intro: str                  # what the engine is, in one sentence, where the text first names it
     profile: EngineProfile
@@ -446,8 +451,14 @@ class PolicySpec:
 
     @property
     def engine(self) -> str:
-        """The engine's name alone, as prose lists it: the label before its parenthesis."""
-        return self.label.split(" (")[0]
+        """The engine's name alone, as prose lists it."""
+        return self.profile.engine
+
+    @property
+    def label(self) -> str:
+        """The engine, how it batches and its release, wherever the lab names the policy:
+        "vLLM V1 (chunked prefill; v0.33.0)"."""
+        return f"{self.engine} ({self.style}; {self.profile.release})"
 
     @property
     def kv_watermark(self) -> float:
@@ -463,7 +474,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec(name="sarathi", build=sarathi, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True, profile=SARATHI_PROFILE,
-               label="Sarathi-Serve (stall-free, chunked)",
+               style="stall-free, chunked",
                intro="Sarathi-Serve is the research scheduler that introduced stall-free "
                      "batching with a token budget (Agrawal et al., OSDI 2024)",
                summary="every stream's decode token first, then a chunk of the prompt fills what "
@@ -472,7 +483,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                prefill_with_decodes=True, budget_caps_decodes=True, reserve_whole_prompt=False,
                prompt_work_finishes_or_fills=True, profile=V1_PROFILE,
                prefill_ahead_of_decodes=True,
-               label="vLLM V1 (chunked prefill)",
+               style="chunked prefill",
                intro="vLLM is a widely used open-source LLM server; its V1 engine, the "
                      "default since 2025, chunks prompts",
                summary="the running requests in admission order (the budget caps their decode "
@@ -480,7 +491,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec(name="sglang", build=sglang, chunked=True, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True, profile=SGLANG_PROFILE,
-               label="SGLang (prefill-first, chunked)",
+               style="prefill-first, chunked",
                intro="SGLang is another open-source LLM server; by default it runs prompt "
                      "chunks before decodes",
                summary="prefill first: chunks of the prompt, up to the budget each, run alone "
@@ -488,14 +499,14 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec(name="vllm-v0", build=vllm_v0, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True, profile=V0_PROFILE,
-               label="vLLM V0 (prefill-only iterations)",
+               style="prefill-only iterations",
                intro="vLLM V0 is the open-source vLLM server's first engine, the baseline "
                      "the Sarathi-Serve paper measures against",
                summary="the whole prompt in a prefill-only iteration while the streams wait"),
     PolicySpec(name="orca", build=orca, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True, profile=ORCA_PROFILE,
-               label="Orca (decodes + whole prompts)",
+               style="decodes + whole prompts",
                intro="Orca (OSDI 2022) is the research server that introduced "
                      "iteration-level scheduling, now called continuous batching",
                summary="every stream's decode token plus the whole prompt in one iteration"),

@@ -69,7 +69,7 @@ def test_simulate_seed_json(capsys):
 
 @pytest.mark.parametrize("policy, engine, version", [
     ("vllm-v1", "vLLM V1", "0.33.0"), ("sglang", "SGLang", "0.5.23"),
-    ("vllm-v0", "vLLM V0", "0.4.0.post1"), ("orca", "Orca", "as Sarathi-Serve's OSDI'24 artifact runs it")])
+    ("vllm-v0", "vLLM V0", "0.4.0.post1"), ("orca", "Orca", "Sarathi-Serve's OSDI'24 artifact")])
 def test_simulate_names_the_engine_and_its_release(policy, engine, version, capsys):
     code, out, _ = cli("simulate", "--mode", "simple", "--policy", policy, "--json", capsys=capsys)
     assert code == 0

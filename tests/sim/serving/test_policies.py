@@ -363,3 +363,12 @@ def test_every_engine_profile_names_its_release_and_a_source_for_each_figure():
         assert profile.engine and profile.version and profile.figures
         assert all(f.source and ("github.com" in f.source or "arXiv" in f.source
                                  or "artifact" in f.source) for f in profile.figures)
+
+
+def test_a_policys_label_names_its_engine_and_release():
+    """Wherever the lab names a policy it names the engine release its rules are read from."""
+    assert POLICIES["vllm-v1"].label == "vLLM V1 (chunked prefill; v0.33.0)"
+    assert POLICIES["sglang"].label == "SGLang (prefill-first, chunked; v0.5.23)"
+    assert POLICIES["sarathi"].label == "Sarathi-Serve (stall-free, chunked; OSDI'24 artifact)"
+    assert all(p.profile.release in p.label and p.label.startswith(p.engine + " (")
+               for p in POLICIES.values())
