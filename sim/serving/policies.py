@@ -247,13 +247,12 @@ SARATHI = "https://github.com/microsoft/sarathi-serve/blob/osdi-sarathi-serve/"
 MIB = 2**20
 
 
-@dataclass(frozen=True)
 class Figure:
-    """One figure of an engine profile: what it is, its value in words, and where it is read
-    (file and line at the release, or a paper's section)."""
-    what: str
-    value: str
-    source: str
+    """One figure of an engine profile: what it is, its value in words, and the addresses it is
+    read from (a file and its lines at the release, or a paper)."""
+
+    def __init__(self, what: str, value: str, *sources: str):
+        self.what, self.value, self.sources = what, value, sources
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -338,30 +337,32 @@ V1_PROFILE = EngineProfile(
     engine="vLLM V1", version="0.33.0", kv_block_tokens=16, kv_watermark=0.0,
     budget=_vllm_budget, max_seqs=_vllm_max_seqs, reserve=_flat(0.08),
     figures=(
-        Figure("admission", "a waiting request is admitted only if its whole prompt's KV "
-               "blocks are free, then allocated chunk by chunk",
-               VLLM + "config/scheduler.py#L190 (scheduler_reserve_full_isl = True); "
-               + VLLM + "v1/core/kv_cache_manager.py#L531-L547"),
+        Figure("admission", "a waiting request is admitted only if its whole prompt's KV blocks "
+               "are free (scheduler_reserve_full_isl = True), then allocated chunk by chunk",
+               VLLM + "config/scheduler.py#L190", VLLM + "v1/core/kv_cache_manager.py#L531-L547"),
         Figure("watermark", "0: no blocks kept free (applied to waiting and preempted requests)",
-               VLLM + "config/scheduler.py#L196; " + VLLM + "v1/core/kv_cache_manager.py#L518-L525"),
-        Figure("KV block", "16 tokens", VLLM + "config/cache.py#L185 (DEFAULT_BLOCK_SIZE)"),
+               VLLM + "config/scheduler.py#L196", VLLM + "v1/core/kv_cache_manager.py#L518-L525"),
+        Figure("KV block", "16 tokens (DEFAULT_BLOCK_SIZE)", VLLM + "config/cache.py#L185"),
         Figure("memory kept back", "8% (gpu_memory_utilization 0.92)",
                VLLM + "config/cache.py#L215"),
         Figure("budget, max running requests",
                "16,384 / 1,024 with >= 160 GiB; 8,192 / 1,024 with >= 70 GiB and not an A100; "
-               "2,048 / 256 otherwise (vllm serve)",
-               VLLM + "engine/arg_utils.py#L2973-L3006"),
-        Figure("running-list order", "running requests in admission order, each given "
-               "min(what it needs, budget left); no admission in a step that preempted",
-               VLLM + "v1/core/sched/scheduler.py#L795 (loop), #L1549 (append), #L1050"),
+               "2,048 / 256 otherwise (vllm serve)", VLLM + "engine/arg_utils.py#L2973-L3006"),
+        Figure("running-list order", "running requests in admission order (appended when "
+               "admitted), each given min(what it needs, budget left); no admission in a step "
+               "that preempted", VLLM + "v1/core/sched/scheduler.py#L795",
+               VLLM + "v1/core/sched/scheduler.py#L1549", VLLM + "v1/core/sched/scheduler.py#L1050"),
     ))
 
 ARTIFACT_RESERVE = 0.15   # gpu_memory_utilization 0.85 in the Sarathi-Serve artifact's runs
 ARTIFACT_MEMORY = Figure("memory kept back", "15% (gpu_memory_utilization 0.85)",
-                         SARATHI + "sarathi/engine/arg_utils.py#L42; "
-                         + SARATHI + "sarathi/benchmark/config/default.yml#L8")
+                         SARATHI + "sarathi/engine/arg_utils.py#L42",
+                         SARATHI + "sarathi/benchmark/config/default.yml#L8")
 ARTIFACT_BLOCK = Figure("KV block", "16 tokens", SARATHI + "sarathi/engine/arg_utils.py#L41")
 ARTIFACT_RUNS = SARATHI + "osdi-experiments/figure-5-6/mistral7b_strict.yml#L1-L11"
+ARTIFACT_WATERMARK = Figure(
+    "watermark", "1% of KV blocks kept free",
+    SARATHI + "sarathi/core/block_space_manager/base_block_space_manager.py#L57")
 
 V0_PROFILE = EngineProfile(
     engine="vLLM V0", version="0.4.0.post1", kv_block_tokens=16, kv_watermark=0.01,
@@ -369,14 +370,13 @@ V0_PROFILE = EngineProfile(
     prompt_limit=True,
     figures=(
         Figure("prompt limit", "a prompt longer than the budget (prompt_limit = "
-               "min(max_model_len, max_num_batched_tokens)) is ignored: FINISHED_IGNORED, no output",
-               VLLM_V0 + "core/scheduler.py#L126-L127, #L244-L249; Sarathi-Serve's baseline: "
-               + SARATHI + "sarathi/core/scheduler/vllm_scheduler.py#L25-L28"),
+               "min(max_model_len, max_num_batched_tokens)) is ignored: FINISHED_IGNORED, no "
+               "output; Sarathi-Serve's baseline declares the same limit",
+               VLLM_V0 + "core/scheduler.py#L126-L127", VLLM_V0 + "core/scheduler.py#L244-L249",
+               SARATHI + "sarathi/core/scheduler/vllm_scheduler.py#L25-L28"),
         Figure("budget without chunking", "max(max_model_len, 2,048), so any prompt fits",
                VLLM_V0 + "config.py#L562"),
-        Figure("watermark", "1% of KV blocks kept free",
-               SARATHI + "sarathi/core/block_space_manager/base_block_space_manager.py#L57"),
-        ARTIFACT_BLOCK, ARTIFACT_MEMORY,
+        ARTIFACT_WATERMARK, ARTIFACT_BLOCK, ARTIFACT_MEMORY,
         Figure("max running requests", "128 (batch_size of the paper's vLLM runs)", ARTIFACT_RUNS),
     ))
 
@@ -387,27 +387,30 @@ SGLANG_PROFILE = EngineProfile(
     figures=(
         Figure("admission", "running requests keep min(max_new_tokens - output, 4,096) x "
                "new_token_ratio; a new request needs its prompt + min(max_new_tokens, 4,096)",
-               SGLANG + "managers/schedule_policy.py#L785-L794, #L1407-L1412"),
+               SGLANG + "managers/schedule_policy.py#L785-L794",
+               SGLANG + "managers/schedule_policy.py#L1407-L1412"),
         Figure("new_token_ratio", "0.7, down by (0.7 - 0.098) / 600 a decode step to 0.098; "
                "after a retraction (decoded + 20 per request) / max_new_tokens",
-               SGLANG + "environ.py#L646-L648; "
-               + SGLANG + "managers/scheduler_components/new_token_ratio_tracker.py"),
+               SGLANG + "environ.py#L646-L650",
+               SGLANG + "managers/scheduler_components/new_token_ratio_tracker.py#L20-L49"),
         Figure("chunk size", "2,048 below 20 GiB, 4,096 below 60 GiB, 8,192 below 160 GiB, "
                "16,384 above", SGLANG + "arg_groups/memory_hook.py#L90-L177"),
-        Figure("memory kept back", "512 MiB + 1.5 MiB x max(chunk, 2,048) + tp/8 GiB + CUDA "
-               "graphs; at least 10 GiB above 60 GiB",
-               SGLANG + "arg_groups/memory_hook.py#L294-L322"),
-        Figure("KV page", "1 token (page_size 1)", SGLANG + "arg_groups (page_size default 1)"),
+        Figure("memory kept back", "512 MiB + 1.5 MiB x max(chunk, 2,048) + tp/8 GiB + 2 MiB "
+               "per decode CUDA graph batch size; at least 10 GiB above 60 GiB",
+               SGLANG + "arg_groups/memory_hook.py#L294-L322",
+               SGLANG + "arg_groups/memory_hook.py#L357-L368"),
+        Figure("KV page", "1 token (page_size 1 on CUDA)",
+               SGLANG + "arg_groups/overrides.py#L1340-L1363"),
     ))
 
 SARATHI_PROFILE = EngineProfile(
     engine="Sarathi-Serve", version="OSDI'24 artifact", kv_block_tokens=16, kv_watermark=0.01,
     budget=_fixed(512), max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
     figures=(
-        Figure("admission", "whole prompt's KV reserved at admission", "arXiv 2403.02310 §4.2; "
-               + SARATHI + "sarathi/core/scheduler/sarathi_scheduler.py#L131-L235"),
-        Figure("watermark", "1% of KV blocks kept free",
-               SARATHI + "sarathi/core/block_space_manager/base_block_space_manager.py#L57"),
+        Figure("admission", "whole prompt's KV reserved at admission (the paper's section 4.2)",
+               "https://arxiv.org/abs/2403.02310",
+               SARATHI + "sarathi/core/scheduler/sarathi_scheduler.py#L131-L235"),
+        ARTIFACT_WATERMARK,
         Figure("budget, batch cap", "chunk 512 (strict SLO; 2,048 relaxed), batch size 128",
                ARTIFACT_RUNS),
         ARTIFACT_BLOCK, ARTIFACT_MEMORY,
@@ -421,8 +424,8 @@ ORCA_PROFILE = EngineProfile(
         Figure("admission", "ceil(max_model_len / 16) blocks per request, up front; no "
                "watermark", SARATHI + "sarathi/core/block_space_manager/"
                "orca_block_space_manager.py#L13-L17"),
-        Figure("batch size", "16 (8 for the 70B and 180B models)",
-               ARTIFACT_RUNS + ", llama70b_strict.yml#L5-L7"),
+        Figure("batch size", "16 (8 for the 70B and 180B models)", ARTIFACT_RUNS,
+               SARATHI + "osdi-experiments/figure-5-6/llama70b_strict.yml#L5-L7"),
         ARTIFACT_BLOCK, ARTIFACT_MEMORY,
     ))
 

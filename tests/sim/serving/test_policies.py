@@ -357,12 +357,22 @@ def test_the_default_max_seqs_seats_the_streams_a_run_starts_with():
     assert default_max_seqs(orca, gpu, model, seed_scenario(decodes=4)) == 16
 
 
-def test_every_engine_profile_names_its_release_and_a_source_for_each_figure():
+def test_every_profile_figure_has_a_public_address_and_docs_sources_lists_each():
+    """Each figure's source is a public address (a file at the release tag or branch, with its
+    lines, or the paper), and docs/sources.md, "Engine profiles", gives the same addresses."""
+    from pathlib import Path
+    sources = (Path(__file__).parents[3] / "docs" / "sources.md").read_text()
+    releases = ("/blob/v0.33.0/", "/blob/v0.4.0.post1/", "/blob/v0.5.23/", "/blob/osdi-sarathi-serve/")
     for spec in POLICIES.values():
         profile = spec.profile
         assert profile.engine and profile.version and profile.figures
-        assert all(f.source and ("github.com" in f.source or "arXiv" in f.source
-                                 or "artifact" in f.source) for f in profile.figures)
+        for figure in profile.figures:
+            assert figure.sources, figure.what
+            for address in figure.sources:
+                assert address.startswith("https://"), address
+                assert any(r in address for r in releases) or "arxiv.org" in address, address
+                assert "github.com" not in address or "#L" in address, address   # its lines
+                assert f"<{address}>" in sources, address
 
 
 def test_a_policys_label_names_its_engine_and_release():
