@@ -230,21 +230,22 @@ def test_out_of_range_link_values_get_a_note_and_the_nearest_value():
     assert_clean(at)
     assert at.number_input(key="budget").value == 1
     # 4,096 decoders' KV does not fit the illustrative GPU: the clamp goes on to what fits
-    assert at.number_input(key="decodes").value == 100
+    # (Sarathi-Serve and vLLM V0 as the Sarathi-Serve artifact runs them keep 15% of memory back)
+    assert at.number_input(key="decodes").value == 93
     assert at.selectbox(key="gpu").value == "illustrative"
     assert at.selectbox(key="mode").value == "simple"
     note = at.warning[0].value
-    for phrase in ("`budget`=“0”", "minimum 1", "`decodes`=“99999”", "maximum 4,096", "using 100, the "
+    for phrase in ("`budget`=“0”", "minimum 1", "`decodes`=“99999”", "maximum 4,096", "using 93, the "
                    "most that fits", "`gpu`=“h100”", "`mode`=“fast”"):
         assert phrase in note
     assert not at.error                                          # the clamp left a page that runs
     # the link now says what the page shows (a default is left out, as the widgets do)
-    assert dict(at.query_params) == {"budget": "1", "decodes": "100"}
+    assert dict(at.query_params) == {"budget": "1", "decodes": "93"}
 
 
-@pytest.mark.parametrize("query, text", [({"decodes": "99999"}, {"decodes": "100"}),
+@pytest.mark.parametrize("query, text", [({"decodes": "99999"}, {"decodes": "93"}),
                                          ({"budget": "12.7"}, {"budget": "13"}),
-                                         ({"prompt": "99999999"}, {"prompt": "422942"}),
+                                         ({"prompt": "99999999"}, {"prompt": "392736"}),
                                          ({"presenter": "1"}, {"presenter": "true"}),
                                          ({"presenter": "on", "budget": "1e3"},
                                           {"presenter": "true", "budget": "1000"}),
