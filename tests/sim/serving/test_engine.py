@@ -12,7 +12,7 @@ from sim.presets.hardware import custom_gpu, get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, policy_reserve, simulate, unchunked_budget
 from sim.serving.metrics import seed_metrics, summarize
-from sim.serving.policies import Batch, Limits, get_policy
+from sim.serving.policies import POLICIES, Batch, Limits, get_policy
 from sim.serving.workloads import burst, make_workload, poisson, seed_scenario
 from sim.studies.worked_example import worked_example
 
@@ -503,3 +503,26 @@ def test_a_stream_arriving_mid_run_waits_for_a_seat_under_max_seqs():
     assert trace.running_decoders.max() == 1
     free = run(w, "sarathi", 512, max_seqs=2)
     assert free.tokens_of(1)[1] < free.tokens_of(0)[-1]   # with a second seat it joins at once
+
+
+def test_sglang_a_new_request_waits_until_its_prompt_and_output_fit():
+    """SGLang 0.5.23: a request needs its prompt + min(max_new_tokens, 4096) free, beside what
+    the requests admitted before it keep (schedule_policy.py:1407-1412). A (100 + 1,700 tokens)
+    and B (1,000 + 800) arrive together on 2,899 KV tokens: B's 1,800 do not fit beside A's
+    1,800, so B waits, where the lab used to admit it at once (its 1,000-token prompt fits)."""
+    w = make_workload([0.0, 0.0], [100, 1000], [1700, 800])
+    trace = tight(w, "sglang")
+    assert trace.chunk_iteration[trace.chunk_request == 0][0] == 0
+    assert trace.chunk_iteration[trace.chunk_request == 1][0] > 0
+
+
+def test_orca_gives_each_request_max_model_len_of_kv_up_front():
+    """Orca as the Sarathi-Serve artifact runs it allocates ceil(max_model_len / 16) blocks to
+    each request it admits (sarathi/core/block_space_manager/orca_block_space_manager.py:14-17 on
+    osdi-sarathi-serve), max_model_len here the longest request (1,000 + 24 = 1,024): two
+    requests hold 2 x 1,024 slots from their first iteration, however short their prompts, and
+    decoding takes no more. The lab used to reserve the prompt only."""
+    w = make_workload([0.0, 0.0], [100, 1000], [10, 24])
+    trace = run(w, "orca", 4096)
+    assert trace.kv_used_tokens[:9].tolist() == [2 * 1024] * 9   # until the first finishes
+    assert POLICIES["orca"].profile.max_seqs(get_gpu("a100-80gb"), get_model("llama-3.1-8b")) == 16
