@@ -202,20 +202,22 @@ def test_budget_page_from_a_link():
 
 def test_budget_sglang_p99_hides_the_stall_every_decoder_waits_through():
     """SGLang runs prompts first: each of the 64 decoders waits 3.28 s once while the burst
-    prefills, one gap in its 256, so the p99 TBT (5.333 ms) meets 25 ms at every budget while the
-    max TBT does not; the page must say so, not that the slow tail meets the target."""
+    prefills, one gap in its 256, so the p99 TBT (5.333 ms) meets 25 ms at every budget up to
+    8,192 while the max TBT does not; the page must say so, not that the slow tail meets the
+    target. At 16,384 SGLang keeps 1.5 MiB of memory per chunk token back for activations (25.7
+    GiB of the 80 GB), and the burst no longer fits beside the streams at once."""
     at = open_app(BUDGET, chunked="sglang")
     assert_clean(at)
     assert not at.success
-    assert "Recommended budget by p99 TBT: 16,384" in at.warning[0].value
+    assert "Recommended budget by p99 TBT: 8,192" in at.warning[0].value
     assert "(3.28 s) misses the 25 ms target" in at.warning[0].value
     stall = at.warning[1].value
     assert "p99 hides a stall" in stall and "**3.28 s**" in stall
-    assert "9 of the 9 budgets" in stall and "No budget in the sweep keeps every gap" in stall
+    assert "8 of the 9 budgets" in stall and "No budget in the sweep keeps every gap" in stall
     assert "slow tail meets it too" not in shown(at)
-    rows = table(at)
+    rows = table(at).drop("16,384")
     assert set(rows["p99 TBT"]) == {"5.333 ms"} and set(rows["p99 TBT ≤ target"]) == {"yes"}
-    assert set(rows["max TBT ≤ target"]) == {"no"}
+    assert set(table(at)["max TBT ≤ target"]) == {"no"}
     # sarathi at 576: every gap is one 23.04 ms iteration, so the tail claim holds
     at = open_app(BUDGET, ttft=3)
     assert "slow tail meets it too: the longest gap at 576 is 23.04 ms" in shown(at)
