@@ -263,6 +263,7 @@ class EngineProfile:
     "Engine profiles", says the same)."""
     engine: str                  # "vLLM V1"
     version: str                 # the release the figures are read from
+    release: str                 # the release as a label shows it, short: "0.33"
     kv_block_tokens: int         # KV allocated in blocks of this many tokens
     kv_watermark: float          # share of KV blocks kept free when admitting
     budget: Callable[[Gpu], int] | None      # default token budget on this GPU (None: none, or
@@ -278,11 +279,6 @@ class EngineProfile:
     def name(self) -> str:
         """The engine with its release: "vLLM V1 0.33.0"."""
         return f"{self.engine} {self.version}"
-
-    @property
-    def release(self) -> str:
-        """The release as a label shows it: "v0.33.0", or the artifact's name."""
-        return f"v{self.version}" if self.version[:1].isdigit() else self.version
 
 
 def _vllm_budget(gpu: Gpu) -> int:
@@ -334,7 +330,7 @@ def _orca_batch(gpu: Gpu, model: Model) -> int:
 
 
 V1_PROFILE = EngineProfile(
-    engine="vLLM V1", version="0.33.0", kv_block_tokens=16, kv_watermark=0.0,
+    engine="vLLM V1", version="0.33.0", release="0.33", kv_block_tokens=16, kv_watermark=0.0,
     budget=_vllm_budget, max_seqs=_vllm_max_seqs, reserve=_flat(0.08),
     figures=(
         Figure("admission", "a waiting request is admitted only if its whole prompt's KV blocks "
@@ -365,7 +361,7 @@ ARTIFACT_WATERMARK = Figure(
     SARATHI + "sarathi/core/block_space_manager/base_block_space_manager.py#L57")
 
 V0_PROFILE = EngineProfile(
-    engine="vLLM V0", version="0.4.0.post1", kv_block_tokens=16, kv_watermark=0.01,
+    engine="vLLM V0", version="0.4.0.post1", release="0.4", kv_block_tokens=16, kv_watermark=0.01,
     budget=None, max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
     prompt_limit=True,
     figures=(
@@ -381,7 +377,7 @@ V0_PROFILE = EngineProfile(
     ))
 
 SGLANG_PROFILE = EngineProfile(
-    engine="SGLang", version="0.5.23", kv_block_tokens=1, kv_watermark=0.0,
+    engine="SGLang", version="0.5.23", release="0.5.23", kv_block_tokens=1, kv_watermark=0.0,
     budget=_sglang_budget, max_seqs=lambda gpu, model: 1024, reserve=_sglang_reserve,
     future_tokens=True,
     figures=(
@@ -404,7 +400,7 @@ SGLANG_PROFILE = EngineProfile(
     ))
 
 SARATHI_PROFILE = EngineProfile(
-    engine="Sarathi-Serve", version="OSDI'24 artifact", kv_block_tokens=16, kv_watermark=0.01,
+    engine="Sarathi-Serve", version="OSDI'24 artifact", release="OSDI'24", kv_block_tokens=16, kv_watermark=0.01,
     budget=_fixed(512), max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
     figures=(
         Figure("admission", "whole prompt's KV reserved at admission (the paper's section 4.2)",
@@ -417,7 +413,8 @@ SARATHI_PROFILE = EngineProfile(
     ))
 
 ORCA_PROFILE = EngineProfile(
-    engine="Orca", version="Sarathi-Serve's OSDI'24 artifact", kv_block_tokens=16,
+    engine="Orca", version="Sarathi-Serve's OSDI'24 artifact", release="via Sarathi-Serve",
+    kv_block_tokens=16,
     kv_watermark=0.0, budget=None, max_seqs=_orca_batch, reserve=_flat(ARTIFACT_RESERVE),
     kv_floor=True,
     figures=(
@@ -459,9 +456,9 @@ class PolicySpec:
 
     @property
     def label(self) -> str:
-        """The engine, how it batches and its release, wherever the lab names the policy:
-        "vLLM V1 (chunked prefill; v0.33.0)"."""
-        return f"{self.engine} ({self.style}; {self.profile.release})"
+        """The engine, its release and how it batches, wherever the lab names the policy:
+        "vLLM V1 0.33 (chunked prefill)", short enough for a lane's title beside another."""
+        return f"{self.engine} {self.profile.release} ({self.style})"
 
     @property
     def kv_watermark(self) -> float:
@@ -477,7 +474,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec(name="sarathi", build=sarathi, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True, profile=SARATHI_PROFILE,
-               style="stall-free, chunked",
+               style="stall-free",
                intro="Sarathi-Serve is the research scheduler that introduced stall-free "
                      "batching with a token budget (Agrawal et al., OSDI 2024)",
                summary="every stream's decode token first, then a chunk of the prompt fills what "
@@ -494,7 +491,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec(name="sglang", build=sglang, chunked=True, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True, profile=SGLANG_PROFILE,
-               style="prefill-first, chunked",
+               style="prefill-first",
                intro="SGLang is another open-source LLM server; by default it runs prompt "
                      "chunks before decodes",
                summary="prefill first: chunks of the prompt, up to the budget each, run alone "
@@ -502,7 +499,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec(name="vllm-v0", build=vllm_v0, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True, profile=V0_PROFILE,
-               style="prefill-only iterations",
+               style="prefill-only",
                intro="vLLM V0 is the open-source vLLM server's first engine, the baseline "
                      "the Sarathi-Serve paper measures against",
                summary="the whole prompt in a prefill-only iteration while the streams wait"),
