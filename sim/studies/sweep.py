@@ -66,7 +66,7 @@ def vllm_default_budget(gpu: Gpu) -> EngineDefault:
             f"{gb:.0f} GB < {_gib_in_gb(70)}" if gpu.memory_bytes < 70 * GIB else
             "an A100 (excluded by name: PR #17885)")
     return EngineDefault("vLLM", "--max-num-batched-tokens", budget, rule,
-                         "vllm/engine/arg_utils.py:2973-3006 at v0.33.0 (vllm serve)")
+                         "vllm/engine/arg_utils.py#L2973-L3006 at v0.33.0 (vllm serve)")
 
 
 def sglang_default_budget(gpu: Gpu) -> EngineDefault:
@@ -79,7 +79,7 @@ def sglang_default_budget(gpu: Gpu) -> EngineDefault:
     limit = next((gib for gib in (20, 60, 160) if gpu.memory_bytes < gib * GIB), None)
     rule = f"{gb:.0f} GB < {_gib_in_gb(limit)}" if limit else f"{gb:.0f} GB ≥ {_gib_in_gb(160)}"
     return EngineDefault("SGLang", "--chunked-prefill-size", budget, rule,
-                         "python/sglang/srt/arg_groups/memory_hook.py:90-177 at v0.5.23")
+                         "python/sglang/srt/arg_groups/memory_hook.py#L90-L177 at v0.5.23")
 
 
 def engine_defaults(gpu: Gpu) -> tuple[EngineDefault, EngineDefault]:
