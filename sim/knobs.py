@@ -129,7 +129,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          app=Surface(KEEP_LINKS, high=APP_MAX_BUDGET)),
     Knob(name="max_seqs", unit="requests", default=None, high=MAX_REQUESTS,
          shown_default="the engine's own for the GPU and model (vLLM V1: 1,024, 256 on A100s "
-                       "and smaller; SGLang 1,024; Sarathi-Serve 128; vLLM V0 256; Orca 16, 8 "
+                       "and smaller; SGLang 1,024; Sarathi-Serve and vLLM V0 128; Orca 16, 8 "
                        "for 70B and larger), at least the streams running at the start + 1",
          what="most requests running at once (max_num_seqs, max_running_requests)"),
     Knob(name="max_concurrent_prefills", unit="requests", default=None, high=MAX_REQUESTS,

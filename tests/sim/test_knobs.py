@@ -78,3 +78,16 @@ def test_policies_in_words_come_from_their_specs():
     for name in CHUNKED:
         assert f"{name}: {POLICIES[name].summary}" in words
     assert POLICIES["vllm-v1"].engine == "vLLM V1"
+
+
+def test_the_max_seqs_help_quotes_each_engines_default():
+    """The words of --max-seqs' default follow the engine profiles (sim/serving/policies.py)."""
+    from sim.presets.hardware import get_gpu
+    from sim.presets.models import get_model
+    words = " ".join(KNOBS["max_seqs"].shown_default.split())
+    h100, a100, dense = get_gpu("h100-sxm"), get_gpu("a100-80gb"), get_model("dense-8b")
+    seqs = {name: p.profile.max_seqs(h100, dense) for name, p in POLICIES.items()}
+    assert f"vLLM V1: {seqs['vllm-v1']:,}, {POLICIES['vllm-v1'].profile.max_seqs(a100, dense)} on A100s" in words
+    assert f"SGLang {seqs['sglang']:,}" in words
+    assert f"Sarathi-Serve and vLLM V0 {seqs['sarathi']}" in words and seqs["sarathi"] == seqs["vllm-v0"]
+    assert f"Orca {seqs['orca']}" in words
