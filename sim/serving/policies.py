@@ -12,10 +12,17 @@ Decodes are always "the first `decodes` of the running list" (admission order), 
 says how many. KV follows the one reservation rule of the policy's `PolicySpec`
 (`reserve_whole_prompt`), handed to its function as `whole_prompt`.
 
+Each `PolicySpec` carries its engine's `EngineProfile`, pinned to one release: KV block size,
+watermark, what admission must find free beyond the prompt, the memory kept back, the default
+budget and running requests by GPU tier, each figure with the file and lines it is read from
+(docs/sources.md, "Engine profiles", lists the same addresses).
+
 A new policy declares what it does in its `PolicySpec`, because the run-effort estimate
 (sim/effort/estimate.py, which bounds a run's CPU time and memory before it starts) reads these
 flags instead of calling the function: `chunked`, `decodes_take_budget`, `prefill_with_decodes`,
-`budget_caps_decodes` and `prompt_work_finishes_or_fills`. The last one has no default: the
+`budget_caps_decodes`, `prefill_ahead_of_decodes` (a partial prefill ahead of decoders in the
+running list may take the budget before them) and `prompt_work_finishes_or_fills`. The last one
+has no default: the
 estimate's bound on iterations rests on "an iteration with prompt work finishes a prompt or fills
 the token budget", which per-request chunk caps (vLLM's long_prefill_token_threshold) or pipeline
 micro-batches break; a policy that breaks it declares False and is bounded by its prompt tokens
