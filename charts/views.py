@@ -71,9 +71,12 @@ class Timeline:
 
 
 def lane_title(name: str, trace: Trace) -> str:
-    """E.g. "Chunked · Sarathi-Serve (stall-free, chunked), budget 576"; an unchunked policy
-    never splits a prompt, so its budget is not what shapes its lane."""
+    """E.g. "Chunked · Sarathi-Serve OSDI'24 (stall-free), budget 576"; an unchunked policy
+    never splits a prompt, so its budget is not what shapes its lane, except vLLM V0's, which
+    runs at its own budget without chunking (it ignores a longer prompt)."""
     policy = get_policy(trace.policy)
+    if policy.profile.prompt_limit:
+        return f"{name} · {policy.label}, own budget {trace.budget:,}"
     return f"{name} · {policy.label}" + (f", budget {trace.budget:,}" if policy.chunked else "")
 
 

@@ -14,13 +14,14 @@ from sim.knobs import KNOBS, LIMIT_KNOBS, shaping
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving import workloads
-from sim.serving.engine import Trace, simulate
+from sim.serving.engine import Trace, lane_budget, simulate
 from sim.serving.policies import (
     DEFAULT_MAX_ITERATIONS,
     MAX_ITERATION_CAP,
     POLICIES,
     Limits,
     PolicySpec,
+    default_max_seqs,
     get_policy,
 )
 from sim.serving.trace_files import MAX_ARRIVAL_S, load_trace
@@ -190,9 +191,11 @@ def workload_from(args) -> workloads.Workload:
     return poisson_from(args, args.requests, args.qps)
 
 
-def limits_from(args, *policies: PolicySpec) -> Limits:
+def limits_from(args, *policies: PolicySpec, workload: workloads.Workload | None = None) -> Limits:
     """The runs' Limits: every limit of the knob table from its flag, refused when none of
-    `policies` reads it (--max-partial-prefills for unchunked policies)."""
+    `policies` reads it (--max-concurrent-prefills for unchunked policies). Without --max-seqs,
+    the first policy's engine's default for the GPU and model, raised to hold the streams
+    `workload` starts with and one more request (so the worked example's prompt gets a seat)."""
     for knob in LIMIT_KNOBS:
         readers = [p.name for p in policies if knob.applies_to(p.name)]
         if not readers:
@@ -200,8 +203,11 @@ def limits_from(args, *policies: PolicySpec) -> Limits:
             reads = "reads" if len(knob.policies) == 1 else "read"
             refuse(args, (knob.name,), why=f"only {', '.join(knob.policies)} {reads} it; {names} "
                                            f"{'does' if len(policies) == 1 else 'do'} not")
-    return Limits(max_iterations=args.max_iterations,
-                  **{knob.name: getattr(args, knob.name) for knob in LIMIT_KNOBS})
+    given = {knob.name: getattr(args, knob.name) for knob in LIMIT_KNOBS}
+    if given["max_seqs"] is None:
+        given["max_seqs"] = default_max_seqs(policies[0], get_gpu(args.gpu), get_model(args.model),
+                                             workload)
+    return Limits(max_iterations=args.max_iterations, **given)
 
 
 def check_work(work: CommandEffort, what: str, remedy: str) -> tuple[int, ...]:
@@ -249,14 +255,18 @@ def planned_run(args) -> Run:
             f"--budget {args.budget} is at or below the {decoders} running decodes: chunk = "
             f"budget - decodes = {args.budget - decoders} <= 0, so new prompts would starve until "
             f"decoders finish; use a budget > {decoders}, or --allow-starvation to watch it")
-    return Run(workload, policy, cost_model_from(args), args.budget, limits_from(args, policy))
+    budget = args.budget if "budget" in args.given else lane_budget(policy, workload, args.budget)
+    return Run(workload, policy, cost_model_from(args), budget,
+               limits_from(args, policy, workload=workload))
 
 
 def lane_args(args, policy: str) -> argparse.Namespace:
     """The flags of a second run under `policy` (export's unchunked lane): the same workload and
-    hardware; a limit the lane's policy does not read (--max-partial-prefills) stays with the lane
-    it applies to."""
+    hardware; a limit the lane's policy does not read (--max-concurrent-prefills) stays with the lane
+    it applies to; vLLM V0 runs at its own budget, as the app's unchunked lane does."""
     unread = {k.name for k in LIMIT_KNOBS if not k.applies_to(policy)}
+    if get_policy(policy).profile.prompt_limit:
+        unread.add("budget")
     lane = {**vars(args), "policy": policy, "given": args.given - unread}
     lane.update({name: KNOBS[name].default for name in unread})
     return argparse.Namespace(**lane)

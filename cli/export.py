@@ -68,7 +68,7 @@ def _figure(args, look, width: int, caps: tuple[int, ...]):
 # Flags only one kind of view reads; given with another they are refused, not ignored.
 RUN_FLAGS = ("policy", "scenario", "decode_output", "prompt_output", "burst", "allow_starvation",
              "requests", "qps", "prompt_tokens", "output_tokens", "lengths", "seed", "trace_in",
-             "max_seqs", "max_partial_prefills", "max_iterations", "unchunked", "window")
+             "max_seqs", "max_concurrent_prefills", "max_iterations", "unchunked", "window")
 
 
 def _refuse_unused(args, fmt: str) -> None:

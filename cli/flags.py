@@ -96,9 +96,11 @@ class Parser(argparse.ArgumentParser):
 
 def number(parser: argparse.ArgumentParser, flag: str, what: str, *, unit: str, default,
            low: float, high: float, whole: bool = False, low_inclusive: bool = True,
-           shown_default: str | None = None, dest: str | None = None) -> None:
+           shown_default: str | None = None, dest: str | None = None,
+           aliases: tuple[str, ...] = ()) -> None:
     """A numeric flag: `what` it is, in `unit`, checked against [low, high] (whole numbers if
-    `whole`) when parsed. `default` None means "not set" (its meaning goes in `shown_default`)."""
+    `whole`) when parsed. `default` None means "not set" (its meaning goes in `shown_default`).
+    `aliases`: earlier spellings of the flag, still accepted."""
     def parse(text: str):
         try:
             value = float(text)
@@ -116,7 +118,8 @@ def number(parser: argparse.ArgumentParser, flag: str, what: str, *, unit: str, 
     span = f"{fmt_bound(low)} to {fmt_bound(high)}" if low_inclusive else \
         f"{above} {fmt_bound(low)}, ≤ {fmt_bound(high)}"
     unit_text = f"{unit}; " if unit else ""
-    parser.add_argument(flag, type=parse, default=default, dest=dest,
+    parser.add_argument(flag, *aliases, type=parse, default=default,
+                        dest=dest or flag[2:].replace("-", "_"),
                         metavar="N" if whole else "X",
                         help=f"{what} ({unit_text}default {shown}; {span})")
 
@@ -137,7 +140,7 @@ def knob_flag(parser: argparse.ArgumentParser, knob: Knob, **changes) -> None:
         choice(parser, knob.flag, knob.what, knob.choices, **fields)
     else:
         number(parser, knob.flag, knob.what, unit=knob.unit, low=knob.low, high=knob.high,
-               whole=knob.whole, **fields)
+               whole=knob.whole, aliases=knob.old_flags, **fields)
 
 
 def paragraph(text: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim.errors import InputError
-from sim.serving.engine import Trace
+from sim.serving.engine import Trace, lane_budget_note
 from sim.serving.metrics import request_times, seed_metrics, summarize
 from sim.serving.policies import get_policy
 from sim.serving.trace_files import MAX_BYTES, MAX_ROWS
@@ -27,7 +27,9 @@ def _percentiles(p) -> dict:
 def _simulate(args) -> None:
     workload, trace = run_from(args)
     m = summarize(trace)
-    payload = {"policy": m.policy, "iterations": m.iterations, "makespan_s": m.makespan_s,
+    profile = get_policy(args.policy).profile
+    payload = {"policy": m.policy, "engine": profile.engine, "engine_version": profile.version,
+               "budget": trace.budget, "iterations": m.iterations, "makespan_s": m.makespan_s,
                "requests": m.requests, "preemptions": m.preemptions,
                "throughput_tokens_per_s": m.throughput_tokens_per_s, "max_gap_s": m.max_gap_s,
                "ttft_s": _percentiles(m.ttft_s), "tbt_s": _percentiles(m.tbt_s),
@@ -56,6 +58,9 @@ def _simulate(args) -> None:
              f"{m.throughput_tokens_per_s:,.0f} output tokens/s, {m.preemptions:,} preemptions",
              table(rows, ("metric", "p50", "p90", "p99", "max"), args.wide),
              f"largest gap any request saw: {fmt_seconds(m.max_gap_s)}"]
+    own_budget = "budget" not in args.given and lane_budget_note(policy, workload, args.budget)
+    if own_budget:
+        lines.append(f"note: {own_budget}; --budget sets another")
     if policy.name == "orca" and "budget" in args.given:
         lines.append("note: Orca has no token budget (every decode plus whole prompts in each "
                      "iteration), so --budget does not change its schedule")

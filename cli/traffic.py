@@ -62,7 +62,7 @@ def _sweep(args) -> None:
     workload = workload_from(args)
     cost = cost_model_from(args)
     policy = get_policy(args.policy)
-    limits = limits_from(args, policy)
+    limits = limits_from(args, policy, workload=workload)
     budgets = sorted(set(args.budgets))
     check_iterations(workload, args.max_iterations)
     caps = check_work(CommandEffort(tuple(estimate_run(workload, policy, b, limits, cost)

@@ -15,17 +15,24 @@ from sim.cost.iteration import MODES, Chunk, Composition, CostModel, IterationCo
 from sim.errors import InputError
 from sim.presets.hardware import GPUS, Gpu, custom_gpu, get_gpu
 from sim.presets.models import MODELS, Model, custom_model, get_model
-from sim.serving.engine import SimulationLimitError, Trace, simulate
+from sim.serving.engine import SimulationLimitError, Trace, lane_budget, simulate
 from sim.serving.metrics import Metrics, request_times, summarize
 from sim.serving.policies import POLICIES, Limits, PolicySpec, get_policy
 from sim.serving.workloads import Workload, burst, make_workload, poisson, seed_scenario
 
+ARTICLE_BUDGET = 576   # the source article's worked example: 64 decodes + a 512-token chunk
 
-def run(workload: Workload, policy: str = "sarathi", budget: int = 576, *, gpu: str = "illustrative",
-        model: str = "dense-8b", mode: str = "roofline", **limits) -> Trace:
+
+def run(workload: Workload, policy: str = "sarathi", budget: int | None = None, *,
+        gpu: str = "illustrative", model: str = "dense-8b", mode: str = "roofline",
+        **limits) -> Trace:
     """`workload` under a named policy on a preset GPU and model: the short way to `simulate`.
-    `limits` are those of `Limits` (max_seqs, max_partial_prefills, max_iterations)."""
-    return simulate(workload, get_policy(policy), CostModel(get_gpu(gpu), get_model(model), mode),
+    `budget` None: the source article's 576, or vLLM V0's own without chunking (`lane_budget`).
+    `limits` are those of `Limits` (max_seqs, max_concurrent_prefills, max_iterations)."""
+    spec = get_policy(policy)
+    if budget is None:
+        budget = lane_budget(spec, workload, ARTICLE_BUDGET)
+    return simulate(workload, spec, CostModel(get_gpu(gpu), get_model(model), mode),
                     budget=budget, limits=Limits(**limits))
 
 

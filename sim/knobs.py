@@ -70,6 +70,9 @@ class Knob:
     choices: tuple[str, ...] = ()       # a knob with choices takes one of them
     shown_default: str | None = None    # the default in words, where it is "none" with a meaning
     key: str | None = None
+    # earlier names still accepted, so commands and shared links that use them keep working
+    old_flags: tuple[str, ...] = ()
+    old_keys: tuple[str, ...] = ()
     label: str = ""                     # the app's label, its unit included
     step: float = 1
     help: str = ""                      # the app's tooltip: what it is and where it comes from
@@ -131,13 +134,20 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
               "forward pass may hold. Chunk = budget - decodes.",
          policies=tuple(n for n in POLICIES if n != "orca"),   # Orca has no budget
          app=Surface(KEEP_LINKS, high=APP_MAX_BUDGET)),
-    Knob(name="max_seqs", unit="requests", default=Limits().max_seqs, high=MAX_REQUESTS,
-         what="most requests running at once (max_num_seqs)"),
-    Knob(name="max_partial_prefills", unit="requests", default=None, high=MAX_REQUESTS,
-         shown_default="no cap", what="chunked policies: most requests mid-prefill at once",
-         key="partials", label="Max partial prefills (0: no cap)",
-         help="Chunked policies: requests mid-prefill at once (vLLM V0's max_num_partial_prefills). "
-              "0 leaves it uncapped.",
+    Knob(name="max_seqs", unit="requests", default=None, high=MAX_REQUESTS,
+         shown_default="the engine's own for the GPU and model (vLLM V1: 1,024, 256 on A100s "
+                       "and smaller; SGLang 1,024; Sarathi-Serve and vLLM V0 128; Orca 16, 8 "
+                       "for 70B and larger), at least the streams running at the start + 1",
+         what="most requests running at once (max_num_seqs, max_running_requests)"),
+    Knob(name="max_concurrent_prefills", unit="requests", default=None, high=MAX_REQUESTS,
+         shown_default="no cap",
+         what="chunked policies: most requests mid-prefill at once (a what-if: none of the "
+              "engine releases profiled here has this cap)",
+         key="prefills", old_flags=("--max-partial-prefills",), old_keys=("partials",),
+         label="Max concurrent prefills (0: no cap)",
+         help="Chunked policies: most requests part-way through their prefill at once, a "
+              "what-if of the lab's (vLLM V0 had such a cap, max_num_partial_prefills; vLLM V1 "
+              "0.33 has none; SGLang chunks one request at a time). 0 leaves it uncapped.",
          policies=CHUNKED,
          app=Surface("a number box cannot be empty, so 0 stands for no cap; " + KEEP_LINKS,
                      default=0, low=0, high=1024)),
@@ -215,6 +225,8 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
 
 # The knobs that are `Limits` fields (named alike): the command line builds Limits from them.
 LIMIT_KNOBS = tuple(k for k in KNOBS.values() if k.name in Limits.__dataclass_fields__)
+# A link's earlier key -> the key it is now.
+OLD_KEYS = {old: k.key for k in KNOBS.values() for old in k.old_keys}
 
 
 def shaping(scenario: str) -> tuple[str, ...]:

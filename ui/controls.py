@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from charts.views import FOCUS_MARGIN, WINDOWS
-from sim.knobs import KNOBS
+from sim.knobs import KNOBS, OLD_KEYS
 from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, in_words, names_in_prose
 from sim.studies.capacity import DELAY_SLO_S, SLO_PRESETS
 
@@ -231,7 +231,7 @@ def _kv_rules() -> str:
 KV_PICK = Control("kvpolicies", "Policies", ("sarathi", "vllm-v1"), "multi",
                   options=tuple(POLICIES),
                   help=_kv_rules())
-PARTIALS = _knob("max_partial_prefills")
+PARTIALS = _knob("max_concurrent_prefills")
 TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,
                 help="The source article's example: 20 simultaneous 8,192-token prompts.")
 
@@ -277,6 +277,11 @@ def read_link(params: Mapping[str, str | list[str]]) -> Link:
     """Read a link's query parameters (a key's value: a string, or the list of its repeated
     values). Keys that are not controls are ignored."""
     values, corrections, notes, above_max = {}, {}, {}, []
+    # a key's earlier name (a link shared before it was renamed) reads as the key, and is
+    # rewritten to it; the key itself wins where both are given
+    renamed = {OLD_KEYS[key] for key in params if key in OLD_KEYS and OLD_KEYS[key] not in params}
+    params = {OLD_KEYS.get(key, key): raw for key, raw in params.items()
+              if not (key in OLD_KEYS and OLD_KEYS[key] in params)}
     for key, raw in params.items():
         control = CONTROLS.get(key)
         if control is None:
@@ -288,7 +293,7 @@ def read_link(params: Mapping[str, str | list[str]]) -> Link:
             given = raw if isinstance(raw, list) else [raw]
         else:
             given = raw[-1] if isinstance(raw, list) else raw
-        if note or control.url_text(value) != given:
+        if note or key in renamed or control.url_text(value) != given:
             corrections[key] = value
         if note:
             notes[key] = note

@@ -24,7 +24,7 @@ from charts.figure import Figure
 from charts.theme import Look
 from charts.views import timeline
 from sim.errors import InputError, check_number
-from sim.serving.engine import Trace, simulate
+from sim.serving.engine import Trace, lane_budget, simulate
 from sim.serving.policies import get_policy
 
 from . import controls, glossary, tour, words
@@ -45,7 +45,9 @@ def _runs(s: Scenario) -> tuple[Trace, Trace]:
 
 def _burst(s: Scenario) -> dict[str, Trace]:
     t = tour.burst_traffic(s)
-    return {p: simulate(t.workload(), get_policy(p), s.cost_model(), budget=s.budget,
+    workload = t.workload()
+    return {p: simulate(workload, get_policy(p), s.cost_model(),
+                        budget=lane_budget(get_policy(p), workload, s.budget),
                         limits=replace(t.limits, max_iterations=MAX_ITERATIONS))
             for p in tour.BURST_POLICIES}
 

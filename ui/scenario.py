@@ -12,7 +12,7 @@ from sim.errors import InputError
 from sim.knobs import LIMIT_KNOBS
 from sim.presets.hardware import Gpu, custom_gpu, get_gpu
 from sim.presets.models import Model, custom_model, get_model
-from sim.serving.engine import SimulationLimitError, Trace, simulate
+from sim.serving.engine import SimulationLimitError, Trace, lane_budget, simulate
 from sim.serving.policies import POLICIES, Limits, get_policy
 from sim.serving.workloads import Workload, burst, poisson, seed_scenario
 
@@ -78,8 +78,11 @@ class Scenario:
         return seed_scenario(self.decodes, self.context, self.prompt, DECODE_OUTPUT, PROMPT_OUTPUT)
 
     def run(self, policy: str, max_iterations: int) -> Trace:
-        """One lane: the seed workload under `policy`, with room for every request."""
-        return simulate(self.workload(), get_policy(policy), self.cost_model(), budget=self.budget,
+        """One lane: the seed workload under `policy`, with room for every request, at the
+        scenario's budget (vLLM V0 at its own: `lane_budget`)."""
+        spec, workload = get_policy(policy), self.workload()
+        return simulate(workload, spec, self.cost_model(),
+                        budget=lane_budget(spec, workload, self.budget),
                         limits=replace(self.limits, max_iterations=max_iterations))
 
     def fits_in_memory(self) -> bool:

@@ -19,7 +19,7 @@ from charts import traffic as charts
 from charts.figure import Figure
 from charts.theme import Look
 from sim.errors import InputError
-from sim.serving.engine import Trace, simulate
+from sim.serving.engine import Trace, lane_budget, lane_budget_note, simulate
 from sim.serving.policies import Limits, get_policy
 from sim.serving.workloads import Workload
 from sim.studies.stalls import STALL_S
@@ -43,10 +43,15 @@ def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
         cost = s.cost_model()
         specs = [get_policy(p) for p in policies]
         limits = limits or t.limits
-        jobs = [Job(("traffic", t, s, spec.name, budget, limits), spec.name,
-                    run_work(workload, spec, cost, budget=budget, limits=limits),
-                    partial(_simulate, workload, spec, cost, budget, limits))
+        budgets = {spec.name: lane_budget(spec, workload, budget) for spec in specs}
+        jobs = [Job(("traffic", t, s, spec.name, budgets[spec.name], limits), spec.name,
+                    run_work(workload, spec, cost, budget=budgets[spec.name], limits=limits),
+                    partial(_simulate, workload, spec, cost, budgets[spec.name], limits))
                 for spec in specs]
+        for spec in specs:
+            note = lane_budget_note(spec, workload, budget)
+            if note:
+                st.caption(f"{note}.")
         refuse_if_too_big(jobs, t, what)
         held = total(job.work for job in jobs).tokens
         if held > PAGE_TOKENS:

@@ -50,6 +50,9 @@ def apply_link_corrections() -> bool:
         del st.query_params[NO_PAGE]
         initial_link().pop(NO_PAGE, None)
     link = controls.read_link({key: st.query_params.get_all(key) for key in st.query_params})
+    for old in set(controls.OLD_KEYS) & set(st.query_params):   # rewritten under its new key
+        del st.query_params[old]
+        initial_link().pop(old, None)
     corrections, notes = dict(link.corrections), dict(link.notes)
     for key, fitted in fit_in_memory(link.values, link.above_max).items():
         corrections[key] = fitted

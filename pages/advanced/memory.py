@@ -6,7 +6,13 @@ import streamlit as st
 from sim.errors import InputError
 from sim.serving.metrics import summarize
 from sim.serving.policies import POLICIES
-from sim.studies.memory import admission_rule, kv_pressure, kv_usage, memory_budget
+from sim.studies.memory import (
+    admission_rule,
+    kv_pressure,
+    kv_usage,
+    memory_budget,
+    reserves_in_words,
+)
 from sim.units import fmt_bytes, fmt_seconds
 from ui import controls, memory, traffic, widgets, words, workload_box
 from ui.glossary import first
@@ -29,8 +35,10 @@ try:
 except InputError as e:
     st.error(f"**Can't fit this model:** {e}")
     st.stop()
-st.caption("Sizes in GB, 10⁹ bytes, as the datasheets write them. The reserve is vLLM's default "
-           "gpu_memory_utilization = 0.9: a tenth of memory for activations and CUDA graphs.")
+st.caption("Sizes in GB, 10⁹ bytes, as the datasheets write them. The reserve here is vLLM V0's "
+           "default gpu_memory_utilization = 0.9: a tenth of memory for activations and CUDA "
+           "graphs. Each engine's runs keep back their own: " + reserves_in_words(cost, s.budget)
+           + ".")
 
 st.subheader("The source article's arithmetic, on this model")
 prompts = widgets.widget(controls.TOGETHER, width=260)
@@ -49,7 +57,7 @@ t, workload = workload_box.show(s)
 cols = st.columns([2, 1])
 picked = widgets.widget(controls.KV_PICK, cols[0])
 limits = limits_with(t.limits, {controls.PARTIALS.key: widgets.widget(controls.PARTIALS, cols[1])})
-partials = limits.max_partial_prefills
+partials = limits.max_concurrent_prefills
 if not picked:
     st.info("Pick one or more policies.", icon=":material/checklist:")
     st.stop()

@@ -50,7 +50,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from sim.cost.iteration import CostModel
-from sim.serving.engine import kv_capacity_tokens
+from sim.serving.engine import RESERVE_FRACTION, kv_capacity_tokens, policy_reserve
 from sim.serving.policies import Limits, PolicySpec
 from sim.serving.workloads import Workload
 
@@ -203,21 +203,37 @@ class _Shape:
                    int(longest_per_group.sum()), new_steps, len(groups), leave_groups)
 
 
-def _running_bound(w: Workload, shape: _Shape, limits: Limits, cost: CostModel) -> int:
-    """Decoders running at once, at most: the requests, max_seqs (streams join on arrival beyond
-    it) and what fits in KV (each holds at least its prompt)."""
+def _kv_tokens_at_most(policy: PolicySpec, cost: CostModel, budget: int) -> int:
+    """The most KV tokens the run can have: its engine's capacity, or the lab's 10% reserve's
+    where that leaves more (never below what the engine gets)."""
+    return kv_capacity_tokens(cost, min(RESERVE_FRACTION, policy_reserve(policy, cost, budget)))
+
+
+def _running_bound(w: Workload, shape: _Shape, limits: Limits, cost: CostModel,
+                   kv_tokens: int) -> int:
+    """Decoders running at once, at most: the requests, max_seqs (streams that arrived before
+    may join beyond it) and what fits in KV (each holds at least its prompt)."""
     return min(shape.requests, limits.max_seqs + shape.streams,
-               kv_capacity_tokens(cost) // max(1, int(w.prompt.min())))
+               kv_tokens // max(1, int(w.prompt.min())))
+
+
+def _streams_after_prompts(w: Workload) -> bool:
+    """Whether a stream can arrive after a new prompt, and so join the running list behind a
+    partial prefill (a partial prefill still running took the whole budget, so nothing admitted
+    after it joins the list while it runs: only such streams can be behind it)."""
+    new = w.arrival_s[~w.prefilled]
+    return bool(len(new) and np.any(w.arrival_s[w.prefilled] > new.min()))
 
 
 def _bound(w: Workload, shape: _Shape, policy: PolicySpec, budget: int, limits: Limits,
            cost: CostModel) -> Counts:
     """Upper bounds on one run's counts (the module docstring)."""
-    running = _running_bound(w, shape, limits, cost)
+    running = _running_bound(w, shape, limits, cost, _kv_tokens_at_most(policy, cost, budget))
     # a decoder may skip a step only where the running set can outgrow what one step takes: the
-    # budget, where it caps the decodes, or max_seqs (which streams arriving late can pass)
+    # budget, where it caps the decodes, or max_seqs (which streams arriving late can pass), or
+    # a partial prefill ahead of them in the running list (vLLM V1)
     per_step = min(budget, limits.max_seqs) if policy.budget_caps_decodes else limits.max_seqs
-    skips = running > per_step
+    skips = running > per_step or (policy.prefill_ahead_of_decodes and _streams_after_prompts(w))
     if policy.prompt_work_finishes_or_fills:
         shared = shape.decode_rows if policy.prefill_with_decodes else 0
         prefill_iterations = shape.new + ((shape.prompt_tokens + shared) // budget
@@ -253,7 +269,7 @@ def _likely_rows(w: Workload, policy: PolicySpec, budget: int, limits: Limits,
     budget caps the decodes, the budget; fewer when arrivals are sparse (Little's law)."""
     n = len(w)
     held = float(np.mean(w.prompt + w.output / 2))   # KV a request holds, on average
-    cap = min(limits.max_seqs, n, max(1.0, kv_capacity_tokens(cost) / held))
+    cap = min(limits.max_seqs, n, max(1.0, _kv_tokens_at_most(policy, cost, budget) / held))
     if policy.budget_caps_decodes:
         cap = min(cap, budget)
     elif policy.prefill_with_decodes and policy.chunked:

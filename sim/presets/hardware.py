@@ -99,3 +99,26 @@ def custom_gpu(peak_tflops: float, bandwidth_tbps: float, memory_gb: float,
     link = check_number("GPU-to-GPU link GB/s", link_gbps, low=0, low_inclusive=True, high=1e5)
     return Gpu("custom", name, tflops * TFLOPS, tbps * TB, mem * GB, "user-supplied fields",
                link * GB)
+
+
+# --- what the engines read off the device to pick their defaults ------------------------------
+GIB = 2**30
+
+
+def memory_gib(gpu: Gpu) -> float:
+    """Device memory in GiB (2³⁰ B), the unit the engines' tier thresholds are written in
+    (vLLM compares bytes with `70 * GiB_bytes`, SGLang MiB with `35 * 1024`). The presets carry
+    the datasheet's decimal GB, so an 80 GB GPU is 74.5 GiB."""
+    return gpu.memory_bytes / GIB
+
+
+def tier_of(gpu: Gpu, tiers: tuple[tuple[float, object], ...], above: object) -> object:
+    """The value of the first of `tiers` ((GiB limit, value), ascending) whose limit the GPU's
+    memory is below; `above` when none is."""
+    gib = memory_gib(gpu)
+    return next((value for limit, value in tiers if gib < limit), above)
+
+
+def is_a100(gpu: Gpu) -> bool:
+    """vLLM keeps A100s on its small tier by name ("a100" in the device name, PR #17885)."""
+    return "a100" in gpu.name.lower()

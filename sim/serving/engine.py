@@ -24,7 +24,7 @@ import numpy as np
 from sim.ceilings import MAX_TOKENS
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
-from sim.serving.kv import KvPool
+from sim.serving.kv import KvPool, round_up
 from sim.serving.policies import DEFAULT_LIMITS, Batch, Limits, PolicySpec
 from sim.serving.trace import Trace, TraceRecorder
 from sim.serving.workloads import Workload
@@ -32,6 +32,13 @@ from sim.units import fmt_bytes
 
 RESERVE_FRACTION = 0.10   # vLLM's gpu_memory_utilization=0.9 leaves 10% for activations etc.
 NEVER = np.iinfo(np.int64).max
+# SGLang's new_token_ratio (srt/environ.py:646-649 at v0.5.23): the share of their remaining
+# output running requests keep KV for, decaying a decode step at a time to 0.7 x 0.14
+NEW_TOKEN_RATIO = 0.7
+MIN_NEW_TOKEN_RATIO = NEW_TOKEN_RATIO * 0.14
+NEW_TOKEN_RATIO_DECAY = (NEW_TOKEN_RATIO - MIN_NEW_TOKEN_RATIO) / 600
+CLIP_MAX_NEW_TOKENS = 4096   # SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION
+RETRACT_DECODE_STEPS = 20    # SGLANG_RETRACT_DECODE_STEPS: steps a retracted request is assumed to run
 
 
 class SimulationLimitError(InputError):
@@ -46,6 +53,16 @@ class SimulationLimitError(InputError):
 def kv_capacity_bytes(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> float:
     """Memory left for the KV cache on each GPU: memory x (1 - reserve fraction) - its weights."""
     return cost.gpu.memory_bytes * (1 - reserve_fraction) - cost.weight_bytes
+
+
+def policy_reserve(spec: PolicySpec, cost: CostModel, budget: int) -> float:
+    """The share of GPU memory `spec`'s engine keeps back from the KV cache at `budget`."""
+    return spec.profile.reserve(cost.gpu, budget, cost.tp)
+
+
+def max_model_len(workload: Workload) -> int:
+    """The smallest max_model_len that serves `workload`: its longest request, prompt + output."""
+    return int(np.max(workload.prompt + workload.output))
 
 
 def kv_capacity_tokens(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> int:
@@ -71,7 +88,13 @@ class _Engine:
         self.w, self.spec, self.budget, self.limits, self.cost = workload, spec, budget, limits, cost
         self.n = n = len(workload)
         capacity = kv_capacity_tokens(cost, reserve_fraction)
-        self.pool = KvPool(capacity, int(spec.kv_watermark * capacity), n)
+        profile = spec.profile
+        block = profile.kv_block_tokens
+        self.pool = KvPool(capacity, int(profile.kv_watermark * (capacity // block)) * block, n,
+                           block_tokens=block)
+        # Orca as Sarathi-Serve runs it: max_model_len of blocks for each request it admits
+        self.kv_floor = round_up(max_model_len(workload), block) if profile.kv_floor else 0
+        self.new_token_ratio = NEW_TOKEN_RATIO if profile.future_tokens else 0.0
         self.record = TraceRecorder()
         self.window = cost.model.sliding_window
         self.arrival = workload.arrival_s.tolist()
@@ -85,6 +108,7 @@ class _Engine:
         self.recomputed = [0] * n
         self.partial: list[int] = []           # admitted, prefill under way, in admission order
         self.waiting: deque[int] = deque()
+        self.streams_waiting: deque[int] = deque()   # streams that arrived with max_seqs full
         self.now = 0.0
         self.arrived = 0
         self.finished = 0
@@ -107,13 +131,41 @@ class _Engine:
     def kv_watermark(self) -> int:
         return self.pool.watermark
 
+    @property
+    def decode_kv(self) -> int:
+        return self.pool.decode_slots(self.dec_ids)
+
+    @property
+    def reserved_kv(self) -> float:
+        """SGLang: what the running requests keep for their future tokens, min(output left,
+        4,096) x new_token_ratio each (schedule_policy.py:785-794); 0 for the other engines."""
+        if not self.new_token_ratio:
+            return 0.0
+        left = np.minimum(self.dec_finish - self.clock, CLIP_MAX_NEW_TOKENS).sum() + sum(
+            self.future_kv(r) for r in self.partial)
+        return float(left) * self.new_token_ratio
+
     def prefill_left(self, request: int) -> int:
         return self.target[request] - self.computed[request]
+
+    def kv_slots(self, request: int, tokens: int) -> int:
+        floor = self.kv_floor if not self.pool.held[request] else 0
+        return self.pool.slots_for(request, tokens, floor)
+
+    def future_kv(self, request: int) -> int:
+        """SGLang: a request's output still to come, up to 4,096 (schedule_policy.py:1407-1412)."""
+        if not self.new_token_ratio:
+            return 0
+        return min(self.output[request] - self.generated[request], CLIP_MAX_NEW_TOKENS)
+
+    def decoders_before(self, request: int) -> int:
+        return int(np.searchsorted(self.dec_admission, self.pool.admission_number(request)))
 
     # --- the loop -------------------------------------------------------------------------
     def run(self) -> Trace:
         while self.finished < self.n:
             self._arrive()
+            self._join_waiting_streams()
             batch = self._plan()
             if not batch.decodes and not batch.chunks:
                 self._idle_until_next_arrival()
@@ -124,37 +176,49 @@ class _Engine:
             completed = self._price(batch)
             self._step_decoders(batch.decodes)
             self._finish_prefills(completed)
-            self.record.end_iteration(self.pool.used)
+            self.record.end_iteration(self.pool.allocated)
         return self._trace()
 
     # --- the phases -----------------------------------------------------------------------
     def _arrive(self) -> None:
         """Requests whose arrival time has come: new ones queue, streaming ones start decoding
         with their context already in KV."""
-        streaming = []
         while self.arrived < self.n and self.arrival[self.arrived] <= self.now:
             request = self.arrived
-            if self.streaming[request]:
-                self.pool.reserve(request, self.prompt[request])
-                streaming.append(request)
-            else:
-                self.waiting.append(request)
+            (self.streams_waiting if self.streaming[request] else self.waiting).append(request)
             self.arrived += 1
-        if streaming:
-            self._join(streaming)
+
+    def _join_waiting_streams(self) -> None:
+        """Streams that arrived join the running decoders, their context already in KV, while
+        max_seqs and the free KV allow (first come, first joined); the rest wait for a slot."""
+        joining = []
+        running = self.decoding + len(self.partial)
+        while self.streams_waiting and running + len(joining) < self.limits.max_seqs:
+            request = self.streams_waiting[0]
+            if self.pool.slots_for(request, self.prompt[request]) > self.pool.free_tokens:
+                break
+            self.pool.reserve(request, self.prompt[request])
+            joining.append(self.streams_waiting.popleft())
+        if joining:
+            self._join(joining)
 
     def _plan(self) -> Batch:
         """The policy's batch, after preempting the newest running request until its KV fits."""
         self.preempted_this_step = False
         while True:
             batch = self.spec.plan(self, self.budget, self.limits)
-            if batch.kv_tokens <= self.pool.free_tokens:
+            if self._slots(batch) <= self.pool.free_tokens:
                 return batch
             self._preempt_newest()
             self.preempted_this_step = True
 
+    def _slots(self, batch: Batch) -> int:
+        """KV slots the batch needs free: its stepping decoders' new blocks and its reservations."""
+        return self.pool.decode_slots(self.dec_ids[:batch.decodes]) + sum(
+            self.kv_slots(request, tokens) for request, tokens in batch.kv)
+
     def _idle_until_next_arrival(self) -> None:
-        if self.arrived == self.n:
+        if self.arrived == self.n or self.streams_waiting and not self.decoding and not self.partial:
             raise RuntimeError("the scheduler made no progress with work left")
         self.now = self.arrival[self.arrived]
 
@@ -177,7 +241,7 @@ class _Engine:
             self.waiting.remove(request)
             self.partial.append(request)
         for request, tokens in batch.kv:
-            self.pool.reserve(request, tokens)
+            self.pool.reserve(request, tokens, self.kv_floor)
 
     def _price(self, batch: Batch) -> list[int]:
         """Time the iteration from aggregates (`CostModel.time`), advance the clock and record
@@ -214,6 +278,9 @@ class _Engine:
         budget skipped do not advance."""
         if not k:
             return
+        if self.new_token_ratio:   # SGLang: the ratio decays with each decode step
+            self.new_token_ratio = max(MIN_NEW_TOKEN_RATIO,
+                                       self.new_token_ratio - NEW_TOKEN_RATIO_DECAY)
         stepping = self.dec_ids[:k]
         self.pool.append(stepping)
         if k < self.decoding:
@@ -293,6 +360,20 @@ class _Engine:
         self.computed[victim] = 0
         self.preemptions[victim] += 1
         self.waiting.appendleft(victim)
+        if self.new_token_ratio:
+            self._retract_ratio()
+
+    def _retract_ratio(self) -> None:
+        """SGLang after a retraction: new_token_ratio = (tokens decoded + 20 per request) /
+        (their max_new_tokens + 1) over the running requests, at most 1
+        (new_token_ratio_tracker.py estimate_new_token_ratio_after_retract at v0.5.23)."""
+        running = self.dec_ids.tolist() + list(self.partial)
+        left = np.asarray(self.dec_finish - self.clock).tolist() + [
+            self.output[r] - self.generated[r] for r in self.partial]
+        decoded = sum(self.output[r] - rest for r, rest in zip(running, left))
+        total = sum(self.output[r] for r in running)
+        self.new_token_ratio = min(1.0, (decoded + RETRACT_DECODE_STEPS * len(running))
+                                   / (total + 1))
 
     # --- the result -----------------------------------------------------------------------
     def _trace(self) -> Trace:
@@ -314,14 +395,77 @@ class _Engine:
 
 
 def simulate(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
-             limits: Limits = DEFAULT_LIMITS, reserve_fraction: float = RESERVE_FRACTION) -> Trace:
-    """Run `workload` under `policy` at token `budget` to completion and return its Trace."""
+             limits: Limits = DEFAULT_LIMITS, reserve_fraction: float | None = None) -> Trace:
+    """Run `workload` under `policy` at token `budget` to completion and return its Trace. The
+    memory kept back from the KV cache is the policy's engine's (`policy_reserve`) unless
+    `reserve_fraction` is given."""
     budget = check_number("budget", budget, high=MAX_TOKENS, integer=True)
+    if reserve_fraction is None:
+        reserve_fraction = policy_reserve(policy, cost, budget)
     check_number("reserve fraction", reserve_fraction, low=0, low_inclusive=True, high=0.99)
+    check_prompt_limit(workload, policy, budget)
     engine = _Engine(workload, policy, budget, limits, cost.for_engine(policy.overhead),
                      reserve_fraction)
     _check_fits(workload, engine)
     return engine.run()
+
+
+def prompt_limit_problem(workload: Workload, policy: PolicySpec, budget: int) -> str | None:
+    """What `policy`'s engine does with a prompt longer than `budget` where it ignores such
+    prompts (vLLM V0: prompt_limit = max_num_batched_tokens without chunking, status
+    FINISHED_IGNORED); None when every new prompt fits."""
+    if not policy.profile.prompt_limit:
+        return None
+    prompts = workload.prompt[~workload.prefilled]
+    longer = int(np.count_nonzero(prompts > budget))
+    if not longer:
+        return None
+    longest = int(prompts.max())
+    return (f"{policy.profile.name} ignores a prompt longer than its token budget (prompt_limit "
+            f"= max_num_batched_tokens: the request finishes as FINISHED_IGNORED, with no output), "
+            f"and {longer:,} of these {len(prompts):,} prompts are longer than {budget:,} tokens "
+            f"(the longest {longest:,}); give a budget of at least {longest:,}, or vLLM V0's own "
+            f"without chunking, max(max_model_len, 2,048) = "
+            f"{unchunked_budget(workload):,}")
+
+
+def check_prompt_limit(workload: Workload, policy: PolicySpec, budget: int) -> None:
+    """Refuse, with what the engine would do, a run whose engine would ignore some prompts."""
+    problem = prompt_limit_problem(workload, policy, budget)
+    if problem:
+        raise InputError(problem)
+
+
+def lane_budget(policy: PolicySpec, workload: Workload, budget: int) -> int:
+    """The budget a side-by-side lane runs `policy` at: vLLM V0 at its own without chunking
+    (`unchunked_budget`), the budget it runs a whole prompt at (at a smaller one it would ignore
+    the prompt, and the lane would show no stall but a dropped request); any other at `budget`."""
+    return unchunked_budget(workload) if policy.profile.prompt_limit else budget
+
+
+def lane_budget_note(policy: PolicySpec, workload: Workload, budget: int) -> str | None:
+    """What a page or command says when it runs `policy` at `lane_budget` instead of `budget`
+    (None when they agree)."""
+    own = lane_budget(policy, workload, budget)
+    if own == budget:
+        return None
+    longer = int(np.count_nonzero(workload.prompt[~workload.prefilled] > budget))
+    ignored = (f": at {budget:,} it would ignore the {longer:,} prompt{'s' * (longer != 1)} "
+               "longer than that (FINISHED_IGNORED, no output), since it never splits a prompt"
+               if longer else "")
+    return (f"{policy.engine} runs at its own budget without chunking, max(max_model_len, 2,048) "
+            f"= {own:,} tokens, max_model_len the longest request{ignored}")
+
+
+def unchunked_budget(workload: Workload) -> int:
+    """vLLM V0's budget for `workload`, max_model_len its longest request, so every prompt fits."""
+    return vllm_v0_budget(max_model_len(workload))
+
+
+def vllm_v0_budget(max_model_len: int) -> int:
+    """vLLM V0's budget without chunked prefill: max_num_batched_tokens = max(max_model_len,
+    2048) (vllm/config.py:562 at v0.4.0.post1)."""
+    return max(int(max_model_len), 2048)
 
 
 def _check_fits(workload: Workload, engine: _Engine) -> None:
@@ -339,6 +483,7 @@ def _check_fits(workload: Workload, engine: _Engine) -> None:
         raise InputError(
             f"the running streams need {streaming:,} tokens of KV but only "
             f"{engine.pool.capacity:,} fit; use fewer streams or a shorter context")
-    if int(np.sum(workload.prefilled)) > engine.limits.max_seqs:
-        raise InputError(f"{int(np.sum(workload.prefilled))} running streams exceed max "
-                         f"sequences ({engine.limits.max_seqs})")
+    at_start = int(np.sum(workload.prefilled & (workload.arrival_s == workload.arrival_s[0])))
+    if at_start > engine.limits.max_seqs:
+        raise InputError(f"{at_start} running streams exceed max sequences "
+                         f"({engine.limits.max_seqs})")

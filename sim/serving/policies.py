@@ -12,10 +12,17 @@ Decodes are always "the first `decodes` of the running list" (admission order), 
 says how many. KV follows the one reservation rule of the policy's `PolicySpec`
 (`reserve_whole_prompt`), handed to its function as `whole_prompt`.
 
+Each `PolicySpec` carries its engine's `EngineProfile`, pinned to one release: KV block size,
+watermark, what admission must find free beyond the prompt, the memory kept back, the default
+budget and running requests by GPU tier, each figure with the file and lines it is read from
+(docs/sources.md, "Engine profiles", lists the same addresses).
+
 A new policy declares what it does in its `PolicySpec`, because the run-effort estimate
 (sim/effort/estimate.py, which bounds a run's CPU time and memory before it starts) reads these
 flags instead of calling the function: `chunked`, `decodes_take_budget`, `prefill_with_decodes`,
-`budget_caps_decodes` and `prompt_work_finishes_or_fills`. The last one has no default: the
+`budget_caps_decodes`, `prefill_ahead_of_decodes` (a partial prefill ahead of decoders in the
+running list may take the budget before them) and `prompt_work_finishes_or_fills`. The last one
+has no default: the
 estimate's bound on iterations rests on "an iteration with prompt work finishes a prompt or fills
 the token budget", which per-request chunk caps (vLLM's long_prefill_token_threshold) or pipeline
 micro-batches break; a policy that breaks it declares False and is bounded by its prompt tokens
@@ -33,6 +40,8 @@ from sim.ceilings import MAX_REQUESTS
 from sim.cost import overhead as engine_overhead
 from sim.cost.overhead import Overhead
 from sim.errors import InputError, check_number
+from sim.presets.hardware import Gpu, is_a100, memory_gib, tier_of
+from sim.presets.models import Model
 
 DEFAULT_MAX_ITERATIONS = 2_000_000
 MAX_ITERATION_CAP = 5_000_000   # ~20 s and ~2 GB here: the most any one run may take
@@ -43,20 +52,20 @@ class Limits:
     """A run's caps besides the token budget, checked when made; named, never positional."""
     max_seqs: int = 1024     # max running requests (max_num_seqs, max_running_requests)
     # chunked policies: requests mid-prefill at once, counting those a step admits (unchunked
-    # ones finish every prefill in its iteration); None: no cap. vLLM V0's
-    # max_num_partial_prefills ("the maximum number of sequences that can be partially prefilled
-    # concurrently", default 1; vllm-project/vllm#10235; V1 has no such cap as of v0.33.0);
+    # ones finish every prefill in its iteration); None: no cap. A what-if of the lab's, not an
+    # engine knob of the releases profiled here: vLLM V0 had max_num_partial_prefills
+    # (vllm-project/vllm#10235), vLLM V1 0.33.0 has none (proposals: PRs 31330, 41399, 49075),
     # SGLang chunks one request at a time.
-    max_partial_prefills: int | None = None
+    max_concurrent_prefills: int | None = None
     max_iterations: int = DEFAULT_MAX_ITERATIONS   # a run that needs more is refused
 
     def __post_init__(self):
         set_ = object.__setattr__   # frozen: store the checked, whole values
         set_(self, "max_seqs", check_number("max sequences", self.max_seqs, high=MAX_REQUESTS,
                                             integer=True))
-        if self.max_partial_prefills is not None:
-            set_(self, "max_partial_prefills", check_number(
-                "max partial prefills", self.max_partial_prefills, high=MAX_REQUESTS, integer=True))
+        if self.max_concurrent_prefills is not None:
+            set_(self, "max_concurrent_prefills", check_number(
+                "max concurrent prefills", self.max_concurrent_prefills, high=MAX_REQUESTS, integer=True))
         set_(self, "max_iterations", check_number("iteration cap", self.max_iterations,
                                                   integer=True, high=MAX_ITERATION_CAP))
 
@@ -81,49 +90,61 @@ class Batch:
         self.admitted.append(request)
         self.add_chunk(request, tokens, kv)
 
-    @property
-    def kv_tokens(self) -> int:
-        """KV this batch needs free: a token per decode plus its reservations."""
-        return self.decodes + sum([tokens for _, tokens in self.kv])
-
 
 class State(Protocol):
-    """What a policy may read (implemented by the engine)."""
+    """What a policy may read (implemented by the engine). KV is counted in slots: tokens
+    rounded up to the engine's KV blocks (sim/serving/kv.py)."""
     decoding: int                 # running requests whose prefill is complete
-    partial: Sequence[int]        # requests part-way through prefill, in priority order
+    partial: Sequence[int]        # requests part-way through prefill, in admission order
     waiting: Sequence[int]        # arrived, not yet admitted, in queue order
-    free_kv: int                  # KV tokens free now
-    kv_watermark: int             # KV tokens to keep free when admitting (Sarathi: 1%)
+    free_kv: int                  # KV slots free now
+    kv_watermark: int             # KV slots to keep free when admitting (Sarathi: 1%)
+    decode_kv: int                # slots the running decoders need to step once
+    reserved_kv: float            # slots held back for the running requests' future tokens
     preempted_this_step: bool
 
     def prefill_left(self, request: int) -> int: ...
+
+    def kv_slots(self, request: int, tokens: int) -> int:
+        """Slots `request` must be given to hold `tokens` more KV."""
+
+    def future_kv(self, request: int) -> int:
+        """Slots a new request must find free beyond its prompt (SGLang: its output, up to
+        4,096; others 0)."""
+
+    def decoders_before(self, request: int) -> int:
+        """Running decoders admitted before the partial prefill `request` (ahead of it in the
+        running list)."""
 
 
 def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: Batch,
                    whole_prompt: bool) -> None:
     """Admit waiting requests first-come-first-served, each chunked to the leftover budget, until
-    the budget, KV memory, max_seqs or the cap on partial prefills runs out. Reserving the whole
-    prompt at admission (Sarathi, SGLang) means a request never fails half-way through its
-    prefill; vLLM V1 needs KV for the chunk only."""
-    # this step's decodes get their KV token first, whatever the reservation rule, so admitting
-    # a prompt never evicts a running decoder; vLLM V1 also needs KV for the chunks before it
-    free = state.free_kv - state.kv_watermark - (state.decoding if whole_prompt else used)
+    the budget, KV memory, max_seqs or the cap on concurrent partial prefills runs out. A request
+    is admitted only if KV for its whole prompt is free (Sarathi-Serve, SGLang, and vLLM V1 since
+    `scheduler_reserve_full_isl`), so it never fails half-way through its prefill; it reserves all
+    of it now (`whole_prompt`) or chunk by chunk (vLLM V1)."""
+    # this step's decodes get their KV first, so admitting a prompt never evicts a running
+    # decoder; then what the batch already commits, and what the policy holds back
+    free = state.free_kv - state.kv_watermark - state.decode_kv - state.reserved_kv \
+        - sum(state.kv_slots(request, tokens) for request, tokens in batch.kv)
     running = state.decoding + len(state.partial)
     for request in state.waiting:
         room = budget - used
         if room <= 0 or running + len(batch.admitted) >= limits.max_seqs:
             break
-        if limits.max_partial_prefills is not None \
-                and len(state.partial) + len(batch.admitted) >= limits.max_partial_prefills:
+        if limits.max_concurrent_prefills is not None \
+                and len(state.partial) + len(batch.admitted) >= limits.max_concurrent_prefills:
             break
         need = state.prefill_left(request)
+        future = state.future_kv(request)
+        if state.kv_slots(request, need) + future > free:
+            break
         take = min(need, room)
         kv = need if whole_prompt else take
-        if kv > free:
-            break
         batch.admit(request, take, kv)
         used += take
-        free -= kv
+        free -= state.kv_slots(request, kv) + future
 
 
 def _continue_partials(state: State, budget: int, used: int, batch: Batch,
@@ -150,21 +171,35 @@ def sarathi(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Ba
 
 
 def vllm_v1(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
-    """vLLM V1 (vllm/v1/core/sched/scheduler.py at v0.33.0): the running list in order, each request given
-    min(what it needs, budget left), so the budget caps decodes too; then waiting requests with
-    chunking and KV per chunk. No admission in a step that preempted."""
-    batch = Batch(decodes=min(state.decoding, budget))
-    used = _continue_partials(state, budget, batch.decodes, batch, whole_prompt)
-    if not state.preempted_this_step:
-        _admit_chunked(state, budget, limits, used, batch, whole_prompt)
+    """vLLM V1 (vllm/v1/core/sched/scheduler.py at v0.33.0): the running list in its order
+    (admission order: `self.running.append` at :1549), each request given min(what it needs,
+    budget left) (:795), so the budget caps decodes too and a partial prefill admitted before a
+    decoder runs before it; then waiting requests with chunking and KV per chunk, each only if
+    its whole prompt's KV fits. No admission in a step that preempted (:1050)."""
+    batch = Batch()
+    left = budget
+    for request in state.partial:
+        ahead = min(left, state.decoders_before(request) - batch.decodes)
+        batch.decodes += ahead
+        left -= ahead
+        take = min(state.prefill_left(request), left)
+        if take <= 0:
+            break
+        batch.add_chunk(request, take, 0 if whole_prompt else take)
+        left -= take
+    batch.decodes += max(0, min(left, state.decoding - batch.decodes))
+    left = budget - batch.decodes - sum(tokens for _, tokens in batch.chunks)
+    if not state.preempted_this_step and left > 0:
+        _admit_chunked(state, budget, limits, budget - left, batch, whole_prompt)
     return batch
 
 
 def sglang(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
     """SGLang default (python/sglang/srt/managers/scheduler.py at v0.5.23, get_next_batch_to_run):
     prefill-first. If a prefill batch can be formed (the chunked request's next chunk, then new
-    requests up to the chunk size, whole prompt's KV reserved at admission), it runs alone and
-    decodes wait; otherwise every running request decodes, up to max running requests."""
+    requests up to the chunk size, each needing KV for its prompt plus min(max_new_tokens, 4096)
+    beside what the running requests keep for their future tokens), it runs alone and decodes
+    wait; otherwise every running request decodes, up to max running requests."""
     batch = Batch()
     used = _continue_partials(state, budget, 0, batch, whole_prompt)
     _admit_chunked(state, budget, limits, used, batch, whole_prompt)
@@ -177,24 +212,26 @@ def _admit_whole(state: State, limits: Limits, batch: Batch, token_cap: float) -
     """Admit waiting requests with their whole prompt, FCFS, while KV, max_seqs and the token cap
     allow (the first prompt is never refused for the cap: unchunked prompts cannot be split).
     The chunk is the whole prompt, so either reservation rule reserves all of it now."""
-    free = state.free_kv - state.kv_watermark - state.decoding   # the decodes' KV comes first
+    free = state.free_kv - state.kv_watermark - state.decode_kv   # the decodes' KV comes first
     used = 0
     running = state.decoding + len(state.partial)
     for request in state.waiting:
         need = state.prefill_left(request)
-        if need > free or running + len(batch.admitted) >= limits.max_seqs:
+        slots = state.kv_slots(request, need)
+        if slots > free or running + len(batch.admitted) >= limits.max_seqs:
             break
         if batch.admitted and used + need > token_cap:
             break
         batch.admit(request, need, need)
         used += need
-        free -= need
+        free -= slots
 
 
 def vllm_v0(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
     """vLLM V0 default, the 'vLLM' baseline of Sarathi-Serve: if waiting prompts fit, a
     prefill-only iteration of whole prompts (up to the budget of batched tokens; decodes pause:
-    the stall); otherwise every running request decodes."""
+    the stall); otherwise every running request decodes. A prompt longer than the budget is
+    ignored upstream; the engine refuses such a run (`EngineProfile.prompt_limit`)."""
     batch = Batch()
     _admit_whole(state, limits, batch, token_cap=budget)
     if not batch.chunks:
@@ -204,17 +241,206 @@ def vllm_v0(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Ba
 
 def orca(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
     """Orca (OSDI'22) iteration-level scheduling: every running decode plus whole new prompts in
-    the same iteration, no token budget."""
+    the same iteration, no token budget; as the Sarathi-Serve artifact runs it, each admitted
+    request is given max_model_len of KV up front (`EngineProfile.kv_floor`)."""
     batch = Batch(decodes=state.decoding)
     _admit_whole(state, limits, batch, token_cap=float("inf"))
     return batch
+
+
+# --- the engines as they ship ---------------------------------------------------------------------
+VLLM = "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/"
+VLLM_V0 = "https://github.com/vllm-project/vllm/blob/v0.4.0.post1/vllm/"
+SGLANG = "https://github.com/sgl-project/sglang/blob/v0.5.23/python/sglang/srt/"
+SARATHI = "https://github.com/microsoft/sarathi-serve/blob/osdi-sarathi-serve/"
+MIB = 2**20
+
+
+class Figure:
+    """One figure of an engine profile: what it is, its value in words, and the addresses it is
+    read from (a file and its lines at the release, or a paper)."""
+
+    def __init__(self, what: str, value: str, *sources: str):
+        self.what, self.value, self.sources = what, value, sources
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineProfile:
+    """What surrounds a policy's loop in the engine it is named after, pinned to one release:
+    KV blocks, the watermark, what admission must find free, the memory kept back, and the
+    defaults a user who sets nothing gets. `figures` lists each with its source (docs/sources.md,
+    "Engine profiles", says the same)."""
+    engine: str                  # "vLLM V1"
+    version: str                 # the release the figures are read from
+    release: str                 # the release as a label shows it, short: "0.33"
+    kv_block_tokens: int         # KV allocated in blocks of this many tokens
+    kv_watermark: float          # share of KV blocks kept free when admitting
+    budget: Callable[[Gpu], int] | None      # default token budget on this GPU (None: none, or
+    #                                          the workload's: vLLM V0's `unchunked_budget`)
+    max_seqs: Callable[[Gpu, Model], int]    # default most running requests
+    reserve: Callable[[Gpu, int, int], float]   # memory share kept back (GPU, budget, tp)
+    figures: tuple[Figure, ...]
+    future_tokens: bool = False  # admission keeps room for running requests' future tokens
+    kv_floor: bool = False       # each admitted request gets max_model_len of KV up front
+    prompt_limit: bool = False   # a prompt longer than the budget is ignored (FINISHED_IGNORED)
+
+    @property
+    def name(self) -> str:
+        """The engine with its release: "vLLM V1 0.33.0"."""
+        return f"{self.engine} {self.version}"
+
+
+def _vllm_budget(gpu: Gpu) -> int:
+    """`vllm serve`'s max_num_batched_tokens (vllm/engine/arg_utils.py:2973-3006 at v0.33.0):
+    16,384 with >= 160 GiB; 8,192 with >= 70 GiB and not an A100; else 2,048."""
+    if memory_gib(gpu) >= 160:
+        return 16384
+    return 8192 if memory_gib(gpu) >= 70 and not is_a100(gpu) else 2048
+
+
+def _vllm_max_seqs(gpu: Gpu, model: Model) -> int:
+    """`max_num_seqs`: 1,024 on the two large tiers, 256 on A100s and smaller (same lines)."""
+    return 256 if _vllm_budget(gpu) == 2048 else 1024
+
+
+def _sglang_budget(gpu: Gpu) -> int:
+    """--chunked-prefill-size by GPU memory (srt/arg_groups/memory_hook.py:90-177 at v0.5.23):
+    2,048 below 20 GiB, 4,096 below 60 GiB, 8,192 below 160 GiB, 16,384 above."""
+    return tier_of(gpu, ((20, 2048), (60, 4096), (160, 8192)), 16384)
+
+
+def _sglang_reserve(gpu: Gpu, budget: int, tp: int) -> float:
+    """SGLang's memory kept back from the KV pool, as a share of the GPU's memory
+    (srt/arg_groups/memory_hook.py:294-322, reserve_for_graph_mb :357-368 at v0.5.23): 512 MiB
+    + 1.5 MiB per token of max(chunk size, 2,048) + tp/8 GiB + 2 MiB per decode CUDA graph
+    batch size (by memory tier: 8, 48, 32, 256, 256, 512; 160 or 512 from tp 4), at least 10 GiB
+    above 60 GiB."""
+    graphs = tier_of(gpu, ((20, 8), (35, 48 if tp < 4 else 160), (60, 32 if tp < 4 else 160),
+                           (160, 256 if tp < 4 else 512)), 512)
+    reserved = 512 + 1.5 * max(budget, 2048) + tp / 8 * 1024 + 2 * graphs
+    if memory_gib(gpu) > 60:
+        reserved = max(reserved, 10 * 1024)
+    return min(0.9, reserved * MIB / gpu.memory_bytes)
+
+
+def _flat(share: float) -> Callable[[Gpu, int, int], float]:
+    return lambda gpu, budget, tp: share
+
+
+def _fixed(value: int) -> Callable[[Gpu], int]:
+    return lambda gpu: value   # the same on every GPU
+
+
+def _orca_batch(gpu: Gpu, model: Model) -> int:
+    """Orca's batch size in the Sarathi-Serve artifact: 16, 8 for the 70B and 180B models
+    (osdi-experiments/figure-5-6/*.yml: "with higher batch size activation and kv cache memory
+    blows up")."""
+    return 8 if model.params >= 60e9 else 16
+
+
+V1_PROFILE = EngineProfile(
+    engine="vLLM V1", version="0.33.0", release="0.33", kv_block_tokens=16, kv_watermark=0.0,
+    budget=_vllm_budget, max_seqs=_vllm_max_seqs, reserve=_flat(0.08),
+    figures=(
+        Figure("admission", "a waiting request is admitted only if its whole prompt's KV blocks "
+               "are free (scheduler_reserve_full_isl = True), then allocated chunk by chunk",
+               VLLM + "config/scheduler.py#L190", VLLM + "v1/core/kv_cache_manager.py#L531-L547"),
+        Figure("watermark", "0: no blocks kept free (applied to waiting and preempted requests)",
+               VLLM + "config/scheduler.py#L196", VLLM + "v1/core/kv_cache_manager.py#L518-L525"),
+        Figure("KV block", "16 tokens (DEFAULT_BLOCK_SIZE)", VLLM + "config/cache.py#L185"),
+        Figure("memory kept back", "8% (gpu_memory_utilization 0.92)",
+               VLLM + "config/cache.py#L215"),
+        Figure("budget, max running requests",
+               "16,384 / 1,024 with >= 160 GiB; 8,192 / 1,024 with >= 70 GiB and not an A100; "
+               "2,048 / 256 otherwise (vllm serve)", VLLM + "engine/arg_utils.py#L2973-L3006"),
+        Figure("running-list order", "running requests in admission order (appended when "
+               "admitted), each given min(what it needs, budget left); no admission in a step "
+               "that preempted", VLLM + "v1/core/sched/scheduler.py#L795",
+               VLLM + "v1/core/sched/scheduler.py#L1549", VLLM + "v1/core/sched/scheduler.py#L1050"),
+    ))
+
+ARTIFACT_RESERVE = 0.15   # gpu_memory_utilization 0.85 in the Sarathi-Serve artifact's runs
+ARTIFACT_MEMORY = Figure("memory kept back", "15% (gpu_memory_utilization 0.85)",
+                         SARATHI + "sarathi/engine/arg_utils.py#L42",
+                         SARATHI + "sarathi/benchmark/config/default.yml#L8")
+ARTIFACT_BLOCK = Figure("KV block", "16 tokens", SARATHI + "sarathi/engine/arg_utils.py#L41")
+ARTIFACT_RUNS = SARATHI + "osdi-experiments/figure-5-6/mistral7b_strict.yml#L1-L11"
+ARTIFACT_WATERMARK = Figure(
+    "watermark", "1% of KV blocks kept free",
+    SARATHI + "sarathi/core/block_space_manager/base_block_space_manager.py#L57")
+
+V0_PROFILE = EngineProfile(
+    engine="vLLM V0", version="0.4.0.post1", release="0.4", kv_block_tokens=16, kv_watermark=0.01,
+    budget=None, max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
+    prompt_limit=True,
+    figures=(
+        Figure("prompt limit", "a prompt longer than the budget (prompt_limit = "
+               "min(max_model_len, max_num_batched_tokens)) is ignored: FINISHED_IGNORED, no "
+               "output; Sarathi-Serve's baseline declares the same limit",
+               VLLM_V0 + "core/scheduler.py#L126-L127", VLLM_V0 + "core/scheduler.py#L244-L249",
+               SARATHI + "sarathi/core/scheduler/vllm_scheduler.py#L25-L28"),
+        Figure("budget without chunking", "max(max_model_len, 2,048), so any prompt fits",
+               VLLM_V0 + "config.py#L562"),
+        ARTIFACT_WATERMARK, ARTIFACT_BLOCK, ARTIFACT_MEMORY,
+        Figure("max running requests", "128 (batch_size of the paper's vLLM runs)", ARTIFACT_RUNS),
+    ))
+
+SGLANG_PROFILE = EngineProfile(
+    engine="SGLang", version="0.5.23", release="0.5.23", kv_block_tokens=1, kv_watermark=0.0,
+    budget=_sglang_budget, max_seqs=lambda gpu, model: 1024, reserve=_sglang_reserve,
+    future_tokens=True,
+    figures=(
+        Figure("admission", "running requests keep min(max_new_tokens - output, 4,096) x "
+               "new_token_ratio; a new request needs its prompt + min(max_new_tokens, 4,096)",
+               SGLANG + "managers/schedule_policy.py#L785-L794",
+               SGLANG + "managers/schedule_policy.py#L1407-L1412"),
+        Figure("new_token_ratio", "0.7, down by (0.7 - 0.098) / 600 a decode step to 0.098; "
+               "after a retraction (decoded + 20 per request) / max_new_tokens",
+               SGLANG + "environ.py#L646-L650",
+               SGLANG + "managers/scheduler_components/new_token_ratio_tracker.py#L20-L49"),
+        Figure("chunk size", "2,048 below 20 GiB, 4,096 below 60 GiB, 8,192 below 160 GiB, "
+               "16,384 above", SGLANG + "arg_groups/memory_hook.py#L90-L177"),
+        Figure("memory kept back", "512 MiB + 1.5 MiB x max(chunk, 2,048) + tp/8 GiB + 2 MiB "
+               "per decode CUDA graph batch size; at least 10 GiB above 60 GiB",
+               SGLANG + "arg_groups/memory_hook.py#L294-L322",
+               SGLANG + "arg_groups/memory_hook.py#L357-L368"),
+        Figure("KV page", "1 token (page_size 1 on CUDA)",
+               SGLANG + "arg_groups/overrides.py#L1340-L1363"),
+    ))
+
+SARATHI_PROFILE = EngineProfile(
+    engine="Sarathi-Serve", version="OSDI'24 artifact", release="OSDI'24", kv_block_tokens=16, kv_watermark=0.01,
+    budget=_fixed(512), max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
+    figures=(
+        Figure("admission", "whole prompt's KV reserved at admission (the paper's section 4.2)",
+               "https://arxiv.org/abs/2403.02310",
+               SARATHI + "sarathi/core/scheduler/sarathi_scheduler.py#L131-L235"),
+        ARTIFACT_WATERMARK,
+        Figure("budget, batch cap", "chunk 512 (strict SLO; 2,048 relaxed), batch size 128",
+               ARTIFACT_RUNS),
+        ARTIFACT_BLOCK, ARTIFACT_MEMORY,
+    ))
+
+ORCA_PROFILE = EngineProfile(
+    engine="Orca", version="Sarathi-Serve's OSDI'24 artifact", release="via Sarathi-Serve",
+    kv_block_tokens=16,
+    kv_watermark=0.0, budget=None, max_seqs=_orca_batch, reserve=_flat(ARTIFACT_RESERVE),
+    kv_floor=True,
+    figures=(
+        Figure("admission", "ceil(max_model_len / 16) blocks per request, up front; no "
+               "watermark", SARATHI + "sarathi/core/block_space_manager/"
+               "orca_block_space_manager.py#L13-L17"),
+        Figure("batch size", "16 (8 for the 70B and 180B models)", ARTIFACT_RUNS,
+               SARATHI + "osdi-experiments/figure-5-6/llama70b_strict.yml#L5-L7"),
+        ARTIFACT_BLOCK, ARTIFACT_MEMORY,
+    ))
 
 
 @dataclass(frozen=True, kw_only=True)
 class PolicySpec:
     """A scheduler and what it does, declared (the run-effort estimate reads these fields
     instead of asking the function; tests/sim/serving/test_policies.py checks each against the
-    function)."""
+    function), with the engine it is named after (`profile`)."""
     name: str
     build: Callable[[State, int, Limits, bool], Batch]
     chunked: bool               # splits a prompt to fit the budget
@@ -224,18 +450,32 @@ class PolicySpec:
     # every iteration with prompt work finishes a prompt or fills the budget (module docstring)
     prompt_work_finishes_or_fills: bool
     reserve_whole_prompt: bool  # KV for the whole prompt at admission, else per chunk
-    label: str
+    style: str                  # how it batches, in a few words: "stall-free, chunked"
     summary: str                # how it builds an iteration, in one phrase for the app's text
     intro: str                  # what the engine is, in one sentence, where the text first names it
-    kv_watermark: float = 0.0   # share of KV kept free when admitting (Sarathi: 1% of blocks)
+    profile: EngineProfile
     # the engine's CPU time per iteration and whether it hides behind the GPU step, pinned to its
     # release (sim/cost/overhead.py)
-    overhead: Overhead = field(kw_only=True)
+    overhead: Overhead
+    # a partial prefill ahead of decoders in the running list can take the budget before them,
+    # so decoders may skip a step even when they number fewer than the budget (vLLM V1)
+    prefill_ahead_of_decodes: bool = False
 
     @property
     def engine(self) -> str:
-        """The engine's name alone, as prose lists it: the label before its parenthesis."""
-        return self.label.split(" (")[0]
+        """The engine's name alone, as prose lists it."""
+        return self.profile.engine
+
+    @property
+    def label(self) -> str:
+        """The engine, its release and how it batches, wherever the lab names the policy:
+        "vLLM V1 0.33 (chunked prefill)", short enough for a lane's title beside another."""
+        return f"{self.engine} {self.profile.release} ({self.style})"
+
+    @property
+    def kv_watermark(self) -> float:
+        """Share of KV kept free when admitting (Sarathi: 1% of blocks)."""
+        return self.profile.kv_watermark
 
     def plan(self, state: State, budget: int, limits: Limits) -> Batch:
         """The next batch, its KV reserved by this policy's one reservation rule."""
@@ -245,26 +485,27 @@ class PolicySpec:
 POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec(name="sarathi", build=sarathi, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
-               prompt_work_finishes_or_fills=True,
-               label="Sarathi-Serve (stall-free, chunked)",
+               prompt_work_finishes_or_fills=True, profile=SARATHI_PROFILE,
+               style="stall-free",
                intro="Sarathi-Serve is the research scheduler that introduced stall-free "
                      "batching with a token budget (Agrawal et al., OSDI 2024)",
                summary="every stream's decode token first, then a chunk of the prompt fills what "
-                       "is left of the budget, in the same iteration", kv_watermark=0.01,
+                       "is left of the budget, in the same iteration",
                overhead=engine_overhead.SARATHI_SERVE),
     PolicySpec(name="vllm-v1", build=vllm_v1, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=True, reserve_whole_prompt=False,
-               prompt_work_finishes_or_fills=True,
-               label="vLLM V1 (chunked prefill)",
+               prompt_work_finishes_or_fills=True, profile=V1_PROFILE,
+               prefill_ahead_of_decodes=True,
+               style="chunked prefill",
                intro="vLLM is a widely used open-source LLM server; its V1 engine, the "
                      "default since 2025, chunks prompts",
-               summary="the streams first (the budget caps their decode tokens too), then a "
-                       "chunk of the prompt fills what is left of the budget",
+               summary="the running requests in admission order (the budget caps their decode "
+                       "tokens too), then a chunk of the prompt fills what is left of the budget",
                overhead=engine_overhead.VLLM_V1),
     PolicySpec(name="sglang", build=sglang, chunked=True, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
-               prompt_work_finishes_or_fills=True,
-               label="SGLang (prefill-first, chunked)",
+               prompt_work_finishes_or_fills=True, profile=SGLANG_PROFILE,
+               style="prefill-first",
                intro="SGLang is another open-source LLM server; by default it runs prompt "
                      "chunks before decodes",
                summary="prefill first: chunks of the prompt, up to the budget each, run alone "
@@ -272,16 +513,16 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                overhead=engine_overhead.SGLANG),
     PolicySpec(name="vllm-v0", build=vllm_v0, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
-               prompt_work_finishes_or_fills=True,
-               label="vLLM V0 (prefill-only iterations)",
+               prompt_work_finishes_or_fills=True, profile=V0_PROFILE,
+               style="prefill-only",
                intro="vLLM V0 is the open-source vLLM server's first engine, the baseline "
                      "the Sarathi-Serve paper measures against",
                summary="the whole prompt in a prefill-only iteration while the streams wait",
                overhead=engine_overhead.VLLM_V0),
     PolicySpec(name="orca", build=orca, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
-               prompt_work_finishes_or_fills=True,
-               label="Orca (decodes + whole prompts)",
+               prompt_work_finishes_or_fills=True, profile=ORCA_PROFILE,
+               style="decodes + whole prompts",
                intro="Orca (OSDI 2022) is the research server that introduced "
                      "iteration-level scheduling, now called continuous batching",
                summary="every stream's decode token plus the whole prompt in one iteration",
@@ -289,6 +530,17 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
 )}
 CHUNKED = tuple(n for n, p in POLICIES.items() if p.chunked)
 UNCHUNKED = tuple(n for n, p in POLICIES.items() if not p.chunked)
+
+
+def default_max_seqs(policy: PolicySpec, gpu: Gpu, model: Model, workload=None) -> int:
+    """`policy`'s engine's max running requests on `gpu` for `model`, raised to hold the streams
+    `workload` starts with (those arriving with its first request) plus one more request."""
+    most = policy.profile.max_seqs(gpu, model)
+    if workload is not None and len(workload):
+        at_start = workload.prefilled & (workload.arrival_s == workload.arrival_s[0])
+        if at_start.any():
+            most = max(most, int(at_start.sum()) + 1)
+    return most
 
 
 def in_words(names) -> str:

@@ -25,12 +25,11 @@ import numpy as np
 
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
-from sim.serving.engine import SimulationLimitError, Trace, simulate
+from sim.serving.engine import SimulationLimitError, Trace, simulate, unchunked_budget
 from sim.serving.metrics import Percentiles, median_scheduling_delay, token_gaps
 from sim.serving.policies import Limits, PolicySpec
 from sim.serving.trace_files import MAX_ARRIVAL_S
 from sim.serving.workloads import Workload
-from sim.studies.sweep import vllm_v0_default_budget
 from sim.units import fmt_seconds
 
 DELAY_SLO_S = 2.0          # Sarathi-Serve: median scheduling delay <= 2 s
@@ -99,7 +98,7 @@ def default_baseline_budget(baseline: PolicySpec, budget: int, workload: Workloa
     longest request (prompt + output) as max_model_len, the smallest that serves this workload."""
     if baseline.chunked:
         return budget
-    return vllm_v0_default_budget(int(np.max(workload.prompt + workload.output)))
+    return unchunked_budget(workload)
 
 
 def compute_ceiling_qps(workload: Workload, cost: CostModel) -> float:

@@ -5,10 +5,11 @@ preemptions and recomputed tokens per request). This module turns those into the
 Memory page explains, each a `Step` (formula, numbers substituted, value, unit) like the worked
 example, so every figure on screen shows where it came from.
 
-Admission differs by policy (`PolicySpec.reserve_whole_prompt`): Sarathi-Serve and SGLang reserve
-a request's whole prompt at admission, so a prefill never stalls half-way for memory; vLLM V1
-allocates KV per scheduled chunk, admitting more requests sooner but preempting when decodes grow
-into a full cache.
+Admission differs by policy (`PolicySpec.reserve_whole_prompt` and its engine profile):
+Sarathi-Serve and SGLang reserve a request's whole prompt at admission (SGLang its output too), so
+a prefill never stalls half-way for memory; vLLM V1 admits a request once its whole prompt's KV is
+free but allocates it per scheduled chunk, so decodes growing into a full cache can preempt it;
+Orca reserves max_model_len per request.
 """
 
 from __future__ import annotations
@@ -24,18 +25,27 @@ from sim.serving.engine import (
     Trace,
     kv_capacity_bytes,
     kv_capacity_tokens,
+    policy_reserve,
 )
-from sim.serving.policies import PolicySpec
+from sim.serving.policies import POLICIES, PolicySpec, names_in_prose
 from sim.studies.worked_example import DEFAULTS as WORKED_DEFAULTS
 from sim.studies.worked_example import Step
 from sim.units import fmt_bytes, fmt_count, fmt_flops
 
 
 def admission_rule(policy: PolicySpec) -> str:
+    """How `policy`'s engine admits a request, in words (its profile: sim/serving/policies.py)."""
+    profile = policy.profile
+    if profile.kv_floor:
+        return ("reserves max_model_len of KV for each request when it is admitted (the longest "
+                "request here), whatever its prompt")
+    extra = (" plus its output (up to 4,096 tokens), beside what the running requests keep for "
+             "theirs" if profile.future_tokens else "")
     if policy.reserve_whole_prompt:
-        return ("reserves KV for the whole prompt when a request is admitted (it never stalls "
-                "half-way through its prefill for memory)")
-    return "allocates KV chunk by chunk as the prefill runs (admits sooner, may preempt later)"
+        return (f"reserves KV for the whole prompt{extra} when a request is admitted (it never "
+                "stalls half-way through its prefill for memory)")
+    return ("admits a request only when its whole prompt's KV is free, then allocates it chunk "
+            "by chunk as the prefill runs (decodes growing into a full cache may preempt it)")
 
 
 def kv_footprint(count: int, tokens: int, kv_bytes_per_token: float,
@@ -93,6 +103,15 @@ def article_pressure() -> tuple[Step, Step, float]:
             kv_footprint(a["streams"], a["context"], per, "KV of the running streams",
                          count_name="streams", tokens_name="context"),
             d["params"] * d["bytes_per_param"])
+
+
+def reserves_in_words(cost: CostModel, budget: int) -> str:
+    """The memory each engine keeps back from its KV cache on this GPU at `budget` (SGLang's
+    grows with its chunk), as a sentence's list: "Sarathi-Serve 15%, vLLM V1 8%, ..."."""
+    shares = {}
+    for spec in POLICIES.values():
+        shares.setdefault(f"{policy_reserve(spec, cost, budget):.0%}", []).append(spec.engine)
+    return "; ".join(f"{names_in_prose(engines)} {share}" for share, engines in shares.items())
 
 
 def memory_budget(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> list[Step]:

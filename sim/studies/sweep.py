@@ -28,7 +28,7 @@ from sim.errors import InputError, check_number
 from sim.presets.hardware import Gpu
 from sim.serving.engine import simulate
 from sim.serving.metrics import Metrics, median_scheduling_delay, summarize
-from sim.serving.policies import DEFAULT_LIMITS, Limits, PolicySpec
+from sim.serving.policies import DEFAULT_LIMITS, POLICIES, Limits, PolicySpec
 from sim.serving.workloads import Workload
 from sim.units import fmt_seconds
 
@@ -54,39 +54,32 @@ def _gib_in_gb(gib: float) -> str:
 
 
 def vllm_default_budget(gpu: Gpu) -> EngineDefault:
-    """`vllm serve`'s default max_num_batched_tokens: 8192 on GPUs with >= 70 GiB that are not an
-    A100, else 2048 (vllm/engine/arg_utils.py, get_batch_defaults: `device_memory >= 70 * GiB_bytes
-    and "a100" not in device_name` at v0.33.0; docs/sources.md, "vLLM (V0 and V1)"). The offline
-    `LLM` class uses 16384 / 8192 instead. The engines read the device's memory in bytes; the
-    presets carry the datasheet's decimal GB, which puts every preset in the same tier. The rule
-    is said in SI units, as the lab shows every size."""
+    """`vllm serve`'s default max_num_batched_tokens, from vLLM V1's engine profile
+    (sim/serving/policies.py: 16384 with >= 160 GiB, 8192 with >= 70 GiB and not an A100, else
+    2048; vllm/engine/arg_utils.py:2973-3006 at v0.33.0). The offline `LLM` class uses 16384 /
+    8192 below 160 GiB instead. The engines read the device's memory in bytes; the presets carry
+    the datasheet's decimal GB. The rule is said in SI units, as the lab shows every size."""
     gb = gpu.memory_bytes / 1e9
-    big = gpu.memory_bytes >= 70 * GIB and "a100" not in gpu.name.lower()
-    rule = (f"{gb:.0f} GB ≥ {_gib_in_gb(70)} and not an A100" if big else
+    budget = POLICIES["vllm-v1"].profile.budget(gpu)
+    rule = (f"{gb:.0f} GB ≥ {_gib_in_gb(160)}" if gpu.memory_bytes >= 160 * GIB else
+            f"{gb:.0f} GB ≥ {_gib_in_gb(70)} and not an A100" if budget == 8192 else
             f"{gb:.0f} GB < {_gib_in_gb(70)}" if gpu.memory_bytes < 70 * GIB else
             "an A100 (excluded by name: PR #17885)")
-    return EngineDefault("vLLM", "--max-num-batched-tokens", 8192 if big else 2048, rule,
-                         "vllm/engine/arg_utils.py get_batch_defaults (vllm serve)")
+    return EngineDefault("vLLM", "--max-num-batched-tokens", budget, rule,
+                         "vllm/engine/arg_utils.py#L2973-L3006 at v0.33.0 (vllm serve)")
 
 
 def sglang_default_budget(gpu: Gpu) -> EngineDefault:
-    """SGLang's default --chunked-prefill-size by GPU memory (python/sglang/srt/server_args.py,
-    _handle_gpu_memory_settings, thresholds in MiB of device memory): 2048 below 35 GiB, 4096
-    below 60 GiB, 8192 below 160 GiB (H100, A100-80G, H200), 16384 above (B200, MI300X)."""
+    """SGLang's default --chunked-prefill-size by GPU memory, from its engine profile
+    (sim/serving/policies.py; srt/arg_groups/memory_hook.py:90-177 at v0.5.23, thresholds in
+    MiB of device memory): 2048 below 20 GiB, 4096 below 60 GiB, 8192 below 160 GiB (H100,
+    A100-80G, H200), 16384 above (B200, MI300X)."""
     gb = gpu.memory_bytes / 1e9
-    for limit, budget in ((35, 2048), (60, 4096), (160, 8192)):
-        if gpu.memory_bytes < limit * GIB:
-            return EngineDefault("SGLang", "--chunked-prefill-size", budget,
-                                 f"{gb:.0f} GB < {_gib_in_gb(limit)}",
-                                 "python/sglang/srt/server_args.py _handle_gpu_memory_settings")
-    return EngineDefault("SGLang", "--chunked-prefill-size", 16384, f"{gb:.0f} GB ≥ {_gib_in_gb(160)}",
-                         "python/sglang/srt/server_args.py _handle_gpu_memory_settings")
-
-
-def vllm_v0_default_budget(max_model_len: int) -> int:
-    """vLLM V0 without chunked prefill: max_num_batched_tokens = max(max_model_len, 2048), so a
-    whole prompt always fits (vllm/config.py SchedulerConfig, _DEFAULT_MAX_NUM_BATCHED_TOKENS)."""
-    return max(int(max_model_len), 2048)
+    budget = POLICIES["sglang"].profile.budget(gpu)
+    limit = next((gib for gib in (20, 60, 160) if gpu.memory_bytes < gib * GIB), None)
+    rule = f"{gb:.0f} GB < {_gib_in_gb(limit)}" if limit else f"{gb:.0f} GB ≥ {_gib_in_gb(160)}"
+    return EngineDefault("SGLang", "--chunked-prefill-size", budget, rule,
+                         "python/sglang/srt/arg_groups/memory_hook.py#L90-L177 at v0.5.23")
 
 
 def engine_defaults(gpu: Gpu) -> tuple[EngineDefault, EngineDefault]:

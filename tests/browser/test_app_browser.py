@@ -74,9 +74,9 @@ def test_controls_survive_moving_between_pages(page, app_url):
 
 
 @pytest.mark.parametrize("path, written, label, value", [
-    ("worked_example?decodes=99999", "decodes=100", "Running streams", "100"),
+    ("worked_example?decodes=99999", "decodes=93", "Running streams", "93"),
     ("side_by_side?budget=12.7", "budget=13", "Token budget per iteration", "13"),
-    ("side_by_side?prompt=99999999", "prompt=422942", "New prompt (tokens)", "422942"),
+    ("side_by_side?prompt=99999999", "prompt=392736", "New prompt (tokens)", "392736"),
 ])
 def test_a_corrected_link_value_is_written_into_the_address_bar(page, app_url, path, written, label,
                                                                  value):

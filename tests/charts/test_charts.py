@@ -534,7 +534,7 @@ def test_tidy_keeps_fractions_missing_values_and_text():
 def test_a_window_cut_keeps_each_bars_longest_iteration_inside_it():
     """`longest_ms` of the last shown bar must not reach for iterations after the cut."""
     trace = simulate(poisson(50, 20, seed=1), get_policy("vllm-v0"),
-                     CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple"), budget=512)
+                     CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple"), budget=1024)
     until_s = float(trace.end_s[3])
     shown = iterations_frame(trace, "lane", until_s=until_s)
     n = int(np.searchsorted(trace.start_s, until_s))

@@ -142,7 +142,7 @@ def test_a_run_the_old_bound_refused_runs_within_the_budget(tmp_path):
     8,155 iterations, about a second and 200 MB."""
     outcome = run_sim("simulate", "--requests", "4000", "--qps", "1000", "--prompt-tokens", "100",
                       "--output-tokens", "1000", "--gpu", "h200", "--model", "llama-3.1-8b",
-                      "--json", timeout_s=60, peak_file=str(tmp_path / "peak"))
+                      "--max-seqs", "1024", "--json", timeout_s=60, peak_file=str(tmp_path / "peak"))
     assert outcome.code == 0, outcome
     assert json.loads(outcome.stdout)["iterations"] == 8155
     assert 0 < outcome.peak_bytes < 500e6
@@ -268,12 +268,12 @@ def test_a_fifo_is_refused_as_an_output_before_the_run(tmp_path):
     (["simulate", "--trace-out", ""], "--trace-out needs a file name"),
     (["simulate", "--requests", "5", "--qps", "1", "--lengths", "sharegpt", "--output-tokens",
       "9"], "--output-tokens does not apply here: --lengths sharegpt draws its own"),
-    (["simulate", "--policy", "orca", "--max-partial-prefills", "2"],
-     "--max-partial-prefills does not apply here"),
+    (["simulate", "--policy", "orca", "--max-concurrent-prefills", "2"],
+     "--max-concurrent-prefills does not apply here"),
     (["cost", "--decodes", "4", "--prefix", "100"], "--prefix does not apply here"),
     (["cost", "--chunk", "4", "--context", "100"], "--context does not apply here"),
     (["capacity", "--tbt-slo", "0.1", "--policy", "orca", "--baseline", "vllm-v0",
-      "--max-partial-prefills", "2"], "--max-partial-prefills does not apply here"),
+      "--max-concurrent-prefills", "2"], "--max-concurrent-prefills does not apply here"),
 ])
 def test_a_flag_that_does_not_apply_is_an_error(argv, words, capsys):
     assert words in refused(*argv, capsys=capsys)
@@ -360,10 +360,10 @@ def test_main_returns_2_not_a_traceback_for_every_refusal(capsys):
     assert "--qps belongs to --scenario poisson" in capsys.readouterr().err
 
 
-def test_export_keeps_max_partial_prefills_for_its_chunked_lane(tmp_path, capsys):
+def test_export_keeps_max_concurrent_prefills_for_its_chunked_lane(tmp_path, capsys):
     out = str(tmp_path / "lanes.svg")
-    code, _, err = cli("export", "--mode", "simple", "--max-partial-prefills", "1", "--out", out,
+    code, _, err = cli("export", "--mode", "simple", "--max-concurrent-prefills", "1", "--out", out,
                        capsys=capsys)
     assert code == 0, err
-    assert "--max-partial-prefills does not apply" in refused(
-        "export", "--policy", "orca", "--max-partial-prefills", "1", "--out", out, capsys=capsys)
+    assert "--max-concurrent-prefills does not apply" in refused(
+        "export", "--policy", "orca", "--max-concurrent-prefills", "1", "--out", out, capsys=capsys)

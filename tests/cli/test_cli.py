@@ -51,8 +51,9 @@ def test_cost_simple_mode_is_the_source_articles(capsys):
     assert json.loads(out)["time_s"] == pytest.approx(0.02304)
 
 
-SIM_KEYS = {"policy", "iterations", "makespan_s", "requests", "preemptions",
-            "throughput_tokens_per_s", "max_gap_s", "ttft_s", "tbt_s", "tpot_s", "notes"}
+SIM_KEYS = {"policy", "engine", "engine_version", "budget", "iterations", "makespan_s",
+            "requests", "preemptions", "throughput_tokens_per_s", "max_gap_s", "ttft_s", "tbt_s",
+            "tpot_s", "notes"}
 
 
 def test_simulate_seed_json(capsys):
@@ -63,6 +64,27 @@ def test_simulate_seed_json(capsys):
     assert set(j["ttft_s"]) == {"p50", "p90", "p99", "max"}
     assert j["new_request_ttft_s"] == pytest.approx(0.36864)
     assert j["decode_max_gap_s"] == pytest.approx(0.02304)
+    assert (j["engine"], j["engine_version"], j["budget"]) == ("Sarathi-Serve", "OSDI'24 artifact", 576)
+
+
+@pytest.mark.parametrize("policy, engine, version", [
+    ("vllm-v1", "vLLM V1", "0.33.0"), ("sglang", "SGLang", "0.5.23"),
+    ("vllm-v0", "vLLM V0", "0.4.0.post1"), ("orca", "Orca", "Sarathi-Serve's OSDI'24 artifact")])
+def test_simulate_names_the_engine_and_its_release(policy, engine, version, capsys):
+    code, out, _ = cli("simulate", "--mode", "simple", "--policy", policy, "--json", capsys=capsys)
+    assert code == 0
+    assert (json.loads(out)["engine"], json.loads(out)["engine_version"]) == (engine, version)
+
+
+def test_vllm_v0_without_a_budget_runs_at_its_own_and_below_a_prompt_is_refused(capsys):
+    """vLLM V0 without --budget runs at its budget without chunking, max(max_model_len, 2048)
+    (vllm/config.py:562 at v0.4.0.post1): 8,192 + 32 for the worked example; asked for less
+    than the prompt, the command says what vLLM V0 does with it (FINISHED_IGNORED) and refuses."""
+    code, out, _ = cli("simulate", "--mode", "simple", "--policy", "vllm-v0", capsys=capsys)
+    assert code == 0 and "runs at its own budget without chunking" in out and "8,224" in out
+    code, _, err = cli("simulate", "--mode", "simple", "--policy", "vllm-v0", "--budget", "576",
+                       capsys=capsys)
+    assert code == 2 and "FINISHED_IGNORED" in err and "8,192" in err
 
 
 def test_simulate_poisson_json_and_trace_out(capsys, tmp_path):

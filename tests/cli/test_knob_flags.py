@@ -48,13 +48,22 @@ def test_the_help_line_is_the_tables_words():
     ("capacity", "--policy", "vllm-v0", "--baseline", "orca", "--tbt-slo", "0.1", "--requests", "10"),
 ])
 def test_a_limit_no_given_policy_reads_is_refused_naming_those_that_do(argv, capsys):
-    code, _, err = cli(*argv, "--max-partial-prefills", "2", capsys=capsys)
+    code, _, err = cli(*argv, "--max-concurrent-prefills", "2", capsys=capsys)
     assert code == 2
-    assert "--max-partial-prefills does not apply here" in err
-    assert ", ".join(KNOBS["max_partial_prefills"].policies) in err
+    assert "--max-concurrent-prefills does not apply here" in err
+    assert ", ".join(KNOBS["max_concurrent_prefills"].policies) in err
 
 
 def test_a_limit_one_of_the_policies_reads_is_kept(capsys):
-    code, out, err = cli("simulate", "--policy", "vllm-v1", "--max-partial-prefills", "1",
+    code, out, err = cli("simulate", "--policy", "vllm-v1", "--max-concurrent-prefills", "1",
                          "--mode", "simple", "--json", capsys=capsys)
     assert code == 0, err
+
+
+def test_the_old_spelling_of_a_renamed_flag_still_works(capsys):
+    """--max-partial-prefills (named after a vLLM knob vLLM V1 does not have) is now
+    --max-concurrent-prefills; commands written with the old flag still run, the same run."""
+    argv = ("simulate", "--policy", "vllm-v1", "--mode", "simple", "--json")
+    new = cli(*argv, "--max-concurrent-prefills", "1", capsys=capsys)
+    old = cli(*argv, "--max-partial-prefills", "1", capsys=capsys)
+    assert new[0] == old[0] == 0 and new[1] == old[1]

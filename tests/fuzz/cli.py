@@ -78,7 +78,7 @@ HARDWARE = {
 POLICY = {
     "--policy": names(POLICIES), "--budget": numbers(1, 10_000_000, True, (1, 8192)),
     "--max-seqs": numbers(1, 1_000_000, True, (1, 2048)),
-    "--max-partial-prefills": numbers(1, 1_000_000, True, (1, 8)),
+    "--max-concurrent-prefills": numbers(1, 1_000_000, True, (1, 8)),
     "--max-iterations": numbers(1, 5_000_000, True, (50, 2_000_000)),
 }
 LENGTHS = {

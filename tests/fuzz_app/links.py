@@ -33,7 +33,7 @@ PAGE_KEYS = {
     "pages/under_load/traffic.py": [*TRAFFIC, "policies"],
     "pages/under_load/budget_tradeoff.py": [*TRAFFIC, "bmin", "bmax", "tpot", "ttft"],
     "pages/advanced/capacity.py": [*TRAFFIC, "slo", "tbtslo", "delay"],
-    "pages/advanced/memory.py": [*TRAFFIC, "together", "kvpolicies", "partials"],
+    "pages/advanced/memory.py": [*TRAFFIC, "together", "kvpolicies", "prefills"],
     "pages/teach/tour.py": ["tour", "window"],
 }
 UNREADABLE = st.sampled_from(["", "abc", "nan", "NaN", "inf", "-inf", "1e999", "-1e999", "0x10",

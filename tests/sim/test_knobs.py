@@ -17,7 +17,7 @@ from sim.studies.sweep import parse_budgets
 ENGINE = {
     "budget": lambda v: parse_budgets([v]),
     "max_seqs": lambda v: Limits(max_seqs=v),
-    "max_partial_prefills": lambda v: Limits(max_partial_prefills=v),
+    "max_concurrent_prefills": lambda v: Limits(max_concurrent_prefills=v),
     "decodes": lambda v: workloads.seed_scenario(decodes=v),
     "context": lambda v: workloads.seed_scenario(decodes=1, context=v),
     "prompt": lambda v: workloads.seed_scenario(decodes=0, prompt=v),
@@ -69,7 +69,7 @@ def test_every_limit_a_user_sets_is_a_knob():
 def test_a_knob_names_only_policies_that_exist_and_partial_prefills_only_chunked_ones():
     for knob in KNOBS.values():
         assert set(knob.policies) <= set(POLICIES), knob.name
-    assert KNOBS["max_partial_prefills"].policies == CHUNKED
+    assert KNOBS["max_concurrent_prefills"].policies == CHUNKED
     assert not KNOBS["budget"].applies_to("orca")
 
 
@@ -78,3 +78,16 @@ def test_policies_in_words_come_from_their_specs():
     for name in CHUNKED:
         assert f"{name}: {POLICIES[name].summary}" in words
     assert POLICIES["vllm-v1"].engine == "vLLM V1"
+
+
+def test_the_max_seqs_help_quotes_each_engines_default():
+    """The words of --max-seqs' default follow the engine profiles (sim/serving/policies.py)."""
+    from sim.presets.hardware import get_gpu
+    from sim.presets.models import get_model
+    words = " ".join(KNOBS["max_seqs"].shown_default.split())
+    h100, a100, dense = get_gpu("h100-sxm"), get_gpu("a100-80gb"), get_model("dense-8b")
+    seqs = {name: p.profile.max_seqs(h100, dense) for name, p in POLICIES.items()}
+    assert f"vLLM V1: {seqs['vllm-v1']:,}, {POLICIES['vllm-v1'].profile.max_seqs(a100, dense)} on A100s" in words
+    assert f"SGLang {seqs['sglang']:,}" in words
+    assert f"Sarathi-Serve and vLLM V0 {seqs['sarathi']}" in words and seqs["sarathi"] == seqs["vllm-v0"]
+    assert f"Orca {seqs['orca']}" in words

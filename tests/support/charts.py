@@ -17,7 +17,7 @@ from charts.views import budget_plan, roofline_figures, timeline
 from sim.cost.iteration import Chunk, Composition, CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import simulate
+from sim.serving.engine import lane_budget, simulate
 from sim.serving.policies import Limits, get_policy
 
 SEED = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
@@ -33,12 +33,17 @@ def fast_first(values) -> list:
 
 
 def run(scenario, policy):
-    return simulate(scenario.workload(), get_policy(policy), scenario.cost_model(),
-                    budget=scenario.budget, limits=Limits(max_seqs=scenario.max_seqs))
+    """A lane as the app runs it (vLLM V0 at its own budget: `lane_budget`)."""
+    spec, workload = get_policy(policy), scenario.workload()
+    return simulate(workload, spec, scenario.cost_model(),
+                    budget=lane_budget(spec, workload, scenario.budget),
+                    limits=Limits(max_seqs=scenario.max_seqs))
 
 
 def serve(workload, policies, cost=SEED, budget=576):
-    return {p: simulate(workload, get_policy(p), cost, budget=budget) for p in policies}
+    """Each policy as the traffic pages run it (vLLM V0 at its own budget)."""
+    return {p: simulate(workload, get_policy(p), cost,
+                        budget=lane_budget(get_policy(p), workload, budget)) for p in policies}
 
 
 def lab_figures(scenario, unchunked, chunked, look):

@@ -34,9 +34,18 @@ def test_the_policy_pickers_describe_each_policy_from_its_spec():
 def test_a_pages_limit_controls_reach_the_runs_limits():
     base = Limits(max_seqs=77)
     assert limits_with(base, {}) == base
-    assert limits_with(base, {"partials": 3}) == Limits(max_seqs=77, max_partial_prefills=3)
-    assert limits_with(base, {"partials": 0}).max_partial_prefills is None   # 0: no cap
+    assert limits_with(base, {"prefills": 3}) == Limits(max_seqs=77, max_concurrent_prefills=3)
+    assert limits_with(base, {"prefills": 0}).max_concurrent_prefills is None   # 0: no cap
     for knob in LIMIT_KNOBS:
         if knob.key:
             value = int(CONTROLS[knob.key].high)
             assert getattr(limits_with(base, {knob.key: value}), knob.name) == value
+
+
+def test_a_link_shared_with_the_old_key_of_a_renamed_knob_still_sets_it():
+    """`partials` (the old key of max concurrent prefills, named after a vLLM knob that vLLM V1
+    does not have) reads as `prefills` and is rewritten to it; the new key wins over the old."""
+    from ui.controls import read_link
+    link = read_link({"partials": "3"})
+    assert link.values == {"prefills": 3} and link.corrections == {"prefills": 3}
+    assert read_link({"partials": "3", "prefills": "5"}).values == {"prefills": 5}

@@ -222,20 +222,22 @@ def test_budget_page_from_a_link():
 
 def test_budget_sglang_p99_hides_the_stall_every_decoder_waits_through():
     """SGLang runs prompts first: each of the 64 decoders waits 3.28 s once while the burst
-    prefills, one gap in its 256, so the p99 TBT (5.333 ms) meets 25 ms at every budget while the
-    max TBT does not; the page must say so, not that the slow tail meets the target."""
+    prefills, one gap in its 256, so the p99 TBT (5.333 ms) meets 25 ms at every budget up to
+    8,192 while the max TBT does not; the page must say so, not that the slow tail meets the
+    target. At 16,384 SGLang keeps 1.5 MiB of memory per chunk token back for activations (25.7
+    GiB of the 80 GB), and the burst no longer fits beside the streams at once."""
     at = open_app(BUDGET, chunked="sglang")
     assert_clean(at)
     assert not at.success
-    assert "Recommended budget by p99 TBT: 16,384" in at.warning[0].value
+    assert "Recommended budget by p99 TBT: 8,192" in at.warning[0].value
     assert "(3.28 s) misses the 25 ms target" in at.warning[0].value
     stall = at.warning[1].value
     assert "p99 hides a stall" in stall and "**3.28 s**" in stall
-    assert "9 of the 9 budgets" in stall and "No budget in the sweep keeps every gap" in stall
+    assert "8 of the 9 budgets" in stall and "No budget in the sweep keeps every gap" in stall
     assert "slow tail meets it too" not in shown(at)
-    rows = table(at)
+    rows = table(at).drop("16,384")
     assert set(rows["p99 TBT"]) == {"5.333 ms"} and set(rows["p99 TBT ≤ target"]) == {"yes"}
-    assert set(rows["max TBT ≤ target"]) == {"no"}
+    assert set(table(at)["max TBT ≤ target"]) == {"no"}
     # sarathi at 576: every gap is one 23.04 ms iteration, so the tail claim holds
     at = open_app(BUDGET, ttft=3)
     assert "slow tail meets it too: the longest gap at 576 is 23.04 ms" in shown(at)
@@ -316,9 +318,9 @@ def test_memory_under_pressure_preempts_per_chunk_allocation_more():
 
 
 def test_memory_partial_prefill_cap_from_a_link():
-    at = open_app(MEMORY, partials=1, **SMALL, kvpolicies=["sglang", "vllm-v1"])
+    at = open_app(MEMORY, prefills=1, **SMALL, kvpolicies=["sglang", "vllm-v1"])
     assert_clean(at)
-    assert at.number_input(key="partials").value == 1
+    assert at.number_input(key="prefills").value == 1
     assert "at most 1 requests mid-prefill" in shown(at)
     assert list(table(at, 2).index) == ["sglang", "vllm-v1"]
 

@@ -49,7 +49,7 @@ def runs(draw):
     policy = POLICIES[draw(st.sampled_from(sorted(POLICIES)))]
     budget = draw(st.integers(1, 5000))
     limits = Limits(max_seqs=draw(st.integers(max(1, n_streaming), 32)),
-                    max_partial_prefills=partials if policy.chunked else None)
+                    max_concurrent_prefills=partials if policy.chunked else None)
     cost = CostModel(draw(st.sampled_from(GPUS)), draw(st.sampled_from(MODELS)),
                      draw(st.sampled_from(["simple", "roofline"])))
     return workload, policy, budget, limits, cost
@@ -102,7 +102,7 @@ def test_the_bound_is_never_below_a_run_and_the_likely_estimate_keeps_within_its
         with pytest.raises(SimulationLimitError) as stopped:
             simulate(workload, policy, cost, budget=budget,
                      limits=Limits(max_seqs=limits.max_seqs, max_iterations=cap,
-                                   max_partial_prefills=limits.max_partial_prefills))
+                                   max_concurrent_prefills=limits.max_concurrent_prefills))
         assert stopped.value.cap == cap
 
 

@@ -10,9 +10,9 @@ from sim.cost.iteration import CostModel
 from sim.errors import InputError
 from sim.presets.hardware import custom_gpu, get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, simulate
+from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, policy_reserve, simulate, unchunked_budget
 from sim.serving.metrics import seed_metrics, summarize
-from sim.serving.policies import Batch, Limits, get_policy
+from sim.serving.policies import POLICIES, Batch, Limits, get_policy
 from sim.serving.workloads import burst, make_workload, poisson, seed_scenario
 from sim.studies.worked_example import worked_example
 
@@ -36,13 +36,28 @@ def test_engine_reproduces_the_worked_example(budget):
 
 
 def test_unchunked_prefill_freezes_every_decoder():
-    trace = run_seed("vllm-v0")
+    trace = run_seed("vllm-v0", unchunked_budget(seed_scenario()))
     assert trace.decode_tokens[0] == 0 and trace.prefill_tokens[0] == 8192   # prefill-only
     assert trace.duration_s[0] == pytest.approx(327.68 * MS)
     s = seed_metrics(trace)
     assert s["new_request_ttft_s"] == pytest.approx(327.68 * MS)
     # decoders wait for the prefill and then for the next decode step
     assert s["decode_max_gap_s"] == pytest.approx(327.68 * MS + 16e9 / 3e12)
+
+
+def test_vllm_v0_refuses_a_prompt_longer_than_its_budget_saying_what_vllm_does():
+    """vLLM V0 ignores a prompt longer than its budget (prompt_limit = max_num_batched_tokens,
+    FINISHED_IGNORED: vllm/core/scheduler.py:126-127 and 244-249 at v0.4.0.post1); the lab used
+    to run it anyway, so budgets 576, 1,024 and 2,048 gave the same unchunked lane."""
+    with pytest.raises(InputError) as error:
+        run_seed("vllm-v0", 2048)
+    assert str(error.value) == (
+        "vLLM V0 0.4.0.post1 ignores a prompt longer than its token budget (prompt_limit = "
+        "max_num_batched_tokens: the request finishes as FINISHED_IGNORED, with no output), and 1 "
+        "of these 1 prompts are longer than 2,048 tokens (the longest 8,192); give a budget of at "
+        "least 8,192, or vLLM V0's own without chunking, max(max_model_len, 2,048) = 8,224")
+    assert run_seed("vllm-v0", 8192).iterations > 0     # a budget the prompt fits runs
+    assert unchunked_budget(make_workload([0.0], [100], [10])) == 2048
 
 
 def test_orca_runs_decodes_with_the_whole_prompt():
@@ -123,7 +138,23 @@ def test_kv_capacity_is_memory_less_weights_and_reserve():
     assert kv_capacity_tokens(cost, 0.5) == int((80e9 * 0.5 - 16e9) // 131072)
     trace = simulate(seed_scenario(decodes=4), get_policy("sarathi"), cost, budget=576,
                      reserve_fraction=0.5)
-    assert trace.kv_capacity_tokens == kv_capacity_tokens(cost, 0.5)
+    assert trace.kv_capacity_tokens == kv_capacity_tokens(cost, 0.5) // 16 * 16   # whole blocks
+
+
+@pytest.mark.parametrize("policy, budget, reserve", [
+    ("sarathi", 576, 0.15), ("vllm-v0", 8224, 0.15), ("orca", 576, 0.15), ("vllm-v1", 576, 0.08),
+    # SGLang: (512 + 1.5 x 2,048 + 1/8 x 1,024 + 2 x 256 MiB, at least 10 GiB) / 80 GB
+    ("sglang", 576, 10 * 2**30 / 80e9), ("sglang", 8192, (512 + 1.5 * 8192 + 128 + 512) * 2**20 / 80e9)])
+def test_each_engine_keeps_its_own_memory_back(policy, budget, reserve):
+    """vLLM V1 0.33 uses gpu_memory_utilization 0.92 (vllm/config/cache.py:215); SGLang 0.5.23
+    sizes its reserve from the chunk size (srt/arg_groups/memory_hook.py:294-322); the
+    Sarathi-Serve artifact runs its schedulers (Sarathi-Serve, vLLM, Orca) at 0.85
+    (sarathi/engine/arg_utils.py:42). The lab used to keep 10% for every engine."""
+    cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
+    assert policy_reserve(get_policy(policy), cost, budget) == pytest.approx(reserve)
+    trace = run_seed(policy, budget, decodes=4)
+    block = get_policy(policy).profile.kv_block_tokens
+    assert trace.kv_capacity_tokens == kv_capacity_tokens(cost, reserve) // block * block
 
 
 @pytest.mark.parametrize("tp, message", [
@@ -142,38 +173,44 @@ def test_prompt_beyond_memory_is_refused():
         run(seed_scenario(prompt=1_000_000), "sarathi", 576)
 
 
-TIGHT = CostModel(custom_gpu(150, 1, 18.2), get_model("dense-8b"))   # 2,899 KV tokens
+TIGHT = CostModel(custom_gpu(150, 1, 18.2), get_model("dense-8b"))   # 2,899 KV tokens at 10%
+
+
+def tight(w, policy, budget=4096, **kwargs):
+    """`w` on TIGHT with 10% of memory kept back, whatever the engine's own reserve."""
+    return simulate(w, get_policy(policy), TIGHT, budget=budget, reserve_fraction=0.1, **kwargs)
 
 
 def test_a_request_may_fill_the_kv_but_not_overflow_it():
-    """vLLM V1 keeps no watermark: prompt + output up to all 2,899 tokens runs; one more is
-    refused, with both sizes in tokens and SI GB (131 kB per token)."""
-    assert simulate(make_workload([0.0], [2898], [1]), get_policy("vllm-v1"), TIGHT,
-                    budget=4096).iterations == 1
+    """vLLM V1 keeps no watermark: prompt + output up to all 2,896 tokens (181 blocks of 16 of
+    the 2,899 that fit) runs; one more is refused, with both sizes in tokens and SI GB (131 kB
+    per token)."""
+    assert tight(make_workload([0.0], [2895], [1]), "vllm-v1").iterations == 1
     with pytest.raises(InputError) as error:
-        simulate(make_workload([0.0], [2899], [1]), get_policy("vllm-v1"), TIGHT, budget=4096)
+        tight(make_workload([0.0], [2896], [1]), "vllm-v1")
     assert str(error.value) == (
-        "a request needs 2,900 tokens of KV (0.4 GB) but only 2,899 tokens (0.4 GB) fit beside "
+        "a request needs 2,897 tokens of KV (0.4 GB) but only 2,896 tokens (0.4 GB) fit beside "
         "the weights; shorten the prompt or pick a GPU with more memory")
     # 8,602 tokens x 131,072 B = 1.127 GB
-    with pytest.raises(InputError, match=r"needs 8,602 tokens of KV \(1.1 GB\) but only 2,899"):
-        simulate(make_workload([0.0], [8601], [1]), get_policy("vllm-v1"), TIGHT, budget=4096)
+    with pytest.raises(InputError, match=r"needs 8,602 tokens of KV \(1.1 GB\) but only 2,896"):
+        tight(make_workload([0.0], [8601], [1]), "vllm-v1")
 
 
 def test_running_decoders_must_fit_in_kv_and_in_max_sequences():
+    """SGLang counts KV token by token (a page of one token), so its streams may fill all of
+    it."""
     fits = seed_scenario(decodes=2, context=1400, decode_output=49, prompt=10, prompt_output=1)
-    assert simulate(fits, get_policy("vllm-v1"), TIGHT, budget=4096,
-                    limits=Limits(max_seqs=2)).iterations > 0             # 2 x 1,449 = 2,898
+    assert tight(fits, "sglang", limits=Limits(max_seqs=3)).iterations > 0   # 2 x 1,449 = 2,898
     all_of_it = seed_scenario(decodes=1, context=2850, decode_output=49, prompt=10, prompt_output=1)
-    trace = simulate(all_of_it, get_policy("vllm-v1"), TIGHT, budget=4096)   # 2,850 + 49 = all
+    trace = tight(all_of_it, "sglang")   # 2,850 + 49 = all
     assert trace.kv_used_tokens.max() == 2898    # after its last step the decoder is gone
     too_long = seed_scenario(decodes=2, context=1400, decode_output=50, prompt=10)
     with pytest.raises(InputError) as error:
-        simulate(too_long, get_policy("vllm-v1"), TIGHT, budget=4096)
+        tight(too_long, "sglang")
     assert str(error.value) == ("the running streams need 2,900 tokens of KV but only 2,899 fit; "
                                 "use fewer streams or a shorter context")
     with pytest.raises(InputError) as error:
-        simulate(fits, get_policy("vllm-v1"), TIGHT, budget=4096, limits=Limits(max_seqs=1))
+        tight(fits, "sglang", limits=Limits(max_seqs=1))
     assert str(error.value) == "2 running streams exceed max sequences (1)"
 
 
@@ -219,7 +256,7 @@ def test_the_largest_budget_and_no_reserve_are_allowed():
     cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
     trace = simulate(seed_scenario(), get_policy("sarathi"), cost, budget=10_000_000,
                      reserve_fraction=0)
-    assert trace.kv_capacity_tokens == int((80e9 - 16e9) // 131072)
+    assert trace.kv_capacity_tokens == int((80e9 - 16e9) // 131072) // 16 * 16
 
 
 def assert_priced_like_the_cost_model(trace, w, cost):
@@ -270,12 +307,13 @@ def test_admitting_a_prompt_never_evicts_a_running_decoder(policy):
     """The decodes' KV tokens come first: a prompt that fits only if the decoders got no KV this
     step waits instead of preempting them (schedulers.md: decodes are never refused)."""
     cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
-    capacity = kv_capacity_tokens(cost)
+    budget = 16384 if policy == "sglang" else 1_000_000   # SGLang's reserve grows with its chunk
+    capacity = kv_capacity_tokens(cost, policy_reserve(get_policy(policy), cost, budget))
     decoders, context = 10, 1000
     prompt = capacity - decoders * context - 5      # fits beside the decoders' KV, not their growth
     w = make_workload(np.zeros(decoders + 1), np.r_[np.full(decoders, context), prompt],
                       np.r_[np.full(decoders, 6), 2], np.r_[np.ones(decoders, bool), False])
-    trace = run(w, policy, 1_000_000)
+    trace = run(w, policy, budget)
     assert trace.preemptions.sum() == 0
     assert len(trace.tokens_of(decoders)) == 2
 
@@ -283,35 +321,35 @@ def test_admitting_a_prompt_never_evicts_a_running_decoder(policy):
 # --- KV: reservation rule, watermark ------------------------------------------------------------
 @pytest.mark.parametrize("policy, prompt_kv", [("sarathi", 8192), ("sglang", 8192), ("vllm-v1", 512)])
 def test_kv_of_the_first_iteration_follows_the_reservation_rule(policy, prompt_kv):
-    """64 decoders hold 4,000 tokens each and take one more; the new prompt holds all its 8,192
-    tokens from admission (Sarathi-Serve, SGLang) or only its first 512-token chunk (vLLM V1)."""
+    """64 decoders hold 4,000 tokens each (250 full blocks of 16) and take one more, a new
+    block each in vLLM and Sarathi-Serve (KV in 16-token blocks: vllm/config/cache.py:185 at
+    v0.33.0), a token each in SGLang (page size 1); the new prompt holds all its 8,192 tokens
+    from admission (Sarathi-Serve, SGLang) or only its first 512-token chunk (vLLM V1)."""
     trace = run_seed(policy, 576)
-    decoders = 0 if policy == "sglang" else 64       # SGLang's decodes wait behind the prefill
+    decoders = 0 if policy == "sglang" else 64 * 16  # SGLang's decodes wait behind the prefill
     assert trace.kv_used_tokens[0] == 64 * 4000 + decoders + prompt_kv
 
 
 def test_sarathi_admits_nothing_into_the_last_percent_of_kv():
-    """On a GPU with 2,899 KV tokens Sarathi-Serve keeps 28 free: a 2,789-token prompt fits beside
-    a 100-token one only without that watermark, so it waits until the first request is done;
-    vLLM V1, which keeps none, admits its first chunk at once."""
-    cost = CostModel(custom_gpu(150, 1, 18.2), get_model("dense-8b"))
-    capacity = kv_capacity_tokens(cost)
-    assert capacity == 2899
-    w = make_workload([0.0, 0.0], [100, capacity - 110], [50, 1])
-    sarathi = simulate(w, get_policy("sarathi"), cost, budget=4096)
+    """On a GPU with 181 KV blocks of 16 tokens Sarathi-Serve keeps one (1%) free: a 2,784-token
+    prompt (174 blocks) fits beside a 100-token one (7 blocks) only without that watermark, so it
+    waits until the first request is done; vLLM V1, which keeps none, admits it at once."""
+    assert kv_capacity_tokens(TIGHT) == 2899
+    w = make_workload([0.0, 0.0], [100, 2784], [50, 1])
+    sarathi = tight(w, "sarathi")
     first_chunk = sarathi.chunk_iteration[sarathi.chunk_request == 1][0]
     last_token = np.searchsorted(sarathi.end_s, sarathi.tokens_of(0)[-1])
     assert first_chunk == last_token + 1 and sarathi.preemptions.sum() == 0
-    vllm = simulate(w, get_policy("vllm-v1"), cost, budget=4096)
+    vllm = tight(w, "vllm-v1")
     assert vllm.chunk_iteration[vllm.chunk_request == 1][0] == 0
 
 
 def test_sarathi_refuses_a_request_that_needs_the_watermark():
-    cost = TIGHT
-    w = make_workload([0.0], [2899 - 28], [1])   # prompt + output = capacity - watermark + 1
-    with pytest.raises(InputError, match="2,872 tokens of KV"):
-        simulate(w, get_policy("sarathi"), cost, budget=4096)
-    assert len(simulate(w, get_policy("vllm-v1"), cost, budget=4096).tokens_of(0)) == 1
+    """181 blocks of 16 tokens, one of them (1%) kept free: 2,880 tokens usable."""
+    w = make_workload([0.0], [2880], [1])   # prompt + output = capacity - watermark + 1
+    with pytest.raises(InputError, match="2,881 tokens of KV"):
+        tight(w, "sarathi")
+    assert len(tight(w, "vllm-v1").tokens_of(0)) == 1
 
 
 # --- admission, decode rows, memory -------------------------------------------------------------
@@ -376,17 +414,47 @@ def test_preemptions_are_recorded_with_their_victims():
 
 def test_a_partial_prefill_is_preempted_when_it_is_the_newest():
     """vLLM V1 at budget 10: two decoders grow while a new 850-token prompt takes KV 8 tokens at
-    a time; when KV runs out, the prompt (admitted last) is evicted, four times, and its chunks
-    are computed again (2,946 tokens for an 850-token prompt)."""
-    cost = CostModel(custom_gpu(150, 1, 18.2), get_model("dense-8b"))
+    a time; when KV runs out, the prompt (admitted last) is evicted and its chunks are computed
+    again. It comes back only once its whole prompt's KV is free again
+    (scheduler_reserve_full_isl, vllm/config/scheduler.py:190 at v0.33.0): after the decoders
+    finish, so it is evicted once (the lab, checking a chunk at a time, evicted it four times)."""
     w = make_workload([0.0, 0.0, 0.0], [1000, 1000, 850], [300, 300, 2], [True, True, False])
-    trace = simulate(w, get_policy("vllm-v1"), cost, budget=10)
-    assert trace.preemption_request.tolist() == [2, 2, 2, 2]
-    assert trace.preemptions.tolist() == [0, 0, 4]
-    assert trace.recomputed_tokens.tolist() == [0, 0, 2946 - 850]
-    assert trace.chunk_length[trace.chunk_request == 2].sum() == 2946
-    assert trace.notes == ("1 requests were preempted (KV full) and recomputed 2,096 tokens",)
+    trace = tight(w, "vllm-v1", budget=10)
+    assert trace.preemption_request.tolist() == [2]
+    assert trace.preemptions.tolist() == [0, 0, 1]
+    assert trace.recomputed_tokens.tolist() == [0, 0, 704]
+    assert trace.chunk_length[trace.chunk_request == 2].sum() == 850 + 704
+    assert trace.notes == ("1 requests were preempted (KV full) and recomputed 704 tokens",)
     assert [len(trace.tokens_of(r)) for r in range(3)] == [301, 301, 2]
+    back = trace.chunk_iteration[trace.chunk_request == 2][704 // 8 + 1]
+    assert back > np.searchsorted(trace.end_s, trace.tokens_of(0)[-1])
+
+
+def test_sglang_keeps_room_for_the_running_requests_future_tokens_so_it_does_not_preempt():
+    """SGLang 0.5.23 admits a request only if its prompt + min(max_new_tokens, 4096) fits beside
+    what the running requests keep for theirs (new_token_ratio from 0.7:
+    python/sglang/srt/managers/schedule_policy.py:785-794 and 1407-1412). The lab used to reserve
+    the prompt only, admit the 850-token prompt at once and preempt it when the decoders grew."""
+    w = make_workload([0.0, 0.0, 0.0], [1000, 1000, 850], [300, 300, 2], [True, True, False])
+    trace = tight(w, "sglang", budget=10)
+    assert trace.preemptions.sum() == 0
+    first_chunk = trace.chunk_iteration[trace.chunk_request == 2][0]
+    assert first_chunk > 0     # it waited for room, instead of being admitted and evicted
+
+
+def test_sglang_new_token_ratio_decays_so_a_waiting_request_fits_later():
+    """new_token_ratio starts at 0.7 and loses (0.7 - 0.098) / 600 per decode step down to 0.098
+    (srt/environ.py:646-648, new_token_ratio_tracker.py at v0.5.23). A stream of 100 tokens with
+    2,000 to come keeps 1,400 at first, so a 1,500-token prompt does not fit beside it in 2,899
+    tokens; at a fixed 0.7 it never would (each step the stream takes 1 and frees 0.7), but as
+    the ratio decays it does, at the first step s where 2,899 - (100 + s) - ratio(s) x (2,000 -
+    s) >= 1,500 + 1, long before the stream ends."""
+    w = make_workload([0.0, 0.0], [100, 1500], [2000, 1], [True, False])
+    trace = tight(w, "sglang")
+    first_chunk = trace.chunk_iteration[trace.chunk_request == 1][0]
+    decay = (0.7 - 0.7 * 0.14) / 600
+    due = next(s for s in range(2000) if 2899 - (100 + s) - (0.7 - s * decay) * (2000 - s) >= 1501)
+    assert first_chunk == due and 0 < due < 100 and trace.preemptions.sum() == 0
 
 
 def test_the_starvation_note_counts_the_iterations():
@@ -399,8 +467,9 @@ def test_the_starvation_note_counts_the_iterations():
 def test_a_trace_names_its_policy_budget_and_capacity():
     trace = run_seed("sglang", 1000)
     assert (trace.policy, trace.budget, trace.notes) == ("sglang", 1000, ())
+    cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
     assert trace.kv_capacity_tokens == kv_capacity_tokens(
-        CostModel(get_gpu("illustrative"), get_model("dense-8b")))
+        cost, policy_reserve(get_policy("sglang"), cost, 1000))
 
 
 def test_a_policy_that_schedules_nothing_is_an_error_not_a_hang():
@@ -421,3 +490,39 @@ def test_trace_columns_are_int64_or_float64():
             assert value.dtype in (np.int64, np.float64), f.name
     skipped = run_seed("vllm-v1", 32, decodes=64, decode_output=4, prompt=256)
     assert skipped.partial_step_iteration.dtype == skipped.partial_step_request.dtype == np.int64
+
+
+def test_a_stream_arriving_mid_run_waits_for_a_seat_under_max_seqs():
+    """max_seqs (vLLM max_num_seqs, SGLang max_running_requests) caps the running requests,
+    streams that arrive mid-run included: with one seat, a stream arriving while a request runs
+    starts only once it has finished. The lab used to let such streams join past the cap."""
+    w = make_workload([0.0, 0.01], [100, 200], [20, 5], [False, True])
+    trace = run(w, "sarathi", 512, max_seqs=1)
+    first_done = trace.tokens_of(0)[-1]
+    assert trace.tokens_of(1)[1] > first_done           # its next token after the first is done
+    assert trace.running_decoders.max() == 1
+    free = run(w, "sarathi", 512, max_seqs=2)
+    assert free.tokens_of(1)[1] < free.tokens_of(0)[-1]   # with a second seat it joins at once
+
+
+def test_sglang_a_new_request_waits_until_its_prompt_and_output_fit():
+    """SGLang 0.5.23: a request needs its prompt + min(max_new_tokens, 4096) free, beside what
+    the requests admitted before it keep (schedule_policy.py:1407-1412). A (100 + 1,700 tokens)
+    and B (1,000 + 800) arrive together on 2,899 KV tokens: B's 1,800 do not fit beside A's
+    1,800, so B waits, where the lab used to admit it at once (its 1,000-token prompt fits)."""
+    w = make_workload([0.0, 0.0], [100, 1000], [1700, 800])
+    trace = tight(w, "sglang")
+    assert trace.chunk_iteration[trace.chunk_request == 0][0] == 0
+    assert trace.chunk_iteration[trace.chunk_request == 1][0] > 0
+
+
+def test_orca_gives_each_request_max_model_len_of_kv_up_front():
+    """Orca as the Sarathi-Serve artifact runs it allocates ceil(max_model_len / 16) blocks to
+    each request it admits (sarathi/core/block_space_manager/orca_block_space_manager.py:14-17 on
+    osdi-sarathi-serve), max_model_len here the longest request (1,000 + 24 = 1,024): two
+    requests hold 2 x 1,024 slots from their first iteration, however short their prompts, and
+    decoding takes no more. The lab used to reserve the prompt only."""
+    w = make_workload([0.0, 0.0], [100, 1000], [10, 24])
+    trace = run(w, "orca", 4096)
+    assert trace.kv_used_tokens[:9].tolist() == [2 * 1024] * 9   # until the first finishes
+    assert POLICIES["orca"].profile.max_seqs(get_gpu("a100-80gb"), get_model("llama-3.1-8b")) == 16

@@ -61,7 +61,7 @@ def test_taking_more_than_is_free_is_a_bug_not_a_clamp():
     pool = pool_with(60, capacity=100)
     pool.reserve(1, 40)                     # exactly full is fine
     assert pool.free_tokens == 0
-    with pytest.raises(KvOverflow, match="1 KV tokens asked for with 0 of 100 free"):
+    with pytest.raises(KvOverflow, match="1 KV slots asked for with 0 of 100 free"):
         pool.reserve(2, 1)
     with pytest.raises(KvOverflow):
         pool.append(np.array([0]))
@@ -75,3 +75,32 @@ def test_preempting_an_empty_pool_is_a_bug():
 
 def test_watermark_is_kept_for_the_policies_to_read():
     assert KvPool(1000, 10, 1).watermark == 10
+
+
+def test_blocks_round_each_request_up_and_decoders_take_a_block_when_full():
+    """vLLM and Sarathi-Serve allocate KV in blocks of 16 tokens (vllm/config/cache.py:185
+    DEFAULT_BLOCK_SIZE = 16 at v0.33.0): a 17-token prompt holds two blocks, and its decoder
+    takes a third only when the 32nd token is written."""
+    pool = KvPool(160, 0, 3, block_tokens=16)
+    pool.reserve(0, 17)
+    assert pool.allocated == 32 and pool.used == 17 and pool.free_tokens == 128
+    for _ in range(15):
+        pool.append(np.array([0]))
+    assert pool.allocated == 32 and pool.decode_slots(np.array([0])) == 16
+    pool.append(np.array([0]))
+    assert pool.allocated == 48 and pool.held[0] == 33
+
+
+def test_a_floor_allocates_ahead_and_decodes_use_it_first():
+    """Orca as Sarathi-Serve runs it allocates ceil(max_model_len / 16) blocks per request
+    (sarathi/core/block_space_manager/orca_block_space_manager.py:14-17, osdi-sarathi-serve)."""
+    pool = KvPool(1000, 0, 2, block_tokens=16)
+    assert pool.slots_for(0, 100, floor=512) == 512
+    pool.reserve(0, 100, floor=512)
+    pool.append(np.array([0]))
+    assert pool.allocated == 512 and pool.decode_slots(np.array([0])) == 0
+
+
+def test_capacity_and_watermark_are_whole_blocks():
+    pool = KvPool(1000, 10, 1, block_tokens=16)
+    assert (pool.capacity, pool.watermark) == (992, 0)

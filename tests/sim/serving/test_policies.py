@@ -22,9 +22,26 @@ class Stub:
     kv_watermark: int = 0
     preempted_this_step: bool = False
     left: dict[int, int] = field(default_factory=dict)
+    reserved_kv: float = 0.0
+    future: dict[int, int] = field(default_factory=dict)    # SGLang: output still to come
+    ahead: dict[int, int] = field(default_factory=dict)     # decoders before a partial prefill
+
+    @property
+    def decode_kv(self) -> int:   # KV counted token by token: one slot per stepping decoder
+        return self.decoding
 
     def prefill_left(self, request: int) -> int:
         return self.left[request]
+
+    def kv_slots(self, request: int, tokens: int) -> int:
+        return tokens
+
+    def future_kv(self, request: int) -> int:
+        return self.future.get(request, 0)
+
+    def decoders_before(self, request: int) -> int:
+        """By default every partial prefill comes after every decoder."""
+        return self.ahead.get(request, self.decoding)
 
 
 def plan(policy: str, state: Stub, budget: int, limits: Limits = NO_CAP) -> Batch:
@@ -65,9 +82,13 @@ def test_sarathi_admits_only_what_fits_beside_the_watermark_and_the_decodes_next
     assert plan("sarathi", state, budget=100) == Batch(decodes=3)
 
 
-def test_sarathi_keeps_one_percent_of_kv_free():
-    assert POLICIES["sarathi"].kv_watermark == 0.01
-    assert all(p.kv_watermark == 0 for name, p in POLICIES.items() if name != "sarathi")
+def test_sarathi_and_vllm_v0_keep_one_percent_of_kv_free():
+    """Sarathi-Serve's block managers keep 1% of blocks free (watermark = 0.01,
+    sarathi/core/block_space_manager/base_block_space_manager.py:57 on osdi-sarathi-serve), its
+    vLLM baseline too; its Orca sets 0 (orca_block_space_manager.py:13); vLLM V1's watermark
+    defaults to 0.0 (vllm/config/scheduler.py:196 at v0.33.0), SGLang has none."""
+    assert {name: p.kv_watermark for name, p in POLICIES.items()} == {
+        "sarathi": 0.01, "vllm-v0": 0.01, "vllm-v1": 0.0, "sglang": 0.0, "orca": 0.0}
 
 
 def test_sarathi_admits_first_come_first_served_without_skipping():
@@ -96,8 +117,8 @@ def test_sarathi_caps_running_requests():
 @pytest.mark.parametrize("policy", ["sarathi", "vllm-v1", "sglang"])
 def test_chunked_policies_cap_partial_prefills(policy):
     state = Stub(partial=[1], waiting=[2, 3], left={1: 10, 2: 10, 3: 10})
-    assert plan(policy, state, 100, Limits(max_partial_prefills=2)).admitted == [2]
-    assert plan(policy, state, 100, Limits(max_partial_prefills=1)).admitted == []
+    assert plan(policy, state, 100, Limits(max_concurrent_prefills=2)).admitted == [2]
+    assert plan(policy, state, 100, Limits(max_concurrent_prefills=1)).admitted == []
 
 
 # --- vLLM V1 -------------------------------------------------------------------------------------
@@ -107,19 +128,34 @@ def test_vllm_v1_takes_kv_chunk_by_chunk():
         decodes=2, chunks=[(1, 30), (2, 68)], admitted=[2], kv=[(1, 30), (2, 68)])
 
 
-def test_vllm_v1_admits_a_chunk_where_the_whole_prompt_would_not_fit():
+def test_vllm_v1_admits_only_if_the_whole_prompt_fits_then_takes_kv_for_the_chunk():
+    """vLLM V1 0.33 admits a waiting request only if its whole prompt's KV is free
+    (scheduler_reserve_full_isl = True, vllm/config/scheduler.py:190; kv_cache_manager.py:531-547),
+    then allocates the chunk it runs. The lab used to check the first chunk only."""
     state = Stub(decoding=2, waiting=[1], left={1: 1000}, free_kv=2 + 50)
+    assert plan("vllm-v1", state, budget=50) == Batch(decodes=2)
+    state.free_kv = 2 + 1000
     assert plan("vllm-v1", state, budget=50) == Batch(
         decodes=2, chunks=[(1, 48)], admitted=[1], kv=[(1, 48)])
-    state.free_kv = 2 + 47                  # the decodes' tokens and the chunk must both fit
-    assert plan("vllm-v1", state, budget=50) == Batch(decodes=2)
 
 
-def test_vllm_v1_new_chunks_need_kv_beside_the_decodes_and_the_partial_chunks():
-    state = Stub(decoding=2, partial=[1], waiting=[2], left={1: 30, 2: 1000}, free_kv=2 + 30 + 68)
+def test_vllm_v1_new_prompts_need_kv_beside_the_decodes_and_the_partial_chunks():
+    state = Stub(decoding=2, partial=[1], waiting=[2], left={1: 30, 2: 1000},
+                 free_kv=2 + 30 + 1000)
     assert plan("vllm-v1", state, budget=100).admitted == [2]
     state.free_kv -= 1
     assert plan("vllm-v1", state, budget=100) == Batch(decodes=2, chunks=[(1, 30)], kv=[(1, 30)])
+
+
+def test_vllm_v1_walks_the_running_list_in_admission_order():
+    """vLLM V1 schedules `self.running` in order (vllm/v1/core/sched/scheduler.py:795 at
+    v0.33.0), and requests join it when admitted (:1549): a partial prefill admitted before
+    some decoders takes its chunk before them, and the decoders behind it get what the budget
+    leaves. The lab used to step every decoder first."""
+    state = Stub(decoding=4, partial=[1], left={1: 100}, ahead={1: 1})
+    assert plan("vllm-v1", state, budget=50) == Batch(decodes=1, chunks=[(1, 49)], kv=[(1, 49)])
+    state.left[1] = 10   # a short last chunk leaves room for the decoders behind it
+    assert plan("vllm-v1", state, budget=50) == Batch(decodes=4, chunks=[(1, 10)], kv=[(1, 10)])
 
 
 def test_vllm_v1_admits_nothing_in_a_step_that_preempted():
@@ -129,6 +165,18 @@ def test_vllm_v1_admits_nothing_in_a_step_that_preempted():
 
 
 # --- SGLang --------------------------------------------------------------------------------------
+def test_sglang_a_new_request_needs_its_prompt_and_its_output_beside_the_running_reserve():
+    """SGLang 0.5.23 admits a request only if its prompt + min(max_new_tokens, 4096) fits in
+    what the running requests' reserve leaves (python/sglang/srt/managers/schedule_policy.py:
+    785-794 and 1407-1412). The lab used to reserve the prompt only."""
+    state = Stub(waiting=[1], left={1: 100}, future={1: 50}, free_kv=149)
+    assert plan("sglang", state, budget=1000) == Batch()
+    state.free_kv = 150
+    assert plan("sglang", state, budget=1000).admitted == [1]
+    state.reserved_kv = 0.5   # the running requests' share of their future tokens
+    assert plan("sglang", state, budget=1000) == Batch()
+
+
 def test_sglang_decodes_wait_behind_a_prefill():
     state = Stub(decoding=3, waiting=[1], left={1: 10})
     assert plan("sglang", state, budget=1000) == Batch(chunks=[(1, 10)], admitted=[1],
@@ -215,11 +263,6 @@ def test_what_a_spec_declares_is_what_its_policy_does(policy):
     assert spec.budget_caps_decodes == (many_decoders.decodes < 10)
 
 
-def test_batch_kv_is_one_token_per_decode_plus_its_reservations():
-    assert Batch(decodes=3, kv=[(1, 100), (2, 7)]).kv_tokens == 110
-    assert Batch(decodes=3).kv_tokens == 3
-
-
 @pytest.mark.parametrize("policy", sorted(POLICIES))
 def test_an_idle_state_gives_an_empty_batch(policy):
     assert plan(policy, Stub(), budget=100) == Batch()
@@ -235,8 +278,8 @@ def test_an_unknown_policy_names_the_known_ones():
     (dict(max_seqs=0), "max sequences must be ≥ 1, got 0"),
     (dict(max_seqs=1_000_001), "max sequences must be ≤ 1,000,000, got 1000001"),
     (dict(max_seqs=1.5), "max sequences must be a whole number"),
-    (dict(max_partial_prefills=0), "max partial prefills must be ≥ 1, got 0"),
-    (dict(max_partial_prefills=1_000_001), "max partial prefills must be ≤ 1,000,000"),
+    (dict(max_concurrent_prefills=0), "max concurrent prefills must be ≥ 1, got 0"),
+    (dict(max_concurrent_prefills=1_000_001), "max concurrent prefills must be ≤ 1,000,000"),
     (dict(max_iterations=5_000_001), "iteration cap must be ≤ 5,000,000, got 5000001"),
     (dict(max_iterations=float("nan")), "iteration cap must be a finite number")])
 def test_limits_refuse_bad_values(bad, message):
@@ -245,8 +288,8 @@ def test_limits_refuse_bad_values(bad, message):
 
 
 def test_limits_allow_their_largest_values():
-    limits = Limits(max_seqs=1_000_000, max_partial_prefills=1_000_000, max_iterations=5_000_000)
-    assert (limits.max_seqs, limits.max_partial_prefills, limits.max_iterations) == (
+    limits = Limits(max_seqs=1_000_000, max_concurrent_prefills=1_000_000, max_iterations=5_000_000)
+    assert (limits.max_seqs, limits.max_concurrent_prefills, limits.max_iterations) == (
         1_000_000, 1_000_000, 5_000_000)
 
 
@@ -257,7 +300,84 @@ def test_limits_are_named_never_positional():
 
 
 def test_limits_keep_whole_numbers():
-    limits = Limits(max_seqs=8.0, max_partial_prefills=2.0, max_iterations=1e6)
-    assert (limits.max_seqs, limits.max_partial_prefills, limits.max_iterations) == (8, 2, 1_000_000)
-    assert all(type(v) is int for v in (limits.max_seqs, limits.max_partial_prefills,
+    limits = Limits(max_seqs=8.0, max_concurrent_prefills=2.0, max_iterations=1e6)
+    assert (limits.max_seqs, limits.max_concurrent_prefills, limits.max_iterations) == (8, 2, 1_000_000)
+    assert all(type(v) is int for v in (limits.max_seqs, limits.max_concurrent_prefills,
                                         limits.max_iterations))
+
+
+# --- the engines' defaults by GPU tier -------------------------------------------------------------
+@pytest.mark.parametrize("gpu, budget, seqs", [
+    ("b200", 16384, 1024), ("mi300x", 16384, 1024),          # >= 160 GiB
+    ("h100-sxm", 8192, 1024), ("h200", 8192, 1024),          # >= 70 GiB, not an A100
+    ("a100-80gb", 2048, 256), ("a100-40gb", 2048, 256), ("l40s", 2048, 256), ("l4", 2048, 256)])
+def test_vllm_v1_defaults_by_gpu_tier(gpu, budget, seqs):
+    """`vllm serve` 0.33.0 (vllm/engine/arg_utils.py:2973-3006): max_num_batched_tokens and
+    max_num_seqs 16,384 / 1,024 with >= 160 GiB, 8,192 / 1,024 with >= 70 GiB and not an A100,
+    2,048 / 256 otherwise. The lab used to mark 8,192 on B200 and MI300X and keep 1,024 running
+    requests everywhere."""
+    from sim.presets.hardware import get_gpu
+    from sim.presets.models import get_model
+    profile, g = POLICIES["vllm-v1"].profile, get_gpu(gpu)
+    assert (profile.budget(g), profile.max_seqs(g, get_model("dense-8b"))) == (budget, seqs)
+
+
+@pytest.mark.parametrize("gpu, chunk", [
+    ("l4", 4096), ("rtx-4090", 4096), ("a100-40gb", 4096), ("l40s", 4096),
+    ("a100-80gb", 8192), ("h100-sxm", 8192), ("h200", 8192), ("b200", 16384), ("mi300x", 16384)])
+def test_sglang_chunk_size_by_gpu_memory(gpu, chunk):
+    """SGLang 0.5.23's --chunked-prefill-size (srt/arg_groups/memory_hook.py:90-177): 2,048
+    below 20 GiB, 4,096 below 60 GiB (the 20-35 GiB tier was 2,048 before), 8,192 below 160
+    GiB, 16,384 above. The lab used to give L4 and RTX 4090 (24 GB) 2,048."""
+    from sim.presets.hardware import get_gpu
+    assert POLICIES["sglang"].profile.budget(get_gpu(gpu)) == chunk
+
+
+@pytest.mark.parametrize("policy, model, seqs", [
+    ("sarathi", "dense-8b", 128), ("orca", "dense-8b", 16), ("orca", "llama-3.1-70b", 8),
+    ("vllm-v0", "dense-8b", 128), ("sglang", "dense-8b", 1024)])
+def test_max_running_requests_by_engine(policy, model, seqs):
+    """Sarathi-Serve's runs cap the batch at 128 and Orca's at 16, 8 for the 70B and 180B
+    models, and its vLLM baseline at 128 (osdi-experiments/figure-5-6/*.yml on
+    osdi-sarathi-serve); SGLang's max running requests 1,024 here. The lab used 1,024 for every
+    engine."""
+    from sim.presets.hardware import get_gpu
+    from sim.presets.models import get_model
+    assert POLICIES[policy].profile.max_seqs(get_gpu("h100-sxm"), get_model(model)) == seqs
+
+
+def test_the_default_max_seqs_seats_the_streams_a_run_starts_with():
+    from sim.presets.hardware import get_gpu
+    from sim.presets.models import get_model
+    from sim.serving.policies import default_max_seqs
+    from sim.serving.workloads import seed_scenario
+    orca, gpu, model = POLICIES["orca"], get_gpu("h100-sxm"), get_model("dense-8b")
+    assert default_max_seqs(orca, gpu, model) == 16
+    assert default_max_seqs(orca, gpu, model, seed_scenario(decodes=64)) == 65
+    assert default_max_seqs(orca, gpu, model, seed_scenario(decodes=4)) == 16
+
+
+def test_every_profile_figure_has_a_public_address_and_docs_sources_lists_each():
+    """Each figure's source is a public address (a file at the release tag or branch, with its
+    lines, or the paper), and docs/sources.md, "Engine profiles", gives the same addresses."""
+    from pathlib import Path
+    sources = (Path(__file__).parents[3] / "docs" / "sources.md").read_text()
+    releases = ("/blob/v0.33.0/", "/blob/v0.4.0.post1/", "/blob/v0.5.23/", "/blob/osdi-sarathi-serve/")
+    for spec in POLICIES.values():
+        profile = spec.profile
+        assert profile.engine and profile.version and profile.figures
+        for figure in profile.figures:
+            assert figure.sources, figure.what
+            for address in figure.sources:
+                assert address.startswith("https://"), address
+                assert any(r in address for r in releases) or "arxiv.org" in address, address
+                assert "github.com" not in address or "#L" in address, address   # its lines
+                assert f"<{address}>" in sources, address
+
+
+def test_a_policys_label_names_its_engine_and_release():
+    """Wherever the lab names a policy it names the engine release its rules are read from."""
+    assert POLICIES["vllm-v1"].label == "vLLM V1 0.33 (chunked prefill)"
+    assert POLICIES["sglang"].label == "SGLang 0.5.23 (prefill-first)"
+    assert POLICIES["sarathi"].label == "Sarathi-Serve OSDI'24 (stall-free)"
+    assert all(p.label.startswith(f"{p.engine} {p.profile.release} (") for p in POLICIES.values())

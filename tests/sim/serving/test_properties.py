@@ -51,12 +51,16 @@ def scenarios(draw, tight=False):
 
 
 def run(s):
-    """The scenario under s["policy"]. Every one finishes in far fewer iterations than the cap: a
-    run that reaches it is a scheduling bug (a livelock), not a refusal."""
+    """The scenario under s["policy"], 10% of memory kept back whatever the engine's own reserve
+    (so the small GPUs keep their KV pressure), vLLM V0 at a budget its prompts fit (it refuses
+    a longer prompt). Every one finishes in far fewer iterations than the cap: a run that
+    reaches it is a scheduling bug (a livelock), not a refusal."""
+    spec, w = POLICIES[s["policy"]], s["workload"]
+    budget = max(s["budget"], int(w.prompt.max())) if spec.profile.prompt_limit else s["budget"]
     try:
-        return simulate(s["workload"], POLICIES[s["policy"]], CostModel(s["gpu"], s["model"], s["mode"]),
-                        budget=s["budget"], limits=Limits(max_seqs=s["max_seqs"],
-                                                                 max_iterations=MAX_ITERATIONS))
+        return simulate(w, spec, CostModel(s["gpu"], s["model"], s["mode"]), budget=budget,
+                        limits=Limits(max_seqs=s["max_seqs"], max_iterations=MAX_ITERATIONS),
+                        reserve_fraction=0.1)
     except SimulationLimitError:
         raise
     except InputError:
@@ -78,25 +82,33 @@ def emitted_per_iteration(trace) -> list[Counter]:
     return emitters
 
 
-def replay(trace, whole_prompt: bool) -> None:
+def replay(trace, spec) -> None:
     """Walk the iterations as the schedulers' sources describe them and check, per iteration:
     the victims of its preemptions were each the newest running request; it emitted one token
     for each of the first `decode_tokens` running decoders (admission order; the rest, skipped,
     emit nothing) and one for each prompt whose prefill it completed, and nothing else; its KV
     in use is what the running requests hold (a decoder: its context; a partial prefill: its
-    whole prompt when reserved at admission, else the chunks so far)."""
+    whole prompt when reserved at admission, else the chunks so far), in whole KV blocks, and at
+    least max_model_len for a request Orca admits. A stream joins the running set in the
+    iteration its first stay starts (it waits for a seat under max_seqs)."""
+    whole_prompt, block = spec.reserve_whole_prompt, spec.profile.kv_block_tokens
     n = len(trace.arrival_s)
     prompt, output = trace.prompt.tolist(), trace.output.tolist()
+    floor = -(-max(p + o for p, o in zip(prompt, output)) // block) * block \
+        if spec.profile.kv_floor else 0
     emitters = emitted_per_iteration(trace)
-    streams_at, chunks_at = {}, {}   # iteration -> streams that arrive / chunks that run
+    streams_at, chunks_at = {}, {}   # iteration -> streams that join / chunks that run
     for r in np.flatnonzero(trace.prefilled):
-        streams_at.setdefault(int(np.searchsorted(trace.start_s, trace.arrival_s[r])), []).append(int(r))
+        joined = int(trace.member_first[trace.member_request == r].min())
+        assert trace.arrival_s[r] <= trace.start_s[joined]
+        streams_at.setdefault(joined, []).append(int(r))
     for i, r, start, length in zip(*(c.tolist() for c in (
             trace.chunk_iteration, trace.chunk_request, trace.chunk_start, trace.chunk_length))):
         chunks_at.setdefault(i, []).append((r, start, length))
     preempted = Counter(trace.preemption_iteration.tolist())
     victims = iter(trace.preemption_request.tolist())
     kv, emitted, target = [0] * n, [0] * n, list(prompt)
+    floored: set[int] = set()             # requests Orca gave max_model_len up front
     admitted_as: dict[int, int] = {}     # running request -> its admission number
     admissions = 0
     decoding: set[int] = set()
@@ -109,6 +121,7 @@ def replay(trace, whole_prompt: bool) -> None:
             assert admitted_as[victim] == max(admitted_as.values()), "not the newest running"
             del admitted_as[victim]
             kv[victim] = 0
+            floored.discard(victim)
             decoding.discard(victim)
             target[victim] = prompt[victim] + emitted[victim]
         stepping = sorted(decoding, key=admitted_as.get)[:trace.decode_tokens[i]]
@@ -117,6 +130,7 @@ def replay(trace, whole_prompt: bool) -> None:
             if start == 0:   # (re)admitted
                 admitted_as[r], admissions = admissions, admissions + 1
                 kv[r] = target[r] if whole_prompt else 0
+                floored.add(r)
             kv[r] += 0 if whole_prompt else length
             if start + length == target[r]:
                 completed.append(r)
@@ -128,9 +142,12 @@ def replay(trace, whole_prompt: bool) -> None:
             decoding.add(r)
             if emitted[r] == output[r]:
                 kv[r] = 0
+                floored.discard(r)
                 decoding.discard(r)
                 del admitted_as[r]
-        assert trace.kv_used_tokens[i] == sum(kv), f"iteration {i}"
+        slots = [max(-(-held // block) * block, floor if r in floored else 0)
+                 for r, held in enumerate(kv) if r in admitted_as]
+        assert trace.kv_used_tokens[i] == sum(slots), f"iteration {i}"
     assert emitted == output and not admitted_as
 
 
@@ -158,7 +175,7 @@ def test_engine_invariants(policy, s):
     # the clock never goes back
     assert np.all(trace.end_s > trace.start_s)
     assert np.all(trace.start_s[1:] >= trace.end_s[:-1])
-    replay(trace, POLICIES[s["policy"]].reserve_whole_prompt)
+    replay(trace, POLICIES[s["policy"]])
     _check_budget(s, trace)
 
 

@@ -142,9 +142,11 @@ def test_regime_flags():
 
 @pytest.mark.parametrize("gpu, vllm, sglang", [
     ("h100-sxm", 8192, 8192), ("h200", 8192, 8192), ("a100-80gb", 2048, 8192),
-    ("a100-40gb", 2048, 4096), ("l40s", 2048, 4096), ("l4", 2048, 2048),
-    ("rtx-4090", 2048, 2048), ("b200", 8192, 16384), ("mi300x", 8192, 16384)])
+    ("a100-40gb", 2048, 4096), ("l40s", 2048, 4096), ("l4", 2048, 4096),
+    ("rtx-4090", 2048, 4096), ("b200", 16384, 16384), ("mi300x", 16384, 16384)])
 def test_engine_default_budgets(gpu, vllm, sglang):
+    """The marks a sweep shows are the engine profiles' defaults (vLLM 0.33.0: 16,384 with >= 160
+    GiB; SGLang 0.5.23: 4,096 for 20-35 GiB)."""
     assert vllm_default_budget(GPUS[gpu]).budget == vllm
     assert sglang_default_budget(GPUS[gpu]).budget == sglang
 
@@ -224,13 +226,13 @@ def test_a_cap_met_mid_bisection_reports_the_best_rate_proved(monkeypatch):
 
 # --- max partial prefills ------------------------------------------------------------------------
 @pytest.mark.parametrize("policy", CHUNKED)
-def test_max_partial_prefills_caps_prefills_per_iteration(policy):
+def test_max_concurrent_prefills_caps_prefills_per_iteration(policy):
     """Twenty 100-token prompts at budget 1,024: uncapped, one iteration admits ten whole prompts
     and part of an eleventh; capped at 2, no iteration holds more than two prefills."""
     workload = burst(20, prompt=100, output=3)
     spec = get_policy(policy)
     free = simulate(workload, spec, SEED_SIMPLE, budget=1024)
-    capped = simulate(workload, spec, SEED_SIMPLE, budget=1024, limits=Limits(max_partial_prefills=2))
+    capped = simulate(workload, spec, SEED_SIMPLE, budget=1024, limits=Limits(max_concurrent_prefills=2))
     assert np.bincount(free.chunk_iteration).max() > 2
     assert np.bincount(capped.chunk_iteration).max() <= 2
     assert np.array_equal(np.diff(capped.token_offsets), workload.output)
