@@ -24,7 +24,7 @@ import numpy as np
 
 from sim.cost.iteration import CostModel
 from sim.cost.overhead import MEASURED_CPU_S
-from sim.serving.engine import Trace, simulate
+from sim.serving.engine import Trace, lane_budget, simulate
 from sim.serving.metrics import request_times
 from sim.serving.policies import Limits, PolicySpec
 from sim.serving.workloads import Workload
@@ -90,9 +90,12 @@ def lane_headline(trace: Trace) -> LaneHeadline:
 
 def lanes_headline(workload: Workload, policies: Sequence[PolicySpec], budget: int,
                    limits: Limits) -> Callable[[CostModel], tuple[LaneHeadline, ...]]:
-    """Side by side's headline: each lane's streams' longest wait and the new request's TTFT."""
+    """Side by side's headline: each lane's streams' longest wait and the new request's TTFT,
+    each lane at the budget Side by side runs it at (`lane_budget`: vLLM V0 at its own)."""
     def headline(cost: CostModel) -> tuple[LaneHeadline, ...]:
-        return tuple(lane_headline(simulate(workload, policy, cost, budget=budget, limits=limits))
+        return tuple(lane_headline(simulate(workload, policy, cost,
+                                            budget=lane_budget(policy, workload, budget),
+                                            limits=limits))
                      for policy in policies)
     return headline
 

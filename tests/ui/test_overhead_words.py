@@ -10,7 +10,7 @@ import pytest
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import simulate
+from sim.serving.engine import lane_budget, simulate
 from sim.serving.metrics import request_times, token_gaps
 from sim.serving.policies import Limits, get_policy
 from sim.serving.workloads import seed_scenario
@@ -26,7 +26,8 @@ TIME = r"\d[\d,.]* (?:s|ms|µs)"
 
 def truth(policy: str, cost: CostModel, cpu_s: float) -> tuple[str, str]:
     """(longest stream wait, new request's TTFT) of a lane at `cpu_s`, as fmt_seconds shows them."""
-    trace = simulate(SEED, get_policy(policy), cost.with_overhead(cpu_s), budget=576,
+    spec = get_policy(policy)
+    trace = simulate(SEED, spec, cost.with_overhead(cpu_s), budget=lane_budget(spec, SEED, 576),
                      limits=LIMITS)
     gaps, owner = token_gaps(trace)
     return (fmt_seconds(float(gaps[trace.prefilled[owner]].max())),

@@ -14,7 +14,7 @@ from sim.cost.iteration import Composition, CostModel
 from sim.cost.overhead import MEASURED_CPU_S
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import simulate
+from sim.serving.engine import lane_budget, simulate
 from sim.serving.policies import POLICIES, Limits, get_policy
 from sim.serving.workloads import seed_scenario
 from tests.support.cli import cli
@@ -33,7 +33,9 @@ def gpu_time(composition: Composition) -> float:
 def first_decode_step(policy: str, cost: CostModel = H100) -> tuple[float, float]:
     """(duration, overhead the trace records) of the run's first iteration: the 64 streams'
     decode step, the same composition as DECODE_ONLY."""
-    trace = simulate(WORKLOAD, get_policy(policy), cost, budget=576, limits=Limits(max_seqs=65))
+    spec = get_policy(policy)
+    trace = simulate(WORKLOAD, spec, cost, budget=lane_budget(spec, WORKLOAD, 576),
+                     limits=Limits(max_seqs=65))
     assert trace.decode_tokens[0] == 64 and trace.prefill_tokens[0] == 0
     return float(trace.duration_s[0]), float(trace.overhead_s[0])
 

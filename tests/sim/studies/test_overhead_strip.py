@@ -6,7 +6,7 @@ import pytest
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import simulate
+from sim.serving.engine import lane_budget, simulate
 from sim.serving.metrics import request_times, token_gaps
 from sim.serving.policies import Limits, get_policy
 from sim.serving.workloads import poisson, seed_scenario
@@ -52,8 +52,8 @@ def test_the_lanes_headline_is_each_lanes_longest_wait_and_ttft_at_each_level(ch
     found = strip(lanes_headline(SEED, policies, 576, LIMITS), H100)
     for level in found.levels:
         for lane, policy in zip(level.result, policies):
-            trace = simulate(SEED, policy, H100.with_overhead(level.cpu_s), budget=576,
-                             limits=LIMITS)
+            trace = simulate(SEED, policy, H100.with_overhead(level.cpu_s),
+                             budget=lane_budget(policy, SEED, 576), limits=LIMITS)
             assert lane.longest_wait_s == longest_stream_wait(trace)
             assert lane.ttft_s == float(request_times(trace).ttft_s[-1])
 
