@@ -13,7 +13,7 @@ from sim.effort.caps import CLI_ALLOWANCE, CommandEffort, RunAccount
 from sim.effort.estimate import estimate_run
 from sim.errors import InputError
 from sim.knobs import KNOBS
-from sim.serving.policies import POLICIES, get_policy
+from sim.serving.policies import POLICIES, default_max_seqs, get_policy
 from sim.serving.workloads import OWN_LENGTHS
 from sim.studies.capacity import (
     DELAY_SLO_S,
@@ -150,14 +150,18 @@ def _capacity(args) -> None:
     refuse_unused_lengths(args)
     policy, baseline = get_policy(args.policy), get_policy(args.baseline)
     limits = limits_from(args, policy, baseline)
+    # without --max-seqs each engine seats its own default number of requests
+    baseline_limits = limits if args.max_seqs is not None else replace(
+        limits, max_seqs=default_max_seqs(baseline, cost.gpu, cost.model))
     workload_at = partial(poisson_from, args, args.requests)
     sample = workload_at(1.0)   # bad lengths fail here, before any search
     check_iterations(sample, args.max_iterations)
     baseline_budget = default_baseline_budget(baseline, args.budget, sample) \
         if args.baseline_budget is None else args.baseline_budget
-    searches = ((policy, args.budget), (baseline, baseline_budget))
-    estimates = {(spec.name, b): estimate_run(sample, spec, b, limits, cost) for spec, b in searches}
-    runs = CommandEffort(tuple(estimates[spec.name, b] for spec, b in searches))
+    searches = ((policy, args.budget, limits), (baseline, baseline_budget, baseline_limits))
+    estimates = {(spec.name, b): estimate_run(sample, spec, b, spec_limits, cost)
+                 for spec, b, spec_limits in searches}
+    runs = CommandEffort(tuple(estimates[spec.name, b] for spec, b, _ in searches))
     account = RunAccount(replace(CLI_ALLOWANCE, seconds=CAPACITY_SHARE * CLI_ALLOWANCE.seconds,
                                  bytes=CLI_ALLOWANCE.bytes - PROCESS_BYTES),
                          estimates, windowed=cost.model.sliding_window > 0)
@@ -168,14 +172,16 @@ def _capacity(args) -> None:
         workload_at, cost, policy=policy, budget=args.budget, baseline=baseline,
         baseline_budget=baseline_budget, tbt_slo_s=slo, delay_slo_s=args.delay_slo,
         limits=limits, max_runs=args.max_runs, may_start=account.may_start,
-        finished=account.finished)
+        finished=account.finished, baseline_limits=baseline_limits)
     untimed = any(math.isnan(pt.p99_tbt_s) for r in (result.policy, result.baseline)
                   for pt in r.points)
     payload = {"policy": _result_json(result.policy), "baseline": _result_json(result.baseline),
                "ratio": result.ratio, "tbt_slo_s": slo, "delay_slo_s": args.delay_slo,
                "requests": args.requests, "notes": [NO_SECOND_TOKEN] if untimed else []}
-    rows = [(r.policy, f"{r.budget:,}", f"{r.capacity_qps:.3g}", r.reason)
-            for r in (result.policy, result.baseline)]
+    seats = (limits.max_seqs, baseline_limits.max_seqs)
+    payload["policy"]["max_seqs"], payload["baseline"]["max_seqs"] = seats
+    rows = [(r.policy, f"{r.budget:,}", f"{seated:,}", f"{r.capacity_qps:.3g}", r.reason)
+            for r, seated in zip((result.policy, result.baseline), seats)]
     ratio = "undefined (the baseline sustains no rate tried)" if result.ratio is None else \
         f"{result.ratio:.2f}x"
     curve = [(r.policy, f"{pt.qps:.3g}", fmt_seconds(pt.p99_tbt_s), fmt_seconds(pt.median_delay_s),
@@ -185,7 +191,7 @@ def _capacity(args) -> None:
         f"capacity = highest Poisson QPS with p99 TBT <= {fmt_seconds(slo)} and median scheduling "
         f"delay <= {fmt_seconds(args.delay_slo)} ({args.requests:,} requests, {args.lengths} "
         f"lengths; {cost.gpu.name}, {cost.model.name}, {cost.mode})",
-        table(rows, ("policy", "budget", "capacity QPS", "why"), args.wide),
+        table(rows, ("policy", "budget", "max running", "capacity QPS", "why"), args.wide),
         f"capacity ratio {result.policy.policy} / {result.baseline.policy}: {ratio}", "",
         table(curve, ("policy", "QPS", "p99 TBT", "median delay", "meets both"), args.wide),
         *(f"note: {n}" for n in payload["notes"])])

@@ -239,19 +239,23 @@ def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, 
                      rel_tol: float = REL_TOL,
                      progress: Callable[[float, str], None] | None = None,
                      may_start: Callable[[PolicySpec, int], str | None] | None = None,
-                     finished: Callable[[Trace], None] | None = None) -> CapacityComparison:
+                     finished: Callable[[Trace], None] | None = None,
+                     baseline_limits: Limits | None = None) -> CapacityComparison:
     """Capacity of `policy` and of `baseline` on the same workload and SLOs, and their ratio.
     `progress(fraction, text)` suits a progress bar; `may_start` and `finished` (as in
-    `find_capacity`, shared by both searches) let the caller stop them before a run."""
+    `find_capacity`, shared by both searches) let the caller stop them before a run.
+    `baseline_limits` (default `limits`): the baseline's own, where its engine seats fewer
+    requests (Orca as the Sarathi-Serve artifact runs it: 16)."""
     results = []
-    for index, (spec, b) in enumerate(((policy, budget), (baseline, baseline_budget))):
+    searches = ((policy, budget, limits), (baseline, baseline_budget, baseline_limits or limits))
+    for index, (spec, b, spec_limits) in enumerate(searches):
         def report(done, point, index=index, spec=spec):
             if progress:
                 progress(min(1.0, (index + done / max_runs) / 2),
                          f"{spec.name}: {point.qps:.3g} QPS "
                          f"{'meets' if point.sustained else 'misses'} the SLOs")
         results.append(find_capacity(workload_at, spec, cost, budget=b, tbt_slo_s=tbt_slo_s,
-                                     delay_slo_s=delay_slo_s, limits=limits,
+                                     delay_slo_s=delay_slo_s, limits=spec_limits,
                                      max_runs=max_runs, rel_tol=rel_tol, progress=report,
                                      may_start=may_start, finished=finished))
     ours, theirs = results

@@ -48,6 +48,19 @@ def test_cli_capacity_json(capsys):
         data["policy"]["capacity_qps"] / data["baseline"]["capacity_qps"])
 
 
+@pytest.mark.parametrize("given, seats", [((), (128, 16)), (("--max-seqs", "40"), (40, 40))])
+def test_cli_capacity_seats_each_engines_own_requests(capsys, given, seats):
+    """Without --max-seqs each side runs at its engine's own batch size: Sarathi-Serve 128, Orca
+    16 as the Sarathi-Serve artifact runs it (osdi-experiments/figure-5-6 configs); a given
+    --max-seqs applies to both."""
+    code, out, err = cli("capacity", "--gpu", "a100-80gb", "--model", "mistral-7b",
+                         "--baseline", "orca", "--tbt-slo", "0.1", "--requests", "40",
+                         "--max-runs", "2", *given, "--json", capsys=capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert (data["policy"]["max_seqs"], data["baseline"]["max_seqs"]) == seats
+
+
 def test_cli_simulate_burst_and_trace(capsys, tmp_path):
     code, out, _ = cli("simulate", "--scenario", "burst", "--burst", "10",
                        "--prompt-output", "1", "--mode", "simple", "--json", capsys=capsys)
