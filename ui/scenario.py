@@ -231,10 +231,11 @@ class Traffic:
         each = ", ".join(f"{n:,}{' requests running at once' if i == 0 else ''} for "
                          f"{POLICIES[p].engine}" for i, (p, n) in enumerate(seats.items()))
         raised = [p for p in policies if seats[p] > POLICIES[p].profile.max_seqs(s.gpu, s.model)]
-        why = (f"; raised to {self.burst_seats:,} for "
-               f"{names_in_prose([POLICIES[p].engine for p in raised])}, room for every stream "
-               "and every burst prompt at once, so only the budget and KV limit them"
-               if raised else "")
+        why = (f"; raised for {names_in_prose([POLICIES[p].engine for p in raised])} to "
+               f"{self.decodes:,} stream{'s' if self.decodes != 1 else ''} + {self.burst:,} "
+               f"burst prompt{'s' if self.burst != 1 else ''} = {self.burst_seats:,}, so all run "
+               "at once and "
+               "only the budget and KV limit them" if raised else "")
         whose = "each engine's" if len(seats) > 1 else "the engine's"
         return (f"at most {each} ({whose} own max running "
                 f"requests on this GPU for this model{why})")

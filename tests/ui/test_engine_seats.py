@@ -39,7 +39,9 @@ def test_a_burst_raises_only_the_engines_that_cannot_seat_it_all():
     assert traffic_from({"burst": 1000, "decodes": 4096}).max_seqs("sarathi", s) == 5096
     words = t.seats_words(["sarathi", "orca"], s)
     assert words.startswith("at most 128 requests running at once for Sarathi-Serve, 74 for Orca")
-    assert "raised to 74 for Orca, room for every stream and every burst prompt" in words
+    assert "raised for Orca to 64 streams + 10 burst prompts = 74, so all run at once" in words
+    assert "20 streams + 1 burst prompt = 21" in traffic_from({"decodes": 20, "burst": 1}) \
+        .seats_words(["orca"], s)
     assert "raised" not in traffic_from(CROWD).seats_words(["sarathi", "orca"], s)
 
 
