@@ -234,8 +234,7 @@ class Traffic:
         why = (f"; raised for {names_in_prose([POLICIES[p].engine for p in raised])} to "
                f"{self.decodes:,} stream{'s' if self.decodes != 1 else ''} + {self.burst:,} "
                f"burst prompt{'s' if self.burst != 1 else ''} = {self.burst_seats:,}, so all run "
-               "at once and "
-               "only the budget and KV limit them" if raised else "")
+               "at once and only the budget and KV limit them" if raised else "")
         whose = "each engine's" if len(seats) > 1 else "the engine's"
         return (f"at most {each} ({whose} own max running "
                 f"requests on this GPU for this model{why})")
