@@ -15,7 +15,7 @@ from charts.theme import Look
 from sim.effort.estimate import Counts, token_times
 from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError
-from sim.serving.policies import get_policy
+from sim.serving.policies import Limits, get_policy
 from sim.serving.workloads import Workload
 from sim.studies.capacity import (
     MAX_RUNS,
@@ -48,6 +48,10 @@ class CapacityQuery:
     tbt_slo_s: float
     delay_slo_s: float
 
+    def limits(self, policy: str) -> Limits:
+        """`policy`'s runs' Limits: its engine's own max running requests (`Traffic.limits`)."""
+        return self.traffic.limits(policy, self.scenario)
+
 
 @dataclass(frozen=True, eq=False)
 class CapacityView:
@@ -78,7 +82,7 @@ def _capacity_job(q: CapacityQuery) -> Job:
     ceiling = compute_ceiling_qps(workload_at(1.0), cost)
     rates = (*rate_grid(ceiling), *(ceiling / 2,) * MAX_RUNS)
     work = total(run_work(workload_at(rate), get_policy(policy), cost, budget=budget,
-                          limits=q.traffic.limits)
+                          limits=q.limits(policy))
                  for policy, budget in ((q.policy, q.budget), (q.baseline, q.baseline_budget))
                  for rate in rates)
     return Job(("capacity", q), "capacity", work, partial(_search, q))
@@ -121,12 +125,16 @@ def _search(q: CapacityQuery, cap: int, report) -> CapacityView:
     share = 0.6   # of the bar for the bisection; the curves take the rest
     workload_at = q.traffic.poisson_at()
     cost = q.scenario.cost_model()
-    limits = dict(tbt_slo_s=q.tbt_slo_s, delay_slo_s=q.delay_slo_s,
-                  limits=replace(q.traffic.limits, max_iterations=cap))
+    slos = dict(tbt_slo_s=q.tbt_slo_s, delay_slo_s=q.delay_slo_s)
+
+    def limits(policy: str) -> Limits:
+        return replace(q.limits(policy), max_iterations=cap)
     comparison = compare_capacity(workload_at, cost, policy=get_policy(q.policy),
                                   budget=q.budget, baseline=get_policy(q.baseline),
                                   baseline_budget=q.baseline_budget,
-                                  progress=lambda done, text: report(done * share, text), **limits)
+                                  progress=lambda done, text: report(done * share, text),
+                                  limits=limits(q.policy), baseline_limits=limits(q.baseline),
+                                  **slos)
     if comparison.policy.capped or comparison.baseline.capped:   # the page's cap: as any run's
         raise SimulationLimitError(f"a search run needed more than {cap:,} iterations", cap)
     rates = rate_grid(comparison.policy.ceiling_qps)
@@ -136,7 +144,8 @@ def _search(q: CapacityQuery, cap: int, report) -> CapacityView:
             report(share + (1 - share) * (i + done / len(rates)) / 2,
                    f"{name}: the curve at {point.qps:.3g} requests/s")
         curves[result.policy] = rate_curve(workload_at, get_policy(result.policy), cost, rates,
-                                           budget=result.budget, progress=ran, **limits)
+                                           budget=result.budget, progress=ran,
+                                           limits=limits(result.policy), **slos)
     return CapacityView(comparison, curves)
 
 

@@ -48,7 +48,7 @@ def _burst(s: Scenario) -> dict[str, Trace]:
     workload = t.workload()
     return {p: simulate(workload, get_policy(p), s.cost_model(),
                         budget=lane_budget(get_policy(p), workload, s.budget),
-                        limits=replace(t.limits, max_iterations=MAX_ITERATIONS))
+                        limits=replace(t.limits(p, s), max_iterations=MAX_ITERATIONS))
             for p in tour.BURST_POLICIES}
 
 

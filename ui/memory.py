@@ -7,7 +7,6 @@ from charts import memory as memory_charts
 from charts.figure import Figure
 from charts.theme import Look
 from sim.serving.engine import Trace
-from sim.serving.policies import Limits
 
 from .cached_figure import cached_figure
 from .scenario import Scenario, Traffic
@@ -15,9 +14,10 @@ from .widgets import CHART_WIDTH
 
 
 @cached_figure()
-def kv(t: Traffic, s: Scenario, policies: tuple[str, ...], limits: Limits,
+def kv(t: Traffic, s: Scenario, policies: tuple[str, ...], partials: int | None,
       look: Look, _traces: dict[str, Trace]) -> Figure:
-    """KV in use over time under each policy (time bins on long runs, each keeping its peak)."""
+    """KV in use over time under each policy (time bins on long runs, each keeping its peak);
+    `partials`, the runs' cap on concurrent partial prefills, keys the figure as the runs."""
     cost = s.cost_model()
     capacity = next(iter(_traces.values())).kv_capacity_tokens
     return memory_charts.kv_chart(memory_charts.kv_frame(_traces, cost.kv_bytes_per_token), look,

@@ -99,12 +99,13 @@ def budget_tradeoff(t: Traffic, s: Scenario, workload: Workload, policy: str,
     st.markdown(words.INTRO)
     cost, spec = s.cost_model(), get_policy(policy)
     budgets = tuple(p.budget for p in points)
-    work = total(run_work(workload, spec, cost.with_overhead(cpu_s), budget=b, limits=t.limits)
+    limits = t.limits(policy, s)
+    work = total(run_work(workload, spec, cost.with_overhead(cpu_s), budget=b, limits=limits)
                  for b in budgets for cpu_s in _other_levels(cost))
 
     def run(cap: int, report):
         headline = budget_headline(workload, spec, budgets, tbt_slo_s, ttft_slo_s,
-                                   replace(t.limits, max_iterations=cap),
+                                   replace(limits, max_iterations=cap),
                                    finished=_each_run(report, len(budgets) * 2, "the sweep"))
         return strip(headline, cost, known=recommended(points, tbt_slo_s, ttft_slo_s))
     found = _run_strip(("overhead-sweep", t, s, policy, budgets, tbt_slo_s, ttft_slo_s),
@@ -122,16 +123,18 @@ def capacity(q: CapacityQuery, view: CapacityView) -> None:
     policies = ((get_policy(q.policy), q.budget), (get_policy(q.baseline), q.baseline_budget))
     # as the page's own search is estimated: MAX_RUNS runs per policy at half the compute ceiling
     work = total([run_work(workload_at(compute_ceiling_qps(workload_at(1.0), other) / 2), spec,
-                           other, budget=budget, limits=q.traffic.limits)
+                           other, budget=budget, limits=q.limits(spec.name))
                   for other in [cost.with_overhead(cpu_s) for cpu_s in _other_levels(cost)]
                   for spec, budget in policies] * MAX_RUNS)
 
     def run(cap: int, report):
-        limits: Limits = replace(q.traffic.limits, max_iterations=cap)
+        def limits(policy: str) -> Limits:
+            return replace(q.limits(policy), max_iterations=cap)
         headline = capacity_headline(
             workload_at, policy=policies[0][0], budget=q.budget, baseline=policies[1][0],
             baseline_budget=q.baseline_budget, tbt_slo_s=q.tbt_slo_s,
-            delay_slo_s=q.delay_slo_s, limits=limits,
+            delay_slo_s=q.delay_slo_s, limits=limits(q.policy),
+            baseline_limits=limits(q.baseline),
             finished=_each_run(report, 2 * 2 * MAX_RUNS, "the searches"))
         found = strip(headline, cost, known=view.comparison)
         if any(level.result.policy.capped or level.result.baseline.capped

@@ -13,7 +13,7 @@ from sim.knobs import LIMIT_KNOBS
 from sim.presets.hardware import Gpu, custom_gpu, get_gpu
 from sim.presets.models import Model, custom_model, get_model
 from sim.serving.engine import SimulationLimitError, Trace, lane_budget, simulate
-from sim.serving.policies import POLICIES, Limits, get_policy
+from sim.serving.policies import POLICIES, Limits, get_policy, names_in_prose
 from sim.serving.workloads import Workload, burst, poisson, seed_scenario
 
 from .controls import CONTROLS, CUSTOM
@@ -206,17 +206,38 @@ class Traffic:
     context: int          # and their cached context
     trace: str | None = None
 
-    @property
-    def max_seqs(self) -> int:
-        """vLLM serve's max_num_seqs of 1,024 (vllm/engine/arg_utils.py at v0.33.0), or room for every
-        decoder and every burst prompt if that is more, so only the budget and KV limit them."""
-        return max(1024, self.decodes + self.burst) if self.kind == "burst" else 1024
+    def max_seqs(self, policy: str, s: Scenario) -> int:
+        """`policy`'s engine's own max running requests on the scenario's GPU and model (its
+        profile, sim/serving/policies.py: vLLM's max_num_seqs, Sarathi-Serve's and Orca's batch
+        size), or for a burst room for every stream and every burst prompt if that is more, so
+        only the budget and KV limit them."""
+        own = get_policy(policy).profile.max_seqs(s.gpu, s.model)
+        return max(own, self.burst_seats) if self.kind == "burst" else own
 
     @property
-    def limits(self) -> Limits:
-        """The runs' Limits: max_seqs (above); a page may narrow the rest, a caller sets the
-        iteration cap."""
-        return Limits(max_seqs=self.max_seqs)
+    def burst_seats(self) -> int:
+        """Every stream and every burst prompt at once."""
+        return self.decodes + self.burst
+
+    def limits(self, policy: str, s: Scenario, knobs: Mapping[str, object] | None = None) -> Limits:
+        """`policy`'s runs' Limits: its max_seqs (above), with the limit knobs among the widget
+        values `knobs` (`limits_with`); a caller sets the iteration cap."""
+        return limits_with(Limits(max_seqs=self.max_seqs(policy, s)), knobs or {})
+
+    def seats_words(self, policies: Sequence[str], s: Scenario) -> str:
+        """Each policy's max running requests in words, for captions: "at most 128 requests
+        running at once for Sarathi-Serve, 16 for Orca (...)"."""
+        seats = {p: self.max_seqs(p, s) for p in policies}
+        each = ", ".join(f"{n:,}{' requests running at once' if i == 0 else ''} for "
+                         f"{POLICIES[p].engine}" for i, (p, n) in enumerate(seats.items()))
+        raised = [p for p in policies if seats[p] > POLICIES[p].profile.max_seqs(s.gpu, s.model)]
+        why = (f"; raised for {names_in_prose([POLICIES[p].engine for p in raised])} to "
+               f"{self.decodes:,} stream{'s' if self.decodes != 1 else ''} + {self.burst:,} "
+               f"burst prompt{'s' if self.burst != 1 else ''} = {self.burst_seats:,}, so all run "
+               "at once and only the budget and KV limit them" if raised else "")
+        whose = "each engine's" if len(seats) > 1 else "the engine's"
+        return (f"at most {each} ({whose} own max running "
+                f"requests on this GPU for this model{why})")
 
     def for_capacity(self) -> Traffic:
         """Only what a capacity search reads (the Poisson count, lengths and seed; it sets the

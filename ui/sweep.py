@@ -32,10 +32,10 @@ def sweep_points(t: Traffic, s: Scenario, workload: Workload, policy: str,
     what = "sweep this workload"
     try:
         cost = s.cost_model()
-        spec = get_policy(policy)
+        spec, limits = get_policy(policy), t.limits(policy, s)
         jobs = {b: Job(("sweep", t, s, policy, b), f"budget {b:,}",
-                       run_work(workload, spec, cost, budget=b, limits=t.limits),
-                       partial(_sweep_point, workload, spec, cost, b, t.limits), keep_capped=True)
+                       run_work(workload, spec, cost, budget=b, limits=limits),
+                       partial(_sweep_point, workload, spec, cost, b, limits), keep_capped=True)
                 for b in budgets}
         left_out = {b: why for b, job in jobs.items() if (why := too_big(job.estimate))}
         if len(left_out) == len(jobs):   # then the largest budget's reason is the one to fix

@@ -9,6 +9,7 @@ and the Scenario, frozen dataclasses); the traces follow from those and are not 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -34,19 +35,21 @@ from .workload_box import refuse_if_too_big, smaller, stop_on
 
 
 def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
-         limits: Limits | None = None) -> dict[str, Trace]:
-    """{policy: trace} of the workload under each policy and `limits` (by default the workload's,
-    `Traffic.limits`), within the page's bounds (ui/work.py), or a message and the end of the
-    page's run."""
+         knobs: Mapping[str, object] | None = None) -> dict[str, Trace]:
+    """{policy: trace} of the workload under each policy at its own Limits (`Traffic.limits`:
+    its engine's max running requests, with the limit knobs among the widget values `knobs`),
+    within the page's bounds (ui/work.py), or a message and the end of the page's run."""
     what = "simulate this workload"
     try:
         cost = s.cost_model()
         specs = [get_policy(p) for p in policies]
-        limits = limits or t.limits
+        limits = {spec.name: t.limits(spec.name, s, knobs) for spec in specs}
         budgets = {spec.name: lane_budget(spec, workload, budget) for spec in specs}
-        jobs = [Job(("traffic", t, s, spec.name, budgets[spec.name], limits), spec.name,
-                    run_work(workload, spec, cost, budget=budgets[spec.name], limits=limits),
-                    partial(_simulate, workload, spec, cost, budgets[spec.name], limits))
+        jobs = [Job(("traffic", t, s, spec.name, budgets[spec.name], limits[spec.name]), spec.name,
+                    run_work(workload, spec, cost, budget=budgets[spec.name],
+                             limits=limits[spec.name]),
+                    partial(_simulate, workload, spec, cost, budgets[spec.name],
+                            limits[spec.name]))
                 for spec in specs]
         for spec in specs:
             note = lane_budget_note(spec, workload, budget)

@@ -90,7 +90,8 @@ def show(view) -> None:
     st.caption(f"Budgets: {ours.policy} {ours.budget:,} (the sidebar's); {theirs.policy} "
                f"{theirs.budget:,}"
                + (" (vLLM V0's max(max_model_len, 2048), with the longest request as max_model_len)"
-                  if theirs.budget != s.budget else "") + f". Compute ceiling "
+                  if theirs.budget != s.budget else "")
+               + f"; {query.traffic.seats_words((ours.policy, theirs.policy), s)}. Compute ceiling "
                f"{ours.ceiling_qps:.3g} requests/s. {t.poisson_words()}.")
 
     capacity.figure.draw("capacity", query, look, view)

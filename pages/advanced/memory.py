@@ -5,7 +5,7 @@ import streamlit as st
 
 from sim.errors import InputError
 from sim.serving.metrics import summarize
-from sim.serving.policies import POLICIES
+from sim.serving.policies import POLICIES, Limits
 from sim.studies.memory import (
     admission_rule,
     kv_pressure,
@@ -56,15 +56,15 @@ st.markdown(
 t, workload = workload_box.show(s)
 cols = st.columns([2, 1])
 picked = widgets.widget(controls.KV_PICK, cols[0])
-limits = limits_with(t.limits, {controls.PARTIALS.key: widgets.widget(controls.PARTIALS, cols[1])})
-partials = limits.max_concurrent_prefills
+knobs = {controls.PARTIALS.key: widgets.widget(controls.PARTIALS, cols[1])}
+partials = limits_with(Limits(), knobs).max_concurrent_prefills
 if not picked:
     st.info("Pick one or more policies.", icon=":material/checklist:")
     st.stop()
-traces = traffic.runs(t, s, workload, picked, s.budget, limits)
+traces = traffic.runs(t, s, workload, picked, s.budget, knobs)
 traffic.notes(traces)
-memory.kv.draw("kv-memory", t, s, tuple(picked), limits, look, traces)
-st.caption(f"{t.words()}. Budget {s.budget:,}; "
+memory.kv.draw("kv-memory", t, s, tuple(picked), partials, look, traces)
+st.caption(f"{t.words()}. Budget {s.budget:,}; {t.seats_words(picked, s)}; "
            + ("no cap on partial prefills" if partials is None else
               f"at most {partials:,} requests mid-prefill at once (chunked policies)")
            + ". Long runs are drawn as time bins, each point the most KV in use in its bin "

@@ -100,7 +100,8 @@ if hidden:
 
 sweep.frontier.draw("budget-frontier", t, s, policy, budgets, recommended, ttft_s, tpot_s, look,
                    points)
-st.caption(f"{t.words()}. {s.model.name} on {s.gpu.name}, {s.mode} cost model.")
+st.caption(f"{t.words()}. {s.model.name} on {s.gpu.name}, {s.mode} cost model; "
+           f"{t.seats_words([policy], s)}.")
 strip_slot = st.container()   # filled last: it may wait for a button
 
 st.subheader("The two ends of the dial")

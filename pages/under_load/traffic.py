@@ -32,8 +32,8 @@ traces = traffic.runs(t, s, workload, picked, s.budget)
 view = traffic.frames(t, s, tuple(picked), traces)
 st.caption(f"{t.words()}. {s.model.name} on {s.gpu.name}, {s.mode} cost model, token budget "
            f"{s.budget:,} (unchunked policies never split a prompt: for them the budget only "
-           "caps how many whole prompts share an iteration, the first always fits); at most "
-           f"{t.max_seqs:,} requests running at once."
+           "caps how many whole prompts share an iteration, the first always fits); "
+           f"{t.seats_words(picked, s)}."
            + ("" if len(picked) > 1 else " Add a second policy to compare."))
 traffic.notes(traces)
 

@@ -138,12 +138,15 @@ def recommended(points: Sequence[SweepPoint], tbt_slo_s: float,
 def capacity_headline(workload_at: Callable[[float], Workload], *, policy: PolicySpec,
                       budget: int, baseline: PolicySpec, baseline_budget: int, tbt_slo_s: float,
                       delay_slo_s: float, limits: Limits, may_start=None, finished=None,
+                      baseline_limits: Limits | None = None,
                       ) -> Callable[[CostModel], CapacityComparison]:
-    """Capacity's headline: both capacities and their ratio (`compare_capacity`); `may_start`
-    and `finished` bound its runs as they bound the page's own search."""
+    """Capacity's headline: both capacities and their ratio (`compare_capacity`, the baseline
+    at `baseline_limits` where given); `may_start` and `finished` bound its runs as they bound
+    the page's own search."""
     def headline(cost: CostModel) -> CapacityComparison:
         return compare_capacity(workload_at, cost, policy=policy, budget=budget,
                                 baseline=baseline, baseline_budget=baseline_budget,
                                 tbt_slo_s=tbt_slo_s, delay_slo_s=delay_slo_s, limits=limits,
-                                may_start=may_start, finished=finished)
+                                may_start=may_start, finished=finished,
+                                baseline_limits=baseline_limits)
     return headline

@@ -55,8 +55,6 @@ def test_traffic_spec_from_the_controls():
     assert (t.kind, t.burst, t.prompt, t.decodes, t.context) == ("burst", 10, 8192, 64, 4000)
     w = t.workload()
     assert len(w) == 74 and int(w.prefilled.sum()) == 64
-    assert t.max_seqs == 1024
-    assert traffic_from({"burst": 1000, "decodes": 4096}).max_seqs == 5096
     p = traffic_from({**SMALL, "seed": 3})
     assert len(p.workload()) == 40 and p.workload().prompt.tolist() == [512] * 40
     # a capacity search reads only the Poisson count, lengths and seed
