@@ -104,7 +104,9 @@ class Scenario:
     def worked_example_inputs(self, second_budget: int) -> dict:
         """sim.studies.worked_example inputs from the controls (its units: TFLOP/s, TB/s)."""
         m = self.model
-        return dict(params=m.params, bytes_per_param=m.weight_bytes_per_param,
+        moe = m.experts_per_token < m.experts
+        return dict(params=m.params, active_params=m.active_params if moe else None,
+                    bytes_per_param=m.weight_bytes_per_param,
                     peak_tflops=self.gpu.peak_flops / 1e12, bandwidth_tbps=self.gpu.bandwidth / 1e12,
                     decodes=self.decodes, context=self.context, prompt=self.prompt,
                     budgets=(self.budget, second_budget), layers=m.layers, kv_heads=m.kv_heads,

@@ -26,7 +26,9 @@ SARATHI_SERVE = ("Agrawal et al., “Taming Throughput-Latency Tradeoff in LLM I
                  "Sarathi-Serve”, OSDI 2024")
 SARATHI_SERVE_URL = "https://arxiv.org/abs/2403.02310"
 
-DEFAULTS = dict(params=8e9, bytes_per_param=2.0, peak_tflops=400.0, bandwidth_tbps=3.0, decodes=64,
+# active_params: the parameters one token multiplies through (top-k experts of a mixture of
+# experts); None for a dense model, where it is params
+DEFAULTS = dict(params=8e9, active_params=None, bytes_per_param=2.0, peak_tflops=400.0, bandwidth_tbps=3.0, decodes=64,
                 context=4000, prompt=8192, budgets=(576, 2048), layers=32, kv_heads=8, head_dim=128, kv_bytes=2.0,
                 long_prompt=128_000, burst=10)
 
@@ -103,7 +105,7 @@ class WorkedExample:
         return out
 
 
-def _validated(params, bytes_per_param, peak_tflops, bandwidth_tbps, decodes, context, prompt, budgets,
+def _validated(params, active_params, bytes_per_param, peak_tflops, bandwidth_tbps, decodes, context, prompt, budgets,
                layers, kv_heads, head_dim, kv_bytes, long_prompt, burst) -> dict:
     count = dict(integer=True, high=1e9)
     budgets = tuple(budgets)
@@ -111,6 +113,8 @@ def _validated(params, bytes_per_param, peak_tflops, bandwidth_tbps, decodes, co
         raise InputError("give at least one budget")
     return dict(
         params=check_number("params", params, **RANGES["params"]),
+        active_params=None if active_params is None else check_number(
+            "active params", active_params, **{**RANGES["params"], "high": params}),
         bytes_per_param=check_number("bytes per param", bytes_per_param, **RANGES["bytes_per_param"]),
         peak_tflops=check_number("peak TFLOP/s", peak_tflops, **RANGES["peak_tflops"]),
         bandwidth_tbps=check_number("bandwidth TB/s", bandwidth_tbps, **RANGES["bandwidth_tbps"]),
@@ -139,8 +143,12 @@ def worked_example(**overrides) -> WorkedExample:
     peak, bw, d, p = v["peak_tflops"] * 1e12, v["bandwidth_tbps"] * 1e12, v["decodes"], v["prompt"]
     weights = ex.add("weight_bytes", "Weight bytes", "params × bytes per param",
                      f"{fmt_count(v['params'])} × {v['bytes_per_param']:g} B", v["params"] * v["bytes_per_param"], "B")
-    fpt = ex.add("flops_per_token", "FLOPs per token", "2 × params",
-                 f"2 × {fmt_count(v['params'])}", 2 * v["params"], "FLOP/token")
+    active = v["active_params"]
+    fpt = ex.add("flops_per_token", "FLOPs per token", "2 × params" if active is None else
+                 "2 × active params (a mixture of experts: each token runs through its top-k "
+                 "experts only, while every expert's weights are read)",
+                 f"2 × {fmt_count(v['params'] if active is None else active)}",
+                 2 * (v["params"] if active is None else active), "FLOP/token")
     read = ex.add("decode_weight_read_s", "Decode step: weight read", "weight bytes / bandwidth",
                   f"{fmt_bytes(weights)} / {v['bandwidth_tbps']:g} TB/s", weights / bw, "s")
     compute = ex.add("decode_compute_s", "Decode step: compute", "decodes × FLOPs per token / peak",

@@ -1,8 +1,15 @@
 """The source article's worked example, pinned with units, and its slips stated."""
 
+import numpy as np
 import pytest
 
+from sim.cost.iteration import CostModel
 from sim.errors import InputError
+from sim.presets.hardware import get_gpu
+from sim.presets.models import get_model
+from sim.serving.engine import simulate
+from sim.serving.policies import get_policy
+from sim.serving.workloads import Workload
 from sim.studies.worked_example import worked_example
 
 MS = 1e-3
@@ -128,3 +135,23 @@ def test_slip_notes_need_the_articles_first_budget():
 def test_decode_step_with_kv_is_the_larger_of_compute_and_memory():
     step = {s.key: s for s in worked_example(decodes=1000, context=1, budgets=(2000,)).steps}
     assert step["decode_step_s"].value == pytest.approx(1000 * 16e9 / 400e12)   # 40 ms: compute
+
+
+def test_a_mixture_of_experts_prices_flops_by_its_active_params_and_reads_every_weight():
+    """Mixtral 8x7B: each token runs through 2 of 8 experts (12.9 B active of 46.7 B), while every
+    expert's weights are read. On a B200 a 293-token prompt is then memory-bound, as the
+    simulation's simple mode prices it; FLOPs from all 46.7 B called it compute-bound and 0.25%
+    slower than the run."""
+    model, gpu = get_model("mixtral-8x7b"), get_gpu("b200")
+    inputs = dict(params=model.params, active_params=model.active_params,
+                  bytes_per_param=model.weight_bytes_per_param, peak_tflops=gpu.peak_flops / 1e12,
+                  bandwidth_tbps=gpu.bandwidth / 1e12, decodes=1, prompt=293, budgets=(3,))
+    j = worked_example(**inputs).to_json()
+    assert j["flops_per_token"] == 2 * model.active_params
+    assert j["weight_bytes"] == model.params * model.weight_bytes_per_param
+    cost = CostModel(gpu, model, "simple")
+    one_prompt = Workload(np.zeros(1), np.array([293]), np.array([1]), np.array([False]))
+    run = simulate(one_prompt, get_policy("vllm-v0"), cost, budget=8192)
+    assert j["unchunked_prefill_s"] == pytest.approx(float(run.duration_s[0]), rel=1e-9)
+    with pytest.raises(InputError, match="active params"):
+        worked_example(**{**inputs, "active_params": 2 * model.params})
