@@ -91,12 +91,15 @@ def vega_bundle() -> str:
     return vl_convert.javascript_bundle(bundle_snippet())
 
 
+BUNDLE_PREFIX = "vega-bundle-"   # then the content's hash
+
+
 @functools.cache
 def vega_bundle_name() -> str:
     """File name of the bundle, unique per content: a new vl-convert gets a new URL, so a browser
     never runs a cached copy of the old one."""
     digest = hashlib.sha256(vega_bundle().encode()).hexdigest()[:16]
-    return f"vega-bundle-{digest}.js"
+    return f"{BUNDLE_PREFIX}{digest}.js"
 
 
 def write_vega_bundle(folder: Path) -> Path:
@@ -104,7 +107,7 @@ def write_vega_bundle(folder: Path) -> Path:
     path = Path(folder) / vega_bundle_name()
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        for stale in path.parent.glob("vega-bundle-*.js"):   # from an older vl-convert
+        for stale in path.parent.glob(f"{BUNDLE_PREFIX}*.js"):   # from an older vl-convert
             if stale != path:   # another session may have just written the current one
                 stale.unlink(missing_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
