@@ -202,12 +202,11 @@
     if (cfg.playTo !== null) { stopAt = cfg.playTo; resume = {playing: true}; }
   }
   showState();
-  // The spec comes compiled to Vega (charts/player/__init__.py), so the view is built directly:
-  // drawn first at the clock's starting value, with our own tooltips (tooltip.js).
+  // The spec comes compiled to Vega (charts/player/__init__.py), so the view is built directly,
+  // with our own tooltips (tooltip.js).
   new Promise(function (resolve) {
     var drawn = new vega.View(vega.parse(spec), {renderer: cfg.renderer, logLevel: vega.Warn});
     drawn.tooltip(window.playerTooltip(cfg.dark ? "dark" : "light"));
-    drawn.signal(cfg.clock, state.t);
     resolve(drawn.initialize($("chart")).runAsync());
   }).then(function (drawn) {
     view = drawn;
