@@ -86,10 +86,9 @@ def watch_room() -> None:
     """Mount the component that reports the window and the stage (once per page run: setup
     does on a projector and the tour, a page that fits its figure otherwise)."""
     known = room()
-    # reports only, draws nothing: hidden before it is made, so the stage never moves when it goes
-    st.html("<style>.st-key-room { display: none; }</style>")
     _room_component()(key=ROOM, data={"stage": f".st-key-{STAGE}", "known": known.__dict__},
                       on_room_change=lambda: None)
+    st.html("<style>.st-key-room { display: none; }</style>")   # reports only, draws nothing
 
 
 def room() -> Room:

@@ -15,10 +15,9 @@ test_hostile_links_browser.py):
 - **A quick first screen.** Streamlit's frontend fetches an element's code only when the element
   first arrives, and the player's frame fetches the Vega bundle only once it exists: both from a
   server busy running the page's script (its static files wait for it), so the player was drawn
-  well after the page. The same index.html has the code of the elements a first screen waits on
-  preloaded with Streamlit's own (`pinned_index`) and fetches the bundle while the page loads;
-  the bundle's reply (its name is its content's hash) is marked as never changing, so the frame
-  takes it from the browser's cache
+  well after the page. The same index.html has the iframe element's code preloaded with
+  Streamlit's own and fetches the bundle while the page loads; the bundle's reply (its name is
+  its content's hash) is marked as never changing, so the frame takes it from the browser's cache
   (`python -m benchmarks.first_render` measures the result).
 - **No legacy pages folder.** Streamlit decides once per process, when the first session starts,
   whether the app is a legacy `pages/` app (a folder named pages/ beside the main script). Ours
@@ -81,18 +80,16 @@ def fetch_early(url: str) -> str:
 @functools.cache
 def pinned_index(base_url_path: str) -> bytes:
     """Streamlit's index.html telling the frontend that the server is at the app's root, with
-    the navigation's list roles mended, and what a first screen needs fetched early: the code
-    of Streamlit's iframe (the player), component (ui/presenter.py's room) and html elements
-    (without it, an html element's box held the stage 18 px lower until its code came, so the
-    room's first report was off and the page ran a third time), and the Vega bundle where static
-    serving is on (the player loads it from there: ui/player.py)."""
+    the navigation's list roles mended, and what the player's frame needs fetched early: the
+    code of Streamlit's iframe element, and the Vega bundle where static serving is on (the
+    player loads it from there: ui/player.py)."""
     root = "/".join(part for part in base_url_path.split("/") if part)
     address = f"window.location.origin + {('/' + root + '/' if root else '/')!r}"
     script = NAV_ROLES
     if st.get_option("server.enableStaticServing"):
         bundle = write_vega_bundle(ROOT / "static").name
         script += "\n    " + fetch_early(f"{address} + 'app/static/{bundle}'")
-    return index_html(address, script, preload=("IFrame", "BidiComponent", "Html"))
+    return index_html(address, script, preload=("IFrame",))
 
 
 class PinServerAddress:

@@ -119,8 +119,7 @@ def test_the_index_fetches_the_players_bundle_early_where_it_is_served(static_se
     if static_serving:
         assert page.index(fetch) < page.index('<script type="module"')   # before Streamlit's own
         assert (ROOT / "static" / vega_bundle_name()).exists()
-    for element in ("IFrame", "BidiComponent", "Html"):
-        assert f'<link rel="modulepreload" crossorigin href="./static/js/{element}.' in page
+    assert '<link rel="modulepreload" crossorigin href="./static/js/IFrame.' in page
 
 
 def test_the_bundle_is_kept_by_the_browser_and_nothing_else_is():

@@ -21,21 +21,14 @@ export default function (component) {
       return (a[k] === null) !== (b[k] === null) || Math.abs((a[k] || 0) - (b[k] || 0)) > 4;
     });
   }
-  function check() {   // false while the stage is not drawn yet (or not on this page)
+  function check() {
     const now = measure();
-    if (data && data.stage && now.top === null) return false;
+    if (data && data.stage && now.top === null) return;   // not drawn yet (or not on this page)
     if (moved(known, now)) { known = now; setStateValue("room", now); }
-    return true;
   }
-  // The stage is drawn after this element in the same run, and moves as the page settles. Until
-  // it is drawn, look on every frame: the first report reruns the page fitted, and the sooner it
-  // goes, the less of the unfitted first run is drawn (and its player started) for nothing.
-  let watching = requestAnimationFrame(function watch() {
-    watching = check() ? null : requestAnimationFrame(watch);
-  });
+  // The stage is drawn after this element in the same run, and moves as the page settles.
   const timer = setInterval(check, 400);
   window.addEventListener("resize", check);
-  return function () {
-    cancelAnimationFrame(watching); clearInterval(timer); window.removeEventListener("resize", check);
-  };
+  check();
+  return function () { clearInterval(timer); window.removeEventListener("resize", check); };
 }
