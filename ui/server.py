@@ -12,6 +12,13 @@ test_hostile_links_browser.py):
   that embed Streamlit) and then tries only that address; `PinServerAddress` serves index.html
   with it set to the app's root, for the app's own page paths.
 - **A navigation that reads as one.** The same index.html carries NAV_ROLES (below).
+- **A quick first screen.** Streamlit's frontend fetches an element's code only when the element
+  first arrives, and the player's frame fetches the Vega bundle only once it exists: both from a
+  server busy running the page's script (its static files wait for it), so the player was drawn
+  well after the page. The same index.html has the iframe element's code preloaded with
+  Streamlit's own and fetches the bundle while the page loads; the bundle's reply (its name is
+  its content's hash) is marked as never changing, so the frame takes it from the browser's cache
+  (`python -m benchmarks.first_render` measures the result).
 - **No legacy pages folder.** Streamlit decides once per process, when the first session starts,
   whether the app is a legacy `pages/` app (a folder named pages/ beside the main script). Ours
   is, by name only (its page scripts live in subfolders and app.py calls st.navigation), so the
@@ -33,6 +40,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from charts.player import BUNDLE_PREFIX, write_vega_bundle
+
 from .controls import NO_PAGE
 from .streamlit_internals import index_html, is_index_reply
 
@@ -45,6 +54,7 @@ def page_paths() -> frozenset[str]:
 
 
 HOME_NAMES = frozenset({"start"})   # Home's url_path in app.py's navigation; Home lives at the root
+BUNDLE_PATH = f"/app/static/{BUNDLE_PREFIX}"   # the player's bundle, named by its content's hash
 
 
 # Streamlit's sidebar navigation with sections puts each section's <div> (a heading and the page
@@ -60,12 +70,26 @@ NAV_ROLES = """new MutationObserver(function () {
     }).observe(document.documentElement, {childList: true, subtree: true});"""
 
 
+def fetch_early(url: str) -> str:
+    """A script that fetches `url` into the browser's cache while the page loads: the player's
+    Vega bundle, which its frame would otherwise ask for only once it exists, from a server busy
+    running the page's script."""
+    return f"fetch({url}).then(function (r) {{ return r.arrayBuffer(); }}, function () {{}});"
+
+
 @functools.cache
 def pinned_index(base_url_path: str) -> bytes:
     """Streamlit's index.html telling the frontend that the server is at the app's root, with
-    the navigation's list roles mended."""
+    the navigation's list roles mended, and what the player's frame needs fetched early: the
+    code of Streamlit's iframe element, and the Vega bundle where static serving is on (the
+    player loads it from there: ui/player.py)."""
     root = "/".join(part for part in base_url_path.split("/") if part)
-    return index_html(f"window.location.origin + {('/' + root + '/' if root else '/')!r}", NAV_ROLES)
+    address = f"window.location.origin + {('/' + root + '/' if root else '/')!r}"
+    script = NAV_ROLES
+    if st.get_option("server.enableStaticServing"):
+        bundle = write_vega_bundle(ROOT / "static").name
+        script += "\n    " + fetch_early(f"{address} + 'app/static/{bundle}'")
+    return index_html(address, script, preload=("IFrame",))
 
 
 class PinServerAddress:
@@ -89,6 +113,9 @@ class PinServerAddress:
             path = path[len(prefix):]
         if path.startswith("/") and path[1:] in self.pages:
             await _answer(send, 200, pinned_index(base), b"text/html; charset=utf-8")
+            return
+        if path.startswith(BUNDLE_PATH):
+            await self.app(scope, receive, kept_for_good(send))
             return
         index = []   # Streamlit's reply is its index.html: not sent on, replaced
 
@@ -117,6 +144,19 @@ class PinServerAddress:
             target, extra = "/", urlencode({NO_PAGE: name})
         query = "&".join(part for part in (query, extra) if part)
         return target + ("?" + query if query else "")
+
+
+def kept_for_good(send):
+    """`send` with a reply marked as never changing: a file named by its content's hash (the
+    player's bundle) is fetched once, early (`fetch_early`), and then taken from the browser's
+    cache by every frame, without asking the server again."""
+    async def with_header(message) -> None:
+        if message["type"] == "http.response.start" and message["status"] == 200:
+            message = {**message, "headers": [
+                *[(k, v) for k, v in message.get("headers", []) if k.lower() != b"cache-control"],
+                (b"cache-control", b"public, max-age=31536000, immutable")]}
+        await send(message)
+    return with_header
 
 
 async def _answer(send, status: int, body: bytes, content_type: bytes, headers=()) -> None:

@@ -24,7 +24,10 @@ fails when an upgrade moves, renames or changes one, so an upgrade starts there.
 7. `index_html(address, script)`: Streamlit's page, `streamlit/static/index.html`, with a script
    added to its `<head>` that sets `window.__streamlit.BACKEND_BASE_URL`, the frontend's hook for
    hosts that embed Streamlit: the page then asks that address for its server instead of trying
-   the page's own path first (two 404s in the console on every deep link; ui/server.py).
+   the page's own path first (two 404s in the console on every deep link; ui/server.py). With
+   `preload`, the page also preloads the code of the frontend's lazily loaded element chunks
+   (`element_chunks`: `static/js/<Element>.<hash>.js` and the files it imports), so st.iframe's
+   frame is made as soon as it arrives (ui/server.py).
 8. `is_index_reply(start)`: the only HTML Streamlit's server answers with is that page, so a
    reply's content type tells ui/server.py that Streamlit found no file for a path.
 9. The frontend's element test ids (`data-testid="st..."`), the only handles on Streamlit's
@@ -39,6 +42,7 @@ app; those are tools, not the app.)
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -92,15 +96,42 @@ def settle_pages_mode() -> None:
     PagesManager.uses_pages_directory = False
 
 
-def index_html(address: str, script: str = "") -> bytes:
+def index_html(address: str, script: str = "", preload: tuple[str, ...] = ()) -> bytes:
     """Streamlit's page with its frontend told that the server is at `address` (a JavaScript
-    expression), and `script` run before Streamlit's own."""
+    expression), `script` run before Streamlit's own, and the frontend's code for the elements
+    named in `preload` (`element_chunks`) fetched with Streamlit's own, before it is asked for."""
     page = INDEX.read_text(encoding="utf-8")
-    if "<head>" not in page:
+    if "<head>" not in page or "</head>" not in page:
         raise RuntimeError(f"{INDEX} has no <head>: Streamlit's index.html changed; see "
                            "ui/streamlit_internals.py")
     pin = f"window.__streamlit = {{BACKEND_BASE_URL: {address}}};"
-    return page.replace("<head>", f"<head>\n    <script>{pin}\n    {script}</script>", 1).encode()
+    page = page.replace("<head>", f"<head>\n    <script>{pin}\n    {script}</script>", 1)
+    links = "".join(f'    <link rel="modulepreload" crossorigin href="./static/js/{name}">\n'
+                    for element in preload for name in element_chunks(element, page))
+    return page.replace("</head>", f"{links}  </head>", 1).encode()
+
+
+CHUNKS = INDEX.parent / "static" / "js"
+IMPORTED = re.compile(r'(?:from|import)\s*"\./([\w.-]+\.js)"')
+
+
+def element_chunks(element: str, page: str) -> list[str]:
+    """The script files of one of the frontend's lazily loaded elements (`IFrame`: the chunk
+    st.iframe draws with) and the files they import, less those `page` already preloads. The
+    frontend asks for an element's chunk only when the element first arrives, from a server
+    busy running the page's script."""
+    found = sorted(CHUNKS.glob(f"{element}.*.js"))
+    if len(found) != 1:
+        raise RuntimeError(f"Streamlit's frontend has {len(found)} chunks named {element}.*.js, "
+                           "not one: its build changed; see ui/streamlit_internals.py")
+    names, todo = [], [found[0].name]
+    while todo:
+        name = todo.pop()
+        if name in names or f"./static/js/{name}" in page:
+            continue
+        names.append(name)
+        todo.extend(IMPORTED.findall((CHUNKS / name).read_text(encoding="utf-8")))
+    return names
 
 
 def is_index_reply(start: dict) -> bool:

@@ -202,14 +202,14 @@
     if (cfg.playTo !== null) { stopAt = cfg.playTo; resume = {playing: true}; }
   }
   showState();
-  vegaEmbed("#chart", spec, {
-    actions: false,
-    renderer: cfg.renderer,
-    theme: cfg.dark ? "dark" : undefined,
-    config: {background: "transparent"},
-    tooltip: {theme: cfg.dark ? "dark" : "light"}
-  }).then(function (result) {
-    view = result.view;
+  // The spec comes compiled to Vega (charts/player/__init__.py), so the view is built directly,
+  // with our own tooltips (tooltip.js).
+  new Promise(function (resolve) {
+    var drawn = new vega.View(vega.parse(spec), {renderer: cfg.renderer, logLevel: vega.Warn});
+    drawn.tooltip(window.playerTooltip(cfg.dark ? "dark" : "light"));
+    resolve(drawn.initialize($("chart")).runAsync());
+  }).then(function (drawn) {
+    view = drawn;
     pushClock();
     fitChart();
     window.addEventListener("resize", fitChart);
@@ -217,7 +217,7 @@
     window.playerView = view;   // for tests: the drawn scene (view.scenegraph())
     window.playerReady = true;
     if (resume && resume.playing && state.t < cfg.tMax - eps) play();
-  }, showError);
+  }).catch(showError);
 
   // A chart larger than the frame (a narrow window; lanes taller than a projector's screen
   // leaves) is scaled down to fit, rather than cut off at the edge.

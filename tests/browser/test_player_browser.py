@@ -5,16 +5,21 @@ Most tests drive Playwright's paused fake clock (`page.clock`), which also runs
 requestAnimationFrame, so "one second of play" is exact instead of racing a 2-core machine.
 """
 
+import json
+import math
 import os
+import re
 from pathlib import Path
 
 import pytest
+import vl_convert
 
-from charts.player import player_html, vega_bundle_name
+from charts.player import player_html, vega_bundle, vega_bundle_name
 from harness.server import streamlit_server
 from tests.support.charts import seed_chart
 
 REPO = Path(__file__).resolve().parents[2]
+PLAYER_JS = REPO / "charts" / "player" / "player.js"
 SMALL = dict(decodes=8, decode_output=64, prompt=2048, prompt_output=8)
 RATE = 100.0   # simulated ms per wall-clock second
 # Frames land every ~16.7 ms and the first frame of a play only starts the wall clock, so up to
@@ -89,6 +94,132 @@ def test_renders_offline_without_errors(player, offline):
     assert offline.blocked == []
     assert offline.errors == []
     assert player.evaluate("() => window.playerError") is None
+
+
+def test_the_bundle_has_everything_the_player_calls(browser):
+    """The page ships Vega alone (no Vega-Lite, no Vega-Embed): each `vega.<name>` player.js
+    uses is in it."""
+    used = sorted(set(re.findall(r"\bvega\.(\w+)", PLAYER_JS.read_text(encoding="utf-8"))))
+    assert {"View", "parse"} <= set(used)
+    page = browser.new_page()
+    try:
+        page.set_content(f"<script>{vega_bundle()}</script>")
+        missing = page.evaluate("names => names.filter(n => !window.vega || !(n in window.vega))",
+                                used)
+    finally:
+        page.close()
+    assert missing == []
+
+
+def _same(a, b) -> bool:
+    """Equal, floats to their last bits (the server's JSON may round 15.399999999999999 to 15.4)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, int | float) and isinstance(b, int | float) and math.isclose(a, b)
+    return a == b
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_the_chart_compiled_on_the_server_is_the_one_vega_embed_drew(browser, chart, dark):
+    """The spec compiled here (theme, transparent background) is the Vega spec Vega-Embed
+    compiled in the browser before, with the options the player gave it."""
+    spec, t_max, _ = chart
+    html = player_html(spec, t_max=t_max, dark=dark)
+    served = json.loads(re.search(r'<script id="player-spec" type="application/json">(.*?)</script>',
+                                  html, re.S).group(1))
+    page = browser.new_page()
+    try:
+        page.set_content(f'<div id="chart"></div><script>{vl_convert.javascript_bundle()}</script>')
+        embedded = page.evaluate("""([spec, dark]) => new Promise(done => vegaEmbed("#chart", spec, {
+            actions: false, renderer: "canvas", theme: dark ? "dark" : undefined,
+            config: {background: "transparent"},
+            patch: vega => { done(JSON.parse(JSON.stringify(vega))); return vega; }}))""",
+                                 [spec, dark])
+    finally:
+        page.close()
+    assert _same(served, embedded)
+
+
+def _bar_tooltip_titles(spec) -> list[str]:
+    """The titles of the timeline bars' tooltip fields, in order, as the chart declares them."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            tips = node.get("tooltip")
+            if isinstance(tips, list) and any(t.get("title") == "duration (ms)" for t in tips):
+                found.append([t["title"] for t in tips])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(spec)
+    return found[0]
+
+
+def test_hovering_a_bar_shows_its_fields_beside_the_pointer(offline, chart, tmp_path):
+    spec, t_max, bounds = chart
+    # tall enough that the chart is not scaled down to fit (Vega picks marks unscaled)
+    path = tmp_path / "tall.html"
+    path.write_text(player_html(spec, t_max=t_max, boundaries=bounds, height=1100), encoding="utf-8")
+    player = offline.page()
+    player.set_viewport_size({"width": 1280, "height": 1150})
+    player.goto(path.as_uri())
+    player.wait_for_function("window.playerReady === true", timeout=20_000)
+    assert player.evaluate("() => Number(document.querySelector('#chart canvas').style.zoom)") == 1
+    player.get_by_test_id("player-scrub").fill(repr(t_max))   # every bar drawn
+    player.wait_for_function(f"window.playerSignal() === {t_max!r}", timeout=5_000)
+    point = player.evaluate("""() => { const b = window.playerViewBox('chunked_bars_view'),
+                                        c = document.querySelector('#chart').getBoundingClientRect();
+                                        return {x: Math.round(c.left + b.left + b.width * 0.1),
+                                                y: Math.round(c.top + b.top + b.height * 0.6)}; }""")
+    player.mouse.move(point["x"], point["y"])
+    tooltip = player.locator("#vg-tooltip-element.visible")
+    tooltip.wait_for(timeout=5_000)
+    keys = tooltip.locator("td.key").all_inner_texts()
+    assert keys == _bar_tooltip_titles(spec)
+    assert all(v.strip() for v in tooltip.locator("td.value").all_inner_texts())
+    box = tooltip.bounding_box()
+    assert (box["x"], box["y"]) == (point["x"] + 10, point["y"] + 10)   # below right of it
+    assert "light-theme" in tooltip.get_attribute("class")
+    player.mouse.move(2, 2)   # off every mark
+    player.wait_for_function("!document.querySelector('#vg-tooltip-element.visible')",
+                             timeout=5_000)
+
+
+def test_the_tooltip_escapes_its_text_and_stays_in_the_window(player):
+    """Any text in a tooltip is shown as text; a box that would leave the window by the pointer
+    goes above left of it; nothing to show hides it."""
+    shown = player.evaluate("""() => {
+        const show = window.playerTooltip("dark"), x = innerWidth - 5, y = innerHeight - 5;
+        show(null, {clientX: x, clientY: y}, null,
+             {title: "<b>T</b>", "a & b": "<i>1</i>", nested: {x: 1}, gone: undefined});
+        const el = document.getElementById("vg-tooltip-element"), box = el.getBoundingClientRect();
+        const seen = {html: el.innerHTML, classes: el.className, left: box.left, top: box.top,
+                      right: x - 10 - box.width, bottom: y - 10 - box.height,
+                      background: getComputedStyle(el).backgroundColor};
+        show(null, {clientX: x, clientY: 5}, null, {short: "a"});   // top right: below left
+        const corner = el.getBoundingClientRect();
+        seen.topRight = [corner.left - (x - 10 - corner.width), corner.top - 15];
+        show(null, {clientX: 200, clientY: 5}, null, {short: "a"});   // room all round: below right
+        const middle = el.getBoundingClientRect();
+        seen.topLeft = [middle.left - 210, middle.top - 15];
+        show(null, {clientX: x, clientY: y}, null, null);
+        seen.hidden = getComputedStyle(el).visibility;
+        return seen; }""")
+    assert shown["html"] == ('<h2>&lt;b&gt;T&lt;/b&gt;</h2><table><tbody>'
+                             '<tr><td class="key">a &amp; b</td><td class="value">&lt;i&gt;1&lt;/i&gt;</td></tr>'
+                             '<tr><td class="key">nested</td><td class="value">{"x":1}</td></tr>'
+                             '</tbody></table>')
+    assert set(shown["classes"].split()) == {"vg-tooltip", "visible", "dark-theme"}
+    assert abs(shown["left"] - shown["right"]) < 0.1 and abs(shown["top"] - shown["bottom"]) < 0.1
+    assert all(abs(d) < 0.1 for d in shown["topRight"] + shown["topLeft"])
+    assert shown["background"] == "rgba(32, 32, 32, 0.9)"
+    assert shown["hidden"] == "hidden"
 
 
 def test_play_advances_at_the_chosen_rate_and_pause_holds(player):

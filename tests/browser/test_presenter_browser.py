@@ -90,7 +90,7 @@ def test_presenter_mode_fits_a_projector(new_tab, app_url, path, size):
     assert max(tops) - min(tops) <= 12 and inside["controls"]["bottom"] - inside["controls"]["top"] < 80
     assert boxes["text_px"] >= 24
     config = frame.evaluate("JSON.parse(document.getElementById('player-spec').textContent).config")
-    assert config["axis"]["labelFontSize"] >= 18 and config["text"]["fontSize"] >= 18
+    assert config["axis"]["labelFontSize"] >= 18 and config["style"]["text"]["fontSize"] >= 18
 
 
 def test_a_tooltip_on_a_projector_is_large(new_tab, app_url):

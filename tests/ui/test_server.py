@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit import config
 
+from charts.player import vega_bundle_name
 from harness.protocol import run_apart
 from tests.support.apptest import ALL_PAGES
 from ui.server import PinServerAddress, page_paths, pinned_index
@@ -99,3 +100,32 @@ def test_the_static_folder_is_in_every_clone():
     tracked = subprocess.run(["git", "ls-files", "static"], cwd=ROOT, capture_output=True,
                              text=True, check=True).stdout.split()
     assert "static/favicon.png" in tracked
+
+
+@pytest.mark.parametrize("static_serving", [True, False])
+def test_the_index_fetches_the_players_bundle_early_where_it_is_served(static_serving):
+    """Fetched while the page loads, from a server not yet running the page's script; only
+    where static serving is on (else the player carries it inline and the fetch would 404)."""
+    before = config.get_option("server.enableStaticServing")
+    config.set_option("server.enableStaticServing", static_serving)
+    pinned_index.cache_clear()
+    try:
+        page = pinned_index("lab").decode()
+    finally:
+        config.set_option("server.enableStaticServing", before)
+        pinned_index.cache_clear()
+    fetch = f"fetch(window.location.origin + '/lab/' + 'app/static/{vega_bundle_name()}')"
+    assert (fetch in page) is static_serving
+    if static_serving:
+        assert page.index(fetch) < page.index('<script type="module"')   # before Streamlit's own
+        assert (ROOT / "static" / vega_bundle_name()).exists()
+    assert '<link rel="modulepreload" crossorigin href="./static/js/IFrame.' in page
+
+
+def test_the_bundle_is_kept_by_the_browser_and_nothing_else_is():
+    """Its name changes with its content, so the browser never asks for it again."""
+    bundle = _serve("GET", f"/app/static/{vega_bundle_name()}")
+    assert bundle[:3] == (200, b"streamlit's", [f"/app/static/{vega_bundle_name()}"])
+    assert bundle[3][b"cache-control"] == b"public, max-age=31536000, immutable"
+    for path in ("/app/static/favicon.png", "/static/js/index.js", "/roofline"):
+        assert b"immutable" not in _serve("GET", path)[3].get(b"cache-control", b"")

@@ -129,6 +129,25 @@ def test_the_index_page_takes_a_script_in_its_head_before_streamlits_own():
     assert head.index("window.probe = 1;") < head.index('<script type="module"')
 
 
+def test_the_iframe_elements_code_is_preloaded_in_the_index_page():
+    """st.iframe's element is a chunk of its own that the frontend loads on first use; the
+    index page preloads it and what it imports (less what Streamlit preloads already)."""
+    stock = internals.INDEX.read_text(encoding="utf-8")
+    names = internals.element_chunks("IFrame", stock)
+    assert re.fullmatch(r"IFrame\.[\w-]+\.js", names[0])
+    assert "`stIFrame`" in (internals.CHUNKS / names[0]).read_text(encoding="utf-8")
+    assert all((internals.CHUNKS / name).exists() and name not in stock for name in names)
+    page = internals.index_html("'/'", preload=("IFrame",)).decode()
+    head = page[:page.index("</head>")]
+    for name in names:
+        assert f'<link rel="modulepreload" crossorigin href="./static/js/{name}">' in head
+
+
+def test_an_element_the_frontend_has_no_chunk_for_is_named_in_the_error():
+    with pytest.raises(RuntimeError, match="0 chunks named NoSuchElement"):
+        internals.element_chunks("NoSuchElement", "")
+
+
 @functools.cache
 def _frontend() -> str:
     """Streamlit's frontend bundle, all its scripts in one string."""

@@ -360,7 +360,7 @@ def test_before_a_guess_nothing_of_the_run_ahead_is_drawn(steps, number, choice,
     moment_ms = f"{tour.moments(unchunked, chunked, window_end)[ahead] * 1e3:.2f}"
     at = open_tour(tour=number)
     assert moment_ms not in player_html(at)
-    assert '"time_ms":0.0' in player_html(at)                   # the moment it opens at is drawn
+    assert re.search(r'"time_ms":0[,}]', player_html(at))      # the moment it opens at is drawn
     assert clock_end(at) <= 1e-6                                # and the clock cannot pass it
     at.radio(key=f"guess-{number}").set_value(choice).run()
     assert moment_ms in player_html(at) and clock_end(at) == pytest.approx(window_end)
