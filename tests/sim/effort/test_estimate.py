@@ -204,6 +204,18 @@ def test_a_budget_that_caps_the_decodes_is_likely_to_skip_decoders_and_others_ar
     assert sarathi_.bound.iterations == 1 + (10 + 50 * 20 + 1) // 40 + 20 + 1
 
 
+def test_streams_past_max_seqs_are_likely_to_step_every_iteration_under_sarathi():
+    """Eight streams arriving after eight new requests take Sarathi-Serve's running set past
+    max_seqs (8) at budget 8: the bound allows for skipped decoders, but Sarathi-Serve steps
+    every one, and the likely estimate, as the run, counts no skipped row."""
+    workload = make_workload(np.r_[np.zeros(8), np.full(8, 0.01)], np.full(16, 10),
+                             np.full(16, 50), np.r_[np.zeros(8, bool), np.ones(8, bool)])
+    trace = simulate(workload, get_policy("sarathi"), B200, budget=8, limits=Limits(max_seqs=8))
+    estimate = estimate_run(workload, get_policy("sarathi"), 8, Limits(max_seqs=8), B200)
+    assert trace.running_decoders.max() > 8 and estimate.bound.partial_rows > 0
+    assert estimate.likely.partial_rows == len(trace.partial_step_request) == 0
+
+
 def test_a_finished_runs_counts_are_its_joins_leaves_and_window_pricing():
     """Streams A (3 tokens) and B (6) run from iteration 0; C (4 tokens) joins at 1 after its
     prefill: joins at 0 and 1, leaves at 2 (A), 3 (C) and 5 (B), moving 2 + 3 and 3 + 2 + 1
