@@ -9,7 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.cost.iteration import CostModel
-from sim.effort.caps import Allowance, CommandEffort, EffortTooLarge, RunAccount, combined
+from sim.effort.caps import (
+    Allowance,
+    CommandEffort,
+    EffortTooLarge,
+    RunAccount,
+    combined,
+    fmt_effort_bytes,
+    fmt_effort_seconds,
+)
 from sim.effort.estimate import ITEM_COSTS, Counts, RunEstimate, estimate_run
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
@@ -98,7 +106,9 @@ def test_check_most_refuses_what_the_runs_could_take_at_their_caps():
     work.check_most(Allowance(60, 1.5e9), "the search", "fewer requests")
     with pytest.raises(EffortTooLarge) as error:
         work.check_most(Allowance(10, 1.5e9), "the search", "fewer requests")
-    assert "2 runs of up to 2,000,000 iterations" in str(error.value)
+    message = str(error.value)
+    assert message.startswith("the search would take 2 runs of up to 2,000,000 iterations")
+    assert message.endswith("; fewer requests")
 
 
 def test_runs_one_after_another_add_their_time_and_hold_the_largest_memory_unless_kept():
@@ -112,6 +122,86 @@ def test_runs_one_after_another_add_their_time_and_hold_the_largest_memory_unles
     assert in_turn[0] == together[0] == pytest.approx(sum(s for s, _ in each))
     assert in_turn[1] == max(b for _, b in each)
     assert together[1] == pytest.approx(sum(b for _, b in each))
+
+
+def test_the_work_beside_the_runs_adds_to_what_the_command_costs():
+    """A command's own start and its figure (`plus`, added up) cost on top of its runs."""
+    runs = CommandEffort((estimate(100, 1_000),))
+    more = runs.plus(2.0, 3e6).plus(1.0, 1e6)
+    (seconds, nbytes), (more_seconds, more_bytes) = runs.cost((500,)), more.cost((500,))
+    assert more.runs == runs.runs
+    assert more_seconds == pytest.approx(seconds + 3.0)
+    assert more_bytes == pytest.approx(nbytes + 4e6)
+
+
+def test_a_command_that_costs_exactly_its_allowance_fits():
+    work = CommandEffort((estimate(1_000, 10**8),)).plus(0.5, 1e6)
+    seconds, nbytes = work.cost((1_000,))
+    assert work.fits((1_000,), Allowance(seconds, nbytes))
+    assert not work.fits((1_000,), Allowance(seconds, nbytes - 1))
+    assert not work.fits((1_000,), Allowance(seconds * 0.999, nbytes))
+    # runs that fit at their likely iterations exactly are given them, not refused
+    assert work.caps(Allowance(seconds, nbytes)) == (1_000,)
+
+
+@pytest.mark.parametrize("likely, bound, own_cap", [
+    (100, 10**6, 5_000_000),    # the bound fits: its multiple up to the run's own cap
+    (1, 10**8, 5_000_000),      # the bound does not fit: a multiple of one likely iteration
+    (1_000, 10**8, 5_000_000),
+])
+def test_a_runs_cap_is_the_largest_that_fits(likely, bound, own_cap):
+    """Not a round-down of it: one iteration more would be over the allowance."""
+    work = CommandEffort((estimate(likely, bound, cap=own_cap),))
+    seconds = ITEM_COSTS["runs"].seconds + 3_456_789.5 * ITEM_COSTS["iterations"].seconds
+    allowance = Allowance(seconds, 1e12)
+    (cap,) = work.caps(allowance)
+    assert work.fits((cap,), allowance) and not work.fits((cap + 1,), allowance)
+
+
+def test_a_run_whose_bound_is_one_iteration_keeps_its_own_cap():
+    assert CommandEffort((estimate(1, 1, cap=1_000),)).caps(Allowance(60, 1.5e9)) == (1_000,)
+
+
+def test_a_refusal_quotes_the_likely_iterations():
+    work = CommandEffort((estimate(1_000, 10**8, tokens=2_000),))
+    with pytest.raises(EffortTooLarge) as error:
+        work.check(Allowance(ITEM_COSTS["runs"].seconds, 1.5e9), "this run", "fewer requests")
+    assert str(error.value).startswith("this run would take about 1,000 iterations and 2,000 "
+                                       "output tokens: ")
+
+
+def test_a_refusal_of_several_runs_quotes_the_largest_at_the_caps_it_quotes():
+    """At their likely iterations the second run is the larger, though the first has the
+    larger bound."""
+    work = CommandEffort((estimate(1_000, 10**8, tokens=10), estimate(100_000, 100_000,
+                                                                      tokens=20)))
+    with pytest.raises(EffortTooLarge) as error:
+        work.check(Allowance(0.01, 1.5e9), "the sweep", "fewer budgets")
+    assert str(error.value).startswith("the sweep would take 2 runs of about 100,000 iterations "
+                                       "and 20 output tokens for the largest: ")
+
+
+def test_a_refusal_names_each_budget_it_is_over_and_none_it_meets():
+    work = CommandEffort((estimate(10_000, 10_000),))   # 1.5 MB
+    seconds, nbytes = work.cost((10_000,))
+
+    def refusal(allowance):
+        with pytest.raises(EffortTooLarge) as error:
+            work.check_most(allowance, "the search", "fewer requests")
+        return str(error.value)
+    assert "over the 1 MB memory budget" in refusal(Allowance(seconds, 1e6))
+    assert "time budget" not in refusal(Allowance(seconds, 1e6))
+    assert "memory budget" not in refusal(Allowance(seconds / 2, nbytes))
+    assert refusal(Allowance(1e-3, 1e6)).endswith(
+        "over the 0.001 s time budget and over the 1 MB memory budget; fewer requests")
+
+
+def test_effort_is_quoted_in_whole_seconds_from_10_s_and_in_gb_from_1_gb():
+    assert fmt_effort_seconds(1234.4) == "1,234 s"
+    assert fmt_effort_seconds(2.53) == "2.5 s"
+    assert fmt_effort_bytes(1e9) == "1 GB"
+    assert fmt_effort_bytes(1.5e9) == "1.5 GB"
+    assert fmt_effort_bytes(2.5e8) == "250 MB"
 
 
 def account_for(run: RunEstimate, seconds: float) -> RunAccount:
@@ -130,6 +220,25 @@ def test_an_account_charges_a_finished_run_by_its_own_counts():
     refusal = account.may_start(get_policy("sarathi"), 512)
     assert refusal == (f"one more could take up to {run.most().seconds():.2g} s, past what is "
                        "left of the 60 s budget")
+
+
+def test_an_account_starts_a_run_that_fits_exactly_what_is_left():
+    run = estimate(100, 1_000)
+    account = RunAccount(Allowance(3.0, run.most().bytes()), {("sarathi", 512): run},
+                         windowed=False)
+    account.spent_s = 3.0 - run.most().seconds()
+    assert account.may_start(get_policy("sarathi"), 512) is None
+
+
+def test_an_account_charges_a_sliding_window_models_run_its_window_pricing():
+    cost = CostModel(get_gpu("b200"), get_model("mistral-7b"))
+    workload = poisson(20, 5, prompt=256, output=16, seed=0)
+    trace = simulate(workload, get_policy("sarathi"), cost, budget=512)
+    run = estimate_run(workload, get_policy("sarathi"), 512, Limits(), cost)
+    account = RunAccount(Allowance(60, 1e12), {("sarathi", 512): run}, windowed=True)
+    account.finished(trace)
+    assert account.spent_s == Counts.of_trace(trace, True).seconds() \
+        > Counts.of_trace(trace, False).seconds()
 
 
 def test_an_account_refuses_a_run_whose_memory_is_over_the_allowance():

@@ -4,6 +4,7 @@ a prompt nor fill the budget; each policy's declared `prompt_work_finishes_or_fi
 random runs; the likely estimate keeps within LIKELY_FACTOR of the run; the prices bound what a
 run allocates."""
 
+import math
 import tracemalloc
 from dataclasses import fields, replace
 
@@ -17,7 +18,7 @@ from sim.effort.estimate import ITEM_COSTS, LIKELY_FACTOR, Counts, estimate_run,
 from sim.errors import InputError
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import SimulationLimitError, simulate
+from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, simulate
 from sim.serving.metrics import summarize
 from sim.serving.policies import POLICIES, Limits, get_policy, sarathi
 from sim.serving.workloads import make_workload, poisson, seed_scenario
@@ -91,6 +92,7 @@ def test_the_bound_is_never_below_a_run_and_the_likely_estimate_keeps_within_its
         assert getattr(estimate.bound, item) >= getattr(real, item), item
     assert estimate.likely.tokens == estimate.bound.tokens == real.tokens          # exact
     assert estimate.likely.stays == estimate.bound.stays == real.stays
+    assert estimate.likely.requests == estimate.bound.requests == real.requests
     assert least_iterations(workload) == estimate.least_iterations <= real.iterations
     assert real.iterations / LIKELY_FACTOR <= estimate.likely.iterations \
         <= LIKELY_FACTOR * real.iterations
@@ -117,22 +119,58 @@ def test_the_bound_is_reached_when_requests_run_one_at_a_time():
     assert bound.changes == real_counts(trace, cost).changes == 2 + 2
 
 
-def test_streams_that_arrive_together_are_bounded_by_the_longest_of_them():
+WORKED = seed_scenario()   # 64 streams of 256 tokens and an 8,192-token prompt of 32
+ILLUSTRATIVE = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
+DECODE_ROWS = 64 * 256 + 31
+
+
+@pytest.mark.parametrize("policy, prompt_iterations", [
+    ("sarathi", 1 + (8192 + DECODE_ROWS) // 576),   # the decodes share the prompt iterations
+    ("sglang", 1 + 8192 // 576),                     # prompt chunks run alone
+    ("orca", 1),                                     # the whole prompt in one iteration
+])
+def test_streams_that_arrive_together_are_bounded_by_the_longest_of_them(policy,
+                                                                         prompt_iterations):
     """The worked example's 64 streams step together: 256 decode iterations, not 64 x 256; the
-    prompt adds its 31 decodes and its prefill iterations (one that finishes it, and those the
-    budget fills: (prompt + decode rows) // budget)."""
-    workload = seed_scenario()
-    cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
-    trace = simulate(workload, get_policy("sarathi"), cost, budget=576)
-    bound = estimate_run(workload, get_policy("sarathi"), 576, Limits(), cost).bound
-    decode_rows = 64 * 256 + 31
-    assert trace.iterations == 256
-    assert bound.iterations == 256 + 31 + 1 + (8192 + decode_rows) // 576 == 330
-    # the same streams arriving one by one may each run on its own
-    apart = make_workload(np.r_[np.arange(64.0), 0], workload.prompt, workload.output,
-                          workload.prefilled)
-    assert estimate_run(apart, get_policy("sarathi"), 576, Limits(), cost).bound.iterations == \
-        64 * 256 + 31 + 1 + (8192 + decode_rows) // 576
+    prompt adds its 31 decodes and its prefill iterations (one that finishes it, and where the
+    policy chunks it, those the budget fills)."""
+    trace = simulate(WORKED, get_policy(policy), ILLUSTRATIVE, budget=576)
+    bound = estimate_run(WORKED, get_policy(policy), 576, Limits(), ILLUSTRATIVE).bound
+    assert trace.iterations <= bound.iterations == 256 + 31 + prompt_iterations
+
+
+def test_streams_that_arrive_apart_are_bounded_by_each_of_their_outputs():
+    apart = make_workload(np.r_[np.arange(64.0), 0], WORKED.prompt, WORKED.output,
+                          WORKED.prefilled)
+    assert estimate_run(apart, get_policy("sarathi"), 576, Limits(), ILLUSTRATIVE
+                        ).bound.iterations == 64 * 256 + 31 + 1 + (8192 + DECODE_ROWS) // 576
+
+
+def test_the_likely_estimate_of_the_worked_example_follows_its_run():
+    """Sarathi-Serve at budget 576: the streams' 256 iterations; the prompt in chunks of the 511
+    tokens the 65 decoders leave (17; the run takes 16 of 512); a join and a leave for the
+    streams and for the prompt; the decoders moved then within LIKELY_FACTOR."""
+    real = real_counts(simulate(WORKED, get_policy("sarathi"), ILLUSTRATIVE, budget=576),
+                       ILLUSTRATIVE)
+    likely = estimate_run(WORKED, get_policy("sarathi"), 576, Limits(), ILLUSTRATIVE).likely
+    assert likely.iterations == real.iterations == 256
+    assert likely.chunk_rows == math.ceil(8192 / (576 - 65)) == real.chunk_rows + 1
+    assert likely.changes == real.changes == 4
+    assert real.running_passes / LIKELY_FACTOR <= likely.running_passes \
+        <= LIKELY_FACTOR * real.running_passes
+
+
+def test_a_model_without_a_sliding_window_is_charged_no_window_pricing():
+    estimate = estimate_run(WORKED, get_policy("sarathi"), 576, Limits(), ILLUSTRATIVE)
+    assert estimate.likely.window_iterations == estimate.bound.window_iterations == 0
+    assert estimate.likely.window_rows == estimate.bound.window_rows == 0
+
+
+def test_any_sliding_window_is_priced_however_short():
+    """A custom model accepts a window of 1 token: its decoders are priced one by one too."""
+    one = CostModel(get_gpu("illustrative"), replace(get_model("dense-8b"), sliding_window=1))
+    estimate = estimate_run(WORKED, get_policy("sarathi"), 576, Limits(), one)
+    assert estimate.bound.window_rows == DECODE_ROWS and estimate.likely.window_iterations > 0
 
 
 def test_a_budget_that_caps_the_decodes_counts_every_decode_step():
@@ -145,6 +183,92 @@ def test_a_budget_that_caps_the_decodes_counts_every_decode_step():
     assert estimate.bound.iterations >= 50 * 20 + 1
     under = estimate_run(workload, get_policy("vllm-v1"), 60, Limits(), B200)
     assert under.bound.partial_rows == 0 and under.bound.iterations < 100
+    # a budget exactly as large as the running set (50 streams and the prompt) steps them all
+    exactly = estimate_run(workload, get_policy("vllm-v1"), 51, Limits(), B200)
+    assert exactly.bound.partial_rows == 0
+    assert len(simulate(workload, get_policy("vllm-v1"), B200, budget=51).partial_step_request) == 0
+
+
+def test_a_budget_that_caps_the_decodes_is_likely_to_skip_decoders_and_others_are_not():
+    """At budget 40 with 50 decoders, vLLM V1 likely records its decode rows one by one and
+    keeps its iterations within LIKELY_FACTOR of the run; Sarathi-Serve, whose budget does not cap
+    the decodes, steps them all: its bound counts the streams' 20 steps and no skipped row."""
+    workload = seed_scenario(decodes=50, context=10, prompt=10, decode_output=20, prompt_output=2)
+    v1 = estimate_run(workload, get_policy("vllm-v1"), 40, Limits(), B200)
+    real = real_counts(simulate(workload, get_policy("vllm-v1"), B200, budget=40), B200)
+    assert v1.likely.partial_rows >= real.partial_rows > 0
+    assert real.iterations / LIKELY_FACTOR <= v1.likely.iterations \
+        <= LIKELY_FACTOR * real.iterations
+    sarathi_ = estimate_run(workload, get_policy("sarathi"), 40, Limits(), B200)
+    assert sarathi_.likely.partial_rows == sarathi_.bound.partial_rows == 0
+    assert sarathi_.bound.iterations == 1 + (10 + 50 * 20 + 1) // 40 + 20 + 1
+
+
+def test_sarathi_is_likely_to_step_every_decoder_where_its_bound_allows_skips():
+    """Eight streams and eight new requests at max_seqs 8 and budget 8: the bound allows for
+    decoders skipping a step (streams may join past max_seqs), but Sarathi-Serve steps every
+    one, and the likely estimate, as the run, counts no skipped row."""
+    workload = make_workload(np.zeros(16), np.full(16, 10), np.full(16, 50),
+                             np.r_[np.zeros(8, bool), np.ones(8, bool)])
+    trace = simulate(workload, get_policy("sarathi"), B200, budget=8, limits=Limits(max_seqs=8))
+    estimate = estimate_run(workload, get_policy("sarathi"), 8, Limits(max_seqs=8), B200)
+    assert estimate.bound.partial_rows > 0
+    assert estimate.likely.partial_rows == len(trace.partial_step_request) == 0
+
+
+def test_a_finished_runs_counts_are_its_joins_leaves_and_window_pricing():
+    """Streams A (3 tokens) and B (6) run from iteration 0; C (4 tokens) joins at 1 after its
+    prefill: joins at 0 and 1, leaves at 2 (A), 3 (C) and 5 (B), moving 2 + 3 and 3 + 2 + 1
+    decoders; on a sliding-window model each of the 6 iterations has decodes, 12 rows in all."""
+    cost = CostModel(get_gpu("b200"), get_model("mistral-7b"))
+    workload = make_workload([0.0, 0.0, 0.0], [100, 200, 50], [3, 6, 4], [True, True, False])
+    trace = simulate(workload, get_policy("sarathi"), cost, budget=512)
+    counts = Counts.of_trace(trace, windowed=True)
+    assert (counts.iterations, counts.changes, counts.running_passes) == (6, 5, 11)
+    assert (counts.window_iterations, counts.window_rows) == (6, 2 + 3 + 3 + 2 + 1 + 1)
+    assert Counts.of_trace(trace, windowed=False).window_rows == 0
+
+
+def long_prompts():
+    """Ten 8,000-token prompts arriving together, two output tokens each."""
+    return make_workload(np.zeros(10), np.full(10, 8000), np.full(10, 2))
+
+
+def test_prompt_chunks_run_alone_count_in_the_likely_estimate():
+    """SGLang runs its prompt chunks alone: 10 x 8,000 / 512, about 157 iterations for 20
+    tokens."""
+    real = simulate(long_prompts(), get_policy("sglang"), B200, budget=512).iterations
+    likely = estimate_run(long_prompts(), get_policy("sglang"), 512, Limits(), B200).likely
+    assert real / LIKELY_FACTOR <= likely.iterations <= LIKELY_FACTOR * real
+
+
+def test_a_sliding_window_prices_the_decode_iterations_not_the_prompt_chunks():
+    cost = CostModel(get_gpu("b200"), get_model("mistral-7b"))
+    real = real_counts(simulate(long_prompts(), get_policy("sglang"), cost, budget=512), cost)
+    likely = estimate_run(long_prompts(), get_policy("sglang"), 512, Limits(), cost).likely
+    assert 0 < likely.window_iterations <= LIKELY_FACTOR * real.window_iterations
+
+
+def test_requests_arriving_within_a_second_are_not_taken_to_arrive_together():
+    """1,000 short requests at 1,100 a second: a few run at once, not all of them."""
+    workload = poisson(1000, 1100, prompt=64, output=2, seed=0)
+    real = simulate(workload, get_policy("sarathi"), B200, budget=2048).iterations
+    likely = estimate_run(workload, get_policy("sarathi"), 2048, Limits(), B200).likely
+    assert real / LIKELY_FACTOR <= likely.iterations <= LIKELY_FACTOR * real
+
+
+@pytest.mark.parametrize("cost, limits, running", [
+    (B200, Limits(max_seqs=8), 8),
+    (CostModel(get_gpu("l4"), get_model("llama-2-7b")), Limits(), None),   # what fits in KV
+])
+def test_the_bound_moves_at_most_the_running_set_at_each_join_and_leave(cost, limits, running):
+    """200 requests of 1,000 tokens arriving together, held to max_seqs or to the prompts that
+    fit in KV (each holds at least its prompt): each change moves at most that many."""
+    workload = make_workload(np.zeros(200), np.full(200, 1000), np.full(200, 10))
+    running = running or kv_capacity_tokens(cost) // 1000
+    bound = estimate_run(workload, get_policy("sarathi"), 2048, limits, cost).bound
+    assert running < 200 and bound.partial_rows == 0
+    assert bound.running_passes <= bound.changes * running
 
 
 def test_every_counted_item_has_a_price():
