@@ -331,7 +331,7 @@ def test_downloads_carry_the_figures_data(seed):
 
 @pytest.mark.parametrize("look", fast_first(LOOKS),
                          ids=lambda look: f"presenter={look.presenter},dark={look.dark}")
-@pytest.mark.parametrize("decodes", [64, 4, 0])
+@pytest.mark.parametrize("decodes", [64, pytest.param(4, marks=pytest.mark.slow), 0])
 def test_the_figure_height_is_what_vl_convert_draws(look, decodes):
     """The player's frame is sized from Timeline.height: it must hold the whole figure."""
     s = scenario_from({"decodes": decodes})

@@ -38,6 +38,7 @@ def test_the_table_says_which_command_and_commit_made_it(capsys):
     assert "not expressible" in flat and "simulated / paper" in flat
 
 
+@pytest.mark.slow   # a capacity search or whole runs measured: make test runs it
 def test_a_capacity_rerun_says_its_reduced_effort(capsys):
     code, out, _ = cli("reproduce", "--rerun", "mistral-7b-relaxed", capsys=capsys)
     flat = " ".join(out.split())

@@ -364,6 +364,7 @@ def _run_and_summarize(workload, policy, budget, limits, cost):
     summarize(simulate(workload, get_policy(policy), cost, budget=budget, limits=limits))
 
 
+@pytest.mark.slow   # whole runs measured against the prices: make test runs it
 @pytest.mark.parametrize("case", sorted(MEASURED))
 def test_the_prices_bound_what_a_real_run_allocates_within_the_margin(case):
     """A run's own counts, priced, against the Python memory it allocates at the peak (tracemalloc

@@ -81,6 +81,7 @@ def test_the_budget_headline_is_the_sweeps_recommendation_at_each_level():
     assert levels[1].result.p99_tbt_s < levels[2].result.p99_tbt_s   # same budget, more overhead
 
 
+@pytest.mark.slow   # a capacity search or whole runs measured: make test runs it
 def test_the_capacity_headline_compares_both_policies_at_each_level():
     """Mistral-7B on an A100, 60 ShareGPT-like requests, strict 0.1 s SLO: vLLM V0's whole-prompt
     iterations leave its streams' gaps near the SLO, so every millisecond of synchronous overhead

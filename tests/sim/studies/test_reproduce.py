@@ -49,6 +49,7 @@ def test_the_exact_scenarios_ship_what_the_code_computes_now(name):
         [r.to_json() for r in SHIPPED.rows if r.scenario == name]
 
 
+@pytest.mark.slow   # a capacity search or whole runs measured: make test runs it
 def test_a_capacity_rerun_lands_within_the_stated_tolerance_of_the_shipped_figure():
     """At a quarter of the requests and a coarser bisection, the ratio stays within
     RERUN_TOLERANCE of the one shipped at the paper's 2,048 requests."""
@@ -58,6 +59,7 @@ def test_a_capacity_rerun_lands_within_the_stated_tolerance_of_the_shipped_figur
     assert "512 requests a run" in rerun.note and "with none" not in rerun.note
 
 
+@pytest.mark.slow   # a capacity search or whole runs measured: make test runs it
 def test_at_full_effort_the_note_states_the_ratio_with_no_and_with_high_overhead():
     """The overhead moves the capacity ratio most: the note gives the ratio searched again at
     each end of OVERHEAD_SPAN_S (here on a small workload, to keep the test quick)."""
