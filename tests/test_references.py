@@ -44,7 +44,8 @@ def test_the_patterns_catch_what_they_should_and_only_that():
     bad = {"a.py": f"# see {example.NOTES_PATH}/schedulers.md\n({example.WORK_ITEM})\n"
                    f"{example.ARTICLE_LABEL}'s drain\nthe {example.ARTICLES} arithmetic\n"
                    f"see {example.NOTES_PATH[3:]}/x.md\n",
-           "b.py": "vLLM issue 8121\nrandom seed 7 (--seed 0)\nseed_scenario()\n--seed 012\n"}
+           "b.py": f"{example.UPSTREAM_THREAD}\nrandom seed 7 (--seed 0)\nseed_scenario()\n"
+                   "--seed 012\n"}
     assert len(hits(OUTSIDE, bad)) == 2
     assert hits(TRACKER, bad) == [f"a.py:2: ({example.WORK_ITEM})"]
     assert len(hits(ARTICLE_LABEL, bad)) == 2

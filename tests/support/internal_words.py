@@ -8,5 +8,6 @@ ARTICLE = "seed"                                # the tracker's word for a sourc
 ARTICLE_LABEL = f"{ARTICLE} 0{0}1"              # how it filed the first worked example's article
 ARTICLES = f"{ARTICLE}s'"                       # the same word for all four, possessive
 WORK_ITEM = f"{'iss'}ue 1{1}"                   # one of its numbered work items
+UPSTREAM_THREAD = f"vLLM {'iss'}ue 8121"         # a public engine's thread, which may be cited
 NOTES_PATH = "../" + "shared/" + "reference" # its reference notes, outside the repository
 WORKPLACE = "/" + "work/"                       # the folder the checkout sits in on its machines
