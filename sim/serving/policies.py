@@ -13,9 +13,10 @@ says how many. KV follows the one reservation rule of the policy's `PolicySpec`
 (`reserve_whole_prompt`), handed to its function as `whole_prompt`.
 
 Each `PolicySpec` carries its engine's `EngineProfile`, pinned to one release: KV block size,
-watermark, what admission must find free beyond the prompt, the memory kept back, the default
-budget and running requests by GPU tier, each figure with the file and lines it is read from
-(docs/sources.md, "Engine profiles", lists the same addresses).
+watermark, what admission must find free beyond the prompt, the memory kept back, the CPU
+overhead per iteration and whether it hides, the default budget and running requests by GPU
+tier, each figure with the file and lines it is read from (docs/sources.md, "Engine profiles",
+lists the same addresses).
 
 A new policy declares what it does in its `PolicySpec`, because the run-effort estimate
 (sim/effort/estimate.py, which bounds a run's CPU time and memory before it starts) reads these
@@ -279,6 +280,8 @@ class EngineProfile:
     #                                          the workload's: vLLM V0's `unchunked_budget`)
     max_seqs: Callable[[Gpu, Model], int]    # default most running requests
     reserve: Callable[[Gpu, int, int], float]   # memory share kept back (GPU, budget, tp)
+    # its CPU time per iteration and whether it hides behind the GPU step (sim/cost/overhead.py)
+    overhead: Overhead
     figures: tuple[Figure, ...]
     future_tokens: bool = False  # admission keeps room for running requests' future tokens
     kv_floor: bool = False       # each admitted request gets max_model_len of KV up front
@@ -339,6 +342,7 @@ def _orca_batch(gpu: Gpu, model: Model) -> int:
 
 
 V1_PROFILE = EngineProfile(
+    overhead=engine_overhead.VLLM_V1,
     engine="vLLM V1", version="0.33.0", release="0.33", kv_block_tokens=16, kv_watermark=0.0,
     budget=_vllm_budget, max_seqs=_vllm_max_seqs, reserve=_flat(0.08),
     figures=(
@@ -370,6 +374,7 @@ ARTIFACT_WATERMARK = Figure(
     SARATHI + "sarathi/core/block_space_manager/base_block_space_manager.py#L57")
 
 V0_PROFILE = EngineProfile(
+    overhead=engine_overhead.VLLM_V0,
     engine="vLLM V0", version="0.4.0.post1", release="0.4", kv_block_tokens=16, kv_watermark=0.01,
     budget=None, max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
     prompt_limit=True,
@@ -386,6 +391,7 @@ V0_PROFILE = EngineProfile(
     ))
 
 SGLANG_PROFILE = EngineProfile(
+    overhead=engine_overhead.SGLANG,
     engine="SGLang", version="0.5.23", release="0.5.23", kv_block_tokens=1, kv_watermark=0.0,
     budget=_sglang_budget, max_seqs=lambda gpu, model: 1024, reserve=_sglang_reserve,
     future_tokens=True,
@@ -409,6 +415,7 @@ SGLANG_PROFILE = EngineProfile(
     ))
 
 SARATHI_PROFILE = EngineProfile(
+    overhead=engine_overhead.SARATHI_SERVE,
     engine="Sarathi-Serve", version="OSDI'24 artifact", release="OSDI'24", kv_block_tokens=16, kv_watermark=0.01,
     budget=_fixed(512), max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
     figures=(
@@ -422,6 +429,7 @@ SARATHI_PROFILE = EngineProfile(
     ))
 
 ORCA_PROFILE = EngineProfile(
+    overhead=engine_overhead.ORCA,
     engine="Orca", version="Sarathi-Serve's OSDI'24 artifact", release="via Sarathi-Serve",
     kv_block_tokens=16,
     kv_watermark=0.0, budget=None, max_seqs=_orca_batch, reserve=_flat(ARTIFACT_RESERVE),
@@ -454,9 +462,6 @@ class PolicySpec:
     summary: str                # how it builds an iteration, in one phrase for the app's text
     intro: str                  # what the engine is, in one sentence, where the text first names it
     profile: EngineProfile
-    # the engine's CPU time per iteration and whether it hides behind the GPU step, pinned to its
-    # release (sim/cost/overhead.py)
-    overhead: Overhead
     # a partial prefill ahead of decoders in the running list can take the budget before them,
     # so decoders may skip a step even when they number fewer than the budget (vLLM V1)
     prefill_ahead_of_decodes: bool = False
@@ -471,6 +476,11 @@ class PolicySpec:
         """The engine, its release and how it batches, wherever the lab names the policy:
         "vLLM V1 0.33 (chunked prefill)", short enough for a lane's title beside another."""
         return f"{self.engine} {self.profile.release} ({self.style})"
+
+    @property
+    def overhead(self) -> Overhead:
+        """The engine's per-iteration CPU work and how it adds to the GPU step."""
+        return self.profile.overhead
 
     @property
     def kv_watermark(self) -> float:
@@ -490,8 +500,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                intro="Sarathi-Serve is the research scheduler that introduced stall-free "
                      "batching with a token budget (Agrawal et al., OSDI 2024)",
                summary="every stream's decode token first, then a chunk of the prompt fills what "
-                       "is left of the budget, in the same iteration",
-               overhead=engine_overhead.SARATHI_SERVE),
+                       "is left of the budget, in the same iteration"),
     PolicySpec(name="vllm-v1", build=vllm_v1, chunked=True, decodes_take_budget=True,
                prefill_with_decodes=True, budget_caps_decodes=True, reserve_whole_prompt=False,
                prompt_work_finishes_or_fills=True, profile=V1_PROFILE,
@@ -500,8 +509,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                intro="vLLM is a widely used open-source LLM server; its V1 engine, the "
                      "default since 2025, chunks prompts",
                summary="the running requests in admission order (the budget caps their decode "
-                       "tokens too), then a chunk of the prompt fills what is left of the budget",
-               overhead=engine_overhead.VLLM_V1),
+                       "tokens too), then a chunk of the prompt fills what is left of the budget"),
     PolicySpec(name="sglang", build=sglang, chunked=True, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True, profile=SGLANG_PROFILE,
@@ -509,24 +517,21 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                intro="SGLang is another open-source LLM server; by default it runs prompt "
                      "chunks before decodes",
                summary="prefill first: chunks of the prompt, up to the budget each, run alone "
-                       "while the streams wait",
-               overhead=engine_overhead.SGLANG),
+                       "while the streams wait"),
     PolicySpec(name="vllm-v0", build=vllm_v0, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True, profile=V0_PROFILE,
                style="prefill-only",
                intro="vLLM V0 is the open-source vLLM server's first engine, the baseline "
                      "the Sarathi-Serve paper measures against",
-               summary="the whole prompt in a prefill-only iteration while the streams wait",
-               overhead=engine_overhead.VLLM_V0),
+               summary="the whole prompt in a prefill-only iteration while the streams wait"),
     PolicySpec(name="orca", build=orca, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True, profile=ORCA_PROFILE,
                style="decodes + whole prompts",
                intro="Orca (OSDI 2022) is the research server that introduced "
                      "iteration-level scheduling, now called continuous batching",
-               summary="every stream's decode token plus the whole prompt in one iteration",
-               overhead=engine_overhead.ORCA),
+               summary="every stream's decode token plus the whole prompt in one iteration"),
 )}
 CHUNKED = tuple(n for n, p in POLICIES.items() if p.chunked)
 UNCHUNKED = tuple(n for n, p in POLICIES.items() if not p.chunked)
