@@ -384,9 +384,11 @@ def trade_notes(unchunked: Trace, chunked: Trace, cards_u: list[Card],
             continue
         if card.label == TTFT:
             n = facts.prompt_iterations
-            notes[card.label] = (f"The price of chunking: the prompt goes through in {n:,} "
-                                 f"iteration{'s' if n != 1 else ''}, each shared with the stream "
-                                 "tokens, so its first token comes later.")
+            notes[card.label] = (
+                f"The price of chunking: the prompt goes through in {n:,} iterations, each shared "
+                "with the stream tokens, so its first token comes later." if n > 1 else
+                "The price of sharing: nothing is split, but the prompt's one iteration also "
+                "carries every stream's token, so its first token comes later.")
         elif card.label == STEADY:
             notes[card.label] = (f"Also a price: while the prompt is prefilled its iterations take "
                                  f"up to {fmt_seconds(facts.prompt_iteration_s)} instead of a "
