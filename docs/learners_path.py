@@ -59,7 +59,7 @@ def deeper(page, url: str, chapter: str) -> Image.Image:
         "trade": ("side_by_side", lambda: page.get_by_test_id("stHorizontalBlock")
                   .filter(has_text="Streams frozen").last),
         "dial": ("budget_tradeoff", lambda: page.get_by_test_id("stVegaLiteChart").first),
-        "traffic": ("traffic", lambda: page.get_by_test_id("stTable").first),
+        "traffic": ("traffic", lambda: page.locator('[data-testid="stMarkdown"]:has(table)').first),
     }[chapter]
     page.goto(f"{url}/{path}")
     settle(page)

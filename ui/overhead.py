@@ -28,6 +28,7 @@ from sim.studies.overhead import (
 from sim.studies.sweep import SweepPoint
 
 from . import overhead_words as words
+from . import widgets
 from .capacity import CapacityQuery, CapacityView
 from .jobs import Job, run_jobs
 from .scenario import Scenario, Traffic
@@ -44,7 +45,7 @@ def _other_levels(cost: CostModel) -> list[float]:
 
 
 def _show(frame: pd.DataFrame, sentences: list[str]) -> None:
-    st.table(frame)
+    widgets.table(frame)
     st.markdown("\n".join(f"- {sentence}" for sentence in sentences))
 
 

@@ -22,14 +22,15 @@ from .widgets import figure_tools, file_stem
 
 
 def player(s: Scenario, look: Look, window: str, name: str, *, window_control: bool,
-           framing: Framing | None = None, notes: bool = True, stage: bool | None = None) -> None:
+           framing: Framing | None = None, notes: bool = True,
+           stage: bool | None = None) -> presenter.Fit:
     """The side-by-side timeline, animated in the browser by one clock (charts.player), with the
     downloads of a static chart and a GIF of the animation. `name` keys the playback position kept
     across reruns, and the downloads; `window_control`: the page offers *Time axis* (said in the
     notes). In the page's stage (on a projector, unless `stage` says otherwise) it is fitted to
     the screen (ui/presenter.py); `framing` (a guided tour's) sets where it starts and what it
     points at; `notes`: how to read it (above it, under it on a projector), and under it what its
-    time axis shows and the downloads."""
+    time axis shows and the downloads. Returns how it was fitted."""
     stage = look.presenter if stage is None else stage
     tl = runs.timeline_view(s, window)
     fitted = presenter.fit(tl, look, stage, tour=framing is not None)
@@ -51,6 +52,7 @@ def player(s: Scenario, look: Look, window: str, name: str, *, window_control: b
             st.caption(words.timeline_legend())
         timeline_notes(s, window, window_control)
         figure_tools(partial(runs.timeline_figure, s, look, window), name, t_max=tl.t_max)
+    return fitted
 
 
 def timeline_notes(s: Scenario, window: str, window_control: bool) -> None:

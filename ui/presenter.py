@@ -18,7 +18,8 @@ scrolled to the player.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import streamlit as st
@@ -28,6 +29,7 @@ from charts.timeline import BESIDE_GAP_PX, ROWS_PX_RANGE
 from charts.views import Timeline
 
 from . import words
+from .streamlit_internals import main_column_px
 from .widgets import CHART_WIDTH
 
 FRONT = Path(__file__).parent / "front"
@@ -40,6 +42,8 @@ SHORTEST_STAGE_PX = 300  # a window too short for any figure still gets a usable
 LANE_SIDE_PX = 100       # beside each of two lanes: its rows' title (left), its share of padding
 MIN_LANE_BESIDE_PX = 340  # the narrowest lane drawn beside another (its two counters whole)
 HEADER_PX = 64           # Streamlit's header line over a scrolled page
+PAGE_STAGE_TOP_PX = 277  # a page's stage under its header and a line of how to read it, before
+#                          the browser says: Side by side's in 1024-1440 px windows (254 at 1920)
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class Room:
 
 
 FALLBACK_ROOM = Room(1280, 720, 150, 1168)   # a small projector, before the first report
+WINDOW_COOKIE = "lab_window"   # "WIDTHxHEIGHT": the window, written by the page as it loads
 
 
 @functools.cache
@@ -82,36 +87,61 @@ def setup(look: Look, *, stage: bool = False) -> None:
         watch_room()
 
 
-def watch_room() -> None:
+def watch_room(keeps: tuple[int, int] | None = None) -> None:
     """Mount the component that reports the window and the stage (once per page run: setup
-    does on a projector and the tour, a page that fits its figure otherwise)."""
+    does on a projector and the tour, a page that fits its figure otherwise, after drawing it).
+    `keeps`: the room under the stage's top (px: least, most) within which the run's figure
+    stays as drawn at the stage's width (`Fit.keeps`); a room within it is not reported, which
+    saves a fresh visit a second run where the guessed room (`guessed_room`) was close enough."""
     known = room()
-    _room_component()(key=ROOM, data={"stage": f".st-key-{STAGE}", "known": known.__dict__},
+    _room_component()(key=ROOM, data={"stage": f".st-key-{STAGE}", "known": known.__dict__,
+                                      "keeps": keeps},
                       on_room_change=lambda: None)
     st.html("<style>.st-key-room { display: none; }</style>")   # reports only, draws nothing
 
 
 def room() -> Room:
-    """The last report of the window and the stage, or FALLBACK_ROOM."""
+    """The last report of the window and the stage, or before one the guessed room."""
     state = st.session_state.get(ROOM)
     reported = state.get("room") if hasattr(state, "get") else None
     if not isinstance(reported, dict):
-        return FALLBACK_ROOM
+        return guessed_room()
     try:
         return Room(int(reported["width"]), int(reported["height"]),
                     None if reported.get("top") is None else int(reported["top"]),
                     None if reported.get("stage_width") is None else int(reported["stage_width"]))
     except (KeyError, TypeError, ValueError):   # a report from an older page: wait for the next
+        return guessed_room()
+
+
+def guessed_room() -> Room:
+    """Before the first report: the window the page found as it loaded (`WINDOW_COOKIE`, sent
+    with the session's first request), the stage as wide as Streamlit's main column then is, its
+    top not yet known (FALLBACK_ROOM's assumed); FALLBACK_ROOM without the cookie or in a window
+    too narrow for the column to be guessed."""
+    try:
+        width, height = (int(x) for x in st.context.cookies.get(WINDOW_COOKIE, "").split("x"))
+    except ValueError:   # no cookie (a first run in AppTest) or not two numbers
         return FALLBACK_ROOM
+    column = main_column_px(width)
+    if column is None or height <= 0:
+        return FALLBACK_ROOM
+    return Room(width, height, None, column)
 
 
 @dataclass(frozen=True)
 class Fit:
     """How a timeline fills its stage: each lane's width, the decoder blocks' height (None: by
-    their rows) and whether the lanes stand beside each other."""
+    their rows), whether the lanes stand beside each other, and `keeps`: the room under the
+    stage's top (window height − top, px: least, most) within which this fit stays as it is at
+    this stage width (None: any other room may change it)."""
     width: int
     rows_px: int | None = None
     beside: bool = False
+    keeps: tuple[int, int] | None = None
+
+
+KEEPS_SCAN_PX = 256   # how far above and below the room it was fitted to `Fit.keeps` looks
 
 
 def fit(tl: Timeline, look: Look, stage: bool, tour: bool = False) -> Fit:
@@ -131,13 +161,32 @@ def fit(tl: Timeline, look: Look, stage: bool, tour: bool = False) -> Fit:
     lane_beside = _lane_beside_px(stage_width)
     beside = lane_beside >= MIN_LANE_BESIDE_PX
     width = lane_beside if beside else width
-    chrome = PLAYER_CHROME_PX[False] + BOTTOM_PX
-    first_screen = height_left() - PLAYER_CHROME_PX[False]
-    if tl.height(look, beside=beside, rows_px=ROWS_PX_RANGE[0]) > first_screen:   # not on the first
-        first_screen = r.height - HEADER_PX - chrome                               # screen: on one
-    rows_px = (None if tl.height(look, beside=beside) <= first_screen
-               else tl.rows_to_fit(look, first_screen, beside=beside))
-    return Fit(width, rows_px, beside)
+    under_top = r.height - (PAGE_STAGE_TOP_PX if r.top is None else r.top)
+
+    def on_the_page(under_top: int) -> Fit:
+        chrome = PLAYER_CHROME_PX[False] + BOTTOM_PX
+        first_screen = max(under_top - BOTTOM_PX, SHORTEST_STAGE_PX) - PLAYER_CHROME_PX[False]
+        if tl.height(look, beside=beside, rows_px=ROWS_PX_RANGE[0]) > first_screen:  # not on the
+            first_screen = r.height - HEADER_PX - chrome                   # first screen: on one
+        rows_px = (None if tl.height(look, beside=beside) <= first_screen
+                   else tl.rows_to_fit(look, first_screen, beside=beside))
+        return Fit(width, rows_px, beside)
+
+    fitted = on_the_page(under_top)
+    return replace(fitted, keeps=_same_within(lambda v: on_the_page(v) == fitted, under_top))
+
+
+def _same_within(same: Callable[[int], bool], at: int) -> tuple[int, int]:
+    """The widest (least, most) around `at`, within KEEPS_SCAN_PX, where `same` holds: it holds
+    at `at` and, the fit growing with the room, on one interval."""
+    def edge(inside: int, outside: int) -> int:   # same(inside), not same(outside) (or the scan's end)
+        if same(outside):
+            return outside
+        while abs(outside - inside) > 1:
+            middle = (inside + outside) // 2
+            inside, outside = (middle, outside) if same(middle) else (inside, middle)
+        return inside
+    return edge(at, at - KEEPS_SCAN_PX), edge(at, at + KEEPS_SCAN_PX)
 
 
 def _lane_beside_px(stage_width: int) -> int:
@@ -150,11 +199,11 @@ def lanes_beside() -> bool:
     return _lane_beside_px(room().stage_width or FALLBACK_ROOM.stage_width) >= MIN_LANE_BESIDE_PX
 
 
-def height_left() -> int:
-    """What the screen leaves for a projector's figure: from the stage's top to BOTTOM_PX above
-    the window's bottom (SHORTEST_STAGE_PX at least)."""
+def height_left(unknown_top: int = FALLBACK_ROOM.top) -> int:
+    """What the screen leaves for a fitted figure: from the stage's top (`unknown_top` until the
+    browser reports it) to BOTTOM_PX above the window's bottom (SHORTEST_STAGE_PX at least)."""
     r = room()
-    top = FALLBACK_ROOM.top if r.top is None else r.top
+    top = unknown_top if r.top is None else r.top
     return max(r.height - top - BOTTOM_PX, SHORTEST_STAGE_PX)
 
 

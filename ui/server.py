@@ -12,6 +12,10 @@ test_hostile_links_browser.py):
   that embed Streamlit) and then tries only that address; `PinServerAddress` serves index.html
   with it set to the app's root, for the app's own page paths.
 - **A navigation that reads as one.** The same index.html carries NAV_ROLES (below).
+- **A first run that fits the window.** The same index.html writes the window's size to a
+  cookie (`WINDOW_SIZE`) before Streamlit's script connects, so a page's first run fits its
+  figure to the window (ui/presenter.py `guessed_room`) instead of to a fallback redrawn once
+  the browser reports the real room: on Side by side, a fresh visit's second run.
 - **A quick first screen.** Streamlit's frontend fetches an element's code only when the element
   first arrives, and the player's frame fetches the Vega bundle only once it exists: both from a
   server busy running the page's script (its static files wait for it), so the player was drawn
@@ -43,6 +47,7 @@ import streamlit as st
 from charts.player import BUNDLE_PREFIX, write_vega_bundle
 
 from .controls import NO_PAGE
+from .presenter import WINDOW_COOKIE
 from .streamlit_internals import index_html, is_index_reply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,6 +75,12 @@ NAV_ROLES = """new MutationObserver(function () {
     }).observe(document.documentElement, {childList: true, subtree: true});"""
 
 
+# The window's size, for a page's first run to fit its figure to (ui/presenter.py
+# `guessed_room`): written before Streamlit's script opens its connection, which carries it.
+WINDOW_SIZE = (f"document.cookie = {WINDOW_COOKIE + '='!r} + window.innerWidth + 'x' + "
+               "window.innerHeight + '; path=/; SameSite=Strict';")
+
+
 def fetch_early(url: str) -> str:
     """A script that fetches `url` into the browser's cache while the page loads: the player's
     Vega bundle, which its frame would otherwise ask for only once it exists, from a server busy
@@ -85,7 +96,7 @@ def pinned_index(base_url_path: str) -> bytes:
     player loads it from there: ui/player.py)."""
     root = "/".join(part for part in base_url_path.split("/") if part)
     address = f"window.location.origin + {('/' + root + '/' if root else '/')!r}"
-    script = NAV_ROLES
+    script = NAV_ROLES + "\n    " + WINDOW_SIZE
     if st.get_option("server.enableStaticServing"):
         bundle = write_vega_bundle(ROOT / "static").name
         script += "\n    " + fetch_early(f"{address} + 'app/static/{bundle}'")

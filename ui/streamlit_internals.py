@@ -33,6 +33,10 @@ fails when an upgrade moves, renames or changes one, so an upgrade starts there.
 9. The frontend's element test ids (`data-testid="st..."`), the only handles on Streamlit's
    elements for the styles in ui/front/*.css, ui/widgets.py `readable_css` and ui/server.py
    `NAV_ROLES` (the CSS stays where it is; the test checks each id is still in the frontend).
+10. `main_column_px(window_width)`: how wide Streamlit's main column is on a fresh visit to a
+   wide-layout page (the sidebar open at its 300 px, 80 px of padding each side), so that a
+   page's first run can fit its figure to the window (ui/presenter.py `guessed_room`) instead
+   of to a fallback and then again once the browser has reported the real width.
 
 Everything else the app calls is public API (st.navigation, `bind="query-params"`, st.App,
 st.iframe, st.get_option); a test fails when app.py, serve.py, pages/ or ui/ reach inside
@@ -132,6 +136,19 @@ def element_chunks(element: str, page: str) -> list[str]:
         names.append(name)
         todo.extend(IMPORTED.findall((CHUNKS / name).read_text(encoding="utf-8")))
     return names
+
+
+SIDEBAR_PX = 300        # the sidebar's width, open, until a user drags it
+WIDE_PADDING_PX = 80    # the main column's padding each side, in a window this wide or wider:
+WIDE_FROM_PX = 1024     # narrower, the padding and (under 768 px) the open sidebar change
+
+
+def main_column_px(window_width: int) -> int | None:
+    """The main column's inner width (CSS px) in a window `window_width` wide, with the sidebar
+    open as a fresh visit has it; None where the layout is not the wide one measured."""
+    if window_width < WIDE_FROM_PX:
+        return None
+    return window_width - SIDEBAR_PX - 2 * WIDE_PADDING_PX
 
 
 def is_index_reply(start: dict) -> bool:

@@ -234,13 +234,16 @@ def readable_css() -> None:
     """Text that meets WCAG AA contrast (4.5:1, axe's "serious" line) where Streamlit's does
     not: captions in the charts' muted ink (Streamlit's caption grey, its text at 60% opacity, is
     3.9:1 on white); in the dark theme, dark text on the multiselect's chips (white on the sky
-    blue accent is 2.3:1)."""
+    blue accent is 2.3:1). And the tables' style (front/tables.css)."""
     ink = look()
     chips = ('[data-testid="stMultiSelectTagsContainer"] [data-tag], '
              '[data-testid="stMultiSelectTagsContainer"] [data-tag] * '
              f'{{ color: {ink.background}; }}') if ink.dark else ""
     st.html(f'<style>[data-testid="stCaptionContainer"] {{ color: {ink.muted}; opacity: 1; }}'
-            f'{chips}</style>')
+            f'{chips}\n{TABLES_CSS}</style>')
+
+
+TABLES_CSS = (Path(__file__).parent / "front" / "tables.css").read_text(encoding="utf-8")
 
 
 def scenario() -> Scenario:
@@ -250,6 +253,28 @@ def scenario() -> Scenario:
     except InputError as e:
         st.error(f"**Can't build this scenario:** {e}")
         st.stop()
+
+
+def table(frame: pd.DataFrame) -> None:
+    """A table of text (the index as its first column) drawn as one Markdown element. Streamlit's
+    st.table renders each cell as a Markdown element of its own and loads a megabyte of table
+    code on first use: on a fresh visit the Worked example's five tables cost more than its
+    chart (benchmarks/first_render.py)."""
+    st.markdown(markdown_table(frame))
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """`frame` as a GitHub Markdown table: the index's name and the columns as its head, each
+    cell's text with the characters that would end the cell or the row escaped."""
+    def row(cells) -> str:
+        return "| " + " | ".join(_cell(cell) for cell in cells) + " |"
+    lines = [row([frame.index.name or "", *frame.columns]), "|" + " --- |" * (frame.shape[1] + 1)]
+    lines += [row([label, *values]) for label, values in zip(frame.index, frame.itertuples(index=False))]
+    return "\n".join(lines)
+
+
+def _cell(value) -> str:
+    return " ".join(str(value).split()).replace("|", "\\|")
 
 
 def steps_frame(steps) -> pd.DataFrame:

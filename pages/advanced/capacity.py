@@ -107,7 +107,7 @@ def show(view) -> None:
             for r in (ours, theirs)
             for p in sorted((*r.points, *view.curves[r.policy]), key=lambda p: p.qps)]
     with st.expander("Every run"):
-        st.table(pd.DataFrame(rows).set_index("policy"))
+        widgets.table(pd.DataFrame(rows).set_index("policy"))
     overhead.capacity(query, view)   # last: it waits for its own button
 
 

@@ -80,25 +80,28 @@ st.subheader("The error table")
 st.markdown(f"The numbers `python -m sim validate` prints: every measured point, each mode's "
             f"prediction and its error, and the median and max {error_rule} by set of points.")
 percent = "{:.1%}".format          # as `python -m sim validate` prints them
-st.dataframe(summary_table(report).style.format({"median |error|": percent, "max |error|": percent}),
-             hide_index=True, height="content")
+widgets.table(summary_table(report).set_index("mode").assign(**{
+    name: lambda t, name=name: t[name].map(percent) for name in ("median |error|", "max |error|")}))
 st.caption("held_out: every point the fit did not see; fitted: the training points; all: both; "
            "held_out_tpN: the held-out points at TP = N.")
-# A thousand rows: formatted in the browser (a Styler formats every cell in the page's run and
-# sends each as text beside its number), the errors as percentages.
+# A thousand rows, on request (a first visit draws no grid): formatted in the browser (a Styler
+# formats every cell in the page's run and sends each as text beside its number), the errors as
+# percentages.
 ERRORS = ("roofline error", "calibrated error")
-st.dataframe(points_table(report).assign(**{name: lambda t, name=name: t[name] * 100
-                                            for name in ERRORS}),
-             column_config={**{name: st.column_config.NumberColumn(format="%.4f") for name in
-                               ("measured (ms)", "roofline (ms)", "calibrated (ms)")},
-                            **{name: st.column_config.NumberColumn(format="%+.1f%%")
-                               for name in ERRORS}},
-             hide_index=True, height=320)
+if st.toggle(f"Show every measured point ({len(report['points']):,} rows, sortable)",
+             key="fidelity_points"):
+    st.dataframe(points_table(report).assign(**{name: lambda t, name=name: t[name] * 100
+                                                for name in ERRORS}),
+                 column_config={**{name: st.column_config.NumberColumn(format="%.4f") for name in
+                                   ("measured (ms)", "roofline (ms)", "calibrated (ms)")},
+                                **{name: st.column_config.NumberColumn(format="%+.1f%%")
+                                   for name in ERRORS}},
+                 hide_index=True, height=320)
 st.markdown("**Published whole-iteration figures**, a check on another model (OPT-13B), on "
             f"attention and the {first('lm')} head, and on the tile step; none of them was fitted:",
             unsafe_allow_html=True)
-st.dataframe(pd.DataFrame([published_row(c) for c in report["published"]],
-                          columns=PUBLISHED_COLUMNS), hide_index=True)
+widgets.table(pd.DataFrame([published_row(c) for c in report["published"]],
+                           columns=PUBLISHED_COLUMNS).set_index(PUBLISHED_COLUMNS[0]))
 
 st.subheader("Why real kernels miss the roofline")
 st.markdown("The calibrated mode adds these, in this order; each is a plain formula on the same "
@@ -131,7 +134,7 @@ st.markdown(
     f"the paper's ablation the p50 {first('ttft')}; on the paper's GPUs (A100 80GB PCIe), models "
     "and ShareGPT request lengths. *simulated / paper* = 1 is agreement; each row's note gives "
     "its main uncertainty.", unsafe_allow_html=True)
-st.dataframe(reproduce.table(reproduced), hide_index=True, height="content")
+widgets.table(reproduce.table(reproduced).set_index(reproduce.COLUMNS[0]))
 st.markdown("**Notes**, the main uncertainty of each row:\n\n" + reproduce.notes(reproduced))
 st.caption(
     f"Made by `{reproduced.command}` at commit {reproduced.commit} ({reproduced.effort} for the "
@@ -165,7 +168,7 @@ st.markdown(
     f"**{cost.time_s * 1e3:,.4g} ms** = {cost.time_s * 1e3 / start_ms:,.3g} × it. Each bar adds "
     "one factor to the one before; they sum to the calibrated time.")
 runs.factors_figure.draw("why-it-moved", explained, key, look)
-st.table(factors.assign(
+widgets.table(factors.assign(
     **{"adds (ms)": factors.added_ms.map(lambda x: f"{x:,.4g}"),
        "running total (ms)": factors.end_ms.map(lambda x: f"{x:,.4g}")})
     [["step", "adds (ms)", "running total (ms)", "why"]].set_index("step"))

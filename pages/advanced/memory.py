@@ -31,7 +31,7 @@ st.markdown(
     unsafe_allow_html=True)
 st.subheader(f"KV capacity: {s.model.name} on {s.gpu.name}")
 try:
-    st.table(widgets.steps_frame(memory_budget(cost)).set_index("step"))
+    widgets.table(widgets.steps_frame(memory_budget(cost)).set_index("step"))
 except InputError as e:
     st.error(f"**Can't fit this model:** {e}")
     st.stop()
@@ -43,7 +43,7 @@ st.caption("Sizes in GB, 10⁹ bytes, as the datasheets write them. The reserve 
 st.subheader("The source article's arithmetic, on this model")
 prompts = widgets.widget(controls.TOGETHER, width=260)
 pressure = kv_pressure(cost, prompts, s.prompt, s.decodes, s.context)
-st.table(widgets.steps_frame(pressure).set_index("step"))
+widgets.table(widgets.steps_frame(pressure).set_index("step"))
 st.markdown(words.kv_pressure_story(pressure, prompts, s.prompt, s.decodes, s.context),
             unsafe_allow_html=True)
 
@@ -83,7 +83,7 @@ for p in picked:
         "work wasted": u.wasted.display,
         "p50 / p99 TTFT": f"{fmt_seconds(m.ttft_s.p50)} / {fmt_seconds(m.ttft_s.p99)}",
         "p99 TBT": fmt_seconds(m.tbt_s.p99)})
-st.table(pd.DataFrame(rows).set_index("policy"))
+widgets.table(pd.DataFrame(rows).set_index("policy"))
 wasted = usage[picked[0]].wasted
 st.caption(
     f"Work wasted = {wasted.formula} (for {picked[0]}: {wasted.substituted}); a lower bound, "

@@ -75,7 +75,7 @@ for it, c in zip(plan.iterations, costs):
         row[f"time ({other.mode})"] = fmt_seconds(t)
         row[f"{other.mode} − {s.mode}"] = words.card_delta(timed(t), timed(c.time_s)) or "0"
     rows.append(row | {"bound": c.bound})
-st.table(pd.DataFrame(rows).set_index("iteration"))
+widgets.table(pd.DataFrame(rows).set_index("iteration"))
 st.caption(f"{s.mode} mode: an iteration costs {s.cost_rule}."
            + (" So the points sit below the roof: the roofline is what no kernel beats."
               if calibrated or allreduce else " Each point sits on the roof: FLOPs / time = "

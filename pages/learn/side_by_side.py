@@ -26,7 +26,6 @@ if look.presenter:   # the numbers and the lanes first; the words and the time a
     axis_below = words_below
 else:   # how to read it and the player fitted to the page (both lanes on the first screen), then
     # the words and the time axis's choice
-    presenter.watch_room()
     st.header("Side by side")
     stage, words_below, axis_below = st.container(), st.container(), st.container()
 
@@ -55,7 +54,9 @@ with words_below:
 with axis_below:
     window = widgets.widget(controls.WINDOW, width=340)
 with stage:
-    player.player(s, look, window, "side-by-side", window_control=True, stage=True)
+    fitted = player.player(s, look, window, "side-by-side", window_control=True, stage=True)
+if not look.presenter:   # on a projector setup watches the room (ui/presenter.py)
+    presenter.watch_room(fitted.keeps)
 
 other = runs.comparison(s)
 if other:

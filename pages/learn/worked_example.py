@@ -41,7 +41,7 @@ for step in chain[:revealed]:
         st.markdown(step.sentence, unsafe_allow_html=True)
         if len(step.picture):
             runs.worked_figure.draw(f"worked_{step.id}", step.picture, step.unit, look)
-        st.table(widgets.steps_frame(step.steps).set_index("step"))
+        widgets.table(widgets.steps_frame(step.steps).set_index("step"))
 if not show_all:
     back, forward, where = st.columns([1, 2, 3], vertical_alignment="center")
     if back.button("Back", key="worked_back", icon=":material/arrow_back:",
@@ -65,7 +65,7 @@ for section in worked.sections(example, chain):
         widgets.widget(controls.BUDGET2, width=340)
     if section.intro:
         st.markdown(section.intro)
-    st.table(widgets.steps_frame(section.steps).set_index("step"))
+    widgets.table(widgets.steps_frame(section.steps).set_index("step"))
 
 st.subheader("Where the source article rounds or slips")
 notes = worked.slips(example)

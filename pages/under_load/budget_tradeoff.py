@@ -119,7 +119,7 @@ table = pd.DataFrame([{
     "p50 TTFT ≤ target": "yes" if not p.metrics.ttft_s.p50 > ttft_s else "no",
     "p99 TBT ≤ target": "yes" if p.meets_tbt(tpot_s) else "no",
     "max TBT ≤ target": "yes" if max_within(p) else "no"} for p in points])
-st.table(table.set_index("budget"))
+widgets.table(table.set_index("budget"))
 st.caption("TTFT: first token − arrival; TBT: every gap between two successive tokens of a "
            "request; throughput: output tokens / makespan; scheduling delay: arrival to the "
            "first iteration that runs the request (Sarathi-Serve's); prompts split: requests "

@@ -52,7 +52,7 @@ if t.kind == "burst":
 st.subheader("Latency, side by side")
 st.markdown(f"Per policy: the stall first, then the percentiles of TTFT, TBT and "
             f"{first('tpot')}, each request's mean gap, and the throughput.", unsafe_allow_html=True)
-st.table(view.table)
+widgets.table(view.table)
 st.caption(
     f"Stalls: gaps longer than {fmt_seconds(STALL_S)} ({STALL_SOURCE}); the percentiles "
     "(linear interpolation between ranked values) hide them, since each hits a stream once among "

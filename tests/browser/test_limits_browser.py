@@ -119,5 +119,5 @@ def test_a_run_behind_the_button_can_be_cancelled(page, own_server):
     after = page.get_by_role("button", name=re.compile(r"^Run \(")).inner_text()
     assert after != before                        # the estimate is now for the runs left: the
     #                                               first one finished before the cancel
-    assert page.locator('[data-testid="stTable"]').count() == 0
+    assert page.locator('[data-testid="stMarkdown"] table').count() == 0
     assert page.locator('[data-testid="stException"]').count() == 0

@@ -5,7 +5,8 @@ screen, the player's controls on one line, 24 px text, 18 px chart labels drawn 
 large tooltips. On every page: nothing wider than the screen, every chart whole on one screen,
 no button or label cut short with "…", the worked example's step on one screen with its Next.
 Outside presenter mode, Side by side at 1440x900 and 1920x1080: both lanes beside each other on
-the first screen, as wide as the page, how to read them above. `pytest -s` prints the boxes."""
+the first screen, as wide as the page, how to read them above; a fresh visit in a desktop window
+runs the page's script once. `pytest -s` prints the boxes."""
 
 import json
 
@@ -13,6 +14,7 @@ import pytest
 
 from harness.visit import settle
 from tests.browser.pages import DEFAULTS
+from ui.streamlit_internals import main_column_px
 
 SIZES = [(1920, 1080), (1280, 720)]
 PAGES = {"": "Chunked Prefill Lab", "side_by_side": "Side by side"}
@@ -193,3 +195,30 @@ def test_side_by_side_shows_its_lanes_beside_each_other_on_the_first_screen(new_
     assert lanes["canvas_width"] >= 0.85 * player["width"]                     # the page's width
     assert how["y"] + how["height"] <= player["y"]                             # read it, then play
     assert "Above, left: the unchunked baseline" in page.locator('[data-testid="stMain"]').inner_text()
+
+
+# counts the page's script runs: each time the app's state leaves "running"
+COUNT_RUNS = """window.__runs = 0;
+new MutationObserver(() => {
+  const running = document.querySelector("[data-test-script-state='running']") !== null;
+  if (window.__running && !running) window.__runs += 1;
+  window.__running = running;
+}).observe(document, {subtree: true, attributes: true, attributeFilter: ["data-test-script-state"]});"""
+FRESH = [(1440, 900), (1280, 720), (1920, 1080), (1024, 768)]
+
+
+@pytest.mark.parametrize("size", FRESH, ids=[f"{w}x{h}" for w, h in FRESH])
+def test_a_fresh_visit_to_side_by_side_runs_its_script_once(new_tab, app_url, size):
+    """The page tells its first run the window's size (a cookie written before Streamlit
+    connects: ui/server.py), the run fits the lanes to the main column it implies (ui/presenter.py
+    `guessed_room`, ui/streamlit_internals.py `main_column_px`), and the browser's report of the
+    real room then finds the figure as it would draw it: no second run redrawing the player. The
+    stage is as wide as guessed; the lanes' fit on the first screen is the test above's."""
+    width, height = size
+    page = new_tab(width, height)
+    page.add_init_script(COUNT_RUNS)
+    page.goto(f"{app_url}/side_by_side")
+    ready_player(page)
+    stage = page.locator(".st-key-stage").bounding_box()
+    assert round(stage["width"]) == main_column_px(width)
+    assert page.evaluate("window.__runs") == 1

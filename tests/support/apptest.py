@@ -31,7 +31,7 @@ def open_app(page=None, **query) -> AppTest:
 def shown(at: AppTest) -> str:
     """All the text a page shows, in one string."""
     parts = [h.value for h in (*at.title, *at.header, *at.subheader)]
-    parts += [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [m.value for m in at.markdown if not is_table(m.value)] + [c.value for c in at.caption]
     parts += [f"{m.label}: {m.value}" for m in at.metric]
     parts += [w.value for w in at.warning] + [e.value for e in at.error]
     parts += [s.value for s in at.success] + [i.value for i in at.info]
@@ -110,3 +110,29 @@ def hover_texts(block) -> str:
         parts += [html.unescape(title) for text in strings(node, "value")
                   for title in re.findall(r'title="([^"]*)"', text)]
     return "\n".join(parts)
+
+
+TABLE_RULE = re.compile(r"\|( --- \|)+")
+CELL_EDGE = re.compile(r"(?<!\\)\|")
+
+
+def is_table(markdown: str) -> bool:
+    """Whether a Markdown element is one of the lab's tables (ui.widgets.table)."""
+    lines = markdown.split("\n")
+    return len(lines) > 1 and lines[0].startswith("| ") and bool(TABLE_RULE.fullmatch(lines[1]))
+
+
+def tables(at: AppTest) -> list[pd.DataFrame]:
+    """The page's tables (ui.widgets.table: Markdown tables), each as a frame of text indexed by
+    its first column, as they were drawn."""
+    def cells(line: str) -> list[str]:
+        return [c.strip().replace("\\|", "|") for c in CELL_EDGE.split(line.strip()[1:-1])]
+    frames = []
+    for m in at.markdown:
+        if is_table(m.value):
+            head, _, *rows = m.value.split("\n")
+            name, *columns = cells(head)
+            rows = [cells(row) for row in rows]
+            frames.append(pd.DataFrame([r[1:] for r in rows], columns=columns,
+                                       index=pd.Index([r[0] for r in rows], name=name or None)))
+    return frames

@@ -4,6 +4,7 @@ link; no exceptions, and the right numbers on screen."""
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from sim.cost.calibration import A100, factor_rules
@@ -19,6 +20,7 @@ from tests.support.apptest import (
     page_links,
     seconds,
     shown,
+    tables,
 )
 from ui import scenario, words
 from ui.literal import literal
@@ -92,7 +94,7 @@ def test_every_number_chunking_makes_worse_has_its_reason_beside_it():
 
 
 def worked_results(at) -> dict[str, str]:
-    return {step: row["result"] for table in at.table for step, row in table.value.iterrows()}
+    return {step: row["result"] for table in tables(at) for step, row in table.iterrows()}
 
 
 def test_worked_example_at_the_defaults_shows_the_source_and_its_slips():
@@ -131,7 +133,7 @@ def test_worked_example_shows_every_step_once_the_core_chain_first():
     from sim.studies.worked_example import worked_example
     at = open_app("pages/learn/worked_example.py")
     at.toggle(key="worked_all").set_value(True).run()
-    shown_steps = [step for table in at.table for step in table.value.index]
+    shown_steps = [step for table in tables(at) for step in table.index]
     assert sorted(shown_steps) == sorted(s.title for s in worked_example().steps)
     assert shown_steps[:2] == ["Weight bytes", "FLOPs per token"]
     sections = [h.value for h in at.subheader if not h.value[0].isdigit()]
@@ -153,7 +155,7 @@ def test_roofline_at_the_defaults_finds_the_budget_and_the_engines_defaults():
     assert "**625 tokens**" in text                     # 625 x 16 GFLOP / 400 TFLOP/s = 25 ms
     assert "**8,192**" in text                          # vLLM serve and SGLang on an 80 GB GPU
     assert "133.3 FLOP/B" in text
-    table = at.table[0].value
+    table = tables(at)[0]
     assert list(table["bound"]) == ["memory", "compute", "compute", "compute"]
     assert "time = max" in table.columns                # no all-reduce, no overhead: nothing added
     assert not {"all-reduce", "overhead"} & set(table.columns)
@@ -319,13 +321,16 @@ def test_fidelity_page_shows_the_validate_numbers():
                            ("Calibrated, max", f"{held['max_abs_error']:.1%}"),
                            ("Roofline (ideal), median", f"{ideal['median_abs_error']:.1%}"),
                            ("Roofline (ideal), max", f"{ideal['max_abs_error']:.1%}")]
-    summary, points, published, reproduced = (d.value for d in at.dataframe)
+    summary, published, reproduced = tables(at)[:3]
+    assert not at.dataframe                             # the 1,044 points wait for their toggle
+    row = summary[summary["set"] == "held_out"].loc["calibrated"]
+    assert row["max |error|"] == f"{held['max_abs_error']:.1%}"
+    at.toggle(key="fidelity_points").set_value(True).run()
+    points = at.dataframe[0].value
     assert len(points) == len(report["points"]) == 1044
     # in percent, formatted "+12.3%" in the browser (test_fidelity_error_table_is_formatted_...)
     assert list(points["calibrated error"]) == pytest.approx(
         [100 * p["calibrated_error"] for p in report["points"]], rel=1e-12)
-    row = summary[(summary["mode"] == "calibrated") & (summary["set"] == "held_out")].iloc[0]
-    assert row["max |error|"] == held["max_abs_error"]
     assert len(published) == len(report["published"])
     text = shown(at)
     assert "No GPU was measured in this project" in text and "microsoft/vidur" in text
@@ -342,7 +347,7 @@ def test_fidelity_page_shows_the_reproduce_table_with_its_command_and_commit():
     """The rows `python -m sim reproduce` prints, the not-expressible ones without a number."""
     shipped = load_shipped()
     at = open_app(FIDELITY)
-    table = at.dataframe[3].value
+    table = tables(at)[2]
     assert list(table["paper"]) == [r.shown(r.paper) for r in shipped.rows]
     assert list(table["simulated"]) == [r.shown(r.simulated) for r in shipped.rows]
     chunk_only = table[table["metric"].str.startswith("chunked prefills only")]
@@ -357,7 +362,8 @@ def test_fidelity_error_table_is_formatted_in_the_browser():
     format every cell in each fresh session's run and send its text beside the number (190 kB
     against 78 kB, and 0.1-0.3 s of the page's run)."""
     at = open_app(FIDELITY)
-    points = at.dataframe[1]
+    at.toggle(key="fidelity_points").set_value(True).run()
+    points = at.dataframe[0]
     assert len(points.value) == 1044
     assert points.proto.ByteSize() < 100 * len(points.value)   # bytes per row; a Styler's: 182
 
@@ -377,6 +383,11 @@ def test_a_scenario_too_big_for_memory_says_the_most_that_fits_with_links():
     assert_clean(at) and not at.error
 
 
+def waterfall(at) -> pd.DataFrame:
+    """The fidelity page's table of the factors that moved one iteration's time."""
+    return next(table for table in tables(at) if "why" in table.columns)
+
+
 def test_fidelity_waterfall_at_the_defaults_says_which_gpu_it_uses():
     """The sidebar's default GPU is not refused: the page opens on the GPU it can explain and
     says why, in a caption, not an alert."""
@@ -384,7 +395,7 @@ def test_fidelity_waterfall_at_the_defaults_says_which_gpu_it_uses():
     said = next(c.value for c in at.caption if c.value.startswith("Shown on the A100 80GB SXM"))
     assert "the sidebar's Textbook GPU" in said and "no calibration" in said
     assert not any("refuses" in i.value for i in at.info) and not at.warning
-    factors = at.table[0].value
+    factors = waterfall(at)
     assert list(factors.index)[:2] == ["roofline (ideal)", "kernels in sequence"]
     assert "all-reduce" not in factors.index                   # one GPU
     total = sum(float(x.replace(",", "")) for x in factors["adds (ms)"])
@@ -398,7 +409,7 @@ def test_fidelity_waterfall_from_a_link():
     assert_clean(at)
     assert at.selectbox(key="why").value == "decode"
     assert "decode step (64 streams)" in shown(at) and "H100 SXM × 2" in shown(at)
-    assert "all-reduce" in at.table[0].value.index
+    assert "all-reduce" in waterfall(at).index
     assert not at.info[1:]                                       # no GPU note: the H100 is real
 
 
@@ -441,7 +452,7 @@ def test_compare_on_the_illustrative_gpu_is_a_message(page):
     assert not at.error
     note = at.warning[0].value
     assert "No calibrated numbers" in note and "a100-80gb" in note
-    assert ("New request TTFT", "327.7 ms") in metrics(at) if "side" in page else at.table
+    assert ("New request TTFT", "327.7 ms") in metrics(at) if "side" in page else tables(at)
 
 
 def test_calibrated_mode_on_the_illustrative_gpu_is_a_message_on_every_page():
@@ -454,7 +465,7 @@ def test_calibrated_mode_on_the_illustrative_gpu_is_a_message_on_every_page():
 def test_roofline_compare_adds_the_calibrated_times_and_budget():
     at = open_app("pages/learn/roofline.py", gpu="a100-80gb", mode="roofline", compare="true")
     assert_clean(at)
-    table = at.table[0].value
+    table = tables(at)[0]
     assert {"time = max", "time (calibrated)", "calibrated − roofline"} <= set(table.columns)
     assert all(d.startswith("+") for d in table["calibrated − roofline"])   # a lower bound
     assert "The calibrated mode, same target of 25 ms" in at.info[0].value
@@ -463,7 +474,7 @@ def test_roofline_compare_adds_the_calibrated_times_and_budget():
 def test_roofline_calibrated_with_tp_shows_every_term_of_the_time():
     at = open_app("pages/learn/roofline.py", gpu="h100-sxm", mode="calibrated", tp=2)
     assert_clean(at)
-    table = at.table[0].value
+    table = tables(at)[0]
     time = "time = kernels + all-reduce + overhead"
     terms = ["kernels (in sequence, soft ridge, floors)", "all-reduce", "overhead"]
     assert set(terms + [time]) <= set(table.columns)
@@ -480,7 +491,7 @@ def test_roofline_calibrated_with_tp_shows_every_term_of_the_time():
 def test_roofline_compare_deltas_are_written_like_the_cards():
     at = open_app("pages/learn/roofline.py", gpu="h100-sxm", mode="calibrated", compare="true")
     assert_clean(at)
-    deltas = at.table[0].value["roofline − calibrated"]
+    deltas = tables(at)[0]["roofline − calibrated"]
     assert all(re.fullmatch(r"-[\d.,]+ (s|ms|µs) \(-\d+%\)", d) for d in deltas), list(deltas)
 
 
@@ -490,7 +501,7 @@ def test_roofline_with_weights_that_do_not_fit_says_so():
                   ffn=2_000_000)
     assert_clean(at)
     assert "weights (1.2 PB) do not fit" in at.error[0].value
-    assert "No budget meets" not in shown(at) and not at.table
+    assert "No budget meets" not in shown(at) and not tables(at)
 
 
 def test_fidelity_page_lists_the_factor_rules_the_waterfall_explains_with():
@@ -501,7 +512,7 @@ def test_fidelity_page_lists_the_factor_rules_the_waterfall_explains_with():
         assert f"**{name}.** {rule[0].upper()}{rule[1:]}." in text, name
     hopper = factor_rules(scenario.scenario_from({"gpu": "h100-sxm", "mode": "calibrated"})
                           .cost_model().calibration)
-    why = at.table[0].value["why"]                      # the waterfall: the H100's, same words
+    why = waterfall(at)["why"]                      # the waterfall: the H100's, same words
     assert all(why[name].startswith(hopper[name]) for name in why.index if name in hopper)
     assert len(set(why.index) & set(hopper)) == len(hopper)
 
@@ -519,10 +530,10 @@ def test_tp_from_a_link_shards_the_model():
     at = open_app("pages/learn/roofline.py", gpu="h100-sxm", model="llama-3.1-8b", tp=2)
     assert_clean(at)
     assert at.number_input(key="tp").value == 2
-    table = at.table[0].value
+    table = tables(at)[0]
     assert {"all-reduce", "time = max + all-reduce"} <= set(table.columns)
     assert "every number here is one GPU's" in shown(at)
-    one = open_app("pages/learn/roofline.py", gpu="h100-sxm", model="llama-3.1-8b").table[0].value
+    one = tables(open_app("pages/learn/roofline.py", gpu="h100-sxm", model="llama-3.1-8b"))[0]
     assert table.FLOPs.iloc[-1] != one.FLOPs.iloc[-1]            # half the FLOPs per GPU
 
 

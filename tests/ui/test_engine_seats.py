@@ -8,7 +8,7 @@ from sim.serving.engine import lane_budget, simulate
 from sim.serving.metrics import summarize
 from sim.serving.policies import Limits, get_policy
 from sim.units import fmt_seconds
-from tests.support.apptest import assert_clean, open_app, shown
+from tests.support.apptest import assert_clean, open_app, shown, tables
 from ui import capacity, overhead, sweep
 from ui.scenario import scenario_from, traffic_from
 
@@ -63,7 +63,7 @@ def test_traffic_page_runs_orca_at_16_and_says_each_figure():
     assert_clean(at)
     assert ("at most 128 requests running at once for Sarathi-Serve, 16 for Orca (each engine's "
             "own max running requests on this GPU for this model)") in shown(at)
-    row = next(t.value for t in at.table if "TTFT p50" in t.value.index)
+    row = next(t for t in tables(at) if "TTFT p50" in t.index)
     assert _ttft_p50("orca", 16) != _ttft_p50("orca", 128)      # the seats matter here
     assert row.loc["TTFT p50", "orca"] == _ttft_p50("orca", 16)
     assert row.loc["TTFT p50", "sarathi"] == _ttft_p50("sarathi", 128)

@@ -11,7 +11,7 @@ import pytest
 from streamlit.runtime.caching.cache_resource_api import _resource_caches
 
 from sim.serving.engine import Trace
-from tests.support.apptest import ALL_PAGES, assert_clean, open_app, shown
+from tests.support.apptest import ALL_PAGES, assert_clean, open_app, shown, tables
 from ui import work
 from ui.controls import CONTROLS
 from ui.store import TRACES
@@ -66,7 +66,7 @@ def test_a_wide_budget_sweep_leaves_out_the_budgets_too_long_and_waits_for_the_b
     assert "23 runs, about" in ask and "iterations × 8 µs" in ask and "token times × 100 ns" in ask
     assert "for the requests, prompt chunks and running set = **" in ask
     assert at.button(key="run_sweep").label.startswith("Run (")
-    assert not at.table                                  # nothing ran
+    assert not tables(at)                                  # nothing ran
 
 
 def test_a_sweep_behind_the_button_runs_on_a_click():
@@ -78,7 +78,7 @@ def test_a_sweep_behind_the_button_runs_on_a_click():
     at.button(key="run_sweep").click().run()
     assert_clean(at)
     assert "budget 1: it needs about 655,680 iterations (estimated)" in at.warning[0].value
-    assert list(at.table[0].value.index) == ["2", "4"]
+    assert list(tables(at)[0].index) == ["2", "4"]
 
 
 def test_capacity_weighs_each_run_of_its_search_on_its_own():

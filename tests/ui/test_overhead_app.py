@@ -3,7 +3,7 @@ shows its headline at 0, 4 and 10 ms of CPU per iteration, the page's own level 
 to what the page shows above it; Capacity's runs its searches only on request."""
 
 from charts.overhead import LEVEL
-from tests.support.apptest import assert_clean, metrics, open_app, shown
+from tests.support.apptest import assert_clean, metrics, open_app, shown, tables
 
 SIDE = "pages/learn/side_by_side.py"
 BUDGET = "pages/under_load/budget_tradeoff.py"
@@ -12,7 +12,7 @@ LEVELS = ["0 ms (no overhead)", "4 ms (measured)", "10 ms (high)"]
 
 
 def strip_table(at):
-    return next(t.value for t in at.table if t.value.index.name == LEVEL)
+    return next(t for t in tables(at) if t.index.name == LEVEL)
 
 
 def test_side_by_side_strip_marks_the_simple_modes_zero_and_matches_the_cards():
@@ -56,7 +56,7 @@ def test_capacity_strip_waits_for_the_search_and_then_for_its_own_button():
     assert "How sure is this?" not in shown(at)       # nothing before the page's own search
     at.button(key="find_capacity").click().run()
     assert_clean(at)
-    assert not any(t.value.index.name == LEVEL for t in at.table)
+    assert not any(t.index.name == LEVEL for t in tables(at))
     assert "To replay it at 0 ms / 4 ms / 10 ms of CPU time" in shown(at)
     at.button(key="overhead_capacity").click().run()
     assert_clean(at)

@@ -10,7 +10,7 @@ from charts.overhead import LEVEL as OVERHEAD_LEVEL
 from sim.presets.hardware import get_gpu
 from sim.serving.length_traces import sharegpt_lengths
 from sim.studies.worked_example import SOURCE_ARTICLE
-from tests.support.apptest import as_read, assert_clean, metrics, open_app, shown
+from tests.support.apptest import as_read, assert_clean, metrics, open_app, shown, tables
 from tests.support.hostile import PAYLOADS, markup
 from ui import controls, sweep
 from ui.controls import CONTROLS, read_link
@@ -34,7 +34,7 @@ def upload(at, body: bytes, name="trace.csv"):
 def table(at, index=0):
     """The page's `index`-th table, leaving out the overhead strip's (its own tests:
     tests/ui/test_overhead_app.py)."""
-    return [t.value for t in at.table if t.value.index.name != OVERHEAD_LEVEL][index]
+    return [t for t in tables(at) if t.index.name != OVERHEAD_LEVEL][index]
 
 
 # --- controls ------------------------------------------------------------------------------

@@ -1,10 +1,20 @@
 // The room a presenter's page has (ui/presenter.py): the window's size, and the top and width of
 // the element that holds the fitted figure (`data.stage`, a CSS selector), reported to the app
 // when they change by more than a few pixels. A figure fitted to it changes nothing above it, so
-// one report settles it (a rerun that moved it would be reported once more).
+// one report settles it (a rerun that moved it would be reported once more). `data.keeps`: the
+// room under the stage's top [least, most] within which the run's figure stays as drawn at the
+// width it was fitted to; a room like that is not reported (the run guessed well enough: a
+// fresh visit runs once).
 export default function (component) {
   const { setStateValue, data } = component;
   let known = data && data.known;
+  const fitted = known;   // the room the run's figure was fitted to
+  function keeps(now) {
+    const range = data && data.keeps;
+    return Array.isArray(range) && fitted && fitted.stage_width !== null
+      && Math.abs(now.stage_width - fitted.stage_width) <= 4
+      && now.height - now.top >= range[0] && now.height - now.top <= range[1];
+  }
   // The stage's top on the page as laid out, not as scrolled: Streamlit scrolls its main area
   // (not the window), so the top is taken from the main block's own top.
   function measure() {
@@ -24,9 +34,11 @@ export default function (component) {
   function check() {
     const now = measure();
     if (data && data.stage && now.top === null) return;   // not drawn yet (or not on this page)
-    if (moved(known, now)) { known = now; setStateValue("room", now); }
+    if (!moved(known, now)) return;
+    known = now;
+    if (!keeps(now)) setStateValue("room", now);
   }
-  // The stage is drawn after this element in the same run, and moves as the page settles.
+  // The stage may be drawn after this element in the same run, and moves as the page settles.
   const timer = setInterval(check, 400);
   window.addEventListener("resize", check);
   check();
