@@ -17,12 +17,15 @@ test_hostile_links_browser.py):
   figure to the window (ui/presenter.py `guessed_room`) instead of to a fallback redrawn once
   the browser reports the real room: on Side by side, a fresh visit's second run.
 - **A quick first screen.** Streamlit's frontend fetches an element's code only when the element
-  first arrives, and the player's frame fetches the Vega bundle only once it exists: both from a
-  server busy running the page's script (its static files wait for it), so the player was drawn
-  well after the page. The same index.html has the iframe element's code preloaded with
-  Streamlit's own and fetches the bundle while the page loads; the bundle's reply (its name is
-  its content's hash) is marked as never changing, so the frame takes it from the browser's cache
-  (`python -m benchmarks.first_render` measures the result).
+  first arrives, and the player's frame fetches the Vega bundle only once it exists: both after
+  the page's script has run, so a fresh visit drew its charts well after its text. A page's
+  index.html preloads, with Streamlit's own code, the code of what draws its figures
+  (`FIGURE_CHUNKS`): the iframe element on a page with the player, whose Vega bundle it also
+  fetches while the page loads, or Streamlit's chart element (1 MB with Vega-Lite) on a page
+  with charts. The bundle's reply (its name is its content's hash) is marked as never changing,
+  so the frame takes it from the browser's cache. Only these: preloading every element a page
+  draws made the first screen slower, not quicker, on two cores (`python -m
+  benchmarks.first_render` measures it).
 - **No legacy pages folder.** Streamlit decides once per process, when the first session starts,
   whether the app is a legacy `pages/` app (a folder named pages/ beside the main script). Ours
   is, by name only (its page scripts live in subfolders and app.py calls st.navigation), so the
@@ -88,19 +91,31 @@ def fetch_early(url: str) -> str:
     return f"fetch({url}).then(function (r) {{ return r.arrayBuffer(); }}, function () {{}});"
 
 
+# The frontend's chunk (ui/streamlit_internals.py `element_chunks`) that draws each page's
+# figures at its defaults, by URL path: the player's iframe or Streamlit's chart; none on a page
+# without a figure. tests/browser/test_first_screen_browser.py checks each against what the page
+# draws.
+PLAYER, CHART = "IFrame", "ArrowVegaLiteChart"
+FIGURE_CHUNKS = {"": PLAYER, "side_by_side": PLAYER, "tour": PLAYER, "worked_example": CHART,
+                 "roofline": CHART, "fidelity": CHART, "traffic": CHART,
+                 "budget_tradeoff": CHART, "memory": CHART}
+
+
 @functools.cache
-def pinned_index(base_url_path: str) -> bytes:
-    """Streamlit's index.html telling the frontend that the server is at the app's root, with
-    the navigation's list roles mended, and what the player's frame needs fetched early: the
-    code of Streamlit's iframe element, and the Vega bundle where static serving is on (the
-    player loads it from there: ui/player.py)."""
+def pinned_index(base_url_path: str, page: str = "") -> bytes:
+    """Streamlit's index.html for one of the app's pages (its URL path; "" is Home) telling
+    the frontend that the server is at the app's root, with the navigation's list roles mended,
+    the window's size written for the first run, and the code that draws the page's figures
+    preloaded (`FIGURE_CHUNKS`); on a page with the player, its Vega bundle fetched early where
+    static serving is on (the player loads it from there: ui/player.py)."""
     root = "/".join(part for part in base_url_path.split("/") if part)
     address = f"window.location.origin + {('/' + root + '/' if root else '/')!r}"
     script = NAV_ROLES + "\n    " + WINDOW_SIZE
-    if st.get_option("server.enableStaticServing"):
+    figure = FIGURE_CHUNKS.get(page)
+    if figure == PLAYER and st.get_option("server.enableStaticServing"):
         bundle = write_vega_bundle(ROOT / "static").name
         script += "\n    " + fetch_early(f"{address} + 'app/static/{bundle}'")
-    return index_html(address, script, preload=("IFrame",))
+    return index_html(address, script, preload=(figure,) if figure else ())
 
 
 class PinServerAddress:
@@ -123,7 +138,7 @@ class PinServerAddress:
         if prefix != "/" and path.startswith(prefix):
             path = path[len(prefix):]
         if path.startswith("/") and path[1:] in self.pages:
-            await _answer(send, 200, pinned_index(base), b"text/html; charset=utf-8")
+            await _answer(send, 200, pinned_index(base, path[1:]), b"text/html; charset=utf-8")
             return
         if path.startswith(BUNDLE_PATH):
             await self.app(scope, receive, kept_for_good(send))

@@ -26,8 +26,8 @@ fails when an upgrade moves, renames or changes one, so an upgrade starts there.
    hosts that embed Streamlit: the page then asks that address for its server instead of trying
    the page's own path first (two 404s in the console on every deep link; ui/server.py). With
    `preload`, the page also preloads the code of the frontend's lazily loaded element chunks
-   (`element_chunks`: `static/js/<Element>.<hash>.js` and the files it imports), so st.iframe's
-   frame is made as soon as it arrives (ui/server.py).
+   (`element_chunks`: `static/js/<Element>.<hash>.js` and the files it imports), so the player's
+   iframe or a page's charts are drawn as soon as they arrive (ui/server.py).
 8. `is_index_reply(start)`: the only HTML Streamlit's server answers with is that page, so a
    reply's content type tells ui/server.py that Streamlit found no file for a path.
 9. The frontend's element test ids (`data-testid="st..."`), the only handles on Streamlit's

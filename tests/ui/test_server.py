@@ -11,7 +11,7 @@ from streamlit import config
 from charts.player import vega_bundle_name
 from harness.protocol import run_apart
 from tests.support.apptest import ALL_PAGES
-from ui.server import PinServerAddress, page_paths, pinned_index
+from ui.server import FIGURE_CHUNKS, PinServerAddress, page_paths, pinned_index
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,6 +120,19 @@ def test_the_index_fetches_the_players_bundle_early_where_it_is_served(static_se
         assert page.index(fetch) < page.index('<script type="module"')   # before Streamlit's own
         assert (ROOT / "static" / vega_bundle_name()).exists()
     assert '<link rel="modulepreload" crossorigin href="./static/js/IFrame.' in page
+
+
+def test_each_page_preloads_the_code_of_its_own_figures_only():
+    """The player's pages its iframe element (and the bundle), the chart pages Streamlit's chart
+    element, a page without a figure neither (what each page draws: the browser test)."""
+    assert set(FIGURE_CHUNKS) <= page_paths()
+    marks = {"player": '<link rel="modulepreload" crossorigin href="./static/js/IFrame.',
+             "chart": '<link rel="modulepreload" crossorigin href="./static/js/ArrowVegaLiteChart.',
+             "bundle": f"'app/static/{vega_bundle_name()}'"}
+    for path, expected in [("", {"player", "bundle"}), ("side_by_side", {"player", "bundle"}),
+                           ("roofline", {"chart"}), ("capacity", set())]:
+        page = pinned_index("", path).decode()
+        assert {name for name, mark in marks.items() if mark in page} == expected, path
 
 
 def test_the_bundle_is_kept_by_the_browser_and_nothing_else_is():
