@@ -14,11 +14,25 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from sim.cost.iteration import CostModel
-from sim.effort.estimate import ITEM_COSTS, LIKELY_FACTOR, Counts, estimate_run, least_iterations
+from sim.effort.estimate import (
+    ITEM_COSTS,
+    LIKELY_FACTOR,
+    Counts,
+    _kv_tokens_at_most,
+    _streams_after_prompts,
+    estimate_run,
+    least_iterations,
+)
 from sim.errors import InputError
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, simulate
+from sim.serving.engine import (
+    RESERVE_FRACTION,
+    SimulationLimitError,
+    kv_capacity_tokens,
+    policy_reserve,
+    simulate,
+)
 from sim.serving.metrics import summarize
 from sim.serving.policies import POLICIES, Limits, get_policy, sarathi
 from sim.serving.workloads import make_workload, poisson, seed_scenario
@@ -391,3 +405,30 @@ def test_the_prices_bound_what_a_real_run_allocates_within_the_margin(case):
 
 def test_no_run_takes_fewer_iterations_than_its_longest_output():
     assert least_iterations(make_workload([0, 1], [5, 5], [3, 9])) == 9
+
+
+def test_the_kv_bound_is_the_engines_where_it_keeps_less_back_and_the_labs_reserve_else():
+    """The most KV tokens a run can hold: vLLM V1 keeps 8% back on a B200, so more than the
+    lab's 10% leaves; Sarathi-Serve keeps 15%, so the lab's 10% is the larger bound. Either
+    way the bound is never below what the engine gets."""
+    budget = 2048
+    v1, kept_less = get_policy("vllm-v1"), policy_reserve(get_policy("vllm-v1"), B200, budget)
+    assert kept_less < RESERVE_FRACTION
+    assert _kv_tokens_at_most(v1, B200, budget) == kv_capacity_tokens(B200, kept_less)
+    assert kv_capacity_tokens(B200, kept_less) > kv_capacity_tokens(B200)
+    sarathi_serve = get_policy("sarathi")
+    assert policy_reserve(sarathi_serve, B200, budget) > RESERVE_FRACTION
+    assert _kv_tokens_at_most(sarathi_serve, B200, budget) == kv_capacity_tokens(B200)
+
+
+def test_streams_can_join_behind_a_prompt_only_when_one_arrives_after_it():
+    """What lets a vLLM V1 decoder skip a step (a stream behind a partial prefill): a stream
+    arriving after a new prompt; not streams that all came first, nor streams with no prompt."""
+    def workload(stream_arrivals, prompt_arrivals):
+        streams, prompts = len(stream_arrivals), len(prompt_arrivals)
+        return make_workload(np.r_[stream_arrivals, prompt_arrivals], np.full(streams + prompts, 100),
+                             np.full(streams + prompts, 5),
+                             np.r_[np.ones(streams, bool), np.zeros(prompts, bool)])
+    assert _streams_after_prompts(workload([0.0, 2.0], [1.0]))
+    assert not _streams_after_prompts(workload([0.0, 1.0], [1.0, 3.0]))   # at the same time: not after
+    assert not _streams_after_prompts(workload([0.0, 2.0], []))
