@@ -77,13 +77,45 @@ def curve_tokens(max_tokens: int, tile: int = A100.gemm_tile, dense: int = 256) 
     return np.unique(tokens[tokens <= max_tokens])
 
 
+CURVE_TOLERANCE = 0.002   # decades of ms: a fifth of a pixel on the charts' log axes
+
+
 def curves_frame(tps=TP_DEGREES, max_tokens: int = 4096) -> pd.DataFrame:
     """Both modes' linear-layer time per layer (`sim.cost.validation.linear_layer_seconds`, what
-    `validate` compares) along the token axis, for each TP degree: tp, tokens, series, ms."""
+    `validate` compares) along the token axis, for each TP degree: tp, tokens, series, ms; each
+    curve through the fewest of its points that draw it (`drawn_points`)."""
     tokens = curve_tokens(max_tokens)
-    return pd.concat([pd.DataFrame({"tp": tp, "tokens": tokens, "series": mode,
-                                    "ms": linear_layer_seconds(mode, tp, tokens) * 1e3})
-                      for tp in tps for mode in MODES], ignore_index=True)
+    curves = []
+    for tp in tps:
+        for mode in MODES:
+            ms = linear_layer_seconds(mode, tp, tokens) * 1e3
+            kept = drawn_points(np.log10(tokens), np.log10(ms))
+            curves.append(pd.DataFrame({"tp": tp, "tokens": tokens[kept], "series": mode,
+                                        "ms": ms[kept]}))
+    return pd.concat(curves, ignore_index=True)
+
+
+def drawn_points(x: np.ndarray, y: np.ndarray, tolerance: float = CURVE_TOLERANCE) -> np.ndarray:
+    """Which points of a line (x increasing) to keep so that every point left out lies within
+    `tolerance` (in y) of the straight segment drawn past it (Ramer-Douglas-Peucker). On log-log
+    axes the smooth stretches between tile steps need a few points, the steps keep both sides: a
+    fresh visit's browser parses and draws a third of the rows for the same picture."""
+    keep = np.zeros(len(x), dtype=bool)
+    keep[[0, -1]] = True
+    spans = [(0, len(x) - 1)]
+    while spans:
+        first, last = spans.pop()
+        if last - first < 2:
+            continue
+        inner = np.arange(first + 1, last)
+        line = y[first] + (y[last] - y[first]) * (x[inner] - x[first]) / (x[last] - x[first])
+        off = np.abs(y[inner] - line)
+        worst = int(np.argmax(off))
+        if off[worst] > tolerance:
+            split = first + 1 + worst
+            keep[split] = True
+            spans += [(first, split), (split, last)]
+    return keep
 
 
 def times_frame(points: pd.DataFrame, curves: pd.DataFrame) -> pd.DataFrame:
