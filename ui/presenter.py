@@ -5,7 +5,8 @@ Presenter mode closes the sidebar, gives back the space above the page, sets tex
 labels at 18 px: charts/theme.py) and fits the timeline to the screen: a small component
 (front/room.js) reports the window's size and where the fitted figure's container (`STAGE`)
 starts, and the figure is built as wide as that container and as tall as the screen leaves
-(`fit`). Until the first report the figure is fitted to `FALLBACK_ROOM`. High contrast darkens
+(`fit`). Until the first report the figure is fitted to the window the page found as it
+loaded (`guessed_room`), else to `FALLBACK_ROOM`. High contrast darkens
 the page's text and every chart's inks.
 
 Outside presenter mode a page can fit its timeline too (`watch_room`, then a player in the stage:
@@ -58,6 +59,7 @@ class Room:
 
 FALLBACK_ROOM = Room(1280, 720, 150, 1168)   # a small projector, before the first report
 WINDOW_COOKIE = "lab_window"   # "WIDTHxHEIGHT": the window, written by the page as it loads
+LARGEST_WINDOW_PX = 8192       # a cookie saying more (an 8K screen's width) is not believed
 
 
 @functools.cache
@@ -124,7 +126,7 @@ def guessed_room() -> Room:
     except ValueError:   # no cookie (a first run in AppTest) or not two numbers
         return FALLBACK_ROOM
     column = main_column_px(width)
-    if column is None or height <= 0:
+    if column is None or not 0 < height <= LARGEST_WINDOW_PX or width > LARGEST_WINDOW_PX:
         return FALLBACK_ROOM
     return Room(width, height, None, column)
 
