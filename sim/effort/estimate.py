@@ -209,8 +209,7 @@ def _kv_tokens_at_most(policy: PolicySpec, cost: CostModel, budget: int) -> int:
     return kv_capacity_tokens(cost, min(RESERVE_FRACTION, policy_reserve(policy, cost, budget)))
 
 
-def _running_bound(w: Workload, shape: _Shape, limits: Limits, cost: CostModel,
-                   kv_tokens: int) -> int:
+def _running_bound(w: Workload, shape: _Shape, limits: Limits, kv_tokens: int) -> int:
     """Decoders running at once, at most: the requests, max_seqs (streams that arrived before
     may join beyond it) and what fits in KV (each holds at least its prompt)."""
     return min(shape.requests, limits.max_seqs + shape.streams,
@@ -228,7 +227,7 @@ def _streams_after_prompts(w: Workload) -> bool:
 def _bound(w: Workload, shape: _Shape, policy: PolicySpec, budget: int, limits: Limits,
            cost: CostModel) -> Counts:
     """Upper bounds on one run's counts (the module docstring)."""
-    running = _running_bound(w, shape, limits, cost, _kv_tokens_at_most(policy, cost, budget))
+    running = _running_bound(w, shape, limits, _kv_tokens_at_most(policy, cost, budget))
     # a decoder may skip a step only where the running set can outgrow what one step takes: the
     # budget, where it caps the decodes, or max_seqs (which streams arriving late can pass), or
     # a partial prefill ahead of them in the running list (vLLM V1)
