@@ -99,7 +99,7 @@ def drawn_points(x: np.ndarray, y: np.ndarray, tolerance: float = CURVE_TOLERANC
     """Which points of a line (x increasing) to keep so that every point left out lies within
     `tolerance` (in y) of the straight segment drawn past it (Ramer-Douglas-Peucker). On log-log
     axes the smooth stretches between tile steps need a few points, the steps keep both sides: a
-    fresh visit's browser parses and draws a third of the rows for the same picture."""
+    fresh visit's browser parses and draws under a fifth of the rows for the same picture."""
     keep = np.zeros(len(x), dtype=bool)
     keep[[0, -1]] = True
     spans = [(0, len(x) - 1)]

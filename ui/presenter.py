@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import streamlit as st
 
@@ -31,9 +30,8 @@ from charts.views import Timeline
 
 from . import words
 from .streamlit_internals import main_column_px
-from .widgets import CHART_WIDTH
+from .widgets import CHART_WIDTH, front
 
-FRONT = Path(__file__).parent / "front"
 ROOM = "room"           # the component's key: its state {"room": {...}} in session_state
 STAGE = "stage"         # st.container(key=STAGE): where a fitted figure goes
 BOTTOM_PX = 12          # kept free under a fitted figure
@@ -63,13 +61,8 @@ LARGEST_WINDOW_PX = 8192       # a cookie saying more (an 8K screen's width) is 
 
 
 @functools.cache
-def _front(name: str) -> str:
-    return (FRONT / name).read_text(encoding="utf-8")
-
-
-@functools.cache
 def _room_component():
-    return st.components.v2.component("chunked_prefill_lab.room", js=_front("room.js"))
+    return st.components.v2.component("chunked_prefill_lab.room", js=front("room.js"))
 
 
 def on() -> bool:
@@ -82,9 +75,9 @@ def setup(look: Look, *, stage: bool = False) -> None:
     is fitted (on a projector, or on a page with a `stage`: the guided tour)."""
     st.set_page_config(initial_sidebar_state="collapsed" if look.presenter else "auto")
     if look.contrast:
-        st.html(f"<style>:root {{ --contrast-ink: {look.ink}; }}\n{_front('contrast.css')}</style>")
+        st.html(f"<style>:root {{ --contrast-ink: {look.ink}; }}\n{front('contrast.css')}</style>")
     if look.presenter:
-        st.html(f"<style>{_front('presenter.css')}</style>")
+        st.html(f"<style>{front('presenter.css')}</style>")
     if look.presenter or stage:
         watch_room()
 
@@ -165,12 +158,15 @@ def fit(tl: Timeline, look: Look, stage: bool, tour: bool = False) -> Fit:
     width = lane_beside if beside else width
     under_top = r.height - (PAGE_STAGE_TOP_PX if r.top is None else r.top)
 
+    shortest = tl.height(look, beside=beside, rows_px=ROWS_PX_RANGE[0])
+    natural = tl.height(look, beside=beside)
+
     def on_the_page(under_top: int) -> Fit:
         chrome = PLAYER_CHROME_PX[False] + BOTTOM_PX
         first_screen = max(under_top - BOTTOM_PX, SHORTEST_STAGE_PX) - PLAYER_CHROME_PX[False]
-        if tl.height(look, beside=beside, rows_px=ROWS_PX_RANGE[0]) > first_screen:  # not on the
-            first_screen = r.height - HEADER_PX - chrome                   # first screen: on one
-        rows_px = (None if tl.height(look, beside=beside) <= first_screen
+        if shortest > first_screen:                              # not on the first screen:
+            first_screen = r.height - HEADER_PX - chrome         # on one, once scrolled to
+        rows_px = (None if natural <= first_screen
                    else tl.rows_to_fit(look, first_screen, beside=beside))
         return Fit(width, rows_px, beside)
 

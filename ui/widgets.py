@@ -8,6 +8,7 @@ roofline, worked example, fidelity) and ui/traffic.py (the traffic pages).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -240,10 +241,16 @@ def readable_css() -> None:
              '[data-testid="stMultiSelectTagsContainer"] [data-tag] * '
              f'{{ color: {ink.background}; }}') if ink.dark else ""
     st.html(f'<style>[data-testid="stCaptionContainer"] {{ color: {ink.muted}; opacity: 1; }}'
-            f'{chips}\n{TABLES_CSS}</style>')
+            f'{chips}\n{front("tables.css")}</style>')
 
 
-TABLES_CSS = (Path(__file__).parent / "front" / "tables.css").read_text(encoding="utf-8")
+FRONT = Path(__file__).parent / "front"
+
+
+@functools.cache
+def front(name: str) -> str:
+    """A front-end file of the app's own (ui/front/: styles and components' scripts)."""
+    return (FRONT / name).read_text(encoding="utf-8")
 
 
 def scenario() -> Scenario:
