@@ -1,7 +1,8 @@
 """First render of every page in a fresh browser context, against a one-chart Streamlit page
-(benchmarks/reference/one_chart.py) served the same way (`streamlit run`, same flags) and opened
-in the same browser, one visit of it before each visit of a lab page so that both see the same
-load (target: median over pages <= 1.3x the reference, no page above 1.6x):
+(benchmarks/reference/one_chart.py) served the same way (`streamlit run` with the lab's [server]
+options from .streamlit/config.toml, no source watcher among them) and opened in the same
+browser, one visit of it before each visit of a lab page so that both see the same load
+(target: median over pages <= 1.3x the reference, no page above 1.6x):
 
     .venv/bin/python -m benchmarks.first_render [--repeats 3] [--pages roofline fidelity]
 
@@ -30,6 +31,7 @@ import os
 import statistics
 import sys
 import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +82,14 @@ if (window.top === window) {
 """.replace("FINISHED", repr(SETTLED))
 STAYED = f"""() => window.__renderedSince !== null && window.__scriptChange <= window.__renderedSince
                  && performance.now() - window.__renderedSince > {QUIET_MS}"""
+
+
+def lab_server_flags() -> list[str]:
+    """The lab's [server] options as `streamlit run` flags, to serve the reference as the lab is."""
+    with open(ROOT / ".streamlit" / "config.toml", "rb") as config:
+        server = tomllib.load(config).get("server", {})
+    return [f"--server.{key}={str(value).lower() if isinstance(value, bool) else value}"
+            for key, value in server.items()]
 
 
 @dataclass
@@ -133,7 +143,8 @@ def main(argv=None) -> int:
     ratios = {}
     with tempfile.TemporaryDirectory() as folder, \
             streamlit_server(ROOT / "serve.py", Path(folder) / "lab.log") as lab, \
-            streamlit_server(REFERENCE, Path(folder) / "reference.log") as reference, \
+            streamlit_server(REFERENCE, Path(folder) / "reference.log",
+                             *lab_server_flags()) as reference, \
             sync_playwright() as p:
         browser = launch_chromium(p)
         shows = open_fresh(browser, reference).shown

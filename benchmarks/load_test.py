@@ -107,8 +107,7 @@ def main(argv=None) -> int:
     if not 1 <= args.sessions <= 200 or not 0 <= args.changers <= args.sessions:
         parser.error("--sessions must be in 1..200 and --changers in 0..sessions")
     with tempfile.TemporaryDirectory() as folder, \
-            streamlit_server(ROOT / "serve.py", Path(folder) / "server.log",
-                             "--server.fileWatcherType=none") as url:
+            streamlit_server(ROOT / "serve.py", Path(folder) / "server.log") as url:
         port = int(url.rsplit(":", 1)[1])
         pid = server_pid(port)
         print(f"server: {url} (pid {pid}), link /{args.link}")
