@@ -22,6 +22,7 @@ from sim.cost.validation import validate
 from sim.serving.engine import simulate
 from sim.serving.policies import Limits, get_policy
 from sim.studies.budget import scenario_iterations
+from ui.chart_view import COMPONENT as CHART
 from ui.scenario import scenario_from
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
@@ -113,8 +114,8 @@ BUSY = dict(workload="poisson", requests=1000, qps=6, lengths="sharegpt")
 
 def _sent_kib(at: AppTest) -> str:
     """Chart data the page sent: every spec and its datasets."""
-    charts = [c.proto for c in at.get("vega_lite_chart")]
-    size = sum(len(c.spec) + sum(len(d.data.data) for d in c.datasets) for c in charts)
+    size = sum(len(e.proto.json) for e in at.get("bidi_component")
+               if e.proto.component_name == CHART)
     return f"{size / 1024:,.0f} KiB"
 
 

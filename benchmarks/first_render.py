@@ -35,7 +35,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.browser import SETTLED
+from harness.browser import CHARTS, SETTLED
 from harness.pages import DEFAULTS
 from harness.server import streamlit_server
 
@@ -61,7 +61,7 @@ if (window.top === window) {
   window.__expected = {charts: 0, frames: 0};   // set per visit (open_fresh: `expected`)
   // the charts drawn and the players ready (a chart's box holds its canvas once drawn)
   window.__shown = () => ({
-    charts: [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].filter(drawn).length,
+    charts: [...document.querySelectorAll("CHARTS")].filter(drawn).length,
     frames: [...document.querySelectorAll('[data-testid="stIFrame"]')].filter(
       frame => frame.contentWindow && frame.contentWindow.playerReady === true).length});
   const rendered = () => {
@@ -79,7 +79,7 @@ if (window.top === window) {
   };
   requestAnimationFrame(check);
 }
-""".replace("FINISHED", repr(SETTLED))
+""".replace("FINISHED", repr(SETTLED)).replace("CHARTS", CHARTS)
 STAYED = f"""() => window.__renderedSince !== null && window.__scriptChange <= window.__renderedSince
                  && performance.now() - window.__renderedSince > {QUIET_MS}"""
 

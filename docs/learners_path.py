@@ -18,7 +18,7 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))   # run as a script from the root: the project's packages
 
-from harness.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from harness.browser import CHARTS, CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from harness.server import streamlit_server  # noqa: E402
 from ui.story import CHAPTERS  # noqa: E402
 
@@ -54,11 +54,11 @@ def deeper(page, url: str, chapter: str) -> Image.Image:
     if chapter == "freeze":
         return paused_player(page, url, 0.2)
     path, target = {
-        "two-kinds": ("roofline", lambda: page.get_by_test_id("stVegaLiteChart").first),
+        "two-kinds": ("roofline", lambda: page.locator(CHARTS).first),
         "split": ("worked_example", lambda: page.locator(".st-key-worked-chunk")),
         "trade": ("side_by_side", lambda: page.get_by_test_id("stHorizontalBlock")
                   .filter(has_text="Streams frozen").last),
-        "dial": ("budget_tradeoff", lambda: page.get_by_test_id("stVegaLiteChart").first),
+        "dial": ("budget_tradeoff", lambda: page.locator(CHARTS).first),
         "traffic": ("traffic", lambda: page.locator('[data-testid="stMarkdown"]:has(table)').first),
     }[chapter]
     page.goto(f"{url}/{path}")

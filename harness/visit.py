@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from axe_playwright_python.sync_playwright import Axe
 
-from .browser import SETTLED
+from .browser import CHARTS, SETTLED
 
 # what a test fails on: axe's two worst levels (moderate and minor are reported, not failed)
 BLOCKING = ("critical", "serious")
@@ -55,7 +55,7 @@ def visit(browser, app_url: str, path: str, scheme: str = "light", audit: bool =
         settle(page)
         record.exceptions = page.locator('[data-testid="stException"]').count()
         record.page_not_found = page.get_by_text("Page not found").count()
-        record.charts = (page.locator('[data-testid="stVegaLiteChart"]').count()
+        record.charts = (page.locator(CHARTS).count()
                          + page.locator('[data-testid="stIFrame"]').count())
         record.tables = page.get_by_role("switch", name=NUMBERS).count()
         prompt = page.get_by_label("New prompt (tokens)", exact=True)
@@ -105,7 +105,7 @@ def _console(record: Visit, message) -> None:
 def _wait_for_charts(page) -> None:
     """Every chart drawn (a canvas in each) and every player ready."""
     page.wait_for_function(
-        """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+        f"""() => [...document.querySelectorAll("{CHARTS}")]
                  .every(chart => chart.querySelector('canvas'))""", timeout=60_000)
     for frame in page.frames[1:]:
         frame.wait_for_function("window.playerReady === true", timeout=60_000)

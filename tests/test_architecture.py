@@ -92,11 +92,11 @@ def test_no_merge_conflict_markers_in_tracked_files():
 
 
 def test_pages_draw_charts_only_through_the_shared_helper():
-    """ui.widgets.chart draws every chart the same way (canvas, a transparent background in the
-    dark theme, downloads, its numbers as tables); a page that called Streamlit's chart
-    functions itself drew an SVG on an opaque box with none of them."""
+    """ui.widgets.chart draws every chart the same way (ui/chart_view.py: Vega on a canvas, a
+    transparent background in the dark theme; downloads, its numbers as tables); a page that
+    called Streamlit's chart functions itself drew an SVG on an opaque box with none of them."""
     direct = re.compile(r"\bst\.(vega_lite_chart|altair_chart|plotly_chart|pyplot)\(")
     scripts = [ROOT / "app.py", *(ROOT / "pages").rglob("*.py"), *(ROOT / "ui").rglob("*.py")]
     offenders = [p.relative_to(ROOT) for p in scripts
-                 if p.name != "widgets.py" and direct.search(p.read_text())]
+                 if p.name != "chart_view.py" and direct.search(p.read_text())]
     assert offenders == []

@@ -9,15 +9,15 @@ from functools import partial
 
 import streamlit as st
 
-from charts.player import static_bundle_page, write_vega_bundle
+from charts.player import static_bundle_page
 from charts.theme import Look
 from charts.views import FOCUS_MARGIN
 from sim.units import fmt_seconds
 
 from . import presenter, runs, words
+from .chart_view import vega_bundle_url
 from .runs import Framing
 from .scenario import Scenario
-from .streamlit_internals import main_script_folder
 from .widgets import figure_tools, file_stem
 
 
@@ -82,12 +82,9 @@ def show_player(html: str, height: int) -> None:
     """Show a `player_html` page in Streamlit, with the Vega bundle as a cached static file when
     static serving is on (`.streamlit/config.toml`), inline otherwise. Pass the same `height` as
     to `player_html`. Its keys work from the page too, while it is in view (charts/player/player.js)."""
-    folder = main_script_folder()
-    if folder is not None and st.get_option("server.enableStaticServing"):
-        # Streamlit serves <folder of the main script>/static/NAME at <baseUrlPath>/app/static/NAME.
-        name = write_vega_bundle(folder / "static").name
-        prefix = "/".join(p for p in st.get_option("server.baseUrlPath").split("/") if p)
-        html = static_bundle_page(html, f"{'/' + prefix if prefix else ''}/app/static/{name}")
+    bundle = vega_bundle_url()
+    if bundle is not None:
+        html = static_bundle_page(html, bundle)
     st.iframe(html, height=height, alt="Animated timeline player")
 
 

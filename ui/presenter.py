@@ -29,8 +29,9 @@ from charts.timeline import BESIDE_GAP_PX, ROWS_PX_RANGE
 from charts.views import Timeline
 
 from . import words
+from .assets import front
 from .streamlit_internals import main_column_px
-from .widgets import CHART_WIDTH, front
+from .widgets import CHART_WIDTH
 
 ROOM = "room"           # the component's key: its state {"room": {...}} in session_state
 STAGE = "stage"         # st.container(key=STAGE): where a fitted figure goes

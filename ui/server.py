@@ -17,15 +17,15 @@ test_hostile_links_browser.py):
   figure to the window (ui/presenter.py `guessed_room`) instead of to a fallback redrawn once
   the browser reports the real room: on Side by side, a fresh visit's second run.
 - **A quick first screen.** Streamlit's frontend fetches an element's code only when the element
-  first arrives, and the player's frame fetches the Vega bundle only once it exists: both after
-  the page's script has run, so a fresh visit drew its charts well after its text. A page's
-  index.html preloads, with Streamlit's own code, the code of what draws its figures
-  (`FIGURE_CHUNKS`): the iframe element on a page with the player, whose Vega bundle it also
-  fetches while the page loads, or Streamlit's chart element (1 MB with Vega-Lite) on a page
-  with charts. The bundle's reply (its name is its content's hash) is marked as never changing,
-  so the frame takes it from the browser's cache. Only these: preloading every element a page
-  draws made the first screen slower, not quicker, on two cores (`python -m
-  benchmarks.first_render` measures it).
+  first arrives, and the Vega bundle that draws the figures is asked for only once a figure
+  exists: both after the page's script has run, so a fresh visit drew its charts well after its
+  text. A page's index.html preloads, with Streamlit's own code, the code of what draws its
+  figures (`FIGURE_CHUNKS`), and where static serving is on it fetches the Vega bundle while
+  the page loads: into the browser's cache on a page with the player (its frame loads the
+  bundle itself), run in the page on a page with charts (ui/chart_view.py draws them with the
+  Vega it finds there). The bundle's reply (its name is its content's hash) is marked as never
+  changing. Only these: preloading every element a page draws made the first screen slower, not
+  quicker, on two cores (`python -m benchmarks.first_render` measures it).
 - **No legacy pages folder.** Streamlit decides once per process, when the first session starts,
   whether the app is a legacy `pages/` app (a folder named pages/ beside the main script). Ours
   is, by name only (its page scripts live in subfolders and app.py calls st.navigation), so the
@@ -91,14 +91,23 @@ def fetch_early(url: str) -> str:
     return f"fetch({url}).then(function (r) {{ return r.arrayBuffer(); }}, function () {{}});"
 
 
-# The frontend's chunk (ui/streamlit_internals.py `element_chunks`) that draws each page's
-# figures at its defaults, by URL path: the player's iframe or Streamlit's chart; none on a page
-# without a figure. tests/browser/test_first_screen_browser.py checks each against what the page
-# draws.
-PLAYER, CHART = "IFrame", "ArrowVegaLiteChart"
-FIGURE_CHUNKS = {"": PLAYER, "side_by_side": PLAYER, "tour": PLAYER, "worked_example": CHART,
-                 "roofline": CHART, "fidelity": CHART, "traffic": CHART,
-                 "budget_tradeoff": CHART, "memory": CHART}
+def run_early(url: str) -> str:
+    """A script that runs the script at `url` in the page as soon as it arrives, without holding
+    up the page: the Vega bundle on a page with charts (ui/front/chart.js uses the Vega it set,
+    or waits for this script to load)."""
+    return (f"var early = document.createElement('script'); early.src = {url}; early.async = true;"
+            " document.head.appendChild(early);")
+
+
+# The frontend's chunks (ui/streamlit_internals.py `element_chunks`) that draw each page's
+# figures at its defaults, by URL path: the player's iframe, and the component that draws a chart
+# in the page (ui/chart_view.py) or reports the room a figure is fitted to (ui/presenter.py);
+# none on a page without a figure. tests/browser/test_first_screen_browser.py checks each against
+# what the page draws.
+PLAYER, COMPONENT = "IFrame", "BidiComponent"
+CHART_PAGES = ("worked_example", "roofline", "fidelity", "traffic", "budget_tradeoff", "memory")
+FIGURE_CHUNKS = {"": (PLAYER,), "side_by_side": (PLAYER, COMPONENT), "tour": (PLAYER, COMPONENT),
+                 **{page: (COMPONENT,) for page in CHART_PAGES}}
 
 
 @functools.cache
@@ -106,16 +115,17 @@ def pinned_index(base_url_path: str, page: str = "") -> bytes:
     """Streamlit's index.html for one of the app's pages (its URL path; "" is Home) telling
     the frontend that the server is at the app's root, with the navigation's list roles mended,
     the window's size written for the first run, and the code that draws the page's figures
-    preloaded (`FIGURE_CHUNKS`); on a page with the player, its Vega bundle fetched early where
-    static serving is on (the player loads it from there: ui/player.py)."""
+    preloaded (`FIGURE_CHUNKS`); where static serving is on, the Vega bundle fetched early on a
+    page with the player (its frame loads it: ui/player.py) and run early on a page with charts
+    (ui/chart_view.py)."""
     root = "/".join(part for part in base_url_path.split("/") if part)
     address = f"window.location.origin + {('/' + root + '/' if root else '/')!r}"
     script = NAV_ROLES + "\n    " + WINDOW_SIZE
-    figure = FIGURE_CHUNKS.get(page)
-    if figure == PLAYER and st.get_option("server.enableStaticServing"):
-        bundle = write_vega_bundle(ROOT / "static").name
-        script += "\n    " + fetch_early(f"{address} + 'app/static/{bundle}'")
-    return index_html(address, script, preload=(figure,) if figure else ())
+    chunks = FIGURE_CHUNKS.get(page, ())
+    if chunks and st.get_option("server.enableStaticServing"):
+        bundle = f"{address} + 'app/static/{write_vega_bundle(ROOT / 'static').name}'"
+        script += "\n    " + (fetch_early if PLAYER in chunks else run_early)(bundle)
+    return index_html(address, script, preload=chunks)
 
 
 class PinServerAddress:

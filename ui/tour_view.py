@@ -20,7 +20,8 @@ from charts.figure import Figure
 from charts.theme import Look
 from sim.serving.engine import Trace
 
-from . import controls, player, presenter, runs, story, tour, traffic, widgets, words
+from . import controls, player, presenter, runs, story, tour, traffic, words
+from .assets import front
 from .cached_figure import cached_figure
 from .controls import CONTROLS
 from .runs import Framing
@@ -47,7 +48,7 @@ HIGHLIGHT_CSS = ("<style>.st-key-tour-numbers {{ outline: 4px solid {ink}; outli
 @functools.cache
 def _keys_component():
     return st.components.v2.component("chunked_prefill_lab.tour_keys",
-                                      js=widgets.front("tour_keys.js"))
+                                      js=front("tour_keys.js"))
 
 
 @st.cache_resource(show_spinner=False)

@@ -8,7 +8,6 @@ roofline, worked example, fidelity) and ui/traffic.py (the traffic pages).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +23,8 @@ from sim.presets.models import MODELS
 
 from . import controls, story
 from . import glossary as glossary_terms
+from .assets import front
+from .chart_view import show_chart
 from .controls import CONTROLS, CUSTOM, NO_PAGE, Control
 from .glossary import first
 from .literal import literal
@@ -244,15 +245,6 @@ def readable_css() -> None:
             f'{chips}\n{front("tables.css")}</style>')
 
 
-FRONT = Path(__file__).parent / "front"
-
-
-@functools.cache
-def front(name: str) -> str:
-    """A front-end file of the app's own (ui/front/: styles and components' scripts)."""
-    return (FRONT / name).read_text(encoding="utf-8")
-
-
 def scenario() -> Scenario:
     """The current scenario, or an error message and the end of this page's run."""
     try:
@@ -302,7 +294,7 @@ IN_PAGE = {"background": "transparent", "usermeta": {"embedOptions": {"renderer"
 def chart(spec: dict, figure: Callable[[], Figure], name: str, *, tools: bool = True) -> None:
     """Draw a spec, with downloads of the figure it came from and its numbers as tables (not
     with `tools=False`: a projector's page that ends with its figure)."""
-    st.vega_lite_chart({**spec, **IN_PAGE}, theme=None, width="content")
+    show_chart({**spec, **IN_PAGE}, look(), name)
     if tools:
         figure_tools(figure, name)
 

@@ -122,7 +122,7 @@ def _inline_bundle_tag() -> str:
     return f"<script>{vega_bundle()}</script>"
 
 
-def _script_json(value) -> str:
+def script_json(value) -> str:
     """JSON that is safe inside <script>: every "<" is escaped, so no "</script>" or "<!--"."""
     try:
         text = json.dumps(value, separators=(",", ":"), allow_nan=False)
@@ -132,18 +132,19 @@ def _script_json(value) -> str:
     return text.replace("<", "\\u003c")
 
 
-@functools.lru_cache(maxsize=16)
-def _vega_spec(vega_lite_json: str, dark: bool) -> str:
-    """The Vega-Lite spec (as JSON) compiled to Vega, as JSON safe in <script>. The theme and
-    background are the ones Vega-Embed applied in the browser before: Vega's dark theme on a dark
-    page, a transparent background unless the spec sets its own."""
+@functools.lru_cache(maxsize=64)   # every chart of every page, in both themes
+def vega_spec(vega_lite_json: str, dark: bool) -> str:
+    """The Vega-Lite spec (as JSON) compiled to Vega, as JSON safe in <script>, for the player and
+    the app's charts (ui/chart_view.py). The theme and background are the ones Vega-Embed
+    applied in the browser before: Vega's dark theme on a dark page, a transparent background
+    unless the spec sets its own."""
     try:
         vega = vl_convert.vegalite_to_vega(vega_lite_json, theme="dark" if dark else None,
                                            config={"background": "transparent"})
     except ValueError as error:
         raise InputError(f"Vega-Lite could not compile the chart ({str(error).splitlines()[0]}); "
                          "check the spec with the Altair chart's to_dict()") from None
-    return _script_json(vega)
+    return script_json(vega)
 
 
 def _has_param(spec: dict, name: str) -> bool:
@@ -222,9 +223,9 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
         speed_options=_speed_options(config["msPerSecond"], short=presenter),
         cue="" if presenter else html_lib.escape(cue),
         bundle=_inline_bundle_tag(),
-        config=_script_json(config),
-        spec=_vega_spec(_script_json(spec), bool(dark)),
-        style=_asset("player.css"),
+        config=script_json(config),
+        spec=vega_spec(script_json(spec), bool(dark)),
+        style=_asset("tooltip.css") + _asset("player.css"),
         tooltip_js=_asset("tooltip.js"),
         player_js=_asset("player.js"),
     )

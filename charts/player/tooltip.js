@@ -1,7 +1,7 @@
 // The chart's tooltips, as Vega-Tooltip showed them (the player no longer loads it: see
 // charts/player/__init__.py): a mark's tooltip value as a table of its fields (a `title` field as
 // the heading), in one box beside the pointer that stays inside the window. Its look is in
-// player.css (#vg-tooltip-element, the same id, so the same rules apply).
+// tooltip.css (#vg-tooltip-element, the same id, so the same rules apply).
 (function () {
   "use strict";
   var ID = "vg-tooltip-element", OFFSET = 10;

@@ -16,9 +16,9 @@ FETCHES = """() => {
   return {connect, scripts: entries.filter(e => /\\/static\\/js\\/[^/]+\\.js$/.test(e.name))
     .map(e => [e.name.split('/').pop().split('.')[0], e.startTime]),
     drawn: {IFrame: document.querySelectorAll('[data-testid="stIFrame"]').length,
-            ArrowVegaLiteChart: document.querySelectorAll('[data-testid="stVegaLiteChart"]').length}};
+            BidiComponent: document.querySelectorAll('[data-testid^="stBidiComponent"]').length}};
 }"""
-FIGURE_ELEMENTS = ("IFrame", "ArrowVegaLiteChart")
+FIGURE_ELEMENTS = ("IFrame", "BidiComponent")
 
 
 @pytest.mark.parametrize("path", [*DEFAULTS, "tour"])

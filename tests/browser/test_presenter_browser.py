@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from harness.browser import CHARTS
 from harness.visit import settle
 from tests.browser.pages import DEFAULTS
 from ui.streamlit_internals import main_column_px
@@ -135,14 +136,14 @@ PAGE_FIT = """() => {
   const next = main.querySelector('.st-key-worked_next');
   return {
     overflow: main.scrollWidth - main.clientWidth,
-    charts: [...main.querySelectorAll('[data-testid="stVegaLiteChart"], .st-key-stage iframe')].map(box),
+    charts: [...main.querySelectorAll("CHARTS, .st-key-stage iframe")].map(box),
     cut: [...main.querySelectorAll('button, label, [data-testid="stMetricLabel"]')].filter(cut)
            .map(e => e.innerText.trim().replace(/\\s+/g, ' ')),
     step: card && next ? {top: box(card).top, bottom: box(next).bottom} : null,
   };
-}"""
-CHARTS_DRAWN = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
-                   .every(chart => chart.querySelector('canvas, svg'))"""
+}""".replace("CHARTS", CHARTS)
+CHARTS_DRAWN = """() => [...document.querySelectorAll("CHARTS")]
+                   .every(chart => chart.querySelector('canvas, svg'))""".replace("CHARTS", CHARTS)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])

@@ -1,12 +1,14 @@
 """Opening the app in Streamlit's AppTest and reading what a page shows."""
 
 import html
+import json
 import re
 from pathlib import Path
 
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from ui.chart_view import COMPONENT as CHART
 from ui.literal import JOINER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +28,12 @@ def open_app(page=None, **query) -> AppTest:
     if page:
         at.switch_page(page).run()
     return at
+
+
+def charts(at: AppTest) -> list[dict]:
+    """The charts a page draws (ui/chart_view.py), each as the Vega spec it sends the browser."""
+    return [json.loads(json.loads(e.proto.json)["spec"]) for e in at.get("bidi_component")
+            if e.proto.component_name == CHART]
 
 
 def shown(at: AppTest) -> str:

@@ -15,6 +15,7 @@ from tests.support.apptest import (
     FIDELITY,
     PAGES,
     assert_clean,
+    charts,
     metrics,
     open_app,
     page_links,
@@ -126,7 +127,7 @@ def test_worked_example_reveals_the_core_chain_one_step_at_a_time():
     at.toggle(key="worked_all").set_value(True).run()
     titles = [h.value for h in at.subheader if h.value[0].isdigit()]
     assert [t.split(".")[0] for t in titles] == [str(i) for i in range(1, 8)]
-    assert len(at.get("vega_lite_chart")) == 7                  # a picture per step
+    assert len(charts(at)) == 7                  # a picture per step
 
 
 def test_worked_example_shows_every_step_once_the_core_chain_first():
@@ -339,7 +340,7 @@ def test_fidelity_page_shows_the_validate_numbers():
     for factor in ("kernels in sequence", "tile quantization", "achievable throughput",
                    "soft ridge", "kernel floors", "all-reduce", "per-iteration overhead"):
         assert f"**{factor}.**" in text and "Source:" in text
-    assert len(at.get("vega_lite_chart")) == 3
+    assert len(charts(at)) == 3
     assert len(reproduced) == len(load_shipped().rows)
 
 

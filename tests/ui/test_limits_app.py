@@ -11,7 +11,7 @@ import pytest
 from streamlit.runtime.caching.cache_resource_api import _resource_caches
 
 from sim.serving.engine import Trace
-from tests.support.apptest import ALL_PAGES, assert_clean, open_app, shown, tables
+from tests.support.apptest import ALL_PAGES, assert_clean, charts, open_app, shown, tables
 from ui import work
 from ui.controls import CONTROLS
 from ui.store import TRACES
@@ -47,7 +47,7 @@ def test_five_policies_over_what_a_page_keeps_are_refused_two_run(page, pick):
     assert "Fewer policies" in at.error[0].value
     at = open_app(page, **PAGEFUL, **{pick: FIVE[:2]})
     assert_clean(at)
-    assert not at.error and len(at.get("vega_lite_chart")) >= 1
+    assert not at.error and len(charts(at)) >= 1
 
 
 def test_a_heavy_budget_sweep_is_refused_at_once():

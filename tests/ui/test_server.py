@@ -123,14 +123,18 @@ def test_the_index_fetches_the_players_bundle_early_where_it_is_served(static_se
 
 
 def test_each_page_preloads_the_code_of_its_own_figures_only():
-    """The player's pages its iframe element (and the bundle), the chart pages Streamlit's chart
-    element, a page without a figure neither (what each page draws: the browser test)."""
+    """The player's pages its iframe element and fetch the bundle into the cache for its frame;
+    the chart pages the component that draws their charts (ui/chart_view.py) and run the bundle
+    in the page; a page without a figure neither (what each page draws: the browser test)."""
     assert set(FIGURE_CHUNKS) <= page_paths()
+    bundle = f"'app/static/{vega_bundle_name()}'"
     marks = {"player": '<link rel="modulepreload" crossorigin href="./static/js/IFrame.',
-             "chart": '<link rel="modulepreload" crossorigin href="./static/js/ArrowVegaLiteChart.',
-             "bundle": f"'app/static/{vega_bundle_name()}'"}
-    for path, expected in [("", {"player", "bundle"}), ("side_by_side", {"player", "bundle"}),
-                           ("roofline", {"chart"}), ("capacity", set())]:
+             "component": '<link rel="modulepreload" crossorigin href="./static/js/BidiComponent.',
+             "fetched": f"fetch(window.location.origin + '/' + {bundle})",
+             "run": f"early.src = window.location.origin + '/' + {bundle}"}
+    for path, expected in [("", {"player", "fetched"}),
+                           ("side_by_side", {"player", "component", "fetched"}),
+                           ("roofline", {"component", "run"}), ("capacity", set())]:
         page = pinned_index("", path).decode()
         assert {name for name, mark in marks.items() if mark in page} == expected, path
 

@@ -16,7 +16,7 @@ from charts.views import timeline
 from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
 from sim.studies.budget import largest_budget_within
-from tests.support.apptest import APP, TIMEOUT, assert_clean, page_links, shown
+from tests.support.apptest import APP, TIMEOUT, assert_clean, charts, page_links, shown
 from ui import controls, story, tour, words
 from ui.controls import TOUR_FOLDER, read_link
 
@@ -373,9 +373,9 @@ def clock_end(at: AppTest) -> float:
 
 def test_the_under_load_chart_comes_after_the_guess():
     at = open_tour(tour=9)
-    assert not at.get("vega_lite_chart")
+    assert not charts(at)
     at.radio(key="guess-9").set_value("4 s").run()
-    assert len(at.get("vega_lite_chart")) == 1
+    assert len(charts(at)) == 1
 
 
 def test_the_exercise_answers_at_once_and_moves_the_budget():

@@ -10,7 +10,7 @@ from charts.overhead import LEVEL as OVERHEAD_LEVEL
 from sim.presets.hardware import get_gpu
 from sim.serving.length_traces import sharegpt_lengths
 from sim.studies.worked_example import SOURCE_ARTICLE
-from tests.support.apptest import as_read, assert_clean, metrics, open_app, shown, tables
+from tests.support.apptest import as_read, assert_clean, charts, metrics, open_app, shown, tables
 from tests.support.hostile import PAYLOADS, markup
 from ui import controls, sweep
 from ui.controls import CONTROLS, read_link
@@ -81,7 +81,7 @@ def test_traffic_defaults_reproduce_the_burst_drain():
     assert rows.loc["stalls over 100 ms", "vllm-v0"] == "73 (73 requests)"
     assert rows.loc["stalls over 100 ms", "sarathi"] == "0 (0 requests)"
     assert rows.loc["TTFT max", "sarathi"] == "3.7 s"
-    assert len(at.get("vega_lite_chart")) == 4         # timeline, two CDFs, latency split
+    assert len(charts(at)) == 4         # timeline, two CDFs, latency split
 
 
 def test_traffic_from_a_link_with_three_policies():
@@ -165,7 +165,7 @@ def test_a_malformed_upload_names_the_row_and_column(body, where):
     upload(at, body)
     assert_clean(at)
     assert where.replace(",", "") in as_read(at.error[0].value).replace(",", "")
-    assert not at.get("vega_lite_chart")
+    assert not charts(at)
 
 
 @pytest.mark.parametrize("name, cell", [
@@ -269,7 +269,7 @@ def test_capacity_runs_on_a_button_and_is_kept():
     values = dict(metrics(at))
     assert set(values) == {"sarathi capacity", "vllm-v0 capacity", "Capacity ratio"}
     assert float(values["Capacity ratio"].rstrip("×")) >= 1        # strict SLO: chunking wins
-    assert len(at.get("vega_lite_chart")) == 1
+    assert len(charts(at)) == 1
     again = open_app(CAPACITY, **query)                       # a new session, same settings
     assert dict(metrics(again)) == values
 
