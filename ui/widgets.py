@@ -324,8 +324,9 @@ def file_stem(view: str, look: Look) -> str:
 
 def downloads(figure: Callable[[], Figure], name: str, t_max: float | None = None) -> None:
     """PNG, SVG, CSV (a zip of one CSV per table when there are several), JSON and, for an
-    animated figure, a GIF of it; the pictures with their scenario above them. Files are
-    made only when a button is clicked (vl-convert takes a few hundred ms, a GIF seconds)."""
+    animated figure, a GIF of it, in one Download list; the pictures with their scenario above
+    them. Files are made only when a button is clicked (vl-convert takes a few hundred ms, a GIF
+    seconds)."""
     scenario = export_scenario()
     stem = file_stem(name, figure().look)
 
@@ -340,11 +341,14 @@ def downloads(figure: Callable[[], Figure], name: str, t_max: float | None = Non
     files += [("CSV (zip)" if several else "CSV", "csv", lambda: export.csv_file(figure())[0],
                "zip" if several else "csv", "application/zip" if several else "text/csv"),
               ("JSON", "json", lambda: figure().json(), "json", "application/json")]
-    cols = st.columns(len(files), gap="small", width=140 * len(files))
-    for col, (label, kind, data, ext, mime) in zip(cols, files):
-        col.download_button(label, data, file_name=f"{stem}.{ext}", mime=mime, on_click="ignore",
-                            icon=":material/download:", key=f"download_{name}_{kind}",
-                            help=f"{stem}.{ext}")
+    # one button that opens the list: a fresh visit draws one element per chart, not five
+    with st.popover("Download", icon=":material/download:", key=f"downloads_{name}",
+                    help=", ".join(label for label, *_ in files)):
+        for label, kind, data, ext, mime in files:
+            st.download_button(label, data, file_name=f"{stem}.{ext}", mime=mime,
+                               on_click="ignore", icon=":material/download:",
+                               key=f"download_{name}_{kind}", help=f"{stem}.{ext}",
+                               width="stretch")
 
 
 def numbers_table(figure: Callable[[], Figure], name: str) -> None:

@@ -112,15 +112,19 @@ def test_out_of_range_link_value_shows_a_note(page, app_url):
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
-def download(page, key: str):
-    """Click the download button with this key; the Download. Once, in a whole-suite CI run, a
-    click on a file made on click (Streamlit's deferred download) brought nothing in 60 s, and
-    never when run alone; the server drops a deferred file's callable when a run clears the
-    references it keeps, so a click can land between the two. One more click, after the page
-    settles, tells that from a download that never comes."""
-    button = page.locator(f".st-key-{key}").get_by_role("button")
+def download(page, name: str, kind: str):
+    """Open the chart `name`'s Download list and click its `kind` (ui/widgets.py `downloads`);
+    the Download. Once, in a whole-suite CI run, a click on a file made on click (Streamlit's
+    deferred download) brought nothing in 60 s, and never when run alone; the server drops a
+    deferred file's callable when a run clears the references it keeps, so a click can land
+    between the two. One more click, after the page settles, tells that from a download that
+    never comes."""
+    files = page.locator(f".st-key-downloads_{name}").get_by_role("button")
+    button = page.locator(f".st-key-download_{name}_{kind}").get_by_role("button")
     for attempt in (1, 2):
         try:
+            if not button.is_visible():
+                files.click()
             with page.expect_download(timeout=45_000) as started:
                 button.click()
             return started.value
@@ -138,7 +142,7 @@ def test_chart_downloads(page, app_url, kind, head, ext):
     page.goto(f"{app_url}/roofline")
     wait_for_run(page, "Roofline")
     # the roofline chart's own button, by its key: a rerun can redraw the page's buttons in turn
-    saved = download(page, f"download_roofline_{kind}")
+    saved = download(page, "roofline", kind)
     assert saved.suggested_filename == f"roofline_{SCENARIO}.{ext}"
     data = Path(saved.path()).read_bytes()
     assert data.startswith(head)
@@ -154,7 +158,7 @@ def test_chart_downloads(page, app_url, kind, head, ext):
 def test_one_table_downloads_as_one_csv_and_names_follow_the_controls(page, app_url):
     page.goto(f"{app_url}/memory?gpu=h100-sxm&model=llama-3.1-8b&budget=1024")
     wait_for_run(page, "Memory")
-    saved = download(page, "download_kv-memory_csv")
+    saved = download(page, "kv-memory", "csv")
     assert saved.suggested_filename == ("kv-memory_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_budget-1024_"
                                        "simple_light.csv")
     rows = Path(saved.path()).read_text().splitlines()
@@ -165,7 +169,7 @@ def test_the_side_by_side_gif_from_the_app(page, app_url):
     """The animation as a GIF, every frame its canvas's size."""
     page.goto(f"{app_url}/side_by_side")
     wait_for_run(page, "Side by side")
-    saved = download(page, "download_side-by-side_gif")
+    saved = download(page, "side-by-side", "gif")
     assert saved.suggested_filename == f"side-by-side_{SCENARIO}.gif"
     gif = Image.open(saved.path())
     assert gif.format == "GIF" and gif.n_frames == GIF_FRAMES
