@@ -1,10 +1,10 @@
 """A chart in the page, drawn by Vega alone: the Vega-Lite spec compiled to Vega on the server
 (charts.player.vega_spec, cached per spec), Vega loaded once per page from the app's static files
-(the player's bundle, 0.59 MB), a Vega view built by ui/front/chart.js with the player's
-tooltips. Streamlit's own chart element compiles Vega-Lite in the browser and loads 1 MB of
-code for it (Vega-Lite, Vega-Embed, Arrow), then re-runs each view as its data arrive: on a
-fresh visit of a page with four charts that was most of a second between the script's end and
-the charts drawn, on two cores (`python -m benchmarks.first_render`).
+(the player's bundle; ui/server.py starts it while the page loads), a Vega view built by
+ui/front/chart.js with the player's tooltips. Streamlit's own chart element compiles Vega-Lite
+in the browser with 1 MB more code (Vega-Lite, Vega-Embed, Arrow), then runs each view again as
+its data arrive: on two cores a fresh visit drew its charts well after its text (`python -m
+benchmarks.first_render` measures both).
 
 Where no static file can be served (static serving off, or no script folder) the chart falls
 back to Streamlit's element, which needs nothing more."""

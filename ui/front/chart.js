@@ -1,7 +1,8 @@
 // A chart in the page (ui/chart_view.py): `data.spec` comes compiled to Vega, so Vega alone draws
 // it (no Vega-Lite, no Vega-Embed); Vega is loaded once per page from `data.bundle`, the app's
 // static copy of the player's bundle. Tooltips are the player's (tooltip.js, loaded before this).
-// A rerun that sends the same spec leaves the drawn view alone; a new spec replaces it.
+// Streamlit runs this function when the chart's data change (a rerun that sends the same spec
+// leaves the drawn view alone: tests/browser/test_charts_browser.py); a new spec replaces it.
 const loading = {};
 
 // Vega, once per page: the page may have started loading it already (ui/server.py `run_early`).
@@ -38,12 +39,12 @@ export default function (component) {
     box.className = data.box;
     parentElement.appendChild(box);
   }
-  if (box.drawnSpec === data.spec) return;
   box.drawnSpec = data.spec;
   loadVega(data.bundle).then(function (vega) {
     if (box.drawnSpec !== data.spec) return;   // a newer spec arrived while Vega loaded
     if (box.view) box.view.finalize();
     box.replaceChildren();
+    box.classList.remove("failed");
     const view = new vega.View(vega.parse(JSON.parse(data.spec)),
                                {renderer: "canvas", logLevel: vega.Warn, hover: true});
     view.tooltip(window.playerTooltip(data.theme));
