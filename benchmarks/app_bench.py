@@ -113,7 +113,7 @@ BUSY = dict(workload="poisson", requests=1000, qps=6, lengths="sharegpt")
 
 
 def _sent_kib(at: AppTest) -> str:
-    """Chart data the page sent: every spec and its datasets."""
+    """Chart data the page sent: every chart's compiled spec with its data (ui/chart_view.py)."""
     size = sum(len(e.proto.json) for e in at.get("bidi_component")
                if e.proto.component_name == CHART)
     return f"{size / 1024:,.0f} KiB"

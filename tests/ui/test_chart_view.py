@@ -8,6 +8,7 @@ from pathlib import Path
 from streamlit import config
 
 from charts.player import vega_bundle_name
+from harness.browser import CHARTS
 from tests.support.apptest import charts, open_app
 from ui.chart_view import BOX_CLASS, COMPONENT
 
@@ -28,6 +29,7 @@ def test_a_chart_goes_out_compiled_to_vega_with_its_data_and_the_bundle_to_draw_
     assert data["bundle"] == f"/app/static/{vega_bundle_name()}"
     assert (ROOT / "static" / vega_bundle_name()).exists()
     assert data["box"] == BOX_CLASS and data["theme"] == "light"
+    assert f".{BOX_CLASS}" in CHARTS.split(", ")   # what the browser tests and benchmarks wait on
 
 
 def test_without_static_serving_the_chart_is_streamlits_own():
