@@ -99,15 +99,16 @@ def run_early(url: str) -> str:
             " document.head.appendChild(early);")
 
 
-# The frontend's chunks (ui/streamlit_internals.py `element_chunks`) that draw each page's
-# figures at its defaults, by URL path: the player's iframe, and the component that draws a chart
-# in the page (ui/chart_view.py) or reports the room a figure is fitted to (ui/presenter.py);
-# none on a page without a figure. tests/browser/test_first_screen_browser.py checks each against
-# what the page draws.
+# The frontend's chunk (ui/streamlit_internals.py `element_chunks`) that draws each page's
+# figures at its defaults, by URL path: the player's iframe, or the component that draws a chart
+# in the page (ui/chart_view.py); none on a page without a figure.
+# tests/browser/test_first_screen_browser.py checks each against what the page draws. Not the
+# same component where it reports the room a figure is fitted to (ui/presenter.py): its report,
+# come sooner, cut short the tour's first run before the run had set the step's controls.
 PLAYER, COMPONENT = "IFrame", "BidiComponent"
 CHART_PAGES = ("worked_example", "roofline", "fidelity", "traffic", "budget_tradeoff", "memory")
-FIGURE_CHUNKS = {"": (PLAYER,), "side_by_side": (PLAYER, COMPONENT), "tour": (PLAYER, COMPONENT),
-                 **{page: (COMPONENT,) for page in CHART_PAGES}}
+FIGURE_CHUNKS = {"": PLAYER, "side_by_side": PLAYER, "tour": PLAYER,
+                 **{page: COMPONENT for page in CHART_PAGES}}
 
 
 @functools.cache
@@ -121,11 +122,11 @@ def pinned_index(base_url_path: str, page: str = "") -> bytes:
     root = "/".join(part for part in base_url_path.split("/") if part)
     address = f"window.location.origin + {('/' + root + '/' if root else '/')!r}"
     script = NAV_ROLES + "\n    " + WINDOW_SIZE
-    chunks = FIGURE_CHUNKS.get(page, ())
-    if chunks and st.get_option("server.enableStaticServing"):
+    figure = FIGURE_CHUNKS.get(page)
+    if figure and st.get_option("server.enableStaticServing"):
         bundle = f"{address} + 'app/static/{write_vega_bundle(ROOT / 'static').name}'"
-        script += "\n    " + (fetch_early if PLAYER in chunks else run_early)(bundle)
-    return index_html(address, script, preload=chunks)
+        script += "\n    " + (fetch_early if figure == PLAYER else run_early)(bundle)
+    return index_html(address, script, preload=(figure,) if figure else ())
 
 
 class PinServerAddress:

@@ -133,7 +133,7 @@ def test_each_page_preloads_the_code_of_its_own_figures_only():
              "fetched": f"fetch(window.location.origin + '/' + {bundle})",
              "run": f"early.src = window.location.origin + '/' + {bundle}"}
     for path, expected in [("", {"player", "fetched"}),
-                           ("side_by_side", {"player", "component", "fetched"}),
+                           ("side_by_side", {"player", "fetched"}),
                            ("roofline", {"component", "run"}), ("capacity", set())]:
         page = pinned_index("", path).decode()
         assert {name for name, mark in marks.items() if mark in page} == expected, path
