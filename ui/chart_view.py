@@ -15,8 +15,7 @@ import functools
 
 import streamlit as st
 
-from charts.player import ASSETS as PLAYER_ASSETS
-from charts.player import script_json, vega_spec, write_vega_bundle
+from charts.player import asset, script_json, vega_spec, write_vega_bundle
 from charts.theme import Look
 
 from .assets import front
@@ -40,11 +39,9 @@ def vega_bundle_url() -> str | None:
 
 @functools.cache
 def _component():
-    tooltips = (PLAYER_ASSETS / "tooltip.js").read_text(encoding="utf-8")
     return st.components.v2.component(
-        COMPONENT, js=tooltips + "\n" + front("chart.js"),
-        css=(PLAYER_ASSETS / "tooltip.css").read_text(encoding="utf-8") + front("chart.css"),
-        isolate_styles=False)
+        COMPONENT, js=asset("tooltip.js") + "\n" + front("chart.js"),
+        css=asset("tooltip.css") + front("chart.css"), isolate_styles=False)
 
 
 def show_chart(spec: dict, look: Look, key: str) -> None:

@@ -69,7 +69,7 @@ ASSETS = Path(__file__).parent
 
 
 @functools.cache
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
     """One of the player's front-end files (player.html, .css, .js), beside this module."""
     return (ASSETS / name).read_text(encoding="utf-8")
 
@@ -132,7 +132,7 @@ def script_json(value) -> str:
     return text.replace("<", "\\u003c")
 
 
-@functools.lru_cache(maxsize=64)   # every chart of every page, in both themes
+@functools.lru_cache(maxsize=64)   # the charts of the scenarios a room has open
 def vega_spec(vega_lite_json: str, dark: bool) -> str:
     """The Vega-Lite spec (as JSON) compiled to Vega, as JSON safe in <script>, for the player and
     the app's charts (ui/chart_view.py). The theme and background are the ones Vega-Embed
@@ -212,7 +212,7 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
         "keys": keys,
     }
     height = check_number("player height (px)", height, low=120, low_inclusive=True, integer=True)
-    return Template(_asset("player.html")).substitute(
+    return Template(asset("player.html")).substitute(
         title=html_lib.escape(title or "Animated chart"),
         heading=f'<h1 class="title">{html_lib.escape(title)}</h1>' if title else "",
         theme=" ".join(["dark" if dark else "light", *(["presenter"] if presenter else []),
@@ -225,9 +225,9 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
         bundle=_inline_bundle_tag(),
         config=script_json(config),
         spec=vega_spec(script_json(spec), bool(dark)),
-        style=_asset("tooltip.css") + _asset("player.css"),
-        tooltip_js=_asset("tooltip.js"),
-        player_js=_asset("player.js"),
+        style=asset("tooltip.css") + asset("player.css"),
+        tooltip_js=asset("tooltip.js"),
+        player_js=asset("player.js"),
     )
 
 
