@@ -162,7 +162,7 @@ def set_controls(**values) -> Callable[[], None]:
     return apply
 
 
-def _preset_or_custom(picker: Control, custom_fields, describe) -> str:
+def _preset_or_custom(picker: Control, custom_fields, describe) -> None:
     """A preset picker: its fields when "custom" is picked, else the preset's name, figures and
     source. (The list shows the presets' ids: a bound widget matches the link by what it shows.)"""
     choice = _bound(picker)
@@ -171,56 +171,42 @@ def _preset_or_custom(picker: Control, custom_fields, describe) -> str:
             _bound(control)
     else:
         st.caption(describe(choice), unsafe_allow_html=True)
-    return choice
-
-
-def _section(label: str, icon: str):
-    """One of the sidebar's lists (a popover). Streamlit's browser code draws a popover's widgets
-    only once it is opened: a fresh visit of any page renders the scenario's four fields, not
-    twelve widgets, whose first render was the largest part of what a page's first screen waited
-    for beyond its own content (`python -m benchmarks.first_render` measures it)."""
-    return st.popover(label, icon=icon, width="stretch", key=f"sidebar_{label.split()[0].lower()}")
 
 
 def sidebar() -> None:
-    """The shared controls: the scenario's in view, then the hardware and cost model, the
-    policies compared and the display, each in a list of its own under a line saying what it
-    holds. Custom GPU and model fields appear only when picked."""
+    """The shared controls. Custom GPU and model fields appear only when picked."""
     with st.sidebar:
         st.subheader("Scenario")
         for control in controls.SCENARIO:
             _bound(control)
-        with _section("Hardware and cost", ":material/memory:"):
-            gpu = _preset_or_custom(CONTROLS["gpu"], controls.CUSTOM_GPU, lambda g: (
-                f"{GPUS[g].name}: {GPUS[g].peak_flops / 1e12:,.4g} TFLOP/s **dense** (no sparsity) "
-                f"in {first('bf16')}, {GPUS[g].bandwidth / 1e12:,.4g} TB/s, "
-                f"{GPUS[g].memory_bytes / 1e9:,.4g} GB. Source: {GPUS[g].source}."))
-            model = _preset_or_custom(CONTROLS["model"], controls.CUSTOM_MODEL, lambda m: (
-                f"{MODELS[m].name}: {MODELS[m].params / 1e9:,.3g}B parameters, {MODELS[m].layers} "
-                f"layers, {MODELS[m].kv_heads} {first('kv')} heads × {MODELS[m].head_dim}. "
-                f"Source: {MODELS[m].source}."))
-            tp = _bound(CONTROLS["tp"])
-            if tp > 1:
-                st.caption(f"Each number is per GPU: 1/{tp} of the weights, the arithmetic and the "
-                           "KV cache each (KV heads fewer than tp are copied), plus two all-reduces "
-                           "of the batch's activations per layer, priced from the GPU's link preset.")
-            mode = _bound(CONTROLS["mode"])
-            st.caption(f"**simple** (default) is the source articles' own arithmetic "
-                       f"({first('flop')} = 2 × parameters × tokens; each iteration reads the "
-                       "weights once), so the defaults show their numbers exactly (327.7 ms, 16 × "
-                       "23.04 ms = 368.6 ms). **roofline** adds attention, the streams' KV reads "
-                       f"and the {first('lm')} head (at the defaults the decode step grows from "
-                       "5.333 ms to 16.3 ms: 33.6 GB of KV); **calibrated** runs that work at what "
-                       "real kernels achieve.", unsafe_allow_html=True)
-        st.caption(f"GPU **{gpu}**" + (f" × {tp}" if tp > 1 else "") + f", model **{model}**, "
-                   f"**{mode}** cost mode.")
-        with _section("Compare", ":material/compare_arrows:"):
-            unchunked, chunked = (_bound(control) for control in controls.POLICY)
-        st.caption(f"**{unchunked}** (unchunked) against **{chunked}** (chunked).")
-        with _section("Display", ":material/tv:"):
-            shown = [control.label for control in controls.DISPLAY if _bound(control)]
-        st.caption(("On: " + ", ".join(shown) if shown else "Presenter mode and high contrast: off")
-                   + ".")
+        st.subheader("Hardware and cost")
+        _preset_or_custom(CONTROLS["gpu"], controls.CUSTOM_GPU, lambda g: (
+            f"{GPUS[g].name}: {GPUS[g].peak_flops / 1e12:,.4g} TFLOP/s **dense** (no sparsity) in "
+            f"{first('bf16')}, {GPUS[g].bandwidth / 1e12:,.4g} TB/s, "
+            f"{GPUS[g].memory_bytes / 1e9:,.4g} GB. Source: {GPUS[g].source}."))
+        _preset_or_custom(CONTROLS["model"], controls.CUSTOM_MODEL, lambda m: (
+            f"{MODELS[m].name}: {MODELS[m].params / 1e9:,.3g}B parameters, {MODELS[m].layers} "
+            f"layers, {MODELS[m].kv_heads} {first('kv')} heads × {MODELS[m].head_dim}. Source: "
+            f"{MODELS[m].source}."))
+        tp = _bound(CONTROLS["tp"])
+        if tp > 1:
+            st.caption(f"Each number is per GPU: 1/{tp} of the weights, the arithmetic and the KV "
+                       "cache each (KV heads fewer than tp are copied), plus two all-reduces of the "
+                       "batch's activations per layer, priced from the GPU's link preset.")
+        _bound(CONTROLS["mode"])
+        st.caption(f"**simple** (default) is the source articles' own arithmetic ({first('flop')} "
+                   "= 2 × parameters × tokens; each iteration reads the weights once), so the "
+                   "defaults show their numbers exactly (327.7 ms, 16 × 23.04 ms = 368.6 ms). "
+                   "**roofline** adds attention, the streams' KV reads and the "
+                   f"{first('lm')} head (at the defaults the decode step grows from 5.333 ms to "
+                   "16.3 ms: 33.6 GB of KV); **calibrated** runs that work at what real kernels "
+                   "achieve.", unsafe_allow_html=True)
+        st.subheader("Compare")
+        for control in controls.POLICY:
+            _bound(control)
+        st.subheader("Display")
+        for control in controls.DISPLAY:
+            _bound(control)
         st.caption("Every control is in the page's link: copy it to share this exact view. "
                    "Light or dark: the app menu (⋮ → Settings).")
 

@@ -268,27 +268,6 @@ def test_a_corrected_link_is_written_back_and_reopens_the_same_view(query, text)
     assert again.toggle(key="presenter").value == at.toggle(key="presenter").value
 
 
-def test_the_sidebar_shows_the_scenario_and_lists_the_rest_each_under_what_it_holds():
-    """The scenario's fields in view; the hardware and cost model, the policies and the display
-    each in a list (a popover, drawn only once opened), a line under it saying what is picked."""
-    at = open_app(gpu="h100-sxm", tp="2", mode="roofline", chunked="vllm-v1", contrast="1")
-    assert_clean(at)
-    children = list(at.sidebar.children.values())
-    assert [w.key for w in children if type(w).__name__ == "NumberInput"] == [
-        "prompt", "decodes", "context", "budget"]
-    lists = {b.proto.popover.label: b for b in children if type(b).__name__ == "Block"}
-    assert [w.key for w in lists["Hardware and cost"].selectbox] == ["gpu", "model", "mode"]
-    assert [w.key for w in lists["Hardware and cost"].number_input] == ["tp"]
-    assert [w.key for w in lists["Compare"].selectbox] == ["unchunked", "chunked"]
-    assert [w.key for w in lists["Display"].toggle] == ["presenter", "contrast"]
-    under = {label: children[children.index(block) + 1].value for label, block in lists.items()
-             if label != "Glossary"}
-    assert under == {
-        "Hardware and cost": "GPU **h100-sxm** × 2, model **dense-8b**, **roofline** cost mode.",
-        "Compare": "**vllm-v0** (unchunked) against **vllm-v1** (chunked).",
-        "Display": "On: High-contrast colours."}
-
-
 def test_a_boolean_spelled_1_turns_presenter_mode_on_without_a_note():
     at = open_app("pages/learn/side_by_side.py", presenter="1")
     assert at.toggle(key="presenter").value is True
