@@ -136,33 +136,34 @@ def _run(todo: Sequence[Job], store: ByteStore, seconds: float,
                     on_click=_leave_note,
                     args=(cancel, "Cancelled; the runs that finished are kept."))
     finished = {}
-    for i, job in enumerate(todo):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-
-        def report(share: float, text: str, i=i) -> None:
-            bar.progress(min(1.0, (i + share) / len(todo)), text=text)
-            if time.monotonic() > deadline:
-                raise OutOfTime
-
-        cap = max(1, min(RUN_ITERATIONS, job.estimate.iterations_in(left)))
-        try:
-            result = job.run(cap, report)
-        except OutOfTime:
-            break
-        except SimulationLimitError:
-            RESULTS.put(("capped", job.key), max(cap, RESULTS.get(("capped", job.key), 0)))
-            if cap < RUN_ITERATIONS:
+    try:   # the progress line and Cancel go however the runs end, a refusal's message included
+        for i, job in enumerate(todo):
+            left = deadline - time.monotonic()
+            if left <= 0:
                 break
-            if not job.keep_capped:
-                bar.empty()
-                stop.empty()
-                raise
-            result = None
-        finished[job.key] = store.put(job.key, result)
-        if i + 1 < len(todo):
-            bar.progress((i + 1) / len(todo), text=f"{todo[i + 1].label} ({i + 2} of {len(todo)})")
-    bar.empty()
-    stop.empty()
+
+            def report(share: float, text: str, i=i) -> None:
+                bar.progress(min(1.0, (i + share) / len(todo)), text=text)
+                if time.monotonic() > deadline:
+                    raise OutOfTime
+
+            cap = max(1, min(RUN_ITERATIONS, job.estimate.iterations_in(left)))
+            try:
+                result = job.run(cap, report)
+            except OutOfTime:
+                break
+            except SimulationLimitError:
+                RESULTS.put(("capped", job.key), max(cap, RESULTS.get(("capped", job.key), 0)))
+                if cap < RUN_ITERATIONS:
+                    break
+                if not job.keep_capped:
+                    raise
+                result = None
+            finished[job.key] = store.put(job.key, result)
+            if i + 1 < len(todo):
+                bar.progress((i + 1) / len(todo),
+                             text=f"{todo[i + 1].label} ({i + 2} of {len(todo)})")
+    finally:
+        bar.empty()
+        stop.empty()
     return finished

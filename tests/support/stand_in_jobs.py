@@ -4,6 +4,7 @@ AppTest. Its state lives here, where the page script (run anew on every rerun) f
 import time
 
 from sim.effort.estimate import ITEM_COSTS, Counts
+from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError
 from ui.jobs import Job
 from ui.store import ByteStore
@@ -18,12 +19,15 @@ JOBS: list[Job] = []
 
 
 def stand_in(name: str, estimated_s: float, needs: int = 1, seconds: float = 0.0,
-             keep_capped: bool = False) -> Job:
+             keep_capped: bool = False, refuses: str = "") -> Job:
     """A job estimated at `estimated_s`, that needs `needs` iterations (more than its cap: the
-    engine's SimulationLimitError) and takes `seconds`."""
+    engine's SimulationLimitError), takes `seconds`, and, given `refuses`, is refused on its way
+    (sim's InputError, as a KV cache too small for a request refuses a run)."""
     def run(cap, report):
         CALLS.append((name, cap))
         time.sleep(seconds)
+        if refuses:
+            raise InputError(refuses)
         if needs > cap:
             raise SimulationLimitError(f"{name} needed more than {cap:,} iterations")
         return f"{name} done"
@@ -36,6 +40,7 @@ def page():
     """The stand-in page: JOBS through run_jobs, then what came back."""
     import streamlit as st
 
+    from sim.errors import InputError
     from sim.serving.engine import SimulationLimitError
     from tests.support.stand_in_jobs import JOBS, STORE
     from ui.jobs import run_jobs
@@ -44,5 +49,7 @@ def page():
         results = run_jobs(JOBS, STORE, what="do the test work", change="less work.", key="go")
     except SimulationLimitError as e:
         st.error(f"capped: {e}")
+    except InputError as e:
+        st.error(f"refused: {e}")
     else:
         st.markdown("results: " + ", ".join(str(results[job.key]) for job in JOBS))

@@ -78,6 +78,14 @@ def test_a_run_past_the_run_cap_is_an_error_or_kept_as_nothing(app):
     assert "results: None" in said(at)
 
 
+def test_a_run_refused_on_its_way_leaves_its_message_and_no_progress_line(app):
+    """A refusal (a KV cache too small for a request) ends the runs: its message stays, not the
+    progress line that said which run was going ("budget 128 (1 of 9)")."""
+    at = app(stand_in("fits", 0.1), stand_in("kv", 0.1, refuses="the KV cache is too small"))
+    assert "refused: the KV cache is too small" in said(at)
+    assert not at.get("progress") and not at.button
+
+
 def test_a_click_runs_no_longer_than_its_deadline(app, monkeypatch):
     monkeypatch.setattr(jobs, "BUTTON_DEADLINE_S", 0.25)
     at = app(*(stand_in(str(i), 2.0, seconds=0.1) for i in range(6)))
