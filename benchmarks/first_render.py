@@ -5,6 +5,7 @@ browser, one visit of it before each visit of a lab page so that both see the sa
 (target: median over pages <= 1.3x the reference, no page above 1.6x):
 
     .venv/bin/python -m benchmarks.first_render [--repeats 3] [--pages roofline fidelity]
+    .venv/bin/python -m benchmarks.first_render --against ../before [--repeats 6] [--pages ...]
 
 Each page is opened once first (a teacher's look: the server's caches filled; the charts and
 players it shows, once settled, are the ones every later visit waits for), then `--repeats`
@@ -21,6 +22,12 @@ would call a page rendered before its charts exist. Where the time goes, per pag
   ws kB  bytes the server sent over the websocket (the page's elements and chart data)
 The load average is printed beside each row: with other work on the machine the ratio to the
 reference, measured in the same minute, is the comparable figure.
+
+On two cores a page's ratio moves by 0.2-0.5x from one run to the next, more than most changes
+move it. To measure a change, `--against` another checkout of the lab (a git worktree of the
+commit before it): each page is served from both trees at once and opened from each in turn,
+alternating which goes first, and the ratio of the medians (this tree / that one) is printed;
+both see the same load, so the ratio is the change's own.
 """
 
 from __future__ import annotations
@@ -130,15 +137,53 @@ def open_fresh(browser, url: str, expected: dict | None = None) -> Render:
                   received[0], timing["shown"])
 
 
+def compare(browser, here: str, there: str, pages, repeats: int) -> None:
+    """Each page from this tree (`here`) and another (`there`), visits alternated (which goes
+    first alternates too); medians of the time until rendered and their ratio."""
+    print(f"{'page':<17} {'this':>6} {'other':>6} {'ratio':>6}  load   (seconds until rendered, "
+          f"medians of {repeats} visits each)")
+    ratios = []
+    for path in pages:
+        urls = (f"{here}/{path}", f"{there}/{path}")
+        expected = [open_fresh(browser, url).shown for url in urls]    # fills the caches
+        seconds: tuple[list, list] = ([], [])
+        for visit in range(repeats):
+            for side in ((0, 1) if visit % 2 == 0 else (1, 0)):
+                seconds[side].append(open_fresh(browser, urls[side], expected[side]).seconds)
+        this, other = (statistics.median(s) for s in seconds)
+        ratios.append(this / other)
+        print(f"/{path:<16} {this:6.2f} {other:6.2f} {this / other:5.2f}x  "
+              f"{os.getloadavg()[0]:.1f}", flush=True)
+    print(f"this tree / the other: median over pages {statistics.median(ratios):.2f}x, from "
+          f"{min(ratios):.2f}x to {max(ratios):.2f}x")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.first_render")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pages", nargs="*", default=list(DEFAULTS),
                         help="paths of the pages to open ('' is the home page); default: all")
+    parser.add_argument("--against", type=Path, metavar="CHECKOUT",
+                        help="another checkout of the lab to compare this one with, page by page "
+                             "(instead of the one-chart reference)")
     args = parser.parse_args(argv)
+    if args.against and not (args.against / "serve.py").is_file():
+        parser.error(f"--against {args.against}: no serve.py there; give the folder of another "
+                     "checkout of the lab (e.g. git worktree add ../before HEAD~1)")
     if chromium_missing():
         return 1
     from playwright.sync_api import sync_playwright
+
+    if args.against:
+        with tempfile.TemporaryDirectory() as folder, \
+                streamlit_server(ROOT / "serve.py", Path(folder) / "this.log") as here, \
+                streamlit_server(args.against.resolve() / "serve.py",
+                                 Path(folder) / "other.log") as there, \
+                sync_playwright() as p:
+            browser = launch_chromium(p)
+            compare(browser, here, there, args.pages, args.repeats)
+            browser.close()
+        return 0
 
     ratios = {}
     with tempfile.TemporaryDirectory() as folder, \
