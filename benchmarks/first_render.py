@@ -26,8 +26,10 @@ reference, measured in the same minute, is the comparable figure.
 On two cores a page's ratio moves by 0.2-0.5x from one run to the next, more than most changes
 move it. To measure a change, `--against` another checkout of the lab (a git worktree of the
 commit before it): each page is served from both trees at once and opened from each in turn,
-alternating which goes first, and the ratio of the medians (this tree / that one) is printed;
-both see the same load, so the ratio is the change's own.
+alternating which goes first, and the ratio of the medians (this tree / that one) is printed.
+Both see the same load, so the ratio leaves the load out, yet it still moves by several percent
+from run to run (run it against a copy of this tree to see how far): a change worth keeping shows
+on most pages, run after run.
 """
 
 from __future__ import annotations
