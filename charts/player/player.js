@@ -219,6 +219,20 @@
     if (resume && resume.playing && state.t < cfg.tMax - eps) play();
   }).catch(showError);
 
+  // Vega finds the mark under the pointer from where the canvas lies on screen, which fitChart's
+  // zoom scales, while the scene it searches is drawn unscaled: the pointer is taken back to the
+  // scene's scale here, or a chart scaled to fit would pick, and show the tooltip of, whatever
+  // lies at the wrong place.
+  var pickEvent = vega.CanvasHandler.prototype.pickEvent;
+  vega.CanvasHandler.prototype.pickEvent = function (event) {
+    var canvas = this._canvas, box = canvas.getBoundingClientRect();
+    var scale = canvas.offsetWidth ? box.width / canvas.offsetWidth : 1;
+    if (Math.abs(scale - 1) < 1e-6) return pickEvent.call(this, event);
+    var x = (event.clientX - box.left) / scale - (canvas.clientLeft || 0);
+    var y = (event.clientY - box.top) / scale - (canvas.clientTop || 0);
+    return this.pick(this._scene, x, y, x - this._origin[0], y - this._origin[1]);
+  };
+
   // A chart larger than the frame (a narrow window; lanes taller than a projector's screen
   // leaves) is scaled down to fit, rather than cut off at the edge.
   function fitChart() {

@@ -161,16 +161,22 @@ def _bar_tooltip_titles(spec) -> list[str]:
     return found[0]
 
 
-def test_hovering_a_bar_shows_its_fields_beside_the_pointer(offline, chart, tmp_path):
+@pytest.mark.parametrize("height, scaled", [(1100, False), (420, True)],
+                         ids=["as-drawn", "scaled-to-fit"])
+def test_hovering_a_bar_shows_its_fields_beside_the_pointer(offline, chart, tmp_path, height,
+                                                             scaled):
+    """As drawn, and scaled down to fit a short frame (a projector's): the pointer finds the bar
+    under it either way."""
     spec, t_max, bounds = chart
-    # tall enough that the chart is not scaled down to fit (Vega picks marks unscaled)
-    path = tmp_path / "tall.html"
-    path.write_text(player_html(spec, t_max=t_max, boundaries=bounds, height=1100), encoding="utf-8")
+    path = tmp_path / "player.html"
+    path.write_text(player_html(spec, t_max=t_max, boundaries=bounds, height=height),
+                    encoding="utf-8")
     player = offline.page()
-    player.set_viewport_size({"width": 1280, "height": 1150})
+    player.set_viewport_size({"width": 1280, "height": 1150})   # room for the tooltip
     player.goto(path.as_uri())
     player.wait_for_function("window.playerReady === true", timeout=20_000)
-    assert player.evaluate("() => Number(document.querySelector('#chart canvas').style.zoom)") == 1
+    zoom = player.evaluate("() => Number(document.querySelector('#chart canvas').style.zoom)")
+    assert (zoom < 0.9) if scaled else (zoom == 1)
     player.get_by_test_id("player-scrub").fill(repr(t_max))   # every bar drawn
     player.wait_for_function(f"window.playerSignal() === {t_max!r}", timeout=5_000)
     point = player.evaluate("""() => { const b = window.playerViewBox('chunked_bars_view'),
