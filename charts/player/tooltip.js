@@ -28,7 +28,8 @@
   }
 
   // Below right of the pointer, else below left, above right, above left: the first corner
-  // where the whole box fits in the window (above left when none does).
+  // where the whole box fits in the window; where none does (a box taller than the room above
+  // and below the pointer), above left moved into the window, its top left corner kept in view.
   function place(event, box) {
     var x = event.clientX, y = event.clientY;
     var right = x + OFFSET, left = x - box.width - OFFSET;
@@ -39,7 +40,8 @@
       if (c[0] >= 0 && c[1] >= 0 && c[0] + box.width <= window.innerWidth &&
           c[1] + box.height <= window.innerHeight) return c;
     }
-    return corners[3];
+    return [Math.max(0, Math.min(left, window.innerWidth - box.width)),
+            Math.max(0, Math.min(above, window.innerHeight - box.height))];
   }
 
   // A Vega tooltip handler (view.tooltip): `value` null or "" hides the box.

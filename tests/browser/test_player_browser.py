@@ -199,7 +199,8 @@ def test_hovering_a_bar_shows_its_fields_beside_the_pointer(offline, chart, tmp_
 
 def test_the_tooltip_escapes_its_text_and_stays_in_the_window(player):
     """Any text in a tooltip is shown as text; a box that would leave the window by the pointer
-    goes above left of it; nothing to show hides it."""
+    goes above left of it, and one that fits at no corner of it (taller than the room above and
+    below) is kept inside the window; nothing to show hides it."""
     shown = player.evaluate("""() => {
         const show = window.playerTooltip("dark"), x = innerWidth - 5, y = innerHeight - 5;
         show(null, {clientX: x, clientY: y}, null,
@@ -214,6 +215,12 @@ def test_the_tooltip_escapes_its_text_and_stays_in_the_window(player):
         show(null, {clientX: 200, clientY: 5}, null, {short: "a"});   // room all round: below right
         const middle = el.getBoundingClientRect();
         seen.topLeft = [middle.left - 210, middle.top - 15];
+        const rows = {};   // rows until the box is taller than the room above or below the middle
+        do { rows["row " + Object.keys(rows).length] = 1;
+             show(null, {clientX: 300, clientY: innerHeight / 2}, null, rows);
+        } while (el.getBoundingClientRect().height <= innerHeight / 2);
+        const tall = el.getBoundingClientRect();
+        seen.tall = [tall.left, tall.top, innerHeight - tall.bottom, tall.height - innerHeight / 2];
         show(null, {clientX: x, clientY: y}, null, null);
         seen.hidden = getComputedStyle(el).visibility;
         return seen; }""")
@@ -224,6 +231,7 @@ def test_the_tooltip_escapes_its_text_and_stays_in_the_window(player):
     assert set(shown["classes"].split()) == {"vg-tooltip", "visible", "dark-theme"}
     assert abs(shown["left"] - shown["right"]) < 0.1 and abs(shown["top"] - shown["bottom"]) < 0.1
     assert all(abs(d) < 0.1 for d in shown["topRight"] + shown["topLeft"])
+    assert shown["tall"][3] > 0 and min(shown["tall"][:3]) >= 0   # taller than half, yet inside
     assert shown["background"] == "rgba(32, 32, 32, 0.9)"
     assert shown["hidden"] == "hidden"
 
