@@ -103,8 +103,9 @@ def run_early(url: str) -> str:
 # figures at its defaults, by URL path: the player's iframe, or the component that draws a chart
 # in the page (ui/chart_view.py); none on a page without a figure.
 # tests/browser/test_first_screen_browser.py checks each against what the page draws. Not the
-# same component where it reports the room a figure is fitted to (ui/presenter.py): its report,
-# come sooner, cut short the tour's first run before the run had set the step's controls.
+# component on Side by side and the tour, where it reports the room a figure is fitted to
+# (ui/presenter.py): preloaded, its report came sooner and cut the tour's first run short before
+# that run had set the step's controls.
 PLAYER, COMPONENT = "IFrame", "BidiComponent"
 CHART_PAGES = ("worked_example", "roofline", "fidelity", "traffic", "budget_tradeoff", "memory")
 FIGURE_CHUNKS = {"": PLAYER, "side_by_side": PLAYER, "tour": PLAYER,
