@@ -28,8 +28,10 @@
   }
 
   // Below right of the pointer, else below left, above right, above left: the first corner
-  // where the whole box fits in the window; where none does (a box taller than the room above
-  // and below the pointer), above left moved into the window, its top left corner kept in view.
+  // where the whole box fits in the window. A box taller than the room above and below the
+  // pointer goes beside it, right or else left, level with it as far as the window lets it (its
+  // top kept in view): it never covers the mark pointed at. Too wide for either side too, it is
+  // moved into the window.
   function place(event, box) {
     var x = event.clientX, y = event.clientY;
     var right = x + OFFSET, left = x - box.width - OFFSET;
@@ -40,8 +42,9 @@
       if (c[0] >= 0 && c[1] >= 0 && c[0] + box.width <= window.innerWidth &&
           c[1] + box.height <= window.innerHeight) return c;
     }
-    return [Math.max(0, Math.min(left, window.innerWidth - box.width)),
-            Math.max(0, Math.min(above, window.innerHeight - box.height))];
+    var side = right + box.width <= window.innerWidth ? right
+      : left >= 0 ? left : Math.max(0, Math.min(left, window.innerWidth - box.width));
+    return [side, Math.max(0, Math.min(y - box.height / 2, window.innerHeight - box.height))];
   }
 
   // A Vega tooltip handler (view.tooltip): `value` null or "" hides the box.

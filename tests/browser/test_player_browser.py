@@ -200,7 +200,8 @@ def test_hovering_a_bar_shows_its_fields_beside_the_pointer(offline, chart, tmp_
 def test_the_tooltip_escapes_its_text_and_stays_in_the_window(player):
     """Any text in a tooltip is shown as text; a box that would leave the window by the pointer
     goes above left of it, and one that fits at no corner of it (taller than the room above and
-    below) is kept inside the window; nothing to show hides it."""
+    below) goes beside it, inside the window and clear of the pointer, right of it where there is
+    room, else left; nothing to show hides it."""
     shown = player.evaluate("""() => {
         const show = window.playerTooltip("dark"), x = innerWidth - 5, y = innerHeight - 5;
         show(null, {clientX: x, clientY: y}, null,
@@ -220,7 +221,10 @@ def test_the_tooltip_escapes_its_text_and_stays_in_the_window(player):
              show(null, {clientX: 300, clientY: innerHeight / 2}, null, rows);
         } while (el.getBoundingClientRect().height <= innerHeight / 2);
         const tall = el.getBoundingClientRect();
-        seen.tall = [tall.left, tall.top, innerHeight - tall.bottom, tall.height - innerHeight / 2];
+        seen.tall = [tall.left - 310, tall.top, innerHeight - tall.bottom, tall.height - innerHeight / 2];
+        show(null, {clientX: innerWidth - 20, clientY: innerHeight / 2}, null, rows);   // near the right edge
+        const leftOf = el.getBoundingClientRect();
+        seen.tallLeft = [innerWidth - 30 - leftOf.right, leftOf.top, innerHeight - leftOf.bottom];
         show(null, {clientX: x, clientY: y}, null, null);
         seen.hidden = getComputedStyle(el).visibility;
         return seen; }""")
@@ -231,7 +235,9 @@ def test_the_tooltip_escapes_its_text_and_stays_in_the_window(player):
     assert set(shown["classes"].split()) == {"vg-tooltip", "visible", "dark-theme"}
     assert abs(shown["left"] - shown["right"]) < 0.1 and abs(shown["top"] - shown["bottom"]) < 0.1
     assert all(abs(d) < 0.1 for d in shown["topRight"] + shown["topLeft"])
-    assert shown["tall"][3] > 0 and min(shown["tall"][:3]) >= 0   # taller than half, yet inside
+    assert shown["tall"][3] > 0   # taller than half the window: no corner holds it
+    assert abs(shown["tall"][0]) < 0.1 and min(shown["tall"][1:3]) >= 0   # right of the pointer, inside
+    assert abs(shown["tallLeft"][0]) < 0.1 and min(shown["tallLeft"][1:]) >= 0   # left of it
     assert shown["background"] == "rgba(32, 32, 32, 0.9)"
     assert shown["hidden"] == "hidden"
 
