@@ -158,6 +158,17 @@ def test_vllm_v1_walks_the_running_list_in_admission_order():
     assert plan("vllm-v1", state, budget=50) == Batch(decodes=4, chunks=[(1, 10)], kv=[(1, 10)])
 
 
+def test_vllm_v1_counts_each_decoder_once_between_partial_prefills():
+    """Two partial prefills in the running list, one decoder before the first and two more
+    before the second: each partial runs the decoders ahead of it that have not run yet, then
+    its chunk; a partial the budget has nothing left for gets no chunk at all."""
+    state = Stub(decoding=3, partial=[1, 2], left={1: 5, 2: 100}, ahead={1: 1, 2: 3})
+    assert plan("vllm-v1", state, budget=20) == Batch(
+        decodes=3, chunks=[(1, 5), (2, 12)], kv=[(1, 5), (2, 12)])
+    state = Stub(partial=[1, 2], left={1: 50, 2: 10}, ahead={1: 0, 2: 0})
+    assert plan("vllm-v1", state, budget=20) == Batch(chunks=[(1, 20)], kv=[(1, 20)])
+
+
 def test_vllm_v1_admits_nothing_in_a_step_that_preempted():
     state = Stub(decoding=1, partial=[1], waiting=[2], left={1: 10, 2: 10},
                  preempted_this_step=True)
@@ -331,6 +342,67 @@ def test_sglang_chunk_size_by_gpu_memory(gpu, chunk):
     GiB, 16,384 above. The lab used to give L4 and RTX 4090 (24 GB) 2,048."""
     from sim.presets.hardware import get_gpu
     assert POLICIES["sglang"].profile.budget(get_gpu(gpu)) == chunk
+
+
+def gpu_of(gib: float, like: str = "h100-sxm"):
+    """A GPU like `like` with exactly `gib` GiB of memory, to put one on a tier's edge (the
+    presets sit well inside their tiers)."""
+    from dataclasses import replace
+
+    from sim.presets.hardware import GIB, get_gpu
+    return replace(get_gpu(like), memory_bytes=int(gib * GIB))
+
+
+@pytest.mark.parametrize("gib, budget", [(160, 16384), (159.9, 8192), (70, 8192), (69.9, 2048)])
+def test_vllm_v1_tiers_begin_at_their_edges(gib, budget):
+    """">= 160 GiB" and ">= 70 GiB" include the edge itself (vllm/engine/arg_utils.py:2973-3006)."""
+    assert POLICIES["vllm-v1"].profile.budget(gpu_of(gib)) == budget
+
+
+@pytest.mark.parametrize("gib, chunk", [
+    (19.9, 2048), (20, 4096), (59.9, 4096), (60, 8192), (159.9, 8192), (160, 16384)])
+def test_sglang_chunk_size_tiers_end_below_their_edges(gib, chunk):
+    """"below 20 GiB" and the rest exclude the edge (srt/arg_groups/memory_hook.py:90-177)."""
+    assert POLICIES["sglang"].profile.budget(gpu_of(gib)) == chunk
+
+
+@pytest.mark.parametrize("gib, budget, tp, reserved_mib", [
+    # 512 MiB + 1.5 MiB x max(chunk, 2,048) + tp/8 GiB + 2 MiB x decode graphs (by tier and tp)
+    (19, 1000, 1, 512 + 1.5 * 2048 + 128 + 2 * 8),        # below 20 GiB: 8 graphs; chunk 2,048 at least
+    (20, 4096, 2, 512 + 1.5 * 4096 + 256 + 2 * 48),       # below 35 GiB: 48
+    (34, 4096, 4, 512 + 1.5 * 4096 + 512 + 2 * 160),      # ... 160 from tp 4
+    (35, 2048, 1, 512 + 1.5 * 2048 + 128 + 2 * 32),       # below 60 GiB: 32
+    (59, 2048, 4, 512 + 1.5 * 2048 + 512 + 2 * 160),      # ... 160 from tp 4
+    (60, 2048, 1, 512 + 1.5 * 2048 + 128 + 2 * 256),      # below 160 GiB: 256; 60 GiB is not above 60
+    (159, 16384, 8, 512 + 1.5 * 16384 + 1024 + 2 * 512),  # ... 512 from tp 4; above the 10 GiB floor
+    (61, 2048, 1, 10 * 1024),                             # above 60 GiB: at least 10 GiB
+    (160, 2048, 1, 10 * 1024),
+    (160, 16384, 1, 512 + 1.5 * 16384 + 128 + 2 * 512)])  # 160 GiB and up: 512
+def test_sglang_keeps_back_its_reserve_by_memory_tier_chunk_and_tp(gib, budget, tp, reserved_mib):
+    """SGLang 0.5.23's memory kept back from its KV pool (srt/arg_groups/memory_hook.py:294-322,
+    reserve_for_graph_mb :357-368), as a share of the GPU's memory."""
+    share = POLICIES["sglang"].profile.reserve(gpu_of(gib), budget, tp)
+    assert share == pytest.approx(reserved_mib / (gib * 1024), rel=1e-9)
+
+
+def test_sglang_keeps_back_at_most_nine_tenths_of_a_small_gpu():
+    """On a 4 GiB GPU the sum is 3,728 MiB (91%): the lab keeps back 90% at most."""
+    assert POLICIES["sglang"].profile.reserve(gpu_of(4), 2048, 1) == 0.9
+
+
+def test_the_sarathi_serve_artifact_chunks_at_512_on_every_gpu():
+    """Its default chunk is its strict-SLO runs' 512, whatever the GPU."""
+    assert {POLICIES["sarathi"].profile.budget(gpu_of(gib)) for gib in (16, 80, 192)} == {512}
+
+
+@pytest.mark.parametrize("params, seqs", [(60e9, 8), (59.9e9, 16)])
+def test_orca_halves_its_batch_from_60b_params(params, seqs):
+    """8 from 60 B parameters on (the 70B and 180B runs), 16 below."""
+    from dataclasses import replace
+
+    from sim.presets.models import get_model
+    model = replace(get_model("dense-8b"), nominal_params=params)   # its parameter count
+    assert POLICIES["orca"].profile.max_seqs(gpu_of(80), model) == seqs
 
 
 @pytest.mark.parametrize("policy, model, seqs", [
