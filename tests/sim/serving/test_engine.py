@@ -457,6 +457,30 @@ def test_sglang_new_token_ratio_decays_so_a_waiting_request_fits_later():
     assert first_chunk == due and 0 < due < 100 and trace.preemptions.sum() == 0
 
 
+@pytest.mark.parametrize("outputs, finish_in, partial_generated, ratio", [
+    # two decoders 10 and 50 steps from their last token, a partial prefill 5 tokens into its
+    # output of 30: (90 + 150 + 5 decoded + 20 x 3) / (330 + 1)
+    ([100, 200, 30], [10, 50], 5, (90 + 150 + 5 + 60) / 331),
+    ([100, 200, 30], [99, 199], 0, (1 + 1 + 0 + 60) / 331),   # all just started
+    ([100, 200, 30], [1, 1], 29, 1.0)])                        # (99 + 199 + 29 + 60) / 331 > 1
+def test_sglang_sets_its_ratio_from_the_running_requests_after_a_retraction(
+        outputs, finish_in, partial_generated, ratio):
+    """engine.py: "SGLang after a retraction: new_token_ratio = (tokens decoded + 20 per
+    request) / (their max_new_tokens + 1) over the running requests, at most 1". The rule on
+    the engine's own state (decoders 0 and 1, partial prefill 2): a run shows the ratio only
+    through when a later request is admitted."""
+    import types
+
+    from sim.serving.engine import _Engine
+    clock = 1000
+    engine = types.SimpleNamespace(
+        dec_ids=np.array([0, 1]), dec_finish=clock + np.array(finish_in), clock=clock,
+        partial=[2], output=np.array(outputs), generated=np.array([0, 0, partial_generated]),
+        new_token_ratio=0.2)
+    _Engine._retract_ratio(engine)
+    assert engine.new_token_ratio == pytest.approx(ratio, rel=1e-12)
+
+
 def test_the_starvation_note_counts_the_iterations():
     trace = run_seed("sarathi", 32, decodes=64, decode_output=10, prompt=512)
     assert trace.notes == (
