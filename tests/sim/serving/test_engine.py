@@ -481,6 +481,35 @@ def test_sglang_sets_its_ratio_from_the_running_requests_after_a_retraction(
     assert engine.new_token_ratio == pytest.approx(ratio, rel=1e-12)
 
 
+@pytest.mark.parametrize("output, generated, future", [(300, 0, 300), (300, 120, 180), (9000, 100, 4096)])
+def test_sglang_keeps_kv_for_a_requests_output_still_to_come_at_most_4096(output, generated, future):
+    """engine.py: "SGLang: a request's output still to come, up to 4,096": a retracted request
+    that had generated tokens waits, and comes back, needing only the rest."""
+    import types
+
+    from sim.serving.engine import _Engine
+    engine = types.SimpleNamespace(new_token_ratio=0.5, output=[output], generated=[generated])
+    assert _Engine.future_kv(engine, 0) == future
+
+
+def test_a_partial_prefill_holds_a_seat_that_an_arriving_stream_waits_for():
+    """engine.py: streams that arrive join the running requests "while max_seqs and the free KV
+    allow": at max_seqs 2, a stream arriving while one decoder streams and a prompt is half way
+    through its prefill waits until the decoder's last token frees a seat."""
+    w = make_workload([0.0, 0.0, 0.001], [100, 2000, 100], [20, 1, 5], [True, False, True])
+    trace = tight(w, "sarathi", budget=32, limits=Limits(max_seqs=2))
+    decoder_done = trace.tokens_of(0)[-1]
+    assert trace.arrival_s[2] < decoder_done < trace.tokens_of(2)[1]   # [0]: its arrival
+    assert trace.chunk_iteration[trace.chunk_request == 1][-1] > np.searchsorted(trace.end_s, decoder_done)
+
+
+def test_only_vllm_v0_runs_its_lane_at_a_budget_of_its_own():
+    from sim.serving.engine import lane_budget
+    w = seed_scenario()
+    assert lane_budget(get_policy("vllm-v0"), w, 576) == unchunked_budget(w) != 576
+    assert {lane_budget(get_policy(p), w, 576) for p in ("sarathi", "vllm-v1", "sglang", "orca")} == {576}
+
+
 def test_the_starvation_note_counts_the_iterations():
     trace = run_seed("sarathi", 32, decodes=64, decode_output=10, prompt=512)
     assert trace.notes == (
