@@ -503,6 +503,21 @@ def test_a_partial_prefill_holds_a_seat_that_an_arriving_stream_waits_for():
     assert trace.chunk_iteration[trace.chunk_request == 1][-1] > np.searchsorted(trace.end_s, decoder_done)
 
 
+@pytest.mark.parametrize("prompts, streaming, limits", [
+    ([2200, 400, 400], [False, True, True], Limits()),         # KV: a 2,200-token prompt holds most
+    ([100, 100, 100], [True, True, True], Limits(max_seqs=2))])  # seats: one decoder holds one
+def test_streams_that_arrive_together_join_first_come_while_kv_and_seats_allow(prompts, streaming, limits):
+    """engine.py: streams "join the running decoders, their context already in KV, while
+    max_seqs and the free KV allow (first come, first joined); the rest wait for a slot". Two
+    streams arrive at once beside request 0: the first joins, the second waits until the
+    first's last token frees its KV or its seat, and both stream every token."""
+    w = make_workload([0.0, 0.001, 0.001], prompts, [50, 5, 5], streaming)
+    trace = tight(w, "sarathi", budget=32, limits=limits)
+    first, second = trace.tokens_of(1), trace.tokens_of(2)   # [0]: each one's arrival
+    assert first[1] < 0.05 and first[-1] < second[1]
+    assert [len(trace.tokens_of(r)) for r in range(3)] == [50 + streaming[0], 6, 6]
+
+
 def test_only_vllm_v0_runs_its_lane_at_a_budget_of_its_own():
     from sim.serving.engine import lane_budget
     w = seed_scenario()
