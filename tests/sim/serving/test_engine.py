@@ -518,6 +518,24 @@ def test_streams_that_arrive_together_join_first_come_while_kv_and_seats_allow(p
     assert [len(trace.tokens_of(r)) for r in range(3)] == [50 + streaming[0], 6, 6]
 
 
+@pytest.mark.parametrize("prompts, streaming, budget, says", [
+    ([4000, 3000, 5000], [False, True, False], 2048,
+     "= 5,001 tokens, max_model_len the longest request: at 2,048 it would ignore the 2 prompts "
+     "longer than that (FINISHED_IGNORED, no output), since it never splits a prompt"),
+    ([100, 2048, 5000], [False, False, False], 2048,   # a prompt of the budget itself fits
+     "= 5,001 tokens, max_model_len the longest request: at 2,048 it would ignore the 1 prompt "
+     "longer than that (FINISHED_IGNORED, no output), since it never splits a prompt"),
+    ([100, 200], [False, False], 8192, "= 2,048 tokens, max_model_len the longest request")])
+def test_a_lane_at_a_budget_of_its_own_says_so_and_which_prompts_it_would_ignore(
+        prompts, streaming, budget, says):
+    """A stream's context is never a prompt to prefill, so it is never ignored."""
+    from sim.serving.engine import lane_budget_note
+    w = make_workload([0.0] * len(prompts), prompts, [1] * len(prompts), streaming)
+    assert lane_budget_note(get_policy("vllm-v0"), w, budget) == (
+        "vLLM V0 runs at its own budget without chunking, max(max_model_len, 2,048) " + says)
+    assert lane_budget_note(get_policy("sarathi"), w, budget) is None
+
+
 def test_only_vllm_v0_runs_its_lane_at_a_budget_of_its_own():
     from sim.serving.engine import lane_budget
     w = seed_scenario()

@@ -279,6 +279,19 @@ def test_an_idle_state_gives_an_empty_batch(policy):
     assert plan(policy, Stub(), budget=100) == Batch()
 
 
+@pytest.mark.parametrize("names, prose", [
+    ([], ""), (["A"], "A"), (["A", "B"], "A and B"), (["A", "B", "C"], "A, B and C")])
+def test_names_read_as_prose_lists_them(names, prose):
+    from sim.serving.policies import names_in_prose
+    assert names_in_prose(iter(names)) == prose
+
+
+def test_policies_in_words_are_their_specs_summaries():
+    from sim.serving.policies import in_words
+    assert in_words(["orca", "sglang"]) == (
+        f"orca: {POLICIES['orca'].summary}; sglang: {POLICIES['sglang'].summary}.")
+
+
 def test_an_unknown_policy_names_the_known_ones():
     with pytest.raises(InputError) as error:
         get_policy("fifo")
