@@ -1,5 +1,6 @@
 """The step engine and the policies on hand-checkable workloads."""
 
+import types
 from dataclasses import fields, replace
 
 import numpy as np
@@ -10,7 +11,16 @@ from sim.cost.iteration import CostModel
 from sim.errors import InputError
 from sim.presets.hardware import custom_gpu, get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, policy_reserve, simulate, unchunked_budget
+from sim.serving.engine import (
+    SimulationLimitError,
+    _Engine,
+    kv_capacity_tokens,
+    lane_budget,
+    lane_budget_note,
+    policy_reserve,
+    simulate,
+    unchunked_budget,
+)
 from sim.serving.metrics import seed_metrics, summarize
 from sim.serving.policies import POLICIES, Batch, Limits, get_policy
 from sim.serving.workloads import burst, make_workload, poisson, seed_scenario
@@ -469,9 +479,6 @@ def test_sglang_sets_its_ratio_from_the_running_requests_after_a_retraction(
     request) / (their max_new_tokens + 1) over the running requests, at most 1". The rule on
     the engine's own state (decoders 0 and 1, partial prefill 2): a run shows the ratio only
     through when a later request is admitted."""
-    import types
-
-    from sim.serving.engine import _Engine
     clock = 1000
     engine = types.SimpleNamespace(
         dec_ids=np.array([0, 1]), dec_finish=clock + np.array(finish_in), clock=clock,
@@ -485,9 +492,6 @@ def test_sglang_sets_its_ratio_from_the_running_requests_after_a_retraction(
 def test_sglang_keeps_kv_for_a_requests_output_still_to_come_at_most_4096(output, generated, future):
     """engine.py: "SGLang: a request's output still to come, up to 4,096": a retracted request
     that had generated tokens waits, and comes back, needing only the rest."""
-    import types
-
-    from sim.serving.engine import _Engine
     engine = types.SimpleNamespace(new_token_ratio=0.5, output=[output], generated=[generated])
     assert _Engine.future_kv(engine, 0) == future
 
@@ -529,7 +533,6 @@ def test_streams_that_arrive_together_join_first_come_while_kv_and_seats_allow(p
 def test_a_lane_at_a_budget_of_its_own_says_so_and_which_prompts_it_would_ignore(
         prompts, streaming, budget, says):
     """A stream's context is never a prompt to prefill, so it is never ignored."""
-    from sim.serving.engine import lane_budget_note
     w = make_workload([0.0] * len(prompts), prompts, [1] * len(prompts), streaming)
     assert lane_budget_note(get_policy("vllm-v0"), w, budget) == (
         "vLLM V0 runs at its own budget without chunking, max(max_model_len, 2,048) " + says)
@@ -537,7 +540,6 @@ def test_a_lane_at_a_budget_of_its_own_says_so_and_which_prompts_it_would_ignore
 
 
 def test_only_vllm_v0_runs_its_lane_at_a_budget_of_its_own():
-    from sim.serving.engine import lane_budget
     w = seed_scenario()
     assert lane_budget(get_policy("vllm-v0"), w, 576) == unchunked_budget(w) != 576
     assert {lane_budget(get_policy(p), w, 576) for p in ("sarathi", "vllm-v1", "sglang", "orca")} == {576}
