@@ -387,7 +387,8 @@ def test_sglang_chunk_size_tiers_end_below_their_edges(gib, chunk):
     (35, 2048, 1, 512 + 1.5 * 2048 + 128 + 2 * 32),       # below 60 GiB: 32
     (59, 2048, 4, 512 + 1.5 * 2048 + 512 + 2 * 160),      # ... 160 from tp 4
     (60, 2048, 1, 512 + 1.5 * 2048 + 128 + 2 * 256),      # below 160 GiB: 256; 60 GiB is not above 60
-    (159, 16384, 8, 512 + 1.5 * 16384 + 1024 + 2 * 512),  # ... 512 from tp 4; above the 10 GiB floor
+    (100, 16384, 4, 512 + 1.5 * 16384 + 512 + 2 * 512),   # ... 512 from tp 4
+    (159, 16384, 8, 512 + 1.5 * 16384 + 1024 + 2 * 512),  # above the 10 GiB floor
     (61, 2048, 1, 10 * 1024),                             # above 60 GiB: at least 10 GiB
     (160, 2048, 1, 10 * 1024),
     (160, 16384, 1, 512 + 1.5 * 16384 + 128 + 2 * 512)])  # 160 GiB and up: 512
@@ -435,11 +436,16 @@ def test_the_default_max_seqs_seats_the_streams_a_run_starts_with():
     from sim.presets.hardware import get_gpu
     from sim.presets.models import get_model
     from sim.serving.policies import default_max_seqs
-    from sim.serving.workloads import seed_scenario
+    from sim.serving.workloads import make_workload, seed_scenario
     orca, gpu, model = POLICIES["orca"], get_gpu("h100-sxm"), get_model("dense-8b")
     assert default_max_seqs(orca, gpu, model) == 16
     assert default_max_seqs(orca, gpu, model, seed_scenario(decodes=64)) == 65
     assert default_max_seqs(orca, gpu, model, seed_scenario(decodes=4)) == 16
+    # the streams arriving with the first request only: 1 at 0 s, not the 30 at 0.5 s
+    later = make_workload([0.0] + [0.5] * 30, [10] * 31, [5] * 31, [True] * 31)
+    assert default_max_seqs(orca, gpu, model, later) == 16
+    # vLLM V1's by the GPU's memory tier
+    assert [default_max_seqs(POLICIES["vllm-v1"], get_gpu(g), model) for g in ("l4", "h100-sxm")] == [256, 1024]
 
 
 def test_every_profile_figure_has_a_public_address_and_docs_sources_lists_each():
