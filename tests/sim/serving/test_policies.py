@@ -2,12 +2,24 @@
 docstring states. Requests 1, 2, ... are partial prefills or waiting prompts; `left` is what each
 still has to prefill."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import pytest
 
 from sim.errors import InputError
-from sim.serving.policies import POLICIES, Batch, Limits, get_policy
+from sim.presets.hardware import GIB, get_gpu
+from sim.presets.models import get_model
+from sim.serving.policies import (
+    POLICIES,
+    Batch,
+    Limits,
+    default_max_seqs,
+    get_policy,
+    in_words,
+    names_in_prose,
+)
+from sim.serving.workloads import make_workload, seed_scenario
 
 NO_CAP = Limits()
 
@@ -282,12 +294,10 @@ def test_an_idle_state_gives_an_empty_batch(policy):
 @pytest.mark.parametrize("names, prose", [
     ([], ""), (["A"], "A"), (["A", "B"], "A and B"), (["A", "B", "C"], "A, B and C")])
 def test_names_read_as_prose_lists_them(names, prose):
-    from sim.serving.policies import names_in_prose
     assert names_in_prose(iter(names)) == prose
 
 
 def test_policies_in_words_are_their_specs_summaries():
-    from sim.serving.policies import in_words
     assert in_words(["orca", "sglang"]) == (
         f"orca: {POLICIES['orca'].summary}; sglang: {POLICIES['sglang'].summary}.")
 
@@ -340,8 +350,6 @@ def test_vllm_v1_defaults_by_gpu_tier(gpu, budget, seqs):
     max_num_seqs 16,384 / 1,024 with >= 160 GiB, 8,192 / 1,024 with >= 70 GiB and not an A100,
     2,048 / 256 otherwise. The lab used to mark 8,192 on B200 and MI300X and keep 1,024 running
     requests everywhere."""
-    from sim.presets.hardware import get_gpu
-    from sim.presets.models import get_model
     profile, g = POLICIES["vllm-v1"].profile, get_gpu(gpu)
     assert (profile.budget(g), profile.max_seqs(g, get_model("dense-8b"))) == (budget, seqs)
 
@@ -353,16 +361,12 @@ def test_sglang_chunk_size_by_gpu_memory(gpu, chunk):
     """SGLang 0.5.23's --chunked-prefill-size (srt/arg_groups/memory_hook.py:90-177): 2,048
     below 20 GiB, 4,096 below 60 GiB (the 20-35 GiB tier was 2,048 before), 8,192 below 160
     GiB, 16,384 above. The lab used to give L4 and RTX 4090 (24 GB) 2,048."""
-    from sim.presets.hardware import get_gpu
     assert POLICIES["sglang"].profile.budget(get_gpu(gpu)) == chunk
 
 
 def gpu_of(gib: float, like: str = "h100-sxm"):
     """A GPU like `like` with exactly `gib` GiB of memory, to put one on a tier's edge (the
     presets sit well inside their tiers)."""
-    from dataclasses import replace
-
-    from sim.presets.hardware import GIB, get_gpu
     return replace(get_gpu(like), memory_bytes=int(gib * GIB))
 
 
@@ -412,9 +416,6 @@ def test_the_sarathi_serve_artifact_chunks_at_512_on_every_gpu():
 @pytest.mark.parametrize("params, seqs", [(60e9, 8), (59.9e9, 16)])
 def test_orca_halves_its_batch_from_60b_params(params, seqs):
     """8 from 60 B parameters on (the 70B and 180B runs), 16 below."""
-    from dataclasses import replace
-
-    from sim.presets.models import get_model
     model = replace(get_model("dense-8b"), nominal_params=params)   # its parameter count
     assert POLICIES["orca"].profile.max_seqs(gpu_of(80), model) == seqs
 
@@ -427,16 +428,10 @@ def test_max_running_requests_by_engine(policy, model, seqs):
     models, and its vLLM baseline at 128 (osdi-experiments/figure-5-6/*.yml on
     osdi-sarathi-serve); SGLang's max running requests 1,024 here. The lab used 1,024 for every
     engine."""
-    from sim.presets.hardware import get_gpu
-    from sim.presets.models import get_model
     assert POLICIES[policy].profile.max_seqs(get_gpu("h100-sxm"), get_model(model)) == seqs
 
 
 def test_the_default_max_seqs_seats_the_streams_a_run_starts_with():
-    from sim.presets.hardware import get_gpu
-    from sim.presets.models import get_model
-    from sim.serving.policies import default_max_seqs
-    from sim.serving.workloads import make_workload, seed_scenario
     orca, gpu, model = POLICIES["orca"], get_gpu("h100-sxm"), get_model("dense-8b")
     assert default_max_seqs(orca, gpu, model) == 16
     assert default_max_seqs(orca, gpu, model, seed_scenario(decodes=64)) == 65
@@ -451,7 +446,6 @@ def test_the_default_max_seqs_seats_the_streams_a_run_starts_with():
 def test_every_profile_figure_has_a_public_address_and_docs_sources_lists_each():
     """Each figure's source is a public address (a file at the release tag or branch, with its
     lines, or the paper), and docs/sources.md, "Engine profiles", gives the same addresses."""
-    from pathlib import Path
     sources = (Path(__file__).parents[3] / "docs" / "sources.md").read_text()
     releases = ("/blob/v0.33.0/", "/blob/v0.4.0.post1/", "/blob/v0.5.23/", "/blob/osdi-sarathi-serve/")
     for spec in POLICIES.values():
