@@ -277,8 +277,9 @@ class CostModel:
             compute_s, memory_s, kernels_s = self.calibrated_time(parts, tokens, rows)
             gpu_s = kernels_s + self.allreduce_time(tokens, True)
         else:
-            compute_s, memory_s = self.roofline_time(sum(p[0] for p in parts),
-                                                     sum(p[1] for p in parts))
+            (linear_f, linear_b), (attention_f, attention_b), (head_f, head_b) = parts
+            compute_s, memory_s = self.roofline_time(linear_f + attention_f + head_f,
+                                                     linear_b + attention_b + head_b)
             gpu_s = max(compute_s, memory_s) + self.allreduce_time(tokens, False)
         added_s = self.engine.added_s(gpu_s, self.overhead_s)
         return compute_s, memory_s, gpu_s + added_s, added_s

@@ -149,7 +149,7 @@ class _Engine:
         return self.target[request] - self.computed[request]
 
     def kv_slots(self, request: int, tokens: int) -> int:
-        floor = self.kv_floor if not self.pool.held[request] else 0
+        floor = self.kv_floor if not self.pool.held_of(request) else 0
         return self.pool.slots_for(request, tokens, floor)
 
     def future_kv(self, request: int) -> int:
@@ -165,17 +165,20 @@ class _Engine:
     def run(self) -> Trace:
         while self.finished < self.n:
             self._arrive()
-            self._join_waiting_streams()
+            if self.streams_waiting:
+                self._join_waiting_streams()
             batch = self._plan()
             if not batch.decodes and not batch.chunks:
                 self._idle_until_next_arrival()
                 continue
             self._check_iteration_cap()
             self._count_starvation(batch)
-            self._admit(batch)
+            if batch.chunks:
+                self._admit(batch)
             completed = self._price(batch)
             self._step_decoders(batch.decodes)
-            self._finish_prefills(completed)
+            if completed:
+                self._finish_prefills(completed)
             self.record.end_iteration(self.pool.allocated)
         return self._trace()
 
@@ -207,15 +210,20 @@ class _Engine:
         self.preempted_this_step = False
         while True:
             batch = self.spec.plan(self, self.budget, self.limits)
-            if self._slots(batch) <= self.pool.free_tokens:
+            if self._fits(batch):
                 return batch
             self._preempt_newest()
             self.preempted_this_step = True
 
-    def _slots(self, batch: Batch) -> int:
-        """KV slots the batch needs free: its stepping decoders' new blocks and its reservations."""
-        return self.pool.decode_slots(self.dec_ids[:batch.decodes]) + sum(
-            self.kv_slots(request, tokens) for request, tokens in batch.kv)
+    def _fits(self, batch: Batch) -> bool:
+        """Whether the free KV holds what the batch needs: its reservations and a new block for
+        each stepping decoder whose last block is full. Counting those decoders is the costly
+        part, skipped when a new block for every one of them would fit too."""
+        free = self.pool.free_tokens
+        if batch.kv:
+            free -= sum(self.kv_slots(request, tokens) for request, tokens in batch.kv)
+        return batch.decodes * self.pool.block_tokens <= free \
+            or self.pool.decode_slots(self.dec_ids[:batch.decodes]) <= free
 
     def _idle_until_next_arrival(self) -> None:
         if self.arrived == self.n or self.streams_waiting and not self.decoding and not self.partial:
@@ -248,7 +256,7 @@ class _Engine:
         it; return the requests whose prefill it completes."""
         k = batch.decodes
         if self.window and k:   # a decoder's context is the KV it holds
-            context = self.pool.held[self.dec_ids[:k]]
+            context = self.pool.held_by(self.dec_ids[:k])
             attended = float(attended_pairs(context, 1, self.window).sum())
             kv_read = float(np.minimum(context, self.window).sum())
         else:
@@ -282,7 +290,7 @@ class _Engine:
             self.new_token_ratio = max(MIN_NEW_TOKEN_RATIO,
                                        self.new_token_ratio - NEW_TOKEN_RATIO_DECAY)
         stepping = self.dec_ids[:k]
-        self.pool.append(stepping)
+        self.pool.step(stepping, self.dec_ids[k:])
         if k < self.decoding:
             self.record.partial_step(stepping)
             self.dec_finish[k:] += 1   # the rest's last token is one step further away
@@ -312,14 +320,17 @@ class _Engine:
         """Context tokens of the first `k` running decoders. Every KV holder is a running decoder
         or a partial prefill, so all the decoders together hold what the partial ones do not."""
         if k == self.decoding:
-            return self.pool.used - sum(int(self.pool.held[r]) for r in self.partial)
-        return int(self.pool.held[self.dec_ids[:k]].sum())
+            if not self.partial:
+                return self.pool.used
+            return self.pool.used - sum(self.pool.held_of(r) for r in self.partial)
+        return int(self.pool.held_by(self.dec_ids[:k]).sum())
 
     def _join(self, requests: list[int]) -> None:
         """`requests` start decoding, kept in admission order."""
         admission = np.array([self.pool.admission_number(r) for r in requests])
         left = np.array([self.output[r] - self.generated[r] for r in requests])
         at = np.searchsorted(self.dec_admission, admission)
+        self.pool.start_decoding(requests)
         self._set_decoders(np.insert(self.dec_ids, at, requests),
                            np.insert(self.dec_admission, at, admission),
                            np.insert(self.dec_finish, at, self.clock + left))

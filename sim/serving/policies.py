@@ -125,6 +125,8 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
     is admitted only if KV for its whole prompt is free (Sarathi-Serve, SGLang, and vLLM V1 since
     `scheduler_reserve_full_isl`), so it never fails half-way through its prefill; it reserves all
     of it now (`whole_prompt`) or chunk by chunk (vLLM V1)."""
+    if not state.waiting:
+        return
     # this step's decodes get their KV first, so admitting a prompt never evicts a running
     # decoder; then what the batch already commits, and what the policy holds back
     free = state.free_kv - state.kv_watermark - state.decode_kv - state.reserved_kv \
@@ -188,8 +190,9 @@ def vllm_v1(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Ba
             break
         batch.add_chunk(request, take, 0 if whole_prompt else take)
         left -= take
-    batch.decodes += max(0, min(left, state.decoding - batch.decodes))
-    left = budget - batch.decodes - sum(tokens for _, tokens in batch.chunks)
+    rest = max(0, min(left, state.decoding - batch.decodes))
+    batch.decodes += rest
+    left -= rest
     if not state.preempted_this_step and left > 0:
         _admit_chunked(state, budget, limits, budget - left, batch, whole_prompt)
     return batch
