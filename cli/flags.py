@@ -23,6 +23,9 @@ from .output import writing
 NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$",
                              re.IGNORECASE)
 HELP_WIDTH = 100
+# argparse's message for an abbreviation of several flags: what was typed, then the flags (ours)
+AMBIGUOUS = re.compile(r"ambiguous option: (?P<typed>.*) could match (?P<flags>[-\w=, ]*)\Z",
+                       re.DOTALL)
 
 
 def _recording(base: type[argparse.Action]) -> type[argparse.Action]:
@@ -65,6 +68,14 @@ class Parser(argparse.ArgumentParser):
             self.register("action", name, _recording(base))
         self.set_defaults(given=frozenset())
 
+    def parse_args(self, args=None, namespace=None):
+        # argparse joins the arguments it did not recognise as they were typed: a newline or an
+        # escape sequence in one would reach the terminal
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            self.error(f"unrecognized arguments: {' '.join(map(repr, unknown))}")
+        return parsed
+
     def error(self, message):
         raise InputError(self._plain(message))
 
@@ -90,6 +101,9 @@ class Parser(argparse.ArgumentParser):
                 commands = ", ".join(self._subparsers._group_actions[0].choices)
                 return f"give a command: {commands} (`{self.prog} COMMAND --help` lists its flags)"
             return f"{self.prog} needs {missing} (see `{self.prog} --help`)"
+        ambiguous = AMBIGUOUS.match(message)
+        if ambiguous:       # the option as typed, quoted (argparse echoes it raw)
+            return f"ambiguous option {ambiguous['typed']!r}: it could be {ambiguous['flags']}"
         message = re.sub(r"^argument (\S+?)(/\S+)?: ((must|needs) )", r"\1 \3", message)
         return re.sub(r"^argument (\S+?)(/\S+)?: ", r"\1: ", message)
 

@@ -130,11 +130,30 @@ def register_sweep(sub) -> None:
 
 # --- capacity ---------------------------------------------------------------------------------
 def _result_json(r) -> dict:
-    return {"name": r.policy, "budget": r.budget, "capacity_qps": r.capacity_qps,
+    """One search as JSON; an undefined capacity left out (NaN), the notes say why."""
+    return {"name": r.policy, "budget": r.budget,
+            "capacity_qps": math.nan if r.undefined else r.capacity_qps,
             "failed_qps": r.failed_qps, "ceiling_qps": r.ceiling_qps, "reason": r.reason,
             "points": [{"qps": pt.qps, "p99_tbt_s": pt.p99_tbt_s,
                         "median_delay_s": pt.median_delay_s, "sustained": pt.sustained}
                        for pt in r.points]}
+
+
+def _cut_short(r) -> str:
+    """The note on a search a cap ended early: what it leaves of the capacity."""
+    if r.undefined:
+        return (f"{r.policy}: {r.cut_short}, before any rate tried met the SLOs; its capacity is "
+                "undefined (shown as —, left out of --json)")
+    return (f"{r.policy}: {r.cut_short}, so its capacity, {r.capacity_qps:.3g} QPS, is the best "
+            "rate proved by then (a lower bound)")
+
+
+def _ratio(result) -> str:
+    if result.ratio is not None:
+        return f"{result.ratio:.2f}x"
+    unknown = [r.policy for r in (result.policy, result.baseline) if r.undefined]
+    return f"undefined ({' and '.join(unknown)}: capacity undefined)" if unknown else \
+        "undefined (the baseline sustains no rate tried)"
 
 
 def _tbt_slo(args) -> float:
@@ -173,26 +192,25 @@ def _capacity(args) -> None:
         baseline_budget=baseline_budget, tbt_slo_s=slo, delay_slo_s=args.delay_slo,
         limits=limits, max_runs=args.max_runs, may_start=account.may_start,
         finished=account.finished, baseline_limits=baseline_limits)
-    untimed = any(math.isnan(pt.p99_tbt_s) for r in (result.policy, result.baseline)
-                  for pt in r.points)
+    both = (result.policy, result.baseline)
+    untimed = any(math.isnan(pt.p99_tbt_s) for r in both for pt in r.points)
+    notes = [*([NO_SECOND_TOKEN] if untimed else []), *(_cut_short(r) for r in both if r.cut_short)]
     payload = {"policy": _result_json(result.policy), "baseline": _result_json(result.baseline),
                "ratio": result.ratio, "tbt_slo_s": slo, "delay_slo_s": args.delay_slo,
-               "requests": args.requests, "notes": [NO_SECOND_TOKEN] if untimed else []}
+               "requests": args.requests, "notes": notes}
     seats = (limits.max_seqs, baseline_limits.max_seqs)
     payload["policy"]["max_seqs"], payload["baseline"]["max_seqs"] = seats
-    rows = [(r.policy, f"{r.budget:,}", f"{seated:,}", f"{r.capacity_qps:.3g}", r.reason)
-            for r, seated in zip((result.policy, result.baseline), seats)]
-    ratio = "undefined (the baseline sustains no rate tried)" if result.ratio is None else \
-        f"{result.ratio:.2f}x"
+    rows = [(r.policy, f"{r.budget:,}", f"{seated:,}", "—" if r.undefined else f"{r.capacity_qps:.3g}",
+             r.reason) for r, seated in zip(both, seats)]
     curve = [(r.policy, f"{pt.qps:.3g}", fmt_seconds(pt.p99_tbt_s), fmt_seconds(pt.median_delay_s),
               "yes" if pt.sustained else "no")
-             for r in (result.policy, result.baseline) for pt in r.points]
+             for r in both for pt in r.points]
     text = "\n".join([
         f"capacity = highest Poisson QPS with p99 TBT <= {fmt_seconds(slo)} and median scheduling "
         f"delay <= {fmt_seconds(args.delay_slo)} ({args.requests:,} requests, {args.lengths} "
         f"lengths; {cost.gpu.name}, {cost.model.name}, {cost.mode})",
         table(rows, ("policy", "budget", "max running", "capacity QPS", "why"), args.wide),
-        f"capacity ratio {result.policy.policy} / {result.baseline.policy}: {ratio}", "",
+        f"capacity ratio {result.policy.policy} / {result.baseline.policy}: {_ratio(result)}", "",
         table(curve, ("policy", "QPS", "p99 TBT", "median delay", "meets both"), args.wide),
         *(f"note: {n}" for n in payload["notes"])])
     emit(args, payload, text)

@@ -13,7 +13,9 @@ that meets its iteration cap ends the search, which reports the best rate it pro
 runs before it are kept, not thrown away); asked before each run (`may_start`, a callback such
 as sim/effort/caps.py's `RunAccount.may_start`), the search also stops when the caller says no,
 and it never tries a rate so low that the arrivals spread beyond MAX_ARRIVAL_S (116 days, where
-float64 arrival times lose the precision of an iteration).
+float64 arrival times lose the precision of an iteration). A search a cap ends early (the runs,
+the caller's budget, a run's iterations) says so in `cut_short`; one that proved no rate by then
+has an undefined capacity (`undefined`): below the lowest rate tried, not known to be 0.
 """
 
 from __future__ import annotations
@@ -83,13 +85,21 @@ class CapacityResult:
     points: tuple[CapacityPoint, ...]   # every rate evaluated, ascending
     reason: str
     capped: bool = False           # a run met the iteration cap, which ended the search
+    cut_short: str = ""            # how a cap ended the search early ('' when it ran its course)
+
+    @property
+    def undefined(self) -> bool:
+        """No rate met the SLOs before a cap ended the search: the capacity is not known (0 is
+        only its floor)."""
+        return self.capacity_qps == 0 and bool(self.cut_short)
 
 
 @dataclass(frozen=True)
 class CapacityComparison:
     policy: CapacityResult
     baseline: CapacityResult
-    ratio: float | None            # policy / baseline capacity (None when the baseline is 0)
+    ratio: float | None            # policy / baseline capacity (None: the baseline's is 0, or
+                                   # either is undefined)
 
 
 def default_baseline_budget(baseline: PolicySpec, budget: int, workload: Workload) -> int:
@@ -157,33 +167,37 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
     floor = lowest_rate(len(sample))
     points: dict[float, CapacityPoint] = {}
     stop = ""          # why the search ended before its tolerance, if it did
+    cut_short = ""     # the same, when a cap ended it
     capped = False     # a run met the iteration cap
 
     def can_run(qps: float) -> bool:
-        nonlocal stop
+        """Whether the search may run `qps`, which it needs: its bracket is still open."""
+        nonlocal stop, cut_short
         if len(points) >= runs:
+            plural = "" if runs == 1 else "s"
+            stop = cut_short = f"the search stopped at its cap of {runs:,} run{plural}"
             return False
         if qps < floor:
-            stop = (f"; rates below {floor:.3g} QPS were not tried (their arrivals would spread "
+            stop = (f"rates below {floor:.3g} QPS were not tried (their arrivals would spread "
                     f"beyond {MAX_ARRIVAL_S:g} s)")
             return False
         refusal = may_start(policy, budget) if may_start else None
         if refusal:
-            stop = f"; the search stopped after {len(points)} runs: {refusal}"
+            stop = cut_short = f"the search stopped after {len(points)} runs: {refusal}"
             return False
         return True
 
     def passes(qps: float) -> bool | None:
         """Whether `qps` meets both SLOs; None when its run met the iteration cap (it proved
         nothing, and lower rates need more iterations still): the search ends."""
-        nonlocal stop, capped
+        nonlocal stop, cut_short, capped
         try:
             point, trace = _evaluate(qps, workload_at(qps), policy, cost, budget=budget,
                                      tbt_slo_s=slo, delay_slo_s=delay_slo, limits=limits)
         except SimulationLimitError:
             capped = True
-            stop = (f"; the search stopped when a run at {qps:.3g} QPS needed more than "
-                    f"{limits.max_iterations:,} iterations (the cap)")
+            stop = cut_short = (f"the search stopped when a run at {qps:.3g} QPS needed more "
+                                f"than {limits.max_iterations:,} iterations (the cap)")
             return None
         if finished:
             finished(trace)
@@ -213,6 +227,7 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
         else:
             hi = mid
     name = f"{policy.name} at budget {budget:,}"
+    stop = stop and f"; {stop}"
     conditions = (f"p99 TBT <= {fmt_seconds(slo)} and median scheduling delay <= "
                   f"{fmt_seconds(delay_slo)}")
     if hi is None and lo > 0:
@@ -228,8 +243,7 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
         reason = (f"{name} meets {conditions} up to {lo:.3g} QPS and misses at {hi:.3g} QPS "
                   f"({len(points)} runs){stop}")
     return CapacityResult(policy.name, budget, lo, hi, ceiling,
-                          tuple(points[q] for q in sorted(points)), reason,
-                          capped)
+                          tuple(points[q] for q in sorted(points)), reason, capped, cut_short)
 
 
 def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, *,
@@ -259,7 +273,8 @@ def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, 
                                      max_runs=max_runs, rel_tol=rel_tol, progress=report,
                                      may_start=may_start, finished=finished))
     ours, theirs = results
-    ratio = ours.capacity_qps / theirs.capacity_qps if theirs.capacity_qps > 0 else None
+    ratio = ours.capacity_qps / theirs.capacity_qps \
+        if theirs.capacity_qps > 0 and not ours.undefined else None
     return CapacityComparison(ours, theirs, ratio)
 
 

@@ -25,17 +25,9 @@ from sim.presets.models import custom_model
 from sim.serving.engine import SimulationLimitError
 from sim.serving.policies import MAX_ITERATION_CAP
 from sim.serving.trace_files import load_trace
-from tests.support.cli import cli
+from tests.support.cli import cli, refused
 
 HEADER = "arrival_s,prompt_tokens,output_tokens\n"
-
-
-def refused(*argv, capsys) -> str:
-    """The one-line message of a command that must exit 2 (and print nothing on stdout)."""
-    code, out, err = cli(*argv, capsys=capsys)
-    assert code == 2 and out == "", (code, out, err)
-    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
-    return err
 
 
 def refused_in_child(*argv, timeout_s=30) -> str:
@@ -183,6 +175,10 @@ def test_capacity_asks_its_account_before_every_run(monkeypatch, capsys):
     for search in (payload["policy"], payload["baseline"]):
         assert search["points"] == []
         assert search["reason"].endswith("the search stopped after 0 runs: no room left")
+        assert "capacity_qps" not in search              # not 0.0: nothing was tried
+    assert "ratio" not in payload and len(payload["notes"]) == 2
+    assert all(n.endswith("its capacity is undefined (shown as —, left out of --json)")
+               for n in payload["notes"])
 
 
 def test_capacity_charges_its_account_for_every_finished_run(monkeypatch, capsys):

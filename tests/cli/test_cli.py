@@ -152,6 +152,21 @@ def test_bad_input_exits_2_with_one_line(args, named, capsys):
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("argv, shown", [
+    (["simulate", "--x\x1b[31m", "a\nb"], "unrecognized arguments: '--x\\x1b[31m' 'a\\nb'"),
+    (["simulate", "--max=\x1b]0;title\x07"], "ambiguous option '--max=\\x1b]0;title\\x07': it "
+                                              "could be --max-seqs, "),
+    (["simulate", "--policy", "x\ny"], "invalid choice: 'x\\ny'"),
+    (["simulate", "--budget", "1\r2"], "must be a number, got '1\\r2'"),
+])
+def test_what_was_typed_is_echoed_quoted_with_control_characters_escaped(argv, shown, capsys):
+    """argparse echoed an unrecognized argument, or an abbreviation of several flags, as typed: a
+    newline in it made a second line, an escape sequence reached the terminal."""
+    code, out, err = cli(*argv, capsys=capsys)
+    assert code == 2 and shown in err
+    assert err.count("\n") == 1 and not any(c in err for c in "\x1b\x07\r"), repr(err)
+
+
 def test_module_entry_point():
     done = subprocess.run([sys.executable, "-m", "sim", "worked-example", "--json"],
                           capture_output=True, text=True, timeout=60)

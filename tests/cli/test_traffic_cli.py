@@ -21,6 +21,43 @@ def test_cli_capacity_at_the_iteration_cap_prints_its_result(capsys):
     assert data["policy"]["capacity_qps"] > 0 and "(the cap)" in data["baseline"]["reason"]
 
 
+@pytest.mark.parametrize("sides, cut", [
+    (("--policy", "sarathi", "--baseline", "vllm-v0"), "baseline"),
+    (("--policy", "vllm-v0", "--budget", "2048", "--baseline", "sarathi", "--baseline-budget",
+      "512"), "policy"),
+])
+def test_a_capacity_search_the_run_cap_cuts_short_leaves_its_capacity_undefined(sides, cut,
+                                                                                capsys):
+    """With --max-runs 1 vLLM V0 misses the SLO at the compute ceiling, its one run: its capacity
+    was printed as 0.0, "missed ... at every rate tried", with no word of the cap (a whole search
+    finds a capacity), and as the policy compared its ratio was 0.0."""
+    argv = ("capacity", *sides, "--slo", "mistral-7b-strict", "--requests", "300", "--max-runs", "1")
+    code, out, err = cli(*argv, "--json", capsys=capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    cut, proved = data[cut], data["baseline" if cut == "policy" else "policy"]
+    assert "capacity_qps" not in cut and "ratio" not in data and proved["capacity_qps"] > 0
+    assert cut["reason"].endswith("at every rate tried, down to 24.2 QPS; the search stopped at "
+                                  "its cap of 1 run")
+    assert data["notes"] == ["vllm-v0: the search stopped at its cap of 1 run, before any rate "
+                             "tried met the SLOs; its capacity is undefined (shown as —, left "
+                             "out of --json)"]
+    code, out, _ = cli(*argv, capsys=capsys)
+    assert code == 0 and "vllm-v0  2,048   128          —" in out
+    assert "capacity ratio" in out and "undefined (vllm-v0: capacity undefined)" in out
+
+
+def test_a_capacity_the_run_cap_cuts_short_after_a_rate_passed_is_a_lower_bound(capsys):
+    code, out, err = cli("capacity", "--baseline", "sarathi", "--baseline-budget", "8192",
+                         "--budget", "2048", "--slo", "mistral-7b-strict", "--requests", "300",
+                         "--max-runs", "3", "--json", capsys=capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["baseline"]["capacity_qps"] == pytest.approx(18.1, abs=0.05)
+    assert data["notes"] == ["sarathi: the search stopped at its cap of 3 runs, so its capacity, "
+                             "18.1 QPS, is the best rate proved by then (a lower bound)"]
+
+
 def test_cli_sweep_json(capsys):
     code, out, _ = cli("sweep", "--requests", "40", "--qps", "4", "--budgets",
                        "256,1024", "--tbt-slo", "0.05", "--json", capsys=capsys)

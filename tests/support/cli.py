@@ -8,3 +8,11 @@ def cli(*args, capsys):
     code = main(list(args))
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+def refused(*args, capsys) -> str:
+    """The one-line message of a command that must exit 2 (and print nothing on stdout)."""
+    code, out, err = cli(*args, capsys=capsys)
+    assert code == 2 and out == "", (code, out, err)
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    return err

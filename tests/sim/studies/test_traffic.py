@@ -178,12 +178,23 @@ def test_chunked_capacity_beats_unchunked_under_a_strict_tbt_slo():
                                                if p.qps == r.failed_qps)
 
 
-def test_capacity_is_zero_when_no_rate_meets_the_slo():
+def test_a_search_the_run_cap_ends_before_any_rate_passes_has_no_capacity():
+    """Three runs missed: the capacity is below the lowest rate tried, not known to be 0."""
     cost = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
     result = find_capacity(lambda qps: poisson(30, qps, prompt=1024, output=16, seed=0),
                            get_policy("sarathi"), cost, budget=512, tbt_slo_s=1e-4, max_runs=3)
-    assert result.capacity_qps == 0 and len(result.points) == 3
-    assert "every rate tried" in result.reason
+    assert result.capacity_qps == 0 and len(result.points) == 3 and result.undefined
+    assert result.cut_short == "the search stopped at its cap of 3 runs"
+    assert result.reason.endswith("every rate tried, down to "
+                                  f"{min(p.qps for p in result.points):.3g} QPS; {result.cut_short}")
+
+
+def test_capacity_is_zero_when_no_rate_down_to_the_lowest_worth_trying_meets_the_slo():
+    cost = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
+    result = find_capacity(lambda qps: poisson(3, qps, prompt=64, output=4, seed=0),
+                           get_policy("sarathi"), cost, budget=512, tbt_slo_s=1e-6, max_runs=100)
+    assert result.capacity_qps == 0 and not result.undefined and result.cut_short == ""
+    assert "were not tried (their arrivals would spread" in result.reason
 
 
 MISTRAL = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
