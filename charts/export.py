@@ -100,6 +100,12 @@ class Scenario:
 _SAFE = re.compile(r"[^A-Za-z0-9.-]+")   # what a file name keeps of a custom name
 
 
+def file_name(scenario: Scenario | None, view: str, look: Look, ext: str) -> str:
+    """The name a figure is saved under, by the app's downloads and by `python -m sim export`
+    without --out: `Scenario.file_stem` (the view alone where there is no scenario) and `ext`."""
+    return f"{view if scenario is None else scenario.file_stem(view, look)}.{ext}"
+
+
 def png(figure: Figure, scale: float = PNG_SCALE, **values) -> bytes:
     """Lossless, recompressed: vl-convert's PNGs are ~15x larger than they need to be."""
     out = io.BytesIO()

@@ -41,6 +41,29 @@ def _format(args) -> str:
     return fmt
 
 
+def _look(args):
+    from charts.theme import Look
+
+    return Look(presenter=args.presenter, dark=args.dark)
+
+
+def _scenario(args):
+    """What the figure shows, for its caption and its file name."""
+    from charts import export
+
+    cost = cost_model_from(args)
+    return export.Scenario(args.gpu, cost.gpu.name, args.model, cost.model.name, args.prompt,
+                           args.decodes, args.budget, args.mode, args.tp)
+
+
+def default_out(args) -> str:
+    """Where the figure goes without --out: out/, named by `charts.export.file_name`."""
+    from charts import export
+
+    return os.path.join(OUT_DIR, export.file_name(_scenario(args), args.view, _look(args),
+                                                  _format(args)))
+
+
 def _figure(args, look, width: int, caps: tuple[int, ...]):
     from charts.figure import stacked
     from charts.views import budget_plan, roofline_figures, timeline
@@ -84,38 +107,33 @@ def _refuse_unused(args, fmt: str) -> None:
 
 def _export(args) -> None:
     from charts import export
-    from charts.theme import Look
 
-    fmt = _format(args)               # --out was checked before any work (cli/paths.py)
+    fmt = _format(args)               # the output was checked before any work (cli/paths.py)
     _refuse_unused(args, fmt)
     width = check_number("--width", args.width, low=300, low_inclusive=True, high=4000,
                          integer=True)
     frames = check_number("--frames", args.frames, low=2, low_inclusive=True, high=600,
                           integer=True)
     caps = check_export_work(args, fmt, width, frames)
-    look = Look(presenter=args.presenter, dark=args.dark)
-    figure, t_max = _figure(args, look, width, caps)
+    figure, t_max = _figure(args, _look(args), width, caps)
     # the figure is drawn, so every flag the scenario names has been checked
-    cost = cost_model_from(args)
-    scenario = export.Scenario(args.gpu, cost.gpu.name, args.model, cost.model.name, args.prompt,
-                               args.decodes, args.budget, args.mode, args.tp)
-    figure = figure.captioned(*scenario.caption)
+    figure = figure.captioned(*_scenario(args).caption)
     if fmt == "gif":
         data = export.gif(figure, t_max, frames)
     elif fmt == "svg":
         data = export.svg(figure).encode()
     else:
         data = export.png(figure)
-    out = args.out or os.path.join(OUT_DIR, f"{scenario.file_stem(args.view, look)}.{fmt}")
+    out = args.out or default_out(args)
     try:
         if args.out is None:
             os.makedirs(OUT_DIR, exist_ok=True)
         with open(out, "wb") as f:
             f.write(data)
     except OSError as e:
-        raise InputError(f"cannot write --out {out!r}: {e.strerror}") from None
+        raise InputError(f"cannot write {out!r}: {e.strerror}") from None
     emit(args, {"out": out, "view": args.view, "format": fmt, "bytes": len(data)},
-         f"wrote {out} ({args.view}, {fmt}, {len(data):,} bytes)")
+         f"wrote {out!r} ({args.view}, {fmt}, {len(data):,} bytes)")
 
 
 def register_export(sub) -> None:
@@ -132,7 +150,8 @@ def register_export(sub) -> None:
     p.add_argument("--view", choices=VIEWS, default="side-by-side", help="the figure")
     p.add_argument("--format", help=f"one of: {', '.join(FORMATS)} (default: from --out, else png)")
     output_file(p, "--out", f"file to write (default: {OUT_DIR}/<view>_<gpu>_<model>_prompt-<prompt>_"
-                            "streams-<decodes>_budget-<budget>_<mode>_<theme>.<format>)")
+                            "streams-<decodes>_budget-<budget>_<mode>_<theme>.<format>)",
+                default=default_out)
     p.add_argument("--unchunked", default="vllm-v0", help="the top lane's policy")
     p.add_argument("--window", choices=("prompt", "run"), default="prompt",
                    help="side-by-side, streams: the time axis around the new prompt, or the whole run")

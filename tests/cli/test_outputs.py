@@ -1,25 +1,25 @@
 """Output the command cannot write is a one-line message and a nonzero exit, known before any work
-where it can be: standard output full, closed or gone; an output path in a missing folder, too
-long, on the kernel's filesystems, or a file git tracks (through symbolic and hard links). And a
-command line too long for argparse is refused before argparse sees it."""
+where it can be: standard output full, closed or gone; an output path (the default one too) in a
+missing folder, too long, on the kernel's filesystems, naming a folder, reached through a folder
+that is not there, or one file named twice (the guard of the files git tracks: test_git_guard.py).
+And a command line too long for argparse is refused before argparse sees it."""
 
 from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-import cli.common
+import cli.export
 import cli.main
 from cli.main import MAX_ARGUMENTS, build_parser
 from cli.paths import check_output
 from harness.bounded import ROOT
 from sim.errors import InputError
-from tests.support.cli import cli as run_cli
+from tests.support.cli import refused
 
 FAST = ("worked-example",)
 
@@ -70,21 +70,6 @@ def test_a_reader_that_leaves_ends_the_command_quietly():
 
 
 # --- output paths, before any work ----------------------------------------------------------
-@pytest.fixture
-def no_work(monkeypatch):
-    """Any simulation the command starts fails the test: the path must be refused first."""
-    def work(*args, **kwargs):
-        raise AssertionError("the command started its work before checking its output path")
-    monkeypatch.setattr(cli.common, "workload_from", work)
-
-
-def refused(*argv, capsys) -> str:
-    code, out, err = run_cli(*argv, capsys=capsys)
-    assert code == 2 and out == "", (code, out, err)
-    one_line_error(err, "")
-    return err
-
-
 @pytest.mark.parametrize("name, words", [
     ("no/such/folder/trace.csv", "the folder 'no/such/folder' does not exist"),
     ("a" * 300 + ".csv", "a name of 304 bytes; this filesystem allows 255"),
@@ -118,63 +103,65 @@ def test_an_unwritable_export_out_is_refused_before_the_run(no_work, capsys):
     assert "does not exist" in refused("export", "--out", "no/such/x.png", capsys=capsys)
 
 
-@pytest.fixture
-def repo(tmp_path):
-    if shutil.which("git") is None:
-        pytest.skip("git is missing")
-    top = tmp_path / "repo"
-    top.mkdir()
-    (top / "Makefile").write_text("committed\n")
-    for command in (["init", "-q"], ["add", "Makefile"]):
-        subprocess.run(["git", *command], cwd=top, check=True)
-    return top
+@pytest.mark.parametrize("name, words", [
+    ("new.csv/", "'new.csv/': it names a folder"),
+    ("old.csv/", "'old.csv/': it names a folder"),
+    ("a/missing/../b.csv", "its '..' is reached through 'a/missing', which does not"),
+    ("old.csv/../b.csv", "the folder 'old.csv/..': Not a directory"),
+    ("old.csv/b.csv", "'old.csv' is not a folder"),
+])
+def test_an_output_path_is_taken_as_the_system_takes_it(name, words, tmp_path, monkeypatch,
+                                                        no_work, capsys):
+    """`DIR/` and `a/missing/../b.csv` passed a check that read the path by its letters (`a/b.csv`)
+    and failed when the file was opened, after the run."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "old.csv").write_text("an earlier run\n")
+    assert words in refused("simulate", "--trace-out", name, capsys=capsys)
 
 
-def links_to(target, folder):
-    """A symbolic and a hard link to `target` in `folder`."""
-    soft, hard = folder / "soft.csv", folder / "hard.csv"
-    soft.symlink_to(target)
-    os.link(target, hard)
-    return soft, hard
+def test_two_outputs_that_are_hard_links_of_one_file_are_refused(tmp_path, no_work, capsys):
+    """b.csv a hard link of a.csv: the requests written to b replaced the trace written to a."""
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    first.write_text("an earlier run\n")
+    os.link(first, second)
+    err = refused("simulate", "--trace-out", str(first), "--requests-out", str(second),
+                  capsys=capsys)
+    assert f"--trace-out and --requests-out both name one file ({str(first)!r} and " in err
 
 
-def test_a_tracked_file_is_refused_without_force_by_name_and_through_links(repo, tmp_path,
-                                                                           no_work, capsys):
-    """`simulate --trace-out Makefile` replaced it; export --out replaced docs/*.png through a
-    symbolic or hard link (here: a symbolic link from outside the repository, and both kinds
-    from an untracked folder inside it)."""
-    (repo / "out").mkdir()
-    outside = tmp_path / "elsewhere"
-    outside.mkdir()
-    (outside / "link.csv").symlink_to(repo / "Makefile")
-    for path in (repo / "Makefile", outside / "link.csv", *links_to(repo / "Makefile",
-                                                                    repo / "out")):
-        for argv in (("simulate", "--trace-out", str(path)), ("export", "--out", str(path)),
-                     ("simulate", "--requests-out", str(path))):
-            assert "is a file git tracks; pass --force" in refused(*argv, capsys=capsys)
-    assert (repo / "Makefile").read_text() == "committed\n"
+# export without --out writes out/<its name> in the current folder
+EXPORT = ("export", "--view", "roofline", "--gpu", "h100-sxm", "--model", "llama-3.1-8b",
+          "--mode", "simple")
+DEFAULT_NAME = "roofline_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_budget-576_simple_light.png"
 
 
-def test_this_projects_tracked_files_are_safe_from_links_anywhere(tmp_path, capsys, no_work):
-    if shutil.which("git") is None:
-        pytest.skip("git is missing")
-    readme = os.path.join(ROOT, "README.md")
-    for path in links_to(readme, tmp_path):
-        assert "git tracks" in refused("simulate", "--trace-out", str(path), capsys=capsys)
-    assert "git tracks" in refused("simulate", "--trace-out", "Makefile", capsys=capsys)
+@pytest.mark.parametrize("planted, words", [
+    ("fifo", "it is a FIFO (named pipe), not a regular file of data; give --out FILE"),
+    ("folder", "it is a directory, not a regular file of data; give --out FILE"),
+    ("out is a file", "'out' is not a folder; give --out FILE"),
+])
+def test_the_default_export_path_is_checked_before_the_figure_is_drawn(planted, words, tmp_path,
+                                                                       monkeypatch, capsys):
+    """Without --out the path went unchecked: a FIFO at the default name hung the command, and
+    a folder there (or a file named `out`) failed after seconds of drawing, about an --out never
+    given."""
+    def drawn(*args):
+        raise AssertionError("the figure was drawn before its default path was checked")
+    monkeypatch.setattr(cli.export, "_figure", drawn)
+    monkeypatch.chdir(tmp_path)
+    if planted == "out is a file":
+        (tmp_path / "out").write_text("not a folder\n")
+    else:
+        (tmp_path / "out").mkdir()
+        (os.mkfifo if planted == "fifo" else os.mkdir)(tmp_path / "out" / DEFAULT_NAME)
+    err = refused(*EXPORT, capsys=capsys)
+    assert f"error: cannot write the default output 'out/{DEFAULT_NAME}': {words}" in err
 
 
-def test_force_writes_over_a_tracked_file(repo, capsys):
-    code, _, err = run_cli("simulate", "--decodes", "2", "--decode-output", "2", "--trace-out",
-                       str(repo / "Makefile"), "--force", capsys=capsys)
-    assert code == 0, err
-    assert (repo / "Makefile").read_text().startswith("iteration,")
-
-
-def test_an_untracked_file_in_a_repository_is_written(repo, capsys):
-    code, _, err = run_cli("simulate", "--decodes", "2", "--decode-output", "2", "--trace-out",
-                       str(repo / "new.csv"), capsys=capsys)
-    assert code == 0 and (repo / "new.csv").exists(), err
+def test_the_default_export_path_is_the_figures_file_name_in_out(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli.export.default_out(build_parser().parse_args(EXPORT)) == f"out/{DEFAULT_NAME}"
 
 
 def test_every_flag_that_names_a_file_to_write_goes_through_the_one_check():
@@ -182,11 +169,11 @@ def test_every_flag_that_names_a_file_to_write_goes_through_the_one_check():
     parser = build_parser()
     for name, command in parser._subparsers._group_actions[0].choices.items():
         files = {a.dest for a in command._actions if a.metavar == "FILE"} - {"trace_in"}
-        outputs = {dest for _, dest in command.get_default("output_files") or ()}
+        outputs = {dest for _, dest, _ in command.get_default("output_files") or ()}
         assert files == outputs, name
         if outputs:
             assert any(a.dest == "force" for a in command._actions), name
-    assert {"out"} <= {d for _, d in parser._subparsers._group_actions[0].choices["export"]
+    assert {"out"} <= {d for _, d, _ in parser._subparsers._group_actions[0].choices["export"]
                        .get_default("output_files")}
 
 
