@@ -11,8 +11,9 @@ measured by `python -m benchmarks.work_bench`), and two estimates of every run s
 reads are listed in sim/serving/policies.py) and the cost model, before anything runs:
 
 - the bound (`RunEstimate.bound`): no run does more, item by item. Token times, decode rows,
-  requests and stays are exact. Iterations: where the policy declares
-  `prompt_work_finishes_or_fills`, one that carries prompt work either finishes a prompt or
+  requests and stays are exact. Iterations: where the policy under the run's limits
+  `finishes_or_fills` (its declared rule, and no chunk cap that stops short), one that carries
+  prompt work either finishes a prompt or
   fills the token budget B, so there are at most N + (P + D) / B of them (N new prompts of P
   tokens in all; D decode rows, counted only where the decodes share those iterations); where it
   does not, each computes at least one prompt token, so there are at most P. One without prompt
@@ -233,7 +234,7 @@ def _bound(w: Workload, shape: _Shape, policy: PolicySpec, budget: int, limits: 
     # a partial prefill ahead of them in the running list (vLLM V1)
     per_step = min(budget, limits.max_seqs) if policy.budget_caps_decodes else limits.max_seqs
     skips = running > per_step or (policy.prefill_ahead_of_decodes and _streams_after_prompts(w))
-    if policy.prompt_work_finishes_or_fills:
+    if policy.finishes_or_fills(limits):
         shared = shape.decode_rows if policy.prefill_with_decodes else 0
         prefill_iterations = shape.new + ((shape.prompt_tokens + shared) // budget
                                           if policy.chunked else 0)

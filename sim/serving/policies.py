@@ -23,12 +23,15 @@ A new policy declares what it does in its `PolicySpec`, because the run-effort e
 flags instead of calling the function: `chunked`, `decodes_take_budget`, `prefill_with_decodes`,
 `budget_caps_decodes`, `prefill_ahead_of_decodes` (a partial prefill ahead of decoders in the
 running list may take the budget before them) and `prompt_work_finishes_or_fills`. The last one
-has no default: the
-estimate's bound on iterations rests on "an iteration with prompt work finishes a prompt or fills
-the token budget", which per-request chunk caps (vLLM's long_prefill_token_threshold) or pipeline
-micro-batches break; a policy that breaks it declares False and is bounded by its prompt tokens
-instead (one iteration per token at worst). tests/sim/effort/test_estimate.py checks the
-declared value of every policy here on random runs.
+has no default: the estimate's bound on iterations rests on "an iteration with prompt work
+finishes a prompt or fills the token budget", which pipeline micro-batches break; a policy that
+breaks it declares False and is bounded by its prompt tokens instead (one iteration per token at
+worst). A per-request chunk cap (vLLM's long_prefill_token_threshold) breaks it too, but only
+under the limits that set it: every chunked policy takes a request's next prefill tokens from
+one hook, `next_prefill_tokens`, the smallest of the caps in `PREFILL_CAPS`, and each cap says
+under which limits it stops short, so what the estimate reads, `PolicySpec.finishes_or_fills`,
+is a function of the policy and its limits. tests/sim/effort/test_estimate.py checks it for
+every policy here on random runs.
 """
 
 from __future__ import annotations
@@ -118,6 +121,38 @@ class State(Protocol):
         running list)."""
 
 
+# --- a request's next prefill tokens ----------------------------------------------------------
+@dataclass(frozen=True)
+class PrefillCap:
+    """One bound on the prompt tokens a request computes in an iteration: `tokens(state,
+    request, room, limits)` is the most it allows, with `room` tokens of the budget left.
+    `stops_short(limits)` says whether, under those limits, it can end an iteration's prompt
+    work before the prompt finishes or the budget fills: the run-effort estimate then bounds the
+    run's iterations by its prompt tokens (module docstring)."""
+    tokens: Callable[[State, int, int, Limits], int]
+    stops_short: Callable[[Limits], bool] = lambda limits: False
+
+
+def _prompt_left(state: State, request: int, room: int, limits: Limits) -> int:
+    return state.prefill_left(request)
+
+
+def _budget_left(state: State, request: int, room: int, limits: Limits) -> int:
+    return room
+
+
+# Every cap a chunked policy applies; the smallest wins. A new cap (a per-request threshold, a
+# chunk sized by its cost, a cached prefix skipped first) is one more entry.
+PREFILL_CAPS: tuple[PrefillCap, ...] = (PrefillCap(_prompt_left), PrefillCap(_budget_left))
+
+
+def next_prefill_tokens(state: State, request: int, room: int, limits: Limits) -> int:
+    """The prompt tokens `request` computes next, with `room` tokens of the budget left: the
+    smallest any cap allows (Sarathi-Serve's `_get_seq_next_num_prefill_tokens`,
+    sarathi/core/scheduler/sarathi_scheduler.py)."""
+    return min(cap.tokens(state, request, room, limits) for cap in PREFILL_CAPS)
+
+
 def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: Batch,
                    whole_prompt: bool) -> None:
     """Admit waiting requests first-come-first-served, each chunked to the leftover budget, until
@@ -143,19 +178,21 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
         future = state.future_kv(request)
         if state.kv_slots(request, need) + future > free:
             break
-        take = min(need, room)
+        take = next_prefill_tokens(state, request, room, limits)
+        if take <= 0:
+            break
         kv = need if whole_prompt else take
         batch.admit(request, take, kv)
         used += take
         free -= state.kv_slots(request, kv) + future
 
 
-def _continue_partials(state: State, budget: int, used: int, batch: Batch,
+def _continue_partials(state: State, budget: int, limits: Limits, used: int, batch: Batch,
                        whole_prompt: bool) -> int:
-    """Give each partially prefilled request its next chunk: min(left, budget - used); its KV
+    """Give each partially prefilled request its next chunk (`next_prefill_tokens`); its KV
     was reserved at admission, or is taken now chunk by chunk."""
     for request in state.partial:
-        take = min(state.prefill_left(request), budget - used)
+        take = next_prefill_tokens(state, request, budget - used, limits)
         if take <= 0:
             break
         batch.add_chunk(request, take, 0 if whole_prompt else take)
@@ -168,7 +205,7 @@ def sarathi(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Ba
     first (never refused, even past the budget), then partial prefills, then new requests chunked
     to the leftover budget, whole prompt's KV reserved at admission, 1% of KV kept free."""
     batch = Batch(decodes=state.decoding)
-    used = _continue_partials(state, budget, batch.decodes, batch, whole_prompt)
+    used = _continue_partials(state, budget, limits, batch.decodes, batch, whole_prompt)
     _admit_chunked(state, budget, limits, used, batch, whole_prompt)
     return batch
 
@@ -185,7 +222,7 @@ def vllm_v1(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Ba
         ahead = min(left, state.decoders_before(request) - batch.decodes)
         batch.decodes += ahead
         left -= ahead
-        take = min(state.prefill_left(request), left)
+        take = next_prefill_tokens(state, request, left, limits)
         if take <= 0:
             break
         batch.add_chunk(request, take, 0 if whole_prompt else take)
@@ -205,7 +242,7 @@ def sglang(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Bat
     beside what the running requests keep for their future tokens), it runs alone and decodes
     wait; otherwise every running request decodes, up to max running requests."""
     batch = Batch()
-    used = _continue_partials(state, budget, 0, batch, whole_prompt)
+    used = _continue_partials(state, budget, limits, 0, batch, whole_prompt)
     _admit_chunked(state, budget, limits, used, batch, whole_prompt)
     if not batch.chunks:
         batch.decodes = min(state.decoding, limits.max_seqs)
@@ -489,6 +526,13 @@ class PolicySpec:
     def kv_watermark(self) -> float:
         """Share of KV kept free when admitting (Sarathi: 1% of blocks)."""
         return self.profile.kv_watermark
+
+    def finishes_or_fills(self, limits: Limits) -> bool:
+        """Whether, under `limits`, every iteration with prompt work finishes a prompt or fills
+        the budget (module docstring): the policy's own rule holds it, and no chunk cap stops
+        short of it."""
+        return self.prompt_work_finishes_or_fills and not (
+            self.chunked and any(cap.stops_short(limits) for cap in PREFILL_CAPS))
 
     def plan(self, state: State, budget: int, limits: Limits) -> Batch:
         """The next batch, its KV reserved by this policy's one reservation rule."""

@@ -1,7 +1,7 @@
 """The run-effort estimate (sim/effort/estimate.py): its bound is never below a real run's counts,
 item by item, for every policy and for one that declares its prompt iterations may neither finish
-a prompt nor fill the budget; each policy's declared `prompt_work_finishes_or_fills` holds on
-random runs; the likely estimate keeps within LIKELY_FACTOR of the run; the prices bound what a
+a prompt nor fill the budget; what each policy says under its limits (`finishes_or_fills`)
+holds on random runs; the likely estimate keeps within LIKELY_FACTOR of the run; the prices bound what a
 run allocates."""
 
 import math
@@ -24,8 +24,10 @@ from sim.effort.estimate import (
     least_iterations,
 )
 from sim.errors import InputError
+from sim.knobs import KNOBS
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
+from sim.serving import policies
 from sim.serving.engine import (
     RESERVE_FRACTION,
     SimulationLimitError,
@@ -34,13 +36,37 @@ from sim.serving.engine import (
     simulate,
 )
 from sim.serving.metrics import summarize
-from sim.serving.policies import POLICIES, Limits, get_policy, sarathi
+from sim.serving.policies import CHUNKED, POLICIES, Limits, PrefillCap, get_policy, sarathi
 from sim.serving.workloads import make_workload, poisson, seed_scenario
 
 # Roomy GPUs and small workloads: no preemption (the estimator's stated assumption).
 GPUS = [get_gpu("b200"), get_gpu("h200"), get_gpu("mi300x")]
 MODELS = [get_model(m) for m in ("dense-8b", "llama-3.1-8b", "mistral-7b", "qwen2.5-7b")]
 B200 = CostModel(get_gpu("b200"), get_model("dense-8b"))
+
+
+# Limits fields a run is not drawn with, and why; every other field is drawn from its knob.
+NOT_DRAWN = {"max_iterations": "a run over its cap stops with an error; it has no counts"}
+SMALL = 32   # the most a drawn limit allows: small runs, where the limits bind
+
+
+@st.composite
+def drawn_limits(draw, policy, streams: int) -> Limits:
+    """Every field of `Limits` (read from the dataclass itself, so a field is drawn the day it is
+    added) from its knob's range up to SMALL, None among the values where the knob's default is
+    None; left at its default for a policy the knob does not apply to. max_seqs holds the
+    streams, which all start at once in some runs."""
+    values = {}
+    for field in fields(Limits):
+        if field.name in NOT_DRAWN:
+            continue
+        knob = KNOBS[field.name]
+        if policy.name not in knob.policies:
+            continue
+        low = max(int(knob.low), streams) if field.name == "max_seqs" else int(knob.low)
+        value = st.integers(max(low, 1), max(SMALL, low))
+        values[field.name] = draw(st.one_of(st.none(), value) if field.default is None else value)
+    return Limits(**values)
 
 
 @st.composite
@@ -60,11 +86,9 @@ def runs(draw):
     workload = make_workload(np.r_[stream_arrivals, arrivals[n_streaming:]],
                              np.r_[contexts, prompts], outputs,
                              np.r_[np.ones(n_streaming, bool), np.zeros(n_new, bool)])
-    partials = draw(st.one_of(st.none(), st.integers(1, 4)))
     policy = POLICIES[draw(st.sampled_from(sorted(POLICIES)))]
     budget = draw(st.integers(1, 5000))
-    limits = Limits(max_seqs=draw(st.integers(max(1, n_streaming), 32)),
-                    max_concurrent_prefills=partials if policy.chunked else None)
+    limits = draw(drawn_limits(policy, n_streaming))
     cost = CostModel(draw(st.sampled_from(GPUS)), draw(st.sampled_from(MODELS)),
                      draw(st.sampled_from(["simple", "roofline"])))
     return workload, policy, budget, limits, cost
@@ -98,7 +122,7 @@ def test_the_bound_is_never_below_a_run_and_the_likely_estimate_keeps_within_its
     workload, policy, budget, limits, cost = case
     trace = simulated(*case)
     assume(trace.preemptions.sum() == 0)
-    if policy.prompt_work_finishes_or_fills:   # what the policy declares, the run does
+    if policy.finishes_or_fills(limits):   # what the policy declares, the run does
         assert prompt_work_finishes_or_fills(trace, policy)
     estimate = estimate_run(workload, policy, budget, limits, cost)
     real = real_counts(trace, cost)
@@ -432,3 +456,27 @@ def test_streams_can_join_behind_a_prompt_only_when_one_arrives_after_it():
     assert _streams_after_prompts(workload([0.0, 2.0], [1.0]))
     assert not _streams_after_prompts(workload([0.0, 1.0], [1.0, 3.0]))   # at the same time: not after
     assert not _streams_after_prompts(workload([0.0, 2.0], []))
+
+
+# --- a chunk cap that stops short under some limits ---------------------------------------------
+THRESHOLD = PrefillCap(lambda state, request, room, limits: 16, stops_short=lambda limits: True)
+
+
+def test_a_chunk_cap_that_stops_short_changes_the_bound(monkeypatch):
+    """A per-request cap (16 prompt tokens an iteration, as vLLM's long_prefill_token_threshold)
+    that says it stops short makes every chunked policy's bound count prompt tokens: one
+    200,000-token prompt at budget 8,192 runs 12,500 iterations, and the bound covers them; the
+    same cap saying it never stops short leaves the bound at 25."""
+    workload = make_workload([0.0], [200_000], [1])
+    monkeypatch.setattr(policies, "PREFILL_CAPS", (*policies.PREFILL_CAPS, THRESHOLD))
+    for name in CHUNKED:
+        policy = get_policy(name)
+        trace = simulate(workload, policy, B200, budget=8192)
+        assert trace.iterations == 200_000 // 16
+        assert not policy.finishes_or_fills(Limits())
+        assert estimate_run(workload, policy, 8192, Limits(), B200).bound.iterations \
+            >= trace.iterations
+    silent = replace(THRESHOLD, stops_short=lambda limits: False)
+    monkeypatch.setattr(policies, "PREFILL_CAPS", (*policies.PREFILL_CAPS[:-1], silent))
+    assert estimate_run(workload, get_policy("sarathi"), 8192, Limits(), B200).bound.iterations \
+        < 200_000 // 16
