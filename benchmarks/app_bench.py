@@ -19,17 +19,25 @@ from charts import fidelity
 from charts.theme import Look
 from charts.views import budget_plan, roofline_figures, timeline
 from sim.cost.validation import validate
-from sim.serving.engine import simulate
-from sim.serving.policies import Limits, get_policy
 from sim.studies.budget import scenario_iterations
 from ui.chart_view import COMPONENT as CHART
+from ui.runs import MAX_ITERATIONS
 from ui.scenario import scenario_from
+
+from .smoke import capped
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE_FILES = {p.stem: str(p.relative_to(Path(APP).parent))
               for p in Path(APP).parent.joinpath("pages").glob("*/*.py")}
 RERUN_TARGET = 0.250
 EXTREME = dict(gpu="mi300x", model="qwen2.5-7b", prompt=1_000_000, decodes=1024, context=100)
+# a smoke test's sizes (`cases(small=True)`, limits_bench --smoke): the most of each link value
+SMOKE_SIZES = dict(prompt=20_000, decodes=64, requests=20, olen=64, bmax=4096)
+
+
+def sized(query: dict, small: bool) -> dict:
+    """`query`, at a smoke test's sizes when `small`."""
+    return capped(query, SMOKE_SIZES) if small else query
 
 
 def _page(page: str, **query) -> AppTest:
@@ -56,9 +64,7 @@ def _rerun_after_change(page: str, key: str, start: int, **query):
 def _scenario_figures(**values):
     """Simulate both lanes and build every figure's spec (what a cache-missing page does)."""
     s = scenario_from(values)
-    traces = [simulate(s.workload(), get_policy(p), s.cost_model(), budget=s.budget,
-                       limits=Limits(max_seqs=s.max_seqs)) for p in (s.unchunked, s.chunked)]
-    side = timeline(*traces).figure(Look()).spec()
+    side = timeline(*(s.run(p, MAX_ITERATIONS) for p in (s.unchunked, s.chunked))).figure(Look()).spec()
     cost = s.cost_model()
     plan = budget_plan(cost, s.decodes, s.context, s.prompt, s.budget, 0.025)
     roof, curve = roofline_figures(cost, plan, s.decodes, s.context, s.prompt, Look())
@@ -80,9 +86,10 @@ def _kib(*specs) -> str:
     return f"{sum(len(json.dumps(s)) for s in specs) / 1024:,.0f} KiB"
 
 
-def cases():
+def cases(small: bool = False):
+    extreme = sized(EXTREME, small)
     side, roof, curve = _scenario_figures()
-    x_side, x_roof, x_curve = _scenario_figures(**EXTREME)
+    x_side, x_roof, x_curve = _scenario_figures(**extreme)
     budgets = itertools.count(3577)
     return [
         (f"app: Home rerun after a budget change (chart data {_kib(side)})", RERUN_TARGET,
@@ -94,9 +101,9 @@ def cases():
         (f"app: Roofline rerun after a budget change ({_kib(roof, curve)})", RERUN_TARGET,
          _rerun_after_change("roofline", "budget", 2577)),
         (f"app: Side by side, 1,000,000-token prompt + 1,024 decoders ({_kib(x_side)})",
-         RERUN_TARGET, _rerun_after_change("side_by_side", "budget", 1025, **EXTREME)),
+         RERUN_TARGET, _rerun_after_change("side_by_side", "budget", 1025, **extreme)),
         (f"app: Roofline, same extreme ({_kib(x_roof, x_curve)})", RERUN_TARGET,
-         _rerun_after_change("roofline", "budget", 2025, **EXTREME)),
+         _rerun_after_change("roofline", "budget", 2025, **extreme)),
         (f"app: How close to a real GPU, rerun after a budget change ({_kib(*_fidelity_specs())})",
          RERUN_TARGET, _rerun_after_change("fidelity", "budget", 4577)),
         ("app: Side by side with ideal and calibrated compared, budget change", RERUN_TARGET,
@@ -104,12 +111,13 @@ def cases():
                              compare="true")),
         ("data + figures without Streamlit, defaults (2 runs, 3 specs)", None,
          lambda: _scenario_figures(budget=next(budgets))),
-        *traffic_cases(),
+        *traffic_cases(small),
     ]
 
 
 # --- the traffic pages (Traffic, Budget trade-off, Capacity, Memory) --------------------------
 BUSY = dict(workload="poisson", requests=1000, qps=6, lengths="sharegpt")
+THREE = ["vllm-v0", "sarathi", "vllm-v1"]
 
 
 def _sent_kib(at: AppTest) -> str:
@@ -130,33 +138,33 @@ def _revisit(page: str, **query):
     return rerun, _sent_kib(at)
 
 
-def _capacity_revisit():
+def _capacity_revisit(small: bool):
     """The Capacity page once its search is stored: what coming back to it costs."""
-    at = _page("capacity", requests=300)
+    at = _page("capacity", **sized(dict(requests=300), small))
     at.button(key="find_capacity").click().run()
     assert at.metric, "the search did not finish"
     return lambda: at.run()
 
 
-def traffic_cases():
+def traffic_cases(small: bool):
+    busy_link = sized(BUSY, small)
     traffic, traffic_kib = _revisit("traffic")
-    busy, busy_kib = _revisit("traffic", **BUSY, policies=["vllm-v0", "sarathi", "vllm-v1"])
+    busy, busy_kib = _revisit("traffic", **busy_link, policies=THREE)
     budget, budget_kib = _revisit("budget_tradeoff")
-    memory, memory_kib = _revisit("memory", **BUSY)
+    memory, memory_kib = _revisit("memory", **busy_link)
     return [
         ("app: Traffic rerun after a budget change (burst, 2 policies)", None,
          _rerun_after_change("traffic", "budget", 4577)),
         ("app: Traffic, 1,000 ShareGPT requests x 3 policies, budget change", None,
-         _rerun_after_change("traffic", "budget", 5577, **BUSY,
-                             policies=["vllm-v0", "sarathi", "vllm-v1"])),
+         _rerun_after_change("traffic", "budget", 5577, **busy_link, policies=THREE)),
         (f"app: Traffic revisit, cached ({traffic_kib})", RERUN_TARGET, traffic),
         (f"app: Traffic revisit, 1,000 requests x 3 policies ({busy_kib})", RERUN_TARGET, busy),
         ("app: Budget trade-off, a new largest budget (one new run)", None,
          _rerun_after_change("budget_tradeoff", "bmax", 16385)),
         (f"app: Budget trade-off revisit, cached ({budget_kib})", RERUN_TARGET, budget),
         ("app: Capacity revisit after its search (300 requests)", RERUN_TARGET,
-         _capacity_revisit()),
+         _capacity_revisit(small)),
         ("app: Memory rerun after a budget change (1,000 requests)", None,
-         _rerun_after_change("memory", "budget", 6577, **BUSY)),
+         _rerun_after_change("memory", "budget", 6577, **busy_link)),
         (f"app: Memory revisit, 1,000 requests ({memory_kib})", RERUN_TARGET, memory),
     ]

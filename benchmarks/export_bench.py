@@ -6,7 +6,7 @@ A GIF has two figures that matter, its time and its size, so besides the `cases(
 `python -m benchmarks` (time only) this runs on its own and prints both, each the median of the
 runs, against their targets:
 
-    python -m benchmarks.export_bench [--repeats 5]
+    python -m benchmarks.export_bench [--repeats 5] [--smoke]
 
 It also prints the process's CPU time per run: on a machine shared with other work the wall
 clock grows with the load, the CPU time much less.
@@ -24,8 +24,11 @@ from charts.theme import Look
 from charts.views import timeline
 from ui.scenario import scenario_from
 
+from .smoke import announce
+
 GIF_TARGET_S = 5.0
 GIF_TARGET_BYTES = 1.5e6
+SMOKE_FRAMES = 4     # --smoke: a GIF this short, once
 
 
 def side_by_side():
@@ -37,11 +40,12 @@ def side_by_side():
     return lanes.figure(Look(), 900).captioned(*scenario.caption), lanes.t_max
 
 
-def cases():
+def cases(small: bool = False):
     figure, t_max = side_by_side()
+    frames = SMOKE_FRAMES if small else export.GIF_FRAMES
     return [
         (f"export: {export.GIF_FRAMES}-frame GIF, Side by side at the defaults (900 px)",
-         GIF_TARGET_S, lambda: export.gif(figure, t_max)),
+         GIF_TARGET_S, lambda: export.gif(figure, t_max, frames)),
         ("export: PNG at 2x, same figure", None, lambda: export.png(figure)),
     ]
 
@@ -49,19 +53,23 @@ def cases():
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.export_bench")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"one {SMOKE_FRAMES}-frame GIF: does the benchmark still run?")
     args = parser.parse_args(argv)
+    repeats, frames = (1, SMOKE_FRAMES) if args.smoke else (args.repeats, export.GIF_FRAMES)
     figure, t_max = side_by_side()
     export.gif(figure, t_max, frames=2)          # the renderer's start, once, as in the app
     seconds, cpu, sizes = [], [], []
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         start, start_cpu = time.perf_counter(), time.process_time()
-        data = export.gif(figure, t_max)
+        data = export.gif(figure, t_max, frames)
         seconds.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
         sizes.append(len(data))
     wall, size = statistics.median(seconds), statistics.median(sizes)
-    print(f"{export.GIF_FRAMES}-frame GIF, Side by side at the defaults (900 px), "
-          f"median of {args.repeats}:")
+    if args.smoke:
+        announce(f"one {frames}-frame GIF")
+    print(f"{frames}-frame GIF, Side by side at the defaults (900 px), median of {repeats}:")
     print(f"  time {wall:.2f} s (min {min(seconds):.2f} s, CPU {statistics.median(cpu):.2f} s) "
           f"target < {GIF_TARGET_S:g} s: {'ok' if wall < GIF_TARGET_S else 'SLOWER THAN TARGET'}")
     print(f"  size {size / 1e6:.3f} MB target < {GIF_TARGET_BYTES / 1e6:g} MB: "

@@ -48,6 +48,7 @@ from harness.browser import CHARTS, SETTLED
 from harness.pages import DEFAULTS
 from harness.server import streamlit_server
 
+from .against import Comparison
 from .player_bench import chromium_missing, launch_chromium
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,20 +145,13 @@ def compare(browser, here: str, there: str, pages, repeats: int) -> None:
     first alternates too); medians of the time until rendered and their ratio."""
     print(f"{'page':<17} {'this':>6} {'other':>6} {'ratio':>6}  load   (seconds until rendered, "
           f"medians of {repeats} visits each)")
-    ratios = []
+    comparison = Comparison(label_width=17, decimals=2)
     for path in pages:
         urls = (f"{here}/{path}", f"{there}/{path}")
         expected = [open_fresh(browser, url).shown for url in urls]    # fills the caches
-        seconds: tuple[list, list] = ([], [])
-        for visit in range(repeats):
-            for side in ((0, 1) if visit % 2 == 0 else (1, 0)):
-                seconds[side].append(open_fresh(browser, urls[side], expected[side]).seconds)
-        this, other = (statistics.median(s) for s in seconds)
-        ratios.append(this / other)
-        print(f"/{path:<16} {this:6.2f} {other:6.2f} {this / other:5.2f}x  "
-              f"{os.getloadavg()[0]:.1f}", flush=True)
-    print(f"this tree / the other: median over pages {statistics.median(ratios):.2f}x, from "
-          f"{min(ratios):.2f}x to {max(ratios):.2f}x")
+        comparison.measure(f"/{path}", repeats, lambda side, urls=urls, expected=expected:
+                           open_fresh(browser, urls[side], expected[side]).seconds)
+    comparison.summary("pages")
 
 
 def main(argv=None) -> int:

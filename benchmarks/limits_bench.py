@@ -8,14 +8,18 @@ benchmarks/work_bench.py.
 
     .venv/bin/python -m benchmarks.limits_bench          # both
     .venv/bin/python -m benchmarks.limits_bench --cli    # the command line's only (a few minutes)
+    .venv/bin/python -m benchmarks.limits_bench --smoke  # every case at a small size: still runs?
 
 Each case runs through AppTest in a fresh process, so that process's resident set stands for a
 server's that served only it (its peak reset before the case: /proc/self/clear_refs); a last
-process runs them all in turn and says what stays. Printed, never asserted.
+process runs them all in turn and says what stays (`--smoke`: that process alone, at sizes far
+from the limits). Printed, never asserted; the exit status is 1 when a command exits with an
+error or a page shows a traceback.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import os
@@ -23,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 
 from streamlit.runtime.caching.cache_data_api import _data_caches
 from streamlit.runtime.caching.cache_resource_api import _resource_caches
@@ -41,7 +46,8 @@ from sim.studies.sweep import MAX_BUDGETS
 from ui import work
 from ui.store import RESULTS, TRACES, deep_nbytes
 
-from .app_bench import APP
+from .app_bench import APP, sized
+from .smoke import announce
 
 FIVE = list(POLICIES)
 MI300 = dict(gpu="mi300x", model="qwen2.5-7b")
@@ -108,13 +114,13 @@ def _outcome(at: AppTest) -> str:
     return "asks" if any(b.label.startswith("Run (") for b in at.button) else "ran"
 
 
-def page_case(index: int):
-    """One case, opened (and its button clicked) in this process after a warm-up run of Home:
-    (step, outcome, seconds, MiB resident at the peak, MiB added at the peak) per step."""
-    AppTest.from_file(APP, default_timeout=120).run()   # imports and first-run costs
+def page_case(index: int, small: bool):
+    """One case, opened (and its button clicked) in this process: (step, outcome, seconds, MiB
+    resident at the peak, MiB added at the peak) per step."""
     page, query, click, _ = CASES[index]
     at = AppTest.from_file(APP, default_timeout=300)
-    at.query_params.update({k: v if isinstance(v, list) else str(v) for k, v in query.items()})
+    at.query_params.update({k: v if isinstance(v, list) else str(v)
+                            for k, v in sized(query, small).items()})
     at.switch_page(page)
     measured = _measured(at.run)
     yield "open", _outcome(at), *measured
@@ -125,12 +131,19 @@ def page_case(index: int):
         yield f"click {label}", _outcome(at), *measured
 
 
-def every_case_in_one_server() -> str:
-    """Every case opened and clicked in turn in this process, caches kept, like one server that
-    served them all; then what stays."""
-    for index in range(len(CASES)):
-        for _ in page_case(index):
-            pass
+def run_cases(indices: Iterable[int], small: bool) -> None:
+    """Cases `indices` opened and clicked in turn in this process after a warm-up run of Home,
+    caches kept, like one server that served them: a JSON line per step, [case index, *step],
+    then one with what stays."""
+    AppTest.from_file(APP, default_timeout=120).run()   # imports and first-run costs
+    for index in indices:
+        for step in page_case(index, small):
+            print(json.dumps([index, *step]), flush=True)
+    print(json.dumps({"stays": what_stays()}))
+
+
+def what_stays() -> str:
+    """What this process keeps: the stores, Streamlit's caches, its resident memory."""
     entries, nbytes = streamlit_caches()
     return (f"traces {TRACES.nbytes / 2**20:,.0f} of {TRACES.max_bytes / 2**20:,.0f} MiB, "
             f"results {RESULTS.nbytes / 2**20:,.1f} of {RESULTS.max_bytes / 2**20:,.0f} MiB, "
@@ -140,17 +153,17 @@ def every_case_in_one_server() -> str:
 
 
 # --- the command line ------------------------------------------------------------------------
-def widest_trace(path: str) -> None:
-    """A trace at every limit at once: MAX_COLUMNS columns, MAX_ROWS rows, MAX_BYTES bytes (each
-    row padded in a note column); one-token requests, so the run after the parse is small."""
-    header = ",".join([*COLUMNS, *(f"note{i}" for i in range(MAX_COLUMNS - len(COLUMNS)))]) + "\n"
-    width, extra = divmod(MAX_BYTES - len(header), MAX_ROWS)
-    rows = []
-    for i in range(MAX_ROWS):
-        row = f"{i * 1e-3:.3f},1,1,"
-        rows.append(row + "x" * (width + (i < extra) - len(row) - 1) + "\n")
+def widest_trace(path: str, columns: int, rows: int, size: int) -> None:
+    """A trace of `columns` columns, `rows` rows and `size` bytes (each row padded in a note
+    column); one-token requests, so the run after the parse is small."""
+    header = ",".join([*COLUMNS, *(f"note{i}" for i in range(columns - len(COLUMNS)))]) + "\n"
+    width, extra = divmod(size - len(header), rows)
+    lines = []
+    for i in range(rows):
+        line = f"{i * 1e-3:.3f},1,1,"
+        lines.append(line + "x" * (width + (i < extra) - len(line) - 1) + "\n")
     with open(path, "w") as f:
-        f.write(header + "".join(rows))
+        f.write(header + "".join(lines))
 
 
 def most_requests_accepted(argv: list[str]) -> int:
@@ -171,72 +184,103 @@ def most_requests_accepted(argv: list[str]) -> int:
     return low
 
 
-def cli_cases(trace: str) -> list[tuple[str, list[str]]]:
-    """(the dimension at its limit, the command line) for each refused dimension."""
+def cli_cases(scratch: str, small: bool) -> list[tuple[str, list[str]]]:
+    """(the dimension at its limit, the command line) for each refused dimension; `small`: the
+    same command lines at a smoke test's sizes (the limit on requests still found, not run)."""
     poisson = ["simulate", "--qps", "1000"]
     most = most_requests_accepted(poisson)
+    requests = min(most, 100) if small else most
+    columns, rows, size = (len(COLUMNS) + 2, 100, 10_000) if small else (MAX_COLUMNS, MAX_ROWS, MAX_BYTES)
+    arguments, budgets, capacity = (11, 3, 50) if small else (MAX_ARGUMENTS, MAX_BUDGETS,
+                                                             MAX_CAPACITY_REQUESTS)
+    trace = os.path.join(scratch, "widest.csv")
+    widest_trace(trace, columns, rows, size)
     return [
-        (f"a run's estimated work: {most:,} requests", [*poisson, "--requests", str(most)]),
-        (f"trace: {MAX_BYTES:,} bytes, {MAX_COLUMNS} columns, {MAX_ROWS:,} rows",
+        (f"a run's estimated work: {requests:,} requests", [*poisson, "--requests", str(requests)]),
+        (f"trace: {size:,} bytes, {columns} columns, {rows:,} rows",
          ["simulate", "--trace-in", trace, "--json"]),
-        (f"arguments: {MAX_ARGUMENTS}",
-         ["simulate", *["--budget", "600"] * ((MAX_ARGUMENTS - 1) // 2)]),
-        (f"sweep: {MAX_BUDGETS} budgets",
-         ["sweep", "--budgets", ",".join(str(64 * (k + 1)) for k in range(MAX_BUDGETS)),
+        (f"arguments: {arguments}", ["simulate", *["--budget", "600"] * ((arguments - 1) // 2)]),
+        (f"sweep: {budgets} budgets",
+         ["sweep", "--budgets", ",".join(str(64 * (k + 1)) for k in range(budgets)),
           "--requests", "200", "--qps", "4", "--lengths", "sharegpt"]),
-        (f"capacity: {MAX_CAPACITY_REQUESTS:,} requests",
-         ["capacity", "--tbt-slo", "0.1", "--requests", str(MAX_CAPACITY_REQUESTS),
-          "--output-tokens", "16", "--max-runs", "100"]),
+        (f"capacity: {capacity:,} requests",
+         ["capacity", "--tbt-slo", "0.1", "--requests", str(capacity), "--output-tokens", "16",
+          "--max-runs", "100"]),
         # the export's figure (frames x pixels) is priced and measured by benchmarks/export_bench.py
     ]
 
 
-def cli_limits() -> None:
+def cli_limits(small: bool) -> bool:
+    """Each command line of `cli_cases`, run and measured; whether every one exited with 0."""
     print(f"the command line at each limit (allowance {CLI_ALLOWANCE.seconds:g} s of CPU, "
           f"{CLI_ALLOWANCE.bytes / 1e9:g} GB):")
     print(f"{'dimension at its limit':48} {'exit':>4} {'CPU s':>7} {'wall s':>7} {'peak MB':>8}  "
           "within")
+    clean = True
     with tempfile.TemporaryDirectory() as scratch:
-        trace = os.path.join(scratch, "widest.csv")
-        widest_trace(trace)
-        for what, argv in cli_cases(trace):
+        for what, argv in cli_cases(scratch, small):
             run = run_sim(*argv, timeout_s=300, peak_file=os.path.join(scratch, "peak"))
             within = run.cpu_seconds <= CLI_ALLOWANCE.seconds and run.peak_bytes <= CLI_ALLOWANCE.bytes
+            clean = clean and run.code == 0
             print(f"{what:48} {run.code!s:>4} {run.cpu_seconds:7.2f} {run.seconds:7.2f} "
                   f"{run.peak_bytes / 1e6:8.0f}  {'yes' if within else 'NO'}"
                   + (f"  ({run.stderr.strip()[:100]})" if run.code else ""), flush=True)
+    return clean
 
 
-def main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "--case":      # one case, in a fresh process
-        for step in page_case(int(sys.argv[2])):
-            print(json.dumps(step))
-        return
-    if sys.argv[1:] == ["--all"]:
-        print(every_case_in_one_server())
-        return
-    cli_limits()
-    if sys.argv[1:] == ["--cli"]:
-        return
+def cases_in_a_child(indices: Iterable[int], small: bool) -> tuple[list[list], str]:
+    """`run_cases` in a fresh process: its steps, [case index, *step], and what stays."""
+    done = subprocess.run([sys.executable, "-m", "benchmarks.limits_bench", "--cases",
+                           *map(str, indices), *(["--smoke"] if small else [])], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"the page cases {list(indices)} stopped:\n{done.stderr[-3000:]}")
+    *steps, stays = map(json.loads, done.stdout.splitlines())
+    return steps, stays["stays"]
+
+
+def page_limits(small: bool) -> bool:
+    """Each page case, opened and measured; whether none showed a traceback."""
     print(f"limits: a page {work.PAGE_SECONDS} s and {work.PAGE_BYTES / 2**20:,.0f} MiB; at once "
           f"<= {work.NOW_SECONDS:g} s estimated, on a button <= {work.BUTTON_SECONDS:g} s "
           f"(deadlines {work.NOW_DEADLINE_S:g} s / {work.BUTTON_DEADLINE_S:g} s); a run <= "
           f"{work.RUN_ITERATIONS:,} iterations and {work.RUN_TOKENS:,} token times; a page's "
           f"traces <= {work.PAGE_TOKENS:,} token times")
-    print("each case in a fresh process, after a warm-up run of Home:")
+    every_case = range(len(CASES))
+    print("smoke: every case at a small size, all in one process, after a warm-up run of Home:"
+          if small else "each case in a fresh process, after a warm-up run of Home:")
     print(f"{'page':20} {'step':26} {'seconds':>8} {'peak MiB':>9} {'+peak MiB':>10}  case: "
           "outcome")
-    for index, (page, _, _, what) in enumerate(CASES):
-        out = subprocess.run([sys.executable, "-m", "benchmarks.limits_bench", "--case",
-                              str(index)], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            step, outcome, seconds, peak, added = json.loads(line)
+    clean = True
+    for batch in [every_case] if small else [[index] for index in every_case]:
+        steps, stays = cases_in_a_child(batch, small)
+        for index, step, outcome, seconds, peak, added in steps:
+            page, _, _, what = CASES[index]
+            clean = clean and outcome != "TRACEBACK"
             print(f"{page.split('/')[-1]:20} {step[:26]:26} {seconds:8.2f} {peak:9.0f} "
                   f"{added:10.0f}  {what}: {outcome}", flush=True)
-    print("every case in turn in one process, caches kept: " + subprocess.run(
-        [sys.executable, "-m", "benchmarks.limits_bench", "--all"], capture_output=True,
-        text=True, check=True).stdout.strip())
+    if not small:
+        stays = cases_in_a_child(every_case, small)[1]
+    print(f"every case in turn in one process, caches kept: {stays}")
+    return clean
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.limits_bench")
+    parser.add_argument("--cli", action="store_true", help="the command line's limits only")
+    parser.add_argument("--smoke", action="store_true",
+                        help="every case at a small size: does each still run? (not results)")
+    parser.add_argument("--cases", type=int, nargs="+", help=argparse.SUPPRESS)  # run_cases, here
+    args = parser.parse_args(argv)
+    if args.cases:
+        run_cases(args.cases, args.smoke)
+        return 0
+    if args.smoke:
+        announce("every case at a small size, far from the limits")
+    clean = cli_limits(args.smoke)
+    if not args.cli:
+        clean = page_limits(args.smoke) and clean
+    return 0 if clean else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

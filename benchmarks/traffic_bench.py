@@ -11,21 +11,23 @@ from sim.studies.sweep import sweep
 TWELVE_BUDGETS = (64, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096, 8192, 16384)
 
 
-def _sharegpt(qps):
-    return poisson(1000, qps, lengths="sharegpt", seed=0)
-
-
-def cases():
+def cases(small: bool = False):
+    """`small`: a smoke test's sizes, 100 requests and three of the budgets."""
+    requests = 100 if small else 1000
+    budgets = TWELVE_BUDGETS[::4] if small else TWELVE_BUDGETS
     a100 = CostModel(get_gpu("a100-80gb"), get_model("llama-2-7b"))
-    thousand = poisson(1000, 6, prompt=1024, output=128, seed=0)
+    fixed_lengths = poisson(requests, 6, prompt=1024, output=128, seed=0)
     mistral = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
+
+    def sharegpt(qps):
+        return poisson(requests, qps, lengths="sharegpt", seed=0)
     return [
         ("sweep, 12 budgets x 1,000 Poisson requests (a100, llama)", 3.0,
-         lambda: sweep(thousand, get_policy("sarathi"), a100, TWELVE_BUDGETS,
+         lambda: sweep(fixed_lengths, get_policy("sarathi"), a100, budgets,
                        limits=Limits(max_seqs=128),
                        tbt_slo_s=0.05)),
         ("capacity, sarathi 512 vs vllm-v0, 1,000 ShareGPT requests", 15.0,
-         lambda: compare_capacity(_sharegpt, mistral, policy=get_policy("sarathi"), budget=512,
+         lambda: compare_capacity(sharegpt, mistral, policy=get_policy("sarathi"), budget=512,
                                   baseline=get_policy("vllm-v0"), baseline_budget=8192,
                                   tbt_slo_s=SLO_PRESETS["mistral-7b-strict"].tbt_slo_s,
                                   limits=Limits(max_seqs=128))),

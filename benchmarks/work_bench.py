@@ -10,11 +10,12 @@ the fit with a margin). Then, per case: the real counts priced by ITEM_COSTS aga
 measured (above 1: a price is too low), and the likely estimate's and the bound's iterations
 beside the real run's, with their factors in seconds; last, the ranges over all cases (how tight
 the estimate is: the figures sim/effort/estimate.py's docstring points to). Printed, never
-asserted.
+asserted. `--smoke`: every case once, its counts capped at SMOKE_CAPS (a check that it runs).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -22,6 +23,8 @@ import sys
 import numpy as np
 
 from sim.effort.estimate import ITEM_COSTS, LIKELY_FACTOR
+
+from .smoke import announce, capped
 
 B200, H200 = dict(gpu="b200", model="dense-8b"), dict(gpu="h200", model="llama-3.1-8b")
 ONE_DECODER = dict(kind="seed_scenario", decodes=1, context=1, prompt=1, prompt_output=1)
@@ -74,6 +77,7 @@ CASES = {
     "burst: 10 x 8,192-token prompts beside 64 streams, Orca": dict(
         kind="burst", n=10, **H200, policy="orca", budget=576),
 }
+SMOKE_CAPS = dict(n=200, decodes=100, decode_output=1000, prompt=2000)
 
 RUNNER = """
 import gc, json, sys, time
@@ -146,10 +150,16 @@ def _priced(counts: dict, what: str) -> float:
     return sum(counts[item] * getattr(ITEM_COSTS[item], what) for item in ITEMS)
 
 
-def main() -> int:
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.work_bench")
+    parser.add_argument("--smoke", action="store_true",
+                        help="every case once at a small size: does each still run?")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        announce(f"every case once, its counts capped at {SMOKE_CAPS}")
     results = {}
     for name, spec in CASES.items():
-        results[name] = measure(dict(spec))
+        results[name] = measure(capped(spec, SMOKE_CAPS), 1) if args.smoke else measure(dict(spec))
         print(f"measured {name}", file=sys.stderr, flush=True)
     counts = np.array([[r["real"][item] for item in ITEMS] for r in results.values()], float)
     fitted = {what: nonnegative_fit(counts, np.array([r[what] for r in results.values()]))
