@@ -1,17 +1,20 @@
 """The app's controls as plain data: their URL keys, defaults and ranges, and the checks a value
 arriving in a link gets. Pure Python (no Streamlit), so it is unit-tested on its own.
 
-URL keys are short and stable because links in slides must keep working. Defaults are the worked
-example of the lab's source article (sim.studies.worked_example.SOURCE_ARTICLE). A value in a link
-that is out of range or unreadable is replaced by the nearest valid value (or the default when there
-is no nearest) and a note says so: never an exception, never a silent clamp. The value used is
-written back into the link in its plain spelling (`url_text`), so the address bar always reproduces
-the view: `decodes=99999` becomes `decodes=4096`, a hand-typed `presenter=yes` becomes
-`presenter=true`.
+URL keys are short and stable because links in slides must keep working: a key is read in any case
+(`Budget`) and under its earlier name, and a key no control reads gets a note naming the nearest
+one. Defaults are the worked example of the lab's source article
+(sim.studies.worked_example.SOURCE_ARTICLE). A value in a link that is out of range or unreadable
+is replaced by the nearest valid value (or the default when there is no nearest) and a note says
+so: never an exception, never a silent clamp. The value used is written back into the link in its
+plain spelling (`url_text`) under the key's own spelling, so the address bar always reproduces the
+view: `decodes=99999` becomes `decodes=4096`, a hand-typed `presenter=yes` becomes `presenter=true`,
+`BUDGET=1024` becomes `budget=1024`.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -261,42 +264,67 @@ def _number(raw: str) -> float:
         return math.nan
 
 
+# Every key a link may spell, in lower case, and the control key it means: each control's key
+# and its earlier names (a link shared before a key was renamed), in any case.
+LINK_KEYS = {key.lower(): key for key in CONTROLS} | {old.lower(): new for old, new in OLD_KEYS.items()}
+
+
 @dataclass(frozen=True)
 class Link:
     """What a link's control values mean: `values`, every control key in the link with the value
-    to use; `corrections`, those whose text in the link must change (out of range, unreadable, or
-    spelled another way, as `presenter=1`); `notes`, one sentence per value that changed;
-    `above_max`, the number controls clamped down to their maximum."""
+    to use; `corrections`, those whose text in the link must change (out of range, unreadable,
+    spelled another way, as `presenter=1`, or under another spelling of the key, as `Budget`);
+    `notes`, one sentence per value that changed and per key the app does not read; `above_max`,
+    the number controls clamped down to their maximum; `given`, each control key's text in the
+    link (a multi control's: its list); `dropped`, the link's keys to take out of it (other
+    spellings of a key, keys the app does not read)."""
     values: dict[str, object]
     corrections: dict[str, object]
     notes: dict[str, str]
     above_max: tuple[str, ...]
+    given: dict[str, str | list[str]]
+    dropped: tuple[str, ...]
 
 
 def read_link(params: Mapping[str, str | list[str]]) -> Link:
     """Read a link's query parameters (a key's value: a string, or the list of its repeated
-    values). Keys that are not controls are ignored."""
-    values, corrections, notes, above_max = {}, {}, {}, []
-    # a key's earlier name (a link shared before it was renamed) reads as the key, and is
-    # rewritten to it; the key itself wins where both are given
-    renamed = {OLD_KEYS[key] for key in params if key in OLD_KEYS and OLD_KEYS[key] not in params}
-    params = {OLD_KEYS.get(key, key): raw for key, raw in params.items()
-              if not (key in OLD_KEYS and OLD_KEYS[key] in params)}
-    for key, raw in params.items():
-        control = CONTROLS.get(key)
-        if control is None:
-            continue
+    values). A key is read without regard to case, and under its earlier name; where the link
+    spells one key several ways, the key as the app spells it wins, else the last. A key that
+    is not a control's gets a note naming the nearest one."""
+    values, corrections, notes, above_max, given = {}, {}, {}, [], {}
+    spelled: dict[str, list[str]] = {}      # control key -> the link's spellings of it
+    dropped = []
+    for key_in_link in params:
+        key = LINK_KEYS.get(key_in_link.lower())
+        if key is None:
+            notes[key_in_link] = unknown_key_note(key_in_link)
+            dropped.append(key_in_link)
+        else:
+            spelled.setdefault(key, []).append(key_in_link)
+    for key, spellings in spelled.items():
+        chosen = key if key in spellings else spellings[-1]
+        dropped += [k for k in spellings if k != key]
+        control = CONTROLS[key]
+        raw = params[chosen]
         raw = raw if isinstance(raw, list) else str(raw)
         value, note = control.parse(raw)
         values[key] = value
         if control.kind == "multi":
-            given = raw if isinstance(raw, list) else [raw]
+            given[key] = raw if isinstance(raw, list) else [raw]
         else:
-            given = raw[-1] if isinstance(raw, list) else raw
-        if note or key in renamed or control.url_text(value) != given:
+            given[key] = raw[-1] if isinstance(raw, list) else raw
+        if note or chosen != key or control.url_text(value) != given[key]:
             corrections[key] = value
         if note:
             notes[key] = note
-        if control.kind in ("int", "float") and _number(given) > control.high:
+        if control.kind in ("int", "float") and _number(given[key]) > control.high:
             above_max.append(key)
-    return Link(values, corrections, notes, tuple(above_max))
+    return Link(values, corrections, notes, tuple(above_max), given, tuple(dropped))
+
+
+def unknown_key_note(key: str) -> str:
+    """The note for a key in a link that no control reads: the key as the link spells it, and
+    the nearest control key with its label, when one is near."""
+    nearest = difflib.get_close_matches(key.lower(), list(CONTROLS), n=1)
+    guess = f": did you mean `{nearest[0]}` ({CONTROLS[nearest[0]].label})?" if nearest else ""
+    return f"“{literal(key)}” in the link is not a setting of this lab, so it is left out{guess}"

@@ -40,7 +40,8 @@ MISSING_PAGE = "_missing_page"   # the path a link named that is no page (ui/ser
 def apply_link_corrections() -> bool:
     """On a session's first run, replace out-of-range, unreadable or oddly spelled values from
     the link by the values to use (before the widgets exist, so they start there), write those
-    back into the link, and keep the notes. A scenario count clamped to its maximum is lowered
+    back into the link under each key's own spelling, take out the keys the app does not read,
+    and keep the notes. A scenario count clamped to its maximum is lowered
     further to what fits in the GPU's memory, so a clamp never makes a page that cannot run.
     A path that is no page (`no_page`, from ui/server.py's redirect) is kept for its note and
     taken out of the link. True on the session's first run."""
@@ -52,14 +53,14 @@ def apply_link_corrections() -> bool:
         del st.query_params[NO_PAGE]
         initial_link().pop(NO_PAGE, None)
     link = controls.read_link({key: st.query_params.get_all(key) for key in st.query_params})
-    for old in set(controls.OLD_KEYS) & set(st.query_params):   # rewritten under its new key
-        del st.query_params[old]
-        initial_link().pop(old, None)
+    for spelled in link.dropped:   # another spelling of a key (rewritten under it), or no key
+        del st.query_params[spelled]
+        initial_link().pop(spelled, None)
     corrections, notes = dict(link.corrections), dict(link.notes)
     for key, fitted in fit_in_memory(link.values, link.above_max).items():
         corrections[key] = fitted
         high = CONTROLS[key].show(CONTROLS[key].high)
-        notes[key] = (f"{controls.in_link(key, st.query_params.get_all(key)[-1])} in the link is "
+        notes[key] = (f"{controls.in_link(key, link.given[key])} in the link is "
                       f"above the maximum {high}, and more than fits in the GPU's memory with the "
                       f"link's other values; using {fitted:,}, the most that fits")
     for key, value in corrections.items():
@@ -79,7 +80,7 @@ def _rewrite_link_value(control: Control, value) -> None:
     spelling."""
     initial = initial_link()
     if value == control.default:
-        del st.query_params[control.key]
+        st.query_params.pop(control.key, None)   # the link may have spelled the key otherwise
         initial.pop(control.key, None)
         return
     text = control.url_text(value)
@@ -89,13 +90,14 @@ def _rewrite_link_value(control: Control, value) -> None:
 
 def show_link_notes() -> None:
     """What the link asked for that the page could not give: a page that does not exist, values
-    out of range or unreadable. Every value is quoted as the link spells it, as text."""
+    out of range or unreadable, keys the app does not read. Every value and key is quoted as the
+    link spells it, as text."""
     notes = st.session_state.get(LINK_NOTES) or []
     missing = st.session_state.get(MISSING_PAGE)
     if missing is not None:
         st.warning(no_such_page(missing), icon=":material/link_off:")
     if notes:
-        st.warning("Some values in the link were out of range or unreadable:\n\n"
+        st.warning("Some of the link could not be used as written:\n\n"
                    + "\n".join(f"- {note}" for note in notes), icon=":material/link_off:")
     if (notes or missing is not None) and st.button("Dismiss", key="dismiss_link_notes"):
         st.session_state[LINK_NOTES] = []

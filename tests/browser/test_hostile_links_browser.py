@@ -22,7 +22,7 @@ from harness.browser import has_value, wait_for_run
 from harness.visit import settle
 from tests.support.hostile import LINK_KEYS, PAYLOADS
 from ui import story
-from ui.literal import JOINER, LIMIT, visible
+from ui.literal import LIMIT, visible
 
 PATHS = ["" if page is story.PAGES[0] else Path(page.path).stem for page in story.PAGES]
 # every element a page draws that can show, fetch or run something, as (tag, its address or text)
@@ -74,9 +74,8 @@ def drawn(page, still_s: float = 3.0, timeout_s: float = 90.0) -> Counter:
 
 
 def shown(page) -> str:
-    """The page's text as a reader sees it: word joiners gone, white space as the browser
-    collapses it."""
-    return re.sub(r"\s+", " ", page.locator("body").inner_text().replace(JOINER, ""))
+    """The page's text as a reader sees it, white space as the browser collapses it."""
+    return re.sub(r"\s+", " ", page.locator("body").inner_text())
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -120,3 +119,47 @@ def test_a_path_that_is_no_page_is_home_with_a_note_that_lists_the_pages(new_tab
         sync_api.expect(note).to_contain_text(entry.title)
     assert page.get_by_text("Page not found").count() == 0
     assert "no_page" not in page.url
+
+
+# Names a user copies from a note into a link or a flag: every punctuation mark Markdown or
+# Streamlit may read (`_`, `-`, `.`, `:`, `*`, `!`), and a Persian word with its non-joiner.
+NAME = "no_such-page.v2:x*y!"
+PERSIAN = "می\u200cخواهم"
+
+
+def copied(page, element) -> str:
+    """What a user gets who selects `element` and copies it: the clipboard's text."""
+    element.evaluate("""e => { const range = document.createRange(); range.selectNodeContents(e);
+        getSelection().removeAllRanges(); getSelection().addRange(range); }""")
+    page.keyboard.press("Control+C")
+    return page.evaluate("navigator.clipboard.readText()")
+
+
+@pytest.mark.parametrize("link, said", [
+    (NAME, f"There is no page “{NAME}” in this lab"),
+    (f"side_by_side?gpu={NAME}", f"gpu=“{NAME}” in the link is not one of"),
+    (f"side_by_side?chunked={PERSIAN}", f"chunked=“{PERSIAN}” in the link is not one of"),
+    (f"side_by_side?{NAME}=1", f"“{NAME}” in the link is not a setting of this lab"),
+])
+def test_an_echoed_value_copies_as_the_value(new_tab, app_url, link, said):
+    """The note's text, as a copy gives it, holds the value exactly: no invisible character
+    in it, no escape of a joiner it needs."""
+    page = new_tab()
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app_url)
+    page.goto(f"{app_url}/{link}")
+    note = page.locator('[data-testid="stAlertContentWarning"]').first
+    note.wait_for(timeout=30_000)
+    assert said in copied(page, note)
+
+
+def test_an_uploaded_files_name_copies_as_the_name(new_tab, app_url):
+    page = new_tab()
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app_url)
+    page.goto(f"{app_url}/traffic?workload=upload")
+    wait_for_run(page, "Traffic")
+    page.locator('input[type="file"]').set_input_files(files=[{
+        "name": f"{NAME}.csv", "mimeType": "text/csv",
+        "buffer": b"arrival_s,prompt_tokens,output_tokens\n0,100,4\n0.5,200,4\n"}])
+    caption = page.get_by_test_id("stCaptionContainer").filter(has_text="requests over").first
+    caption.wait_for(timeout=60_000)
+    assert f"Trace {NAME}.csv: 2 requests" in copied(page, caption)

@@ -9,7 +9,6 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from ui.chart_view import COMPONENT as CHART
-from ui.literal import JOINER
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -46,10 +45,19 @@ def shown(at: AppTest) -> str:
     return "\n".join(str(p) for p in parts)
 
 
+# a code span (its fence: a run of backticks, closed by a run as long), or an escaped character
+SPAN_OR_ESCAPE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)|\\([!-/:-@\[-`{-~])")
+
+
 def as_read(markdown: str) -> str:
-    """Markdown written by ui.literal as a reader sees it: without its backslash escapes and
-    invisible word joiners."""
-    return re.sub(r"\\(.)", r"\1", markdown).replace(JOINER, "")
+    """Markdown (ui.literal's values among it) as a reader sees it: each code span as its text
+    (one space each side dropped where both ends have one), backslash escapes gone."""
+    def read(match: re.Match) -> str:
+        if match.group(3) is not None:
+            return match.group(3)
+        text = match.group(2)
+        return text[1:-1] if text[0] == text[-1] == " " and text.strip() else text
+    return SPAN_OR_ESCAPE.sub(read, markdown)
 
 
 def assert_clean(at: AppTest):

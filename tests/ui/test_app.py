@@ -239,8 +239,8 @@ def test_out_of_range_link_values_get_a_note_and_the_nearest_value():
     assert at.selectbox(key="gpu").value == "illustrative"
     assert at.selectbox(key="mode").value == "simple"
     note = at.warning[0].value
-    for phrase in ("`budget`=“0”", "minimum 1", "`decodes`=“99999”", "maximum 4,096", "using 93, the "
-                   "most that fits", "`gpu`=“h100”", "`mode`=“fast”"):
+    for phrase in ("`budget`=“`0`”", "minimum 1", "`decodes`=“`99999`”", "maximum 4,096", "using 93, the "
+                   "most that fits", "`gpu`=“`h100`”", "`mode`=“`fast`”"):
         assert phrase in note
     assert not at.error                                          # the clamp left a page that runs
     # the link now says what the page shows (a default is left out, as the widgets do)
@@ -254,7 +254,13 @@ def test_out_of_range_link_values_get_a_note_and_the_nearest_value():
                                          ({"presenter": "on", "budget": "1e3"},
                                           {"presenter": "true", "budget": "1000"}),
                                          ({"gpu": "h100"}, {}),
-                                         ({"policies": "nope"}, {"policies": ""})])
+                                         ({"policies": "nope"}, {"policies": ""}),
+                                         ({"Budget": "1000"}, {"budget": "1000"}),
+                                         ({"BUDGET": "1000", "Presenter": "1"},
+                                          {"budget": "1000", "presenter": "true"}),
+                                         ({"Budget": "576"}, {}),      # the default: no key
+                                         ({"policy": "vllm-v1", "decodes": "32"},
+                                          {"decodes": "32"})])
 def test_a_corrected_link_is_written_back_and_reopens_the_same_view(query, text):
     """The address bar after a correction is a link that reproduces the view, with no note."""
     at = open_app("pages/learn/side_by_side.py", **query)
@@ -266,6 +272,21 @@ def test_a_corrected_link_is_written_back_and_reopens_the_same_view(query, text)
     for key in ("prompt", "decodes", "budget"):
         assert again.number_input(key=key).value == at.number_input(key=key).value
     assert again.toggle(key="presenter").value == at.toggle(key="presenter").value
+
+
+@pytest.mark.parametrize("key, value", [("Budget", "1000"), ("BUDGET", "1000"), ("Budget", "576")])
+def test_a_link_key_in_another_case_sets_its_control_without_a_note(key, value):
+    at = open_app(None, **{key: value})          # one run, the session's first, on Home
+    assert_clean(at)
+    assert at.number_input(key="budget").value == int(value) and not at.warning
+    assert dict(at.query_params) == ({} if value == "576" else {"budget": value})   # 576: the default
+
+
+def test_a_link_key_no_control_reads_is_named_with_the_nearest_one():
+    at = open_app("pages/learn/side_by_side.py", policy="vllm-v1")
+    assert_clean(at)
+    assert ("- “`policy`” in the link is not a setting of this lab, so it is left out: did you "
+            "mean `policies` (Policies)?") in at.warning[0].value
 
 
 def test_a_boolean_spelled_1_turns_presenter_mode_on_without_a_note():
@@ -287,7 +308,7 @@ def test_link_values_streamlit_cannot_parse_are_corrected_not_crashed(raw, used)
 
 def test_link_notes_can_be_dismissed():
     at = open_app(None, prompt="abc")
-    assert "`prompt`=“abc”" in at.warning[0].value
+    assert "`prompt`=“`abc`”" in at.warning[0].value
     at.button(key="dismiss_link_notes").click().run()
     assert_clean(at)
     assert not at.warning
@@ -539,10 +560,10 @@ def test_tp_from_a_link_shards_the_model():
 
 
 @pytest.mark.parametrize("tp, note, error", [
-    ("0", "`tp`=“0” in the link is below the minimum 1", None),
+    ("0", "`tp`=“`0`” in the link is below the minimum 1", None),
     ("3", None, "tensor-parallel degree (tp) 3 must divide Llama-3.1-8B's 32 query heads"),
-    ("99999", "`tp`=“99999” in the link is above the maximum 64", "(tp) 64 must divide"),
-    ("two", "`tp`=“two” in the link is not a number", None),
+    ("99999", "`tp`=“`99999`” in the link is above the maximum 64", "(tp) 64 must divide"),
+    ("two", "`tp`=“`two`” in the link is not a number", None),
 ])
 def test_bad_tp_in_a_link_is_a_visible_note(tp, note, error):
     at = open_app("pages/learn/side_by_side.py", gpu="h100-sxm", model="llama-3.1-8b", tp=tp)

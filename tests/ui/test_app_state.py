@@ -31,10 +31,39 @@ def test_url_keys_are_short_and_stable():
 
 def test_valid_link_values_need_no_correction():
     link = read_link({"prompt": "4096", "budget": "1024", "gpu": "h100-sxm", "mode": "roofline",
-                      "presenter": "true", "bw": "3.35", "unrelated": "x"})
-    assert (link.corrections, link.notes, link.above_max) == ({}, {}, ())
+                      "presenter": "true", "bw": "3.35"})
+    assert (link.corrections, link.notes, link.above_max, link.dropped) == ({}, {}, (), ())
     assert link.values == {"prompt": 4096, "budget": 1024, "gpu": "h100-sxm", "mode": "roofline",
                            "presenter": True, "bw": 3.35}
+
+
+@pytest.mark.parametrize("raw", [{"Budget": "1000"}, {"BUDGET": "1000"}, {"bUdGeT": "1000"}])
+def test_a_key_in_another_case_is_the_key_rewritten_as_the_app_spells_it(raw):
+    link = read_link(raw)
+    assert (link.values, link.corrections, link.notes) == ({"budget": 1000}, {"budget": 1000}, {})
+    assert link.dropped == tuple(raw)
+
+
+def test_the_key_as_the_app_spells_it_wins_over_its_other_spellings():
+    link = read_link({"BUDGET": "1000", "budget": "900", "Partials": "3"})
+    assert link.values == {"budget": 900, "prefills": 3} and not link.notes
+    assert link.corrections == {"prefills": 3}      # the old key in another case, rewritten
+    assert link.dropped == ("BUDGET", "Partials")
+    assert read_link({"BUDGET": "1000", "Budget": "2000"}).values == {"budget": 2000}   # the last
+
+
+@pytest.mark.parametrize("key, nearest", [("policy", "policies"), ("Policy", "policies"),
+                                          ("budegt", "budget"), ("gpus", "gpu"),
+                                          ("utm_source", None)])
+def test_a_key_no_control_reads_is_named_in_a_note_with_the_nearest_one(key, nearest):
+    link = read_link({key: "vllm-v1", "prompt": "4096"})
+    assert link.values == {"prompt": 4096} and link.dropped == (key,)
+    note = link.notes[key]
+    assert note.startswith(f"“`{key}`” in the link is not a setting of this lab")
+    if nearest:
+        assert note.endswith(f"did you mean `{nearest}` ({CONTROLS[nearest].label})?")
+    else:
+        assert "did you mean" not in note
 
 
 @pytest.mark.parametrize("raw, value, words", [

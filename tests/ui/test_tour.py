@@ -240,7 +240,7 @@ GOOD = '+++\ntitle = "A"\nchapter = "freeze"\n+++\nSome words.\n'
     ("no front matter", "must open with TOML front matter"),
     (GOOD.replace('chapter = "freeze"', 'chapter = "nope"'), "chapter 'nope' is not one of"),
     (GOOD.replace('title = "A"', 'title = "A"\ncolour = "red"'), "unknown front-matter keys ['colour']"),
-    (GOOD.replace('title = "A"', 'title = "A"\ncontrols = "budget=0"'), "`budget`=“0” in the link is below"),
+    (GOOD.replace('title = "A"', 'title = "A"\ncontrols = "budget=0"'), "`budget`=“`0`” in the link is below"),
     (GOOD.replace('title = "A"', 'title = "A"\ncontrols = "window=run"'), "keys among prompt"),
     (GOOD.replace('title = "A"', 'title = "A"\nmoment = "noon"'), "moment 'noon' is not one of"),
     (GOOD.replace('title = "A"', 'title = "A"\nhighlight = ["top.rows"]'), "highlight 'top.rows'"),
@@ -415,7 +415,7 @@ def test_a_link_to_a_step_that_does_not_exist_shows_the_last_with_a_note():
     at = open_tour(tour=42)
     assert_clean(at)
     assert at.header[0].value.startswith(f"{len(tour.load().steps)}. ")
-    assert "`tour`=“42” in the link is above the maximum" in at.warning[0].value
+    assert "`tour`=“`42`” in the link is above the maximum" in at.warning[0].value
 
 
 @pytest.mark.parametrize("query, says", [

@@ -43,7 +43,7 @@ def test_multi_choice_links_keep_known_choices_and_note_the_rest():
     link = read_link({"policies": ["sarathi", "nope", "sarathi", "<b>"]})
     assert link.corrections == {"policies": ["sarathi"]}
     note = link.notes["policies"]
-    assert len(link.notes) == 1 and "`policies`=“nope”" in note and "left out" in note
+    assert len(link.notes) == 1 and "`policies`=“`nope`”" in note and "left out" in note
     empty = read_link({"policies": [""]})                      # an empty selection is allowed
     assert empty.values == {"policies": []} and not empty.corrections and not empty.notes
     assert set(CONTROLS["policies"].default) <= set(CONTROLS["policies"].options)
@@ -120,7 +120,7 @@ def test_no_policy_is_a_prompt_not_an_error():
 def test_a_bad_policy_in_the_link_is_a_note():
     at = open_app(TRAFFIC, policies="nope")
     assert_clean(at)
-    assert "`policies`=“nope”" in at.warning[0].value
+    assert "`policies`=“`nope`”" in at.warning[0].value
 
 
 def test_extreme_burst_and_decoders():
