@@ -8,6 +8,7 @@ their previous token was emitted at that instant (the source articles' "D decode
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 from dataclasses import dataclass
 
@@ -52,6 +53,21 @@ class Workload:
 
     def __len__(self) -> int:
         return len(self.arrival_s)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """A hash of its name and rows: two workloads with the same are one, so a run of either
+        is one cache entry (sim/serving/run.py), an uploaded trace known by its rows."""
+        h = hashlib.sha256(self.name.encode())
+        for column in (self.arrival_s, self.prompt, self.output, self.prefilled):
+            h.update(np.ascontiguousarray(column).tobytes())
+        return h.hexdigest()
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Workload) and self.digest == other.digest
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
 
 
 def _count(name, value, high=MAX_TOKENS):

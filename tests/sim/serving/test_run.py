@@ -1,0 +1,75 @@
+"""A run is one value (sim/serving/run.py): equal content is one key, every field is part of
+the key, and it runs what the engine runs."""
+
+from dataclasses import fields, replace
+
+import numpy as np
+import pytest
+
+from sim.errors import InputError
+from sim.presets.hardware import get_gpu
+from sim.presets.models import get_model
+from sim.serving.engine import simulate
+from sim.serving.policies import Limits, get_policy
+from sim.serving.run import Run
+from sim.serving.workloads import make_workload, poisson, seed_scenario
+
+BASE = Run(workload=seed_scenario(8, 500, 2000), policy=get_policy("sarathi"),
+           gpu=get_gpu("a100-80gb"), model=get_model("llama-2-7b"), budget=256)
+
+# For each field of Run and of its Limits, a value other than BASE's.
+OTHER = {
+    "workload": seed_scenario(8, 500, 2001),
+    "policy": get_policy("vllm-v1"),
+    "gpu": get_gpu("h100-sxm"),
+    "model": get_model("mistral-7b"),
+    "budget": 512,
+    "mode": "calibrated",
+    "overhead_s": 0.004,
+    "tp": 2,
+    "limits": Limits(max_seqs=9),
+}
+OTHER_LIMITS = {"max_seqs": 9, "max_concurrent_prefills": 1, "max_iterations": 1000}
+
+
+def test_workloads_with_the_same_rows_are_one_key():
+    a = poisson(50, 2.0, lengths="sharegpt", seed=3)
+    b = poisson(50, 2.0, lengths="sharegpt", seed=3)
+    assert a is not b and a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != poisson(50, 2.0, lengths="sharegpt", seed=4)
+    shifted = make_workload(a.arrival_s + 1e-9, a.prompt, a.output, a.prefilled, a.name)
+    assert shifted != a                        # one arrival a nanosecond later is another run
+    assert make_workload(a.arrival_s, a.prompt, a.output, a.prefilled, "other") != a
+
+
+def test_equal_runs_are_one_key_and_every_field_is_part_of_it():
+    """A cache keyed on a Run tells apart runs that differ in any field, the day a field is
+    added (OTHER must name it, or this fails)."""
+    same = replace(BASE, workload=seed_scenario(8, 500, 2000))
+    assert same == BASE and hash(same) == hash(BASE)
+    assert {f.name for f in fields(Run)} == set(OTHER)
+    for name, value in OTHER.items():
+        other = replace(BASE, **{name: value})
+        assert other != BASE and hash(other) != hash(BASE), name
+    assert {f.name for f in fields(Limits)} == set(OTHER_LIMITS)
+    for name, value in OTHER_LIMITS.items():
+        other = replace(BASE, limits=replace(BASE.limits, **{name: value}))
+        assert other != BASE and hash(other) != hash(BASE), name
+
+
+def test_capped_changes_the_iteration_cap_alone():
+    capped = BASE.capped(7)
+    assert capped.limits == replace(BASE.limits, max_iterations=7)
+    assert replace(capped, limits=BASE.limits) == BASE
+
+
+def test_it_runs_what_the_engine_runs():
+    trace = BASE.simulate()
+    direct = simulate(BASE.workload, BASE.policy, BASE.cost, budget=256)
+    assert np.array_equal(trace.duration_s, direct.duration_s)
+    assert BASE.cost.gpu == BASE.gpu and BASE.cost.mode == "roofline"
+
+
+def test_a_run_that_cannot_be_priced_is_refused_when_made():
+    with pytest.raises(InputError, match="must divide"):
+        replace(BASE, tp=3)
