@@ -14,7 +14,7 @@ from sim.knobs import KNOBS, LIMIT_KNOBS, shaping
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving import workloads
-from sim.serving.engine import Trace, lane_budget, simulate
+from sim.serving.engine import Trace, simulate
 from sim.serving.policies import (
     DEFAULT_MAX_ITERATIONS,
     MAX_ITERATION_CAP,
@@ -23,6 +23,7 @@ from sim.serving.policies import (
     PolicySpec,
     default_max_seqs,
     get_policy,
+    lane_budget,
 )
 from sim.serving.trace_files import MAX_ARRIVAL_S, load_trace
 from sim.serving.workloads import OWN_LENGTHS, SHAREGPT_OUTPUT, SHAREGPT_PROMPT

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from sim.errors import InputError
-from sim.serving.engine import Trace, lane_budget_note
+from sim.serving.engine import Trace
 from sim.serving.metrics import request_times, seed_metrics, summarize
-from sim.serving.policies import get_policy
+from sim.serving.policies import get_policy, lane_budget_note
 from sim.serving.trace_files import MAX_BYTES, MAX_ROWS
 from sim.units import fmt_seconds
 

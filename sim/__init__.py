@@ -15,9 +15,9 @@ from sim.cost.iteration import MODES, Chunk, Composition, CostModel, IterationCo
 from sim.errors import InputError
 from sim.presets.hardware import GPUS, Gpu, custom_gpu, get_gpu
 from sim.presets.models import MODELS, Model, custom_model, get_model
-from sim.serving.engine import SimulationLimitError, Trace, lane_budget, simulate
+from sim.serving.engine import SimulationLimitError, Trace, simulate
 from sim.serving.metrics import Metrics, request_times, summarize
-from sim.serving.policies import POLICIES, Limits, PolicySpec, get_policy
+from sim.serving.policies import POLICIES, Limits, PolicySpec, get_policy, lane_budget
 from sim.serving.workloads import Workload, burst, make_workload, poisson, seed_scenario
 
 ARTICLE_BUDGET = 576   # the source article's worked example: 64 decodes + a 512-token chunk

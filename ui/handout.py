@@ -24,8 +24,8 @@ from charts.figure import Figure
 from charts.theme import Look
 from charts.views import timeline
 from sim.errors import InputError, check_number
-from sim.serving.engine import Trace, lane_budget, simulate
-from sim.serving.policies import get_policy
+from sim.serving.engine import Trace, simulate
+from sim.serving.policies import get_policy, lane_budget
 
 from . import controls, glossary, tour, words
 from .scenario import Scenario

@@ -12,8 +12,8 @@ from sim.errors import InputError
 from sim.knobs import LIMIT_KNOBS
 from sim.presets.hardware import Gpu, custom_gpu, get_gpu
 from sim.presets.models import Model, custom_model, get_model
-from sim.serving.engine import SimulationLimitError, Trace, lane_budget, simulate
-from sim.serving.policies import POLICIES, Limits, get_policy, names_in_prose
+from sim.serving.engine import SimulationLimitError, Trace, simulate
+from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget, names_in_prose
 from sim.serving.workloads import Workload, burst, poisson, seed_scenario
 
 from .controls import CONTROLS, CUSTOM

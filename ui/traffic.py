@@ -20,8 +20,8 @@ from charts import traffic as charts
 from charts.figure import Figure
 from charts.theme import Look
 from sim.errors import InputError
-from sim.serving.engine import Trace, lane_budget, lane_budget_note, simulate
-from sim.serving.policies import Limits, get_policy
+from sim.serving.engine import Trace, simulate
+from sim.serving.policies import Limits, get_policy, lane_budget, lane_budget_note
 from sim.serving.workloads import Workload
 from sim.studies.stalls import STALL_S
 

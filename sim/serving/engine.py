@@ -25,20 +25,22 @@ from sim.ceilings import MAX_TOKENS
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
 from sim.serving.kv import KvPool, round_up
-from sim.serving.policies import DEFAULT_LIMITS, Batch, Limits, PolicySpec
+from sim.serving.policies import (
+    DEFAULT_LIMITS,
+    Batch,
+    Limits,
+    NewTokenRatio,
+    PolicySpec,
+    check_prompt_limit,
+    future_tokens,
+    max_model_len,
+)
 from sim.serving.trace import Trace, TraceRecorder
 from sim.serving.workloads import Workload
 from sim.units import fmt_bytes
 
 RESERVE_FRACTION = 0.10   # vLLM's gpu_memory_utilization=0.9 leaves 10% for activations etc.
 NEVER = np.iinfo(np.int64).max
-# SGLang's new_token_ratio (srt/environ.py:646-649 at v0.5.23): the share of their remaining
-# output running requests keep KV for, decaying a decode step at a time to 0.7 x 0.14
-NEW_TOKEN_RATIO = 0.7
-MIN_NEW_TOKEN_RATIO = NEW_TOKEN_RATIO * 0.14
-NEW_TOKEN_RATIO_DECAY = (NEW_TOKEN_RATIO - MIN_NEW_TOKEN_RATIO) / 600
-CLIP_MAX_NEW_TOKENS = 4096   # SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION
-RETRACT_DECODE_STEPS = 20    # SGLANG_RETRACT_DECODE_STEPS: steps a retracted request is assumed to run
 
 
 class SimulationLimitError(InputError):
@@ -58,11 +60,6 @@ def kv_capacity_bytes(cost: CostModel, reserve_fraction: float = RESERVE_FRACTIO
 def policy_reserve(spec: PolicySpec, cost: CostModel, budget: int) -> float:
     """The share of GPU memory `spec`'s engine keeps back from the KV cache at `budget`."""
     return spec.profile.reserve(cost.gpu, budget, cost.tp)
-
-
-def max_model_len(workload: Workload) -> int:
-    """The smallest max_model_len that serves `workload`: its longest request, prompt + output."""
-    return int(np.max(workload.prompt + workload.output))
 
 
 def kv_capacity_tokens(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> int:
@@ -94,7 +91,7 @@ class _Engine:
                            block_tokens=block)
         # Orca as Sarathi-Serve runs it: max_model_len of blocks for each request it admits
         self.kv_floor = round_up(max_model_len(workload), block) if profile.kv_floor else 0
-        self.new_token_ratio = NEW_TOKEN_RATIO if profile.future_tokens else 0.0
+        self.ratio = NewTokenRatio() if profile.future_tokens else None   # SGLang's
         self.record = TraceRecorder()
         self.window = cost.model.sliding_window
         self.arrival = workload.arrival_s.tolist()
@@ -137,13 +134,13 @@ class _Engine:
 
     @property
     def reserved_kv(self) -> float:
-        """SGLang: what the running requests keep for their future tokens, min(output left,
-        4,096) x new_token_ratio each (schedule_policy.py:785-794); 0 for the other engines."""
-        if not self.new_token_ratio:
+        """SGLang: what the running requests keep for their future tokens (`NewTokenRatio`);
+        0 for the other engines."""
+        if self.ratio is None:
             return 0.0
-        left = np.minimum(self.dec_finish - self.clock, CLIP_MAX_NEW_TOKENS).sum() + sum(
+        left = future_tokens(self.dec_finish - self.clock).sum() + sum(
             self.future_kv(r) for r in self.partial)
-        return float(left) * self.new_token_ratio
+        return float(left) * self.ratio.value
 
     def prefill_left(self, request: int) -> int:
         return self.target[request] - self.computed[request]
@@ -153,10 +150,10 @@ class _Engine:
         return self.pool.slots_for(request, tokens, floor)
 
     def future_kv(self, request: int) -> int:
-        """SGLang: a request's output still to come, up to 4,096 (schedule_policy.py:1407-1412)."""
-        if not self.new_token_ratio:
+        """SGLang: a request's output still to come (`future_tokens`); 0 for the other engines."""
+        if self.ratio is None:
             return 0
-        return min(self.output[request] - self.generated[request], CLIP_MAX_NEW_TOKENS)
+        return int(future_tokens(self.output[request] - self.generated[request]))
 
     def decoders_before(self, request: int) -> int:
         return int(np.searchsorted(self.dec_admission, self.pool.admission_number(request)))
@@ -286,9 +283,8 @@ class _Engine:
         budget skipped do not advance."""
         if not k:
             return
-        if self.new_token_ratio:   # SGLang: the ratio decays with each decode step
-            self.new_token_ratio = max(MIN_NEW_TOKEN_RATIO,
-                                       self.new_token_ratio - NEW_TOKEN_RATIO_DECAY)
+        if self.ratio is not None:
+            self.ratio.after_decode_step()
         stepping = self.dec_ids[:k]
         self.pool.step(stepping, self.dec_ids[k:])
         if k < self.decoding:
@@ -371,20 +367,16 @@ class _Engine:
         self.computed[victim] = 0
         self.preemptions[victim] += 1
         self.waiting.appendleft(victim)
-        if self.new_token_ratio:
-            self._retract_ratio()
+        if self.ratio is not None:
+            self.ratio.after_retraction(*self._running_outputs())
 
-    def _retract_ratio(self) -> None:
-        """SGLang after a retraction: new_token_ratio = (tokens decoded + 20 per request) /
-        (their max_new_tokens + 1) over the running requests, at most 1
-        (new_token_ratio_tracker.py estimate_new_token_ratio_after_retract at v0.5.23)."""
+    def _running_outputs(self) -> tuple[list[int], list[int]]:
+        """The running requests' (decoders', then partial prefills') outputs, and the output
+        each has still to come."""
         running = self.dec_ids.tolist() + list(self.partial)
-        left = np.asarray(self.dec_finish - self.clock).tolist() + [
+        left = (self.dec_finish - self.clock).tolist() + [
             self.output[r] - self.generated[r] for r in self.partial]
-        decoded = sum(self.output[r] - rest for r, rest in zip(running, left))
-        total = sum(self.output[r] for r in running)
-        self.new_token_ratio = min(1.0, (decoded + RETRACT_DECODE_STEPS * len(running))
-                                   / (total + 1))
+        return [self.output[r] for r in running], left
 
     # --- the result -----------------------------------------------------------------------
     def _trace(self) -> Trace:
@@ -419,64 +411,6 @@ def simulate(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget:
                      reserve_fraction)
     _check_fits(workload, engine)
     return engine.run()
-
-
-def prompt_limit_problem(workload: Workload, policy: PolicySpec, budget: int) -> str | None:
-    """What `policy`'s engine does with a prompt longer than `budget` where it ignores such
-    prompts (vLLM V0: prompt_limit = max_num_batched_tokens without chunking, status
-    FINISHED_IGNORED); None when every new prompt fits."""
-    if not policy.profile.prompt_limit:
-        return None
-    prompts = workload.prompt[~workload.prefilled]
-    longer = int(np.count_nonzero(prompts > budget))
-    if not longer:
-        return None
-    longest = int(prompts.max())
-    return (f"{policy.profile.name} ignores a prompt longer than its token budget (prompt_limit "
-            f"= max_num_batched_tokens: the request finishes as FINISHED_IGNORED, with no output), "
-            f"and {longer:,} of these {len(prompts):,} prompts are longer than {budget:,} tokens "
-            f"(the longest {longest:,}); give a budget of at least {longest:,}, or vLLM V0's own "
-            f"without chunking, max(max_model_len, 2,048) = "
-            f"{unchunked_budget(workload):,}")
-
-
-def check_prompt_limit(workload: Workload, policy: PolicySpec, budget: int) -> None:
-    """Refuse, with what the engine would do, a run whose engine would ignore some prompts."""
-    problem = prompt_limit_problem(workload, policy, budget)
-    if problem:
-        raise InputError(problem)
-
-
-def lane_budget(policy: PolicySpec, workload: Workload, budget: int) -> int:
-    """The budget a side-by-side lane runs `policy` at: vLLM V0 at its own without chunking
-    (`unchunked_budget`), the budget it runs a whole prompt at (at a smaller one it would ignore
-    the prompt, and the lane would show no stall but a dropped request); any other at `budget`."""
-    return unchunked_budget(workload) if policy.profile.prompt_limit else budget
-
-
-def lane_budget_note(policy: PolicySpec, workload: Workload, budget: int) -> str | None:
-    """What a page or command says when it runs `policy` at `lane_budget` instead of `budget`
-    (None when they agree)."""
-    own = lane_budget(policy, workload, budget)
-    if own == budget:
-        return None
-    longer = int(np.count_nonzero(workload.prompt[~workload.prefilled] > budget))
-    ignored = (f": at {budget:,} it would ignore the {longer:,} prompt{'s' * (longer != 1)} "
-               "longer than that (FINISHED_IGNORED, no output), since it never splits a prompt"
-               if longer else "")
-    return (f"{policy.engine} runs at its own budget without chunking, max(max_model_len, 2,048) "
-            f"= {own:,} tokens, max_model_len the longest request{ignored}")
-
-
-def unchunked_budget(workload: Workload) -> int:
-    """vLLM V0's budget for `workload`, max_model_len its longest request, so every prompt fits."""
-    return vllm_v0_budget(max_model_len(workload))
-
-
-def vllm_v0_budget(max_model_len: int) -> int:
-    """vLLM V0's budget without chunked prefill: max_num_batched_tokens = max(max_model_len,
-    2048) (vllm/config.py:562 at v0.4.0.post1)."""
-    return max(int(max_model_len), 2048)
 
 
 def _check_fits(workload: Workload, engine: _Engine) -> None:

@@ -40,12 +40,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 from sim.ceilings import MAX_REQUESTS
 from sim.cost import overhead as engine_overhead
 from sim.cost.overhead import Overhead
 from sim.errors import InputError, check_number
 from sim.presets.hardware import Gpu, is_a100, memory_gib, tier_of
 from sim.presets.models import Model
+from sim.serving.workloads import Workload
 
 DEFAULT_MAX_ITERATIONS = 2_000_000
 MAX_ITERATION_CAP = 5_000_000   # ~20 s and ~2 GB here: the most any one run may take
@@ -249,6 +252,41 @@ def sglang(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Bat
     return batch
 
 
+# SGLang's admission keeps KV for the running requests' future tokens (python/sglang/srt at
+# v0.5.23): each keeps its output still to come, up to 4,096 (SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION,
+# managers/schedule_policy.py:1407-1412), times new_token_ratio (schedule_policy.py:785-794).
+NEW_TOKEN_RATIO = 0.7                          # environ.py:646-649: the ratio's start,
+MIN_NEW_TOKEN_RATIO = NEW_TOKEN_RATIO * 0.14   # its floor,
+NEW_TOKEN_RATIO_DECAY = (NEW_TOKEN_RATIO - MIN_NEW_TOKEN_RATIO) / 600   # and its fall a step
+CLIP_MAX_NEW_TOKENS = 4096
+RETRACT_DECODE_STEPS = 20    # SGLANG_RETRACT_DECODE_STEPS: steps a retracted request is assumed to run
+
+
+def future_tokens(output_left):
+    """SGLang: the KV a request keeps for its output still to come, at most 4,096 (numbers or
+    numpy arrays)."""
+    return np.minimum(output_left, CLIP_MAX_NEW_TOKENS)
+
+
+class NewTokenRatio:
+    """SGLang's new_token_ratio: the share of their future tokens the running requests keep KV
+    for. It falls a decode step at a time to its floor, and after a retraction it is set from
+    the running requests (new_token_ratio_tracker.py estimate_new_token_ratio_after_retract)."""
+
+    def __init__(self):
+        self.value = NEW_TOKEN_RATIO
+
+    def after_decode_step(self) -> None:
+        self.value = max(MIN_NEW_TOKEN_RATIO, self.value - NEW_TOKEN_RATIO_DECAY)
+
+    def after_retraction(self, outputs: Sequence[int], left: Sequence[int]) -> None:
+        """(tokens decoded + 20 per request) / (their max_new_tokens + 1), at most 1, over the
+        running requests: their `outputs` and the output each has still to come (`left`)."""
+        decoded = sum(output - rest for output, rest in zip(outputs, left))
+        self.value = min(1.0, (decoded + RETRACT_DECODE_STEPS * len(outputs))
+                         / (sum(outputs) + 1))
+
+
 def _admit_whole(state: State, limits: Limits, batch: Batch, token_cap: float) -> None:
     """Admit waiting requests with their whole prompt, FCFS, while KV, max_seqs and the token cap
     allow (the first prompt is never refused for the cap: unchunked prompts cannot be split).
@@ -279,6 +317,68 @@ def vllm_v0(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Ba
         batch.decodes = state.decoding
     return batch
 
+
+def max_model_len(workload: Workload) -> int:
+    """The smallest max_model_len that serves `workload`: its longest request, prompt + output."""
+    return int(np.max(workload.prompt + workload.output))
+
+
+def prompt_limit_problem(workload: Workload, policy: PolicySpec, budget: int) -> str | None:
+    """What `policy`'s engine does with a prompt longer than `budget` where it ignores such
+    prompts (vLLM V0: prompt_limit = max_num_batched_tokens without chunking, status
+    FINISHED_IGNORED); None when every new prompt fits."""
+    if not policy.profile.prompt_limit:
+        return None
+    prompts = workload.prompt[~workload.prefilled]
+    longer = int(np.count_nonzero(prompts > budget))
+    if not longer:
+        return None
+    longest = int(prompts.max())
+    return (f"{policy.profile.name} ignores a prompt longer than its token budget (prompt_limit "
+            f"= max_num_batched_tokens: the request finishes as FINISHED_IGNORED, with no output), "
+            f"and {longer:,} of these {len(prompts):,} prompts are longer than {budget:,} tokens "
+            f"(the longest {longest:,}); give a budget of at least {longest:,}, or vLLM V0's own "
+            f"without chunking, max(max_model_len, 2,048) = "
+            f"{unchunked_budget(workload):,}")
+
+
+def check_prompt_limit(workload: Workload, policy: PolicySpec, budget: int) -> None:
+    """Refuse, with what the engine would do, a run whose engine would ignore some prompts."""
+    problem = prompt_limit_problem(workload, policy, budget)
+    if problem:
+        raise InputError(problem)
+
+
+def lane_budget(policy: PolicySpec, workload: Workload, budget: int) -> int:
+    """The budget a side-by-side lane runs `policy` at: vLLM V0 at its own without chunking
+    (`unchunked_budget`), the budget it runs a whole prompt at (at a smaller one it would ignore
+    the prompt, and the lane would show no stall but a dropped request); any other at `budget`."""
+    return unchunked_budget(workload) if policy.profile.prompt_limit else budget
+
+
+def lane_budget_note(policy: PolicySpec, workload: Workload, budget: int) -> str | None:
+    """What a page or command says when it runs `policy` at `lane_budget` instead of `budget`
+    (None when they agree)."""
+    own = lane_budget(policy, workload, budget)
+    if own == budget:
+        return None
+    longer = int(np.count_nonzero(workload.prompt[~workload.prefilled] > budget))
+    ignored = (f": at {budget:,} it would ignore the {longer:,} prompt{'s' * (longer != 1)} "
+               "longer than that (FINISHED_IGNORED, no output), since it never splits a prompt"
+               if longer else "")
+    return (f"{policy.engine} runs at its own budget without chunking, max(max_model_len, 2,048) "
+            f"= {own:,} tokens, max_model_len the longest request{ignored}")
+
+
+def unchunked_budget(workload: Workload) -> int:
+    """vLLM V0's budget for `workload`, max_model_len its longest request, so every prompt fits."""
+    return vllm_v0_budget(max_model_len(workload))
+
+
+def vllm_v0_budget(max_model_len: int) -> int:
+    """vLLM V0's budget without chunked prefill: max_num_batched_tokens = max(max_model_len,
+    2048) (vllm/config.py:562 at v0.4.0.post1)."""
+    return max(int(max_model_len), 2048)
 
 def orca(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Batch:
     """Orca (OSDI'22) iteration-level scheduling: every running decode plus whole new prompts in

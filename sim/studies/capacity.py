@@ -27,9 +27,9 @@ import numpy as np
 
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
-from sim.serving.engine import SimulationLimitError, Trace, simulate, unchunked_budget
+from sim.serving.engine import SimulationLimitError, Trace, simulate
 from sim.serving.metrics import Percentiles, median_scheduling_delay, token_gaps
-from sim.serving.policies import Limits, PolicySpec
+from sim.serving.policies import Limits, PolicySpec, unchunked_budget
 from sim.serving.trace_files import MAX_ARRIVAL_S
 from sim.serving.workloads import Workload
 from sim.units import fmt_seconds

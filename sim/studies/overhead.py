@@ -24,9 +24,9 @@ import numpy as np
 
 from sim.cost.iteration import CostModel
 from sim.cost.overhead import MEASURED_CPU_S
-from sim.serving.engine import Trace, lane_budget, simulate
+from sim.serving.engine import Trace, simulate
 from sim.serving.metrics import request_times
-from sim.serving.policies import Limits, PolicySpec
+from sim.serving.policies import Limits, PolicySpec, lane_budget
 from sim.serving.workloads import Workload
 from sim.studies.capacity import CapacityComparison, compare_capacity
 from sim.studies.stalls import stalls

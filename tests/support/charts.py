@@ -17,8 +17,8 @@ from charts.views import budget_plan, roofline_figures, timeline
 from sim.cost.iteration import Chunk, Composition, CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import lane_budget, simulate
-from sim.serving.policies import Limits, get_policy
+from sim.serving.engine import simulate
+from sim.serving.policies import Limits, get_policy, lane_budget
 
 SEED = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
 COMPOSITION = Composition((2000,) * 32, (Chunk(257),))

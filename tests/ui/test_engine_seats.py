@@ -4,9 +4,9 @@ the Budget trade-off's sweep, and the Capacity page's search with its baseline a
 
 import pytest
 
-from sim.serving.engine import lane_budget, simulate
+from sim.serving.engine import simulate
 from sim.serving.metrics import summarize
-from sim.serving.policies import Limits, get_policy
+from sim.serving.policies import Limits, get_policy, lane_budget
 from sim.units import fmt_seconds
 from tests.support.apptest import assert_clean, open_app, shown, tables
 from ui import capacity, overhead, sweep

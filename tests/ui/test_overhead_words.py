@@ -10,9 +10,9 @@ import pytest
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import lane_budget, simulate
+from sim.serving.engine import simulate
 from sim.serving.metrics import request_times, token_gaps
-from sim.serving.policies import Limits, get_policy
+from sim.serving.policies import Limits, get_policy, lane_budget
 from sim.serving.workloads import seed_scenario
 from sim.studies.capacity import CapacityComparison, CapacityResult
 from sim.studies.overhead import BudgetHeadline, Level, Strip, lanes_headline, strip

@@ -8,8 +8,8 @@ from sim.cost.iteration import CostModel
 from sim.effort.estimate import ITEM_COSTS, Counts
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import lane_budget, simulate
-from sim.serving.policies import POLICIES, Limits, get_policy
+from sim.serving.engine import simulate
+from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget
 from sim.serving.workloads import burst, poisson, seed_scenario
 from ui import work
 from ui.work import NO_WORK, Work, run_work, tier, too_big, total

@@ -14,8 +14,8 @@ from sim.cost.iteration import Composition, CostModel
 from sim.cost.overhead import MEASURED_CPU_S
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import lane_budget, simulate
-from sim.serving.policies import POLICIES, Limits, get_policy
+from sim.serving.engine import simulate
+from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget
 from sim.serving.workloads import seed_scenario
 from tests.support.cli import cli
 

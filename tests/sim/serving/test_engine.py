@@ -11,18 +11,18 @@ from sim.cost.iteration import CostModel
 from sim.errors import InputError
 from sim.presets.hardware import custom_gpu, get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import (
-    SimulationLimitError,
-    _Engine,
-    kv_capacity_tokens,
+from sim.serving.engine import SimulationLimitError, _Engine, kv_capacity_tokens, policy_reserve, simulate
+from sim.serving.metrics import seed_metrics, summarize
+from sim.serving.policies import (
+    POLICIES,
+    Batch,
+    Limits,
+    NewTokenRatio,
+    get_policy,
     lane_budget,
     lane_budget_note,
-    policy_reserve,
-    simulate,
     unchunked_budget,
 )
-from sim.serving.metrics import seed_metrics, summarize
-from sim.serving.policies import POLICIES, Batch, Limits, get_policy
 from sim.serving.workloads import burst, make_workload, poisson, seed_scenario
 from sim.studies.worked_example import worked_example
 
@@ -475,24 +475,26 @@ def test_sglang_new_token_ratio_decays_so_a_waiting_request_fits_later():
     ([100, 200, 30], [1, 1], 29, 1.0)])                        # (99 + 199 + 29 + 60) / 331 > 1
 def test_sglang_sets_its_ratio_from_the_running_requests_after_a_retraction(
         outputs, finish_in, partial_generated, ratio):
-    """engine.py: "SGLang after a retraction: new_token_ratio = (tokens decoded + 20 per
-    request) / (their max_new_tokens + 1) over the running requests, at most 1". The rule on
-    the engine's own state (decoders 0 and 1, partial prefill 2): a run shows the ratio only
-    through when a later request is admitted."""
+    """policies.py: "SGLang after a retraction: (tokens decoded + 20 per request) / (their
+    max_new_tokens + 1), at most 1, over the running requests". The rule on the engine's own
+    state (decoders 0 and 1, partial prefill 2): a run shows the ratio only through when a later
+    request is admitted."""
     clock = 1000
     engine = types.SimpleNamespace(
         dec_ids=np.array([0, 1]), dec_finish=clock + np.array(finish_in), clock=clock,
-        partial=[2], output=np.array(outputs), generated=np.array([0, 0, partial_generated]),
-        new_token_ratio=0.2)
-    _Engine._retract_ratio(engine)
-    assert engine.new_token_ratio == pytest.approx(ratio, rel=1e-12)
+        partial=[2], output=np.array(outputs), generated=np.array([0, 0, partial_generated]))
+    tracker = NewTokenRatio()
+    tracker.value = 0.2
+    tracker.after_retraction(*_Engine._running_outputs(engine))
+    assert tracker.value == pytest.approx(ratio, rel=1e-12)
 
 
 @pytest.mark.parametrize("output, generated, future", [(300, 0, 300), (300, 120, 180), (9000, 100, 4096)])
 def test_sglang_keeps_kv_for_a_requests_output_still_to_come_at_most_4096(output, generated, future):
-    """engine.py: "SGLang: a request's output still to come, up to 4,096": a retracted request
-    that had generated tokens waits, and comes back, needing only the rest."""
-    engine = types.SimpleNamespace(new_token_ratio=0.5, output=[output], generated=[generated])
+    """policies.py: "SGLang: the KV a request keeps for its output still to come, at most
+    4,096": a retracted request that had generated tokens waits, and comes back, needing only
+    the rest."""
+    engine = types.SimpleNamespace(ratio=NewTokenRatio(), output=[output], generated=[generated])
     assert _Engine.future_kv(engine, 0) == future
 
 

@@ -6,9 +6,9 @@ import pytest
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import lane_budget, simulate
+from sim.serving.engine import simulate
 from sim.serving.metrics import request_times, token_gaps
-from sim.serving.policies import Limits, get_policy
+from sim.serving.policies import Limits, get_policy, lane_budget
 from sim.serving.workloads import poisson, seed_scenario
 from sim.studies.overhead import (
     LEVELS,
