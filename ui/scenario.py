@@ -210,7 +210,7 @@ class Traffic:
 
     def max_seqs(self, policy: str, s: Scenario) -> int:
         """`policy`'s engine's own max running requests on the scenario's GPU and model (its
-        profile, sim/serving/policies.py: vLLM's max_num_seqs, Sarathi-Serve's and Orca's batch
+        profile, sim/serving/engines.py: vLLM's max_num_seqs, Sarathi-Serve's and Orca's batch
         size), or for a burst room for every stream and every burst prompt if that is more, so
         only the budget and KV limit them."""
         own = get_policy(policy).profile.max_seqs(s.gpu, s.model)

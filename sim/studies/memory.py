@@ -34,7 +34,7 @@ from sim.units import fmt_bytes, fmt_count, fmt_flops
 
 
 def admission_rule(policy: PolicySpec) -> str:
-    """How `policy`'s engine admits a request, in words (its profile: sim/serving/policies.py)."""
+    """How `policy`'s engine admits a request, in words (its profile: sim/serving/engines.py)."""
     profile = policy.profile
     if profile.kv_floor:
         return ("reserves max_model_len of KV for each request when it is admitted (the longest "

@@ -55,7 +55,7 @@ def _gib_in_gb(gib: float) -> str:
 
 def vllm_default_budget(gpu: Gpu) -> EngineDefault:
     """`vllm serve`'s default max_num_batched_tokens, from vLLM V1's engine profile
-    (sim/serving/policies.py: 16384 with >= 160 GiB, 8192 with >= 70 GiB and not an A100, else
+    (sim/serving/engines.py: 16384 with >= 160 GiB, 8192 with >= 70 GiB and not an A100, else
     2048; vllm/engine/arg_utils.py:2973-3006 at v0.33.0). The offline `LLM` class uses 16384 /
     8192 below 160 GiB instead. The engines read the device's memory in bytes; the presets carry
     the datasheet's decimal GB. The rule is said in SI units, as the lab shows every size."""
@@ -71,7 +71,7 @@ def vllm_default_budget(gpu: Gpu) -> EngineDefault:
 
 def sglang_default_budget(gpu: Gpu) -> EngineDefault:
     """SGLang's default --chunked-prefill-size by GPU memory, from its engine profile
-    (sim/serving/policies.py; srt/arg_groups/memory_hook.py:90-177 at v0.5.23, thresholds in
+    (sim/serving/engines.py; srt/arg_groups/memory_hook.py:90-177 at v0.5.23, thresholds in
     MiB of device memory): 2048 below 20 GiB, 4096 below 60 GiB, 8192 below 160 GiB (H100,
     A100-80G, H200), 16384 above (B200, MI300X)."""
     gb = gpu.memory_bytes / 1e9

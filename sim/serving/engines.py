@@ -1,0 +1,206 @@
+"""The engines as they ship: what surrounds a policy's loop in the engine it is named after,
+each pinned to one release (KV blocks, watermark, what admission must find free, memory kept
+back, CPU overhead, the defaults by GPU tier), every figure with its source."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sim.cost import overhead as engine_overhead
+from sim.cost.overhead import Overhead
+from sim.presets.hardware import Gpu, is_a100, memory_gib, tier_of
+from sim.presets.models import Model
+
+VLLM = "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/"
+VLLM_V0 = "https://github.com/vllm-project/vllm/blob/v0.4.0.post1/vllm/"
+SGLANG = "https://github.com/sgl-project/sglang/blob/v0.5.23/python/sglang/srt/"
+SARATHI = "https://github.com/microsoft/sarathi-serve/blob/osdi-sarathi-serve/"
+MIB = 2**20
+
+
+class Figure:
+    """One figure of an engine profile: what it is, its value in words, and the addresses it is
+    read from (a file and its lines at the release, or a paper)."""
+
+    def __init__(self, what: str, value: str, *sources: str):
+        self.what, self.value, self.sources = what, value, sources
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineProfile:
+    """What surrounds a policy's loop in the engine it is named after, pinned to one release:
+    KV blocks, the watermark, what admission must find free, the memory kept back, and the
+    defaults a user who sets nothing gets. `figures` lists each with its source (docs/sources.md,
+    "Engine profiles", says the same)."""
+    engine: str                  # "vLLM V1"
+    version: str                 # the release the figures are read from
+    release: str                 # the release as a label shows it, short: "0.33"
+    kv_block_tokens: int         # KV allocated in blocks of this many tokens
+    kv_watermark: float          # share of KV blocks kept free when admitting
+    budget: Callable[[Gpu], int] | None      # default token budget on this GPU (None: none, or
+    #                                          the workload's: vLLM V0's `unchunked_budget`)
+    max_seqs: Callable[[Gpu, Model], int]    # default most running requests
+    reserve: Callable[[Gpu, int, int], float]   # memory share kept back (GPU, budget, tp)
+    # its CPU time per iteration and whether it hides behind the GPU step (sim/cost/overhead.py)
+    overhead: Overhead
+    figures: tuple[Figure, ...]
+    future_tokens: bool = False  # admission keeps room for running requests' future tokens
+    kv_floor: bool = False       # each admitted request gets max_model_len of KV up front
+    prompt_limit: bool = False   # a prompt longer than the budget is ignored (FINISHED_IGNORED)
+
+    @property
+    def name(self) -> str:
+        """The engine with its release: "vLLM V1 0.33.0"."""
+        return f"{self.engine} {self.version}"
+
+
+def _vllm_budget(gpu: Gpu) -> int:
+    """`vllm serve`'s max_num_batched_tokens (vllm/engine/arg_utils.py:2973-3006 at v0.33.0):
+    16,384 with >= 160 GiB; 8,192 with >= 70 GiB and not an A100; else 2,048."""
+    if memory_gib(gpu) >= 160:
+        return 16384
+    return 8192 if memory_gib(gpu) >= 70 and not is_a100(gpu) else 2048
+
+
+def _vllm_max_seqs(gpu: Gpu, model: Model) -> int:
+    """`max_num_seqs`: 1,024 on the two large tiers, 256 on A100s and smaller (same lines)."""
+    return 256 if _vllm_budget(gpu) == 2048 else 1024
+
+
+def _sglang_budget(gpu: Gpu) -> int:
+    """--chunked-prefill-size by GPU memory (srt/arg_groups/memory_hook.py:90-177 at v0.5.23):
+    2,048 below 20 GiB, 4,096 below 60 GiB, 8,192 below 160 GiB, 16,384 above."""
+    return tier_of(gpu, ((20, 2048), (60, 4096), (160, 8192)), 16384)
+
+
+def _sglang_reserve(gpu: Gpu, budget: int, tp: int) -> float:
+    """SGLang's memory kept back from the KV pool, as a share of the GPU's memory
+    (srt/arg_groups/memory_hook.py:294-322, reserve_for_graph_mb :357-368 at v0.5.23): 512 MiB
+    + 1.5 MiB per token of max(chunk size, 2,048) + tp/8 GiB + 2 MiB per decode CUDA graph
+    batch size (by memory tier: 8, 48, 32, 256, 256, 512; 160 or 512 from tp 4), at least 10 GiB
+    above 60 GiB."""
+    graphs = tier_of(gpu, ((20, 8), (35, 48 if tp < 4 else 160), (60, 32 if tp < 4 else 160),
+                           (160, 256 if tp < 4 else 512)), 512)
+    reserved = 512 + 1.5 * max(budget, 2048) + tp / 8 * 1024 + 2 * graphs
+    if memory_gib(gpu) > 60:
+        reserved = max(reserved, 10 * 1024)
+    return min(0.9, reserved * MIB / gpu.memory_bytes)
+
+
+def _flat(share: float) -> Callable[[Gpu, int, int], float]:
+    return lambda gpu, budget, tp: share
+
+
+def _fixed(value: int) -> Callable[[Gpu], int]:
+    return lambda gpu: value   # the same on every GPU
+
+
+def _orca_batch(gpu: Gpu, model: Model) -> int:
+    """Orca's batch size in the Sarathi-Serve artifact: 16, 8 for the 70B and 180B models
+    (osdi-experiments/figure-5-6/*.yml: "with higher batch size activation and kv cache memory
+    blows up")."""
+    return 8 if model.params >= 60e9 else 16
+
+
+V1_PROFILE = EngineProfile(
+    overhead=engine_overhead.VLLM_V1,
+    engine="vLLM V1", version="0.33.0", release="0.33", kv_block_tokens=16, kv_watermark=0.0,
+    budget=_vllm_budget, max_seqs=_vllm_max_seqs, reserve=_flat(0.08),
+    figures=(
+        Figure("admission", "a waiting request is admitted only if its whole prompt's KV blocks "
+               "are free (scheduler_reserve_full_isl = True), then allocated chunk by chunk",
+               VLLM + "config/scheduler.py#L190", VLLM + "v1/core/kv_cache_manager.py#L531-L547"),
+        Figure("watermark", "0: no blocks kept free (applied to waiting and preempted requests)",
+               VLLM + "config/scheduler.py#L196", VLLM + "v1/core/kv_cache_manager.py#L518-L525"),
+        Figure("KV block", "16 tokens (DEFAULT_BLOCK_SIZE)", VLLM + "config/cache.py#L185"),
+        Figure("memory kept back", "8% (gpu_memory_utilization 0.92)",
+               VLLM + "config/cache.py#L215"),
+        Figure("budget, max running requests",
+               "16,384 / 1,024 with >= 160 GiB; 8,192 / 1,024 with >= 70 GiB and not an A100; "
+               "2,048 / 256 otherwise (vllm serve)", VLLM + "engine/arg_utils.py#L2973-L3006"),
+        Figure("running-list order", "running requests in admission order (appended when "
+               "admitted), each given min(what it needs, budget left); no admission in a step "
+               "that preempted", VLLM + "v1/core/sched/scheduler.py#L795",
+               VLLM + "v1/core/sched/scheduler.py#L1549", VLLM + "v1/core/sched/scheduler.py#L1050"),
+    ))
+
+ARTIFACT_RESERVE = 0.15   # gpu_memory_utilization 0.85 in the Sarathi-Serve artifact's runs
+ARTIFACT_MEMORY = Figure("memory kept back", "15% (gpu_memory_utilization 0.85)",
+                         SARATHI + "sarathi/engine/arg_utils.py#L42",
+                         SARATHI + "sarathi/benchmark/config/default.yml#L8")
+ARTIFACT_BLOCK = Figure("KV block", "16 tokens", SARATHI + "sarathi/engine/arg_utils.py#L41")
+ARTIFACT_RUNS = SARATHI + "osdi-experiments/figure-5-6/mistral7b_strict.yml#L1-L11"
+ARTIFACT_WATERMARK = Figure(
+    "watermark", "1% of KV blocks kept free",
+    SARATHI + "sarathi/core/block_space_manager/base_block_space_manager.py#L57")
+
+V0_PROFILE = EngineProfile(
+    overhead=engine_overhead.VLLM_V0,
+    engine="vLLM V0", version="0.4.0.post1", release="0.4", kv_block_tokens=16, kv_watermark=0.01,
+    budget=None, max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
+    prompt_limit=True,
+    figures=(
+        Figure("prompt limit", "a prompt longer than the budget (prompt_limit = "
+               "min(max_model_len, max_num_batched_tokens)) is ignored: FINISHED_IGNORED, no "
+               "output; Sarathi-Serve's baseline declares the same limit",
+               VLLM_V0 + "core/scheduler.py#L126-L127", VLLM_V0 + "core/scheduler.py#L244-L249",
+               SARATHI + "sarathi/core/scheduler/vllm_scheduler.py#L25-L28"),
+        Figure("budget without chunking", "max(max_model_len, 2,048), so any prompt fits",
+               VLLM_V0 + "config.py#L562"),
+        ARTIFACT_WATERMARK, ARTIFACT_BLOCK, ARTIFACT_MEMORY,
+        Figure("max running requests", "128 (batch_size of the paper's vLLM runs)", ARTIFACT_RUNS),
+    ))
+
+SGLANG_PROFILE = EngineProfile(
+    overhead=engine_overhead.SGLANG,
+    engine="SGLang", version="0.5.23", release="0.5.23", kv_block_tokens=1, kv_watermark=0.0,
+    budget=_sglang_budget, max_seqs=lambda gpu, model: 1024, reserve=_sglang_reserve,
+    future_tokens=True,
+    figures=(
+        Figure("admission", "running requests keep min(max_new_tokens - output, 4,096) x "
+               "new_token_ratio; a new request needs its prompt + min(max_new_tokens, 4,096)",
+               SGLANG + "managers/schedule_policy.py#L785-L794",
+               SGLANG + "managers/schedule_policy.py#L1407-L1412"),
+        Figure("new_token_ratio", "0.7, down by (0.7 - 0.098) / 600 a decode step to 0.098; "
+               "after a retraction (decoded + 20 per request) / max_new_tokens",
+               SGLANG + "environ.py#L646-L650",
+               SGLANG + "managers/scheduler_components/new_token_ratio_tracker.py#L20-L49"),
+        Figure("chunk size", "2,048 below 20 GiB, 4,096 below 60 GiB, 8,192 below 160 GiB, "
+               "16,384 above", SGLANG + "arg_groups/memory_hook.py#L90-L177"),
+        Figure("memory kept back", "512 MiB + 1.5 MiB x max(chunk, 2,048) + tp/8 GiB + 2 MiB "
+               "per decode CUDA graph batch size; at least 10 GiB above 60 GiB",
+               SGLANG + "arg_groups/memory_hook.py#L294-L322",
+               SGLANG + "arg_groups/memory_hook.py#L357-L368"),
+        Figure("KV page", "1 token (page_size 1 on CUDA)",
+               SGLANG + "arg_groups/overrides.py#L1340-L1363"),
+    ))
+
+SARATHI_PROFILE = EngineProfile(
+    overhead=engine_overhead.SARATHI_SERVE,
+    engine="Sarathi-Serve", version="OSDI'24 artifact", release="OSDI'24", kv_block_tokens=16, kv_watermark=0.01,
+    budget=_fixed(512), max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
+    figures=(
+        Figure("admission", "whole prompt's KV reserved at admission (the paper's section 4.2)",
+               "https://arxiv.org/abs/2403.02310",
+               SARATHI + "sarathi/core/scheduler/sarathi_scheduler.py#L131-L235"),
+        ARTIFACT_WATERMARK,
+        Figure("budget, batch cap", "chunk 512 (strict SLO; 2,048 relaxed), batch size 128",
+               ARTIFACT_RUNS),
+        ARTIFACT_BLOCK, ARTIFACT_MEMORY,
+    ))
+
+ORCA_PROFILE = EngineProfile(
+    overhead=engine_overhead.ORCA,
+    engine="Orca", version="Sarathi-Serve's OSDI'24 artifact", release="via Sarathi-Serve",
+    kv_block_tokens=16,
+    kv_watermark=0.0, budget=None, max_seqs=_orca_batch, reserve=_flat(ARTIFACT_RESERVE),
+    kv_floor=True,
+    figures=(
+        Figure("admission", "ceil(max_model_len / 16) blocks per request, up front; no "
+               "watermark", SARATHI + "sarathi/core/block_space_manager/"
+               "orca_block_space_manager.py#L13-L17"),
+        Figure("batch size", "16 (8 for the 70B and 180B models)", ARTIFACT_RUNS,
+               SARATHI + "osdi-experiments/figure-5-6/llama70b_strict.yml#L5-L7"),
+        ARTIFACT_BLOCK, ARTIFACT_MEMORY,
+    ))
