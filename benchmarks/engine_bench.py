@@ -17,12 +17,9 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from sim.serving.engine import unchunked_budget
-from sim.serving.workloads import seed_scenario
+from sim import get_policy, lane_budget, seed_scenario
 
 from .against import Comparison
 from .engine_runs import prepare
@@ -45,7 +42,7 @@ def engine_cases(small: bool = False) -> list[tuple[str, float, list[dict]]]:
     seed = dict(gpu="illustrative", model="dense-8b")
     # vLLM V0 at its own budget without chunking (at 576 it would ignore the prompt); an older
     # tree may not know this rule, so every tree is given the number
-    seed_v0 = unchunked_budget(seed_scenario())
+    seed_v0 = lane_budget(get_policy("vllm-v0"), seed_scenario(), SEED_BUDGET)
     poisson = dict(qps=6, prompt=1024, output=128, seed=0)
     a100 = dict(gpu="a100-80gb", model="llama-2-7b", budget=512, max_seqs=128)
     # 1,000,000-token prompt with 1,024 decoders: the KV (and the weights) must fit, so this uses
@@ -70,50 +67,55 @@ def cases(small: bool = False):
     return [(name, target, prepare(runs)) for name, target, runs in engine_cases(small)]
 
 
-@contextmanager
-def timing_process(tree: Path) -> Iterator:
-    """A process timing runs of `tree`'s sim (engine_runs.py's `serve`); yields seconds(case,
-    runs), which stops the benchmark, naming the case and the tree, when a run fails."""
-    child = subprocess.Popen([sys.executable, str(RUNS_SCRIPT)], cwd=tree, text=True,
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             env={**os.environ, "PYTHONPATH": str(tree)})
+class TimingProcess:
+    """A process timing runs of one tree's sim (engine_runs.py's `serve`), that tree first on
+    its path; `sim`: the package it imported, checked to be that tree's."""
 
-    def answer() -> dict:
-        line = child.stdout.readline()
+    def __init__(self, tree: Path):
+        self.tree = tree
+        self.child = subprocess.Popen([sys.executable, str(RUNS_SCRIPT)], cwd=tree, text=True,
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      env={**os.environ, "PYTHONPATH": str(tree)})
+        self.sim = Path(self._answer()["sim"]).resolve().parent
+        if not self.sim.is_relative_to(tree):
+            raise SystemExit(f"the timing process of {tree} imported another tree's sim: {self.sim}")
+
+    def _answer(self) -> dict:
+        line = self.child.stdout.readline()
         if not line:
-            raise SystemExit(f"the timing process of {tree} ended (its error is above)")
+            raise SystemExit(f"the timing process of {self.tree} ended (its error is above)")
         return json.loads(line)
 
-    try:
-        imported = Path(answer()["sim"]).resolve()
-        if not imported.is_relative_to(tree):
-            raise SystemExit(f"the timing process of {tree} imported another tree's sim: {imported}")
+    def seconds(self, case: str, runs: list[dict]) -> float:
+        """One pass of `runs`, timed in the process; a failure stops the benchmark, naming the
+        case and the tree."""
+        self.child.stdin.write(json.dumps(runs) + "\n")
+        self.child.stdin.flush()
+        reply = self._answer()
+        if "error" in reply:
+            raise SystemExit(f"{case}, in {self.tree}: {reply['error']}")
+        return reply["seconds"]
 
-        def seconds(case: str, runs: list[dict]) -> float:
-            child.stdin.write(json.dumps(runs) + "\n")
-            child.stdin.flush()
-            reply = answer()
-            if "error" in reply:
-                raise SystemExit(f"{case}, in {tree}: {reply['error']}")
-            return reply["seconds"]
-        yield seconds
-    finally:
-        child.stdin.close()
-        child.wait()
+    def __enter__(self) -> TimingProcess:
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.child.stdin.close()
+        self.child.wait()
 
 
 def compare(other: Path, repeats: int, small: bool) -> None:
     """Each case in this tree and in `other`, samples alternated; medians and their ratio."""
-    print(f"this: {ROOT}; other: {other}")
-    if small:
-        announce("every case at a small size")
-    print(f"{'case':<62} {'this':>8} {'other':>8} {'ratio':>6}  load   (seconds, medians of "
-          f"{repeats} samples each)")
-    comparison = Comparison(label_width=62, decimals=4)
-    with timing_process(ROOT) as here, timing_process(other) as there:
+    with TimingProcess(ROOT) as here, TimingProcess(other) as there:
+        print(f"this: {here.sim}; other: {there.sim}")
+        if small:
+            announce("every case at a small size")
+        print(f"{'case':<62} {'this':>8} {'other':>8} {'ratio':>6}  load   (seconds, medians of "
+              f"{repeats} samples each)")
+        comparison = Comparison(label_width=62, decimals=4)
         for name, _, runs in engine_cases(small):
             comparison.measure(name, repeats, lambda side, name=name, runs=runs:
-                               (here, there)[side](name, runs))
+                               (here, there)[side].seconds(name, runs))
     comparison.summary("cases")
 
 
