@@ -42,8 +42,9 @@ lock:
 	for f in requirements requirements-test; do CUSTOM_COMPILE_COMMAND="make lock" .venv-lock/bin/pip-compile \
 	    -q --no-emit-index-url --no-emit-find-links --no-strip-extras $(LOCK_FLAGS) -o $$f.txt $$f.in; done
 
+# ARGS: python -m benchmarks's flags, e.g. make bench ARGS="--repeats 1" (or --only TEXT, --smoke)
 bench: $(BIN)/.app
-	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks $(ARGS)
 
 # Fuzz suites (tests/fuzz): FUZZ_CASES per suite, each case in its own bounded process; prints the
 # verdicts, the slowest and largest cases and any failure. A new suite joins tests/fuzz/__main__.py.
