@@ -19,8 +19,8 @@ SARATHI = "https://github.com/microsoft/sarathi-serve/blob/osdi-sarathi-serve/"
 MIB = 2**20
 
 
-class Figure:
-    """One figure of an engine profile: what it is, its value in words, and the addresses it is
+class Citation:
+    """One cited figure of an engine profile: what it is, its value in words, and the addresses it is
     read from (a file and its lines at the release, or a paper)."""
 
     def __init__(self, what: str, value: str, *sources: str):
@@ -31,7 +31,7 @@ class Figure:
 class EngineProfile:
     """What surrounds a policy's loop in the engine it is named after, pinned to one release:
     KV blocks, the watermark, what admission must find free, the memory kept back, and the
-    defaults a user who sets nothing gets. `figures` lists each with its source (docs/sources.md,
+    defaults a user who sets nothing gets. `citations` lists each with its source (docs/sources.md,
     "Engine profiles", says the same)."""
     engine: str                  # "vLLM V1"
     version: str                 # the release the figures are read from
@@ -44,7 +44,7 @@ class EngineProfile:
     reserve: Callable[[Gpu, int, int], float]   # memory share kept back (GPU, budget, tp)
     # its CPU time per iteration and whether it hides behind the GPU step (sim/cost/overhead.py)
     overhead: Overhead
-    figures: tuple[Figure, ...]
+    citations: tuple[Citation, ...]
     future_tokens: bool = False  # admission keeps room for running requests' future tokens
     kv_floor: bool = False       # each admitted request gets max_model_len of KV up front
     prompt_limit: bool = False   # a prompt longer than the budget is ignored (FINISHED_IGNORED)
@@ -107,31 +107,31 @@ V1_PROFILE = EngineProfile(
     overhead=engine_overhead.VLLM_V1,
     engine="vLLM V1", version="0.33.0", release="0.33", kv_block_tokens=16, kv_watermark=0.0,
     budget=_vllm_budget, max_seqs=_vllm_max_seqs, reserve=_flat(0.08),
-    figures=(
-        Figure("admission", "a waiting request is admitted only if its whole prompt's KV blocks "
+    citations=(
+        Citation("admission", "a waiting request is admitted only if its whole prompt's KV blocks "
                "are free (scheduler_reserve_full_isl = True), then allocated chunk by chunk",
                VLLM + "config/scheduler.py#L190", VLLM + "v1/core/kv_cache_manager.py#L531-L547"),
-        Figure("watermark", "0: no blocks kept free (applied to waiting and preempted requests)",
+        Citation("watermark", "0: no blocks kept free (applied to waiting and preempted requests)",
                VLLM + "config/scheduler.py#L196", VLLM + "v1/core/kv_cache_manager.py#L518-L525"),
-        Figure("KV block", "16 tokens (DEFAULT_BLOCK_SIZE)", VLLM + "config/cache.py#L185"),
-        Figure("memory kept back", "8% (gpu_memory_utilization 0.92)",
+        Citation("KV block", "16 tokens (DEFAULT_BLOCK_SIZE)", VLLM + "config/cache.py#L185"),
+        Citation("memory kept back", "8% (gpu_memory_utilization 0.92)",
                VLLM + "config/cache.py#L215"),
-        Figure("budget, max running requests",
+        Citation("budget, max running requests",
                "16,384 / 1,024 with >= 160 GiB; 8,192 / 1,024 with >= 70 GiB and not an A100; "
                "2,048 / 256 otherwise (vllm serve)", VLLM + "engine/arg_utils.py#L2973-L3006"),
-        Figure("running-list order", "running requests in admission order (appended when "
+        Citation("running-list order", "running requests in admission order (appended when "
                "admitted), each given min(what it needs, budget left); no admission in a step "
                "that preempted", VLLM + "v1/core/sched/scheduler.py#L795",
                VLLM + "v1/core/sched/scheduler.py#L1549", VLLM + "v1/core/sched/scheduler.py#L1050"),
     ))
 
 ARTIFACT_RESERVE = 0.15   # gpu_memory_utilization 0.85 in the Sarathi-Serve artifact's runs
-ARTIFACT_MEMORY = Figure("memory kept back", "15% (gpu_memory_utilization 0.85)",
+ARTIFACT_MEMORY = Citation("memory kept back", "15% (gpu_memory_utilization 0.85)",
                          SARATHI + "sarathi/engine/arg_utils.py#L42",
                          SARATHI + "sarathi/benchmark/config/default.yml#L8")
-ARTIFACT_BLOCK = Figure("KV block", "16 tokens", SARATHI + "sarathi/engine/arg_utils.py#L41")
+ARTIFACT_BLOCK = Citation("KV block", "16 tokens", SARATHI + "sarathi/engine/arg_utils.py#L41")
 ARTIFACT_RUNS = SARATHI + "osdi-experiments/figure-5-6/mistral7b_strict.yml#L1-L11"
-ARTIFACT_WATERMARK = Figure(
+ARTIFACT_WATERMARK = Citation(
     "watermark", "1% of KV blocks kept free",
     SARATHI + "sarathi/core/block_space_manager/base_block_space_manager.py#L57")
 
@@ -140,16 +140,16 @@ V0_PROFILE = EngineProfile(
     engine="vLLM V0", version="0.4.0.post1", release="0.4", kv_block_tokens=16, kv_watermark=0.01,
     budget=None, max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
     prompt_limit=True,
-    figures=(
-        Figure("prompt limit", "a prompt longer than the budget (prompt_limit = "
+    citations=(
+        Citation("prompt limit", "a prompt longer than the budget (prompt_limit = "
                "min(max_model_len, max_num_batched_tokens)) is ignored: FINISHED_IGNORED, no "
                "output; Sarathi-Serve's baseline declares the same limit",
                VLLM_V0 + "core/scheduler.py#L126-L127", VLLM_V0 + "core/scheduler.py#L244-L249",
                SARATHI + "sarathi/core/scheduler/vllm_scheduler.py#L25-L28"),
-        Figure("budget without chunking", "max(max_model_len, 2,048), so any prompt fits",
+        Citation("budget without chunking", "max(max_model_len, 2,048), so any prompt fits",
                VLLM_V0 + "config.py#L562"),
         ARTIFACT_WATERMARK, ARTIFACT_BLOCK, ARTIFACT_MEMORY,
-        Figure("max running requests", "128 (batch_size of the paper's vLLM runs)", ARTIFACT_RUNS),
+        Citation("max running requests", "128 (batch_size of the paper's vLLM runs)", ARTIFACT_RUNS),
     ))
 
 SGLANG_PROFILE = EngineProfile(
@@ -157,22 +157,22 @@ SGLANG_PROFILE = EngineProfile(
     engine="SGLang", version="0.5.23", release="0.5.23", kv_block_tokens=1, kv_watermark=0.0,
     budget=_sglang_budget, max_seqs=lambda gpu, model: 1024, reserve=_sglang_reserve,
     future_tokens=True,
-    figures=(
-        Figure("admission", "running requests keep min(max_new_tokens - output, 4,096) x "
+    citations=(
+        Citation("admission", "running requests keep min(max_new_tokens - output, 4,096) x "
                "new_token_ratio; a new request needs its prompt + min(max_new_tokens, 4,096)",
                SGLANG + "managers/schedule_policy.py#L785-L794",
                SGLANG + "managers/schedule_policy.py#L1407-L1412"),
-        Figure("new_token_ratio", "0.7, down by (0.7 - 0.098) / 600 a decode step to 0.098; "
+        Citation("new_token_ratio", "0.7, down by (0.7 - 0.098) / 600 a decode step to 0.098; "
                "after a retraction (decoded + 20 per request) / max_new_tokens",
                SGLANG + "environ.py#L646-L650",
                SGLANG + "managers/scheduler_components/new_token_ratio_tracker.py#L20-L49"),
-        Figure("chunk size", "2,048 below 20 GiB, 4,096 below 60 GiB, 8,192 below 160 GiB, "
+        Citation("chunk size", "2,048 below 20 GiB, 4,096 below 60 GiB, 8,192 below 160 GiB, "
                "16,384 above", SGLANG + "arg_groups/memory_hook.py#L90-L177"),
-        Figure("memory kept back", "512 MiB + 1.5 MiB x max(chunk, 2,048) + tp/8 GiB + 2 MiB "
+        Citation("memory kept back", "512 MiB + 1.5 MiB x max(chunk, 2,048) + tp/8 GiB + 2 MiB "
                "per decode CUDA graph batch size; at least 10 GiB above 60 GiB",
                SGLANG + "arg_groups/memory_hook.py#L294-L322",
                SGLANG + "arg_groups/memory_hook.py#L357-L368"),
-        Figure("KV page", "1 token (page_size 1 on CUDA)",
+        Citation("KV page", "1 token (page_size 1 on CUDA)",
                SGLANG + "arg_groups/overrides.py#L1340-L1363"),
     ))
 
@@ -180,12 +180,12 @@ SARATHI_PROFILE = EngineProfile(
     overhead=engine_overhead.SARATHI_SERVE,
     engine="Sarathi-Serve", version="OSDI'24 artifact", release="OSDI'24", kv_block_tokens=16, kv_watermark=0.01,
     budget=_fixed(512), max_seqs=lambda gpu, model: 128, reserve=_flat(ARTIFACT_RESERVE),
-    figures=(
-        Figure("admission", "whole prompt's KV reserved at admission (the paper's section 4.2)",
+    citations=(
+        Citation("admission", "whole prompt's KV reserved at admission (the paper's section 4.2)",
                "https://arxiv.org/abs/2403.02310",
                SARATHI + "sarathi/core/scheduler/sarathi_scheduler.py#L131-L235"),
         ARTIFACT_WATERMARK,
-        Figure("budget, batch cap", "chunk 512 (strict SLO; 2,048 relaxed), batch size 128",
+        Citation("budget, batch cap", "chunk 512 (strict SLO; 2,048 relaxed), batch size 128",
                ARTIFACT_RUNS),
         ARTIFACT_BLOCK, ARTIFACT_MEMORY,
     ))
@@ -196,11 +196,11 @@ ORCA_PROFILE = EngineProfile(
     kv_block_tokens=16,
     kv_watermark=0.0, budget=None, max_seqs=_orca_batch, reserve=_flat(ARTIFACT_RESERVE),
     kv_floor=True,
-    figures=(
-        Figure("admission", "ceil(max_model_len / 16) blocks per request, up front; no "
+    citations=(
+        Citation("admission", "ceil(max_model_len / 16) blocks per request, up front; no "
                "watermark", SARATHI + "sarathi/core/block_space_manager/"
                "orca_block_space_manager.py#L13-L17"),
-        Figure("batch size", "16 (8 for the 70B and 180B models)", ARTIFACT_RUNS,
+        Citation("batch size", "16 (8 for the 70B and 180B models)", ARTIFACT_RUNS,
                SARATHI + "osdi-experiments/figure-5-6/llama70b_strict.yml#L5-L7"),
         ARTIFACT_BLOCK, ARTIFACT_MEMORY,
     ))

@@ -443,17 +443,17 @@ def test_the_default_max_seqs_seats_the_streams_a_run_starts_with():
     assert [default_max_seqs(POLICIES["vllm-v1"], get_gpu(g), model) for g in ("l4", "h100-sxm")] == [256, 1024]
 
 
-def test_every_profile_figure_has_a_public_address_and_docs_sources_lists_each():
-    """Each figure's source is a public address (a file at the release tag or branch, with its
+def test_every_profile_citation_has_a_public_address_and_docs_sources_lists_each():
+    """Each cited figure's source is a public address (a file at the release tag or branch, with its
     lines, or the paper), and docs/sources.md, "Engine profiles", gives the same addresses."""
     sources = (Path(__file__).parents[3] / "docs" / "sources.md").read_text()
     releases = ("/blob/v0.33.0/", "/blob/v0.4.0.post1/", "/blob/v0.5.23/", "/blob/osdi-sarathi-serve/")
     for spec in POLICIES.values():
         profile = spec.profile
-        assert profile.engine and profile.version and profile.figures
-        for figure in profile.figures:
-            assert figure.sources, figure.what
-            for address in figure.sources:
+        assert profile.engine and profile.version and profile.citations
+        for citation in profile.citations:
+            assert citation.sources, citation.what
+            for address in citation.sources:
                 assert address.startswith("https://"), address
                 assert any(r in address for r in releases) or "arxiv.org" in address, address
                 assert "github.com" not in address or "#L" in address, address   # its lines
