@@ -43,8 +43,6 @@ SCENARIOS = {   # --scenario: what it runs, for the help and for messages
     "burst": "--burst prompts arrive together while the --decodes stream",
     "poisson": "--requests arriving at random at --qps, lengths from --lengths",
 }
-SCENARIO_NAMES = {"seed": "the worked example's scenario", "burst": "a burst",
-                  "trace": "the trace"}
 # Which scenario each workload flag belongs to; a flag given for another one is refused.
 STREAM_FLAGS = (*shaping("seed"), "allow_starvation")
 POISSON_FLAGS = shaping("poisson")
@@ -72,20 +70,15 @@ OWN_LENGTHS_WORDS = {"sharegpt": "draws its own lengths",
                      "sharegpt-trace": "replays the ShareGPT trace's lengths"}
 
 
-def workload_name(workload: workloads.Workload) -> str:
-    """A workload as a table's header names it."""
-    if workload.name.startswith("poisson-"):
-        return f"Poisson arrivals, {workload.name.split('-', 1)[1]} lengths"
-    return SCENARIO_NAMES.get(workload.name, workload.name)
-
-
 # --- shared flags ---------------------------------------------------------------------------
 def add_hardware_args(p: argparse.ArgumentParser) -> None:
     for name in ("gpu", "model", "mode"):
         knob_flag(p, KNOBS[name])
+    synchronous, overlapped = ([n for n, p in POLICIES.items() if p.overhead.overlapped == hidden]
+                               for hidden in (False, True))
     number(p, "--overhead-ms", "the engine's CPU time per iteration: added to the GPU time by a "
-           "synchronous engine (vllm-v0, sarathi, orca), hidden behind it by an overlapped one "
-           "(vllm-v1, sglang) unless longer", unit="ms", default=None,
+           f"synchronous engine ({', '.join(synchronous)}), hidden behind it by an overlapped one "
+           f"({', '.join(overlapped)}) unless longer", unit="ms", default=None,
            low=0, high=10_000, shown_default="0, or the calibrated mode's 4")
     knob_flag(p, KNOBS["tp"])
 
@@ -250,8 +243,8 @@ def planned_run(args) -> Run:
     workload = workload_from(args)
     policy = get_policy(args.policy)
     decoders = int(workload.prefilled.sum())
-    if workload.name in ("seed", "burst") and policy.decodes_take_budget \
-            and args.budget <= decoders and not args.allow_starvation:
+    if decoders and policy.decodes_take_budget and args.budget <= decoders \
+            and not args.allow_starvation:
         raise InputError(
             f"--budget {args.budget} is at or below the {decoders} running decodes: chunk = "
             f"budget - decodes = {args.budget - decoders} <= 0, so new prompts would starve until "

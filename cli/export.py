@@ -18,6 +18,7 @@ import os
 
 from sim.errors import InputError, check_number
 from sim.knobs import KNOBS
+from sim.serving.workloads import textbook
 
 from .common import add_run_args, cost_model_from, lane_args, run_from
 from .flags import paragraph, refuse
@@ -80,7 +81,7 @@ def _figure(args, look, width: int, caps: tuple[int, ...]):
         plan = budget_plan(cost, decodes, context, prompt, budget, tpot_s)
         return stacked(*roofline_figures(cost, plan, decodes, context, prompt, look, width)), None
     workload, chunked = run_from(args, caps[0])
-    if workload.name != "seed":
+    if not textbook(workload):
         raise InputError(f"--view {args.view} draws the seed scenario (streams running + one new "
                          "prompt); drop --requests / --scenario poisson")
     _, unchunked = run_from(lane_args(args, args.unchunked), caps[1])

@@ -9,9 +9,10 @@ from sim.serving.engine import Trace
 from sim.serving.metrics import request_times, seed_metrics, summarize
 from sim.serving.policies import get_policy, lane_budget_note
 from sim.serving.trace_files import MAX_BYTES, MAX_ROWS
+from sim.serving.workloads import described, prompts_together, textbook
 from sim.units import fmt_seconds
 
-from .common import add_run_args, run_from, workload_name
+from .common import add_run_args, run_from
 from .flags import paragraph
 from .output import NO_SECOND_TOKEN, emit, table
 from .paths import output_file
@@ -34,9 +35,9 @@ def _simulate(args) -> None:
                "throughput_tokens_per_s": m.throughput_tokens_per_s, "max_gap_s": m.max_gap_s,
                "ttft_s": _percentiles(m.ttft_s), "tbt_s": _percentiles(m.tbt_s),
                "tpot_s": _percentiles(m.tpot_s)}
-    if workload.name == "seed":
+    if textbook(workload):
         payload.update(seed_metrics(trace))
-    if workload.name == "burst":
+    if prompts_together(workload):
         payload["last_ttft_s"] = m.ttft_s.max   # the burst arrives at once: the last is the max
     notes = [*trace.notes, *([NO_SECOND_TOKEN] if np.isnan(m.tbt_s.max) else [])]
     payload["notes"] = notes
@@ -52,8 +53,8 @@ def _simulate(args) -> None:
     rows = [(label, *(fmt_seconds(getattr(getattr(m, k), q)) for q in ("p50", "p90", "p99", "max")))
             for k, label in METRICS.items()]
     policy = get_policy(args.policy)
-    budget = f", budget {trace.budget:,}" if policy.name != "orca" else ""
-    lines = [f"{policy.label}{budget} on {workload_name(workload)}: {m.iterations:,} iterations, "
+    budget = f", budget {trace.budget:,}" if policy.token_budget else ""
+    lines = [f"{policy.label}{budget} on {described(workload)}: {m.iterations:,} iterations, "
              f"{m.requests:,} requests, makespan {fmt_seconds(m.makespan_s)}, "
              f"{m.throughput_tokens_per_s:,.0f} output tokens/s, {m.preemptions:,} preemptions",
              table(rows, ("metric", "p50", "p90", "p99", "max"), args.wide),
@@ -61,14 +62,14 @@ def _simulate(args) -> None:
     own_budget = "budget" not in args.given and lane_budget_note(policy, workload, args.budget)
     if own_budget:
         lines.append(f"note: {own_budget}; --budget sets another")
-    if policy.name == "orca" and "budget" in args.given:
-        lines.append("note: Orca has no token budget (every decode plus whole prompts in each "
-                     "iteration), so --budget does not change its schedule")
-    if workload.name == "seed":
+    if not policy.token_budget and "budget" in args.given:
+        lines.append(f"note: {policy.engine} has no token budget ({policy.summary}), so --budget "
+                     "does not change its schedule")
+    if textbook(workload):
         s = seed_metrics(trace)
         lines.append(f"new request TTFT {fmt_seconds(s['new_request_ttft_s'])}; running streams' "
                      f"largest gap {fmt_seconds(s['decode_max_gap_s'])}")
-    if workload.name == "burst":
+    if prompts_together(workload):
         lines.append(f"the last of the burst's prompts got its first token after "
                      f"{fmt_seconds(m.ttft_s.max)}")
     lines += [f"note: {n}" for n in notes]

@@ -14,7 +14,7 @@ from sim.effort.estimate import estimate_run
 from sim.errors import InputError
 from sim.knobs import KNOBS
 from sim.serving.policies import POLICIES, default_max_seqs, get_policy
-from sim.serving.workloads import OWN_LENGTHS
+from sim.serving.workloads import OWN_LENGTHS, described
 from sim.studies.capacity import (
     DELAY_SLO_S,
     MAX_ITERATIONS,
@@ -41,7 +41,6 @@ from .common import (
     refuse_unused_lengths,
     remedy,
     workload_from,
-    workload_name,
 )
 from .flags import choice, number, number_list, paragraph
 from .output import NO_SECOND_TOKEN, emit, table
@@ -96,7 +95,7 @@ def _sweep(args) -> None:
                      f"{m.throughput_tokens_per_s:,.0f}", f"{m.iterations:,}", ", ".join(flags)))
     header = ("budget", "TTFT p50", "TTFT p99", "TBT p50", "TBT p99", "TPOT p50", "tokens/s",
               "iterations", "notes")
-    lines = [f"{POLICIES[result.policy].label} on {workload_name(workload)} ({len(workload):,} "
+    lines = [f"{POLICIES[result.policy].label} on {described(workload)} ({len(workload):,} "
              f"requests), {cost.gpu.name}, {cost.model.name}, {cost.mode}",
              table(rows, header, args.wide),
              f"recommended budget: {result.reason}",

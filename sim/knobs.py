@@ -132,7 +132,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
               "none)",
          help="vLLM `max_num_batched_tokens`, SGLang `--chunked-prefill-size`: tokens one "
               "forward pass may hold. Chunk = budget - decodes.",
-         policies=tuple(n for n in POLICIES if n != "orca"),   # Orca has no budget
+         policies=tuple(n for n, p in POLICIES.items() if p.token_budget),
          app=Surface(KEEP_LINKS, high=APP_MAX_BUDGET)),
     Knob(name="max_seqs", unit="requests", default=None, high=MAX_REQUESTS,
          shown_default="the engine's own for the GPU and model (vLLM V1: 1,024, 256 on A100s "

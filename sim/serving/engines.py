@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from sim.cost import overhead as engine_overhead
 from sim.cost.overhead import Overhead
-from sim.presets.hardware import Gpu, is_a100, memory_gib, tier_of
+from sim.presets.hardware import GIB, Gpu, is_a100, memory_gib, tier_of
 from sim.presets.models import Model
 
 VLLM = "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/"
@@ -48,6 +48,7 @@ class EngineProfile:
     future_tokens: bool = False  # admission keeps room for running requests' future tokens
     kv_floor: bool = False       # each admitted request gets max_model_len of KV up front
     prompt_limit: bool = False   # a prompt longer than the budget is ignored (FINISHED_IGNORED)
+    budget_flag: BudgetFlag | None = None   # where a server's users set `budget` (None: not one)
 
     @property
     def name(self) -> str:
@@ -55,12 +56,43 @@ class EngineProfile:
         return f"{self.engine} {self.version}"
 
 
+@dataclass(frozen=True)
+class BudgetFlag:
+    """The server flag that sets an engine's token budget, and why a GPU gets the default it
+    gets (`rule`, in words: the engines read the device's memory in binary GiB, the lab shows
+    every size in SI units)."""
+    server: str                    # the program whose flag it is: "vLLM"
+    flag: str                      # "--max-num-batched-tokens"
+    rule: Callable[[Gpu], str]
+    source: str                    # the file and lines at the release
+
+
+def _gib_in_gb(gib: float) -> str:
+    """An engine's threshold in binary GiB, shown in the lab's SI units: "75.2 GB (70 × 2³⁰ B)"."""
+    return f"{gib * GIB / 1e9:.1f} GB ({gib:g} × 2³⁰ B)"
+
+
+# vLLM 0.33.0's memory tiers for `vllm serve`'s defaults, GiB (vllm/engine/arg_utils.py:2973-3006)
+VLLM_LARGE_GIB, VLLM_MID_GIB = 160, 70
+
+
 def _vllm_budget(gpu: Gpu) -> int:
     """`vllm serve`'s max_num_batched_tokens (vllm/engine/arg_utils.py:2973-3006 at v0.33.0):
     16,384 with >= 160 GiB; 8,192 with >= 70 GiB and not an A100; else 2,048."""
-    if memory_gib(gpu) >= 160:
+    if memory_gib(gpu) >= VLLM_LARGE_GIB:
         return 16384
-    return 8192 if memory_gib(gpu) >= 70 and not is_a100(gpu) else 2048
+    return 8192 if memory_gib(gpu) >= VLLM_MID_GIB and not is_a100(gpu) else 2048
+
+
+def _vllm_budget_rule(gpu: Gpu) -> str:
+    gb = gpu.memory_bytes / 1e9
+    if memory_gib(gpu) >= VLLM_LARGE_GIB:
+        return f"{gb:.0f} GB ≥ {_gib_in_gb(VLLM_LARGE_GIB)}"
+    if memory_gib(gpu) < VLLM_MID_GIB:
+        return f"{gb:.0f} GB < {_gib_in_gb(VLLM_MID_GIB)}"
+    if is_a100(gpu):
+        return "an A100 (excluded by name: PR #17885)"
+    return f"{gb:.0f} GB ≥ {_gib_in_gb(VLLM_MID_GIB)} and not an A100"
 
 
 def _vllm_max_seqs(gpu: Gpu, model: Model) -> int:
@@ -68,10 +100,23 @@ def _vllm_max_seqs(gpu: Gpu, model: Model) -> int:
     return 256 if _vllm_budget(gpu) == 2048 else 1024
 
 
+# SGLang 0.5.23's --chunked-prefill-size by device memory (srt/arg_groups/memory_hook.py:90-177):
+# (below this many GiB, this size), then the size above the last
+SGLANG_CHUNK_TIERS, SGLANG_TOP_CHUNK = ((20, 2048), (60, 4096), (160, 8192)), 16384
+
+
 def _sglang_budget(gpu: Gpu) -> int:
     """--chunked-prefill-size by GPU memory (srt/arg_groups/memory_hook.py:90-177 at v0.5.23):
     2,048 below 20 GiB, 4,096 below 60 GiB, 8,192 below 160 GiB, 16,384 above."""
-    return tier_of(gpu, ((20, 2048), (60, 4096), (160, 8192)), 16384)
+    return tier_of(gpu, SGLANG_CHUNK_TIERS, SGLANG_TOP_CHUNK)
+
+
+def _sglang_budget_rule(gpu: Gpu) -> str:
+    gb = gpu.memory_bytes / 1e9
+    below = next((gib for gib, _ in SGLANG_CHUNK_TIERS if memory_gib(gpu) < gib), None)
+    if below is None:
+        return f"{gb:.0f} GB ≥ {_gib_in_gb(SGLANG_CHUNK_TIERS[-1][0])}"
+    return f"{gb:.0f} GB < {_gib_in_gb(below)}"
 
 
 def _sglang_reserve(gpu: Gpu, budget: int, tp: int) -> float:
@@ -107,6 +152,8 @@ V1_PROFILE = EngineProfile(
     overhead=engine_overhead.VLLM_V1,
     engine="vLLM V1", version="0.33.0", release="0.33", kv_block_tokens=16, kv_watermark=0.0,
     budget=_vllm_budget, max_seqs=_vllm_max_seqs, reserve=_flat(0.08),
+    budget_flag=BudgetFlag("vLLM", "--max-num-batched-tokens", _vllm_budget_rule,
+                           "vllm/engine/arg_utils.py#L2973-L3006 at v0.33.0 (vllm serve)"),
     citations=(
         Citation("admission", "a waiting request is admitted only if its whole prompt's KV blocks "
                "are free (scheduler_reserve_full_isl = True), then allocated chunk by chunk",
@@ -156,6 +203,8 @@ SGLANG_PROFILE = EngineProfile(
     overhead=engine_overhead.SGLANG,
     engine="SGLang", version="0.5.23", release="0.5.23", kv_block_tokens=1, kv_watermark=0.0,
     budget=_sglang_budget, max_seqs=lambda gpu, model: 1024, reserve=_sglang_reserve,
+    budget_flag=BudgetFlag("SGLang", "--chunked-prefill-size", _sglang_budget_rule,
+                           "python/sglang/srt/arg_groups/memory_hook.py#L90-L177 at v0.5.23"),
     future_tokens=True,
     citations=(
         Citation("admission", "running requests keep min(max_new_tokens - output, 4,096) x "

@@ -418,6 +418,7 @@ class PolicySpec:
     # a partial prefill ahead of decoders in the running list can take the budget before them,
     # so decoders may skip a step even when they number fewer than the budget (vLLM V1)
     prefill_ahead_of_decodes: bool = False
+    token_budget: bool = True   # reads the token budget (Orca: every decode plus whole prompts)
 
     @property
     def engine(self) -> str:
@@ -487,7 +488,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
                summary="the whole prompt in a prefill-only iteration while the streams wait"),
     PolicySpec(name="orca", build=orca, chunked=False, decodes_take_budget=False,
                prefill_with_decodes=True, budget_caps_decodes=False, reserve_whole_prompt=True,
-               prompt_work_finishes_or_fills=True, profile=ORCA_PROFILE,
+               prompt_work_finishes_or_fills=True, profile=ORCA_PROFILE, token_budget=False,
                style="decodes + whole prompts",
                intro="Orca (OSDI 2022) is the research server that introduced "
                      "iteration-level scheduling, now called continuous batching",

@@ -82,6 +82,26 @@ def make_workload(arrival_s, prompt, output, prefilled=None, name="workload") ->
                     np.asarray(output, np.int64)[order], flags[order], name)
 
 
+def textbook(workload: Workload) -> bool:
+    """Whether `workload` is the source article's scenario (`seed_scenario`: streams running,
+    one new prompt), whose runs are read as the stall and its fix."""
+    return workload.name == "seed"
+
+
+def prompts_together(workload: Workload) -> bool:
+    """Whether `workload` is a burst (`burst`): its new prompts arrive together, so the last one's
+    first token is when the burst has drained."""
+    return workload.name == "burst"
+
+
+def described(workload: Workload) -> str:
+    """The workload as a table's header names it: "Poisson arrivals, sharegpt lengths"."""
+    if workload.name.startswith("poisson-"):
+        return f"Poisson arrivals, {workload.name.split('-', 1)[1]} lengths"
+    return {"seed": "the worked example's scenario", "burst": "a burst",
+            "trace": "the trace"}.get(workload.name, workload.name)
+
+
 def seed_scenario(decodes=64, context=4000, prompt=8192, decode_output=256, prompt_output=32,
                   arrival_s=0.0) -> Workload:
     """The source article's scenario: `decodes` requests streaming with `context` tokens cached, each with

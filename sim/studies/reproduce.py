@@ -208,7 +208,7 @@ def capacity_rows(name: str, effort: Effort = FULL,
                  f"{OVERHEAD_SPAN_S[1] * 1e3:.3g} ms")
     note += ("; the paper's capacities rest on its GPUs' measured kernels, the lab's on a fit to "
              "A100 GEMMs")
-    if setup.baseline == "orca":
+    if get_policy(setup.baseline).profile.kv_floor:
         note += ("; the artifact's Orca reserves room for the keys and values of max_model_len "
                  f"({TRACE_MAX_TOKENS:,} tokens) per request at batch 16: the lab's runs at "
                  "batch 16 and reserves what its engine profile says")

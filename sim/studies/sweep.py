@@ -35,7 +35,6 @@ from sim.units import fmt_seconds
 MAX_BUDGETS = 32
 DEFAULT_BUDGETS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 OVERHEAD_SHARE = 0.5
-GIB = 2**30
 
 
 # --- the engines' default budgets -------------------------------------------------------------
@@ -48,42 +47,13 @@ class EngineDefault:
     source: str
 
 
-def _gib_in_gb(gib: float) -> str:
-    """An engine's threshold in binary GiB, shown in the lab's SI units: "75.2 GB (70 × 2³⁰ B)"."""
-    return f"{gib * GIB / 1e9:.1f} GB ({gib:g} × 2³⁰ B)"
-
-
-def vllm_default_budget(gpu: Gpu) -> EngineDefault:
-    """`vllm serve`'s default max_num_batched_tokens, from vLLM V1's engine profile
-    (sim/serving/engines.py: 16384 with >= 160 GiB, 8192 with >= 70 GiB and not an A100, else
-    2048; vllm/engine/arg_utils.py:2973-3006 at v0.33.0). The offline `LLM` class uses 16384 /
-    8192 below 160 GiB instead. The engines read the device's memory in bytes; the presets carry
-    the datasheet's decimal GB. The rule is said in SI units, as the lab shows every size."""
-    gb = gpu.memory_bytes / 1e9
-    budget = POLICIES["vllm-v1"].profile.budget(gpu)
-    rule = (f"{gb:.0f} GB ≥ {_gib_in_gb(160)}" if gpu.memory_bytes >= 160 * GIB else
-            f"{gb:.0f} GB ≥ {_gib_in_gb(70)} and not an A100" if budget == 8192 else
-            f"{gb:.0f} GB < {_gib_in_gb(70)}" if gpu.memory_bytes < 70 * GIB else
-            "an A100 (excluded by name: PR #17885)")
-    return EngineDefault("vLLM", "--max-num-batched-tokens", budget, rule,
-                         "vllm/engine/arg_utils.py#L2973-L3006 at v0.33.0 (vllm serve)")
-
-
-def sglang_default_budget(gpu: Gpu) -> EngineDefault:
-    """SGLang's default --chunked-prefill-size by GPU memory, from its engine profile
-    (sim/serving/engines.py; srt/arg_groups/memory_hook.py:90-177 at v0.5.23, thresholds in
-    MiB of device memory): 2048 below 20 GiB, 4096 below 60 GiB, 8192 below 160 GiB (H100,
-    A100-80G, H200), 16384 above (B200, MI300X)."""
-    gb = gpu.memory_bytes / 1e9
-    budget = POLICIES["sglang"].profile.budget(gpu)
-    limit = next((gib for gib in (20, 60, 160) if gpu.memory_bytes < gib * GIB), None)
-    rule = f"{gb:.0f} GB < {_gib_in_gb(limit)}" if limit else f"{gb:.0f} GB ≥ {_gib_in_gb(160)}"
-    return EngineDefault("SGLang", "--chunked-prefill-size", budget, rule,
-                         "python/sglang/srt/arg_groups/memory_hook.py#L90-L177 at v0.5.23")
-
-
-def engine_defaults(gpu: Gpu) -> tuple[EngineDefault, EngineDefault]:
-    return vllm_default_budget(gpu), sglang_default_budget(gpu)
+def engine_defaults(gpu: Gpu) -> tuple[EngineDefault, ...]:
+    """The default token budget of each engine whose server has a flag for it (vLLM's
+    `vllm serve`, SGLang), on `gpu`, with why, from its engine profile (sim/serving/engines.py).
+    The offline `LLM` class of vLLM uses 16384 / 8192 below 160 GiB instead."""
+    return tuple(EngineDefault(p.budget_flag.server, p.budget_flag.flag, p.budget(gpu),
+                               p.budget_flag.rule(gpu), p.budget_flag.source)
+                 for p in (spec.profile for spec in POLICIES.values()) if p.budget_flag)
 
 
 # --- the sweep --------------------------------------------------------------------------------

@@ -29,12 +29,11 @@ from sim.studies.capacity import (
 from sim.studies.memory import kv_footprint, kv_pressure, kv_usage, memory_budget
 from sim.studies.sweep import (
     budget_grid,
+    engine_defaults,
     fixed_share,
     misses,
     recommend,
-    sglang_default_budget,
     sweep,
-    vllm_default_budget,
 )
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
@@ -147,8 +146,7 @@ def test_regime_flags():
 def test_engine_default_budgets(gpu, vllm, sglang):
     """The marks a sweep shows are the engine profiles' defaults (vLLM 0.33.0: 16,384 with >= 160
     GiB; SGLang 0.5.23: 4,096 for 20-35 GiB)."""
-    assert vllm_default_budget(GPUS[gpu]).budget == vllm
-    assert sglang_default_budget(GPUS[gpu]).budget == sglang
+    assert [d.budget for d in engine_defaults(GPUS[gpu])] == [vllm, sglang]
 
 
 # --- capacity ----------------------------------------------------------------------------------
