@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from charts.fidelity import factors_frame, points_table, summary_table
-from sim.cost.calibration import A100, CALIBRATIONS, FACTOR_SOURCES, factor_rules
+from sim.cost.calibration import A100, FACTOR_SOURCES, calibration_for, factor_rules
 from sim.cost.validation import DATA_SOURCE, GPU_ID, PUBLISHED_COLUMNS, published_row
 from sim.errors import InputError
 from sim.presets.hardware import GPUS
@@ -118,7 +118,8 @@ st.markdown(
     + "\n".join(f"- **{GPUS[gpu].name}**: " + (
         f"the same chip as the {measured_gpu.name}, so the same fit, on its own "
         f"{GPUS[gpu].bandwidth / 1e12:,.4g} TB/s" if cal is A100 else cal.provenance)
-        for gpu, cal in CALIBRATIONS.items() if gpu != GPU_ID)
+        for gpu, cal in ((gpu, calibration_for(GPUS[gpu])) for gpu in GPUS
+                         if gpu not in ("illustrative", GPU_ID)))
     + "\n- **A custom GPU**: the A100 fractions on the fields you enter.\n\n"
     "Attention kernels, the LM head, the all-reduce and the per-iteration overhead come from "
     "published figures and are checked only through the whole-iteration figures above (one model "

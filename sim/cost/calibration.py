@@ -108,23 +108,25 @@ A100 = Calibration(
     provenance="fitted on measured A100-80GB GEMMs (microsoft/vidur) and published figures",
 )
 
-# Other GPUs: the A100 fractions on their own datasheet peak and bandwidth, and the attention
-# kernel their serving stacks use. No other fitting.
+# Other GPUs, by their chip family (`Gpu.architecture`): the A100 fractions on their own
+# datasheet peak and bandwidth, and the attention kernel their serving stacks use. No other
+# fitting. `{gpu}` in a provenance is the GPU's name.
 HOPPER = replace(
     A100,
     # FlashAttention-3 (arXiv 2407.08608): FlashAttention-2 reaches "only 35% utilization on the
     # H100"; FA3 is 1.5-2.0x faster: 0.35 x 1.5 at the low end.
     attention_efficiency=0.35 * 1.5,
-    provenance="A100 fit applied to the H100/H200 datasheet; attention from FlashAttention-3")
-ASSUMED = "A100 fit applied to this GPU's datasheet; attention efficiency assumed as on A100"
-CALIBRATIONS: dict[str, Calibration] = {
-    "a100-40gb": A100, "a100-80gb": A100, "a100-pcie-40gb": A100, "a100-pcie-80gb": A100,
-    "h100-sxm": HOPPER, "h200": HOPPER,
-    "l4": replace(A100, provenance=ASSUMED), "l40s": replace(A100, provenance=ASSUMED),
-    "rtx-4090": replace(A100, provenance=ASSUMED), "mi300x": replace(A100, provenance=ASSUMED),
-    "b200": replace(HOPPER, provenance="A100 fit applied to the B200 datasheet; attention "
-                                       "efficiency assumed as on H100 (FlashAttention-3)"),
+    provenance="A100 fit applied to the {gpu} datasheet; attention from FlashAttention-3")
+BY_ARCHITECTURE: dict[str, Calibration] = {
+    "Ampere": A100,
+    "Hopper": HOPPER,
+    "Blackwell": replace(HOPPER, provenance="A100 fit applied to the {gpu} datasheet; attention "
+                                            "efficiency assumed as on H100 (FlashAttention-3)"),
 }
+# A GPU whose family has no calibration of its own (Ada Lovelace, CDNA 3, one not listed yet)
+FALLBACK = replace(A100, provenance="no calibration for its family ({architecture}): the A100 "
+                                    "fit applied to the {gpu} datasheet; attention efficiency "
+                                    "assumed as on A100")
 
 # Where each factor of `explain` gets its figures, in short (the full citations are beside the
 # numbers above), for readers of the fidelity page.
@@ -192,12 +194,18 @@ def factor_rules(cal: Calibration) -> dict[str, str]:
 
 
 def calibration_for(gpu: Gpu) -> Calibration:
-    """The calibration of a preset GPU, or the A100 fractions for a custom one."""
+    """The calibration of `gpu`'s chip family, its provenance naming the GPU, or the A100
+    fractions where the family has none (a custom GPU's, or a preset's not calibrated yet),
+    saying so."""
     if gpu.id == "illustrative":
         raise InputError("the calibrated mode models real kernels on a real GPU, and the "
                          "illustrative GPU's figures are already round sustained numbers; "
                          "pick a real GPU preset (e.g. a100-80gb)")
-    return CALIBRATIONS.get(gpu.id, replace(A100, provenance=ASSUMED))
+    cal = BY_ARCHITECTURE.get(gpu.architecture, FALLBACK)
+    if cal is A100:   # the measured chip: its provenance is the fit
+        return cal
+    return replace(cal, provenance=cal.provenance.format(
+        gpu=gpu.name, architecture=gpu.architecture or "not given"))
 
 
 # --- explaining a calibrated time -----------------------------------------------------------------

@@ -28,6 +28,8 @@ class Gpu:
     memory_bytes: float        # device memory, bytes
     source: str
     interconnect_bandwidth: float = 0.0   # per-GPU all-reduce bandwidth, bytes/s (0: none)
+    # the chip family ("Hopper"): the calibrated mode's kernels follow it (sim/cost/calibration.py)
+    architecture: str = ""
 
     @property
     def ridge_flops_per_byte(self) -> float:
@@ -35,8 +37,9 @@ class Gpu:
         return self.peak_flops / self.bandwidth
 
 
-def _gpu(id, name, tflops, gbps, mem_gb, source, link_gbps=0.0) -> Gpu:
-    return Gpu(id, name, tflops * TFLOPS, gbps * GB, mem_gb * GB, source, link_gbps * GB)
+def _gpu(id, name, tflops, gbps, mem_gb, source, link_gbps=0.0, architecture="") -> Gpu:
+    return Gpu(id, name, tflops * TFLOPS, gbps * GB, mem_gb * GB, source, link_gbps * GB,
+               architecture)
 
 
 # GPU-to-GPU links for tensor parallelism, GB/s in ONE direction per GPU: what a ring all-reduce
@@ -57,28 +60,33 @@ GPUS: dict[str, Gpu] = {g.id: g for g in (
     _gpu("illustrative", "Textbook GPU (400 TFLOP/s, 3 TB/s)", 400, 3000, 80,
          "the source articles' worked example: round sustained figures, not a real part"),
     _gpu("a100-40gb", "A100 40GB SXM", 312, 1555, 40,
-         "NVIDIA A100 datasheet; llm-analysis a100-sxm-40gb.json", NVLINK3),
+         "NVIDIA A100 datasheet; llm-analysis a100-sxm-40gb.json", NVLINK3, "Ampere"),
     _gpu("a100-80gb", "A100 80GB SXM", 312, 2039, 80,
-         "ai-dynamo/aiconfigurator systems/a100_sxm.yaml", NVLINK3),
+         "ai-dynamo/aiconfigurator systems/a100_sxm.yaml", NVLINK3, "Ampere"),
     _gpu("h100-sxm", "H100 SXM", 989, 3350, 80,
-         "aiconfigurator h100_sxm.yaml; NVIDIA H100 datasheet (sparsity figures are 2x)", NVLINK4),
-    _gpu("h200", "H200 SXM", 989, 4800, 141, "aiconfigurator h200_sxm.yaml", NVLINK4),
+         "aiconfigurator h100_sxm.yaml; NVIDIA H100 datasheet (sparsity figures are 2x)", NVLINK4,
+         "Hopper"),
+    _gpu("h200", "H200 SXM", 989, 4800, 141, "aiconfigurator h200_sxm.yaml", NVLINK4, "Hopper"),
     _gpu("l4", "L4", 121, 300, 24,
-         "aiconfigurator l4.yaml ('dense; NVIDIA specs list 242 TFLOPS with sparsity')", PCIE4_X16),
-    _gpu("l40s", "L40S", 362, 864, 48, "aiconfigurator l40s.yaml", PCIE4_X16),
+         "aiconfigurator l4.yaml ('dense; NVIDIA specs list 242 TFLOPS with sparsity')", PCIE4_X16,
+         "Ada Lovelace"),
+    _gpu("l40s", "L40S", 362, 864, 48, "aiconfigurator l40s.yaml", PCIE4_X16, "Ada Lovelace"),
     _gpu("rtx-4090", "RTX 4090", 165, 1008, 24,
          "Ada whitepaper via secondary sources (BF16, FP32 accumulate); measured ~165 TFLOP/s",
-         PCIE4_X16),
+         PCIE4_X16, "Ada Lovelace"),
     _gpu("mi300x", "MI300X", 1307, 5300, 192,
-         "AMD MI300X data sheet, as cited in GenZ Systems/system_configs.py", INFINITY_FABRIC),
-    _gpu("b200", "B200 (HGX, 1000 W)", 2250, 7700, 180, "aiconfigurator b200_sxm.yaml", NVLINK5),
+         "AMD MI300X data sheet, as cited in GenZ Systems/system_configs.py", INFINITY_FABRIC,
+         "CDNA 3"),
+    _gpu("b200", "B200 (HGX, 1000 W)", 2250, 7700, 180, "aiconfigurator b200_sxm.yaml", NVLINK5,
+         "Blackwell"),
     # Sarathi-Serve's testbed: A100 80GB PCIe cards joined in pairs by NVLink bridges (Azure
     # NC96ads v4; its artifact's osdi-experiments READMEs). Same GA100 chip and peak as the SXM
     # parts, less bandwidth on the 80 GB card.
     _gpu("a100-pcie-40gb", "A100 40GB PCIe", 312, 1555, 40,
-         "NVIDIA A100 datasheet and A100 40GB PCIe product brief (PB-10137-001)", NVLINK3_BRIDGE),
+         "NVIDIA A100 datasheet and A100 40GB PCIe product brief (PB-10137-001)", NVLINK3_BRIDGE,
+         "Ampere"),
     _gpu("a100-pcie-80gb", "A100 80GB PCIe", 312, 1935, 80,
-         "NVIDIA A100 datasheet (A100 80GB PCIe: 1,935 GB/s)", NVLINK3_BRIDGE),
+         "NVIDIA A100 datasheet (A100 80GB PCIe: 1,935 GB/s)", NVLINK3_BRIDGE, "Ampere"),
 )}
 
 

@@ -2,12 +2,13 @@
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.cost.calibration import A100, CALIBRATIONS
+from sim.cost.calibration import A100, HOPPER, calibration_for
 from sim.cost.iteration import Chunk, Composition, CostModel
 from sim.cost.validation import (
     PUBLISHED_COLUMNS,
@@ -30,7 +31,7 @@ from tests.support.cli import cli
 
 POLICY_OVERHEADS = tuple(p.overhead for p in POLICIES.values())
 
-REAL_GPUS = sorted(CALIBRATIONS)   # every preset but the illustrative one
+REAL_GPUS = sorted(set(GPUS) - {"illustrative"})
 
 
 @pytest.fixture(scope="module")
@@ -352,3 +353,20 @@ def test_cli_bad_tp_exits_2_naming_it(tp, capsys):
 def test_cli_calibrated_on_the_illustrative_gpu_exits_2(capsys):
     code, _, err = cli("cost", "--mode", "calibrated", "--chunk", "100", capsys=capsys)
     assert code == 2 and "illustrative" in err
+
+
+def test_a_gpu_is_calibrated_by_its_family_and_one_without_says_so():
+    """A preset added with its chip family gets that family's calibration (a Hopper part gets
+    FlashAttention-3's attention, not the A100's) named for it; a family with none, or a custom
+    GPU, gets the A100 fractions with a provenance that says there is no calibration of its own
+    (what the fidelity page lists for every preset)."""
+    h20 = replace(GPUS["h100-sxm"], id="h20", name="H20", peak_flops=148e12)
+    cal = calibration_for(h20)
+    assert cal.attention_efficiency == HOPPER.attention_efficiency != A100.attention_efficiency
+    assert "H20 datasheet" in cal.provenance
+    assert calibration_for(GPUS["a100-pcie-80gb"]) is A100
+    for gpu in (replace(h20, architecture="Rubin"), custom_gpu(500, 4, 96)):
+        cal = calibration_for(gpu)
+        assert cal.attention_efficiency == A100.attention_efficiency
+        assert cal.provenance.startswith("no calibration for its family")
+        assert gpu.name in cal.provenance
