@@ -67,21 +67,26 @@ def _child_setup(memory_bytes: int, stdout: str):
 
 
 def run_sim(*argv: str, timeout_s: float = TIMEOUT_S, memory_bytes: int = MEMORY_LIMIT_BYTES,
-            peak_file: str | None = None, stdout: str = "pipe") -> Outcome:
-    """Run `python -m sim *argv` from the repository root; never raises on the child's failure.
-    `peak_file` (a scratch path) receives the child's peak memory and CPU time; without it (or
-    when the child is killed) both read 0. `stdout`: one of STDOUTS."""
+            peak_file: str | None = None, stdout: str = "pipe", cwd: str = ROOT,
+            env: dict[str, str] | None = None) -> Outcome:
+    """Run `python -m sim *argv` in `cwd` (the repository root unless told), with `env` added to
+    this process's environment; never raises on the child's failure. `peak_file` (a scratch
+    path) receives the child's peak memory and CPU time; without it (or when the child is
+    killed) both read 0. `stdout`: one of STDOUTS."""
     if peak_file and os.path.exists(peak_file):
         os.unlink(peak_file)                 # a child killed at the timeout writes none
     start = time.perf_counter()
-    env = {**os.environ, "PYTHONHASHSEED": "0", "SIM_PEAK_FILE": peak_file or os.devnull}
+    env = {**os.environ, **(env or {}), "PYTHONHASHSEED": "0",
+           "SIM_PEAK_FILE": peak_file or os.devnull,
+           # `python -c` imports from its own folder: `sim` from the repository, whatever `cwd`
+           "PYTHONPATH": os.pathsep.join(filter(None, (ROOT, os.environ.get("PYTHONPATH"))))}
     command = [sys.executable, "-c", LAUNCHER, *argv]
     if stdout == "head":      # the exit code is the command's, not head's
         command = ["bash", "-c", shlex.join(command) + " | head -c1 >/dev/null; "
                    "exit ${PIPESTATUS[0]}"]
     target = open(os.devnull if stdout != "full" else "/dev/full", "w") \
         if stdout in ("full", "closed", "closed-both") else subprocess.PIPE
-    child = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=target,
+    child = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=target,
                              stderr=subprocess.PIPE, text=True, env=env,
                              preexec_fn=_child_setup(memory_bytes, stdout))
     if target is not subprocess.PIPE:

@@ -11,10 +11,10 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import cli, files, headers, outputs
+from . import cli, echo, files, headers, outputs
 from .report import summary
 
-SUITES = [cli, outputs, files, headers]
+SUITES = [cli, outputs, files, headers, echo]
 
 
 def main(argv=None) -> int:

@@ -5,7 +5,8 @@ timeout and a memory limit (harness.bounded).
 
 A case is a clean run (exit 0, nothing on stderr, output without nan, inf or runaway digits, JSON
 that parses without NaN or null, table lines within 120 columns unless --wide) or a clean refusal (exit 2,
-nothing on stdout, one line on stderr starting "error: "); either way within the command budget
+nothing on stdout, one line on stderr starting "error: "), neither printing a raw control character
+(what was typed is shown escaped); either way within the command budget
 (60 s of CPU time, 1.5 GB). Anything else is a failure, reported with the command line that
 reproduces it.
 """
@@ -17,6 +18,7 @@ import os
 import re
 import shlex
 import threading
+import unicodedata
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as fixed_seed
@@ -284,6 +286,9 @@ def run(argv: list[str], folder: str) -> Result:
                   detail)
 
 
+# what a terminal acts on instead of showing: control characters (but the newline), format
+# characters (bidi overrides among them), the Unicode line and paragraph separators
+RAW = ("Cc", "Cf", "Zl", "Zp")
 NONSENSE = re.compile(r"\b(nan|inf|infx|infinity)\b|nan%|\d[\d,]{24,}", re.IGNORECASE)
 
 
@@ -294,6 +299,11 @@ def classify(code, stdout: str, stderr: str, *, json_out: bool, wide: bool) -> t
         return "hang", f"killed after {TIMEOUT_S:.0f} s"
     if "Traceback" in stderr:
         return "traceback", tail
+    raw = next((c for c in stdout + stderr if c != "\n" and unicodedata.category(c) in RAW), None)
+    if raw is not None:
+        text = stdout + stderr
+        at = text.index(raw)
+        return "raw control character", f"{raw!r} in {text[max(0, at - 60):at + 20]!r}"
     if code == 2:
         lines = stderr.splitlines()
         if stdout == "" and len(lines) == 1 and lines[0].startswith("error: "):

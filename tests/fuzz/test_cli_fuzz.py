@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from harness.bounded import Outcome
-from tests.fuzz import cli, files, headers, outputs
+from tests.fuzz import cli, echo, files, headers, outputs
 from tests.fuzz.report import Result, summary
 
 SLICE = 20
@@ -44,6 +44,19 @@ def test_a_slice_of_fuzzed_command_lines_ends_cleanly(scratch):
     (-9, "", "", "exit -9"),
 ])
 def test_the_classifier_names_what_went_wrong(code, stdout, stderr, verdict):
+    assert cli.classify(code, stdout, stderr, json_out=False, wide=False)[0] == verdict
+
+
+@pytest.mark.parametrize("code, stdout, stderr, verdict", [
+    (2, "", "error: unrecognized arguments: --x\x1b[31m\n", "raw control character"),
+    (2, "", "error: unrecognized arguments: '--x\\x1b[31m'\n", "clean refusal"),
+    (2, "", "error: --policy: 'sarathi\u202e'\n", "raw control character"),
+    (2, "", "error: --policy: 'sarathi\\u202e'\n", "clean refusal"),
+    (0, "wrote 'x\x07.svg'\n", "", "raw control character"),
+    (0, "wrote 'x\\x07.svg'\n", "", "clean run"),
+    (2, "", "error: line one\u2028line two\n", "raw control character"),
+])
+def test_a_raw_control_character_in_what_is_printed_is_a_failure(code, stdout, stderr, verdict):
     assert cli.classify(code, stdout, stderr, json_out=False, wide=False)[0] == verdict
 
 
@@ -93,7 +106,7 @@ def test_the_output_errors_classifier_names_what_went_wrong(sink, result, verdic
     assert outputs.classify(sink, ("simulate",), result)[0] == verdict
 
 
-@pytest.mark.parametrize("family, cases", [(outputs, 4), (files, 3), (headers, 3)])
+@pytest.mark.parametrize("family, cases", [(outputs, 4), (files, 3), (headers, 3), (echo, 3)])
 def test_a_slice_of_each_new_family_ends_cleanly(family, cases, tmp_path):
     if family is outputs and shutil.which("git") is None:
         pytest.skip("git is missing: the output family's tracked file needs a repository")
@@ -102,6 +115,27 @@ def test_a_slice_of_each_new_family_ends_cleanly(family, cases, tmp_path):
     assert len(results) == cases
     failures = [r for r in results if not r.clean]
     assert not failures, f"seed {SEED}:\n" + summary(failures)
+
+
+@pytest.mark.parametrize("case", [
+    ("pipe", ("simulate", "--trace-out", "@repo/.git/index", "--force"), "", ""),
+    ("pipe", ("export", "--out", "@repo/Makefile"), "other owner", ""),
+    ("pipe", ("simulate", "--requests-out", "@repo/Makefile"), "GIT_DIR broken", ""),
+    ("pipe", ("simulate", "--trace-out", "@repo/out/hard.csv"), "no git", ""),
+    ("pipe", ("simulate", "--trace-out", "@broken/notes.csv"), "", ""),
+    ("pipe", ("simulate", *outputs.HEAVY["simulate"], "--trace-out", "@folder/missing/../x.csv"), "",
+     ""),
+    ("pipe", ("simulate", "--trace-out", "@plain.csv", "--requests-out", "@plain-hard.csv"), "", ""),
+    ("pipe", outputs.DEFAULT_EXPORTS[1], "", "fifo"),
+    ("pipe", outputs.DEFAULT_EXPORTS[1], "", "out is a file"),
+])
+def test_the_output_family_covers_the_guard_and_the_paths_the_system_resolves(case, tmp_path):
+    """Cases that overwrote a tracked file or .git/index, hung, or were refused after the work."""
+    if shutil.which("git") is None:
+        pytest.skip("git is missing: the output family's tracked file needs a repository")
+    outputs.make_scratch(str(tmp_path))
+    result = outputs.run(case, str(tmp_path))
+    assert result.verdict == "clean refusal", result
 
 
 def test_proc_kmsg_and_a_fifo_are_refused_by_the_special_files_family(tmp_path):
