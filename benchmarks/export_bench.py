@@ -19,7 +19,7 @@ import resource
 import statistics
 import time
 
-from charts import export
+from charts import export, film
 from charts.theme import Look
 from charts.views import timeline
 from ui.scenario import scenario_from
@@ -42,10 +42,10 @@ def side_by_side():
 
 def cases(small: bool = False):
     figure, t_max = side_by_side()
-    frames = SMOKE_FRAMES if small else export.GIF_FRAMES
+    frames = SMOKE_FRAMES if small else film.GIF_FRAMES
     return [
-        (f"export: {export.GIF_FRAMES}-frame GIF, Side by side at the defaults (900 px)",
-         GIF_TARGET_S, lambda: export.gif(figure, t_max, frames)),
+        (f"export: {film.GIF_FRAMES}-frame GIF, Side by side at the defaults (900 px)",
+         GIF_TARGET_S, lambda: film.gif(figure, t_max, frames)),
         ("export: PNG at 2x, same figure", None, lambda: export.png(figure)),
     ]
 
@@ -56,13 +56,13 @@ def main(argv=None) -> int:
     parser.add_argument("--smoke", action="store_true",
                         help=f"one {SMOKE_FRAMES}-frame GIF: does the benchmark still run?")
     args = parser.parse_args(argv)
-    repeats, frames = (1, SMOKE_FRAMES) if args.smoke else (args.repeats, export.GIF_FRAMES)
+    repeats, frames = (1, SMOKE_FRAMES) if args.smoke else (args.repeats, film.GIF_FRAMES)
     figure, t_max = side_by_side()
-    export.gif(figure, t_max, frames=2)          # the renderer's start, once, as in the app
+    film.gif(figure, t_max, frames=2)          # the renderer's start, once, as in the app
     seconds, cpu, sizes = [], [], []
     for _ in range(repeats):
         start, start_cpu = time.perf_counter(), time.process_time()
-        data = export.gif(figure, t_max, frames)
+        data = film.gif(figure, t_max, frames)
         seconds.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
         sizes.append(len(data))

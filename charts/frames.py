@@ -286,7 +286,7 @@ class LaneAtClock:
     """What one lane's streams show at a clock, as numbers (ms), by the lab's one definition of a
     freeze (sim.studies.stalls): a stream is frozen while its current gap, the time since its
     last token, exceeds STALL_S; a gap longer than that is a freeze, its whole length the freeze.
-    For pictures drawn frame by frame (charts.export.gif) rather than by the chart's own clock.
+    For pictures drawn frame by frame (charts.film.gif) rather than by the chart's own clock.
 
     `waits`: per band still running, its rows, last token and current gap (`wait_ms`);
     `freezes`: the freezes that have ended (rows, `prev_ms`, `time_ms`); `largest`: the largest

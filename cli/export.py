@@ -107,7 +107,7 @@ def _refuse_unused(args, fmt: str) -> None:
 
 
 def _export(args) -> None:
-    from charts import export
+    from charts import export, film
 
     fmt = _format(args)               # the output was checked before any work (cli/paths.py)
     _refuse_unused(args, fmt)
@@ -120,7 +120,7 @@ def _export(args) -> None:
     # the figure is drawn, so every flag the scenario names has been checked
     figure = figure.captioned(*_scenario(args).caption)
     if fmt == "gif":
-        data = export.gif(figure, t_max, frames)
+        data = film.gif(figure, t_max, frames)
     elif fmt == "svg":
         data = export.svg(figure).encode()
     else:

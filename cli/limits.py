@@ -5,7 +5,7 @@ A figure's size in CSS pixels is its view's (VIEW_HEIGHT: the tallest figure of 
 decoder blocks at their full height and its scenario's two lines above it; its width --width plus
 the axis labels beside the plot, or its caption or legends where they are wider), measured on
 rendered figures: tests/cli/test_export_cli.py renders each view and checks them. A PNG or an SVG
-is one render (PNGs at 2 pixels per CSS pixel). A GIF (charts.export.gif) is a few renders of the
+is one render (PNGs at 2 pixels per CSS pixel). A GIF (charts.film.gif) is a few renders of the
 frame's size (the clock's start, its end, the whole figure, the words that change), then per frame
 a composition mapped to 64 colours, which the GIF writer keeps (a byte a pixel) until the file is
 written. Each price was measured on the reference machine (2 cores shared with other work; CPU

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from charts import export
+from charts import export, film
 from charts.figure import Figure
 from charts.theme import Look
 from sim.errors import InputError
@@ -339,7 +339,7 @@ def downloads(figure: Callable[[], Figure], name: str, t_max: float | None = Non
     files = [("PNG", "png", lambda: export.png(drawn()), "png", "image/png"),
              ("SVG", "svg", lambda: export.svg(drawn()), "svg", "image/svg+xml")]
     if t_max is not None:
-        files.append(("GIF", "gif", lambda: export.gif(drawn(), t_max), "gif", "image/gif"))
+        files.append(("GIF", "gif", lambda: film.gif(drawn(), t_max), "gif", "image/gif"))
     files += [("CSV (zip)" if several else "CSV", "csv", lambda: export.csv_file(figure())[0],
                "zip" if several else "csv", "application/zip" if several else "text/csv"),
               ("JSON", "json", lambda: figure().json(), "json", "application/json")]

@@ -12,7 +12,7 @@ from PIL import Image
 from playwright import sync_api
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from charts.export import GIF_FRAMES
+from charts.film import GIF_FRAMES
 from harness.browser import SETTLED, has_value, wait_for_run
 from harness.server import streamlit_server
 from tests.browser.pages import DEFAULTS

@@ -12,7 +12,7 @@ import pytest
 import vl_convert as vlc
 from PIL import Image
 
-from charts import export
+from charts import export, film
 from charts.figure import Figure
 from charts.frames import (
     MAX_BARS,
@@ -458,7 +458,7 @@ def test_png_svg_and_gif_exports(seed):
     png = Image.open(io.BytesIO(export.png(figure)))
     assert png.format == "PNG" and png.width > 800          # scale 2 for docs
     assert export.svg(figure).startswith("<svg")
-    gif = Image.open(io.BytesIO(export.gif(figure, tl.t_max, frames=3)))
+    gif = Image.open(io.BytesIO(film.gif(figure, tl.t_max, frames=3)))
     assert gif.format == "GIF" and gif.n_frames == 3
     for frame in range(gif.n_frames):          # every frame whole, not cropped to a change
         gif.seek(frame)
@@ -483,7 +483,7 @@ def test_every_gif_frame_is_its_canvas_and_the_chart_keeps_its_size_while_it_pla
     sizes = {Image.open(io.BytesIO(vlc.vegalite_to_png(figure.spec(t=t), scale=1))).size
              for t in (0.0, tl.t_max / 2, tl.t_max)}
     assert len(sizes) == 1
-    gif = export.gif(figure, tl.t_max, frames=4)
+    gif = film.gif(figure, tl.t_max, frames=4)
     frames = frames_of(gif)
     assert {frame.size for frame in frames} == sizes
     written = Image.open(io.BytesIO(gif))
@@ -500,7 +500,7 @@ def test_a_gif_needs_a_clock(seed):
     plan = budget_plan(s.cost_model(), s.decodes, s.context, s.prompt, s.budget, 0.025)
     roof, _ = roofline_figures(s.cost_model(), plan, s.decodes, s.context, s.prompt, Look())
     with pytest.raises(InputError, match="no clock"):
-        export.gif(roof, 1.0)
+        film.gif(roof, 1.0)
 
 
 def test_tables_are_tidy_csvs_with_whole_numbers_as_integers(seed):
@@ -553,4 +553,4 @@ def test_a_gif_animates_a_timeline_and_says_so_for_another_clocked_figure():
              .mark_text(align="left").encode(x=alt.value(90), y=alt.value(10), text="text:N")
              .properties(width=100, height=20))
     with pytest.raises(InputError, match="a GIF animates a timeline"):
-        export.gif(Figure(label, Look(), {}, {"t": 0.0}), 1.0, frames=3)
+        film.gif(Figure(label, Look(), {}, {"t": 0.0}), 1.0, frames=3)

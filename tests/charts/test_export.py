@@ -8,7 +8,7 @@ import pytest
 import vl_convert as vlc
 from PIL import Image
 
-from charts import export
+from charts import export, film
 from charts.frames import lane_at_clock
 from charts.theme import Look
 from charts.timeline import view_name
@@ -45,7 +45,7 @@ def player_at(figure, t: float) -> np.ndarray:
 def counters_mask(figure, shape) -> np.ndarray:
     """The counters' rows, where the GIF says what the lab defines (the chart may not yet)."""
     layout = vlc.vegalite_to_scenegraph(figure.spec())
-    boxes = export._boxes(layout)
+    boxes = film._boxes(layout)
     mask = np.zeros(shape[:2], bool)
     for name, (_, y, _, height) in boxes.items():
         if name.endswith("_counters_view"):
@@ -61,7 +61,7 @@ def test_each_gif_frame_is_the_player_at_its_clock(seed, look):
     than 1% of the pixels differ visibly from a whole render at that clock (what does differ:
     the GIF's 64 colours at anti-aliased edges, the latest of equal gaps marked as the largest)."""
     figure = seed.figure(look, width=500)
-    frames = frames_of(export.gif(figure, seed.t_max, frames=FRAMES))
+    frames = frames_of(film.gif(figure, seed.t_max, frames=FRAMES))
     assert len(frames) == FRAMES
     clocks = np.linspace(0.0, seed.t_max, FRAMES)
     outside = ~counters_mask(figure, frames[0].shape)
@@ -80,7 +80,7 @@ def test_a_gif_of_lanes_without_streams_is_the_player_too():
     s = scenario_from({"decodes": 0})
     lanes = timeline(s.run("vllm-v0", 50_000), s.run("sarathi", 50_000))
     figure = lanes.figure(Look(), width=500)
-    frames = frames_of(export.gif(figure, lanes.t_max, frames=3))
+    frames = frames_of(film.gif(figure, lanes.t_max, frames=3))
     drawn = player_at(figure, lanes.t_max / 2)
     rows, columns = drawn.shape[:2]
     assert (np.abs(frames[1][:rows, :columns] - drawn).max(axis=2) > 60).mean() < 0.01
@@ -89,7 +89,7 @@ def test_a_gif_of_lanes_without_streams_is_the_player_too():
 def test_a_frame_is_not_the_end_of_the_run_nor_another_clock(seed):
     """The check above tells frames apart: the picture at another clock differs far more."""
     figure = seed.figure(Look(), width=500)
-    frames = frames_of(export.gif(figure, seed.t_max, frames=FRAMES))
+    frames = frames_of(film.gif(figure, seed.t_max, frames=FRAMES))
     outside = ~counters_mask(figure, frames[0].shape)
     middle = frames[FRAMES // 2]
     for other in (0.0, seed.t_max):
@@ -111,13 +111,13 @@ def test_the_counters_follow_the_freeze_definition(seed):
     for t_ms in np.linspace(0, seed.t_max * 1e3, 40):
         assert lane_at_clock(chunked, float(t_ms)).frozen_ms is None
     figure = seed.figure(Look(), width=500)
-    film = export._Film(figure, [0.05, 0.2, seed.t_max], 1.0)
-    words = [{w.view: w.text for w in frame if w.x == 0} for frame in film.words]
+    movie = film._Film(figure, [0.05, 0.2, seed.t_max], 1.0)
+    words = [{w.view: w.text for w in frame if w.x == 0} for frame in movie.words]
     frozen_u, frozen_c = view_name("unchunked", "counters"), view_name("chunked", "counters")
     assert words[0][frozen_u] == "no stream frozen" and words[0][frozen_c] == "no stream frozen"
     assert words[1][frozen_u] == "streams frozen for 200 ms"
     assert words[1][frozen_c] == "no stream frozen"
-    largest = [w.text for w in film.words[-1] if w.text.startswith("largest gap")]
+    largest = [w.text for w in movie.words[-1] if w.text.startswith("largest gap")]
     assert largest == [f"largest gap so far {gap} ms" for gap in ("333", "23.04")]
     for lane, trace_gap in zip(seed.lanes, (333.0133, 23.04)):
         at = lane_at_clock(lane.decoders.ticks, seed.t_max * 1e3)
@@ -162,5 +162,5 @@ def test_an_exported_figure_states_its_scenario_above_it(seed):
         assert line in export.svg(captioned) and line not in export.svg(figure)
     plain, shown = (Image.open(io.BytesIO(export.png(f, scale=1))) for f in (figure, captioned))
     assert shown.height > plain.height                        # a line of its own, above
-    gif = frames_of(export.gif(captioned, seed.t_max, frames=2))
+    gif = frames_of(film.gif(captioned, seed.t_max, frames=2))
     assert gif[0].shape[0] == shown.height
