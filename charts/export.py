@@ -71,10 +71,16 @@ class Scenario:
 _SAFE = re.compile(r"[^A-Za-z0-9.-]+")   # what a file name keeps of a custom name
 
 
+def file_stem(scenario: Scenario | None, view: str, look: Look) -> str:
+    """A saved figure's name before its extension: `Scenario.file_stem`, or the view alone where
+    there is no scenario (the player's saved frames add their clock to it)."""
+    return view if scenario is None else scenario.file_stem(view, look)
+
+
 def file_name(scenario: Scenario | None, view: str, look: Look, ext: str) -> str:
     """The name a figure is saved under, by the app's downloads and by `python -m sim export`
-    without --out: `Scenario.file_stem` (the view alone where there is no scenario) and `ext`."""
-    return f"{view if scenario is None else scenario.file_stem(view, look)}.{ext}"
+    without --out."""
+    return f"{file_stem(scenario, view, look)}.{ext}"
 
 
 def png(figure: Figure, scale: float = PNG_SCALE, **values) -> bytes:

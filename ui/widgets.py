@@ -319,9 +319,8 @@ def export_scenario() -> export.Scenario | None:
 
 
 def file_stem(view: str, look: Look) -> str:
-    """Download names that say the view, the scenario and the theme."""
-    scenario = export_scenario()
-    return view if scenario is None else scenario.file_stem(view, look)
+    """Saved figures' names say the view, the scenario and the theme (charts.export)."""
+    return export.file_stem(export_scenario(), view, look)
 
 
 def downloads(figure: Callable[[], Figure], name: str, t_max: float | None = None) -> None:
@@ -330,7 +329,6 @@ def downloads(figure: Callable[[], Figure], name: str, t_max: float | None = Non
     them. Files are made only when a button is clicked (vl-convert takes a few hundred ms, a GIF
     seconds)."""
     scenario = export_scenario()
-    stem = file_stem(name, figure().look)
 
     def drawn() -> Figure:
         return figure().captioned(*scenario.caption) if scenario else figure()
@@ -347,10 +345,10 @@ def downloads(figure: Callable[[], Figure], name: str, t_max: float | None = Non
     with st.popover("Download", icon=":material/download:", key=f"downloads_{name}",
                     help=", ".join(label for label, *_ in files)):
         for label, kind, data, ext, mime in files:
-            st.download_button(label, data, file_name=f"{stem}.{ext}", mime=mime,
-                               on_click="ignore", icon=":material/download:",
-                               key=f"download_{name}_{kind}", help=f"{stem}.{ext}",
-                               width="stretch")
+            saved_as = export.file_name(scenario, name, figure().look, ext)
+            st.download_button(label, data, file_name=saved_as, mime=mime, on_click="ignore",
+                               icon=":material/download:", key=f"download_{name}_{kind}",
+                               help=saved_as, width="stretch")
 
 
 def numbers_table(figure: Callable[[], Figure], name: str) -> None:
