@@ -32,9 +32,11 @@ def capacity_frame(comparison: CapacityComparison,
 
 
 def capacity_marks(comparison: CapacityComparison) -> pd.DataFrame:
+    """A dashed rule at each policy's capacity (none where a cut-short search left it undefined)."""
     return pd.DataFrame([dict(policy=r.policy, qps=r.capacity_qps,
                               text=f"{r.policy}: {r.capacity_qps:.3g} QPS")
-                         for r in (comparison.policy, comparison.baseline)])
+                         for r in (comparison.policy, comparison.baseline) if not r.undefined],
+                        columns=["policy", "qps", "text"])
 
 
 def capacity_chart(frame: pd.DataFrame, marks: pd.DataFrame, look: Look, *, tbt_slo_ms: float,

@@ -140,19 +140,12 @@ def _result_json(r) -> dict:
 
 def _cut_short(r) -> str:
     """The note on a search a cap ended early: what it leaves of the capacity."""
-    if r.undefined:
-        return (f"{r.policy}: {r.cut_short}, before any rate tried met the SLOs; its capacity is "
-                "undefined (shown as —, left out of --json)")
-    return (f"{r.policy}: {r.cut_short}, so its capacity, {r.capacity_qps:.3g} QPS, is the best "
-            "rate proved by then (a lower bound)")
+    return r.cut_short_words() + (" (shown as —, left out of --json)" if r.undefined else "")
 
 
 def _ratio(result) -> str:
-    if result.ratio is not None:
-        return f"{result.ratio:.2f}x"
-    unknown = [r.policy for r in (result.policy, result.baseline) if r.undefined]
-    return f"undefined ({' and '.join(unknown)}: capacity undefined)" if unknown else \
-        "undefined (the baseline sustains no rate tried)"
+    return f"{result.ratio:.2f}x" if result.ratio is not None else \
+        f"undefined ({result.why_no_ratio})"
 
 
 def _tbt_slo(args) -> float:

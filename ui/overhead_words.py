@@ -106,14 +106,16 @@ def capacity_words(found: Strip[CapacityComparison]) -> str:
                         for level in found.levels)
     ratios = [c.ratio for c in comparisons]
 
-    def qps(value: float) -> str:
-        return f"{value:.3g}"
+    def qps(result) -> str:   # a search a cap cut short before any rate passed proved none
+        return "—" if result.undefined else f"{result.capacity_qps:.3g}"
     said = (f"At {levels} of CPU per iteration {ours} sustains "
-            f"{_span([c.policy.capacity_qps for c in comparisons], qps)} requests/s and {theirs} "
-            f"{_span([c.baseline.capacity_qps for c in comparisons], qps)}")
-    if any(r is None for r in ratios):
-        return said + (f"; where {theirs} sustains no rate tried the ratio is undefined, so the "
-                       "overhead decides whether there is a ratio at all.")
+            f"{_span([c.policy for c in comparisons], qps)} requests/s and {theirs} "
+            f"{_span([c.baseline for c in comparisons], qps)}")
+    undefined = [c for c in comparisons if c.ratio is None]
+    if undefined:
+        whys = "; ".join(dict.fromkeys(c.why_no_ratio for c in undefined))
+        return said + (f"; where {whys}, the ratio is undefined, so the overhead decides "
+                       "whether there is a ratio at all.")
     said += f": a ratio of {_span(ratios, lambda r: f'{r:.2f}×')}"
     if _moves(ratios) < STEADY:
         return said + (f", within {STEADY:.0%} of each other: the ratio holds whatever the "

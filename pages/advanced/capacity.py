@@ -72,17 +72,18 @@ def show(view) -> None:
     ours, theirs = view.comparison.policy, view.comparison.baseline
     ratio = view.comparison.ratio
     cols = st.columns(3)
-    cols[0].metric(f"{ours.policy} capacity", f"{ours.capacity_qps:.3g} requests/s", border=True,
-                   help=ours.reason)
-    cols[1].metric(f"{theirs.policy} capacity", f"{theirs.capacity_qps:.3g} requests/s",
-                   border=True, help=theirs.reason)
+    for col, r in zip(cols, (ours, theirs)):
+        col.metric(f"{r.policy} capacity",
+                   "—" if r.undefined else f"{r.capacity_qps:.3g} requests/s", border=True,
+                   help=r.reason)
     cols[2].metric("Capacity ratio", "undefined" if ratio is None else f"{ratio:.2f}×", border=True,
                    help=f"{ours.policy} capacity / {theirs.policy} capacity"
                         + ("" if ratio is None else f" = {ours.capacity_qps:.4g} / "
                                                      f"{theirs.capacity_qps:.4g}"))
-    st.markdown(f"- **{ours.policy}**: {ours.reason}.\n- **{theirs.policy}**: {theirs.reason}.\n"
-                f"- Ratio = {ours.policy} capacity / {theirs.policy} capacity"
-                + (" (undefined: the baseline sustains no rate tried)." if ratio is None else
+    st.markdown("".join(f"- **{r.policy}**: {r.reason}.\n" for r in (ours, theirs))
+                + "".join(f"- {r.cut_short_words()}.\n" for r in (ours, theirs) if r.cut_short)
+                + f"- Ratio = {ours.policy} capacity / {theirs.policy} capacity"
+                + (f" (undefined: {view.comparison.why_no_ratio})." if ratio is None else
                    f" = {ours.capacity_qps:.4g} / {theirs.capacity_qps:.4g} = **{ratio:.2f}×**. "
                    "The Sarathi-Serve paper reports 2.6× on Mistral-7B on one A100 against the vLLM "
                    "of early 2024, on its workloads: a different simulator and workload give a "

@@ -94,12 +94,30 @@ class CapacityResult:
         return self.capacity_qps == 0 and bool(self.cut_short)
 
 
+    def cut_short_words(self) -> str:
+        """What a cap that ended the search early leaves of the capacity ('' when none did)."""
+        if not self.cut_short:
+            return ""
+        if self.undefined:
+            return (f"{self.policy}: {self.cut_short}, before any rate tried met the SLOs; its "
+                    "capacity is undefined")
+        return (f"{self.policy}: {self.cut_short}, so its capacity, {self.capacity_qps:.3g} QPS, "
+                "is the best rate proved by then (a lower bound)")
+
+
 @dataclass(frozen=True)
 class CapacityComparison:
     policy: CapacityResult
     baseline: CapacityResult
     ratio: float | None            # policy / baseline capacity (None: the baseline's is 0, or
                                    # either is undefined)
+
+    @property
+    def why_no_ratio(self) -> str:
+        """Why `ratio` is None, in a few words."""
+        unknown = [r.policy for r in (self.policy, self.baseline) if r.undefined]
+        return (f"{' and '.join(unknown)}: capacity undefined" if unknown else
+                "the baseline sustains no rate tried")
 
 
 def default_baseline_budget(baseline: PolicySpec, budget: int, workload: Workload) -> int:

@@ -4,6 +4,7 @@ regime calls for (a lane that does not move, one that does; a ratio that holds, 
 undefined)."""
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -75,8 +76,12 @@ def test_the_capacity_sentence_says_the_ratio_rises_holds_or_is_undefined():
     assert "a ratio of 2.50× / 4.00× / 6.25×. The ratio rises" in rising
     holding = capacity_words(levels(comparison(5, 2), comparison(4.9, 2), comparison(4.8, 2)))
     assert "2.50× / 2.45× / 2.40×, within 10% of each other" in holding
-    assert "undefined" in capacity_words(levels(comparison(5, 2), comparison(5, 1),
-                                                comparison(5, 0)))
+    zero = capacity_words(levels(comparison(5, 2), comparison(5, 1), comparison(5, 0)))
+    assert "vllm-v0 2 / 1 / 0;" in zero and "the baseline sustains no rate tried" in zero
+    cut = replace(comparison(5, 0), baseline=replace(comparison(5, 0).baseline,
+                                                     cut_short="the search stopped at its cap"))
+    unproved = capacity_words(levels(comparison(5, 2), comparison(5, 1), cut))
+    assert "vllm-v0 2 / 1 / —;" in unproved and "vllm-v0: capacity undefined" in unproved
 
 
 def test_the_budget_sentence_says_whether_the_recommendation_moves():

@@ -274,6 +274,20 @@ def test_capacity_runs_on_a_button_and_is_kept():
     assert dict(metrics(again)) == values
 
 
+def test_a_capacity_no_rate_tried_meets_shows_as_undefined_not_zero():
+    """A TBT target no iteration meets: the search halves from the ceiling to its run cap and
+    proves no rate, so each capacity is undefined (below the lowest rate tried), shown as —
+    with the reason, never as 0 requests/s."""
+    at = open_app(CAPACITY, requests=40, lengths="fixed", plen=1024, olen=32, gpu="a100-80gb",
+                  model="mistral-7b", slo="custom", tbtslo=0.01)
+    at.button(key="find_capacity").click().run()
+    assert_clean(at)
+    values = dict(metrics(at))
+    assert values["sarathi capacity"] == values["vllm-v0 capacity"] == "—"
+    assert values["Capacity ratio"] == "undefined"
+    assert "its capacity is undefined" in shown(at) and "0 requests/s" not in shown(at)
+
+
 def test_capacity_slo_presets_and_custom():
     at = open_app(CAPACITY, slo="yi-34b-relaxed")
     assert "P99 TBT SLO **1 s**" in shown(at)
