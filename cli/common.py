@@ -88,7 +88,7 @@ def cost_model_from(args) -> CostModel:
     return CostModel(get_gpu(args.gpu), get_model(args.model), args.mode, overhead_s, args.tp)
 
 
-def add_policy_args(p: argparse.ArgumentParser, budget: int | None = 576, *,
+def add_policy_args(p: argparse.ArgumentParser, budget: int | None = KNOBS["budget"].default, *,
                     max_iterations: int = DEFAULT_MAX_ITERATIONS) -> None:
     """The scheduler and its limits, with `budget` the default of --budget (None: no --budget,
     for commands that take several budgets)."""
@@ -107,7 +107,7 @@ def add_length_args(p: argparse.ArgumentParser) -> None:
         knob_flag(p, KNOBS[name])
 
 
-def add_run_args(p: argparse.ArgumentParser, budget: int | None = 576) -> None:
+def add_run_args(p: argparse.ArgumentParser, budget: int | None = KNOBS["budget"].default) -> None:
     """Flags for one simulated run: hardware, policy, limits and the workload."""
     add_hardware_args(p)
     add_policy_args(p, budget)

@@ -18,9 +18,8 @@ from sim.presets.models import MODELS, Model, custom_model, get_model
 from sim.serving.engine import SimulationLimitError, Trace, simulate
 from sim.serving.metrics import Metrics, request_times, summarize
 from sim.serving.policies import POLICIES, Limits, PolicySpec, get_policy, lane_budget
-from sim.serving.workloads import Workload, burst, make_workload, poisson, seed_scenario
-
-ARTICLE_BUDGET = 576   # the source article's worked example: 64 decodes + a 512-token chunk
+from sim.serving.run import Run
+from sim.serving.workloads import TEXTBOOK, Workload, burst, make_workload, poisson, seed_scenario
 
 
 def run(workload: Workload, policy: str = "sarathi", budget: int | None = None, *,
@@ -31,13 +30,13 @@ def run(workload: Workload, policy: str = "sarathi", budget: int | None = None, 
     `limits` are those of `Limits` (max_seqs, max_concurrent_prefills, max_iterations)."""
     spec = get_policy(policy)
     if budget is None:
-        budget = lane_budget(spec, workload, ARTICLE_BUDGET)
-    return simulate(workload, spec, CostModel(get_gpu(gpu), get_model(model), mode),
-                    budget=budget, limits=Limits(**limits))
+        budget = lane_budget(spec, workload, TEXTBOOK.budget)
+    return Run(workload=workload, policy=spec, gpu=get_gpu(gpu), model=get_model(model),
+               mode=mode, budget=budget, limits=Limits(**limits)).simulate()
 
 
-__all__ = ["GPUS", "MODELS", "MODES", "POLICIES", "Chunk", "Composition", "CostModel", "Gpu",
-           "InputError", "IterationCost", "Limits", "Metrics", "Model", "PolicySpec",
+__all__ = ["GPUS", "MODELS", "MODES", "POLICIES", "TEXTBOOK", "Chunk", "Composition", "CostModel",
+           "Gpu", "InputError", "IterationCost", "Limits", "Metrics", "Model", "PolicySpec", "Run",
            "SimulationLimitError", "Trace", "Workload", "burst", "custom_gpu", "custom_model",
            "get_gpu", "get_model", "get_policy", "make_workload", "poisson", "request_times", "run",
            "seed_scenario", "simulate", "summarize"]

@@ -29,6 +29,7 @@ from sim.serving.workloads import (
     SHAREGPT_MAX_TOTAL,
     SHAREGPT_OUTPUT,
     SHAREGPT_PROMPT,
+    TEXTBOOK,
 )
 
 SEED_SCENARIOS = ("seed", "burst")   # the worked example's streams, with one prompt or a burst
@@ -126,7 +127,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
               "KV heads (and 1/tp of the KV cache), and every layer adds two all-reduces over "
               "the GPU-to-GPU link. It must divide the model's attention heads."),
     # --- the policy's budget and limits (the limits are `Limits` fields, named alike) ---
-    Knob(name="budget", unit="tokens", default=576, key="budget",
+    Knob(name="budget", unit="tokens", default=TEXTBOOK.budget, key="budget",
          label="Token budget per iteration", step=64,
          what="token budget per iteration, decodes included (max_num_batched_tokens; Orca has "
               "none)",
@@ -152,25 +153,25 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          app=Surface("a number box cannot be empty, so 0 stands for no cap; " + KEEP_LINKS,
                      default=0, low=0, high=1024)),
     # --- the worked example's streams, and a burst ---
-    Knob(name="decodes", unit="requests", default=64, low=0, high=MAX_STREAMS, key="decodes",
-         label="Running streams", step=8, what="seed, burst: requests already streaming",
+    Knob(name="decodes", unit="requests", default=TEXTBOOK.decodes, low=0, high=MAX_STREAMS,
+         key="decodes", label="Running streams", step=8, what="seed, burst: requests already streaming",
          help="Requests already streaming when the prompt arrives; each emits one token per "
               "iteration it is in.",
          scenarios=SEED_SCENARIOS, app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=4096)),
-    Knob(name="context", unit="tokens", default=4000, key="context",
+    Knob(name="context", unit="tokens", default=TEXTBOOK.context, key="context",
          label="Streams' context (tokens)", step=500,
          what="seed, burst: each streaming request's cached context",
          help="Tokens already in each stream's KV cache.",
          scenarios=SEED_SCENARIOS, app=Surface(KEEP_LINKS, high=1_000_000)),
-    Knob(name="prompt", unit="tokens", default=8192, key="prompt", label="New prompt (tokens)",
-         step=512, what="seed, burst: each new prompt's length",
+    Knob(name="prompt", unit="tokens", default=TEXTBOOK.prompt, key="prompt",
+         label="New prompt (tokens)", step=512, what="seed, burst: each new prompt's length",
          help="Tokens in the prompt that arrives while the streams run.",
          scenarios=SEED_SCENARIOS, app=Surface(KEEP_LINKS, high=2_000_000)),
-    Knob(name="decode_output", unit="tokens", default=256,
+    Knob(name="decode_output", unit="tokens", default=TEXTBOOK.decode_output,
          what="seed, burst: tokens each streaming request still emits", scenarios=SEED_SCENARIOS),
-    Knob(name="prompt_output", unit="tokens", default=32,
+    Knob(name="prompt_output", unit="tokens", default=TEXTBOOK.prompt_output,
          what="seed, burst: tokens each new request emits", scenarios=SEED_SCENARIOS),
-    Knob(name="burst", unit="prompts", default=10, high=MAX_STREAMS, key="burst",
+    Knob(name="burst", unit="prompts", default=TEXTBOOK.burst, high=MAX_STREAMS, key="burst",
          label="Prompts in the burst", what="burst: prompts arriving together",
          help="The source article's burst: ten 8,192-token prompts arriving together.",
          scenarios=("burst",), app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=1000)),

@@ -23,6 +23,7 @@ from pathlib import Path
 from charts.views import FOCUS_MARGIN, WINDOWS
 from sim.knobs import KNOBS, OLD_KEYS
 from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, in_words, names_in_prose
+from sim.serving.workloads import TEXTBOOK
 from sim.studies.capacity import DELAY_SLO_S, SLO_PRESETS
 
 from .literal import literal
@@ -178,9 +179,10 @@ DISPLAY = (
 TPOT = _float("tpot", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
               help="The inter-token latency the streams must keep; the Sarathi-Serve recipe picks the "
                    "largest budget whose iteration meets it.")
-BUDGET2 = _int("budget2", "Second budget to compare (tokens)", 2048, 1, KNOBS["budget"].on_app().high,
-               step=64,
-               help="The source article compares 576 with 2,048.")
+BUDGET2 = _int("budget2", "Second budget to compare (tokens)", TEXTBOOK.compared_budget, 1,
+               KNOBS["budget"].on_app().high, step=64,
+               help=f"The source article compares {TEXTBOOK.budget:,} with "
+                    f"{TEXTBOOK.compared_budget:,}.")
 COMPARE = Control("compare", "Show ideal and calibrated side by side", False, "bool",
                   help="Adds the other cost mode's numbers beside the chosen mode's: calibrated "
                        "beside simple or roofline, the ideal roofline beside calibrated.")

@@ -14,15 +14,14 @@ from sim.presets.hardware import Gpu, custom_gpu, get_gpu
 from sim.presets.models import Model, custom_model, get_model
 from sim.serving.engine import SimulationLimitError, Trace, simulate
 from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget, names_in_prose
-from sim.serving.workloads import Workload, burst, poisson, seed_scenario
+from sim.serving.workloads import TEXTBOOK, Workload, burst, poisson, seed_scenario
 
 from .controls import CONTROLS, CUSTOM
 from .words import cost_rule
 
-DECODE_OUTPUT = 256   # tokens each running decoder still emits (sim.serving.workloads.seed_scenario default)
-
-
-PROMPT_OUTPUT = 32    # tokens the new request emits (sim.serving.workloads.seed_scenario default)
+# the textbook scenario's outputs, which the app does not offer as controls
+DECODE_OUTPUT = TEXTBOOK.decode_output   # tokens each running decoder still emits
+PROMPT_OUTPUT = TEXTBOOK.prompt_output   # tokens the new request emits
 
 
 @dataclass(frozen=True)

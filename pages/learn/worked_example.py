@@ -6,6 +6,7 @@ import json
 import streamlit as st
 
 from sim.errors import InputError
+from sim.serving.workloads import TEXTBOOK
 from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL, SOURCE_ARTICLE
 from ui import controls, runs, widgets, worked
 from ui.glossary import first
@@ -73,8 +74,8 @@ if notes:
     st.markdown("\n".join(f"- **{title}**: {note}" for title, note in notes))
 else:
     st.caption("The source article's own roundings and slips are pointed out at its inputs (the "
-               "defaults: the 8B model, the textbook GPU, 64 decodes, an 8,192-token prompt, "
-               "budget 576).")
+               f"defaults: the 8B model, the textbook GPU, {TEXTBOOK.decodes} decodes, a "
+               f"{TEXTBOOK.prompt:,}-token prompt, budget {TEXTBOOK.budget:,}).")
 
 rows = widgets.steps_frame(example.steps)
 rows.index = range(1, len(rows) + 1)

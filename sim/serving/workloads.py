@@ -82,6 +82,31 @@ def make_workload(arrival_s, prompt, output, prefilled=None, name="workload") ->
                     np.asarray(output, np.int64)[order], flags[order], name)
 
 
+@dataclass(frozen=True)
+class Textbook:
+    """The source article's worked example, declared once: `decodes` requests streaming with
+    `context` tokens cached, each with `decode_output` tokens still to come, while one
+    `prompt`-token request arrives and emits `prompt_output`; its budget fits every decode and a
+    `chunk` of the prompt, and it is set against `compared_budget`; its burst is `burst` such
+    prompts at once. The knob table (sim/knobs.py) takes its defaults from here."""
+    decodes: int = 64
+    context: int = 4000
+    prompt: int = 8192
+    decode_output: int = 256
+    prompt_output: int = 32
+    chunk: int = 512
+    compared_budget: int = 2048
+    burst: int = 10
+
+    @property
+    def budget(self) -> int:
+        """Every decode and a chunk: 64 + 512 = 576."""
+        return self.decodes + self.chunk
+
+
+TEXTBOOK = Textbook()
+
+
 def textbook(workload: Workload) -> bool:
     """Whether `workload` is the source article's scenario (`seed_scenario`: streams running,
     one new prompt), whose runs are read as the stall and its fix."""
@@ -102,7 +127,8 @@ def described(workload: Workload) -> str:
             "trace": "the trace"}.get(workload.name, workload.name)
 
 
-def seed_scenario(decodes=64, context=4000, prompt=8192, decode_output=256, prompt_output=32,
+def seed_scenario(decodes=TEXTBOOK.decodes, context=TEXTBOOK.context, prompt=TEXTBOOK.prompt,
+                  decode_output=TEXTBOOK.decode_output, prompt_output=TEXTBOOK.prompt_output,
                   arrival_s=0.0) -> Workload:
     """The source article's scenario: `decodes` requests streaming with `context` tokens cached, each with
     `decode_output` tokens still to come; one `prompt`-token request arrives at `arrival_s`.
@@ -117,7 +143,8 @@ def seed_scenario(decodes=64, context=4000, prompt=8192, decode_output=256, prom
         np.r_[np.ones(d, bool), False], name="seed")
 
 
-def burst(n, prompt=8192, output=32, decodes=0, context=4000, decode_output=256) -> Workload:
+def burst(n, prompt=TEXTBOOK.prompt, output=TEXTBOOK.prompt_output, decodes=0,
+          context=TEXTBOOK.context, decode_output=TEXTBOOK.decode_output) -> Workload:
     """`n` prompts arrive together at t=0 while `decodes` requests stream."""
     count = _count("burst", n, MAX_STREAMS)
     d = check_number("decodes", decodes, low=0, low_inclusive=True, high=MAX_STREAMS, integer=True)

@@ -28,6 +28,7 @@ from sim.serving.engine import (
     policy_reserve,
 )
 from sim.serving.policies import POLICIES, PolicySpec, names_in_prose
+from sim.serving.workloads import TEXTBOOK
 from sim.studies.worked_example import DEFAULTS as WORKED_DEFAULTS
 from sim.studies.worked_example import Step
 from sim.units import fmt_bytes, fmt_count, fmt_flops
@@ -89,7 +90,8 @@ def kv_pressure(cost: CostModel, prompts: int, prompt_tokens: int, streams: int,
 
 # The source article's example of KV pressure, on its own layout (Llama-3-8B-like: the worked
 # example's defaults, 131,072 B of KV per token) and its "80 GB card after 16 GB of weights".
-ARTICLE_PRESSURE = dict(prompts=20, prompt_tokens=8192, streams=64, context=4000)
+ARTICLE_PRESSURE = dict(prompts=20, prompt_tokens=TEXTBOOK.prompt, streams=TEXTBOOK.decodes,
+                        context=TEXTBOOK.context)
 ARTICLE_GPU_BYTES = 80e9
 
 

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, field
 
 from sim.errors import InputError, check_number
+from sim.serving.workloads import TEXTBOOK
 from sim.units import fmt_bytes, fmt_count, fmt_flops, fmt_percent, fmt_seconds
 
 # The sources, named and linked wherever the lab cites them (no public address is known for the
@@ -28,9 +29,10 @@ SARATHI_SERVE_URL = "https://arxiv.org/abs/2403.02310"
 
 # active_params: the parameters one token multiplies through (top-k experts of a mixture of
 # experts); None for a dense model, where it is params
-DEFAULTS = dict(params=8e9, active_params=None, bytes_per_param=2.0, peak_tflops=400.0, bandwidth_tbps=3.0, decodes=64,
-                context=4000, prompt=8192, budgets=(576, 2048), layers=32, kv_heads=8, head_dim=128, kv_bytes=2.0,
-                long_prompt=128_000, burst=10)
+DEFAULTS = dict(params=8e9, active_params=None, bytes_per_param=2.0, peak_tflops=400.0, bandwidth_tbps=3.0,
+                decodes=TEXTBOOK.decodes, context=TEXTBOOK.context, prompt=TEXTBOOK.prompt,
+                budgets=(TEXTBOOK.budget, TEXTBOOK.compared_budget), layers=32, kv_heads=8, head_dim=128,
+                kv_bytes=2.0, long_prompt=128_000, burst=TEXTBOOK.burst)
 
 # The continuous inputs' ranges (inclusive). The lower ends keep every time and ratio above zero
 # (5e-324 params would underflow the weight read to 0 s and divide by it); with the upper ends and
@@ -238,7 +240,7 @@ def _budget_steps(ex: WorkedExample, i: int, budget: int, d: int, p: int, iterat
     # chunk >= prompt: the budget has room for the whole prompt, so its one iteration holds the
     # decodes and the prompt, not the full budget
     fits = chunk >= p
-    seed_2048 = budget == 2048
+    seed_2048 = budget == TEXTBOOK.compared_budget
     first = ex.add(f"iteration_{i}", f"{tag}: one iteration" + (" (whole prompt fits)" if fits else ""),
                    "max((decodes + prompt) × FLOPs per token / peak, weight read): chunk ≥ prompt"
                    if fits else "max((decodes + chunk) × FLOPs per token / peak, weight read)",
@@ -268,7 +270,8 @@ def _budget_steps(ex: WorkedExample, i: int, budget: int, d: int, p: int, iterat
            ttft, "s", "the source article says 'around 350 ms', carrying its 2,112-token slip" if seed_2048 else "")
     increase = ex.add(f"ttft_increase_{i}", f"{tag}: TTFT increase", "TTFT / unchunked prefill − 1",
                       f"{fmt_seconds(ttft)} / {fmt_seconds(unchunked)} − 1", ttft / unchunked - 1, "%",
-                      "the source article rounds it to 'about 12 percent'; it is 12.5%" if budget == 576 else "")
+                      "the source article rounds it to 'about 12 percent'; it is 12.5%"
+                      if budget == TEXTBOOK.budget else "")
     longest = max(times)
     reduction = ex.add(f"stall_reduction_{i}", f"{tag}: iteration, unchunked / chunked",
                        "whole prompt in one iteration / the one iteration (nothing is split)"
@@ -276,7 +279,7 @@ def _budget_steps(ex: WorkedExample, i: int, budget: int, d: int, p: int, iterat
                        f"{fmt_seconds(unchunked)} / {fmt_seconds(longest)}", unchunked / longest, "x",
                        "the source article's 'a 14-fold reduction in the stall' compares these "
                        "two iterations (327.7 / 23.04 = 14.2); the streams' longest wait, the "
-                       "next row, falls 14.5-fold" if budget == 576 else "")
+                       "next row, falls 14.5-fold" if budget == TEXTBOOK.budget else "")
     wait = ex.values["wait_unchunked_s"]
     ex.add(f"wait_reduction_{i}", f"{tag}: wait, unchunked / chunked",
            "unchunked wait / longest chunked iteration (it carries their tokens)",
