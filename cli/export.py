@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 
 from sim.errors import InputError, check_number
-from sim.knobs import KNOBS
+from sim.knobs import KNOBS, LIMIT_KNOBS
 from sim.serving.workloads import textbook
 
 from .common import add_run_args, cost_model_from, lane_args, run_from
@@ -89,10 +89,15 @@ def _figure(args, look, width: int, caps: tuple[int, ...]):
     return lanes.figure(look, width, streams=args.view == "streams"), lanes.t_max
 
 
-# Flags only one kind of view reads; given with another they are refused, not ignored.
-RUN_FLAGS = ("policy", "scenario", "decode_output", "prompt_output", "burst", "allow_starvation",
-             "requests", "qps", "prompt_tokens", "output_tokens", "lengths", "seed", "trace_in",
-             "max_seqs", "max_concurrent_prefills", "max_iterations", "unchunked", "window")
+# Flags only one kind of view reads; given with another they are refused, not ignored. The
+# roofline view reads the worked example's streams and prompt; a run view reads every other knob
+# that shapes a workload and every limit of the knob table, so a knob added there is refused
+# for the roofline without an edit here.
+ROOFLINE_READS = ("decodes", "context", "prompt")
+RUN_FLAGS = (*(k.name for k in KNOBS.values() if k.scenarios and k.name not in ROOFLINE_READS),
+             *(k.name for k in LIMIT_KNOBS),
+             "policy", "scenario", "allow_starvation", "trace_in", "max_iterations", "unchunked",
+             "window")
 
 
 def _refuse_unused(args, fmt: str) -> None:
