@@ -17,9 +17,10 @@ $(BIN)/.test: requirements-test.txt $(BIN)/.app
 	touch $@
 
 .PHONY: run test test-fast lint lock bench fuzz fuzz-app loadtest mutants handout
-# ARGS: Streamlit's flags, e.g. make run ARGS="--server.port 8080"
+# On this machine only (http://localhost:8501); ARGS: Streamlit's flags, which win, e.g. a
+# workshop's network: make run ARGS="--server.address 0.0.0.0" (README: "Serving a workshop")
 run: $(BIN)/.app
-	$(BIN)/streamlit run serve.py $(ARGS)
+	$(BIN)/streamlit run serve.py --server.address 127.0.0.1 $(ARGS)
 
 test: $(BIN)/.test
 	$(BIN)/python -m pytest -q

@@ -41,7 +41,10 @@ test_hostile_links_browser.py):
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import re
+from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -51,7 +54,12 @@ from charts.player import BUNDLE_PREFIX, write_vega_bundle
 
 from .controls import NO_PAGE
 from .presenter import WINDOW_COOKIE
-from .streamlit_internals import index_html, is_index_reply
+from .streamlit_internals import (
+    index_html,
+    is_index_reply,
+    release_uploads_of_ended_sessions,
+    session_uploads,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,6 +84,25 @@ NAV_ROLES = """new MutationObserver(function () {
         el.setAttribute("role", "none");
       });
     }).observe(document.documentElement, {childList: true, subtree: true});"""
+
+
+# Why an upload was refused, shown on its file's chip: Streamlit's frontend writes it only into a
+# hidden alert (a screen reader's) and a tooltip, and words a refusal by the server as "AxiosError:
+# Request failed with status code 413", which these words replace (`UploadsPerSession`).
+def upload_refusals(limit_mb: int) -> str:
+    """A script that shows the reason on every refused upload's chip, in words for the server's
+    refusal: its file limit is `limit_mb` (server.maxUploadSize)."""
+    words = f"Refused by the server: it takes one file of at most {limit_mb} MB at a time"
+    return (f"""var refused = {words!r};
+    document.head.appendChild(document.createElement('style')).textContent =
+      '[data-testid="stFileChip"] [role="alert"] {{ position: static; width: auto; height: auto;'
+      + ' margin: 0 0 0 0.5rem; clip: auto; clip-path: none; overflow: visible;'
+      + ' white-space: normal; font-size: 0.875rem; }}';
+    new MutationObserver(function () {{
+      document.querySelectorAll('[data-testid="stFileChip"] [role="alert"]').forEach(function (el) {{
+        if (el.textContent.indexOf('status code 413') >= 0) {{ el.textContent = refused; }}
+      }});
+    }}).observe(document.documentElement, {{childList: true, subtree: true, characterData: true}});""")
 
 
 # The window's size, for a page's first run to fit its figure to (ui/presenter.py
@@ -116,13 +143,15 @@ FIGURE_CHUNKS = {"": PLAYER, "side_by_side": PLAYER, "tour": PLAYER,
 def pinned_index(base_url_path: str, page: str = "") -> bytes:
     """Streamlit's index.html for one of the app's pages (its URL path; "" is Home) telling
     the frontend that the server is at the app's root, with the navigation's list roles mended,
-    the window's size written for the first run, and the code that draws the page's figures
+    the window's size written for the first run, an upload's refusal shown on its chip
+    (`upload_refusals`), and the code that draws the page's figures
     preloaded (`FIGURE_CHUNKS`); where static serving is on, the Vega bundle fetched early on a
     page with the player (its frame loads it: ui/player.py) and run early on a page with charts
     (ui/chart_view.py)."""
     root = "/".join(part for part in base_url_path.split("/") if part)
     address = f"window.location.origin + {('/' + root + '/' if root else '/')!r}"
-    script = NAV_ROLES + "\n    " + WINDOW_SIZE
+    script = "\n    ".join((NAV_ROLES, WINDOW_SIZE,
+                              upload_refusals(st.get_option("server.maxUploadSize"))))
     figure = FIGURE_CHUNKS.get(page)
     if figure and st.get_option("server.enableStaticServing"):
         bundle = f"{address} + 'app/static/{write_vega_bundle(ROOT / 'static').name}'"
@@ -203,3 +232,48 @@ async def _answer(send, status: int, body: bytes, content_type: bytes, headers=(
         (b"cache-control", b"no-cache"), *headers]})
     await send({"type": "http.response.body", "body": body})
 
+
+
+# --- uploads ------------------------------------------------------------------------------------
+UPLOAD_PUT = re.compile(r"/_stcore/upload_file/(?P<session>[^/]+)/[^/]+$")
+FILES_PER_SESSION = 2   # the app's one uploader holds one file; a replaced one may overlap its next
+
+
+class UploadsPerSession:
+    """ASGI middleware: an upload to a session that already holds FILES_PER_SESSION files is
+    refused (413) before its body is read. Streamlit's upload endpoint takes any number of files
+    (each its own file id) for a session, each up to server.maxUploadSize, whatever the page's
+    uploader allows; a client that skips the page could fill the server's memory."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        put = (scope["type"] == "http" and scope["method"] == "PUT"
+               and UPLOAD_PUT.search(scope["path"]))
+        if put and session_uploads(put["session"]) >= FILES_PER_SESSION:
+            await _answer(send, 413, b"one file a session", b"text/plain; charset=utf-8")
+            return
+        await self.app(scope, receive, send)
+
+
+def sweep_period_s() -> float:
+    """How often the uploads of ended sessions are let go: twice in the time a closed tab's
+    session is kept for a reconnection (server.disconnectedSessionTTL), and at least every 30 s."""
+    return min(30.0, max(1.0, st.get_option("server.disconnectedSessionTTL") / 2))
+
+
+@asynccontextmanager
+async def release_ended_uploads(app):
+    """The server's lifespan (serve.py): while it runs, every `sweep_period_s`, the uploads of
+    sessions it no longer holds are let go (ui/streamlit_internals.py says why Streamlit keeps
+    them), on the server's event loop."""
+    async def sweep() -> None:
+        while True:
+            await asyncio.sleep(sweep_period_s())
+            release_uploads_of_ended_sessions()
+    task = asyncio.create_task(sweep())
+    try:
+        yield None
+    finally:
+        task.cancel()

@@ -38,6 +38,19 @@ fails when an upgrade moves, renames or changes one, so an upgrade starts there.
    page's first run can fit its figure to the window (ui/presenter.py `guessed_room`) instead
    of to a fallback and then again once the browser has reported the real width.
 
+11. `forget_upload(file_id)` and `is_forgotten(value)`: the running session's uploaded-file store
+   (`ScriptRunContext.uploaded_file_mgr`, `session_id`, and the store's `remove_file`): the
+   bytes of an upload the parse refused are let go at once (ui/upload.py), not kept until the
+   session ends; the uploader's value in session state is then a `DeletedFile`, and its change
+   callback runs.
+12. `release_uploads_of_ended_sessions()` and `session_uploads(session_id)`: the server's
+   `Runtime.instance()`, its session manager's `get_session_info` and the uploaded-file store's
+   `file_storage` (files by session, then by file id) and `remove_session_files`. A closed tab's
+   session is kept for a reconnection (`server.disconnectedSessionTTL`), then dropped without
+   being shut down, so its uploads stay in the store until the session object happens to be
+   collected, which may be never (ui/server.py sweeps them); and the upload endpoint takes any
+   number of files for a session (ui/server.py refuses a third).
+
 Everything else the app calls is public API (st.navigation, `bind="query-params"`, st.App,
 st.iframe, st.get_option); a test fails when app.py, serve.py, pages/ or ui/ reach inside
 Streamlit anywhere else. (Tests and benchmarks reach into its caches and protocol to measure the
@@ -51,8 +64,10 @@ from pathlib import Path
 from typing import Any
 
 import streamlit
+from streamlit.runtime import Runtime
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.uploaded_file_manager import DeletedFile
 
 CHECKED_WITH = "1.67"   # the minor release each internal above was read and tested against
 INDEX = Path(streamlit.__file__).parent / "static" / "index.html"
@@ -92,6 +107,36 @@ def write_link_value(key: str, value: Any) -> None:
     binding = params.get_binding_for_param(key)
     if binding is not None and not params.has_param(key):
         params.set_corrected_value(key, value, binding.value_type)
+
+
+def forget_upload(file_id: str) -> None:
+    """Let go of one of the running session's uploaded files (nothing outside a script run)."""
+    ctx = run_context()
+    if ctx is not None:
+        ctx.uploaded_file_mgr.remove_file(ctx.session_id, file_id)
+
+
+def is_forgotten(value: Any) -> bool:
+    """An uploader's value in session state that is a file let go of (`forget_upload`)."""
+    return isinstance(value, DeletedFile)
+
+
+def release_uploads_of_ended_sessions() -> None:
+    """Drop the uploaded files of every session the server no longer holds, neither connected
+    nor kept for a reconnection. On the server's event loop (its session manager is not
+    thread-safe)."""
+    runtime = Runtime.instance()
+    store = runtime.uploaded_file_mgr
+    for session_id in list(store.file_storage):
+        if runtime._session_mgr.get_session_info(session_id) is None:
+            store.remove_session_files(session_id)
+
+
+def session_uploads(session_id: str) -> int:
+    """How many uploaded files the server holds for a session (0 before the server runs)."""
+    if not Runtime.exists():
+        return 0
+    return len(Runtime.instance().uploaded_file_mgr.file_storage.get(session_id, {}))
 
 
 def settle_pages_mode() -> None:

@@ -25,7 +25,7 @@ from .controls import CONTROLS
 from .jobs import Job
 from .literal import literal
 from .scenario import DECODE_OUTPUT, PROMPT_OUTPUT, Scenario, Traffic, traffic_from
-from .upload import trace_workload, upload_box
+from .upload import refusal, trace_workload, upload_box
 from .work import RUN_ITERATIONS, RUN_TOKENS, too_big
 
 
@@ -58,6 +58,8 @@ def show(s: Scenario, *, capacity: bool = False) -> tuple[Traffic, Workload]:
         else:
             upload = upload_box()
             if upload is None:
+                if (refused := refusal()) is not None:
+                    _cant_use(f"the trace {literal(refused[0])}", refused[1])
                 st.info("Upload a trace to run it, or pick another workload.",
                         icon=":material/upload_file:")
                 st.stop()
@@ -67,14 +69,18 @@ def show(s: Scenario, *, capacity: bool = False) -> tuple[Traffic, Workload]:
     try:
         workload = trace_workload(upload) if upload else _generated(t)
     except InputError as e:
-        what = f"the trace {literal(upload.name)}" if upload else "this workload"
-        st.error(f"**Can't use {what}:** {literal(e, limit=None)}", icon=":material/error:")
-        st.stop()
+        _cant_use(f"the trace {literal(upload.name)}" if upload else "this workload", e)
     if upload:
         st.caption(f"Trace {literal(upload.name)}: {len(workload):,} requests over "
                    f"{workload.arrival_s[-1] - workload.arrival_s[0]:,.4g} s (kept for the other "
                    "traffic pages until you remove it).")
     return t, workload
+
+
+def _cant_use(what: str, why: object) -> None:
+    """Why the workload cannot be used, and the end of the page's run."""
+    st.error(f"**Can't use {what}:** {literal(why, limit=None)}", icon=":material/error:")
+    st.stop()
 
 
 def lengths_words(lengths: str) -> str:

@@ -2,7 +2,10 @@
 everything else passed to Streamlit. (tests/browser/test_offline_browser.py checks the result in
 Chromium: no 404 in the console, no "Page not found" over a first deep link.)"""
 
+import ipaddress
+import shlex
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,7 @@ from streamlit import config
 
 from charts.player import vega_bundle_name
 from harness.protocol import run_apart
+from harness.server import STARTUP_S, free_port
 from tests.support.apptest import ALL_PAGES
 from ui.server import FIGURE_CHUNKS, PinServerAddress, page_paths, pinned_index
 
@@ -146,3 +150,42 @@ def test_the_bundle_is_kept_by_the_browser_and_nothing_else_is():
     assert bundle[3][b"cache-control"] == b"public, max-age=31536000, immutable"
     for path in ("/app/static/favicon.png", "/static/js/index.js", "/roofline"):
         assert b"immutable" not in _serve("GET", path)[3].get(b"cache-control", b"")
+
+
+def listening_on(port: int) -> str | None:
+    """The address a socket listens on at `port` (from the kernel's IPv4 and IPv6 tables), or
+    None."""
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            address, local_port = fields[1].split(":")
+            if fields[3] == "0A" and int(local_port, 16) == port:   # 0A: listening
+                raw = bytes.fromhex(address)                          # host order, 4 bytes a word
+                return str(ipaddress.ip_address(b"".join(raw[i:i + 4][::-1]
+                                                         for i in range(0, len(raw), 4))))
+    return None
+
+
+def served_address(args: str) -> str:
+    """Where `make run ARGS="..."` listens: its command line (`make -n`) started on a free port."""
+    port = free_port()
+    line = subprocess.run(["make", "-n", "run", f"ARGS={args} --server.port {port}"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout.splitlines()[-1]
+    server = subprocess.Popen(shlex.split(line), cwd=ROOT, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + STARTUP_S
+        while (address := listening_on(port)) is None and time.monotonic() < deadline:
+            time.sleep(0.3)
+        return address
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.mark.parametrize("args, address", [("", "127.0.0.1"),
+                                           ("--server.address 0.0.0.0", "0.0.0.0")])
+def test_make_run_serves_this_machine_only_unless_told_otherwise(args, address):
+    """Anyone who can reach the server can upload to it and read /_stcore/metrics: a
+    workshop's network is a choice made in ARGS (README: "Serving a workshop")."""
+    assert served_address(args) == address

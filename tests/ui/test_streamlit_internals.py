@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 import streamlit
+from streamlit.runtime import Runtime
+from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 from streamlit.runtime.state.query_params import QueryParams
+from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
 from streamlit.testing.v1 import AppTest
 
 from ui import streamlit_internals as internals
@@ -58,10 +61,11 @@ def test_the_installed_streamlit_is_the_release_the_internals_were_checked_with(
     assert f"streamlit>={internals.CHECKED_WITH}," in (ROOT / "requirements.in").read_text()
 
 
-def test_the_run_context_has_the_page_and_the_main_script():
+def test_the_run_context_has_the_page_the_main_script_and_the_upload_store():
     assert internals.run_context is not None and get_script_run_ctx() is None   # outside a run
     assert isinstance(inspect.getattr_static(ScriptRunContext, "page_script_hash"), property)
-    assert "main_script_path" in ScriptRunContext.__dataclass_fields__
+    assert {"main_script_path", "session_id", "uploaded_file_mgr"} <= set(
+        ScriptRunContext.__dataclass_fields__)
 
 
 def test_the_query_param_store_has_the_calls_the_app_makes():
@@ -108,6 +112,45 @@ def test_a_value_written_into_the_link_reaches_the_address_bar_only_where_none_i
     at.session_state["moved"] = True
     at.run()
     assert dict(at.query_params) == {"budget": "7"}   # the link's own value is left alone
+
+
+def _upload_probe():
+    """An app whose uploader's file is forgotten as soon as it arrives."""
+    import streamlit as st
+
+    from ui import streamlit_internals as internals
+
+    f = st.file_uploader("trace", key="f")
+    if f is not None:
+        internals.forget_upload(f.file_id)
+        ctx = internals.run_context()
+        st.text(repr(ctx.uploaded_file_mgr.get_files(ctx.session_id, [f.file_id])))
+
+
+def test_a_forgotten_upload_is_gone_from_the_sessions_store():
+    at = AppTest.from_function(_upload_probe, default_timeout=30)
+    at.run()
+    at.file_uploader(key="f").set_value(("t.csv", b"0,1,2", "text/csv")).run()
+    assert [t.value for t in at.text] == ["[]"]
+
+
+def test_a_file_let_go_of_is_told_from_a_file_and_from_none():
+    """What the uploader's value in session state becomes once its file is forgotten."""
+    from streamlit.runtime.uploaded_file_manager import DeletedFile
+    assert internals.is_forgotten(DeletedFile("id")) and not internals.is_forgotten(None)
+
+
+def test_the_server_has_the_upload_store_and_session_lookups_the_sweep_reads():
+    """ui/server.py's sweep and upload cap read these on the server (tests/ui/test_upload_server.py
+    checks what they do there)."""
+    store = MemoryUploadedFileManager("/upload")
+    assert isinstance(store.file_storage, dict)
+    assert {"remove_file", "remove_session_files"} <= set(dir(store))
+    assert isinstance(inspect.getattr_static(Runtime, "uploaded_file_mgr"), property)
+    assert "self._session_mgr" in inspect.getsource(Runtime.__init__)
+    assert list(inspect.signature(WebsocketSessionManager.get_session_info).parameters) == [
+        "self", "session_id"]
+    assert internals.session_uploads("no such session") == 0   # no server in this process
 
 
 def test_the_pages_mode_flag_is_what_streamlit_reads_and_settling_it_holds(tmp_path, monkeypatch):

@@ -77,3 +77,21 @@ def test_an_oversize_upload_is_refused_before_it_is_decoded(monkeypatch):
     monkeypatch.setattr(uploads, "load_trace", lambda *a, **k: pytest.fail("parsed"))
     with pytest.raises(InputError, match="the limit is 5,000,000"):
         uploads.trace_workload(kept(b"0" * 5_000_001))
+
+
+def test_a_refused_upload_is_let_go_and_the_page_says_why_until_the_next(monkeypatch):
+    """Its bytes would otherwise sit in the session and in the server's upload store as long as
+    the tab is open (tests/browser/test_uploads_browser.py measures the store on a server)."""
+    forgotten = []
+    monkeypatch.setattr(uploads, "forget_upload", forgotten.append)
+    at = open_app(TRAFFIC, workload="upload")
+    at.file_uploader(key="trace_file").set_value(("big.csv", b"0" * 5_000_001, "text/csv")).run()
+    assert_clean(at)
+    said = as_read(at.error[0].value)
+    assert said == "**Can't use the trace big.csv:** trace is 5,000,001 bytes; the limit is 5,000,000"
+    assert at.session_state[uploads.STORED] is None
+    assert forgotten == [at.file_uploader(key="trace_file").value.file_id]
+    at.file_uploader(key="trace_file").set_value(None).run()      # the server's copy gone
+    at.session_state[uploads.REFUSED] = ("big.csv", "why")        # as the refusal left it
+    at.run()
+    assert as_read(at.error[0].value) == "**Can't use the trace big.csv:** why"
