@@ -4,6 +4,7 @@ from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.policies import Limits, get_policy
+from sim.serving.run import Run
 from sim.serving.workloads import poisson
 from sim.studies.capacity import SLO_PRESETS, compare_capacity
 from sim.studies.sweep import sweep
@@ -23,8 +24,8 @@ def cases(small: bool = False):
         return poisson(requests, qps, lengths="sharegpt", seed=0)
     return [
         ("sweep, 12 budgets x 1,000 Poisson requests (a100, llama)", 3.0,
-         lambda: sweep(fixed_lengths, get_policy("sarathi"), a100, budgets,
-                       limits=Limits(max_seqs=128),
+         lambda: sweep(Run(workload=fixed_lengths, policy=get_policy("sarathi"), cost=a100,
+                           budget=budgets[0], limits=Limits(max_seqs=128)), budgets,
                        tbt_slo_s=0.05)),
         ("capacity, sarathi 512 vs vllm-v0, 1,000 ShareGPT requests", 15.0,
          lambda: compare_capacity(sharegpt, mistral, policy=get_policy("sarathi"), budget=512,

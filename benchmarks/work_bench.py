@@ -89,12 +89,14 @@ from sim.serving import workloads
 from sim.serving.engine import simulate
 from sim.serving.metrics import summarize
 from sim.serving.policies import Limits, get_policy
+from sim.serving.run import Run
 from harness.memory import reset_peak, resident_mib
 from sim.effort.estimate import Counts, estimate_run
 
 def run(workload, policy, cost, budget, limits):
     start = time.process_time()
-    summarize(simulate(workload, policy, cost, budget=budget, limits=limits))
+    summarize(Run(workload=workload, policy=policy, cost=cost, budget=budget,
+                  limits=limits).simulate())
     return time.process_time() - start
 
 spec, repeats = json.loads(sys.argv[1]), int(sys.argv[2])
@@ -105,7 +107,8 @@ cost = CostModel(get_gpu(gpu), get_model(model))
 tiny = workloads.seed_scenario(decodes=2, context=10, prompt=10, decode_output=3)
 run(tiny, policy, cost, budget, limits)        # imports and numpy's first calls
 workload = getattr(workloads, kind)(**spec)
-estimate = estimate_run(workload, policy, budget, limits, cost)
+estimate = estimate_run(Run(workload=workload, policy=policy, cost=cost, budget=budget,
+                            limits=limits))
 gc.collect()
 before = resident_mib()
 reset_peak()

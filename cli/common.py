@@ -4,7 +4,6 @@ describe, and the work budget every run is checked against before it starts."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, replace
 
 from sim.cost.iteration import CostModel
 from sim.effort.caps import CLI_ALLOWANCE, CommandEffort, fmt_effort_bytes, fmt_effort_seconds
@@ -14,7 +13,7 @@ from sim.knobs import KNOBS, LIMIT_KNOBS, shaping
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving import workloads
-from sim.serving.engine import Trace, simulate
+from sim.serving.engine import Trace
 from sim.serving.policies import (
     DEFAULT_MAX_ITERATIONS,
     MAX_ITERATION_CAP,
@@ -25,6 +24,7 @@ from sim.serving.policies import (
     get_policy,
     lane_budget,
 )
+from sim.serving.run import Run
 from sim.serving.trace_files import MAX_ARRIVAL_S, load_trace
 from sim.serving.workloads import OWN_LENGTHS, SHAREGPT_OUTPUT, SHAREGPT_PROMPT
 
@@ -219,27 +219,13 @@ def check_iterations(workload: workloads.Workload, cap: int) -> None:
         raise InputError(iteration_cap_message(cap, needed))
 
 
-@dataclass(frozen=True)
-class Run:
-    """One run the flags describe, checked and ready to simulate."""
-    workload: workloads.Workload
-    policy: PolicySpec
-    cost: CostModel
-    budget: int
-    limits: Limits
-
-    def work(self) -> CommandEffort:
-        return CommandEffort((estimate_run(self.workload, self.policy, self.budget, self.limits,
-                                           self.cost),))
-
-    def simulate(self, cap: int) -> Trace:
-        """The run, stopped after `cap` iterations (at most its --max-iterations)."""
-        return simulate(self.workload, self.policy, self.cost, budget=self.budget,
-                        limits=replace(self.limits, max_iterations=cap))
+def work_of(*runs: Run) -> CommandEffort:
+    """The runs' estimate (sim/effort/estimate.py), as the command's budget checks it."""
+    return CommandEffort(tuple(estimate_run(run) for run in runs))
 
 
 def planned_run(args) -> Run:
-    """The workload, policy, cost model and limits the flags give, every flag checked."""
+    """The run the flags give (sim/serving/run.py), every flag checked."""
     workload = workload_from(args)
     policy = get_policy(args.policy)
     decoders = int(workload.prefilled.sum())
@@ -250,8 +236,8 @@ def planned_run(args) -> Run:
             f"budget - decodes = {args.budget - decoders} <= 0, so new prompts would starve until "
             f"decoders finish; use a budget > {decoders}, or --allow-starvation to watch it")
     budget = args.budget if "budget" in args.given else lane_budget(policy, workload, args.budget)
-    return Run(workload, policy, cost_model_from(args), budget,
-               limits_from(args, policy, workload=workload))
+    return Run(workload=workload, policy=policy, cost=cost_model_from(args), budget=budget,
+               limits=limits_from(args, policy, workload=workload))
 
 
 def lane_args(args, policy: str) -> argparse.Namespace:
@@ -273,8 +259,8 @@ def run_from(args, cap: int | None = None) -> tuple[workloads.Workload, Trace]:
     run = planned_run(args)
     check_iterations(run.workload, args.max_iterations)
     if cap is None:
-        (cap,) = check_work(run.work(), "this run", remedy(args))
-    return run.workload, run.simulate(cap)
+        (cap,) = check_work(work_of(run), "this run", remedy(args))
+    return run.workload, run.capped(cap).simulate()
 
 
 def iteration_cap_message(cap: int, needed: int | None = None) -> str:

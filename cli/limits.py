@@ -25,7 +25,7 @@ from sim.effort.caps import (
     fmt_effort_seconds,
 )
 
-from .common import PROCESS_BYTES, PROCESS_SECONDS, check_work, lane_args, planned_run, remedy
+from .common import PROCESS_BYTES, PROCESS_SECONDS, check_work, lane_args, planned_run, remedy, work_of
 
 # (normal, presenter): measured 921 and 906 px, 695 and 759, 1,050 and 1,317
 VIEW_HEIGHT = {"side-by-side": (930, 915), "streams": (700, 765), "roofline": (1060, 1095)}
@@ -111,7 +111,7 @@ def check_export_work(args, fmt: str, width: int, frames: int) -> tuple[int, ...
     if args.view == "roofline":
         return ()
     lanes = [planned_run(args), planned_run(lane_args(args, args.unchunked))]
-    work = combined([lane.work() for lane in lanes], held_together=True)
+    work = combined([work_of(lane) for lane in lanes], held_together=True)
     runs_s, runs_b = work.cost(work.caps_at(1.0))   # the runs at their likely iterations
     fewer = fewer_frames(fmt, figure.frames_that_fit(runs_s + PROCESS_SECONDS, runs_b + PROCESS_BYTES),
                          width)

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from sim.effort.caps import CLI_ALLOWANCE, CommandEffort, RunAccount
 from sim.effort.estimate import estimate_run
+from sim.serving.run import Run
 from sim.studies.reproduce import (
     CAPACITY,
     FULL,
@@ -34,7 +35,7 @@ from sim.studies.reproduce import (
     trace_workload,
 )
 
-from .common import PROCESS_BYTES, check_work
+from .common import PROCESS_BYTES, check_work, work_of
 from .flags import choice, paragraph
 from .output import emit, table
 from .traffic import CAPACITY_SHARE
@@ -67,7 +68,8 @@ def _rerun(name: str) -> list[Row]:
         setup = CAPACITY[name]
         cost = cost_model(setup.model, setup.tp)
         sample = trace_workload(RERUN.requests, 1.0, 0)
-        estimates = {(p.name, b): estimate_run(sample, p, b, limits, cost)
+        estimates = {(p.name, b): estimate_run(Run(workload=sample, policy=p, cost=cost,
+                                                   budget=b, limits=limits))
                      for p, b, limits in capacity_runs(setup)}
         account = RunAccount(replace(CLI_ALLOWANCE, seconds=CAPACITY_SHARE * CLI_ALLOWANCE.seconds,
                                      bytes=CLI_ALLOWANCE.bytes - PROCESS_BYTES),
@@ -77,8 +79,8 @@ def _rerun(name: str) -> list[Row]:
         return reproduce(name, RERUN, may_start=account.may_start, finished=account.finished)
     if name == "ablation":
         cost = cost_model(*YI_TP2)
-        caps = check_work(CommandEffort(tuple(estimate_run(w, p, b, lim, cost)
-                                              for w, p, b, lim in ablation_runs())),
+        caps = check_work(work_of(*(Run(workload=w, policy=p, cost=cost, budget=b, limits=lim)
+                                    for w, p, b, lim in ablation_runs())),
                           "the ablation's runs", "rerun another scenario")
         return ablation_rows(caps)
     return reproduce(name)

@@ -14,6 +14,7 @@ from sim.effort.estimate import estimate_run
 from sim.errors import InputError
 from sim.knobs import KNOBS
 from sim.serving.policies import POLICIES, default_max_seqs, get_policy
+from sim.serving.run import Run
 from sim.serving.workloads import OWN_LENGTHS, described
 from sim.studies.capacity import (
     DELAY_SLO_S,
@@ -40,6 +41,7 @@ from .common import (
     poisson_from,
     refuse_unused_lengths,
     remedy,
+    work_of,
     workload_from,
 )
 from .flags import choice, number, number_list, paragraph
@@ -64,12 +66,11 @@ def _sweep(args) -> None:
     limits = limits_from(args, policy, workload=workload)
     budgets = sorted(set(args.budgets))
     check_iterations(workload, args.max_iterations)
-    caps = check_work(CommandEffort(tuple(estimate_run(workload, policy, b, limits, cost)
-                                          for b in budgets)),
+    run = Run(workload=workload, policy=policy, cost=cost, budget=budgets[0], limits=limits)
+    caps = check_work(work_of(*(replace(run, budget=b) for b in budgets)),
                       f"a sweep of {len(budgets)} budgets", remedy(args) + ", or "
                       "fewer --budgets")
-    result = sweep(workload, policy, cost, budgets, limits=limits, tbt_slo_s=args.tbt_slo,
-                   caps=dict(zip(budgets, caps)))
+    result = sweep(run, budgets, tbt_slo_s=args.tbt_slo, caps=dict(zip(budgets, caps)))
     marks = {d.budget: d.engine for d in result.defaults}
     rows, payload = [], []
     for pt in result.points:
@@ -170,7 +171,8 @@ def _capacity(args) -> None:
     baseline_budget = default_baseline_budget(baseline, args.budget, sample) \
         if args.baseline_budget is None else args.baseline_budget
     searches = ((policy, args.budget, limits), (baseline, baseline_budget, baseline_limits))
-    estimates = {(spec.name, b): estimate_run(sample, spec, b, spec_limits, cost)
+    estimates = {(spec.name, b): estimate_run(Run(workload=sample, policy=spec, cost=cost,
+                                                  budget=b, limits=spec_limits))
                  for spec, b, spec_limits in searches}
     runs = CommandEffort(tuple(estimates[spec.name, b] for spec, b, _ in searches))
     account = RunAccount(replace(CLI_ALLOWANCE, seconds=CAPACITY_SHARE * CLI_ALLOWANCE.seconds,

@@ -31,8 +31,8 @@ def run(workload: Workload, policy: str = "sarathi", budget: int | None = None, 
     spec = get_policy(policy)
     if budget is None:
         budget = lane_budget(spec, workload, TEXTBOOK.budget)
-    return Run(workload=workload, policy=spec, gpu=get_gpu(gpu), model=get_model(model),
-               mode=mode, budget=budget, limits=Limits(**limits)).simulate()
+    return Run(workload=workload, policy=spec, cost=CostModel(get_gpu(gpu), get_model(model), mode),
+               budget=budget, limits=Limits(**limits)).simulate()
 
 
 __all__ = ["GPUS", "MODELS", "MODES", "POLICIES", "TEXTBOOK", "Chunk", "Composition", "CostModel",

@@ -16,6 +16,7 @@ from sim.effort.estimate import Counts, token_times
 from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError
 from sim.serving.policies import Limits, get_policy
+from sim.serving.run import Run
 from sim.serving.workloads import Workload
 from sim.studies.capacity import (
     MAX_RUNS,
@@ -81,8 +82,8 @@ def _capacity_job(q: CapacityQuery) -> Job:
     cost = q.scenario.cost_model()
     ceiling = compute_ceiling_qps(workload_at(1.0), cost)
     rates = (*rate_grid(ceiling), *(ceiling / 2,) * MAX_RUNS)
-    work = total(run_work(workload_at(rate), get_policy(policy), cost, budget=budget,
-                          limits=q.limits(policy))
+    work = total(run_work(Run(workload=workload_at(rate), policy=get_policy(policy), cost=cost,
+                              budget=budget, limits=q.limits(policy)))
                  for policy, budget in ((q.policy, q.budget), (q.baseline, q.baseline_budget))
                  for rate in rates)
     return Job(("capacity", q), "capacity", work, partial(_search, q))

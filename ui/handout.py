@@ -24,8 +24,9 @@ from charts.figure import Figure
 from charts.theme import Look
 from charts.views import timeline
 from sim.errors import InputError, check_number
-from sim.serving.engine import Trace, simulate
+from sim.serving.engine import Trace
 from sim.serving.policies import get_policy, lane_budget
+from sim.serving.run import Run
 
 from . import controls, glossary, tour, words
 from .scenario import Scenario
@@ -46,9 +47,9 @@ def _runs(s: Scenario) -> tuple[Trace, Trace]:
 def _burst(s: Scenario) -> dict[str, Trace]:
     t = tour.burst_traffic(s)
     workload = t.workload()
-    return {p: simulate(workload, get_policy(p), s.cost_model(),
-                        budget=lane_budget(get_policy(p), workload, s.budget),
-                        limits=replace(t.limits(p, s), max_iterations=MAX_ITERATIONS))
+    return {p: Run(workload=workload, policy=get_policy(p), cost=s.cost_model(),
+                   budget=lane_budget(get_policy(p), workload, s.budget),
+                   limits=t.limits(p, s)).capped(MAX_ITERATIONS).simulate()
             for p in tour.BURST_POLICIES}
 
 

@@ -9,16 +9,14 @@ from charts.theme import Look
 from sim.serving.engine import Trace
 
 from .cached_figure import cached_figure
-from .scenario import Scenario, Traffic
 from .widgets import CHART_WIDTH
 
 
 @cached_figure()
-def kv(t: Traffic, s: Scenario, policies: tuple[str, ...], partials: int | None,
-      look: Look, _traces: dict[str, Trace]) -> Figure:
-    """KV in use over time under each policy (time bins on long runs, each keeping its peak);
-    `partials`, the runs' cap on concurrent partial prefills, keys the figure as the runs."""
-    cost = s.cost_model()
+def kv(key: tuple[str, ...], kv_bytes_per_token: float, look: Look,
+       _traces: dict[str, Trace]) -> Figure:
+    """KV in use over time under each policy (time bins on long runs, each keeping its peak),
+    keyed on the runs (ui.traffic.Served.key)."""
     capacity = next(iter(_traces.values())).kv_capacity_tokens
-    return memory_charts.kv_chart(memory_charts.kv_frame(_traces, cost.kv_bytes_per_token), look,
+    return memory_charts.kv_chart(memory_charts.kv_frame(_traces, kv_bytes_per_token), look,
                                   capacity_tokens=capacity, width=CHART_WIDTH)

@@ -14,6 +14,7 @@ from charts import overhead as overhead_charts
 from sim.cost.iteration import CostModel
 from sim.serving.engine import SimulationLimitError, Trace
 from sim.serving.policies import Limits, get_policy
+from sim.serving.run import Run
 from sim.serving.workloads import Workload
 from sim.studies.capacity import MAX_RUNS, compute_ceiling_qps
 from sim.studies.overhead import (
@@ -75,15 +76,14 @@ def _each_level(report, what: str):
 def side_by_side(s: Scenario, unchunked: Trace, chunked: Trace) -> None:
     """Both lanes' longest wait and TTFT at each level."""
     st.markdown(words.INTRO)
-    cost, workload = s.cost_model(), s.workload()
-    policies = (get_policy(s.unchunked), get_policy(s.chunked))
-    work = total(run_work(workload, p, cost.with_overhead(cpu_s), budget=s.budget,
-                          limits=s.limits)
-                 for p in policies for cpu_s in _other_levels(cost))
+    cost = s.cost_model()
+    lanes = (s.lane(s.unchunked), s.lane(s.chunked))
+    policies = tuple(lane.policy for lane in lanes)
+    work = total(run_work(replace(lane, cost=cost.with_overhead(cpu_s)))
+                 for lane in lanes for cpu_s in _other_levels(cost))
 
     def run(cap: int, report):
-        headline = lanes_headline(workload, policies, s.budget,
-                                  replace(s.limits, max_iterations=cap))
+        headline = lanes_headline([lane.capped(cap) for lane in lanes])
         return strip(headline, cost, known=(lane_headline(unchunked), lane_headline(chunked)),
                      progress=_each_level(report, "the lanes"))
     found = _run_strip(("overhead-lanes", s), "both lanes at each CPU time", work, run,
@@ -100,13 +100,13 @@ def budget_tradeoff(t: Traffic, s: Scenario, workload: Workload, policy: str,
     st.markdown(words.INTRO)
     cost, spec = s.cost_model(), get_policy(policy)
     budgets = tuple(p.budget for p in points)
-    limits = t.limits(policy, s)
-    work = total(run_work(workload, spec, cost.with_overhead(cpu_s), budget=b, limits=limits)
+    sweep = Run(workload=workload, policy=spec, cost=cost, budget=s.budget,
+                limits=t.limits(policy, s))
+    work = total(run_work(replace(sweep, cost=cost.with_overhead(cpu_s), budget=b))
                  for b in budgets for cpu_s in _other_levels(cost))
 
     def run(cap: int, report):
-        headline = budget_headline(workload, spec, budgets, tbt_slo_s, ttft_slo_s,
-                                   replace(limits, max_iterations=cap),
+        headline = budget_headline(sweep.capped(cap), budgets, tbt_slo_s, ttft_slo_s,
                                    finished=_each_run(report, len(budgets) * 2, "the sweep"))
         return strip(headline, cost, known=recommended(points, tbt_slo_s, ttft_slo_s))
     found = _run_strip(("overhead-sweep", t, s, policy, budgets, tbt_slo_s, ttft_slo_s),
@@ -123,8 +123,8 @@ def capacity(q: CapacityQuery, view: CapacityView) -> None:
     cost = q.scenario.cost_model()
     policies = ((get_policy(q.policy), q.budget), (get_policy(q.baseline), q.baseline_budget))
     # as the page's own search is estimated: MAX_RUNS runs per policy at half the compute ceiling
-    work = total([run_work(workload_at(compute_ceiling_qps(workload_at(1.0), other) / 2), spec,
-                           other, budget=budget, limits=q.limits(spec.name))
+    work = total([run_work(Run(workload=workload_at(compute_ceiling_qps(workload_at(1.0), other) / 2),
+                               policy=spec, cost=other, budget=budget, limits=q.limits(spec.name)))
                   for other in [cost.with_overhead(cpu_s) for cpu_s in _other_levels(cost)]
                   for spec, budget in policies] * MAX_RUNS)
 

@@ -45,10 +45,11 @@ MAX_ITERATIONS = 50_000
 def _lane(s: Scenario, policy: str) -> Trace:
     """The scenario under one policy, kept in the server's trace store (bounded in bytes: a lane
     of 4,096 decoders holds ~75 MB)."""
-    key = ("lane", s, policy)
+    lane = s.lane(policy)
+    key = ("lane", lane)
     trace = TRACES.get(key)
     if trace is None:
-        trace = TRACES.put(key, s.run(policy, MAX_ITERATIONS))
+        trace = TRACES.put(key, lane.capped(MAX_ITERATIONS).simulate())
     return trace
 
 

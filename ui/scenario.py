@@ -12,8 +12,9 @@ from sim.errors import InputError
 from sim.knobs import LIMIT_KNOBS
 from sim.presets.hardware import Gpu, custom_gpu, get_gpu
 from sim.presets.models import Model, custom_model, get_model
-from sim.serving.engine import SimulationLimitError, Trace, simulate
+from sim.serving.engine import SimulationLimitError, Trace
 from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget, names_in_prose
+from sim.serving.run import Run
 from sim.serving.workloads import TEXTBOOK, Workload, burst, poisson, seed_scenario
 
 from .controls import CONTROLS, CUSTOM
@@ -76,13 +77,16 @@ class Scenario:
     def workload(self) -> Workload:
         return seed_scenario(self.decodes, self.context, self.prompt, DECODE_OUTPUT, PROMPT_OUTPUT)
 
-    def run(self, policy: str, max_iterations: int) -> Trace:
+    def lane(self, policy: str) -> Run:
         """One lane: the seed workload under `policy`, with room for every request, at the
         scenario's budget (vLLM V0 at its own: `lane_budget`)."""
         spec, workload = get_policy(policy), self.workload()
-        return simulate(workload, spec, self.cost_model(),
-                        budget=lane_budget(spec, workload, self.budget),
-                        limits=replace(self.limits, max_iterations=max_iterations))
+        return Run(workload=workload, policy=spec, cost=self.cost_model(),
+                   budget=lane_budget(spec, workload, self.budget), limits=self.limits)
+
+    def run(self, policy: str, max_iterations: int) -> Trace:
+        """That lane run, stopped after `max_iterations` iterations."""
+        return self.lane(policy).capped(max_iterations).simulate()
 
     def fits_in_memory(self) -> bool:
         """Whether both lanes can start: the engine checks that the decoders' KV and the prompt's

@@ -12,7 +12,8 @@ from charts.figure import Figure
 from charts.theme import Look
 from sim.errors import InputError
 from sim.presets.hardware import Gpu
-from sim.serving.policies import Limits, get_policy
+from sim.serving.policies import get_policy
+from sim.serving.run import Run
 from sim.serving.workloads import Workload
 from sim.studies.sweep import SweepPoint, engine_defaults, run_point
 
@@ -31,12 +32,12 @@ def sweep_points(t: Traffic, s: Scenario, workload: Workload, policy: str,
     budgets."""
     what = "sweep this workload"
     try:
-        cost = s.cost_model()
-        spec, limits = get_policy(policy), t.limits(policy, s)
-        jobs = {b: Job(("sweep", t, s, policy, b), f"budget {b:,}",
-                       run_work(workload, spec, cost, budget=b, limits=limits),
-                       partial(_sweep_point, workload, spec, cost, b, limits), keep_capped=True)
-                for b in budgets}
+        lane = Run(workload=workload, policy=get_policy(policy), cost=s.cost_model(),
+                   budget=s.budget, limits=t.limits(policy, s))
+        points = {b: replace(lane, budget=b) for b in budgets}
+        jobs = {b: Job(("sweep", run), f"budget {b:,}", run_work(run),
+                       partial(_sweep_point, run), keep_capped=True)
+                for b, run in points.items()}
         left_out = {b: why for b, job in jobs.items() if (why := too_big(job.estimate))}
         if len(left_out) == len(jobs):   # then the largest budget's reason is the one to fix
             refuse_if_too_big([jobs[max(jobs)]], t, what)
@@ -53,10 +54,9 @@ def sweep_points(t: Traffic, s: Scenario, workload: Workload, policy: str,
     return [p for p in points.values() if p is not None], left_out
 
 
-def _sweep_point(workload: Workload, spec, cost, budget: int, limits: Limits, cap: int,
-                 report) -> SweepPoint:
+def _sweep_point(run: Run, cap: int, report) -> SweepPoint:
     """One budget's run, summed up (a Job's run)."""
-    return run_point(workload, spec, cost, budget, limits=replace(limits, max_iterations=cap))
+    return run_point(run.capped(cap))
 
 
 @cached_figure()

@@ -25,7 +25,7 @@ from .assets import front
 from .cached_figure import cached_figure
 from .controls import CONTROLS
 from .runs import Framing
-from .scenario import Scenario, Traffic
+from .scenario import Scenario
 
 URL_PATH = "tour"            # the page's address: /tour (pages/teach/tour.py)
 STEP = controls.TOUR.key     # the step picker's key, and the link's: /tour?tour=3
@@ -238,15 +238,15 @@ def timeline(step: tour.Step, s: Scenario, look: Look, moments: dict[str, float]
                   notes=False, stage=True)
 
 
-def burst_runs(s: Scenario) -> tuple[Traffic, dict[str, Trace]]:
+def burst_runs(s: Scenario) -> traffic.Served:
     """The under-load step's workload, BURST prompts of the scenario's length at once, under
     the two policies, run within the traffic pages' limits (a message and the page's end when
     it cannot run)."""
     t = tour.burst_traffic(s)
-    return t, traffic.runs(t, s, t.workload(), tour.BURST_POLICIES, s.budget)
+    return traffic.runs(t, s, t.workload(), tour.BURST_POLICIES, s.budget)
 
 
-def burst(t: Traffic, s: Scenario, look: Look, traces: dict[str, Trace]) -> None:
+def burst(served: traffic.Served, look: Look) -> None:
     """The burst drawn as the Traffic page draws it, one bar per iteration as tall as it took,
     without its zoom ribbons; on a projector its two panels fill the screen's height, with
     nothing under them (the Traffic page has the downloads and the tables)."""
@@ -257,12 +257,12 @@ def burst(t: Traffic, s: Scenario, look: Look, traces: dict[str, Trace]) -> None
         panel_px = max(BURST_PANEL_PX,
                        (presenter.height_left() - BURST_FIXED_PX) // len(tour.BURST_POLICIES))
     with st.container(key=presenter.STAGE):
-        _burst_figure.draw("tour-burst", t, s, look, width, panel_px, traces,
+        _burst_figure.draw("tour-burst", served.key, look, width, panel_px, served.traces,
                            tools=not look.presenter)
 
 
 @cached_figure(max_entries=8)
-def _burst_figure(t: Traffic, s: Scenario, look: Look, width: int, panel_px: int | None,
+def _burst_figure(key: tuple[str, ...], look: Look, width: int, panel_px: int | None,
                   _traces: dict[str, Trace]) -> Figure:
     return traffic_charts.traffic_timeline(traffic_charts.timeline_frame(_traces), look, width=width,
                                            overview=False, panel_px=panel_px)

@@ -3,14 +3,15 @@ runs within the page's limits, and the Traffic page's figures.
 
 Runs are not behind cache decorators: they are estimated first and run within the page's limits
 (ui/jobs.py, ui/work.py), with a progress bar a cache would record and replay, and kept in a store
-bounded in bytes (ui/store.py). Frames and figures are cached, keyed on plain inputs (the Traffic
-and the Scenario, frozen dataclasses); the traces follow from those and are not hashed.
+bounded in bytes (ui/store.py) under each run itself (sim/serving/run.py). Frames and figures are
+cached, keyed on the runs' digests (`Served.key`); the traces follow from those and are not
+hashed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 
 import pandas as pd
@@ -20,8 +21,9 @@ from charts import traffic as charts
 from charts.figure import Figure
 from charts.theme import Look
 from sim.errors import InputError
-from sim.serving.engine import Trace, simulate
-from sim.serving.policies import Limits, get_policy, lane_budget, lane_budget_note
+from sim.serving.engine import Trace
+from sim.serving.policies import get_policy, lane_budget, lane_budget_note
+from sim.serving.run import Run
 from sim.serving.workloads import Workload
 from sim.studies.stalls import STALL_S
 
@@ -34,27 +36,38 @@ from .work import PAGE_TOKENS, run_work, total
 from .workload_box import refuse_if_too_big, smaller, stop_on
 
 
+@dataclass(frozen=True, eq=False)
+class Served:
+    """A workload served by each policy picked: each one's run (sim/serving/run.py) and trace."""
+    runs: dict[str, Run]
+    traces: dict[str, Trace]
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """What the figures drawn from the traces are cached on: the runs themselves, so a
+        changed limit, or any field a run gains, draws them anew."""
+        return tuple(run.digest for run in self.runs.values())
+
+
 def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
-         knobs: Mapping[str, object] | None = None) -> dict[str, Trace]:
-    """{policy: trace} of the workload under each policy at its own Limits (`Traffic.limits`:
-    its engine's max running requests, with the limit knobs among the widget values `knobs`),
-    within the page's bounds (ui/work.py), or a message and the end of the page's run."""
+         knobs: Mapping[str, object] | None = None) -> Served:
+    """The workload under each policy at its own Limits (`Traffic.limits`: its engine's max
+    running requests, with the limit knobs among the widget values `knobs`), each run kept in
+    the trace store under the run itself, within the page's bounds (ui/work.py), or a message
+    and the end of the page's run."""
     what = "simulate this workload"
     try:
         cost = s.cost_model()
-        specs = [get_policy(p) for p in policies]
-        limits = {spec.name: t.limits(spec.name, s, knobs) for spec in specs}
-        budgets = {spec.name: lane_budget(spec, workload, budget) for spec in specs}
-        jobs = [Job(("traffic", t, s, spec.name, budgets[spec.name], limits[spec.name]), spec.name,
-                    run_work(workload, spec, cost, budget=budgets[spec.name],
-                             limits=limits[spec.name]),
-                    partial(_simulate, workload, spec, cost, budgets[spec.name],
-                            limits[spec.name]))
-                for spec in specs]
-        for spec in specs:
+        planned = {}
+        for spec in (get_policy(p) for p in policies):
+            planned[spec.name] = Run(workload=workload, policy=spec, cost=cost,
+                                     budget=lane_budget(spec, workload, budget),
+                                     limits=t.limits(spec.name, s, knobs))
             note = lane_budget_note(spec, workload, budget)
             if note:
                 st.caption(f"{note}.")
+        jobs = [Job(("traffic", run), name, run_work(run), partial(_simulate, run))
+                for name, run in planned.items()]
         refuse_if_too_big(jobs, t, what)
         held = total(job.work for job in jobs).tokens
         if held > PAGE_TOKENS:
@@ -66,14 +79,12 @@ def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
         traces = run_jobs(jobs, TRACES, what=what, change=smaller(t), key="run_traffic")
     except InputError as e:
         stop_on(e, what, t)
-    return {job.label: traces[job.key] for job in jobs}
+    return Served(planned, {job.label: traces[job.key] for job in jobs})
 
 
-def _simulate(workload: Workload, spec, cost, budget: int, limits: Limits, cap: int,
-              report) -> Trace:
+def _simulate(run: Run, cap: int, report) -> Trace:
     """The traffic pages' one call into the engine (a Job's run)."""
-    return simulate(workload, spec, cost, budget=budget,
-                    limits=replace(limits, max_iterations=cap))
+    return run.capped(cap).simulate()
 
 
 def notes(traces: dict[str, Trace]) -> None:
@@ -93,9 +104,8 @@ class TrafficFrames:
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
-def frames(t: Traffic, s: Scenario, policies: tuple[str, ...],
-           _traces: dict[str, Trace]) -> TrafficFrames:
-    """What the Traffic page draws and tabulates, from the traces."""
+def frames(key: tuple[str, ...], _traces: dict[str, Trace]) -> TrafficFrames:
+    """What the Traffic page draws and tabulates, from the traces (`Served.key`, `.traces`)."""
     ttft, gaps = charts.ttft_and_gaps(_traces)
     return TrafficFrames(charts.timeline_frame(_traces), charts.split_frame(_traces),
                          charts.metrics_frame(_traces), ttft, gaps)
@@ -105,10 +115,9 @@ FIGURES = ("timeline", "ttft", "gaps", "split")
 
 
 @cached_figure(max_entries=16 * len(FIGURES))
-def figure(t: Traffic, s: Scenario, policies: tuple[str, ...], look: Look, name: str,
-           _traces: dict[str, Trace]) -> Figure:
+def figure(key: tuple[str, ...], look: Look, name: str, _traces: dict[str, Trace]) -> Figure:
     """One of the Traffic page's figures (`name`: one of FIGURES)."""
-    f = frames(t, s, policies, _traces)
+    f = frames(key, _traces)
     if name == "timeline":
         return charts.traffic_timeline(f.timeline, look, width=CHART_WIDTH)
     if name == "ttft":
@@ -123,7 +132,6 @@ def figure(t: Traffic, s: Scenario, policies: tuple[str, ...], look: Look, name:
     raise ValueError(f"no Traffic figure {name!r}; the figures: {', '.join(FIGURES)}")
 
 
-def draw(name: str, t: Traffic, s: Scenario, policies: tuple[str, ...], look: Look,
-         traces: dict[str, Trace]) -> None:
+def draw(name: str, served: Served, look: Look) -> None:
     """One of the Traffic page's figures, with its downloads (files named `traffic-name`)."""
-    figure.draw(f"traffic-{name}", t, s, policies, look, name, traces)
+    figure.draw(f"traffic-{name}", served.key, look, name, served.traces)

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.cost.iteration import CostModel
 from sim.effort.estimate import ITEM_COSTS, Counts, estimate_run
-from sim.serving.policies import Limits, PolicySpec
-from sim.serving.workloads import Workload
+from sim.serving.run import Run
 from sim.units import fmt_seconds
 
 # The limits (README "Limits"; the fuzz suite records each page's worst case against them).
@@ -110,7 +108,6 @@ def too_big(work: Work) -> str | None:
     return None
 
 
-def run_work(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
-             limits: Limits) -> Work:
-    """One run of `workload` under `policy`: its likely work."""
-    return Work(estimate_run(workload, policy, budget, limits, cost).likely)
+def run_work(run: Run) -> Work:
+    """One run's likely work."""
+    return Work(estimate_run(run).likely)

@@ -61,9 +61,10 @@ partials = limits_with(Limits(), knobs).max_concurrent_prefills
 if not picked:
     st.info("Pick one or more policies.", icon=":material/checklist:")
     st.stop()
-traces = traffic.runs(t, s, workload, picked, s.budget, knobs)
+served = traffic.runs(t, s, workload, picked, s.budget, knobs)
+traces = served.traces
 traffic.notes(traces)
-memory.kv.draw("kv-memory", t, s, tuple(picked), partials, look, traces)
+memory.kv.draw("kv-memory", served.key, cost.kv_bytes_per_token, look, traces)
 st.caption(f"{t.words()}. Budget {s.budget:,}; {t.seats_words(picked, s)}; "
            + ("no cap on partial prefills" if partials is None else
               f"at most {partials:,} requests mid-prefill at once (chunked policies)")

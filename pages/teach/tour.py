@@ -17,8 +17,8 @@ tour_view.navigation(t, step)   # first: a scenario that cannot run still lets t
 s = widgets.scenario()
 look = widgets.look()
 if step.view == "burst":
-    workload, traces = tour_view.burst_runs(s)
-    numbers = tour.burst_numbers(s, traces)
+    served = tour_view.burst_runs(s)
+    numbers = tour.burst_numbers(s, served.traces)
 else:
     unchunked, chunked = runs.lanes(s)
     numbers = tour.lane_numbers(s, unchunked, chunked)
@@ -30,7 +30,7 @@ with words_column:
 with figure_column:
     if step.view == "burst":
         if revealed:   # the chart to read would give the answer away
-            tour_view.burst(workload, s, look, traces)
+            tour_view.burst(served, look)
         else:
             st.caption(t.words["chart_after_guess"])
     else:

@@ -28,8 +28,9 @@ picked = widgets.widget(controls.PICK)
 if not picked:
     st.info("Pick two or more policies to compare.", icon=":material/checklist:")
     st.stop()
-traces = traffic.runs(t, s, workload, picked, s.budget)
-view = traffic.frames(t, s, tuple(picked), traces)
+served = traffic.runs(t, s, workload, picked, s.budget)
+traces = served.traces
+view = traffic.frames(served.key, traces)
 st.caption(f"{t.words()}. {s.model.name} on {s.gpu.name}, {s.mode} cost model, token budget "
            f"{s.budget:,} (unchunked policies never split a prompt: for them the budget only "
            "caps how many whole prompts share an iteration, the first always fits); "
@@ -62,7 +63,7 @@ st.caption(
     "1), for requests with two tokens or more. Throughput: output tokens / makespan.")
 
 st.subheader("Every iteration")
-traffic.draw("timeline", t, s, tuple(picked), look, traces)
+traffic.draw("timeline", served, look)
 for name, bin_ms in view.timeline.bin_ms.items():
     if bin_ms is not None:
         st.caption(f"{name}: {view.timeline.iterations[name]:,} iterations drawn as time bins of "
@@ -77,7 +78,7 @@ st.caption("A bar spans an iteration's start to its end and is as tall as it too
 st.subheader("Distributions")
 for column, name in zip(st.columns(2), ("ttft", "gaps")):
     with column:
-        traffic.draw(name, t, s, tuple(picked), look, traces)
+        traffic.draw(name, served, look)
 st.caption(f"Left, the {first('cdf', hover=False)} of TTFT: a point (x, y) says a fraction y of "
            "the values are ≤ x. Right, the gaps' tail: a point (x, y) says a share y of all gaps "
            "is at least x, on a log scale so that one freeze among thousands of short gaps stays "
@@ -97,7 +98,7 @@ st.markdown("Per new request: **queue wait** (arrival to the start of its first 
                         f"{fmt_seconds(r.decode_s)} = "
                         f"{fmt_seconds(r.queue_s + r.prefill_s + r.decode_s)}"
                         for p, r in means.iterrows()) + ".")
-traffic.draw("split", t, s, tuple(picked), look, traces)
+traffic.draw("split", served, look)
 if split.every > 1:
     st.caption(f"Every {split.every}th new request is drawn ({len(split.requests) // len(picked):,} "
                f"of {split.total:,} per policy), to keep the page light; the means use them all.")

@@ -188,6 +188,18 @@ class CostModel:
         # router) per layer; one attention kernel per layer; one LM head
         self.kernels = (m.layers * (4 + (m.experts > 1)), m.layers, 1)
 
+    @property
+    def key(self) -> tuple:
+        """What it is made from: two cost models made from the same price every iteration
+        alike, and are one (a cache keyed on a run keys on them, sim/serving/run.py)."""
+        return (self.gpu, self.model, self.mode, self.overhead_set_s, self.tp, self.engine)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, CostModel) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
     def _cpu_s(self, engine: Overhead) -> float:
         """The CPU time per iteration on `engine`: as set, else the mode's own."""
         if self.overhead_set_s is not None:

@@ -53,6 +53,7 @@ import numpy as np
 from sim.cost.iteration import CostModel
 from sim.serving.engine import RESERVE_FRACTION, kv_capacity_tokens, policy_reserve
 from sim.serving.policies import Limits, PolicySpec
+from sim.serving.run import Run
 from sim.serving.workloads import Workload
 
 
@@ -340,9 +341,11 @@ def least_iterations(workload: Workload) -> int:
     return int(workload.output.max())
 
 
-def estimate_run(workload: Workload, policy: PolicySpec, budget: int, limits: Limits,
-                 cost: CostModel) -> RunEstimate:
-    """One run of `workload` under `policy`, estimated before it starts (the module docstring)."""
+def estimate_run(run: Run) -> RunEstimate:
+    """One run, estimated before it starts (the module docstring): read whole, so a field a run
+    gains reaches the estimate."""
+    workload, policy, budget, limits, cost = (run.workload, run.policy, run.budget, run.limits,
+                                              run.cost)
     shape = _Shape.of(workload)
     bound = _bound(workload, shape, policy, budget, limits, cost)
     return RunEstimate(_likely(workload, shape, bound, policy, budget, limits, cost), bound,

@@ -17,16 +17,17 @@ pure; the app runs the costly ones on request.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 import numpy as np
 
 from sim.cost.iteration import CostModel
 from sim.cost.overhead import MEASURED_CPU_S
-from sim.serving.engine import Trace, simulate
+from sim.serving.engine import Trace
 from sim.serving.metrics import request_times
-from sim.serving.policies import Limits, PolicySpec, lane_budget
+from sim.serving.policies import Limits, PolicySpec
+from sim.serving.run import Run
 from sim.serving.workloads import Workload
 from sim.studies.capacity import CapacityComparison, compare_capacity
 from sim.studies.stalls import stalls
@@ -88,15 +89,11 @@ def lane_headline(trace: Trace) -> LaneHeadline:
                         float(request_times(trace).ttft_s[new]))
 
 
-def lanes_headline(workload: Workload, policies: Sequence[PolicySpec], budget: int,
-                   limits: Limits) -> Callable[[CostModel], tuple[LaneHeadline, ...]]:
+def lanes_headline(lanes: Sequence[Run]) -> Callable[[CostModel], tuple[LaneHeadline, ...]]:
     """Side by side's headline: each lane's streams' longest wait and the new request's TTFT,
-    each lane at the budget Side by side runs it at (`lane_budget`: vLLM V0 at its own)."""
+    on another cost model."""
     def headline(cost: CostModel) -> tuple[LaneHeadline, ...]:
-        return tuple(lane_headline(simulate(workload, policy, cost,
-                                            budget=lane_budget(policy, workload, budget),
-                                            limits=limits))
-                     for policy in policies)
+        return tuple(lane_headline(replace(lane, cost=cost).simulate()) for lane in lanes)
     return headline
 
 
@@ -109,16 +106,16 @@ class BudgetHeadline:
     p50_ttft_s: float
 
 
-def budget_headline(workload: Workload, policy: PolicySpec, budgets: Sequence[int],
-                    tbt_slo_s: float, ttft_slo_s: float, limits: Limits,
+def budget_headline(run: Run, budgets: Sequence[int], tbt_slo_s: float, ttft_slo_s: float,
                     finished: Callable[[SweepPoint], None] | None = None,
                     ) -> Callable[[CostModel], BudgetHeadline]:
-    """The sweep of `budgets` and Sarathi-Serve's recipe (`sim.studies.sweep.recommend`);
-    `finished` hears of each budget's run (a caller's clock or progress bar)."""
+    """The sweep of `run` over `budgets` and Sarathi-Serve's recipe
+    (`sim.studies.sweep.recommend`); `finished` hears of each budget's run (a caller's clock or
+    progress bar)."""
     def headline(cost: CostModel) -> BudgetHeadline:
         points = []
         for budget in budgets:
-            points.append(run_point(workload, policy, cost, budget, limits=limits))
+            points.append(run_point(replace(run, cost=cost, budget=budget)))
             if finished:
                 finished(points[-1])
         return recommended(points, tbt_slo_s, ttft_slo_s)

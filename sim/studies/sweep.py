@@ -26,10 +26,9 @@ from sim.ceilings import MAX_TOKENS
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
 from sim.presets.hardware import Gpu
-from sim.serving.engine import simulate
 from sim.serving.metrics import Metrics, median_scheduling_delay, summarize
-from sim.serving.policies import DEFAULT_LIMITS, POLICIES, Limits, PolicySpec
-from sim.serving.workloads import Workload
+from sim.serving.policies import POLICIES
+from sim.serving.run import Run
 from sim.units import fmt_seconds
 
 MAX_BUDGETS = 32
@@ -175,10 +174,11 @@ def recommend(points: Sequence[SweepPoint], tbt_slo_s: float,
     return pick.budget, reason
 
 
-def run_point(workload: Workload, policy: PolicySpec, cost: CostModel, budget: int, *,
-              limits: Limits = DEFAULT_LIMITS) -> SweepPoint:
-    trace = simulate(workload, policy, cost, budget=budget, limits=limits)
-    share = fixed_share(cost, budget)
+def run_point(run: Run) -> SweepPoint:
+    """One budget's point: `run`, summed up."""
+    trace = run.simulate()
+    workload, budget = run.workload, run.budget
+    share = fixed_share(run.cost, budget)
     no_split = int(workload.prompt[~workload.prefilled].max(initial=0)
                    + trace.decode_tokens.max(initial=0))
     chunks_per_request = np.bincount(trace.chunk_request, minlength=len(workload))
@@ -188,20 +188,20 @@ def run_point(workload: Workload, policy: PolicySpec, cost: CostModel, budget: i
                       trace.starved_iterations > 0)
 
 
-def sweep(workload: Workload, policy: PolicySpec, cost: CostModel, budgets: Sequence, *,
-          limits: Limits = DEFAULT_LIMITS, tbt_slo_s: float | None = None,
+def sweep(run: Run, budgets: Sequence, *, tbt_slo_s: float | None = None,
           progress: Callable[[float, str], None] | None = None,
           caps: Mapping[int, int] | None = None) -> Sweep:
-    """Run `workload` under `policy` once per budget. `progress(fraction, text)` is called after
+    """`run` once per budget (its own budget aside). `progress(fraction, text)` is called after
     each run (for a progress bar); `caps`: an iteration cap per budget, below the limits' (what
     fits in a command's time budget)."""
     values = parse_budgets(budgets)
     slo = None if tbt_slo_s is None else check_number("TBT SLO (s)", tbt_slo_s, high=3600)
     points = []
     for i, budget in enumerate(values):
-        capped = limits if caps is None else replace(limits, max_iterations=caps[budget])
-        points.append(run_point(workload, policy, cost, budget, limits=capped))
+        point = replace(run, budget=budget)
+        points.append(run_point(point if caps is None else point.capped(caps[budget])))
         if progress:
             progress((i + 1) / len(values), f"budget {budget:,} ({i + 1} of {len(values)})")
     recommended, reason = (None, "no TBT SLO given") if slo is None else recommend(points, slo)
-    return Sweep(policy.name, tuple(points), slo, recommended, reason, engine_defaults(cost.gpu))
+    return Sweep(run.policy.name, tuple(points), slo, recommended, reason,
+                 engine_defaults(run.cost.gpu))

@@ -12,6 +12,7 @@ from sim.cost.validation import validate
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.policies import get_policy
+from sim.serving.run import Run
 from sim.serving.workloads import burst, poisson
 from sim.studies.capacity import compare_capacity, rate_curve, rate_grid
 from sim.studies.sweep import engine_defaults, recommend, run_point
@@ -53,7 +54,7 @@ def capacity():
 @pytest.fixture(scope="session")
 def frontier():
     workload = burst(10, 8192, 32, 64, 4000, 256)
-    points = [run_point(workload, get_policy("sarathi"), SEED, b)
+    points = [run_point(Run(workload=workload, policy=get_policy("sarathi"), cost=SEED, budget=b))
               for b in (128, 256, 576, 2048, 8192, 16384)]
     recommended, _ = recommend(points, 0.025)
     return budget_charts.frontier_frame(points, recommended, engine_defaults(SEED.gpu))

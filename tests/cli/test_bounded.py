@@ -315,7 +315,7 @@ def test_a_run_that_must_overrun_the_cap_is_refused_before_it_starts():
 def test_a_run_at_the_largest_cap_does_not_ask_to_raise_it(monkeypatch, capsys):
     def over_the_cap(*args, **kwargs):
         raise SimulationLimitError("needed more iterations")
-    monkeypatch.setattr("cli.common.simulate", over_the_cap)
+    monkeypatch.setattr("sim.serving.run.Run.simulate", over_the_cap)
     err = refused("simulate", "--max-iterations", str(MAX_ITERATION_CAP), capsys=capsys)
     assert "the most --max-iterations allows" in err
 

@@ -14,6 +14,7 @@ import html
 import math
 import os
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from sim.presets.hardware import GPUS
 from sim.serving.engine import RESERVE_FRACTION, SimulationLimitError, simulate
 from sim.serving.metrics import request_times, token_gaps
 from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, Limits
+from sim.serving.run import Run
 from sim.serving.workloads import burst
 from sim.studies.memory import kv_pressure
 from sim.studies.sweep import OVERHEAD_SHARE, budget_grid, recommend, run_point
@@ -280,7 +282,9 @@ def check_sweep(s, prompts: int) -> list[str]:
     workload = burst(prompts, s.prompt, PROMPT_OUTPUT, s.decodes, s.context, DECODE_OUTPUT)
     limits = Limits(max_seqs=max(1024, s.decodes + prompts), max_iterations=5_000)
     try:
-        points = [run_point(workload, POLICIES[s.chunked], s.cost_model(), b, limits=limits)
+        lane = Run(workload=workload, policy=POLICIES[s.chunked], cost=s.cost_model(),
+                   budget=s.budget, limits=limits)
+        points = [run_point(replace(lane, budget=b))
                   for b in budget_grid(max(1, s.budget // 4), s.budget * 4)]
     except (InputError, SimulationLimitError):
         return []

@@ -78,11 +78,11 @@ def test_memory_page_says_each_engines_figure():
 
 def _spy(monkeypatch, module, name: str, seen: list, position: int | None = None):
     """Wrap `module.name` to record the Limits of every call: (limits, baseline_limits), limits
-    passed by keyword or at `position`."""
+    passed by keyword, or those of the run (sim/serving/run.py) at `position`."""
     real = getattr(module, name)
 
     def wrapped(*args, **kwargs):
-        limits = kwargs.get("limits") if position is None else args[position]
+        limits = kwargs.get("limits") if position is None else args[position].limits
         seen.append((limits, kwargs.get("baseline_limits")))
         return real(*args, **kwargs)
     monkeypatch.setattr(module, name, wrapped)
@@ -90,8 +90,8 @@ def _spy(monkeypatch, module, name: str, seen: list, position: int | None = None
 
 def test_budget_sweep_runs_the_chunked_policy_at_its_engines_seats(monkeypatch):
     points, strip = [], []
-    _spy(monkeypatch, sweep, "run_point", points)
-    _spy(monkeypatch, overhead, "budget_headline", strip, position=5)
+    _spy(monkeypatch, sweep, "run_point", points, position=0)
+    _spy(monkeypatch, overhead, "budget_headline", strip, position=0)
     at = open_app(BUDGET, **{**CROWD, "seed": 4321}, gpu="a100-80gb", model="mistral-7b",
                   chunked="vllm-v1", bmin=256, bmax=1024)
     assert_clean(at)

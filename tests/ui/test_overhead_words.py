@@ -14,6 +14,7 @@ from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.metrics import request_times, token_gaps
 from sim.serving.policies import Limits, get_policy, lane_budget
+from sim.serving.run import Run
 from sim.serving.workloads import seed_scenario
 from sim.studies.capacity import CapacityComparison, CapacityResult
 from sim.studies.overhead import BudgetHeadline, Level, Strip, lanes_headline, strip
@@ -42,7 +43,9 @@ def truth(policy: str, cost: CostModel, cpu_s: float) -> tuple[str, str]:
 def test_each_lanes_sentence_names_the_runs_numbers_by_regime(setup, chunked):
     cost = CostModel(get_gpu(setup["gpu"]), get_model(setup["model"]), setup["mode"])
     policies = (get_policy("vllm-v0"), get_policy(chunked))
-    found = strip(lanes_headline(SEED, policies, 576, LIMITS), cost)
+    found = strip(lanes_headline([Run(workload=SEED, policy=p, cost=cost,
+                                      budget=lane_budget(p, SEED, 576), limits=LIMITS)
+                                  for p in policies]), cost)
     said = lanes_words(found, [(p.engine, p.overhead) for p in policies])
     assert len(said) == 3
     for sentence, policy in zip(said, policies):

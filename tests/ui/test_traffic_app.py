@@ -337,6 +337,16 @@ def test_memory_partial_prefill_cap_from_a_link():
     assert list(table(at, 2).index) == ["sglang", "vllm-v1"]
 
 
+def test_a_changed_limit_draws_the_runs_anew():
+    """The figures are cached on the runs themselves (ui.traffic.Served.key), so a limit the
+    page's knob changes (at most one partial prefill at once) is drawn from the new runs, never
+    from a figure cached for the old ones."""
+    burst = dict(workload="burst", burst=6, decodes=4, prompt=4096, kvpolicies=["vllm-v1"])
+    uncapped, capped = (charts(open_app(MEMORY, prefills=n, **burst))[0] for n in (0, 1))
+    assert uncapped["data"] != capped["data"]
+    assert charts(open_app(MEMORY, prefills=0, **burst))[0]["data"] == uncapped["data"]
+
+
 def test_memory_when_the_weights_do_not_fit():
     at = open_app(MEMORY, gpu="l4", model="yi-34b")
     assert_clean(at)

@@ -8,8 +8,8 @@ from sim.cost.iteration import CostModel
 from sim.effort.estimate import ITEM_COSTS, Counts
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import simulate
 from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget
+from sim.serving.run import Run
 from sim.serving.workloads import burst, poisson, seed_scenario
 from ui import work
 from ui.work import NO_WORK, Work, run_work, tier, too_big, total
@@ -36,18 +36,19 @@ CASES = [
 @pytest.mark.parametrize("policy", list(POLICIES))
 def test_the_estimate_is_within_3x_of_the_engines_iterations(workload, cost, budget, policy):
     spec = get_policy(policy)
-    budget = lane_budget(spec, workload, budget)   # vLLM V0 refuses a budget below a prompt
-    trace = simulate(workload, spec, cost, budget=budget, limits=Limits(max_seqs=1024))
-    estimate = run_work(workload, spec, cost, budget=budget, limits=Limits(max_seqs=1024))
+    run = Run(workload=workload, policy=spec, cost=cost, limits=Limits(max_seqs=1024),
+              budget=lane_budget(spec, workload, budget))   # vLLM V0 refuses a budget below a prompt
+    trace = run.simulate()
+    estimate = run_work(run)
     assert trace.iterations / 3 <= estimate.iterations <= 3 * trace.iterations, \
         (trace.iterations, estimate.iterations)
 
 
 @pytest.mark.parametrize("workload", [c[0] for c in CASES])
 def test_token_times_are_exact(workload):
-    trace = simulate(workload, get_policy("sarathi"), MI300, budget=4096, limits=Limits(max_seqs=1024))
-    assert run_work(workload, get_policy("sarathi"), MI300, budget=4096,
-                    limits=Limits(max_seqs=1024)).tokens == len(trace.token_s)
+    run = Run(workload=workload, policy=get_policy("sarathi"), cost=MI300, budget=4096,
+              limits=Limits(max_seqs=1024))
+    assert run_work(run).tokens == len(run.simulate().token_s)
 
 
 def work_of(runs=1, iterations=0, tokens=0, **counts) -> Work:

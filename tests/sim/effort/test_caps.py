@@ -18,7 +18,7 @@ from sim.effort.caps import (
     fmt_effort_bytes,
     fmt_effort_seconds,
 )
-from sim.effort.estimate import ITEM_COSTS, Counts, RunEstimate, estimate_run
+from sim.effort.estimate import ITEM_COSTS, Counts, RunEstimate
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import simulate
@@ -26,6 +26,7 @@ from sim.serving.policies import Limits, get_policy
 from sim.serving.trace_files import MAX_ARRIVAL_S
 from sim.serving.workloads import poisson, seed_scenario
 from sim.studies.capacity import find_capacity, lowest_rate
+from tests.support.runs import estimated
 
 B200 = CostModel(get_gpu("b200"), get_model("dense-8b"))
 CAPACITY_COST = CostModel(get_gpu("a100-80gb"), get_model("llama-2-7b"))
@@ -86,7 +87,7 @@ def test_caps_above_the_likely_iterations_grow_with_the_budget():
 def test_effort_over_an_allowance_is_refused_with_the_likely_estimate_and_the_remedy():
     workload = seed_scenario(decodes=1, decode_output=5_000_000, context=1, prompt=1,
                              prompt_output=1)
-    run = estimate_run(workload, get_policy("sarathi"), 576, Limits(max_iterations=5_000_000),
+    run = estimated(workload, get_policy("sarathi"), 576, Limits(max_iterations=5_000_000),
                        B200)
     # likely: one iteration per token of the one decoder (and the prompt's), within the cap
     assert run.likely.iterations == 5_000_001 and run.iterations_at(1.0) == 5_000_000
@@ -114,7 +115,7 @@ def test_check_most_refuses_what_the_runs_could_take_at_their_caps():
 def test_runs_one_after_another_add_their_time_and_hold_the_largest_memory_unless_kept():
     cost = CostModel(get_gpu("h200"), get_model("llama-3.1-8b"))
     workload = poisson(50, 5, prompt=300, output=20)
-    works = [CommandEffort((estimate_run(workload, get_policy("sarathi"), b, Limits(), cost),))
+    works = [CommandEffort((estimated(workload, get_policy("sarathi"), b, Limits(), cost),))
              for b in (64, 4096)]
     caps = (works[0].runs[0].most_iterations, works[1].runs[0].most_iterations)
     each = [w.cost(w.most_caps()) for w in works]
@@ -211,7 +212,7 @@ def account_for(run: RunEstimate, seconds: float) -> RunAccount:
 def test_an_account_charges_a_finished_run_by_its_own_counts():
     workload = poisson(40, 5, prompt=512, output=16, seed=0)
     trace = simulate(workload, get_policy("sarathi"), CAPACITY_COST, budget=512)
-    run = estimate_run(workload, get_policy("sarathi"), 512, Limits(), CAPACITY_COST)
+    run = estimated(workload, get_policy("sarathi"), 512, Limits(), CAPACITY_COST)
     account = account_for(run, 60)
     account.finished(trace)
     assert account.spent_s == Counts.of_trace(trace, False).seconds() > 0
@@ -234,7 +235,7 @@ def test_an_account_charges_a_sliding_window_models_run_its_window_pricing():
     cost = CostModel(get_gpu("b200"), get_model("mistral-7b"))
     workload = poisson(20, 5, prompt=256, output=16, seed=0)
     trace = simulate(workload, get_policy("sarathi"), cost, budget=512)
-    run = estimate_run(workload, get_policy("sarathi"), 512, Limits(), cost)
+    run = estimated(workload, get_policy("sarathi"), 512, Limits(), cost)
     account = RunAccount(Allowance(60, 1e12), {("sarathi", 512): run}, windowed=True)
     account.finished(trace)
     assert account.spent_s == Counts.of_trace(trace, True).seconds() \
@@ -252,9 +253,9 @@ def test_an_account_refuses_a_run_whose_memory_is_over_the_allowance():
 def test_capacity_stops_before_a_run_the_account_cannot_afford():
     def workload_at(qps):
         return poisson(40, qps, prompt=512, output=16, seed=0)
-    most = estimate_run(workload_at(1.0), get_policy("sarathi"), 512, Limits(),
+    most = estimated(workload_at(1.0), get_policy("sarathi"), 512, Limits(),
                         CAPACITY_COST).most()
-    account = account_for(estimate_run(workload_at(1.0), get_policy("sarathi"), 512, Limits(),
+    account = account_for(estimated(workload_at(1.0), get_policy("sarathi"), 512, Limits(),
                                        CAPACITY_COST), most.seconds() * 2.5)
     result = find_capacity(workload_at, get_policy("sarathi"), CAPACITY_COST, budget=512,
                            tbt_slo_s=1e-4, max_runs=14, may_start=account.may_start,

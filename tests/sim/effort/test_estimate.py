@@ -20,7 +20,6 @@ from sim.effort.estimate import (
     Counts,
     _kv_tokens_at_most,
     _streams_after_prompts,
-    estimate_run,
     least_iterations,
 )
 from sim.errors import InputError
@@ -38,6 +37,7 @@ from sim.serving.engine import (
 from sim.serving.metrics import summarize
 from sim.serving.policies import CHUNKED, POLICIES, Limits, PrefillCap, get_policy, sarathi
 from sim.serving.workloads import make_workload, poisson, seed_scenario
+from tests.support.runs import estimated
 
 # Roomy GPUs and small workloads: no preemption (the estimator's stated assumption).
 GPUS = [get_gpu("b200"), get_gpu("h200"), get_gpu("mi300x")]
@@ -124,7 +124,7 @@ def test_the_bound_is_never_below_a_run_and_the_likely_estimate_keeps_within_its
     assume(trace.preemptions.sum() == 0)
     if policy.finishes_or_fills(limits):   # what the policy declares, the run does
         assert prompt_work_finishes_or_fills(trace, policy)
-    estimate = estimate_run(workload, policy, budget, limits, cost)
+    estimate = estimated(workload, policy, budget, limits, cost)
     real = real_counts(trace, cost)
     for item in ITEM_COSTS:
         assert getattr(estimate.bound, item) >= getattr(real, item), item
@@ -152,7 +152,7 @@ def test_the_bound_is_reached_when_requests_run_one_at_a_time():
     workload = make_workload([0, 100, 200], [100, 200, 300], [5, 1, 7])
     cost = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"))
     trace = simulate(workload, get_policy("vllm-v0"), cost, budget=2048)
-    bound = estimate_run(workload, get_policy("vllm-v0"), 2048, Limits(), cost).bound
+    bound = estimated(workload, get_policy("vllm-v0"), 2048, Limits(), cost).bound
     assert bound.iterations == trace.iterations == 3 + 4 + 0 + 6
     assert bound.changes == real_counts(trace, cost).changes == 2 + 2
 
@@ -173,14 +173,14 @@ def test_streams_that_arrive_together_are_bounded_by_the_longest_of_them(policy,
     prompt adds its 31 decodes and its prefill iterations (one that finishes it, and where the
     policy chunks it, those the budget fills)."""
     trace = simulate(WORKED, get_policy(policy), ILLUSTRATIVE, budget=576)
-    bound = estimate_run(WORKED, get_policy(policy), 576, Limits(), ILLUSTRATIVE).bound
+    bound = estimated(WORKED, get_policy(policy), 576, Limits(), ILLUSTRATIVE).bound
     assert trace.iterations <= bound.iterations == 256 + 31 + prompt_iterations
 
 
 def test_streams_that_arrive_apart_are_bounded_by_each_of_their_outputs():
     apart = make_workload(np.r_[np.arange(64.0), 0], WORKED.prompt, WORKED.output,
                           WORKED.prefilled)
-    assert estimate_run(apart, get_policy("sarathi"), 576, Limits(), ILLUSTRATIVE
+    assert estimated(apart, get_policy("sarathi"), 576, Limits(), ILLUSTRATIVE
                         ).bound.iterations == 64 * 256 + 31 + 1 + (8192 + DECODE_ROWS) // 576
 
 
@@ -190,7 +190,7 @@ def test_the_likely_estimate_of_the_worked_example_follows_its_run():
     streams and for the prompt; the decoders moved then within LIKELY_FACTOR."""
     real = real_counts(simulate(WORKED, get_policy("sarathi"), ILLUSTRATIVE, budget=576),
                        ILLUSTRATIVE)
-    likely = estimate_run(WORKED, get_policy("sarathi"), 576, Limits(), ILLUSTRATIVE).likely
+    likely = estimated(WORKED, get_policy("sarathi"), 576, Limits(), ILLUSTRATIVE).likely
     assert likely.iterations == real.iterations == 256
     assert likely.chunk_rows == math.ceil(8192 / (576 - 65)) == real.chunk_rows + 1
     assert likely.changes == real.changes == 4
@@ -199,7 +199,7 @@ def test_the_likely_estimate_of_the_worked_example_follows_its_run():
 
 
 def test_a_model_without_a_sliding_window_is_charged_no_window_pricing():
-    estimate = estimate_run(WORKED, get_policy("sarathi"), 576, Limits(), ILLUSTRATIVE)
+    estimate = estimated(WORKED, get_policy("sarathi"), 576, Limits(), ILLUSTRATIVE)
     assert estimate.likely.window_iterations == estimate.bound.window_iterations == 0
     assert estimate.likely.window_rows == estimate.bound.window_rows == 0
 
@@ -207,7 +207,7 @@ def test_a_model_without_a_sliding_window_is_charged_no_window_pricing():
 def test_any_sliding_window_is_priced_however_short():
     """A custom model accepts a window of 1 token: its decoders are priced one by one too."""
     one = CostModel(get_gpu("illustrative"), replace(get_model("dense-8b"), sliding_window=1))
-    estimate = estimate_run(WORKED, get_policy("sarathi"), 576, Limits(), one)
+    estimate = estimated(WORKED, get_policy("sarathi"), 576, Limits(), one)
     assert estimate.bound.window_rows == DECODE_ROWS and estimate.likely.window_iterations > 0
 
 
@@ -215,14 +215,14 @@ def test_a_budget_that_caps_the_decodes_counts_every_decode_step():
     """vLLM V1 with more decoders than its budget steps only the head of the running list: each
     decode-only iteration is bounded by one decode row, and the skipped steps are explicit rows."""
     workload = seed_scenario(decodes=50, context=10, prompt=10, decode_output=20, prompt_output=2)
-    estimate = estimate_run(workload, get_policy("vllm-v1"), 40, Limits(), B200)
+    estimate = estimated(workload, get_policy("vllm-v1"), 40, Limits(), B200)
     trace = simulate(workload, get_policy("vllm-v1"), B200, budget=40)
     assert estimate.bound.partial_rows == 50 * 20 + 1 >= len(trace.partial_step_request) > 0
     assert estimate.bound.iterations >= 50 * 20 + 1
-    under = estimate_run(workload, get_policy("vllm-v1"), 60, Limits(), B200)
+    under = estimated(workload, get_policy("vllm-v1"), 60, Limits(), B200)
     assert under.bound.partial_rows == 0 and under.bound.iterations < 100
     # a budget exactly as large as the running set (50 streams and the prompt) steps them all
-    exactly = estimate_run(workload, get_policy("vllm-v1"), 51, Limits(), B200)
+    exactly = estimated(workload, get_policy("vllm-v1"), 51, Limits(), B200)
     assert exactly.bound.partial_rows == 0
     assert len(simulate(workload, get_policy("vllm-v1"), B200, budget=51).partial_step_request) == 0
 
@@ -232,12 +232,12 @@ def test_a_budget_that_caps_the_decodes_is_likely_to_skip_decoders_and_others_ar
     keeps its iterations within LIKELY_FACTOR of the run; Sarathi-Serve, whose budget does not cap
     the decodes, steps them all: its bound counts the streams' 20 steps and no skipped row."""
     workload = seed_scenario(decodes=50, context=10, prompt=10, decode_output=20, prompt_output=2)
-    v1 = estimate_run(workload, get_policy("vllm-v1"), 40, Limits(), B200)
+    v1 = estimated(workload, get_policy("vllm-v1"), 40, Limits(), B200)
     real = real_counts(simulate(workload, get_policy("vllm-v1"), B200, budget=40), B200)
     assert v1.likely.partial_rows >= real.partial_rows > 0
     assert real.iterations / LIKELY_FACTOR <= v1.likely.iterations \
         <= LIKELY_FACTOR * real.iterations
-    sarathi_ = estimate_run(workload, get_policy("sarathi"), 40, Limits(), B200)
+    sarathi_ = estimated(workload, get_policy("sarathi"), 40, Limits(), B200)
     assert sarathi_.likely.partial_rows == sarathi_.bound.partial_rows == 0
     assert sarathi_.bound.iterations == 1 + (10 + 50 * 20 + 1) // 40 + 20 + 1
 
@@ -249,7 +249,7 @@ def test_sarathi_is_likely_to_step_every_decoder_where_its_bound_allows_skips():
     workload = make_workload(np.zeros(16), np.full(16, 10), np.full(16, 50),
                              np.r_[np.zeros(8, bool), np.ones(8, bool)])
     trace = simulate(workload, get_policy("sarathi"), B200, budget=8, limits=Limits(max_seqs=8))
-    estimate = estimate_run(workload, get_policy("sarathi"), 8, Limits(max_seqs=8), B200)
+    estimate = estimated(workload, get_policy("sarathi"), 8, Limits(max_seqs=8), B200)
     assert estimate.bound.partial_rows > 0
     assert estimate.likely.partial_rows == len(trace.partial_step_request) == 0
 
@@ -276,14 +276,14 @@ def test_prompt_chunks_run_alone_count_in_the_likely_estimate():
     """SGLang runs its prompt chunks alone: 10 x 8,000 / 512, about 157 iterations for 20
     tokens."""
     real = simulate(long_prompts(), get_policy("sglang"), B200, budget=512).iterations
-    likely = estimate_run(long_prompts(), get_policy("sglang"), 512, Limits(), B200).likely
+    likely = estimated(long_prompts(), get_policy("sglang"), 512, Limits(), B200).likely
     assert real / LIKELY_FACTOR <= likely.iterations <= LIKELY_FACTOR * real
 
 
 def test_a_sliding_window_prices_the_decode_iterations_not_the_prompt_chunks():
     cost = CostModel(get_gpu("b200"), get_model("mistral-7b"))
     real = real_counts(simulate(long_prompts(), get_policy("sglang"), cost, budget=512), cost)
-    likely = estimate_run(long_prompts(), get_policy("sglang"), 512, Limits(), cost).likely
+    likely = estimated(long_prompts(), get_policy("sglang"), 512, Limits(), cost).likely
     assert 0 < likely.window_iterations <= LIKELY_FACTOR * real.window_iterations
 
 
@@ -291,7 +291,7 @@ def test_requests_arriving_within_a_second_are_not_taken_to_arrive_together():
     """1,000 short requests at 1,100 a second: a few run at once, not all of them."""
     workload = poisson(1000, 1100, prompt=64, output=2, seed=0)
     real = simulate(workload, get_policy("sarathi"), B200, budget=2048).iterations
-    likely = estimate_run(workload, get_policy("sarathi"), 2048, Limits(), B200).likely
+    likely = estimated(workload, get_policy("sarathi"), 2048, Limits(), B200).likely
     assert real / LIKELY_FACTOR <= likely.iterations <= LIKELY_FACTOR * real
 
 
@@ -304,7 +304,7 @@ def test_the_bound_moves_at_most_the_running_set_at_each_join_and_leave(cost, li
     fit in KV (each holds at least its prompt): each change moves at most that many."""
     workload = make_workload(np.zeros(200), np.full(200, 1000), np.full(200, 10))
     running = running or kv_capacity_tokens(cost) // 1000
-    bound = estimate_run(workload, get_policy("sarathi"), 2048, limits, cost).bound
+    bound = estimated(workload, get_policy("sarathi"), 2048, limits, cost).bound
     assert running < 200 and bound.partial_rows == 0
     assert bound.running_passes <= bound.changes * running
 
@@ -360,7 +360,7 @@ def test_a_policy_that_declares_its_prompt_work_may_not_finish_or_fill_is_bounde
     workload, _, budget, limits, cost = case
     trace = simulated(workload, CAPPED, budget, limits, cost)
     assume(trace.preemptions.sum() == 0)
-    bound = estimate_run(workload, CAPPED, budget, limits, cost).bound
+    bound = estimated(workload, CAPPED, budget, limits, cost).bound
     real = real_counts(trace, cost)
     for item in ITEM_COSTS:
         assert getattr(bound, item) >= getattr(real, item), item
@@ -374,8 +374,8 @@ def test_a_policy_that_breaks_the_property_without_declaring_it_is_bounded_too_l
     assert not prompt_work_finishes_or_fills(trace, CAPPED)
     assert trace.iterations == 4000 // CHUNK_CAP
     undeclared = replace(CAPPED, prompt_work_finishes_or_fills=True)
-    assert estimate_run(workload, undeclared, 2048, Limits(), B200).bound.iterations < 4000 // 16
-    declared = estimate_run(workload, CAPPED, 2048, Limits(), B200).bound
+    assert estimated(workload, undeclared, 2048, Limits(), B200).bound.iterations < 4000 // 16
+    declared = estimated(workload, CAPPED, 2048, Limits(), B200).bound
     assert declared.iterations >= trace.iterations
     assert declared.chunk_rows >= len(trace.chunk_request)
 
@@ -421,7 +421,7 @@ def test_the_prices_bound_what_a_real_run_allocates_within_the_margin(case):
     real = real_counts(simulate(workload, get_policy(policy), cost, budget=budget,
                                 limits=limits), cost)
     assert peak <= MARGIN * real.bytes() <= 4 * MARGIN * peak, (peak, real.bytes())
-    estimate = estimate_run(workload, get_policy(policy), budget, limits, cost)
+    estimate = estimated(workload, get_policy(policy), budget, limits, cost)
     assert estimate.bound.seconds() >= real.seconds() and estimate.bound.bytes() >= real.bytes()
     assert real.seconds() / LIKELY_FACTOR <= estimate.likely.seconds() \
         <= LIKELY_FACTOR * real.seconds()
@@ -474,9 +474,9 @@ def test_a_chunk_cap_that_stops_short_changes_the_bound(monkeypatch):
         trace = simulate(workload, policy, B200, budget=8192)
         assert trace.iterations == 200_000 // 16
         assert not policy.finishes_or_fills(Limits())
-        assert estimate_run(workload, policy, 8192, Limits(), B200).bound.iterations \
+        assert estimated(workload, policy, 8192, Limits(), B200).bound.iterations \
             >= trace.iterations
     silent = replace(THRESHOLD, stops_short=lambda limits: False)
     monkeypatch.setattr(policies, "PREFILL_CAPS", (*policies.PREFILL_CAPS[:-1], silent))
-    assert estimate_run(workload, get_policy("sarathi"), 8192, Limits(), B200).bound.iterations \
+    assert estimated(workload, get_policy("sarathi"), 8192, Limits(), B200).bound.iterations \
         < 200_000 // 16

@@ -1,12 +1,11 @@
-"""A run is one value (sim/serving/run.py): equal content is one key, every field is part of
-the key, and it runs what the engine runs."""
+"""A run is one value (sim/serving/run.py): equal content is one key, every field (and all that
+a cost model is made from) is part of the key, and it runs what the engine runs."""
 
 from dataclasses import fields, replace
 
 import numpy as np
-import pytest
 
-from sim.errors import InputError
+from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import simulate
@@ -14,22 +13,28 @@ from sim.serving.policies import Limits, get_policy
 from sim.serving.run import Run
 from sim.serving.workloads import make_workload, poisson, seed_scenario
 
-BASE = Run(workload=seed_scenario(8, 500, 2000), policy=get_policy("sarathi"),
-           gpu=get_gpu("a100-80gb"), model=get_model("llama-2-7b"), budget=256)
+A100 = CostModel(get_gpu("a100-80gb"), get_model("llama-2-7b"))
+BASE = Run(workload=seed_scenario(8, 500, 2000), policy=get_policy("sarathi"), cost=A100,
+           budget=256)
 
-# For each field of Run and of its Limits, a value other than BASE's.
+# For each field of Run, of its Limits and of what its cost model is made from, a value other
+# than BASE's.
 OTHER = {
     "workload": seed_scenario(8, 500, 2001),
     "policy": get_policy("vllm-v1"),
-    "gpu": get_gpu("h100-sxm"),
-    "model": get_model("mistral-7b"),
+    "cost": CostModel(get_gpu("h100-sxm"), get_model("llama-2-7b")),
     "budget": 512,
-    "mode": "calibrated",
-    "overhead_s": 0.004,
-    "tp": 2,
     "limits": Limits(max_seqs=9),
 }
 OTHER_LIMITS = {"max_seqs": 9, "max_concurrent_prefills": 1, "max_iterations": 1000}
+OTHER_COSTS = {
+    "gpu": CostModel(get_gpu("h100-sxm"), get_model("llama-2-7b")),
+    "model": CostModel(get_gpu("a100-80gb"), get_model("mistral-7b")),
+    "mode": CostModel(get_gpu("a100-80gb"), get_model("llama-2-7b"), "calibrated"),
+    "overhead": A100.with_overhead(0.004),
+    "tp": CostModel(get_gpu("a100-80gb"), get_model("llama-2-7b"), tp=2),
+    "engine": A100.for_engine(get_policy("vllm-v1").overhead),
+}
 
 
 def test_workloads_with_the_same_rows_are_one_key():
@@ -50,11 +55,18 @@ def test_equal_runs_are_one_key_and_every_field_is_part_of_it():
     assert {f.name for f in fields(Run)} == set(OTHER)
     for name, value in OTHER.items():
         other = replace(BASE, **{name: value})
-        assert other != BASE and hash(other) != hash(BASE), name
+        assert other != BASE and hash(other) != hash(BASE) and other.digest != BASE.digest, name
     assert {f.name for f in fields(Limits)} == set(OTHER_LIMITS)
     for name, value in OTHER_LIMITS.items():
         other = replace(BASE, limits=replace(BASE.limits, **{name: value}))
-        assert other != BASE and hash(other) != hash(BASE), name
+        assert other != BASE and hash(other) != hash(BASE) and other.digest != BASE.digest, name
+    assert len(A100.key) == len(OTHER_COSTS)
+    for name, cost in OTHER_COSTS.items():
+        other = replace(BASE, cost=cost)
+        assert other != BASE and hash(other) != hash(BASE) and other.digest != BASE.digest, name
+    same = replace(BASE, cost=CostModel(get_gpu("a100-80gb"), get_model("llama-2-7b")),
+                   workload=seed_scenario(8, 500, 2000))
+    assert same == BASE and hash(same) == hash(BASE) and same.digest == BASE.digest
 
 
 def test_capped_changes_the_iteration_cap_alone():
@@ -65,11 +77,5 @@ def test_capped_changes_the_iteration_cap_alone():
 
 def test_it_runs_what_the_engine_runs():
     trace = BASE.simulate()
-    direct = simulate(BASE.workload, BASE.policy, BASE.cost, budget=256)
+    direct = simulate(BASE.workload, BASE.policy, A100, budget=256)
     assert np.array_equal(trace.duration_s, direct.duration_s)
-    assert BASE.cost.gpu == BASE.gpu and BASE.cost.mode == "roofline"
-
-
-def test_a_run_that_cannot_be_priced_is_refused_when_made():
-    with pytest.raises(InputError, match="must divide"):
-        replace(BASE, tp=3)

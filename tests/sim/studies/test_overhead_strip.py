@@ -9,6 +9,7 @@ from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.metrics import request_times, token_gaps
 from sim.serving.policies import Limits, get_policy, lane_budget
+from sim.serving.run import Run
 from sim.serving.workloads import poisson, seed_scenario
 from sim.studies.overhead import (
     LEVELS,
@@ -21,6 +22,12 @@ from sim.studies.overhead import (
 H100 = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"), "calibrated")
 SEED = seed_scenario()
 LIMITS = Limits(max_seqs=65)
+
+
+def lanes(policies) -> list[Run]:
+    """Side by side's lanes of SEED on H100, vLLM V0 at its own budget."""
+    return [Run(workload=SEED, policy=p, cost=H100, budget=lane_budget(p, SEED, 576),
+                limits=LIMITS) for p in policies]
 
 
 def test_the_levels_are_none_the_measured_4_ms_and_10_ms():
@@ -49,7 +56,7 @@ def longest_stream_wait(trace) -> float:
 @pytest.mark.parametrize("chunked", ["sarathi", "vllm-v1"])
 def test_the_lanes_headline_is_each_lanes_longest_wait_and_ttft_at_each_level(chunked):
     policies = (get_policy("vllm-v0"), get_policy(chunked))
-    found = strip(lanes_headline(SEED, policies, 576, LIMITS), H100)
+    found = strip(lanes_headline(lanes(policies)), H100)
     for level in found.levels:
         for lane, policy in zip(level.result, policies):
             trace = simulate(SEED, policy, H100.with_overhead(level.cpu_s),
@@ -62,7 +69,7 @@ def test_synchronous_lanes_grow_with_the_overhead_and_an_overlapped_one_hides_4_
     """vLLM V0 and Sarathi-Serve pay every millisecond; vLLM V1's GPU steps (18.4 ms and more)
     hide the measured 4 ms, so its lane is the same at none and measured, and 10 ms still hides."""
     policies = (get_policy("vllm-v0"), get_policy("sarathi"), get_policy("vllm-v1"))
-    levels = strip(lanes_headline(SEED, policies, 576, LIMITS), H100).levels
+    levels = strip(lanes_headline(lanes(policies)), H100).levels
     v0, sarathi, v1 = zip(*(level.result for level in levels))
     assert v0[0].longest_wait_s < v0[1].longest_wait_s < v0[2].longest_wait_s
     assert sarathi[0].ttft_s < sarathi[1].ttft_s < sarathi[2].ttft_s
@@ -71,8 +78,8 @@ def test_synchronous_lanes_grow_with_the_overhead_and_an_overlapped_one_hides_4_
 
 def test_the_budget_headline_is_the_sweeps_recommendation_at_each_level():
     workload = poisson(60, 4.0, seed=3, lengths="sharegpt")
-    headline = budget_headline(workload, get_policy("sarathi"), (256, 512, 1024, 2048),
-                               tbt_slo_s=0.05, ttft_slo_s=2.0, limits=Limits())
+    run = Run(workload=workload, policy=get_policy("sarathi"), cost=H100, budget=256)
+    headline = budget_headline(run, (256, 512, 1024, 2048), tbt_slo_s=0.05, ttft_slo_s=2.0)
     levels = strip(headline, H100).levels
     # more overhead per iteration leaves less of the 50 ms target for the chunk: 2,048 without
     # it, 1,024 with the measured 4 ms or 10 ms, each within the target

@@ -15,6 +15,7 @@ from sim.presets.models import get_model
 from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, simulate
 from sim.serving.metrics import request_times
 from sim.serving.policies import CHUNKED, Limits, get_policy
+from sim.serving.run import Run
 from sim.serving.workloads import burst, poisson, seed_scenario
 from sim.studies import capacity
 from sim.studies.capacity import (
@@ -75,6 +76,9 @@ def test_burst_drain_with_the_seed_outputs_takes_one_partial_iteration_more():
 
 # --- the frontier ------------------------------------------------------------------------------
 FRONTIER_BUDGETS = (192, 320, 576, 1088, 2112, 4160)   # 64 decodes + 128 ... 4,096 prefill tokens
+# the source article's burst draining beside 64 decoders, swept over FRONTIER_BUDGETS
+DRAIN = Run(workload=burst(10, 8192, output=1, decodes=64, decode_output=1000),
+            policy=get_policy("sarathi"), cost=SEED_SIMPLE, budget=FRONTIER_BUDGETS[0])
 
 
 def test_frontier_is_strictly_monotone_by_construction():
@@ -87,8 +91,7 @@ def test_frontier_is_strictly_monotone_by_construction():
     over 1% of the decoders' 1,000 gaps each, so p99 TBT = t, strictly rising. (On general
     traffic the trend holds only loosely: prompts that do not divide into chunks, or that batch
     together at a large budget, can make a larger budget's median TTFT worse.)"""
-    result = sweep(burst(10, 8192, output=1, decodes=64, decode_output=1000),
-                   get_policy("sarathi"), SEED_SIMPLE, FRONTIER_BUDGETS)
+    result = sweep(DRAIN, FRONTIER_BUDGETS)
     ttft = [p.metrics.ttft_s.p50 for p in result.points]
     tbt = [p.metrics.tbt_s.p99 for p in result.points]
     for budget, p50, p99 in zip(FRONTIER_BUDGETS, ttft, tbt):
@@ -99,8 +102,7 @@ def test_frontier_is_strictly_monotone_by_construction():
 
 
 def test_recommendation_is_the_largest_budget_meeting_the_tbt_slo():
-    result = sweep(burst(10, 8192, output=1, decodes=64, decode_output=1000),
-                   get_policy("sarathi"), SEED_SIMPLE, FRONTIER_BUDGETS, tbt_slo_s=0.05)
+    result = sweep(DRAIN, FRONTIER_BUDGETS, tbt_slo_s=0.05)
     assert result.recommended == 1088          # 43.5 ms meets 50 ms; 2,112 gives 84.5 ms
     assert "1,088" in result.reason and "2,112" in result.reason
     none, why = recommend(result.points, 0.001)
@@ -111,8 +113,7 @@ def test_a_ttft_target_picks_the_largest_budget_meeting_both_or_names_the_miss()
     """The burst at budgets around the source's: p50 TTFT falls and p99 TBT rises with the
     budget. With a TTFT target too, the pick meets both targets, or the reason names the one
     it misses; never a budget presented as meeting a target it misses."""
-    result = sweep(burst(10, 8192, output=1, decodes=64, decode_output=1000),
-                   get_policy("sarathi"), SEED_SIMPLE, FRONTIER_BUDGETS)
+    result = sweep(DRAIN, FRONTIER_BUDGETS)
     by_budget = {p.budget: p for p in result.points}
     p1088 = by_budget[1088]
     loose = p1088.metrics.ttft_s.p50 + 1e-9          # 1,088 meets it, so it stays the pick
@@ -131,8 +132,9 @@ def test_regime_flags():
     """Tiny budgets: a full iteration costs less than two empty ones (fixed share > 1/2). Budgets
     at or above the longest prompt + peak decodes never split a prompt."""
     assert fixed_share(SEED_SIMPLE, 192) == pytest.approx((16e9 / 3e12) / (192 * PER_TOKEN_S))
-    result = sweep(poisson(40, 2, prompt=500, output=8, seed=1), get_policy("sarathi"),
-                   SEED_SIMPLE, (128, 320, 4096))   # the boundary: 2 x 5.33 ms / 40 us = 267
+    result = sweep(Run(workload=poisson(40, 2, prompt=500, output=8, seed=1),
+                       policy=get_policy("sarathi"), cost=SEED_SIMPLE, budget=128),
+                   (128, 320, 4096))   # the boundary: 2 x 5.33 ms / 40 us = 267
     tiny, mid, huge = result.points
     assert tiny.overhead_dominated and not mid.overhead_dominated
     assert huge.chunking_inactive and huge.split_prompts == 0
@@ -361,7 +363,8 @@ def test_rate_curve_runs_each_rate_and_agrees_with_the_search():
 
 def test_a_starving_budget_is_never_recommended():
     """Budget 64 with 64 decoders meets any TBT SLO by giving the prompt nothing: not a choice."""
-    result = sweep(seed_scenario(decode_output=20, prompt=2048), get_policy("sarathi"), SEED_SIMPLE,
+    result = sweep(Run(workload=seed_scenario(decode_output=20, prompt=2048),
+                       policy=get_policy("sarathi"), cost=SEED_SIMPLE, budget=64),
                    [64, 576], tbt_slo_s=0.05)
     assert result.points[0].starved and not result.points[1].starved
     assert result.recommended == 576
