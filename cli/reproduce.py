@@ -22,7 +22,6 @@ from sim.studies.reproduce import (
     RERUN,
     RERUN_TOLERANCE,
     SCENARIOS,
-    YI_TP2,
     Row,
     ablation_rows,
     ablation_runs,
@@ -78,10 +77,8 @@ def _rerun(name: str) -> list[Row]:
             account.allowance, "one run of each policy", "rerun another scenario")
         return reproduce(name, RERUN, may_start=account.may_start, finished=account.finished)
     if name == "ablation":
-        cost = cost_model(*YI_TP2)
-        caps = check_work(work_of(*(Run(workload=w, policy=p, cost=cost, budget=b, limits=lim)
-                                    for w, p, b, lim in ablation_runs())),
-                          "the ablation's runs", "rerun another scenario")
+        caps = check_work(work_of(*ablation_runs()), "the ablation's runs",
+                          "rerun another scenario")
         return ablation_rows(caps)
     return reproduce(name)
 

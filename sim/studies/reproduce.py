@@ -28,10 +28,11 @@ from sim.cost.iteration import Chunk, Composition, CostModel
 from sim.errors import InputError
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import Trace, simulate
+from sim.serving.engine import Trace
 from sim.serving.length_traces import sharegpt_trace
 from sim.serving.metrics import summarize
 from sim.serving.policies import Limits, PolicySpec, get_policy
+from sim.serving.run import Run
 from sim.serving.workloads import Workload, make_workload
 from sim.studies.capacity import CAPACITY_LIMITS, CapacityResult, find_capacity
 from sim.units import fmt_seconds
@@ -296,13 +297,14 @@ CHUNK_ONLY_NOTE = (
     "(SGLang), so no policy here takes turns")
 
 
-def variant_runs(policy: str, budget: int) -> list[tuple[Workload, PolicySpec, int, Limits]]:
-    """One ablation variant's runs: (workload, policy, budget, limits), one per seed."""
-    return [(trace_workload(ABLATION_REQUESTS, ABLATION_QPS, seed), get_policy(policy), budget,
-             Limits(max_seqs=128)) for seed in ABLATION_SEEDS]
+def variant_runs(policy: str, budget: int) -> list[Run]:
+    """One ablation variant's runs, one per seed."""
+    return [Run(workload=trace_workload(ABLATION_REQUESTS, ABLATION_QPS, seed),
+                policy=get_policy(policy), cost=cost_model(*YI_TP2), budget=budget,
+                limits=Limits(max_seqs=128)) for seed in ABLATION_SEEDS]
 
 
-def ablation_runs() -> list[tuple[Workload, PolicySpec, int, Limits]]:
+def ablation_runs() -> list[Run]:
     """Every run the ablation makes (for an effort estimate before they start)."""
     return [run for _, spec, _ in ABLATION if spec for run in variant_runs(*spec)]
 
@@ -312,7 +314,6 @@ def ablation_rows(caps: Sequence[int] | None = None) -> list[Row]:
     requests (one such workload swings them by a third), their range over the seeds in the note; `caps`
     (one per run of `ablation_runs`, in its order) stops each run after that many iterations."""
     cap_of = iter(caps) if caps is not None else None
-    cost = cost_model(*YI_TP2)
     rows = []
     for variant, spec, (ttft, tbt) in ABLATION:
         if spec is None:
@@ -320,9 +321,8 @@ def ablation_rows(caps: Sequence[int] | None = None) -> list[Row]:
                          ABLATION_SOURCE)
                      for metric, paper in (("P50 TTFT", ttft), ("P99 TBT", tbt))]
             continue
-        metrics = [summarize(simulate(w, policy, cost, budget=budget, limits=limits if cap_of is None
-                                      else replace(limits, max_iterations=next(cap_of))))
-                   for w, policy, budget, limits in variant_runs(*spec)]
+        metrics = [summarize((run if cap_of is None else run.capped(next(cap_of))).simulate())
+                   for run in variant_runs(*spec)]
         for metric, paper, values in (
                 ("P50 TTFT", ttft, [m.ttft_s.p50 for m in metrics]),
                 ("P99 TBT", tbt, [m.tbt_s.p99 for m in metrics])):
