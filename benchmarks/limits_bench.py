@@ -35,7 +35,7 @@ from streamlit.testing.v1 import AppTest
 
 from cli.common import check_work, planned_run, remedy
 from cli.main import MAX_ARGUMENTS, build_parser
-from cli.traffic import MAX_CAPACITY_REQUESTS
+from cli.sweeps import MAX_CAPACITY_REQUESTS
 from harness.bounded import run_sim
 from harness.memory import reset_peak, resident_mib
 from sim.effort.caps import CLI_ALLOWANCE

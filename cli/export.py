@@ -21,8 +21,8 @@ from sim.knobs import KNOBS, LIMIT_KNOBS
 from sim.serving.workloads import textbook
 
 from .common import add_run_args, cost_model_from, lane_args, run_from
+from .export_effort import check_export_work
 from .flags import paragraph, refuse
-from .limits import check_export_work
 from .output import emit
 from .paths import output_file
 

@@ -37,7 +37,7 @@ from sim.studies.reproduce import (
 from .common import PROCESS_BYTES, check_work, work_of
 from .flags import choice, paragraph
 from .output import emit, table
-from .traffic import CAPACITY_SHARE
+from .sweeps import CAPACITY_SHARE
 
 
 def rows_text(rows: list[Row], wide: bool, shipped: dict[tuple[str, str], Row] | None = None) -> str:

@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from cli import traffic as traffic_cli
+from cli import sweeps as sweeps_cli
 from cli.common import iteration_cap_message
-from cli.limits import check_export_work
+from cli.export_effort import check_export_work
 from cli.main import build_parser, main
 from harness.bounded import ROOT, run_sim
 from sim.effort.caps import RunAccount
@@ -149,7 +149,7 @@ def test_a_run_stopped_by_the_cap_the_budget_set_says_so(argv, caps, monkeypatch
                                                          capsys):
     """Each run gets the iteration cap that keeps the command within its budget (at least its
     likely iterations): one that needs more stops there, and the message says why."""
-    for module in ("cli.common", "cli.traffic", "cli.limits"):
+    for module in ("cli.common", "cli.sweeps", "cli.export_effort"):
         monkeypatch.setattr(f"{module}.check_work", lambda work, what, remedy: caps)
     out = ["--out", str(tmp_path / "x.svg")] if argv[0] == "export" else []
     err = refused(*argv, *out, capsys=capsys)
@@ -168,7 +168,7 @@ def test_capacity_asks_its_account_before_every_run(monkeypatch, capsys):
     class Refusing(RunAccount):
         def may_start(self, policy, budget):
             return "no room left"
-    monkeypatch.setattr(traffic_cli, "RunAccount", Refusing)
+    monkeypatch.setattr(sweeps_cli, "RunAccount", Refusing)
     code, out, _ = cli(*CAPACITY, capsys=capsys)
     payload = json.loads(out)
     assert code == 0
@@ -188,7 +188,7 @@ def test_capacity_charges_its_account_for_every_finished_run(monkeypatch, capsys
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             accounts.append(self)
-    monkeypatch.setattr(traffic_cli, "RunAccount", Kept)
+    monkeypatch.setattr(sweeps_cli, "RunAccount", Kept)
     code, out, _ = cli(*CAPACITY, capsys=capsys)
     payload = json.loads(out)
     (account,) = accounts
@@ -198,7 +198,7 @@ def test_capacity_charges_its_account_for_every_finished_run(monkeypatch, capsys
 
 
 def test_a_gif_too_large_for_the_budget_is_refused_from_frames_times_pixels(tmp_path):
-    """600 frames at 4,000 px would take about 4 GB (cli/limits.py prices each frame)."""
+    """600 frames at 4,000 px would take about 4 GB (cli/export_effort.py prices each frame)."""
     err = refused_in_child("export", "--format", "gif", "--frames", "600", "--width", "4000",
                            "--out", str(tmp_path / "x.gif"))
     assert "600-frame gif" in err and re.search(r"use at most \d+ --frames at --width 4,000", err)

@@ -11,7 +11,7 @@ from PIL import Image
 
 from cli.common import PROCESS_BYTES
 from cli.export import VIEWS
-from cli.limits import figure_work
+from cli.export_effort import figure_work
 from cli.main import main
 from harness.bounded import run_sim
 

@@ -1,5 +1,5 @@
 """Traffic: the burst drain, the budget frontier, capacity under SLO and KV memory (the CLI that
-drives them: tests/cli/test_traffic_cli.py). Workloads are small: the suite runs on two cores."""
+drives them: tests/cli/test_sweeps_cli.py). Workloads are small: the suite runs on two cores."""
 
 from __future__ import annotations
 
