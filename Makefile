@@ -63,8 +63,10 @@ loadtest: $(BIN)/.test
 	$(BIN)/python -m benchmarks.load_test
 
 # Link fuzzing of every page: 504 random links through AppTest, each a clean run or a
-# clean refusal; prints the slowest and largest cases. `make test` runs a slice of 27. Then the
-# claims test (tests/ui/test_claims.py) on 300 random scenarios (`make test`: 12).
+# clean refusal; every key with every hostile value; 50 links a family of keys in any case, keys
+# no control reads and values with joiners; prints the slowest and largest cases. `make test`
+# runs a slice of 27 (3 a family). Then the claims test (tests/ui/test_claims.py) on 300 random
+# scenarios (`make test`: 12).
 fuzz-app: $(BIN)/.test
 	FUZZ_APP_CASES=504 $(BIN)/python -m pytest -q tests/fuzz_app
 	CLAIMS_EXAMPLES=300 $(BIN)/python -m pytest -q tests/ui/test_claims.py

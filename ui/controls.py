@@ -268,23 +268,25 @@ def _number(raw: str) -> float:
 
 # Every key a link may spell, in lower case, and the control key it means: each control's key
 # and its earlier names (a link shared before a key was renamed), in any case.
-LINK_KEYS = {key.lower(): key for key in CONTROLS} | {old.lower(): new for old, new in OLD_KEYS.items()}
+KEY_SPELLINGS = {key.lower(): key for key in CONTROLS} | {old.lower(): new for old, new in OLD_KEYS.items()}
 
 
 @dataclass(frozen=True)
 class Link:
     """What a link's control values mean: `values`, every control key in the link with the value
-    to use; `corrections`, those whose text in the link must change (out of range, unreadable,
-    spelled another way, as `presenter=1`, or under another spelling of the key, as `Budget`);
-    `notes`, one sentence per value that changed and per key the app does not read; `above_max`,
-    the number controls clamped down to their maximum; `given`, each control key's text in the
-    link (a multi control's: its list); `dropped`, the link's keys to take out of it (other
-    spellings of a key, keys the app does not read)."""
+    to use; `corrections`, those whose text in the link must change (out of range, unreadable, or
+    spelled another way, as `presenter=1`); `notes`, one sentence per value that changed and per
+    key the app does not read; `above_max`, the number controls clamped down to their maximum;
+    `given`, each control key's text in the link (a multi control's: its list); `renamed`, the
+    link's keys spelled otherwise than the app spells them (`Budget`, an earlier name) and read
+    as the key each names; `dropped`, the link's keys to take out of it (a key's other spellings
+    besides the one read, keys the app does not read)."""
     values: dict[str, object]
     corrections: dict[str, object]
     notes: dict[str, str]
     above_max: tuple[str, ...]
     given: dict[str, str | list[str]]
+    renamed: dict[str, str]
     dropped: tuple[str, ...]
 
 
@@ -293,11 +295,11 @@ def read_link(params: Mapping[str, str | list[str]]) -> Link:
     values). A key is read without regard to case, and under its earlier name; where the link
     spells one key several ways, the key as the app spells it wins, else the last. A key that
     is not a control's gets a note naming the nearest one."""
-    values, corrections, notes, above_max, given = {}, {}, {}, [], {}
+    values, corrections, notes, above_max, given, renamed = {}, {}, {}, [], {}, {}
     spelled: dict[str, list[str]] = {}      # control key -> the link's spellings of it
     dropped = []
     for key_in_link in params:
-        key = LINK_KEYS.get(key_in_link.lower())
+        key = KEY_SPELLINGS.get(key_in_link.lower())
         if key is None:
             notes[key_in_link] = unknown_key_note(key_in_link)
             dropped.append(key_in_link)
@@ -305,7 +307,9 @@ def read_link(params: Mapping[str, str | list[str]]) -> Link:
             spelled.setdefault(key, []).append(key_in_link)
     for key, spellings in spelled.items():
         chosen = key if key in spellings else spellings[-1]
-        dropped += [k for k in spellings if k != key]
+        if chosen != key:
+            renamed[chosen] = key
+        dropped += [k for k in spellings if k not in (key, chosen)]
         control = CONTROLS[key]
         raw = params[chosen]
         raw = raw if isinstance(raw, list) else str(raw)
@@ -315,13 +319,13 @@ def read_link(params: Mapping[str, str | list[str]]) -> Link:
             given[key] = raw if isinstance(raw, list) else [raw]
         else:
             given[key] = raw[-1] if isinstance(raw, list) else raw
-        if note or chosen != key or control.url_text(value) != given[key]:
+        if note or control.url_text(value) != given[key]:
             corrections[key] = value
         if note:
             notes[key] = note
         if control.kind in ("int", "float") and _number(given[key]) > control.high:
             above_max.append(key)
-    return Link(values, corrections, notes, tuple(above_max), given, tuple(dropped))
+    return Link(values, corrections, notes, tuple(above_max), given, renamed, tuple(dropped))
 
 
 def unknown_key_note(key: str) -> str:

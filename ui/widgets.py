@@ -53,7 +53,9 @@ def apply_link_corrections() -> bool:
         del st.query_params[NO_PAGE]
         initial_link().pop(NO_PAGE, None)
     link = controls.read_link({key: st.query_params.get_all(key) for key in st.query_params})
-    for spelled in link.dropped:   # another spelling of a key (rewritten under it), or no key
+    for spelled, key in link.renamed.items():   # the link says it as the app does, then reads on
+        st.query_params[key] = initial_link()[key] = st.query_params.get_all(spelled)
+    for spelled in (*link.renamed, *link.dropped):
         del st.query_params[spelled]
         initial_link().pop(spelled, None)
     corrections, notes = dict(link.corrections), dict(link.notes)
@@ -80,7 +82,7 @@ def _rewrite_link_value(control: Control, value) -> None:
     spelling."""
     initial = initial_link()
     if value == control.default:
-        st.query_params.pop(control.key, None)   # the link may have spelled the key otherwise
+        del st.query_params[control.key]
         initial.pop(control.key, None)
         return
     text = control.url_text(value)

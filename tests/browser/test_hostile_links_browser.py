@@ -108,6 +108,16 @@ def test_a_page_typed_another_way_is_that_page_with_the_links_values(new_tab, ap
     assert page.get_by_text("Page not found").count() == 0
 
 
+@pytest.mark.parametrize("typed", ["BUDGET=1024", "Budget=1024&budGET=64"])
+def test_a_key_typed_in_another_case_is_the_key_and_the_link_says_it(new_tab, app_url, typed):
+    page = new_tab()
+    page.goto(f"{app_url}/side_by_side?{typed}")
+    wait_for_run(page, "Side by side")
+    has_value(page, "Token budget per iteration", "1024" if typed.startswith("BUDGET") else "64")
+    page.wait_for_url(re.compile(r"/side_by_side\?budget=(1024|64)$"), timeout=15_000)
+    assert page.get_by_text("in the link", exact=False).count() == 0      # no note: nothing wrong
+
+
 def test_a_path_that_is_no_page_is_home_with_a_note_that_lists_the_pages(new_tab, app_url):
     page = new_tab()
     page.goto(f"{app_url}/rooflien?budget=1024")

@@ -1,7 +1,8 @@
 """The link fuzz suite's record: every case's page, outcome, time and peak memory, printed at the
 end of the session (the slowest and the largest cases, and the worst case per page). `make
 fuzz-app` runs FUZZ_APP_CASES links (504: 56 a page) and every key with every hostile payload;
-`make test` runs a slice of 3 links a page and one case per payload."""
+`make test` runs a slice of 3 links a page and one case per payload; and the link-key families
+(test_link_keys.py), FUZZ_APP_CASES // 10 cases each (`make test`: 3)."""
 
 import os
 
@@ -13,6 +14,7 @@ from ui.work import PAGE_BYTES, PAGE_SECONDS
 CASES_PER_PAGE = max(1, int(os.environ.get("FUZZ_APP_CASES", "27")) // len(PAGE_KEYS))
 RECORD: list = []
 HOSTILE: list = []   # (payload's name, Case) of test_hostile_values.py
+FAMILIES: list = []  # (family's name, Case) of test_link_keys.py
 
 
 WARM_UP: list = []   # the first page run of the process: imports Streamlit, Altair, vl-convert
@@ -28,6 +30,8 @@ def pytest_terminal_summary(terminalreporter):
     write = terminalreporter.write_line
     if HOSTILE:
         _hostile_summary(write)
+    if FAMILIES:
+        _family_summary(write)
     if not RECORD:
         return
     outcomes = {}
@@ -65,6 +69,18 @@ def _hostile_summary(write) -> None:
     for case in cases:
         if not case.clean:
             write(f"  FAILED {case.outcome}: {case.page} {list(case.query)} {case.detail}")
+
+
+def _family_summary(write) -> None:
+    write(f"\nlink keys and joined values: {len(FAMILIES)} cases")
+    for name in dict.fromkeys(name for name, _ in FAMILIES):
+        mine = [case for family, case in FAMILIES if family == name]
+        slow = max(mine, key=lambda c: c.seconds)
+        write(f"  {name:12} {len(mine):4} cases  {_verdicts(mine)}  slowest {slow.seconds:5.2f} s "
+              f"({slow.query} on {slow.page})"[:200])
+    for name, case in FAMILIES:
+        if not case.clean:
+            write(f"  FAILED {name} {case.outcome}: {case.page} {case.query} {case.detail}")
 
 
 def _verdicts(cases) -> str:

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from harness.memory import reset_peak, resident_mib
+from sim.presets.hardware import GPUS
+from sim.presets.models import MODELS
 from tests.support.apptest import APP, as_read, shown
 from tests.support.hostile import markup
 from ui import controls
@@ -91,6 +93,8 @@ def links(draw, page: str) -> dict[str, str | list[str]]:
 # --- one run of a page --------------------------------------------------------------------------
 NONSENSE = re.compile(r"\b(nan|NaN|inf|-inf|Infinity|None)\b|\bnull\b")
 QUOTED = re.compile(r"“[^”]*”")   # a link's own values, quoted back in its notes (ui.controls.in_link)
+# what the sidebar quotes of a preset's source, which may say `null` of a config.json field
+SOURCES = [preset.source for preset in (*GPUS.values(), *MODELS.values())]
 HANG_S = 120   # a run longer than this is a hang (the pages' own limit is far below it)
 
 
@@ -132,6 +136,8 @@ def run_page(page: str, query: dict) -> tuple[AppTest, Case]:
     if at.exception:
         return at, Case(page, query, "traceback", *measured, at.exception[0].value)
     text = QUOTED.sub("", shown(at))
+    for source in SOURCES:
+        text = text.replace(source, "")
     if (odd := NONSENSE.search(text)) is not None:
         return at, Case(page, query, "nonsense", *measured,
                         text[max(0, odd.start() - 80):odd.end() + 80])
@@ -156,17 +162,18 @@ def page_markup(at: AppTest) -> Counter:
     return Counter(drawn for part in parts for drawn in markup(str(part.value)))
 
 
-def hostile_case(key: str, payload: str, expected: Counter) -> Case:
-    """`key`'s page with `payload` as its value in the link: a clean run whose Markdown draws
-    nothing the same link with a harmless value (`expected`) does not, and whose note quotes the
-    value as the link spells it; else outcome "markup" or "unquoted", with what was wrong."""
-    at, case = run_page(page_of(key), {key: payload})
+def hostile_case(page: str, query: dict, quoted: str, expected: Counter) -> tuple[AppTest, Case]:
+    """`page` opened with the link `query`: a clean run whose Markdown draws nothing the same
+    link with a harmless value (`expected`) does not, and whose note quotes `quoted` (a value or
+    a key of the link) as the link spells it; else outcome "markup" or "unquoted", with what was
+    wrong. The AppTest after it, and the case."""
+    at, case = run_page(page, query)
     if not case.clean:
-        return case
+        return at, case
     extra = page_markup(at) - expected
     if extra:
-        return replace(case, outcome="markup", detail=str(dict(extra))[:300])
-    quoted = f"“{visible(payload[:LIMIT])}"
-    if not any(quoted in as_read(str(w.value)) for w in at.warning):
-        return replace(case, outcome="unquoted", detail=quoted[:160])
-    return case
+        return at, replace(case, outcome="markup", detail=str(dict(extra))[:300])
+    shown = f"“{visible(quoted[:LIMIT])}"
+    if not any(shown in as_read(str(w.value)) for w in at.warning):
+        return at, replace(case, outcome="unquoted", detail=shown[:160])
+    return at, case

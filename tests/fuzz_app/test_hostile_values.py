@@ -26,6 +26,7 @@ def test_a_hostile_value_is_shown_as_text(key, payload, record):
         at, case = run_page(page_of(key), {key: HARMLESS})
         assert case.clean, (case.outcome, case.detail)
         EXPECTED[key] = page_markup(at)
-    case = hostile_case(key, PAYLOADS[payload], EXPECTED[key])
+    _, case = hostile_case(page_of(key), {key: PAYLOADS[payload]}, PAYLOADS[payload],
+                           EXPECTED[key])
     HOSTILE.append((payload, case))
     assert case.clean, (case.outcome, key, payload, case.detail)

@@ -40,16 +40,18 @@ def test_valid_link_values_need_no_correction():
 @pytest.mark.parametrize("raw", [{"Budget": "1000"}, {"BUDGET": "1000"}, {"bUdGeT": "1000"}])
 def test_a_key_in_another_case_is_the_key_rewritten_as_the_app_spells_it(raw):
     link = read_link(raw)
-    assert (link.values, link.corrections, link.notes) == ({"budget": 1000}, {"budget": 1000}, {})
-    assert link.dropped == tuple(raw)
+    assert (link.values, link.corrections, link.notes) == ({"budget": 1000}, {}, {})
+    assert (link.renamed, link.dropped) == ({next(iter(raw)): "budget"}, ())
 
 
 def test_the_key_as_the_app_spells_it_wins_over_its_other_spellings():
     link = read_link({"BUDGET": "1000", "budget": "900", "Partials": "3"})
     assert link.values == {"budget": 900, "prefills": 3} and not link.notes
-    assert link.corrections == {"prefills": 3}      # the old key in another case, rewritten
-    assert link.dropped == ("BUDGET", "Partials")
-    assert read_link({"BUDGET": "1000", "Budget": "2000"}).values == {"budget": 2000}   # the last
+    assert link.renamed == {"Partials": "prefills"}   # the old key in another case
+    assert link.dropped == ("BUDGET",)
+    last = read_link({"BUDGET": "1000", "Budget": "2000"})
+    assert (last.values, last.renamed, last.dropped) == ({"budget": 2000}, {"Budget": "budget"},
+                                                         ("BUDGET",))
 
 
 @pytest.mark.parametrize("key, nearest", [("policy", "policies"), ("Policy", "policies"),
@@ -57,7 +59,7 @@ def test_the_key_as_the_app_spells_it_wins_over_its_other_spellings():
                                           ("utm_source", None)])
 def test_a_key_no_control_reads_is_named_in_a_note_with_the_nearest_one(key, nearest):
     link = read_link({key: "vllm-v1", "prompt": "4096"})
-    assert link.values == {"prompt": 4096} and link.dropped == (key,)
+    assert link.values == {"prompt": 4096} and (link.renamed, link.dropped) == ({}, (key,))
     note = link.notes[key]
     assert note.startswith(f"“`{key}`” in the link is not a setting of this lab")
     if nearest:

@@ -47,5 +47,5 @@ def test_a_link_shared_with_the_old_key_of_a_renamed_knob_still_sets_it():
     does not have) reads as `prefills` and is rewritten to it; the new key wins over the old."""
     from ui.controls import read_link
     link = read_link({"partials": "3"})
-    assert link.values == {"prefills": 3} and link.corrections == {"prefills": 3}
+    assert link.values == {"prefills": 3} and link.renamed == {"partials": "prefills"}
     assert read_link({"partials": "3", "prefills": "5"}).values == {"prefills": 5}
