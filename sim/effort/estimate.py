@@ -267,7 +267,9 @@ def _decode_time(cost: CostModel, rows: float, context: float) -> float:
 def _likely_rows(w: Workload, policy: PolicySpec, budget: int, limits: Limits,
                  cost: CostModel) -> float:
     """Decoders sharing an iteration, likely: at most max_seqs, what fits in KV and, where the
-    budget caps the decodes, the budget; fewer when arrivals are sparse (Little's law)."""
+    budget caps the decodes, the budget; fewer when arrivals are sparse (Little's law), but no
+    fewer than arrive together (a request's group of arrivals at one instant, averaged over the
+    requests: Little's law over the whole span spreads a burst thin)."""
     n = len(w)
     held = float(np.mean(w.prompt + w.output / 2))   # KV a request holds, on average
     cap = min(limits.max_seqs, n, max(1.0, _kv_tokens_at_most(policy, cost, budget) / held))
@@ -280,9 +282,12 @@ def _likely_rows(w: Workload, policy: PolicySpec, budget: int, limits: Limits,
     span = float(w.arrival_s[-1] - w.arrival_s[0])
     rate = (n - 1) / span if span > 0 else math.inf
     decode_tokens = float(w.output.sum())
+    _, together = np.unique(w.arrival_s, return_counts=True)
+    at_once = float(np.sum(together.astype(float) ** 2)) / n
     rows = cap
     for _ in range(3):   # the iteration time depends on the rows, the rows on the time
-        rows = min(cap, max(1.0, rate * decode_tokens / n * _decode_time(cost, rows, held)))
+        rows = min(cap, max(1.0, at_once,
+                            rate * decode_tokens / n * _decode_time(cost, rows, held)))
     return rows
 
 
