@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sim import get_policy, lane_budget, seed_scenario
+from sim import get_policy, lane_budget, textbook_scenario
 
 from .against import Comparison
 from .engine_runs import prepare
@@ -42,7 +42,7 @@ def engine_cases(small: bool = False) -> list[tuple[str, float, list[dict]]]:
     seed = dict(gpu="illustrative", model="dense-8b")
     # vLLM V0 at its own budget without chunking (at 576 it would ignore the prompt); an older
     # tree may not know this rule, so every tree is given the number
-    seed_v0 = lane_budget(get_policy("vllm-v0"), seed_scenario(), SEED_BUDGET)
+    seed_v0 = lane_budget(get_policy("vllm-v0"), textbook_scenario(), SEED_BUDGET)
     poisson = dict(qps=6, prompt=1024, output=128, seed=0)
     a100 = dict(gpu="a100-80gb", model="llama-2-7b", budget=512, max_seqs=128)
     # 1,000,000-token prompt with 1,024 decoders: the KV (and the weights) must fit, so this uses
@@ -51,14 +51,14 @@ def engine_cases(small: bool = False) -> list[tuple[str, float, list[dict]]]:
                 decode_output=64)
     return [
         ("seed scenario, unchunked (vllm-v0) + chunked (sarathi 576)", 0.020,
-         [_run("seed_scenario", {}, "vllm-v0", **seed, budget=seed_v0),
-          _run("seed_scenario", {}, "sarathi", **seed, budget=SEED_BUDGET)]),
+         [_run("textbook", {}, "vllm-v0", **seed, budget=seed_v0),
+          _run("textbook", {}, "sarathi", **seed, budget=SEED_BUDGET)]),
         ("1,000 Poisson requests, llama-2-7b a100-80gb, sarathi 512", 0.3,
          [_run("poisson", dict(n=100 if small else 1000, **poisson), "sarathi", **a100)]),
         ("20,000 Poisson requests, same settings", 5.0,
          [_run("poisson", dict(n=500 if small else 20_000, **poisson), "sarathi", **a100)]),
         ("1,000,000-token prompt, 1,024 decoders, sarathi 512 (mi300x)", 2.0,
-         [_run("seed_scenario", huge, "sarathi", gpu="mi300x", model="qwen2.5-7b", budget=512,
+         [_run("textbook", huge, "sarathi", gpu="mi300x", model="qwen2.5-7b", budget=512,
                max_seqs=2048)]),
     ]
 

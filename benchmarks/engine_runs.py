@@ -1,7 +1,8 @@
 """The engine benchmark's runs as plain data, run through the part of sim's API that has stood
 unchanged since the lab's early commits (simulate, get_policy, Limits, CostModel, get_gpu,
-get_model, poisson, seed_scenario): so `engine_bench --against` times an older checkout with
-this very code, and `python -m benchmarks` times this tree with it too.
+get_model, poisson, and the textbook scenario under its name at either time, seed_scenario before
+textbook_scenario): so `engine_bench --against` times an older checkout with this very code, and
+`python -m benchmarks` times this tree with it too.
 
 A run is a dict: workload ([a name in WORKLOADS, its keyword arguments]), policy, gpu, model,
 budget, max_seqs. Each is timed as `simulate` alone: the engine, not the metrics after it.
@@ -25,11 +26,14 @@ import sim
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
+from sim.serving import workloads
 from sim.serving.engine import simulate
 from sim.serving.policies import Limits, get_policy
-from sim.serving.workloads import poisson, seed_scenario
 
-WORKLOADS = {"poisson": poisson, "seed_scenario": seed_scenario}
+# each workload by the names a tree may know it under, the current one first
+NAMES = {"poisson": ("poisson",), "textbook": ("textbook_scenario", "seed_scenario")}
+WORKLOADS = {kind: next(getattr(workloads, n) for n in names if hasattr(workloads, n))
+             for kind, names in NAMES.items()}
 
 
 def prepare(runs: list[dict]) -> Callable[[], None]:

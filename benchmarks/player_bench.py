@@ -28,7 +28,7 @@ from harness.browser import CHROMIUM, CHROMIUM_ARGS
 def side_by_side_chart() -> tuple[dict, float, list[float]]:
     """The Side by side page's timeline at the defaults (vllm-v0 above sarathi at budget 576, the
     whole run on the time axis): its spec, t_max and iteration-end boundaries."""
-    workload = sim.seed_scenario()
+    workload = sim.textbook_scenario()
     lanes = timeline(sim.run(workload, "vllm-v0", mode="simple"),
                      sim.run(workload, "sarathi", mode="simple"), "run")
     return lanes.figure(Look(), 900).spec(), lanes.t_max, lanes.boundaries

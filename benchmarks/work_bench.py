@@ -27,14 +27,14 @@ from sim.effort.estimate import ITEM_COSTS, LIKELY_FACTOR
 from .smoke import announce, capped
 
 B200, H200 = dict(gpu="b200", model="dense-8b"), dict(gpu="h200", model="llama-3.1-8b")
-ONE_DECODER = dict(kind="seed_scenario", decodes=1, context=1, prompt=1, prompt_output=1)
+ONE_DECODER = dict(kind="textbook_scenario", decodes=1, context=1, prompt=1, prompt_output=1)
 CASES = {
     "iterations: 1 decoder x 300,000 tokens": dict(
         **ONE_DECODER, decode_output=300_000, **B200, policy="sarathi", budget=576),
     "chunks: a 200,000-token prompt at budget 1": dict(
         kind="poisson", n=1, qps=1, prompt=200_000, output=1, **B200, policy="sarathi", budget=1),
     "tokens: 1,000 decoders x 1,000 tokens": dict(
-        kind="seed_scenario", decodes=1000, context=1, prompt=1, decode_output=1000,
+        kind="textbook_scenario", decodes=1000, context=1, prompt=1, decode_output=1000,
         prompt_output=1, **B200, policy="sarathi", budget=2000),
     "requests: 50,000 one-token requests at once": dict(
         kind="poisson", n=50_000, qps=1e6, prompt=1, output=1, **B200, policy="sarathi",
@@ -43,22 +43,22 @@ CASES = {
         kind="poisson", n=20_000, qps=1, prompt=16, output=2, **H200, policy="vllm-v0",
         budget=2048),
     "partial rows: vLLM V1, 1,000 decoders, budget 100": dict(
-        kind="seed_scenario", decodes=1000, context=1, prompt=1, decode_output=300,
+        kind="textbook_scenario", decodes=1000, context=1, prompt=1, decode_output=300,
         prompt_output=1, **B200, policy="vllm-v1", budget=100, max_seqs=100_000),
     "passes: vLLM V1, 20,000 decoders, budget 10": dict(
-        kind="seed_scenario", decodes=20_000, context=1, prompt=1, decode_output=20,
+        kind="textbook_scenario", decodes=20_000, context=1, prompt=1, decode_output=20,
         prompt_output=1, **B200, policy="vllm-v1", budget=10, max_seqs=100_000),
     "passes, fewer: vLLM V1, 5,000 decoders, budget 10": dict(
-        kind="seed_scenario", decodes=5000, context=1, prompt=1, decode_output=20,
+        kind="textbook_scenario", decodes=5000, context=1, prompt=1, decode_output=20,
         prompt_output=1, **B200, policy="vllm-v1", budget=10, max_seqs=100_000),
     "window: 1 decoder x 100,000 tokens, mistral-7b": dict(
         **ONE_DECODER, decode_output=100_000, gpu="b200", model="mistral-7b", policy="sarathi",
         budget=576),
     "window rows: 1,000 decoders x 1,000, mistral-7b": dict(
-        kind="seed_scenario", decodes=1000, context=1, prompt=1, decode_output=1000,
+        kind="textbook_scenario", decodes=1000, context=1, prompt=1, decode_output=1000,
         prompt_output=1, gpu="b200", model="mistral-7b", policy="sarathi", budget=2000),
     "the worked example (64 streams, 1 prompt)": dict(
-        kind="seed_scenario", gpu="illustrative", model="dense-8b", policy="sarathi", budget=576),
+        kind="textbook_scenario", gpu="illustrative", model="dense-8b", policy="sarathi", budget=576),
     "ShareGPT: 3,000 requests at 1,000 QPS": dict(
         kind="poisson", n=3000, qps=1000, lengths="sharegpt", seed=1, **H200, policy="sarathi",
         budget=2048),
@@ -104,7 +104,7 @@ kind, gpu, model = spec.pop("kind"), spec.pop("gpu"), spec.pop("model")
 policy, budget = get_policy(spec.pop("policy")), spec.pop("budget")
 limits = Limits(max_seqs=spec.pop("max_seqs", 1024), max_iterations=5_000_000)
 cost = CostModel(get_gpu(gpu), get_model(model))
-tiny = workloads.seed_scenario(decodes=2, context=10, prompt=10, decode_output=3)
+tiny = workloads.textbook_scenario(decodes=2, context=10, prompt=10, decode_output=3)
 run(tiny, policy, cost, budget, limits)        # imports and numpy's first calls
 workload = getattr(workloads, kind)(**spec)
 estimate = estimate_run(Run(workload=workload, policy=policy, cost=cost, budget=budget,

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from sim.serving.engine import Trace
-from sim.serving.metrics import seed_metrics
+from sim.serving.metrics import textbook_metrics
 from sim.studies.stalls import STALL_S
 from sim.units import fmt_seconds
 
@@ -268,7 +268,7 @@ def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS,
                 until_s: float | None = None) -> LaneFrames:
     """All of one lane's frames, cut at `until_s`; the subtitle carries the lane's two headline
     numbers (always over the whole run)."""
-    headline = seed_metrics(trace)
+    headline = textbook_metrics(trace)
     subtitle = (f"streams' largest gap {fmt_seconds(headline['decode_max_gap_s'])} · new request "
                 f"TTFT {fmt_seconds(headline['new_request_ttft_s'])} · {trace.iterations:,} iterations")
     n_shown = shown_iterations(trace, until_s)

@@ -38,18 +38,19 @@ PROCESS_BYTES = 80e6
 MAX_ARRIVAL_SPAN_S = MAX_ARRIVAL_S
 
 SCENARIOS = {   # --scenario: what it runs, for the help and for messages
-    "seed": "the worked example's scenario: --decodes requests already streaming, one --prompt "
-            "arrives (the default without --requests or --trace-in)",
+    "textbook": "the worked example's scenario: --decodes requests already streaming, one "
+                "--prompt arrives (the default without --requests or --trace-in)",
     "burst": "--burst prompts arrive together while the --decodes stream",
     "poisson": "--requests arriving at random at --qps, lengths from --lengths",
 }
+OLD_SCENARIOS = {"seed": "textbook"}   # earlier names still accepted: --scenario seed
 # Which scenario each workload flag belongs to; a flag given for another one is refused.
-STREAM_FLAGS = (*shaping("seed"), "allow_starvation")
+STREAM_FLAGS = (*shaping("textbook"), "allow_starvation")
 POISSON_FLAGS = shaping("poisson")
-BELONGS = {"seed": STREAM_FLAGS, "burst": (*STREAM_FLAGS, "burst"), "poisson": POISSON_FLAGS,
+BELONGS = {"textbook": STREAM_FLAGS, "burst": (*STREAM_FLAGS, "burst"), "poisson": POISSON_FLAGS,
            "trace": ()}
 REMEDY = {  # what to change when a scenario's run is too large
-    "seed": "use fewer --decodes or a smaller --decode-output",
+    "textbook": "use fewer --decodes or a smaller --decode-output",
     "burst": "use a smaller --burst, fewer --decodes or a smaller --decode-output",
     "poisson": "use fewer --requests or a smaller --output-tokens",
     "trace": "replay a shorter trace (fewer rows, fewer output_tokens)",
@@ -112,11 +113,12 @@ def add_run_args(p: argparse.ArgumentParser, budget: int | None = KNOBS["budget"
     add_hardware_args(p)
     add_policy_args(p, budget)
     choice(p, "--scenario", "the workload; " + "; ".join(f"{k}: {v}" for k, v in SCENARIOS.items()),
-           SCENARIOS, default=None, shown_default="seed, or poisson with --requests")
+           SCENARIOS, default=None, shown_default="textbook, or poisson with --requests",
+           old=OLD_SCENARIOS)
     for name in ("decodes", "context", "prompt", "decode_output", "prompt_output", "burst"):
         knob_flag(p, KNOBS[name])
     p.add_argument("--allow-starvation", action="store_true",
-                   help="seed, burst: run a budget at or below the streaming requests (new prompts "
+                   help="textbook, burst: run a budget at or below the streaming requests (new prompts "
                         "get no tokens until they finish) instead of refusing it (default off)")
     knob_flag(p, KNOBS["requests"])
     knob_flag(p, KNOBS["qps"])
@@ -127,12 +129,12 @@ def add_run_args(p: argparse.ArgumentParser, budget: int | None = KNOBS["budget"
 
 
 def scenario_of(args) -> str:
-    """The scenario the flags choose: trace, seed, burst or poisson."""
+    """The scenario the flags choose: trace, textbook, burst or poisson."""
     if args.trace_in is not None:
         if args.scenario is not None:
             raise InputError(f"--trace-in replays a trace; drop --scenario {args.scenario}")
         return "trace"
-    return args.scenario or ("poisson" if "requests" in args.given else "seed")
+    return args.scenario or ("poisson" if "requests" in args.given else "textbook")
 
 
 def refuse_other_scenarios(args, scenario: str) -> None:
@@ -141,7 +143,7 @@ def refuse_other_scenarios(args, scenario: str) -> None:
         if dest in args.given and dest not in BELONGS[scenario]:
             owners = [s for s, flags in BELONGS.items() if dest in flags]
             chosen = {"trace": "--trace-in replays the trace's own requests",
-                      "seed": "the scenario is seed (the default without --requests)",
+                      "textbook": "the scenario is textbook (the default without --requests)",
                       "poisson": "the scenario is poisson (--requests)",
                       "burst": "the scenario is burst"}[scenario]
             raise InputError(f"{flag_name(dest)} belongs to --scenario {' or '.join(owners)}; "
@@ -174,8 +176,8 @@ def workload_from(args) -> workloads.Workload:
     refuse_other_scenarios(args, scenario)
     if scenario == "trace":
         return load_trace(input_path("--trace-in", args.trace_in))
-    if scenario == "seed":
-        return workloads.seed_scenario(args.decodes, args.context, args.prompt, args.decode_output,
+    if scenario == "textbook":
+        return workloads.textbook_scenario(args.decodes, args.context, args.prompt, args.decode_output,
                                        args.prompt_output)
     if scenario == "burst":
         return workloads.burst(args.burst, args.prompt, args.prompt_output, args.decodes,

@@ -13,6 +13,7 @@ import argparse
 import re
 import sys
 import textwrap
+from collections.abc import Mapping
 
 from sim.errors import InputError, fmt_bound, range_problem
 from sim.knobs import Knob
@@ -139,11 +140,14 @@ def number(parser: argparse.ArgumentParser, flag: str, what: str, *, unit: str, 
 
 
 def choice(parser: argparse.ArgumentParser, flag: str, what: str, choices, *, default,
-           shown_default: str | None = None) -> None:
-    """A flag taking one of `choices` (checked by argparse, which names them on error)."""
+           shown_default: str | None = None, old: Mapping[str, str] | None = None) -> None:
+    """A flag taking one of `choices` (checked by argparse, which names them on error), or one
+    of the `old` names a choice had before (read as that choice, named in the help)."""
     shown = shown_default or (default if default is not None else "none")
+    earlier = "".join(f"; {was} still means {now}" for was, now in (old or {}).items())
     parser.add_argument(flag, choices=tuple(choices), default=default, metavar="NAME",
-                        help=f"{what}: {', '.join(choices)} (default {shown})")
+                        type=(lambda name: old.get(name, name)) if old else None,
+                        help=f"{what}: {', '.join(choices)} (default {shown}{earlier})")
 
 
 def knob_flag(parser: argparse.ArgumentParser, knob: Knob, **changes) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 
 from sim.errors import InputError
 from sim.serving.engine import Trace
-from sim.serving.metrics import request_times, seed_metrics, summarize
+from sim.serving.metrics import request_times, summarize, textbook_metrics
 from sim.serving.policies import get_policy, lane_budget_note
 from sim.serving.trace_files import MAX_BYTES, MAX_ROWS
 from sim.serving.workloads import described, prompts_together, textbook
@@ -36,7 +36,7 @@ def _simulate(args) -> None:
                "ttft_s": _percentiles(m.ttft_s), "tbt_s": _percentiles(m.tbt_s),
                "tpot_s": _percentiles(m.tpot_s)}
     if textbook(workload):
-        payload.update(seed_metrics(trace))
+        payload.update(textbook_metrics(trace))
     if prompts_together(workload):
         payload["last_ttft_s"] = m.ttft_s.max   # the burst arrives at once: the last is the max
     notes = [*trace.notes, *([NO_SECOND_TOKEN] if np.isnan(m.tbt_s.max) else [])]
@@ -66,7 +66,7 @@ def _simulate(args) -> None:
         lines.append(f"note: {policy.engine} has no token budget ({policy.summary}), so --budget "
                      "does not change its schedule")
     if textbook(workload):
-        s = seed_metrics(trace)
+        s = textbook_metrics(trace)
         lines.append(f"new request TTFT {fmt_seconds(s['new_request_ttft_s'])}; running streams' "
                      f"largest gap {fmt_seconds(s['decode_max_gap_s'])}")
     if prompts_together(workload):

@@ -8,7 +8,7 @@ Rooms, lowest first (each imports only those below it):
 - `effort` (beside `studies`): the simulator's own CPU time and memory for a run, estimated
   before it starts, and the iteration caps that keep a command within its allowance.
 
-This module is the public API: `sim.run(sim.seed_scenario(), "sarathi", budget=576)`.
+This module is the public API: `sim.run(sim.textbook_scenario(), "sarathi", budget=576)`.
 """
 
 from sim.cost.iteration import MODES, Chunk, Composition, CostModel, IterationCost
@@ -19,7 +19,7 @@ from sim.serving.engine import SimulationLimitError, Trace, simulate
 from sim.serving.metrics import Metrics, request_times, summarize
 from sim.serving.policies import POLICIES, Limits, PolicySpec, get_policy, lane_budget
 from sim.serving.run import Run
-from sim.serving.workloads import TEXTBOOK, Workload, burst, make_workload, poisson, seed_scenario
+from sim.serving.workloads import TEXTBOOK, Workload, burst, make_workload, poisson, textbook_scenario
 
 
 def run(workload: Workload, policy: str = "sarathi", budget: int | None = None, *,
@@ -39,4 +39,4 @@ __all__ = ["GPUS", "MODELS", "MODES", "POLICIES", "TEXTBOOK", "Chunk", "Composit
            "Gpu", "InputError", "IterationCost", "Limits", "Metrics", "Model", "PolicySpec", "Run",
            "SimulationLimitError", "Trace", "Workload", "burst", "custom_gpu", "custom_model",
            "get_gpu", "get_model", "get_policy", "make_workload", "poisson", "request_times", "run",
-           "seed_scenario", "simulate", "summarize"]
+           "textbook_scenario", "simulate", "summarize"]

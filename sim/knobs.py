@@ -32,7 +32,7 @@ from sim.serving.workloads import (
     TEXTBOOK,
 )
 
-SEED_SCENARIOS = ("seed", "burst")   # the worked example's streams, with one prompt or a burst
+TEXTBOOK_SCENARIOS = ("textbook", "burst")   # the worked example's streams, with one prompt or a burst
 POISSON = ("poisson",)
 MIN_QPS = 1e-3
 # The app's own ceilings (see each knob's `app.why`).
@@ -154,30 +154,30 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
                      default=0, low=0, high=1024)),
     # --- the worked example's streams, and a burst ---
     Knob(name="decodes", unit="requests", default=TEXTBOOK.decodes, low=0, high=MAX_STREAMS,
-         key="decodes", label="Running streams", step=8, what="seed, burst: requests already streaming",
+         key="decodes", label="Running streams", step=8, what="textbook, burst: requests already streaming",
          help="Requests already streaming when the prompt arrives; each emits one token per "
               "iteration it is in.",
-         scenarios=SEED_SCENARIOS, app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=4096)),
+         scenarios=TEXTBOOK_SCENARIOS, app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=4096)),
     Knob(name="context", unit="tokens", default=TEXTBOOK.context, key="context",
          label="Streams' context (tokens)", step=500,
-         what="seed, burst: each streaming request's cached context",
+         what="textbook, burst: each streaming request's cached context",
          help="Tokens already in each stream's KV cache.",
-         scenarios=SEED_SCENARIOS, app=Surface(KEEP_LINKS, high=1_000_000)),
+         scenarios=TEXTBOOK_SCENARIOS, app=Surface(KEEP_LINKS, high=1_000_000)),
     Knob(name="prompt", unit="tokens", default=TEXTBOOK.prompt, key="prompt",
-         label="New prompt (tokens)", step=512, what="seed, burst: each new prompt's length",
+         label="New prompt (tokens)", step=512, what="textbook, burst: each new prompt's length",
          help="Tokens in the prompt that arrives while the streams run.",
-         scenarios=SEED_SCENARIOS, app=Surface(KEEP_LINKS, high=2_000_000)),
+         scenarios=TEXTBOOK_SCENARIOS, app=Surface(KEEP_LINKS, high=2_000_000)),
     Knob(name="decode_output", unit="tokens", default=TEXTBOOK.decode_output,
-         what="seed, burst: tokens each streaming request still emits", scenarios=SEED_SCENARIOS),
+         what="textbook, burst: tokens each streaming request still emits", scenarios=TEXTBOOK_SCENARIOS),
     Knob(name="prompt_output", unit="tokens", default=TEXTBOOK.prompt_output,
-         what="seed, burst: tokens each new request emits", scenarios=SEED_SCENARIOS),
+         what="textbook, burst: tokens each new request emits", scenarios=TEXTBOOK_SCENARIOS),
     Knob(name="burst", unit="prompts", default=TEXTBOOK.burst, high=MAX_STREAMS, key="burst",
          label="Prompts in the burst", what="burst: prompts arriving together",
          help="The source article's burst: ten 8,192-token prompts arriving together.",
          scenarios=("burst",), app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=1000)),
     # --- Poisson arrivals ---
     Knob(name="requests", unit="requests", default=None, high=MAX_REQUESTS,
-         shown_default="none: the seed scenario", what="poisson: how many requests",
+         shown_default="none: the textbook scenario", what="poisson: how many requests",
          key="requests", label="Requests", step=50, scenarios=POISSON,
          app=Surface(PAGE_QUICK + " (a page runs its workload once per policy, budget or rate)",
                      default=200, high=APP_MAX_REQUESTS)),
@@ -203,7 +203,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     Knob(name="lengths", unit="", default="fixed", choices=LENGTHS,
          what="poisson: request lengths (fixed, uniform from 1, ShareGPT-like lognormals "
               f"with median prompt {SHAREGPT_PROMPT[0]:,} and output {SHAREGPT_OUTPUT[0]:,} "
-              "tokens, or the ShareGPT trace itself: consecutive requests from a row the seed "
+              "tokens, or the ShareGPT trace itself: consecutive requests from a row the random seed "
               "picks)",
          key="lengths", label="Lengths",
          help="sharegpt: lognormals fitted to the medians and P90s of the ShareGPT trace "

@@ -15,7 +15,7 @@ from sim.presets.models import Model, custom_model, get_model
 from sim.serving.engine import SimulationLimitError, Trace
 from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget, names_in_prose
 from sim.serving.run import Run
-from sim.serving.workloads import TEXTBOOK, Workload, burst, poisson, seed_scenario
+from sim.serving.workloads import TEXTBOOK, Workload, burst, poisson, textbook_scenario
 
 from .controls import CONTROLS, CUSTOM
 from .words import cost_rule
@@ -75,7 +75,7 @@ class Scenario:
         return cost_rule(self.mode, self.tp)
 
     def workload(self) -> Workload:
-        return seed_scenario(self.decodes, self.context, self.prompt, DECODE_OUTPUT, PROMPT_OUTPUT)
+        return textbook_scenario(self.decodes, self.context, self.prompt, DECODE_OUTPUT, PROMPT_OUTPUT)
 
     def lane(self, policy: str) -> Run:
         """One lane: the seed workload under `policy`, with room for every request, at the

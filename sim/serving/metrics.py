@@ -128,7 +128,7 @@ def summarize(trace: Trace, ttft_slo_s: float | None = None,
         Percentiles.of(times.tpot_s[~np.isnan(times.tpot_s)]), goodput, attainment)
 
 
-def seed_metrics(trace: Trace) -> dict:
+def textbook_metrics(trace: Trace) -> dict:
     """The two numbers of the source article's story: the new prompt's TTFT and the streams' largest gap."""
     times = request_times(trace)
     new = np.flatnonzero(~trace.prefilled)

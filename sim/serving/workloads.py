@@ -108,9 +108,9 @@ TEXTBOOK = Textbook()
 
 
 def textbook(workload: Workload) -> bool:
-    """Whether `workload` is the source article's scenario (`seed_scenario`: streams running,
+    """Whether `workload` is the source article's scenario (`textbook_scenario`: streams running,
     one new prompt), whose runs are read as the stall and its fix."""
-    return workload.name == "seed"
+    return workload.name == "textbook"
 
 
 def prompts_together(workload: Workload) -> bool:
@@ -123,11 +123,11 @@ def described(workload: Workload) -> str:
     """The workload as a table's header names it: "Poisson arrivals, sharegpt lengths"."""
     if workload.name.startswith("poisson-"):
         return f"Poisson arrivals, {workload.name.split('-', 1)[1]} lengths"
-    return {"seed": "the worked example's scenario", "burst": "a burst",
+    return {"textbook": "the worked example's scenario", "burst": "a burst",
             "trace": "the trace"}.get(workload.name, workload.name)
 
 
-def seed_scenario(decodes=TEXTBOOK.decodes, context=TEXTBOOK.context, prompt=TEXTBOOK.prompt,
+def textbook_scenario(decodes=TEXTBOOK.decodes, context=TEXTBOOK.context, prompt=TEXTBOOK.prompt,
                   decode_output=TEXTBOOK.decode_output, prompt_output=TEXTBOOK.prompt_output,
                   arrival_s=0.0) -> Workload:
     """The source article's scenario: `decodes` requests streaming with `context` tokens cached, each with
@@ -140,7 +140,7 @@ def seed_scenario(decodes=TEXTBOOK.decodes, context=TEXTBOOK.context, prompt=TEX
     return make_workload(
         np.r_[np.zeros(d), arrival], np.r_[np.full(d, ctx), p],
         np.r_[np.full(d, _count("decoder output", decode_output)), _count("prompt output", prompt_output)],
-        np.r_[np.ones(d, bool), False], name="seed")
+        np.r_[np.ones(d, bool), False], name="textbook")
 
 
 def burst(n, prompt=TEXTBOOK.prompt, output=TEXTBOOK.prompt_output, decodes=0,

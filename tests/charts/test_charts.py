@@ -39,7 +39,7 @@ from sim.errors import InputError
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import simulate
-from sim.serving.metrics import seed_metrics
+from sim.serving.metrics import textbook_metrics
 from sim.serving.policies import get_policy
 from sim.serving.workloads import poisson
 from sim.studies.stalls import STALL_S
@@ -108,7 +108,7 @@ def test_every_decoder_is_a_row_and_every_token_a_tick(seed):
         np.testing.assert_allclose(ticks.time_ms, _row_times(trace, rows, 63))
         # every token each decoder emitted after the prompt arrived, none from before
         assert ticks.tokens.sum() == 64 * 256 and ticks.tokens.iloc[0] == 0
-        assert ticks.gap_ms.max() == pytest.approx(seed_metrics(trace)["decode_max_gap_s"] * 1e3)
+        assert ticks.gap_ms.max() == pytest.approx(textbook_metrics(trace)["decode_max_gap_s"] * 1e3)
         np.testing.assert_allclose(ticks.prev_ms.iloc[1:], ticks.time_ms.iloc[:-1])
 
 

@@ -253,12 +253,12 @@ def test_a_fifo_is_refused_as_an_output_before_the_run(tmp_path):
 # --- nothing silently ignored ------------------------------------------------------------------
 @pytest.mark.parametrize("argv, words", [
     (["simulate", "--burst", "-5"], "--burst must be ≥ 1, got −5"),
-    (["simulate", "--burst", "5"], "--burst belongs to --scenario burst; the scenario is seed"),
+    (["simulate", "--burst", "5"], "--burst belongs to --scenario burst; the scenario is textbook"),
     (["simulate", "--prompt-tokens", "-5"], "--prompt-tokens must be ≥ 1, got −5"),
     (["simulate", "--prompt-tokens", "5"], "--prompt-tokens belongs to --scenario poisson"),
     (["simulate", "--requests", "10", "--qps", "1", "--decodes", "-5"], "--decodes must be ≥ 0"),
     (["simulate", "--requests", "10", "--qps", "1", "--decodes", "5"],
-     "--decodes belongs to --scenario seed or burst; the scenario is poisson"),
+     "--decodes belongs to --scenario textbook or burst; the scenario is poisson"),
     (["sweep", "--prompt-tokens", "nan"], "--prompt-tokens must be a finite number, got nan"),
     (["sweep", "--prompt-tokens", "500"], "--prompt-tokens belongs to --scenario poisson"),
     (["simulate", "--trace-out", ""], "--trace-out needs a file name"),
@@ -363,3 +363,14 @@ def test_export_keeps_max_concurrent_prefills_for_its_chunked_lane(tmp_path, cap
     assert code == 0, err
     assert "--max-concurrent-prefills does not apply" in refused(
         "export", "--policy", "orca", "--max-concurrent-prefills", "1", "--out", out, capsys=capsys)
+
+
+def test_the_textbook_scenarios_earlier_name_is_accepted_and_said_in_the_help(capsys):
+    """`--scenario seed`, the textbook scenario's name before it was told apart from `--seed`
+    (the random seed), still runs it, and the help says so."""
+    old, new = (cli("simulate", "--scenario", name, "--mode", "simple", "--json", capsys=capsys)
+                for name in ("seed", "textbook"))
+    assert old == new and old[0] == 0
+    with pytest.raises(SystemExit):
+        cli("simulate", "--help", capsys=capsys)
+    assert "seed still means textbook" in " ".join(capsys.readouterr().out.split())

@@ -91,7 +91,7 @@ LENGTHS = {
 }
 RUN = {
     **HARDWARE, **POLICY, **LENGTHS,
-    "--scenario": names(("seed", "burst", "poisson")),
+    "--scenario": names(("textbook", "seed", "burst", "poisson")),
     "--decodes": numbers(0, 100_000, True, (0, 256)),
     "--context": numbers(1, 10_000_000, True, (1, 32_000)),
     "--prompt": numbers(1, 10_000_000, True, (1, 32_000)),
@@ -155,7 +155,7 @@ FLAG_COUNTS = st.sampled_from([0, 1, 1, 2, 2, 3, 3, 4, 5, 8])
 # from another's, which must be refused)
 STREAM = ("--decodes", "--context", "--prompt", "--decode-output", "--prompt-output",
           "--allow-starvation")
-SCENARIO_FLAGS = {"seed": STREAM, "burst": (*STREAM, "--burst", "--scenario"),
+SCENARIO_FLAGS = {"textbook": STREAM, "burst": (*STREAM, "--burst", "--scenario"),
                   "poisson": ("--requests", "--qps", "--prompt-tokens", "--output-tokens",
                               "--lengths", "--seed", "--scenario"),
                   "trace": ("--trace-in",)}

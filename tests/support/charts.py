@@ -85,7 +85,7 @@ def calibrated(tp=2, gpu="a100-80gb"):
 def seed_chart(**scenario) -> tuple[dict, float, list[float]]:
     """(spec, t_max, iteration ends) of the side-by-side timeline, whole run, vllm-v0 above
     sarathi at budget 576, on a seed scenario."""
-    workload = sim.seed_scenario(**scenario)
+    workload = sim.textbook_scenario(**scenario)
     lanes = timeline(sim.run(workload, "vllm-v0"), sim.run(workload, "sarathi"), "run")
     return lanes.figure(Look(), 900).spec(), lanes.t_max, lanes.boundaries
 

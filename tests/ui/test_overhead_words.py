@@ -15,13 +15,13 @@ from sim.serving.engine import simulate
 from sim.serving.metrics import request_times, token_gaps
 from sim.serving.policies import Limits, get_policy, lane_budget
 from sim.serving.run import Run
-from sim.serving.workloads import seed_scenario
+from sim.serving.workloads import textbook_scenario
 from sim.studies.capacity import CapacityComparison, CapacityResult
 from sim.studies.overhead import BudgetHeadline, Level, Strip, lanes_headline, strip
 from sim.units import fmt_seconds
 from ui.overhead_words import budget_words, capacity_words, lanes_words, level_label
 
-SEED = seed_scenario()
+SEED = textbook_scenario()
 LIMITS = Limits(max_seqs=65)
 TIME = r"\d[\d,.]* (?:s|ms|µs)"
 

@@ -89,7 +89,7 @@ def test_the_chapters_are_filled_from_the_run_and_link_to_pages_on_the_path():
 def test_story_fields_name_every_field_the_chapters_use():
     used = {name for c in story.CHAPTERS for name in re.findall(r"\{(\w+)\}", c.text)}
     import sim
-    w = sim.seed_scenario()
+    w = sim.textbook_scenario()
     u, c = sim.run(w, "vllm-v0", mode="simple"), sim.run(w, "sarathi", mode="simple")
     fields = words.story_fields(u, c, sim.CostModel(sim.get_gpu("illustrative"),
                                                     sim.get_model("dense-8b"), "simple"))

@@ -10,7 +10,7 @@ from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget
 from sim.serving.run import Run
-from sim.serving.workloads import burst, poisson, seed_scenario
+from sim.serving.workloads import burst, poisson, textbook_scenario
 from ui import work
 from ui.work import NO_WORK, Work, run_work, tier, too_big, total
 
@@ -27,7 +27,7 @@ CASES = [
     (poisson(300, 50, lengths="uniform", prompt=4096, output=512, seed=4), L4, 256),
     (burst(20, 8192, 32, 64, 4000, 256), H100, 576),
     (burst(5, 32768, 32, 512, 100, 256), MI300, 8192),
-    (seed_scenario(64, 4000, 8192), H100, 64),                              # budget = decodes
+    (textbook_scenario(64, 4000, 8192), H100, 64),                              # budget = decodes
     (poisson(100, 1000, prompt=100, output=2000, seed=5), MI300, 16),       # decodes fill it
 ]
 

@@ -16,13 +16,13 @@ from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget
-from sim.serving.workloads import seed_scenario
+from sim.serving.workloads import textbook_scenario
 from tests.support.cli import cli
 
 H100 = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"), "calibrated")
 DECODE_ONLY = Composition((4000,) * 64)
 # the 64 streams' last 4 decode steps, then the prompt alone (it arrives after they finish)
-WORKLOAD = seed_scenario(decode_output=4, arrival_s=1.0)
+WORKLOAD = textbook_scenario(decode_output=4, arrival_s=1.0)
 
 
 def gpu_time(composition: Composition) -> float:

@@ -24,7 +24,7 @@ from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.policies import Limits, get_policy
 from sim.serving.trace_files import MAX_ARRIVAL_S
-from sim.serving.workloads import poisson, seed_scenario
+from sim.serving.workloads import poisson, textbook_scenario
 from sim.studies.capacity import find_capacity, lowest_rate
 from tests.support.runs import estimated
 
@@ -85,7 +85,7 @@ def test_caps_above_the_likely_iterations_grow_with_the_budget():
 
 
 def test_effort_over_an_allowance_is_refused_with_the_likely_estimate_and_the_remedy():
-    workload = seed_scenario(decodes=1, decode_output=5_000_000, context=1, prompt=1,
+    workload = textbook_scenario(decodes=1, decode_output=5_000_000, context=1, prompt=1,
                              prompt_output=1)
     run = estimated(workload, get_policy("sarathi"), 576, Limits(max_iterations=5_000_000),
                        B200)

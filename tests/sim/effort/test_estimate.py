@@ -36,7 +36,7 @@ from sim.serving.engine import (
 )
 from sim.serving.metrics import summarize
 from sim.serving.policies import CHUNKED, POLICIES, Limits, PrefillCap, get_policy, sarathi
-from sim.serving.workloads import make_workload, poisson, seed_scenario
+from sim.serving.workloads import make_workload, poisson, textbook_scenario
 from tests.support.runs import estimated
 
 # Roomy GPUs and small workloads: no preemption (the estimator's stated assumption).
@@ -157,7 +157,7 @@ def test_the_bound_is_reached_when_requests_run_one_at_a_time():
     assert bound.changes == real_counts(trace, cost).changes == 2 + 2
 
 
-WORKED = seed_scenario()   # 64 streams of 256 tokens and an 8,192-token prompt of 32
+WORKED = textbook_scenario()   # 64 streams of 256 tokens and an 8,192-token prompt of 32
 ILLUSTRATIVE = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
 DECODE_ROWS = 64 * 256 + 31
 
@@ -214,7 +214,7 @@ def test_any_sliding_window_is_priced_however_short():
 def test_a_budget_that_caps_the_decodes_counts_every_decode_step():
     """vLLM V1 with more decoders than its budget steps only the head of the running list: each
     decode-only iteration is bounded by one decode row, and the skipped steps are explicit rows."""
-    workload = seed_scenario(decodes=50, context=10, prompt=10, decode_output=20, prompt_output=2)
+    workload = textbook_scenario(decodes=50, context=10, prompt=10, decode_output=20, prompt_output=2)
     estimate = estimated(workload, get_policy("vllm-v1"), 40, Limits(), B200)
     trace = simulate(workload, get_policy("vllm-v1"), B200, budget=40)
     assert estimate.bound.partial_rows == 50 * 20 + 1 >= len(trace.partial_step_request) > 0
@@ -231,7 +231,7 @@ def test_a_budget_that_caps_the_decodes_is_likely_to_skip_decoders_and_others_ar
     """At budget 40 with 50 decoders, vLLM V1 likely records its decode rows one by one and
     keeps its iterations within LIKELY_FACTOR of the run; Sarathi-Serve, whose budget does not cap
     the decodes, steps them all: its bound counts the streams' 20 steps and no skipped row."""
-    workload = seed_scenario(decodes=50, context=10, prompt=10, decode_output=20, prompt_output=2)
+    workload = textbook_scenario(decodes=50, context=10, prompt=10, decode_output=20, prompt_output=2)
     v1 = estimated(workload, get_policy("vllm-v1"), 40, Limits(), B200)
     real = real_counts(simulate(workload, get_policy("vllm-v1"), B200, budget=40), B200)
     assert v1.likely.partial_rows >= real.partial_rows > 0
@@ -383,14 +383,14 @@ def test_a_policy_that_breaks_the_property_without_declaring_it_is_bounded_too_l
 # --- the prices against what runs cost here ----------------------------------------------------
 MARGIN = 1.5   # a run here allocates at most this much more than its counts priced
 MEASURED = {   # each dominated by other counted items
-    "iterations": (seed_scenario(decodes=1, context=1, prompt=1, decode_output=60_000,
+    "iterations": (textbook_scenario(decodes=1, context=1, prompt=1, decode_output=60_000,
                                  prompt_output=1), "sarathi", 576, Limits(), B200),
-    "window iterations": (seed_scenario(decodes=1, context=1, prompt=1, decode_output=20_000,
+    "window iterations": (textbook_scenario(decodes=1, context=1, prompt=1, decode_output=20_000,
                                         prompt_output=1), "sarathi", 576, Limits(),
                           CostModel(get_gpu("b200"), get_model("mistral-7b"))),
     "requests and stays": (poisson(5000, 1, prompt=16, output=2), "vllm-v0", 2048, Limits(),
                            B200),
-    "partial rows and passes": (seed_scenario(decodes=5000, context=1, prompt=1, decode_output=10,
+    "partial rows and passes": (textbook_scenario(decodes=5000, context=1, prompt=1, decode_output=10,
                                               prompt_output=1), "vllm-v1", 10,
                                 Limits(max_seqs=100_000), B200),
     "tokens": (poisson(1000, 1000, lengths="sharegpt", seed=1), "sarathi", 2048, Limits(),

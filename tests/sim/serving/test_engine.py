@@ -12,7 +12,7 @@ from sim.errors import InputError
 from sim.presets.hardware import custom_gpu, get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import SimulationLimitError, _Engine, kv_capacity_tokens, policy_reserve, simulate
-from sim.serving.metrics import seed_metrics, summarize
+from sim.serving.metrics import summarize, textbook_metrics
 from sim.serving.policies import (
     POLICIES,
     Batch,
@@ -23,7 +23,7 @@ from sim.serving.policies import (
     lane_budget_note,
     unchunked_budget,
 )
-from sim.serving.workloads import burst, make_workload, poisson, seed_scenario
+from sim.serving.workloads import burst, make_workload, poisson, textbook_scenario
 from sim.studies.worked_example import worked_example
 
 MS = 1e-3
@@ -31,7 +31,7 @@ MS = 1e-3
 
 def run_seed(policy="sarathi", budget=576, mode="simple", **scenario):
     """The seed scenario (decoders streaming, one new prompt) in the source articles' simple cost mode."""
-    return run(seed_scenario(**scenario), policy, budget, mode=mode)
+    return run(textbook_scenario(**scenario), policy, budget, mode=mode)
 
 
 @pytest.mark.parametrize("budget", [576, 2048])
@@ -39,17 +39,17 @@ def test_engine_reproduces_the_worked_example(budget):
     """The simulated seed scenario in simple mode equals the closed-form arithmetic."""
     row = worked_example(budgets=(budget,)).to_json()["budgets"][0]
     trace = run_seed("sarathi", budget)
-    s = seed_metrics(trace)
+    s = textbook_metrics(trace)
     assert s["new_request_ttft_s"] == pytest.approx(row["ttft_s"])
     assert s["decode_max_gap_s"] == pytest.approx(row["iteration_s"])
     assert trace.prefill_tokens[:row["iterations"]].sum() == 8192
 
 
 def test_unchunked_prefill_freezes_every_decoder():
-    trace = run_seed("vllm-v0", unchunked_budget(seed_scenario()))
+    trace = run_seed("vllm-v0", unchunked_budget(textbook_scenario()))
     assert trace.decode_tokens[0] == 0 and trace.prefill_tokens[0] == 8192   # prefill-only
     assert trace.duration_s[0] == pytest.approx(327.68 * MS)
-    s = seed_metrics(trace)
+    s = textbook_metrics(trace)
     assert s["new_request_ttft_s"] == pytest.approx(327.68 * MS)
     # decoders wait for the prefill and then for the next decode step
     assert s["decode_max_gap_s"] == pytest.approx(327.68 * MS + 16e9 / 3e12)
@@ -73,7 +73,7 @@ def test_vllm_v0_refuses_a_prompt_longer_than_its_budget_saying_what_vllm_does()
 def test_orca_runs_decodes_with_the_whole_prompt():
     trace = run_seed("orca")
     assert trace.decode_tokens[0] == 64 and trace.prefill_tokens[0] == 8192
-    assert seed_metrics(trace)["decode_max_gap_s"] == pytest.approx(8256 * 16e9 / 400e12)
+    assert textbook_metrics(trace)["decode_max_gap_s"] == pytest.approx(8256 * 16e9 / 400e12)
 
 
 def test_sglang_is_prefill_first():
@@ -81,7 +81,7 @@ def test_sglang_is_prefill_first():
     chunks = trace.prefill_tokens > 0
     assert np.all(trace.decode_tokens[chunks] == 0)          # prefill batches run alone
     assert trace.prefill_tokens.max() == 576                 # chunked to the chunk size
-    assert seed_metrics(trace)["decode_max_gap_s"] > 0.3     # so decoders still stall
+    assert textbook_metrics(trace)["decode_max_gap_s"] > 0.3     # so decoders still stall
 
 
 def test_vllm_v1_budget_caps_decodes():
@@ -146,7 +146,7 @@ def test_kv_capacity_is_memory_less_weights_and_reserve():
     cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
     assert kv_capacity_tokens(cost) == int((80e9 * 0.9 - 16e9) // 131072)
     assert kv_capacity_tokens(cost, 0.5) == int((80e9 * 0.5 - 16e9) // 131072)
-    trace = simulate(seed_scenario(decodes=4), get_policy("sarathi"), cost, budget=576,
+    trace = simulate(textbook_scenario(decodes=4), get_policy("sarathi"), cost, budget=576,
                      reserve_fraction=0.5)
     assert trace.kv_capacity_tokens == kv_capacity_tokens(cost, 0.5) // 16 * 16   # whole blocks
 
@@ -180,7 +180,7 @@ def test_weights_that_do_not_fit_are_refused_with_their_sizes(tp, message):
 
 def test_prompt_beyond_memory_is_refused():
     with pytest.raises(InputError, match="tokens of KV"):
-        run(seed_scenario(prompt=1_000_000), "sarathi", 576)
+        run(textbook_scenario(prompt=1_000_000), "sarathi", 576)
 
 
 TIGHT = CostModel(custom_gpu(150, 1, 18.2), get_model("dense-8b"))   # 2,899 KV tokens at 10%
@@ -209,12 +209,12 @@ def test_a_request_may_fill_the_kv_but_not_overflow_it():
 def test_running_decoders_must_fit_in_kv_and_in_max_sequences():
     """SGLang counts KV token by token (a page of one token), so its streams may fill all of
     it."""
-    fits = seed_scenario(decodes=2, context=1400, decode_output=49, prompt=10, prompt_output=1)
+    fits = textbook_scenario(decodes=2, context=1400, decode_output=49, prompt=10, prompt_output=1)
     assert tight(fits, "sglang", limits=Limits(max_seqs=3)).iterations > 0   # 2 x 1,449 = 2,898
-    all_of_it = seed_scenario(decodes=1, context=2850, decode_output=49, prompt=10, prompt_output=1)
+    all_of_it = textbook_scenario(decodes=1, context=2850, decode_output=49, prompt=10, prompt_output=1)
     trace = tight(all_of_it, "sglang")   # 2,850 + 49 = all
     assert trace.kv_used_tokens.max() == 2898    # after its last step the decoder is gone
-    too_long = seed_scenario(decodes=2, context=1400, decode_output=50, prompt=10)
+    too_long = textbook_scenario(decodes=2, context=1400, decode_output=50, prompt=10)
     with pytest.raises(InputError) as error:
         tight(too_long, "sglang")
     assert str(error.value) == ("the running streams need 2,900 tokens of KV but only 2,899 fit; "
@@ -227,9 +227,9 @@ def test_running_decoders_must_fit_in_kv_and_in_max_sequences():
 def test_iteration_cap_is_a_clear_error():
     """The seed scenario at budget 576 takes 256 iterations: a cap of 256 lets it finish."""
     assert run_seed("sarathi", 576, mode="roofline").iterations == 256
-    assert run(seed_scenario(), "sarathi", 576, max_iterations=256).iterations == 256
+    assert run(textbook_scenario(), "sarathi", 576, max_iterations=256).iterations == 256
     with pytest.raises(SimulationLimitError) as error:
-        run(seed_scenario(), "sarathi", 576, max_iterations=255)
+        run(textbook_scenario(), "sarathi", 576, max_iterations=255)
     assert error.value.cap == 255                     # which cap it hit: the CLI names it
     assert str(error.value) == ("the run needed more than 255 iterations (the cap); shorten the "
                                 "workload or raise the iteration cap")
@@ -258,13 +258,13 @@ def test_burst_drain_matches_the_source_article():
 def test_bad_budget_and_reserve(bad, message):
     kwargs = dict(budget=576) | bad
     with pytest.raises(InputError, match=f"^{message}"):
-        simulate(seed_scenario(), get_policy("sarathi"),
+        simulate(textbook_scenario(), get_policy("sarathi"),
                  CostModel(get_gpu("illustrative"), get_model("dense-8b")), **kwargs)
 
 
 def test_the_largest_budget_and_no_reserve_are_allowed():
     cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
-    trace = simulate(seed_scenario(), get_policy("sarathi"), cost, budget=10_000_000,
+    trace = simulate(textbook_scenario(), get_policy("sarathi"), cost, budget=10_000_000,
                      reserve_fraction=0)
     assert trace.kv_capacity_tokens == int((80e9 - 16e9) // 131072) // 16 * 16
 
@@ -401,7 +401,7 @@ def test_decode_rows_are_the_head_of_the_running_list():
 def test_a_trace_grows_linearly_with_requests_and_tokens():
     """3,000 decoders joining one by one used to store 3,000 snapshots of the running list (4.5
     million entries); a trace now holds a few numbers per request, token and iteration."""
-    trace = run(seed_scenario(decodes=3000, context=1, decode_output=3, prompt=100), "sarathi", 8192,
+    trace = run(textbook_scenario(decodes=3000, context=1, decode_output=3, prompt=100), "sarathi", 8192,
                 max_seqs=4000)
     held = 0
     for f in fields(trace):
@@ -542,7 +542,7 @@ def test_a_lane_at_a_budget_of_its_own_says_so_and_which_prompts_it_would_ignore
 
 
 def test_only_vllm_v0_runs_its_lane_at_a_budget_of_its_own():
-    w = seed_scenario()
+    w = textbook_scenario()
     assert lane_budget(get_policy("vllm-v0"), w, 576) == unchunked_budget(w) != 576
     assert {lane_budget(get_policy(p), w, 576) for p in ("sarathi", "vllm-v1", "sglang", "orca")} == {576}
 

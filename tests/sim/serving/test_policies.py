@@ -19,7 +19,7 @@ from sim.serving.policies import (
     in_words,
     names_in_prose,
 )
-from sim.serving.workloads import make_workload, seed_scenario
+from sim.serving.workloads import make_workload, textbook_scenario
 
 NO_CAP = Limits()
 
@@ -434,8 +434,8 @@ def test_max_running_requests_by_engine(policy, model, seqs):
 def test_the_default_max_seqs_seats_the_streams_a_run_starts_with():
     orca, gpu, model = POLICIES["orca"], get_gpu("h100-sxm"), get_model("dense-8b")
     assert default_max_seqs(orca, gpu, model) == 16
-    assert default_max_seqs(orca, gpu, model, seed_scenario(decodes=64)) == 65
-    assert default_max_seqs(orca, gpu, model, seed_scenario(decodes=4)) == 16
+    assert default_max_seqs(orca, gpu, model, textbook_scenario(decodes=64)) == 65
+    assert default_max_seqs(orca, gpu, model, textbook_scenario(decodes=4)) == 16
     # the streams arriving with the first request only: 1 at 0 s, not the 30 at 0.5 s
     later = make_workload([0.0] + [0.5] * 30, [10] * 31, [5] * 31, [True] * 31)
     assert default_max_seqs(orca, gpu, model, later) == 16

@@ -11,16 +11,16 @@ from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.policies import Limits, get_policy
 from sim.serving.run import Run
-from sim.serving.workloads import make_workload, poisson, seed_scenario
+from sim.serving.workloads import make_workload, poisson, textbook_scenario
 
 A100 = CostModel(get_gpu("a100-80gb"), get_model("llama-2-7b"))
-BASE = Run(workload=seed_scenario(8, 500, 2000), policy=get_policy("sarathi"), cost=A100,
+BASE = Run(workload=textbook_scenario(8, 500, 2000), policy=get_policy("sarathi"), cost=A100,
            budget=256)
 
 # For each field of Run, of its Limits and of what its cost model is made from, a value other
 # than BASE's.
 OTHER = {
-    "workload": seed_scenario(8, 500, 2001),
+    "workload": textbook_scenario(8, 500, 2001),
     "policy": get_policy("vllm-v1"),
     "cost": CostModel(get_gpu("h100-sxm"), get_model("llama-2-7b")),
     "budget": 512,
@@ -50,7 +50,7 @@ def test_workloads_with_the_same_rows_are_one_key():
 def test_equal_runs_are_one_key_and_every_field_is_part_of_it():
     """A cache keyed on a Run tells apart runs that differ in any field, the day a field is
     added (OTHER must name it, or this fails)."""
-    same = replace(BASE, workload=seed_scenario(8, 500, 2000))
+    same = replace(BASE, workload=textbook_scenario(8, 500, 2000))
     assert same == BASE and hash(same) == hash(BASE)
     assert {f.name for f in fields(Run)} == set(OTHER)
     for name, value in OTHER.items():
@@ -65,7 +65,7 @@ def test_equal_runs_are_one_key_and_every_field_is_part_of_it():
         other = replace(BASE, cost=cost)
         assert other != BASE and hash(other) != hash(BASE) and other.digest != BASE.digest, name
     same = replace(BASE, cost=CostModel(get_gpu("a100-80gb"), get_model("llama-2-7b")),
-                   workload=seed_scenario(8, 500, 2000))
+                   workload=textbook_scenario(8, 500, 2000))
     assert same == BASE and hash(same) == hash(BASE) and same.digest == BASE.digest
 
 

@@ -11,12 +11,12 @@ from sim.serving.workloads import (
     burst,
     make_workload,
     poisson,
-    seed_scenario,
+    textbook_scenario,
 )
 
 
-def test_seed_scenario_shape():
-    w = seed_scenario(decodes=64, context=4000, prompt=8192)
+def test_textbook_scenario_shape():
+    w = textbook_scenario(decodes=64, context=4000, prompt=8192)
     assert len(w) == 65
     assert w.prefilled[:64].all() and not w.prefilled[64]
     assert w.prompt[64] == 8192 and (w.prompt[:64] == 4000).all()
@@ -84,7 +84,7 @@ def test_make_workload_sorts_by_arrival():
 @pytest.mark.parametrize("call", [
     lambda: poisson(0, 5), lambda: poisson(10, -1), lambda: poisson(10, 5, lengths="zipf"),
     lambda: poisson(10, 5, lengths="uniform", prompt_range=(9, 3)),
-    lambda: seed_scenario(prompt=0), lambda: seed_scenario(decodes=-1),
+    lambda: textbook_scenario(prompt=0), lambda: textbook_scenario(decodes=-1),
     lambda: make_workload([0.0], [0], [1]),
 ])
 def test_bad_workloads(call):

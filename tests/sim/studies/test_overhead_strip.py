@@ -10,7 +10,7 @@ from sim.serving.engine import simulate
 from sim.serving.metrics import request_times, token_gaps
 from sim.serving.policies import Limits, get_policy, lane_budget
 from sim.serving.run import Run
-from sim.serving.workloads import poisson, seed_scenario
+from sim.serving.workloads import poisson, textbook_scenario
 from sim.studies.overhead import (
     LEVELS,
     budget_headline,
@@ -20,7 +20,7 @@ from sim.studies.overhead import (
 )
 
 H100 = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"), "calibrated")
-SEED = seed_scenario()
+SEED = textbook_scenario()
 LIMITS = Limits(max_seqs=65)
 
 

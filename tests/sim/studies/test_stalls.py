@@ -15,7 +15,7 @@ WHOLE_PROMPT_GAP_S = 8192 * 16e9 / 400e12 + 16e9 / 3e12   # the prefill, then a 
 
 @pytest.fixture(scope="module")
 def lanes():
-    workload = sim.seed_scenario()
+    workload = sim.textbook_scenario()
     return (sim.run(workload, "vllm-v0", mode="simple"), sim.run(workload, "sarathi", mode="simple"))
 
 

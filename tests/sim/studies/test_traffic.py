@@ -16,7 +16,7 @@ from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, simulat
 from sim.serving.metrics import request_times
 from sim.serving.policies import CHUNKED, Limits, get_policy
 from sim.serving.run import Run
-from sim.serving.workloads import burst, poisson, seed_scenario
+from sim.serving.workloads import burst, poisson, textbook_scenario
 from sim.studies import capacity
 from sim.studies.capacity import (
     SLO_PRESETS,
@@ -363,7 +363,7 @@ def test_rate_curve_runs_each_rate_and_agrees_with_the_search():
 
 def test_a_starving_budget_is_never_recommended():
     """Budget 64 with 64 decoders meets any TBT SLO by giving the prompt nothing: not a choice."""
-    result = sweep(Run(workload=seed_scenario(decode_output=20, prompt=2048),
+    result = sweep(Run(workload=textbook_scenario(decode_output=20, prompt=2048),
                        policy=get_policy("sarathi"), cost=SEED_SIMPLE, budget=64),
                    [64, 576], tbt_slo_s=0.05)
     assert result.points[0].starved and not result.points[1].starved
