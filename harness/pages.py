@@ -1,7 +1,7 @@
 """Every page of the app at its defaults, as a visit opens it: its URL path and its heading (the
-browser tests check each, the first-render benchmark times each)."""
+browser tests check each, the first-render benchmark times each), from the app's one list of
+pages (ui/story.py)."""
 
-DEFAULTS = {"": "Chunked Prefill Lab", "side_by_side": "Side by side",
-            "worked_example": "Worked example", "roofline": "Roofline",
-            "fidelity": "How close is this to a real GPU?", "traffic": "Traffic",
-            "budget_tradeoff": "Budget trade-off", "capacity": "Capacity", "memory": "Memory"}
+from ui.story import PAGES, url_path
+
+DEFAULTS = {url_path(p): p.shown_heading for p in PAGES if p.visited}

@@ -1,9 +1,12 @@
 """The learner's path as data: the pages in the order a beginner should read them, and the chapters
 of the story Home tells, each linking to the page that goes deeper. Pure Python (no Streamlit).
 
-app.py builds the sidebar from `PAGES` and ends every page with a link to the next one; Home
-renders `CHAPTERS` with numbers from the simulation (`ui.words.story_fields`). A guided tour can
-reuse both: a chapter is an id, a title, a Markdown text with {fields}, and its pages.
+`PAGES` is the one list of the app's pages: app.py builds the sidebar from it and ends every page
+with a link to the next one; the browser tests visit each page it marks `visited` (and check its
+heading), the first-render benchmark times them (harness/pages.py), and the link fuzzer draws
+each page's links from its own controls. A page added here is in all of them. Home renders
+`CHAPTERS` with numbers from the simulation (`ui.words.story_fields`). A guided tour can reuse
+both: a chapter is an id, a title, a Markdown text with {fields}, and its pages.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import PurePosixPath
 
 from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL
 
+from . import controls
 from .glossary import first, term
 
 # The sidebar's sections, each the folder its pages live in (pages/<folder>/), in the sidebar's
@@ -26,35 +30,59 @@ class Page:
     title: str
     icon: str
     what: str          # what the page shows, for the "Next: ..." link that leads to it
+    # the link keys of the controls it draws besides the sidebar's (any page reads any key)
+    controls: tuple[str, ...] = ()
+    heading: str = ""  # its first heading, where it is not the title
+    # whether the browser tests' visit at the defaults and the first-render benchmark open it
+    visited: bool = True
 
     @property
     def section(self) -> str:
         """The sidebar section the page is listed under: its folder's."""
         return SECTIONS[PurePosixPath(self.path).parent.name]
 
+    @property
+    def shown_heading(self) -> str:
+        return self.heading or self.title
 
+
+TRAFFIC_KEYS = tuple(c.key for c in controls.TRAFFIC)   # the traffic pages' workload box
 PAGES: tuple[Page, ...] = (
-    Page("pages/learn/home.py", "Home", ":material/home:", "the story in six short chapters"),
+    Page("pages/learn/home.py", "Home", ":material/home:", "the story in six short chapters",
+         heading="Chunked Prefill Lab"),
     Page("pages/learn/side_by_side.py", "Side by side", ":material/view_agenda:",
-         "play both schedules and read what the freeze costs each stream"),
+         "play both schedules and read what the freeze costs each stream",
+         controls=("window", "compare")),
     Page("pages/learn/worked_example.py", "Worked example", ":material/calculate:",
-         "the arithmetic, one step at a time"),
+         "the arithmetic, one step at a time", controls=("budget2",)),
     Page("pages/learn/roofline.py", "Roofline", ":material/show_chart:",
-         "why decode is memory-bound, and which budget meets a target"),
+         "why decode is memory-bound, and which budget meets a target",
+         controls=("tpot", "compare")),
     Page("pages/under_load/budget_tradeoff.py", "Budget trade-off", ":material/tune:",
-         "turn the budget dial on a whole workload"),
+         "turn the budget dial on a whole workload",
+         controls=(*TRAFFIC_KEYS, "bmin", "bmax", "tpot", "ttft")),
     Page("pages/under_load/traffic.py", "Traffic", ":material/traffic:",
-         "serve bursts, random arrivals or your own trace with several schedulers"),
+         "serve bursts, random arrivals or your own trace with several schedulers",
+         controls=(*TRAFFIC_KEYS, "policies")),
     Page("pages/advanced/capacity.py", "Capacity", ":material/speed:",
-         "the highest request rate each scheduler sustains within its targets"),
+         "the highest request rate each scheduler sustains within its targets",
+         controls=(*TRAFFIC_KEYS, "slo", "tbtslo", "delay")),
     Page("pages/advanced/memory.py", "Memory", ":material/memory:",
-         "how GPU memory bounds what runs at once"),
+         "how GPU memory bounds what runs at once",
+         controls=(*TRAFFIC_KEYS, "together", "kvpolicies", "prefills")),
     Page("pages/advanced/fidelity.py", "How close is this to a real GPU?", ":material/fact_check:",
-         "the cost model against measured GPU timings"),
+         "the cost model against measured GPU timings", controls=("why",)),
+    # the tour's steps have browser tests of their own (tests/browser/test_tour_browser.py)
     Page("pages/teach/tour.py", "Guided tour", ":material/co_present:",
-         "the story as steps to present, with a guess and an exercise"),
+         "the story as steps to present, with a guess and an exercise",
+         controls=("tour", "window"), visited=False),
 )
 BY_PATH = {p.path: p for p in PAGES}
+
+
+def url_path(page: Page) -> str:
+    """Where a link opens the page: its file's name ('' for Home, the app's root)."""
+    return "" if page is PAGES[0] else PurePosixPath(page.path).stem
 
 
 def next_page(path: str) -> Page:

@@ -18,26 +18,14 @@ from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
 from tests.support.apptest import APP, as_read, shown
 from tests.support.hostile import markup
-from ui import controls
+from ui import controls, story
 from ui.controls import CONTROLS, Control
 from ui.literal import LIMIT, visible
 
 SIDEBAR = [c.key for c in (*controls.SCENARIO, *controls.HARDWARE, *controls.POLICY,
                            *controls.CUSTOM_GPU, *controls.CUSTOM_MODEL, *controls.DISPLAY)]
-TRAFFIC = [c.key for c in controls.TRAFFIC]
 # the controls each page draws besides the sidebar's (a link may name any key: the others too)
-PAGE_KEYS = {
-    "pages/learn/home.py": [],
-    "pages/learn/side_by_side.py": ["window", "compare"],
-    "pages/learn/worked_example.py": ["budget2"],
-    "pages/learn/roofline.py": ["tpot", "compare"],
-    "pages/advanced/fidelity.py": ["why"],
-    "pages/under_load/traffic.py": [*TRAFFIC, "policies"],
-    "pages/under_load/budget_tradeoff.py": [*TRAFFIC, "bmin", "bmax", "tpot", "ttft"],
-    "pages/advanced/capacity.py": [*TRAFFIC, "slo", "tbtslo", "delay"],
-    "pages/advanced/memory.py": [*TRAFFIC, "together", "kvpolicies", "prefills"],
-    "pages/teach/tour.py": ["tour", "window"],
-}
+PAGE_KEYS = {page.path: list(page.controls) for page in story.PAGES}
 UNREADABLE = st.sampled_from(["", "abc", "nan", "NaN", "inf", "-inf", "1e999", "-1e999", "0x10",
                               "1,000", " 5 ", "１２", "5e", "--3", "<b>1</b>", "%20", "true"])
 
@@ -91,7 +79,8 @@ def links(draw, page: str) -> dict[str, str | list[str]]:
 
 
 # --- one run of a page --------------------------------------------------------------------------
-NONSENSE = re.compile(r"\b(nan|NaN|inf|-inf|Infinity|None)\b|\bnull\b")
+# Python's and JSON's words for no number; "None of the budgets ..." is English (ui/words.py)
+NONSENSE = re.compile(r"\b(nan|NaN|inf|-inf|Infinity)\b|\bNone\b(?! of\b)|\bnull\b")
 QUOTED = re.compile(r"“[^”]*”")   # a link's own values, quoted back in its notes (ui.controls.in_link)
 # what the sidebar quotes of a preset's source, which may say `null` of a config.json field
 SOURCES = [preset.source for preset in (*GPUS.values(), *MODELS.values())]

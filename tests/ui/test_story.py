@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.apptest import ALL_PAGES, ROOT, assert_clean, open_app, page_links
-from ui import glossary, story, words
+from ui import controls, glossary, story, words
 from ui.glossary import ACRONYMS, TERMS, first, term
 
 
@@ -52,6 +52,18 @@ def test_app_builds_the_sidebar_from_the_path():
     source = (ROOT / "app.py").read_text()
     assert "story.PAGES" in source and "st.Page(" in source
     assert not re.search(r'st\.Page\("pages/', source)          # no second list of pages
+
+
+@pytest.mark.parametrize("page", [p for p in story.PAGES if p.visited], ids=lambda p: p.title)
+def test_each_visited_page_opens_under_its_address_with_its_heading(page):
+    """What the browser tests and the first-render benchmark read of the one list of pages: the
+    page at its address shows the heading the list gives it, and its own controls are ones the
+    app has (the link fuzzer draws its links from them)."""
+    at = open_app(page.path)
+    assert_clean(at)
+    assert page.shown_heading == (at.title or at.header)[0].value
+    assert set(page.controls) <= set(controls.CONTROLS)
+    assert story.url_path(page) == ("" if page is story.PAGES[0] else Path(page.path).stem)
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)
