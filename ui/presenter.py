@@ -28,7 +28,6 @@ from charts.theme import Look
 from charts.timeline import BESIDE_GAP_PX, ROWS_PX_RANGE
 from charts.views import Timeline
 
-from . import words
 from .assets import front
 from .streamlit_internals import main_column_px
 from .widgets import CHART_WIDTH
@@ -204,16 +203,3 @@ def height_left(unknown_top: int = FALLBACK_ROOM.top) -> int:
     r = room()
     top = unknown_top if r.top is None else r.top
     return max(r.height - top - BOTTOM_PX, SHORTEST_STAGE_PX)
-
-
-def key_numbers(cards_u: list[words.Card], cards_c: list[words.Card], *, key: str) -> None:
-    """The four numbers of the story: each lane's largest gap and the new request's TTFT, in one
-    row of cards (container `key`)."""
-    by_label = [{c.label: c for c in cards} for cards in (cards_u, cards_c)]
-    with st.container(key=key):
-        for col, (label, lane) in zip(st.columns(4), [(label, lane) for label in (words.GAP, words.TTFT)
-                                                      for lane in ("unchunked", "chunked")]):
-            card = by_label[lane == "chunked"].get(label)
-            if card:
-                col.metric(f"{label.removeprefix('New request ')} ({lane})", card.value,
-                           help=card.help, border=True)

@@ -250,3 +250,14 @@ def factors_figure(s: Scenario, key: str, look: Look) -> Figure:
     return fidelity.factors_waterfall(fidelity.factors_frame(cost), look, width=CHART_WIDTH - 260)
 
 
+def key_numbers(cards_u: list[words.Card], cards_c: list[words.Card], *, key: str) -> None:
+    """The four numbers of the story: each lane's largest gap and the new request's TTFT, in one
+    row of cards (container `key`)."""
+    by_label = [{c.label: c for c in cards} for cards in (cards_u, cards_c)]
+    with st.container(key=key):
+        for col, (label, lane) in zip(st.columns(4), [(label, lane) for label in (words.GAP, words.TTFT)
+                                                      for lane in ("unchunked", "chunked")]):
+            card = by_label[lane == "chunked"].get(label)
+            if card:
+                col.metric(f"{label.removeprefix('New request ')} ({lane})", card.value,
+                           help=card.help, border=True)

@@ -18,7 +18,21 @@ from sim.serving.run import Run
 from sim.serving.workloads import TEXTBOOK, Workload, burst, poisson, textbook_scenario
 
 from .controls import CONTROLS, CUSTOM
-from .words import cost_rule
+
+# How one iteration is priced, per cost mode (sim/cost/iteration.py), in the words the pages use.
+COST_RULES = {
+    "simple": "max(FLOPs / peak, weight bytes / bandwidth), FLOPs = 2 × params × tokens",
+    "roofline": "max(FLOPs / peak, bytes / bandwidth), counting attention, KV and activations",
+    "calibrated": "the roofline's FLOPs and bytes at achievable kernel throughput, kernel by kernel "
+                  "(`python -m sim cost --mode calibrated` lists each factor)",
+}
+
+
+def cost_rule(mode: str, tp: int = 1) -> str:
+    """How one iteration is priced, with the all-reduces tensor parallelism adds."""
+    return COST_RULES[mode] + (f", per GPU, plus two all-reduces per layer over the {tp} GPUs"
+                               if tp > 1 else "")
+
 
 # the textbook scenario's outputs, which the app does not offer as controls
 DECODE_OUTPUT = TEXTBOOK.decode_output   # tokens each running decoder still emits

@@ -385,7 +385,7 @@ def budget_hint(s: Scenario, target_s: float) -> dict[str, str]:
     peak = f"{s.gpu.peak_flops / 1e12:,.4g} TFLOP/s"
     per_token_s = s.model.flops_per_token / (s.tp * s.gpu.peak_flops)
     # four figures: the division B <= target / time per token, done with the numbers shown
-    return dict(cost_rule=words.cost_rule(s.mode, s.tp), token_time=f"{per_token_s * 1e6:,.4g} µs",
+    return dict(cost_rule=s.cost_rule, token_time=f"{per_token_s * 1e6:,.4g} µs",
                 token_formula=f"2 × {s.model.active_params / 1e9:,.3g} billion parameters / "
                               + (f"({s.tp} GPUs × {peak})" if s.tp > 1 else peak),
                 estimate=f"{math.floor(target_s / per_token_s):,}")

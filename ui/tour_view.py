@@ -226,7 +226,7 @@ def timeline(step: tour.Step, s: Scenario, look: Look, moments: dict[str, float]
     outlined; the four key numbers above them when the step points at them."""
     if tour.NUMBERS in step.highlight:
         st.html(HIGHLIGHT_CSS.format(ink=look.ink))
-        presenter.key_numbers(*cards, key="tour-numbers")
+        runs.key_numbers(*cards, key="tour-numbers")
     start = moments[step.moment]
     play_to = moments[step.play] if step.play and revealed else None
     framing = Framing(start=start, play_to=play_to if play_to and play_to > start else None,

@@ -14,7 +14,7 @@ from sim.studies.memory import (
     reserves_in_words,
 )
 from sim.units import fmt_bytes, fmt_seconds
-from ui import controls, memory, traffic, widgets, words, workload_box
+from ui import controls, memory, traffic, traffic_words, widgets, workload_box
 from ui.glossary import first
 from ui.scenario import limits_with
 
@@ -44,7 +44,7 @@ st.subheader("The source article's arithmetic, on this model")
 prompts = widgets.widget(controls.TOGETHER, width=260)
 pressure = kv_pressure(cost, prompts, s.prompt, s.decodes, s.context)
 widgets.table(widgets.steps_frame(pressure).set_index("step"))
-st.markdown(words.kv_pressure_story(pressure, prompts, s.prompt, s.decodes, s.context),
+st.markdown(traffic_words.kv_pressure_story(pressure, prompts, s.prompt, s.decodes, s.context),
             unsafe_allow_html=True)
 
 st.subheader("Admission on a workload")

@@ -4,7 +4,7 @@ numbers and the lanes come first, fitted to the screen, and the words under them
 
 import streamlit as st
 
-from ui import player, presenter, runs, story, widgets, words
+from ui import player, runs, story, widgets, words
 from ui.controls import WINDOW
 
 s = widgets.scenario()
@@ -24,14 +24,14 @@ if look.presenter:
     title, numbers = st.columns([1, 4], vertical_alignment="center")
     title.title("Chunked Prefill Lab")
     with numbers:
-        presenter.key_numbers(cards_u, cards_c, key="key-numbers")
+        runs.key_numbers(cards_u, cards_c, key="key-numbers")
     player.player(s, look, WINDOW.default, "home-side-by-side", window_control=False)
     intro()
 else:
     st.title("Chunked Prefill Lab")
     intro()
     player.player(s, look, WINDOW.default, "home-side-by-side", window_control=False)
-    presenter.key_numbers(cards_u, cards_c, key="key-numbers")
+    runs.key_numbers(cards_u, cards_c, key="key-numbers")
 
 fields = words.story_fields(unchunked, chunked, s.cost_model())
 for chapter in story.CHAPTERS:

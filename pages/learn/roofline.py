@@ -81,7 +81,7 @@ st.caption(f"{s.mode} mode: an iteration costs {s.cost_rule}."
               if calibrated or allreduce else " Each point sits on the roof: FLOPs / time = "
               "min(peak, bandwidth × intensity).")
            + (f" The {other.mode} time prices the same iteration "
-              f"{words.cost_rule(other.mode, other.tp)}." if other_plan else ""))
+              f"{other.cost_rule}." if other_plan else ""))
 if calibrated or other_plan:
     st.page_link("pages/advanced/fidelity.py", icon=":material/fact_check:",
                  label="Why the calibrated time exceeds the roofline, factor by factor: How close "

@@ -21,7 +21,7 @@ if look.presenter:   # the numbers and the lanes first; the words and the time a
     title, numbers = st.columns([1, 4], vertical_alignment="center")
     title.header("Side by side")
     with numbers:
-        presenter.key_numbers(base, runs.lane_cards(s, s.chunked), key="key-numbers")
+        runs.key_numbers(base, runs.lane_cards(s, s.chunked), key="key-numbers")
     stage, words_below = st.container(), st.container()
     axis_below = words_below
 else:   # how to read it and the player fitted to the page (both lanes on the first screen), then

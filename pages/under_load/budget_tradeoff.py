@@ -12,7 +12,7 @@ from sim.studies.sweep import (
     recommend,
 )
 from sim.units import fmt_seconds
-from ui import controls, overhead, sweep, widgets, words, workload_box
+from ui import controls, overhead, sweep, traffic_words, widgets, workload_box
 from ui.glossary import first
 
 s = widgets.scenario()
@@ -105,7 +105,7 @@ st.caption(f"{t.words()}. {s.model.name} on {s.gpu.name}, {s.mode} cost model; "
 strip_slot = st.container()   # filled last: it may wait for a button
 
 st.subheader("The two ends of the dial")
-ends = words.dial_ends(points, int((~workload.prefilled).sum()))
+ends = traffic_words.dial_ends(points, int((~workload.prefilled).sum()))
 st.markdown("\n".join(f"- {end}" for end in ends)
             + f"\n- {sweep.engine_defaults_words(s.gpu, (low, high))}")
 

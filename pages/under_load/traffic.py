@@ -8,7 +8,7 @@ from sim.serving.policies import POLICIES
 from sim.studies.stalls import STALL_S, STALL_SOURCE
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
-from ui import controls, traffic, widgets, words, workload_box
+from ui import controls, traffic, traffic_words, widgets, workload_box
 from ui.glossary import first, term
 
 s = widgets.scenario()
@@ -42,7 +42,7 @@ if t.kind == "burst":
     st.subheader("The burst drain")
     example = worked_example(**{**s.worked_example_inputs(s.budget), "burst": t.burst})
     summaries = {p: summarize(traces[p]) for p in picked}
-    story, caption = words.burst_story(
+    story, caption = traffic_words.burst_story(
         next(x for x in example.steps if x.key == "burst_last_ttft_s"),
         {p: summaries[p].ttft_s.max for p in picked}, {p: summaries[p].tbt_s.max for p in picked},
         {p: POLICIES[p].chunked for p in picked}, t.burst, s.budget, s.decodes, s.mode)

@@ -23,7 +23,7 @@ from tests.support.apptest import (
     shown,
     tables,
 )
-from ui import scenario, words
+from ui import scenario
 from ui.literal import literal
 
 
@@ -506,7 +506,7 @@ def test_roofline_calibrated_with_tp_shows_every_term_of_the_time():
     for _, row in table.iterrows():                     # each row adds up on screen
         assert sum(seconds(row[term]) for term in terms) == pytest.approx(seconds(row[time]),
                                                                          rel=2e-3)
-    assert any(words.cost_rule("calibrated", 2) in c.value for c in at.caption)
+    assert any(scenario.cost_rule("calibrated", 2) in c.value for c in at.caption)
     assert any("factor by factor" in label for label in page_links(at))   # without the toggle
 
 

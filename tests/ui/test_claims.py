@@ -32,7 +32,7 @@ from sim.studies.memory import kv_pressure
 from sim.studies.sweep import OVERHEAD_SHARE, budget_grid, recommend, run_point
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_bytes, fmt_percent, fmt_seconds
-from ui import story, tour, words, worked
+from ui import story, tour, traffic_words, words, worked
 from ui.scenario import DECODE_OUTPUT, PROMPT_OUTPUT, scenario_from
 
 EXAMPLES = int(os.environ.get("CLAIMS_EXAMPLES", "12"))
@@ -305,7 +305,7 @@ def check_sweep(s, prompts: int) -> list[str]:
     for b, shown in re.findall(rf"the next one, ([\d,]+), gives {TIME}", reason):
         if shown != fmt_seconds(p99[number(b)]):
             problems.append(f"budget {b}'s p99 TBT is {fmt_seconds(p99[number(b)])}, not {shown}")
-    overhead, no_split = (plain(x) for x in words.dial_ends(points, prompts))
+    overhead, no_split = (plain(x) for x in traffic_words.dial_ends(points, prompts))
     dominated = [p.budget for p in points if p.fixed_share > OVERHEAD_SHARE]
     count = re.search(r"([\d,]+) of the ([\d,]+) budgets swept (?:is|are), up to ([\d,]+)", overhead)
     said = (number(count.group(1)), number(count.group(2)), number(count.group(3))) if count else None
@@ -340,7 +340,7 @@ def check_burst(s, prompts: int) -> list[str]:
     gap = {p: float(token_gaps(t)[0].max(initial=0)) for p, t in traces.items()}
     example = worked_example(**{**s.worked_example_inputs(s.budget), "burst": prompts})
     step = next(x for x in example.steps if x.key == "burst_last_ttft_s")
-    story, caption = words.burst_story(step, last, gap, {p: POLICIES[p].chunked for p in traces},
+    story, caption = traffic_words.burst_story(step, last, gap, {p: POLICIES[p].chunked for p in traces},
                                        prompts, s.budget, s.decodes, s.mode)
     text = plain(f"{story}\n{caption}")
     problems = []
@@ -375,7 +375,7 @@ def check_memory(s, together: int) -> list[str]:
         pressure = kv_pressure(cost, together, s.prompt, s.decodes, s.context)
     except InputError:
         return []   # the weights do not fit: the page says so and stops
-    text = plain(words.kv_pressure_story(pressure, together, s.prompt, s.decodes, s.context))
+    text = plain(traffic_words.kv_pressure_story(pressure, together, s.prompt, s.decodes, s.context))
     article, here = re.split(r"\s+Here, ", text)
     m = s.model
     per = 2 * m.layers * m.kv_heads * m.head_dim * m.kv_bytes_per_element / cost.kv_shards
