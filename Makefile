@@ -54,9 +54,9 @@ FUZZ_SEED ?= 0
 fuzz: $(BIN)/.test
 	$(BIN)/python -m tests.fuzz --cases $(FUZZ_CASES) --seed $(FUZZ_SEED)
 
-# The guided tour as a printable handout: out/handout/handout.md with each step's figure (ui/handout.py)
+# The guided tour as a printable handout: out/handout/handout.md with each step's figure (ui/teach/handout.py)
 handout: $(BIN)/.app
-	$(BIN)/python -m ui.handout
+	$(BIN)/python -m ui.teach.handout
 
 # 30 sessions on one shared link against a local `make run` server (benchmarks/load_test.py)
 loadtest: $(BIN)/.test

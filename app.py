@@ -13,13 +13,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import presenter, story, tour_view, widgets
+from ui.shell import presenter, story, widgets
+from ui.teach import tour_view
 
 # The favicon ships with the app: a ":material/..." page icon is fetched from Google's font CDN.
 st.set_page_config(page_title="Chunked Prefill Lab", layout="wide",
                    page_icon=str(Path(__file__).parent / "static" / "favicon.png"))
 sections: dict[str, list] = {}
-for entry in story.PAGES:   # the learner's path: beginners' pages first (ui/story.py)
+for entry in story.PAGES:   # the learner's path: beginners' pages first (ui/shell/story.py)
     default = entry is story.PAGES[0]
     sections.setdefault(entry.section, []).append(
         st.Page(entry.path, title=entry.title, icon=entry.icon, default=default,

@@ -20,9 +20,9 @@ from charts.theme import Look
 from charts.views import budget_plan, roofline_figures, timeline
 from sim.cost.validation import validate
 from sim.studies.budget import scenario_iterations
-from ui.chart_view import COMPONENT as CHART
-from ui.runs import MAX_ITERATIONS
-from ui.scenario import scenario_from
+from ui.learn.runs import MAX_ITERATIONS
+from ui.shell.chart_view import COMPONENT as CHART
+from ui.shell.scenario import scenario_from
 
 from .smoke import capped
 
@@ -121,7 +121,7 @@ THREE = ["vllm-v0", "sarathi", "vllm-v1"]
 
 
 def _sent_kib(at: AppTest) -> str:
-    """Chart data the page sent: every chart's compiled spec with its data (ui/chart_view.py)."""
+    """Chart data the page sent: every chart's compiled spec with its data (ui/shell/chart_view.py)."""
     size = sum(len(e.proto.json) for e in at.get("bidi_component")
                if e.proto.component_name == CHART)
     return f"{size / 1024:,.0f} KiB"

@@ -22,7 +22,7 @@ import time
 from charts import export, film
 from charts.theme import Look
 from charts.views import timeline
-from ui.scenario import scenario_from
+from ui.shell.scenario import scenario_from
 
 from .smoke import announce
 

@@ -43,8 +43,8 @@ from sim.errors import InputError
 from sim.serving.policies import POLICIES
 from sim.serving.trace_files import COLUMNS, MAX_BYTES, MAX_COLUMNS, MAX_ROWS
 from sim.studies.sweep import MAX_BUDGETS
-from ui import work
-from ui.store import RESULTS, TRACES, deep_nbytes
+from ui.shell import work
+from ui.shell.store import RESULTS, TRACES, deep_nbytes
 
 from .app_bench import APP, sized
 from .smoke import announce

@@ -1,4 +1,4 @@
-"""Draw docs/path-*.png: one picture per chapter of the learner's path (ui/story.py), the
+"""Draw docs/path-*.png: one picture per chapter of the learner's path (ui/shell/story.py), the
 chapter as Home tells it above what the page it leads to shows at that point of the story.
 
     .venv/bin/python docs/learners_path.py      # from the project root; needs /usr/bin/chromium
@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))   # run as a script from the root: the project's p
 
 from harness.browser import CHARTS, CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from harness.server import streamlit_server  # noqa: E402
-from ui.story import CHAPTERS  # noqa: E402
+from ui.shell.story import CHAPTERS  # noqa: E402
 
 WIDTH = 900
 READY = "[data-testid='stApp'][data-test-script-state='notRunning']"

@@ -11,7 +11,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 # The app's own record of its script: Streamlit's "Running" widget shows only after a delay, so
 # its absence alone can be read in the middle of a run.
 SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']"
-# The box of every chart in the page (ui/chart_view.py's BOX_CLASS, or Streamlit's own chart
+# The box of every chart in the page (ui/shell/chart_view.py's BOX_CLASS, or Streamlit's own chart
 # element where that falls back to it); it holds a canvas once the chart is drawn.
 CHARTS = ".lab-chart, [data-testid='stVegaLiteChart']"
 

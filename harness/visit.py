@@ -13,7 +13,7 @@ from .browser import CHARTS, SETTLED
 
 # what a test fails on: axe's two worst levels (moderate and minor are reported, not failed)
 BLOCKING = ("critical", "serious")
-NUMBERS = "Show this chart's numbers as tables"   # ui.widgets.numbers_table
+NUMBERS = "Show this chart's numbers as tables"   # ui.shell.widgets.numbers_table
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """The scenario's knobs, declared once: each one's name, unit, default, range, help, and the
-policies and workloads it applies to. The app's controls (ui/controls.py) and the command line's
+policies and workloads it applies to. The app's controls (ui/shell/controls.py) and the command line's
 flags (cli/common.py) are both made from this table, so a knob's range, default and words cannot
 drift apart between them.
 

@@ -40,7 +40,7 @@ def test_the_ui_modules_documented_as_pure_are_the_ones_the_contract_keeps_pure(
     forbids it Streamlit, and only those: a new pure module gets the contract's check."""
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     pure = next(c for c in contracts["contracts"] if c["name"].startswith("ui's pure modules"))
-    documented = {f"ui.{p.stem}" for p in (ROOT / "ui").glob("*.py")
+    documented = {".".join(p.relative_to(ROOT).with_suffix("").parts) for p in (ROOT / "ui").rglob("*.py")
                   if "(no Streamlit)" in " ".join((ast.get_docstring(ast.parse(p.read_text()))
                                                   or "").split())}
     assert set(pure["source_modules"]) == documented
@@ -92,7 +92,7 @@ def test_no_merge_conflict_markers_in_tracked_files():
 
 
 def test_pages_draw_charts_only_through_the_shared_helper():
-    """ui.widgets.chart draws every chart the same way (ui/chart_view.py: Vega on a canvas, a
+    """ui.shell.widgets.chart draws every chart the same way (ui/shell/chart_view.py: Vega on a canvas, a
     transparent background in the dark theme; downloads, its numbers as tables); a page that
     called Streamlit's chart functions itself drew an SVG on an opaque box with none of them."""
     direct = re.compile(r"\bst\.(vega_lite_chart|altair_chart|plotly_chart|pyplot)\(")

@@ -135,7 +135,7 @@ def script_json(value) -> str:
 @functools.lru_cache(maxsize=64)   # the charts of the scenarios a room has open
 def vega_spec(vega_lite_json: str, dark: bool) -> str:
     """The Vega-Lite spec (as JSON) compiled to Vega, as JSON safe in <script>, for the player and
-    the app's charts (ui/chart_view.py). The theme and background are the ones Vega-Embed
+    the app's charts (ui/shell/chart_view.py). The theme and background are the ones Vega-Embed
     applied in the browser before: Vega's dark theme on a dark page, a transparent background
     unless the spec sets its own."""
     try:

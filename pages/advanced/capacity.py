@@ -13,9 +13,10 @@ from sim.studies.capacity import (
 )
 from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL
 from sim.units import fmt_seconds
-from ui import capacity, controls, overhead, widgets, workload_box
-from ui.controls import CUSTOM
-from ui.glossary import first
+from ui.shell import controls, widgets
+from ui.shell.controls import CUSTOM
+from ui.shell.glossary import first
+from ui.under_load import capacity, overhead, workload_box
 
 s = widgets.scenario()
 look = widgets.look()

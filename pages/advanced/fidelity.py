@@ -11,8 +11,9 @@ from sim.cost.calibration import A100, FACTOR_SOURCES, calibration_for, factor_r
 from sim.cost.validation import DATA_SOURCE, GPU_ID, PUBLISHED_COLUMNS, published_row
 from sim.errors import InputError
 from sim.presets.hardware import GPUS
-from ui import controls, reproduce, runs, widgets
-from ui.glossary import first, term
+from ui.learn import reproduce, runs
+from ui.shell import controls, widgets
+from ui.shell.glossary import first, term
 
 look = widgets.look()
 report = runs.fidelity_report()

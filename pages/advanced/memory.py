@@ -14,9 +14,11 @@ from sim.studies.memory import (
     reserves_in_words,
 )
 from sim.units import fmt_bytes, fmt_seconds
-from ui import controls, memory, traffic, traffic_words, widgets, workload_box
-from ui.glossary import first
-from ui.scenario import limits_with
+from ui.shell import controls, widgets
+from ui.shell.glossary import first
+from ui.shell.scenario import limits_with
+from ui.under_load import memory, traffic, workload_box
+from ui.under_load import words as traffic_words
 
 s = widgets.scenario()
 look = widgets.look()

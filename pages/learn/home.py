@@ -1,11 +1,12 @@
-"""Home: the two lanes playing, then the story in six chapters (ui/story.py), each with numbers
+"""Home: the two lanes playing, then the story in six chapters (ui/shell/story.py), each with numbers
 from the current scenario and a link to the page that goes deeper. On a projector the four key
 numbers and the lanes come first, fitted to the screen, and the words under them."""
 
 import streamlit as st
 
-from ui import player, runs, story, widgets, words
-from ui.controls import WINDOW
+from ui.learn import player, runs, words
+from ui.shell import story, widgets
+from ui.shell.controls import WINDOW
 
 s = widgets.scenario()
 unchunked, chunked = runs.lanes(s)

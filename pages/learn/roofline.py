@@ -6,8 +6,10 @@ import streamlit as st
 from sim.errors import InputError
 from sim.serving.engine import kv_capacity_tokens
 from sim.units import fmt_bytes, fmt_flops, fmt_seconds
-from ui import controls, runs, sweep, widgets, words
-from ui.glossary import first, term
+from ui.learn import runs, words
+from ui.shell import controls, widgets
+from ui.shell.glossary import first, term
+from ui.under_load import sweep
 
 s = widgets.scenario()
 try:

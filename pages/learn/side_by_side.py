@@ -1,6 +1,6 @@
 """Side by side: the unchunked and chunked lanes on one clock, then each lane's numbers, the stall
 first, with the sentence that says what chunking costs beside every number it makes worse. The
-lanes are fitted to the page (ui/presenter.py): beside each other where it is wide enough, both on
+lanes are fitted to the page (ui/shell/presenter.py): beside each other where it is wide enough, both on
 the first screen, how to read them just above and what each lane is just below. On a projector
 the four key numbers and the lanes come first, fitted to the screen, the words under them."""
 
@@ -9,8 +9,10 @@ import streamlit as st
 from sim.cost.overhead import MEASURED_CPU_S
 from sim.studies.stalls import STALL_S, STALL_SOURCE
 from sim.units import fmt_seconds
-from ui import controls, overhead, player, presenter, runs, scenario, widgets, words
-from ui.glossary import first, term
+from ui.learn import player, runs, words
+from ui.shell import controls, presenter, scenario, widgets
+from ui.shell.glossary import first, term
+from ui.under_load import overhead
 
 s = widgets.scenario()
 unchunked, chunked = runs.lanes(s)
@@ -55,7 +57,7 @@ with axis_below:
     window = widgets.widget(controls.WINDOW, width=340)
 with stage:
     fitted = player.player(s, look, window, "side-by-side", window_control=True, stage=True)
-if not look.presenter:   # on a projector setup watches the room (ui/presenter.py)
+if not look.presenter:   # on a projector setup watches the room (ui/shell/presenter.py)
     presenter.watch_room(fitted.keeps)
 
 other = runs.comparison(s)

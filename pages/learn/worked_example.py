@@ -1,4 +1,4 @@
-"""Worked example: the source articles' arithmetic as a story, one step at a time (ui/worked.py),
+"""Worked example: the source articles' arithmetic as a story, one step at a time (ui/learn/worked.py),
 each step a sentence, a picture to scale and its formulas; the side topics below."""
 
 import json
@@ -8,8 +8,9 @@ import streamlit as st
 from sim.errors import InputError
 from sim.serving.workloads import TEXTBOOK
 from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL, SOURCE_ARTICLE
-from ui import controls, runs, widgets, worked
-from ui.glossary import first
+from ui.learn import runs, worked
+from ui.shell import controls, widgets
+from ui.shell.glossary import first
 
 s = widgets.scenario()
 look = widgets.look()

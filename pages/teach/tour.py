@@ -1,11 +1,13 @@
-"""Guided tour: the story as steps a teacher presents (ui/tour_view.py; each step's text in
+"""Guided tour: the story as steps a teacher presents (ui/teach/tour_view.py; each step's text in
 tour/en/NN-name.md). Each step sets the controls, opens the figure at the moment it explains and
 points at it, and waits; a guess comes before its reveal, an exercise answers at once."""
 
 import streamlit as st
 
-from ui import runs, tour, tour_view, widgets
-from ui.controls import WINDOW
+from ui.learn import runs
+from ui.shell import widgets
+from ui.shell.controls import WINDOW
+from ui.teach import tour, tour_view
 
 try:
     t = tour_view.steps()

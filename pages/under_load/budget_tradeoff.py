@@ -12,8 +12,10 @@ from sim.studies.sweep import (
     recommend,
 )
 from sim.units import fmt_seconds
-from ui import controls, overhead, sweep, traffic_words, widgets, workload_box
-from ui.glossary import first
+from ui.shell import controls, widgets
+from ui.shell.glossary import first
+from ui.under_load import overhead, sweep, workload_box
+from ui.under_load import words as traffic_words
 
 s = widgets.scenario()
 look = widgets.look()

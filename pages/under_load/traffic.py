@@ -8,8 +8,10 @@ from sim.serving.policies import POLICIES
 from sim.studies.stalls import STALL_S, STALL_SOURCE
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
-from ui import controls, traffic, traffic_words, widgets, workload_box
-from ui.glossary import first, term
+from ui.shell import controls, widgets
+from ui.shell.glossary import first, term
+from ui.under_load import traffic, workload_box
+from ui.under_load import words as traffic_words
 
 s = widgets.scenario()
 look = widgets.look()

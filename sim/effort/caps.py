@@ -7,7 +7,7 @@ its bound, sim/effort/estimate.py), and otherwise each run gets the largest cap,
 likely iterations, at which all of them fit (at least its bound, and more up to its own cap,
 where all the bounds fit); a run that needs more stops there and says so. So the likely estimate
 decides, and the caps keep the guarantee: a command never takes more than its allowance. Pages
-do the same with the likely estimate and a wall-clock deadline (ui/work.py).
+do the same with the likely estimate and a wall-clock deadline (ui/shell/work.py).
 
 A search that does not know how many runs it needs (capacity) is handed a `RunAccount`'s
 `may_start` and `finished` as callbacks: it asks before each run, and reports each finished one.

@@ -112,7 +112,7 @@ def test_out_of_range_link_value_shows_a_note(page, app_url):
 
 
 def download(page, name: str, kind: str):
-    """Open the chart `name`'s Download list and click its `kind` (ui/widgets.py `downloads`);
+    """Open the chart `name`'s Download list and click its `kind` (ui/shell/widgets.py `downloads`);
     the Download. Once, in a whole-suite CI run, a click on a file made on click (Streamlit's
     deferred download) brought nothing in 60 s, and never when run alone; the server drops a
     deferred file's callable when a run clears the references it keeps, so a click can land
@@ -196,7 +196,7 @@ def test_a_deep_link_opened_first_on_a_fresh_server_runs_through_app_py(browser,
     """The first request a new server gets is a deep link (a slide's link, right after `make
     run`): the page still comes with the sidebar's controls, because every page script lives in
     a subfolder of pages/ (app.py's docstring says why), and without a "Page not found" dialog
-    over it (Streamlit's legacy pages/ mode, which serve.py turns off: ui/server.py). Home's file
+    over it (Streamlit's legacy pages/ mode, which serve.py turns off: ui/shell/server.py). Home's file
     name is a link too (app.py)."""
     with streamlit_server(ROOT / "serve.py", tmp_path / "server.log") as url:
         context = browser.new_context(viewport={"width": 1400, "height": 1000})

@@ -1,4 +1,4 @@
-"""The charts in the page (ui/chart_view.py, ui/front/chart.js): drawn by Vega alone on a canvas,
+"""The charts in the page (ui/shell/chart_view.py, ui/shell/front/chart.js): drawn by Vega alone on a canvas,
 their tooltips shown on hover, a rerun that sends the same chart leaving it as drawn, and a
 changed control drawing it anew."""
 
@@ -6,7 +6,7 @@ from playwright import sync_api
 
 from harness.browser import wait_for_run
 from harness.visit import NUMBERS, settle
-from ui.chart_view import BOX_CLASS
+from ui.shell.chart_view import BOX_CLASS
 
 CHART = f".{BOX_CLASS}"
 # the first chart's canvas, marked so that a later look can tell whether it is the same one

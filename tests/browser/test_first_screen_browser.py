@@ -1,4 +1,4 @@
-"""What a fresh visit fetches to draw a page's figures (ui/server.py `FIGURE_CHUNKS`): the code
+"""What a fresh visit fetches to draw a page's figures (ui/shell/server.py `FIGURE_CHUNKS`): the code
 of the element that draws them comes with the page, before it connects, never after (a fetch
 after would wait for the page's script), and a page preloads no such code for a figure it does
 not draw (the component that draws a chart also reports a projector's room: on a page without a

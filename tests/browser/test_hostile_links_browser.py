@@ -21,8 +21,8 @@ from playwright import sync_api
 from harness.browser import has_value, wait_for_run
 from harness.visit import settle
 from tests.support.hostile import LINK_KEYS, PAYLOADS
-from ui import story
-from ui.literal import LIMIT, visible
+from ui.shell import story
+from ui.shell.literal import LIMIT, visible
 
 PATHS = ["" if page is story.PAGES[0] else Path(page.path).stem for page in story.PAGES]
 # every element a page draws that can show, fetch or run something, as (tag, its address or text)

@@ -370,7 +370,7 @@ def test_real_time_play_and_pause(offline, page_file):
 STREAMLIT_APP = """
 from charts.player import player_html
 from tests.support.charts import seed_chart
-from ui.player import show_player
+from ui.learn.player import show_player
 spec, t_max, bounds = seed_chart(decodes=8, decode_output=64, prompt=2048, prompt_output=8)
 show_player(player_html(spec, t_max=t_max, boundaries=bounds), height=700)
 """

@@ -15,7 +15,7 @@ import pytest
 from harness.browser import CHARTS
 from harness.visit import settle
 from tests.browser.pages import DEFAULTS
-from ui.streamlit_internals import main_column_px
+from ui.shell.streamlit_internals import main_column_px
 
 SIZES = [(1920, 1080), (1280, 720)]
 PAGES = {"": "Chunked Prefill Lab", "side_by_side": "Side by side"}
@@ -211,8 +211,8 @@ FRESH = [(1440, 900), (1280, 720), (1920, 1080), (1024, 768)]
 @pytest.mark.parametrize("size", FRESH, ids=[f"{w}x{h}" for w, h in FRESH])
 def test_a_fresh_visit_to_side_by_side_runs_its_script_once(new_tab, app_url, size):
     """The page tells its first run the window's size (a cookie written before Streamlit
-    connects: ui/server.py), the run fits the lanes to the main column it implies (ui/presenter.py
-    `guessed_room`, ui/streamlit_internals.py `main_column_px`), and the browser's report of the
+    connects: ui/shell/server.py), the run fits the lanes to the main column it implies (ui/shell/presenter.py
+    `guessed_room`, ui/shell/streamlit_internals.py `main_column_px`), and the browser's report of the
     real room then finds the figure as it would draw it: no second run redrawing the player. The
     stage is as wide as guessed; the lanes' fit on the first screen is the test above's."""
     width, height = size

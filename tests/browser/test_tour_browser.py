@@ -9,7 +9,7 @@ import pytest
 from playwright import sync_api
 
 from harness.visit import settle
-from ui import tour
+from ui.teach import tour
 
 STEPS = tour.load()
 

@@ -17,7 +17,7 @@ from sim.serving.workloads import burst, poisson
 from sim.studies.capacity import compare_capacity, rate_curve, rate_grid
 from sim.studies.sweep import engine_defaults, recommend, run_point
 from tests.support.charts import SEED, run, serve
-from ui.scenario import scenario_from
+from ui.shell.scenario import scenario_from
 
 
 @pytest.fixture(scope="session")

@@ -44,8 +44,8 @@ from sim.serving.policies import get_policy
 from sim.serving.workloads import poisson
 from sim.studies.stalls import STALL_S
 from tests.support.charts import fast_first, lab_figures, run
-from ui.presenter import LANE_SIDE_PX
-from ui.scenario import scenario_from
+from ui.shell.presenter import LANE_SIDE_PX
+from ui.shell.scenario import scenario_from
 
 LOOKS = [Look(), Look(presenter=True), Look(dark=True), Look(presenter=True, dark=True)]
 MAX_PAGE_DATA = 1_000_000   # bytes of chart data per page (the app's speed target)
@@ -345,7 +345,7 @@ def test_the_figure_height_is_what_vl_convert_draws(look, decodes):
 @pytest.mark.parametrize("width", [340, 600])
 def test_lanes_beside_each_other_fit_their_columns(seed, width):
     """Beside each other each lane is `width` wide with its own legend and time axis, the two as
-    tall as one, and the whole no wider than what ui/presenter.py leaves them (LANE_SIDE_PX a
+    tall as one, and the whole no wider than what ui/shell/presenter.py leaves them (LANE_SIDE_PX a
     lane): the chunked lane starts right of the unchunked one, every title and counter whole."""
     tl = timeline(*seed[1:])
     figure = tl.figure(Look(), width=width, beside=True, rows_px=60)
@@ -364,7 +364,7 @@ def test_lanes_beside_each_other_fit_their_columns(seed, width):
                          ids=["presenter", "presenter-dark", "normal"])
 @pytest.mark.parametrize("height", [620, 800, 1000])
 def test_a_figure_fitted_to_a_height_is_that_tall(seed, look, height):
-    """What a projector's stage leaves (ui/presenter.py) is what the figure takes: the decoder
+    """What a projector's stage leaves (ui/shell/presenter.py) is what the figure takes: the decoder
     blocks are as tall as the rest of the figure leaves, and the frame is sized to hold it."""
     tl = timeline(*seed[1:])
     rows_px = tl.rows_to_fit(look, height)

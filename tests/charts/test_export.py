@@ -15,7 +15,7 @@ from charts.timeline import view_name
 from charts.views import timeline
 from sim.studies.stalls import STALL_S
 from tests.support.charts import fast_first
-from ui.scenario import scenario_from
+from ui.shell.scenario import scenario_from
 
 FRAMES = 6
 

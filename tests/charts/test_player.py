@@ -214,7 +214,7 @@ def test_bundle_file_is_written_once_and_replaces_stale_versions(tmp_path):
 APP = """
 from charts.player import player_html
 from tests.support.charts import tiny_spec
-from ui.player import show_player
+from ui.learn.player import show_player
 show_player(player_html(tiny_spec(), t_max=0.3), height=300)
 """
 

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from tests.fuzz_app.links import PAGE_KEYS, run_case
-from ui.work import PAGE_BYTES, PAGE_SECONDS
+from ui.shell.work import PAGE_BYTES, PAGE_SECONDS
 
 CASES_PER_PAGE = max(1, int(os.environ.get("FUZZ_APP_CASES", "27")) // len(PAGE_KEYS))
 RECORD: list = []

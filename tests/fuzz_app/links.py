@@ -18,9 +18,9 @@ from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
 from tests.support.apptest import APP, as_read, shown
 from tests.support.hostile import markup
-from ui import controls, story
-from ui.controls import CONTROLS, Control
-from ui.literal import LIMIT, visible
+from ui.shell import controls, story
+from ui.shell.controls import CONTROLS, Control
+from ui.shell.literal import LIMIT, visible
 
 SIDEBAR = [c.key for c in (*controls.SCENARIO, *controls.HARDWARE, *controls.POLICY,
                            *controls.CUSTOM_GPU, *controls.CUSTOM_MODEL, *controls.DISPLAY)]
@@ -79,9 +79,9 @@ def links(draw, page: str) -> dict[str, str | list[str]]:
 
 
 # --- one run of a page --------------------------------------------------------------------------
-# Python's and JSON's words for no number; "None of the budgets ..." is English (ui/words.py)
+# Python's and JSON's words for no number; "None of the budgets ..." is English (ui/learn/words.py)
 NONSENSE = re.compile(r"\b(nan|NaN|inf|-inf|Infinity)\b|\bNone\b(?! of\b)|\bnull\b")
-QUOTED = re.compile(r"“[^”]*”")   # a link's own values, quoted back in its notes (ui.controls.in_link)
+QUOTED = re.compile(r"“[^”]*”")   # a link's own values, quoted back in its notes (ui.shell.controls.in_link)
 # what the sidebar quotes of a preset's source, which may say `null` of a config.json field
 SOURCES = [preset.source for preset in (*GPUS.values(), *MODELS.values())]
 HANG_S = 120   # a run longer than this is a hang (the pages' own limit is far below it)

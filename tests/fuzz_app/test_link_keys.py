@@ -20,8 +20,8 @@ from tests.fuzz_app.conftest import FAMILIES
 from tests.fuzz_app.links import PAGE_KEYS, hostile_case, page_markup, page_of, run_page, value
 from tests.support.apptest import as_read
 from tests.support.hostile import LINK_KEYS, PAYLOADS
-from ui.controls import CONTROLS, KEY_SPELLINGS, NO_PAGE
-from ui.literal import LIMIT
+from ui.shell.controls import CONTROLS, KEY_SPELLINGS, NO_PAGE
+from ui.shell.literal import LIMIT
 
 CASES = max(3, int(os.environ.get("FUZZ_APP_CASES", "27")) // 10)
 SETTINGS = settings(max_examples=CASES, deadline=None, database=None,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from ui.chart_view import COMPONENT as CHART
+from ui.shell.chart_view import COMPONENT as CHART
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -30,7 +30,7 @@ def open_app(page=None, **query) -> AppTest:
 
 
 def charts(at: AppTest) -> list[dict]:
-    """The charts a page draws (ui/chart_view.py), each as the Vega spec it sends the browser."""
+    """The charts a page draws (ui/shell/chart_view.py), each as the Vega spec it sends the browser."""
     return [json.loads(json.loads(e.proto.json)["spec"]) for e in at.get("bidi_component")
             if e.proto.component_name == CHART]
 
@@ -50,7 +50,7 @@ SPAN_OR_ESCAPE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)|\\([!-/:-@\[-`{-
 
 
 def as_read(markdown: str) -> str:
-    """Markdown (ui.literal's values among it) as a reader sees it: each code span as its text
+    """Markdown (ui.shell.literal's values among it) as a reader sees it: each code span as its text
     (one space each side dropped where both ends have one), backslash escapes gone."""
     def read(match: re.Match) -> str:
         if match.group(3) is not None:
@@ -133,13 +133,13 @@ CELL_EDGE = re.compile(r"(?<!\\)\|")
 
 
 def is_table(markdown: str) -> bool:
-    """Whether a Markdown element is one of the lab's tables (ui.widgets.table)."""
+    """Whether a Markdown element is one of the lab's tables (ui.shell.widgets.table)."""
     lines = markdown.split("\n")
     return len(lines) > 1 and lines[0].startswith("| ") and bool(TABLE_RULE.fullmatch(lines[1]))
 
 
 def tables(at: AppTest) -> list[pd.DataFrame]:
-    """The page's tables (ui.widgets.table: Markdown tables), each as a frame of text indexed by
+    """The page's tables (ui.shell.widgets.table: Markdown tables), each as a frame of text indexed by
     its first column, as they were drawn."""
     def cells(line: str) -> list[str]:
         return [c.strip().replace("\\|", "|") for c in CELL_EDGE.split(line.strip()[1:-1])]

@@ -8,7 +8,7 @@ import re
 
 from markdown_it import MarkdownIt
 
-from ui.controls import CONTROLS, NO_PAGE
+from ui.shell.controls import CONTROLS, NO_PAGE
 
 # every key a link may carry that the app reads: the controls', and the missing page's
 LINK_KEYS = [*CONTROLS, NO_PAGE]

@@ -1,4 +1,4 @@
-"""A stand-in page for ui/jobs.py's tests: jobs whose cost is known, run through run_jobs in
+"""A stand-in page for ui/shell/jobs.py's tests: jobs whose cost is known, run through run_jobs in
 AppTest. Its state lives here, where the page script (run anew on every rerun) finds it."""
 
 import time
@@ -6,9 +6,9 @@ import time
 from sim.effort.estimate import ITEM_COSTS, Counts
 from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError
-from ui.jobs import Job
-from ui.store import ByteStore
-from ui.work import Work
+from ui.shell.jobs import Job
+from ui.shell.store import ByteStore
+from ui.shell.work import Work
 
 # A stand-in iteration is priced as a sliding-window model's (the dearest), so that the "now"
 # tier's deadline allows fewer iterations than a run's cap (RUN_ITERATIONS).
@@ -43,7 +43,7 @@ def page():
     from sim.errors import InputError
     from sim.serving.engine import SimulationLimitError
     from tests.support.stand_in_jobs import JOBS, STORE
-    from ui.jobs import run_jobs
+    from ui.shell.jobs import run_jobs
 
     try:
         results = run_jobs(JOBS, STORE, what="do the test work", change="less work.", key="go")

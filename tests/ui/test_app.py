@@ -23,8 +23,8 @@ from tests.support.apptest import (
     shown,
     tables,
 )
-from ui import scenario
-from ui.literal import literal
+from ui.shell import scenario
+from ui.shell.literal import literal
 
 
 # --- every page at the defaults ------------------------------------------------------------

@@ -8,10 +8,11 @@ from sim.errors import InputError
 from sim.serving.engine import simulate
 from sim.serving.policies import Limits, get_policy
 from sim.studies.worked_example import DEFAULTS, worked_example
-from ui import controls, words
-from ui.controls import CONTROLS, read_link
-from ui.scenario import MEMORY_KEYS, fit_in_memory, scenario_from
-from ui.words import lane_cards
+from ui.learn import words
+from ui.learn.words import lane_cards
+from ui.shell import controls
+from ui.shell.controls import CONTROLS, read_link
+from ui.shell.scenario import MEMORY_KEYS, fit_in_memory, scenario_from
 
 
 def test_defaults_are_the_source_articles_worked_example():
@@ -210,7 +211,8 @@ def test_starving_budget_is_flagged():
 
 def test_every_cost_mode_has_its_rule_in_words():
     from sim.cost.iteration import MODES
-    assert set(words.COST_RULES) == set(MODES) == set(CONTROLS["mode"].options)
+    from ui.shell.scenario import COST_RULES
+    assert set(COST_RULES) == set(MODES) == set(CONTROLS["mode"].options)
 
 
 def test_tp_reaches_the_cost_model_and_is_checked_against_the_model():

@@ -1,4 +1,4 @@
-"""ui.cached_figure: a figure and its spec cached once per set of inputs, each builder's caches its
+"""ui.shell.cached_figure: a figure and its spec cached once per set of inputs, each builder's caches its
 own (builders of the same signature never share entries), the `_` arguments never hashed."""
 
 import threading
@@ -10,7 +10,7 @@ import streamlit as st
 
 from charts.figure import Figure
 from charts.theme import Look
-from ui.cached_figure import cached_figure
+from ui.shell.cached_figure import cached_figure
 
 LOOK = Look()
 built: list[str] = []

@@ -1,4 +1,4 @@
-"""The charts in the page (ui/chart_view.py): compiled to Vega on the server and sent with the
+"""The charts in the page (ui/shell/chart_view.py): compiled to Vega on the server and sent with the
 address of the Vega bundle they are drawn with; Streamlit's own chart element where static
 serving is off (no bundle to load)."""
 
@@ -10,7 +10,7 @@ from streamlit import config
 from charts.player import vega_bundle_name
 from harness.browser import CHARTS
 from tests.support.apptest import charts, open_app
-from ui.chart_view import BOX_CLASS, COMPONENT
+from ui.shell.chart_view import BOX_CLASS, COMPONENT
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOFLINE = "pages/learn/roofline.py"

@@ -32,8 +32,11 @@ from sim.studies.memory import kv_pressure
 from sim.studies.sweep import OVERHEAD_SHARE, budget_grid, recommend, run_point
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_bytes, fmt_percent, fmt_seconds
-from ui import story, tour, traffic_words, words, worked
-from ui.scenario import DECODE_OUTPUT, PROMPT_OUTPUT, scenario_from
+from ui.learn import words, worked
+from ui.shell import story
+from ui.shell.scenario import DECODE_OUTPUT, PROMPT_OUTPUT, scenario_from
+from ui.teach import tour
+from ui.under_load import words as traffic_words
 
 EXAMPLES = int(os.environ.get("CLAIMS_EXAMPLES", "12"))
 STALL = 0.1

@@ -9,8 +9,8 @@ from sim.serving.metrics import summarize
 from sim.serving.policies import Limits, get_policy, lane_budget
 from sim.units import fmt_seconds
 from tests.support.apptest import assert_clean, open_app, shown, tables
-from ui import capacity, overhead, sweep
-from ui.scenario import scenario_from, traffic_from
+from ui.shell.scenario import scenario_from, traffic_from
+from ui.under_load import capacity, overhead, sweep
 
 TRAFFIC = "pages/under_load/traffic.py"
 BUDGET = "pages/under_load/budget_tradeoff.py"

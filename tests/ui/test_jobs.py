@@ -1,4 +1,4 @@
-"""A page's runs within its limits (ui/jobs.py), with stand-in jobs whose cost is known: small work
+"""A page's runs within its limits (ui/shell/jobs.py), with stand-in jobs whose cost is known: small work
 runs at once, large work waits for a button, too much is refused, and a run that takes longer
 than estimated is stopped by its tier's deadline and remembered. (Cancel needs a click during a
 run: tests/browser/test_limits_browser.py.)"""
@@ -8,9 +8,9 @@ from streamlit.testing.v1 import AppTest
 
 from tests.support.apptest import assert_clean
 from tests.support.stand_in_jobs import CALLS, ITERATION_S, JOBS, STORE, page, stand_in
-from ui import jobs
-from ui.store import RESULTS
-from ui.work import NOW_DEADLINE_S, NOW_SECONDS, RUN_ITERATIONS
+from ui.shell import jobs
+from ui.shell.store import RESULTS
+from ui.shell.work import NOW_DEADLINE_S, NOW_SECONDS, RUN_ITERATIONS
 
 
 @pytest.fixture

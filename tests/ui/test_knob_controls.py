@@ -6,8 +6,8 @@ import pytest
 
 from sim.knobs import KNOBS, LIMIT_KNOBS
 from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, Limits, in_words
-from ui.controls import CONTROLS, KV_PICK, read_link
-from ui.scenario import limits_with
+from ui.shell.controls import CONTROLS, KV_PICK, read_link
+from ui.shell.scenario import limits_with
 
 
 @pytest.mark.parametrize("knob", [k for k in KNOBS.values() if k.key], ids=lambda k: k.name)
@@ -45,7 +45,7 @@ def test_a_pages_limit_controls_reach_the_runs_limits():
 def test_a_link_shared_with_the_old_key_of_a_renamed_knob_still_sets_it():
     """`partials` (the old key of max concurrent prefills, named after a vLLM knob that vLLM V1
     does not have) reads as `prefills` and is rewritten to it; the new key wins over the old."""
-    from ui.controls import read_link
+    from ui.shell.controls import read_link
     link = read_link({"partials": "3"})
     assert link.values == {"prefills": 3} and link.renamed == {"partials": "prefills"}
     assert read_link({"partials": "3", "prefills": "5"}).values == {"prefills": 5}

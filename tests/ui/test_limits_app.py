@@ -12,9 +12,9 @@ from streamlit.runtime.caching.cache_resource_api import _resource_caches
 
 from sim.serving.engine import Trace
 from tests.support.apptest import ALL_PAGES, assert_clean, charts, open_app, shown, tables
-from ui import work
-from ui.controls import CONTROLS
-from ui.store import TRACES
+from ui.shell import work
+from ui.shell.controls import CONTROLS
+from ui.shell.store import TRACES
 
 TRAFFIC = "pages/under_load/traffic.py"
 BUDGET = "pages/under_load/budget_tradeoff.py"

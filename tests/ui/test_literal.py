@@ -1,4 +1,4 @@
-"""ui.literal: any text from outside, through the one helper, is its own text in Markdown: code
+"""ui.shell.literal: any text from outside, through the one helper, is its own text in Markdown: code
 spans (and the slash of a split `:material/`), read with markdown-it (CommonMark, with GitHub's
 tables and strikethrough); the rewrites Streamlit makes to plain text after parsing are checked
 by their own patterns, as its 1.67 frontend spells them (tests/support/hostile.py). The browser
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.hostile import MARKDOWN, PAYLOADS, REWRITES
-from ui.literal import LIMIT, literal, visible
+from ui.shell.literal import LIMIT, literal, visible
 
 HOSTILE = [*PAYLOADS.values(), "<img src=x onerror=alert(1)>", "*em* __strong__ ~~gone~~",
            "1. one", "- item", "===", "[ref]: https://evil.example", "<https://evil.example>",

@@ -1,4 +1,4 @@
-"""ui/overhead_words.py: every number the overhead strips' sentences name is the one the runs made
+"""ui/under_load/overhead_words.py: every number the overhead strips' sentences name is the one the runs made
 at that CPU time (simulated here, not read from the strip), and each sentence is the one its
 regime calls for (a lane that does not move, one that does; a ratio that holds, rises or is
 undefined)."""
@@ -19,7 +19,7 @@ from sim.serving.workloads import textbook_scenario
 from sim.studies.capacity import CapacityComparison, CapacityResult
 from sim.studies.overhead import BudgetHeadline, Level, Strip, lanes_headline, strip
 from sim.units import fmt_seconds
-from ui.overhead_words import budget_words, capacity_words, lanes_words, level_label
+from ui.under_load.overhead_words import budget_words, capacity_words, lanes_words, level_label
 
 SEED = textbook_scenario()
 LIMITS = Limits(max_seqs=65)

@@ -1,4 +1,4 @@
-"""ui.presenter's room before the browser reports it (the window the page wrote to a cookie as it
+"""ui.shell.presenter's room before the browser reports it (the window the page wrote to a cookie as it
 loaded), and the range of rooms a fit stays the same in. The browser test
 (tests/browser/test_presenter_browser.py) checks a fresh Side by side runs once on the guess."""
 
@@ -6,8 +6,8 @@ from unittest import mock
 
 import pytest
 
-from ui import presenter
-from ui.streamlit_internals import main_column_px
+from ui.shell import presenter
+from ui.shell.streamlit_internals import main_column_px
 
 
 @pytest.mark.parametrize("cookie, expected", [

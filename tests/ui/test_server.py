@@ -1,4 +1,4 @@
-"""ui.server, what `make run` serves (serve.py): the pinned index.html for the app's own pages,
+"""ui.shell.server, what `make run` serves (serve.py): the pinned index.html for the app's own pages,
 everything else passed to Streamlit. (tests/browser/test_offline_browser.py checks the result in
 Chromium: no 404 in the console, no "Page not found" over a first deep link.)"""
 
@@ -15,7 +15,7 @@ from charts.player import vega_bundle_name
 from harness.protocol import run_apart
 from harness.server import STARTUP_S, free_port
 from tests.support.apptest import ALL_PAGES
-from ui.server import FIGURE_CHUNKS, PinServerAddress, page_paths, pinned_index
+from ui.shell.server import FIGURE_CHUNKS, PinServerAddress, page_paths, pinned_index
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,7 +128,7 @@ def test_the_index_fetches_the_players_bundle_early_where_it_is_served(static_se
 
 def test_each_page_preloads_the_code_of_its_own_figures_only():
     """The player's pages its iframe element and fetch the bundle into the cache for its frame;
-    the chart pages the component that draws their charts (ui/chart_view.py) and run the bundle
+    the chart pages the component that draws their charts (ui/shell/chart_view.py) and run the bundle
     in the page; a page without a figure neither (what each page draws: the browser test)."""
     assert set(FIGURE_CHUNKS) <= page_paths()
     bundle = f"'app/static/{vega_bundle_name()}'"

@@ -1,4 +1,4 @@
-"""Stores bounded in bytes (ui/store.py): what an entry weighs, and what the store keeps."""
+"""Stores bounded in bytes (ui/shell/store.py): what an entry weighs, and what the store keeps."""
 
 import threading
 
@@ -7,8 +7,8 @@ import pandas as pd
 
 from sim.serving.engine import simulate
 from sim.serving.policies import Limits, get_policy
-from ui.scenario import scenario_from
-from ui.store import ByteStore, deep_nbytes
+from ui.shell.scenario import scenario_from
+from ui.shell.store import ByteStore, deep_nbytes
 
 
 def test_a_trace_weighs_its_arrays():

@@ -1,4 +1,4 @@
-"""The learner's path (ui/story.py) and the glossary (ui/glossary.py): every page on the path
+"""The learner's path (ui/shell/story.py) and the glossary (ui/shell/glossary.py): every page on the path
 once, in order, each ending with its "Next"; Home's chapters filled from the run; every term the
 issue names defined in one place."""
 
@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.apptest import ALL_PAGES, ROOT, assert_clean, open_app, page_links
-from ui import controls, glossary, story, words
-from ui.glossary import ACRONYMS, TERMS, first, term
+from ui.learn import words
+from ui.shell import controls, glossary, story
+from ui.shell.glossary import ACRONYMS, TERMS, first, term
 
 
 def test_every_page_script_is_on_the_path_once_beginners_first():

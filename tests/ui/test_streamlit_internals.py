@@ -1,4 +1,4 @@
-"""ui.streamlit_internals: each Streamlit internal the app leans on still exists with the shape the
+"""ui.shell.streamlit_internals: each Streamlit internal the app leans on still exists with the shape the
 module reads, and still does what the app needs of it. A Streamlit upgrade that breaks one fails
 here, before a room meets it (the browser tests pin the results: a deep link on a fresh server,
 a link correction in the address bar)."""
@@ -20,7 +20,7 @@ from streamlit.runtime.state.query_params import QueryParams
 from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
 from streamlit.testing.v1 import AppTest
 
-from ui import streamlit_internals as internals
+from ui.shell import streamlit_internals as internals
 
 ROOT = Path(__file__).resolve().parents[2]
 # what may call Streamlit (sim, charts and cli never import it: pyproject.toml's contracts)
@@ -50,13 +50,13 @@ def _reaches_inside(path: Path) -> list[str]:
 def test_only_the_internals_module_reaches_inside_streamlit():
     offenders = {str(p.relative_to(ROOT)): found for p in STREAMLIT_SIDE
                  if p.name != "streamlit_internals.py" and (found := _reaches_inside(p))}
-    assert offenders == {}, "move these into ui/streamlit_internals.py, each with its test"
-    assert _reaches_inside(ROOT / "ui" / "streamlit_internals.py")   # the check sees them
+    assert offenders == {}, "move these into ui/shell/streamlit_internals.py, each with its test"
+    assert _reaches_inside(ROOT / "ui" / "shell" / "streamlit_internals.py")   # the check sees them
 
 
 def test_the_installed_streamlit_is_the_release_the_internals_were_checked_with():
     assert streamlit.__version__.startswith(internals.CHECKED_WITH + "."), (
-        f"Streamlit {streamlit.__version__}: re-check every internal in ui/streamlit_internals.py "
+        f"Streamlit {streamlit.__version__}: re-check every internal in ui/shell/streamlit_internals.py "
         "against it, then update CHECKED_WITH and the pin in requirements.in")
     assert f"streamlit>={internals.CHECKED_WITH}," in (ROOT / "requirements.in").read_text()
 
@@ -80,7 +80,7 @@ def _probe():
     """An app that binds a widget to the link and shows what the internals read."""
     import streamlit as st
 
-    from ui import streamlit_internals as internals
+    from ui.shell import streamlit_internals as internals
 
     st.number_input("budget", min_value=1, max_value=100, value=5, key="budget",
                     bind="query-params")
@@ -118,7 +118,7 @@ def _upload_probe():
     """An app whose uploader's file is forgotten as soon as it arrives."""
     import streamlit as st
 
-    from ui import streamlit_internals as internals
+    from ui.shell import streamlit_internals as internals
 
     f = st.file_uploader("trace", key="f")
     if f is not None:
@@ -141,7 +141,7 @@ def test_a_file_let_go_of_is_told_from_a_file_and_from_none():
 
 
 def test_the_server_has_the_upload_store_and_session_lookups_the_sweep_reads():
-    """ui/server.py's sweep and upload cap read these on the server (tests/ui/test_upload_server.py
+    """ui/shell/server.py's sweep and upload cap read these on the server (tests/ui/test_upload_server.py
     checks what they do there)."""
     store = MemoryUploadedFileManager("/upload")
     assert isinstance(store.file_storage, dict)
@@ -211,7 +211,8 @@ def test_the_index_reply_is_told_by_its_content_type():
 
 def _styled_test_ids() -> set[str]:
     """Every element test id the app's styles and scripts select."""
-    sources = [*(ROOT / "ui" / "front").glob("*"), *(ROOT / "ui").glob("*.py"), ROOT / "app.py"]
+    sources = [*(ROOT / "ui" / "shell" / "front").glob("*"), *(ROOT / "ui").rglob("*.py"),
+               ROOT / "app.py"]
     return {m for p in sources if p.is_file()
             for m in re.findall(r'data-testid=\\?"(st\w+)', p.read_text(encoding="utf-8"))}
 

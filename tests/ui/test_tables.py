@@ -1,10 +1,10 @@
-"""ui.widgets.table: a table of text as one Markdown element, read back by the tests' `tables`."""
+"""ui.shell.widgets.table: a table of text as one Markdown element, read back by the tests' `tables`."""
 
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from tests.support.apptest import is_table
-from ui.widgets import markdown_table
+from ui.shell.widgets import markdown_table
 
 FRAME = pd.DataFrame({"formula": ["a | b", "2 × 3"], "result": ["1\nline", "6"]},
                      index=pd.Index(["first", "second"], name="step"))
@@ -28,7 +28,7 @@ def test_what_the_page_draws_reads_back_as_the_frame_shown():
     def page():
         import pandas as pd
 
-        from ui.widgets import table
+        from ui.shell.widgets import table
         table(pd.DataFrame({"formula": ["a | b", "2 × 3"], "result": ["1\nline", "6"]},
                            index=pd.Index(["first", "second"], name="step")))
     from tests.support.apptest import tables

@@ -1,4 +1,4 @@
-"""The guided tour (ui/tour.py, tour/en/*.md): its steps read and checked from their files, every
+"""The guided tour (ui/teach/tour.py, tour/en/*.md): its steps read and checked from their files, every
 number in their words from the runs, the moments a step opens at, the guesses answerable and the
 budget exercise judged by its runs; and the Tour page through AppTest: a link opens its step with
 its controls, a guess reveals (nothing of the run ahead is drawn before it), the exercise counts
@@ -17,8 +17,10 @@ from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
 from sim.studies.budget import largest_budget_within
 from tests.support.apptest import APP, TIMEOUT, assert_clean, charts, page_links, shown
-from ui import controls, story, tour, words
-from ui.controls import TOUR_FOLDER, read_link
+from ui.learn import words
+from ui.shell import controls, story
+from ui.shell.controls import TOUR_FOLDER, read_link
+from ui.teach import tour
 
 TOUR_PAGE = "pages/teach/tour.py"
 
@@ -44,7 +46,7 @@ def test_eight_to_twelve_steps_from_two_kinds_of_work_to_under_load(steps):
     assert [s.number for s in steps.steps] == list(range(1, len(steps.steps) + 1))
     chapters = [s.chapter for s in steps.steps]
     assert chapters[0] == "two-kinds" and chapters[-1] == "traffic" and "dial" in chapters
-    # the story's chapters, each at least once, in the story's order (ui/story.py)
+    # the story's chapters, each at least once, in the story's order (ui/shell/story.py)
     assert list(dict.fromkeys(chapters)) == [c.id for c in story.CHAPTERS]
     assert controls.TOUR.high == len(steps.steps)            # ?tour=N is checked against them
     # one numbering, the steps': Home's chapter a step tells is named, not numbered
@@ -115,7 +117,7 @@ def test_the_steps_words_follow_a_short_prompt(steps):
 
 def test_the_under_load_step_quotes_the_burst(steps):
     """Ten 8,192-token prompts: the source article's 3.7 s drain, chunked."""
-    from ui.handout import _burst
+    from ui.teach.handout import _burst
     step = next(s for s in steps.steps if s.view == "burst")
     s = step.scenario()
     numbers = tour.burst_numbers(s, _burst(s))
@@ -128,7 +130,7 @@ def test_the_under_load_step_quotes_the_burst(steps):
 def test_each_guess_has_one_answer_the_runs_pick(steps, number, right):
     step = steps.step(number)
     if step.view == "burst":
-        from ui.handout import _burst
+        from ui.teach.handout import _burst
         values = tour.burst_numbers(step.scenario(), _burst(step.scenario())).values
     else:
         values = numbers_of(step).values
@@ -142,7 +144,7 @@ def test_glossary_markup_in_a_steps_words():
     assert tour.render("{term:prefill:Prefill} of {n} and {first:ttft}", fields, hover=False) == \
         "Prefill of 5 and time to first token (TTFT)"
     assert tour.render("{term:budget}", {}, hover=False) == "token budget"
-    with pytest.raises(tour.TourError, match="'nope' is not in ui/glossary.py"):
+    with pytest.raises(tour.TourError, match="'nope' is not in ui/shell/glossary.py"):
         tour.render("{term:nope}", {})
     with pytest.raises(tour.TourError, match="field 'missing'"):
         tour.render("{missing}", {})
@@ -434,7 +436,7 @@ def test_a_scenario_that_cannot_run_on_a_step_is_a_message_and_the_tour_moves_on
 # --- the printed handout -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def handout(tmp_path_factory):
-    from ui.handout import write
+    from ui.teach.handout import write
     out = tmp_path_factory.mktemp("handout")
     return out, write(out, width=400).read_text("utf-8")
 

@@ -12,10 +12,11 @@ from sim.serving.length_traces import sharegpt_lengths
 from sim.studies.worked_example import SOURCE_ARTICLE
 from tests.support.apptest import as_read, assert_clean, charts, metrics, open_app, shown, tables
 from tests.support.hostile import PAYLOADS, markup
-from ui import controls, sweep
-from ui.controls import CONTROLS, read_link
-from ui.literal import LIMIT, visible
-from ui.scenario import traffic_from
+from ui.shell import controls
+from ui.shell.controls import CONTROLS, read_link
+from ui.shell.literal import LIMIT, visible
+from ui.shell.scenario import traffic_from
+from ui.under_load import sweep
 
 TRAFFIC = "pages/under_load/traffic.py"
 BUDGET = "pages/under_load/budget_tradeoff.py"
@@ -338,7 +339,7 @@ def test_memory_partial_prefill_cap_from_a_link():
 
 
 def test_a_changed_limit_draws_the_runs_anew():
-    """The figures are cached on the runs themselves (ui.traffic.Served.key), so a limit the
+    """The figures are cached on the runs themselves (ui.under_load.traffic.Served.key), so a limit the
     page's knob changes (at most one partial prefill at once) is drawn from the new runs, never
     from a figure cached for the old ones."""
     burst = dict(workload="burst", burst=6, decodes=4, prompt=4096, kvpolicies=["vllm-v1"])
@@ -354,7 +355,7 @@ def test_memory_when_the_weights_do_not_fit():
 
 
 def test_every_control_is_registered_once_with_a_short_key_and_a_default_a_link_keeps():
-    """Every Control ui.controls defines (alone or in a group) is the registry's entry for its
+    """Every Control ui.shell.controls defines (alone or in a group) is the registry's entry for its
     key, so no two share a key (the later would silently replace the earlier); keys are short
     lowercase URL words; and each default, written into a link, reads back unchanged."""
     defined = [c for v in vars(controls).values()

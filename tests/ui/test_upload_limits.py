@@ -11,8 +11,8 @@ from sim.errors import InputError
 from sim.serving import trace_files
 from sim.serving.trace_files import MAX_COLUMNS, REPORT_ROWS
 from tests.support.apptest import as_read, assert_clean, open_app
-from ui import upload as uploads
-from ui.store import TRACES
+from ui.shell import upload as uploads
+from ui.shell.store import TRACES
 
 TRAFFIC = "pages/under_load/traffic.py"
 HEADER = "arrival_s,prompt_tokens,output_tokens"

@@ -10,7 +10,7 @@ import pytest
 from sim.studies.worked_example import SOURCE_ARTICLE
 from tests.support.apptest import ALL_PAGES, assert_clean, hover_texts, open_app, text_in_order
 from tests.support.internal_words import ARTICLE_LABEL, ARTICLES, WORK_ITEM
-from ui.glossary import ACRONYMS
+from ui.shell.glossary import ACRONYMS
 
 
 def first_use_unexplained(text: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""A page's work estimated before it runs (ui/work.py, from sim/effort/estimate.py's likely
+"""A page's work estimated before it runs (ui/shell/work.py, from sim/effort/estimate.py's likely
 estimate): token times exact, iterations close to what the engine takes, and the tiers and
 limits that follow."""
 
@@ -11,8 +11,8 @@ from sim.presets.models import get_model
 from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget
 from sim.serving.run import Run
 from sim.serving.workloads import burst, poisson, textbook_scenario
-from ui import work
-from ui.work import NO_WORK, Work, run_work, tier, too_big, total
+from ui.shell import work
+from ui.shell.work import NO_WORK, Work, run_work, tier, too_big, total
 
 H100 = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"), "roofline")
 MI300 = CostModel(get_gpu("mi300x"), get_model("qwen2.5-7b"), "simple")

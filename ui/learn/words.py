@@ -1,0 +1,460 @@
+"""What the pages say about a run, built from the run itself: how an iteration is priced, the
+metric cards with their formulas, and the stall / fix stories. Pure Python (no Streamlit)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.cost.iteration import CostModel
+from sim.serving.engine import Trace
+from sim.serving.metrics import request_times
+from sim.serving.policies import POLICIES
+from sim.studies.lanes import Comparison, Lane, compare, lane
+from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
+from sim.studies.worked_example import SOURCE_ARTICLE
+from sim.units import fmt_bytes, fmt_seconds
+
+from ..shell.glossary import first, term
+from ..shell.scenario import cost_rule
+
+# --- what the metric cards say ------------------------------------------------------------------
+# The cards' labels, in the order each lane shows them: the stall first.
+GAP, FROZEN, FROZEN_TIME, TTFT, STEADY = ("Largest gap", "Streams frozen", "Frozen per stream",
+                                          "New request TTFT", "Steady gap (p99)")
+
+
+@dataclass(frozen=True)
+class Card:
+    label: str
+    value: str
+    help: str          # the formula, with this run's numbers substituted (Markdown)
+    seconds: float     # the raw value, for deltas between lanes (NaN when undefined)
+    unit: str = "s"    # what `seconds` counts: "s", or a count ("streams")
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def stall_story(trace: Trace, facts: Lane) -> str:
+    """Home's "the stall" paragraph, from the unchunked run: the iteration that carries the prompt
+    (the prompt iteration) and the streams' longest wait it causes, each under its own name."""
+    policy = POLICIES[trace.policy]
+    head = f"{policy.intro}. **{policy.label}**: {policy.summary}."
+    if math.isnan(facts.prompt_iteration_s):
+        return head + " No new prompt arrives, so nothing holds the streams up."
+    it = fmt_seconds(facts.prompt_iteration_s)
+    with_decodes = (f" and {facts.decodes_in_it:,} stream tokens" if facts.decodes_in_it else "")
+    out = (f"{head} The iteration that carries the prompt ({facts.prompt_tokens_in_it:,} prompt "
+           f"tokens{with_decodes}) takes **{it}**.")
+    if not facts.streams:
+        return out + " No streams are running, so none waits for it."
+    wait = fmt_seconds(facts.longest_wait_s)
+    if not facts.decodes_in_it and _same(facts.longest_wait_s,
+                                         facts.prompt_iteration_s + facts.decode_step_s):
+        return out + (" The streams get no token in it, so their longest wait is that iteration "
+                      f"plus the decode step after it, which brings their token: {it} + "
+                      f"{fmt_seconds(facts.decode_step_s)} = **{wait}**.")
+    if _same(facts.longest_wait_s, facts.prompt_iteration_s):
+        return out + f" Every stream's next token waits for all of it: their longest wait is **{wait}**."
+    return out + f" The streams' longest wait between two tokens: **{wait}**."
+
+
+def fix_story(trace: Trace, facts: Lane, before: Lane) -> str:
+    """Home's "the fix" paragraph, from the chunked run: what the policy does, the chunk
+    arithmetic, and what it does to the streams' longest wait, by regime (no room for a chunk,
+    the whole prompt fits in one iteration, or the prompt split into chunks)."""
+    policy = POLICIES[trace.policy]
+    budget, head = facts.budget, f"{policy.intro}. **{policy.label}**: {policy.summary}."
+    if trace.starved_iterations:
+        return (f"{head} But the running streams' decodes take the whole budget of {budget:,} "
+                "tokens, so the prompt gets no chunk until streams finish and leave "
+                f"({trace.starved_iterations:,} iterations): its first token comes after "
+                f"**{fmt_seconds(facts.ttft_s)}**. Raise the budget above the number of streams.")
+    if math.isnan(facts.prompt_iteration_s):
+        return head + " No new prompt arrives, so there is nothing to split."
+    wait = (f"the streams' longest wait {_change(before.longest_wait_s, facts.longest_wait_s)}"
+            if facts.streams else "no streams are running")
+    ttft = (f"the new request's first token comes after **{fmt_seconds(facts.ttft_s)}** "
+            f"(unchunked: {fmt_seconds(before.ttft_s)})")
+    if not facts.split:
+        return (f"{head} Here the budget of {budget:,} tokens has room for the whole "
+                f"{facts.prompt_tokens_in_it:,}-token prompt beside {facts.decodes_in_it:,} "
+                "stream tokens, so nothing is split: one iteration carries all of it, taking "
+                f"**{fmt_seconds(facts.prompt_iteration_s)}**; {wait}, and {ttft}. A budget "
+                "smaller than the prompt splits it.")
+    chunk = (f" Chunk = budget − stream tokens = {budget:,} − {facts.decodes_in_it:,} = "
+             f"**{facts.largest_chunk:,} prompt tokens**."
+             if facts.decodes_in_it + facts.largest_chunk == budget else "")
+    return (f"{head}{chunk} The prompt goes through in {facts.prompt_iterations:,} iterations, the "
+            f"longest **{fmt_seconds(facts.prompt_iteration_s)}**; {wait}, and {ttft}.")
+
+
+def freeze_story(facts: Lane) -> str:
+    """What the top lane's rows show while the prompt goes through, by whether streams freeze."""
+    if not facts.streams:
+        return "No streams are running here, so none can freeze."
+    threshold, wait = fmt_seconds(STALL_S), fmt_seconds(facts.longest_wait_s)
+    if not facts.frozen_streams:
+        return (f"Here that wait is under the {threshold} a reader notices, so no stream "
+                "freezes: this prompt is too short to hurt. A longer one freezes them.")
+    who = ("all of them" if facts.frozen_streams == facts.streams
+           else f"{facts.frozen_streams:,} of the {facts.streams:,}")
+    return (f"In the player, the top lane's rows go blank and the shaded block grows over "
+            f"{who}: a gap over {threshold} is a {'freeze'}, {who} stopped for up to {wait}.")
+
+
+def _who_froze(facts: Lane) -> str:
+    if facts.frozen_streams == facts.streams:
+        return "every stream freezes"
+    return f"{facts.frozen_streams:,} of the {facts.streams:,} streams freeze"
+
+
+def home_intro(unchunked: Trace, chunked: Trace) -> str:
+    """Home's opening paragraph: what the two lanes show in this scenario, by regime (Markdown,
+    with glossary hovers)."""
+    comparison = compare(unchunked, chunked)
+    u, c = comparison.unchunked, comparison.chunked
+    new = np.flatnonzero(~unchunked.prefilled)
+    prompt = f"{int(unchunked.prompt[new[0]]):,}" if len(new) else "no"
+    if not u.streams:
+        top, bottom = "", ""
+    else:
+        top = (f" and {_who_froze(u)}" if u.frozen_streams else
+               f": the streams wait {fmt_seconds(u.longest_wait_s)}, too short to notice")
+        bottom = (" and the streams keep ticking" if not c.frozen_streams
+                  else f" and {_who_froze(c)}")
+    how = ("in chunks" if c.split else
+           "in one iteration too (the budget holds all of it)")
+    ttft = (f"the new prompt's {first('ttft')} grows a little" if c.ttft_s > u.ttft_s
+            else f"the new prompt's {first('ttft')} is no longer")
+    streams = (f"{u.streams:,} streams are being read as they grow, a token at a time, when"
+               if u.streams else "No streams are running when")
+    return (f"Why {first('llm')} servers split long prompts into chunks. {streams} a new "
+            f"{prompt}-token prompt arrives. **Press Play.** Top lane: the server reads the whole "
+            f"prompt in one pass{top}. Bottom lane: it reads the prompt {how}{bottom}, while "
+            f"{ttft}.")
+
+
+def prefill_regime(facts: Lane) -> str:
+    """Why the prompt's pass takes the time it does: its arithmetic or its weight read (from
+    the cost model's two times for that iteration, never a fixed token count)."""
+    if facts.compute_bound:
+        return (": a lot of arithmetic, more than reading the weights takes, so it is "
+                f"{term('compute_bound')}")
+    return (": so few tokens that reading the weights still takes longer than their arithmetic, so "
+            f"this pass is {term('memory_bound')}, like a decode step")
+
+
+def decode_regime(facts: Lane) -> str:
+    if not facts.streams:
+        return " (none are running here)"
+    if facts.decode_compute_bound:
+        return (f" (here {facts.streams:,} of them): so many that one token each is more "
+                "arithmetic than reading the weights takes, so here decode is "
+                f"{term('compute_bound')} too")
+    return (f" (here {facts.streams:,} of them): little arithmetic, but every weight is read "
+            f"again for it, so it is {term('memory_bound')}")
+
+
+def pass_times(facts: Lane) -> str:
+    """The decode step and the prompt iteration, each under its own name."""
+    prompt = f"the whole prompt in one pass takes **{fmt_seconds(facts.prompt_iteration_s)}**"
+    if not facts.streams:
+        return f"Here {prompt}."
+    return (f"Here a decode step of the {facts.streams:,} streams takes "
+            f"**{fmt_seconds(facts.decode_step_s)}**; {prompt}.")
+
+
+def freeze_title(facts: Lane) -> str:
+    """Chapter 2's title: whether the prompt's pass freezes the streams, and how many."""
+    if math.isnan(facts.prompt_iteration_s):
+        return "No new prompt, nothing to wait for"
+    if not facts.streams:
+        return "One prompt in one pass, no stream to freeze"
+    if not facts.frozen_streams:
+        return "A pass this short freezes no stream"
+    if facts.frozen_streams == facts.streams:
+        return "One long prompt freezes every stream"
+    return f"One long prompt freezes {facts.frozen_streams:,} of the {facts.streams:,} streams"
+
+
+def split_title(facts: Lane) -> str:
+    """Chapter 3's title: "split it" only where the budget does split the prompt (as the
+    chapter's text, a starved prompt first)."""
+    rule = "budget B, a chunk C = B − D"
+    if facts.starved_iterations:
+        return f"A {rule}: here the streams leave no room for a chunk until they finish"
+    if facts.split:
+        return f"Split it: a {rule}"
+    if math.isnan(facts.prompt_iteration_s):
+        return f"A {rule}: here no prompt to split"
+    return f"A {rule}: here the budget holds the whole prompt"
+
+
+def _gain(comparison: Comparison) -> str:
+    """What chunking buys the streams here: "gain" (a shorter wait, and no more freezes), "fewer"
+    (fewer freezes only), "little" (a shorter wait only), "nothing", or "no streams"."""
+    if not comparison.unchunked.streams:
+        return "no streams"
+    if comparison.shorter_wait and (comparison.fewer_frozen or not comparison.chunked.frozen_streams):
+        return "gain"
+    if comparison.fewer_frozen:
+        return "fewer"
+    return "little" if comparison.shorter_wait else "nothing"
+
+
+TRADE_TITLES = {"gain": "What it costs, what it buys",
+                "fewer": "What it costs, what it buys: fewer freezes only",
+                "little": "What it costs, what it buys: little here",
+                "nothing": "What it costs; here it buys nothing",
+                "no streams": "What it costs; with no streams, it buys nothing"}
+
+
+def trade_title(comparison: Comparison) -> str:
+    """Chapter 4's title: a gain only where there is one."""
+    return TRADE_TITLES[_gain(comparison)]
+
+
+def trade_story(comparison: Comparison, reread: str) -> str:
+    """Home's "what it costs, what it buys" paragraph: a gain only where there is one."""
+    u, c = comparison.unchunked, comparison.chunked
+    threshold = fmt_seconds(STALL_S)
+    gain = _gain(comparison)
+    if gain == "no streams":
+        return ("No streams are running, so chunking has no gap to shorten; the new request's "
+                f"{term('ttft')} is {fmt_seconds(c.ttft_s)} chunked, {fmt_seconds(u.ttft_s)} unchunked.")
+    gap = f"the streams' longest wait {_change(u.longest_wait_s, c.longest_wait_s)}"
+    if u.frozen_streams == c.frozen_streams:
+        frozen = (f"no stream freezes in either lane (no gap over {threshold})"
+                  if not u.frozen_streams else
+                  f"{c.frozen_streams:,} of the {c.streams:,} streams still freeze (a gap over "
+                  f"{threshold}), as unchunked")
+    else:
+        frozen = (f"{c.frozen_streams:,} of the {c.streams:,} streams freeze (a gap over "
+                  f"{threshold}) instead of {u.frozen_streams:,}")
+    why_not = ("" if c.split or c.starved_iterations
+               else " (the budget holds the whole prompt, so nothing is split)")
+    if gain == "gain":
+        buys = f"It buys: {gap}, and {frozen}."
+    elif gain == "fewer":
+        buys = f"It buys fewer freezes, {frozen}; but {gap}."
+    elif gain == "little":
+        buys = (f"It buys little here: {gap}, and {frozen}: a chunk of {c.largest_chunk:,} "
+                "tokens is still a long iteration. A smaller budget buys more.")
+    else:
+        buys = f"Here it buys nothing{why_not}: {gap}, and {frozen}."
+    ttft = (f"the new request's {term('ttft')} is {fmt_seconds(c.ttft_s)} instead of "
+            f"{fmt_seconds(u.ttft_s)}")
+    if c.starved_iterations:
+        why = ": the streams take the whole budget, so the prompt waits for them to finish"
+    elif c.split:
+        why = ", because its chunks share their iterations with the stream tokens"
+    else:
+        why = ""
+    costs = (f" It costs: {ttft}{why}" if c.ttft_s > u.ttft_s else f" And {ttft}")
+    if c.split and c.decodes_in_it and not c.starved_iterations:
+        costs += (f"; and each iteration that carries a chunk takes up to "
+                  f"{fmt_seconds(c.prompt_iteration_s)} instead of a "
+                  f"{fmt_seconds(c.decode_step_s)} decode step, and every stream waits for each "
+                  "of them")
+    return buys + costs + "." + (f" {reread}" if reread else "")
+
+
+def reread_story(facts: Lane, cost: CostModel) -> str:
+    """What later chunks re-read: the KV of the prompt tokens before them (the worked example
+    prices it the same way), and whether this cost mode counts it."""
+    if not facts.reread_tokens:
+        return ""
+    per_token = cost.kv_bytes_per_token
+    total = facts.reread_tokens * per_token
+    bandwidth = cost.gpu.bandwidth
+    counted = ("the simple cost mode leaves it out, as the arithmetic of the lab's source "
+               f"article, *{SOURCE_ARTICLE}*, does"
+               if cost.mode == "simple" else f"the {cost.mode} cost mode counts it in each chunk's "
+               "iteration")
+    return (f"Each chunk after the first also re-reads the {first('kv')} cache of the prompt "
+            "tokens before "
+            f"it: {facts.reread_tokens:,} token-reads × {fmt_bytes(per_token)} = "
+            f"{fmt_bytes(total)}, {fmt_seconds(total / bandwidth)} at "
+            f"{bandwidth / 1e12:,.4g} TB/s ({counted}).")
+
+
+def card_delta(card: Card, ref: Card, ratio: bool = True) -> str | None:
+    """card − ref, with the ratio card / ref − 1 unless `ratio` is False, e.g. "+84 ms (+26%)";
+    None when they are equal or either is undefined."""
+    d = card.seconds - ref.seconds
+    if not d or math.isnan(d):
+        return None
+    size = fmt_seconds(abs(d)) if card.unit == "s" else f"{abs(d):,.0f} {card.unit}"
+    share = f" ({card.seconds / ref.seconds - 1:+.0%})" if ratio and ref.seconds else ""
+    return f"{'+' if d > 0 else '-'}{size}{share}"   # st.metric reads the ASCII sign
+
+
+def _seconds(s: float) -> str:
+    return "0 ms" if s == 0 else fmt_seconds(s)
+
+
+def decode_step_s(trace: Trace) -> float:
+    """The decode step after the prompt: every stream's pace with no prompt in the iteration."""
+    return lane(trace).decode_step_s
+
+
+def lane_cards(trace: Trace, mode: str, tp: int = 1) -> list[Card]:
+    """The numbers under a lane, the stall first: the streams' longest wait, how many froze and
+    for how long, the new request's TTFT, and the steady inter-token latency (p99), each with how
+    it is computed (`mode`: the cost mode, `tp`: the tensor-parallel degree)."""
+    rule = cost_rule(mode, tp)
+    times = request_times(trace)
+    frozen = stalls(trace, STALL_S, trace.prefilled)
+    every = stalls(trace, STALL_S)
+    threshold = fmt_seconds(STALL_S)
+    gap = frozen.largest_gap_s
+    cards = [Card(
+        GAP, fmt_seconds(gap),
+        f"the streams' longest wait: max over the {frozen.streams:,} running streams of (time of "
+        f"token k+1 − time of token k) = **{fmt_seconds(gap)}**. A stream waits for every "
+        "iteration it is not in, and for the whole of each one it is in: one long prefill "
+        "iteration is one long gap.", gap),
+        Card(FROZEN, f"{frozen.frozen_streams:,} of {frozen.streams:,}",
+             f"running streams with at least one freeze, a gap between two tokens longer than "
+             f"{threshold}, about the longest pause that still feels instantaneous "
+             f"({STALL_SOURCE}): "
+             f"**{frozen.frozen_streams:,}** of {frozen.streams:,}.", float(frozen.frozen_streams),
+             "streams"),
+        Card(FROZEN_TIME, _seconds(frozen.frozen_per_stream_s),
+             f"mean over the {frozen.streams:,} running streams of the sum of their freezes, each "
+             f"a gap longer than {threshold} counted whole = "
+             f"**{_seconds(frozen.frozen_per_stream_s)}**: how long each stream stood still.",
+             frozen.frozen_per_stream_s)]
+    new = np.flatnonzero(~trace.prefilled)
+    if len(new):
+        r = int(new[0])
+        first = trace.tokens_of(r)[0] if len(trace.tokens_of(r)) else math.nan
+        ttft = float(times.ttft_s[r])
+        n_prefill = int(np.count_nonzero(trace.chunk_request == r))
+        cards.append(Card(
+            TTFT, fmt_seconds(ttft),
+            f"time to first token = first token − arrival = {fmt_seconds(first)} − "
+            f"{_seconds(trace.arrival_s[r])} = **{fmt_seconds(ttft)}**: the wait before its "
+            f"first chunk ({_seconds(times.queue_s[r])}) plus the {n_prefill:,} iteration(s) "
+            f"that carried its prompt, each priced {rule}.", ttft))
+    cards.append(Card(
+        STEADY, fmt_seconds(every.steady_gap_s),
+        f"99th percentile (linear interpolation) of all {every.gaps:,} gaps between successive "
+        f"tokens of any request = **{fmt_seconds(every.steady_gap_s)}**: the pace a stream keeps "
+        f"(max {fmt_seconds(every.largest_gap_s)})."
+        + (f" The largest gap is {every.largest_gap_s / every.steady_gap_s:,.3g}× the p99: a freeze "
+           "that hits each stream once is a small share of its gaps, so the p99 leaves it out."
+           if every.largest_gap_s > 2 * every.steady_gap_s else "")
+        + f" Over the run: {trace.iterations:,} iterations, each priced {rule}.",
+        every.steady_gap_s))
+    return cards
+
+
+def trade_notes(unchunked: Trace, chunked: Trace, cards_u: list[Card],
+                cards_c: list[Card]) -> dict[str, str]:
+    """The sentence beside each chunked-lane number that got worse, by card label: what the
+    fix costs, and why (a red arrow never stands alone)."""
+    u = {c.label: c for c in cards_u}
+    facts = lane(chunked)
+    notes = {}
+    for card in cards_c:
+        before = u.get(card.label)
+        if before is None or not card.seconds > before.seconds:
+            continue
+        if card.label == TTFT:
+            n = facts.prompt_iterations
+            notes[card.label] = (
+                f"The price of chunking: the prompt goes through in {n:,} iterations, each shared "
+                "with the stream tokens, so its first token comes later." if n > 1 else
+                "The price of sharing: nothing is split, but the prompt's one iteration also "
+                "carries every stream's token, so its first token comes later.")
+        elif card.label == STEADY:
+            notes[card.label] = (f"Also a price: while the prompt is prefilled its iterations take "
+                                 f"up to {fmt_seconds(facts.prompt_iteration_s)} instead of a "
+                                 f"{fmt_seconds(facts.decode_step_s)} decode step. The "
+                                 "unchunked lane's longest wait is longer, but it hits each stream "
+                                 "once, too rarely to reach the p99.")
+        else:
+            notes[card.label] = ("Worse here: this policy's prompt iterations are longer than the "
+                                 "unchunked lane's (see the bars).")
+    return notes
+
+
+def _change(before: float, after: float) -> str:
+    """E.g. "falls from 333 ms to 23.04 ms (14.5× shorter)"."""
+    if math.isnan(before) or math.isnan(after):
+        return f"is {fmt_seconds(after)} (was {fmt_seconds(before)})"
+    if fmt_seconds(after) == fmt_seconds(before):
+        return f"stays at {fmt_seconds(after)}"
+    verb, ratio = ("falls", before / after) if after < before else ("rises", after / before)
+    size = f" ({ratio:,.3g}× {'shorter' if after < before else 'longer'})" if after else ""
+    return f"{verb} from {fmt_seconds(before)} to {fmt_seconds(after)}{size}"
+
+
+def story_fields(unchunked: Trace, chunked: Trace, cost: CostModel) -> dict[str, str]:
+    """Every field Home's chapters (ui.shell.story.CHAPTERS) and the tour quote, from the two lanes'
+    runs (`cost`: the cost model they ran on), each sentence chosen by the regime it describes."""
+    comparison = compare(unchunked, chunked)
+    u, c = comparison.unchunked, comparison.chunked
+    new = np.flatnonzero(~unchunked.prefilled)
+    return dict(
+        decodes=f"{u.streams:,}",
+        prompt=f"{int(unchunked.prompt[new[0]]):,}" if len(new) else "0",
+        decode_step=fmt_seconds(u.decode_step_s),
+        decode_regime=decode_regime(u),
+        pass_times=pass_times(u),
+        prompt_pass=fmt_seconds(u.prompt_iteration_s),
+        prefill_regime=prefill_regime(u),
+        prefill_step=fmt_seconds(c.prompt_iteration_s),
+        stall_story=stall_story(unchunked, u),
+        freeze_story=freeze_story(u),
+        freeze_title=freeze_title(u),
+        split_title=split_title(c),
+        trade_title=trade_title(comparison),
+        fix_story=fix_story(chunked, c, u),
+        gap_change=_change(u.longest_wait_s, c.longest_wait_s),
+        trade_story=trade_story(comparison, reread_story(c, cost)),
+        froze_u=f"{u.frozen_streams:,}",
+        froze_c=f"{c.frozen_streams:,}",
+        stall=fmt_seconds(STALL_S),
+        ttft_u=fmt_seconds(u.ttft_s), ttft_c=fmt_seconds(c.ttft_s))
+
+
+def player_cue(cards_u: list[Card], cards_c: list[Card], streams: int) -> str:
+    """What to watch, shown above the player until it plays (plain text)."""
+    u, c = ({card.label: card for card in cards} for cards in (cards_u, cards_c))
+    ttfts = (f" The new request's first token: {u[TTFT].value} unchunked, {c[TTFT].value} chunked."
+             if TTFT in u else "")
+    if not streams:
+        return "Press Play: no streams are running, so nothing can freeze." + ttfts
+    return (f"Press Play and watch the rows: one per stream ({streams:,}), a tick per token. "
+            f"Unchunked lane: the streams wait up to {u[GAP].value} for a token. "
+            f"Chunked lane: up to {c[GAP].value}." + ttfts)
+
+
+def timeline_legend() -> str:
+    """How to read the side-by-side timeline (Markdown)."""
+    return ("How to read it: in each lane the bars are iterations, as wide as they run (blue: "
+            "decode tokens, orange: prefill tokens). Under them, each row is a stream and each "
+            "tick a token it receives; a grey block grows over a row while it waits and turns red "
+            f"once the wait is a freeze (a gap over {fmt_seconds(STALL_S)}), staying red after; the "
+            "dashed line marks the largest gap so far. The new request's tokens are teal. *Streams "
+            "frozen for*: how long the longest-waiting stream has gone without a token, once that "
+            f"is over {fmt_seconds(STALL_S)} (until then the lane reads *no stream frozen*).")
+
+
+def rows_note(streams: int, rows: int, per_row: int, bin_ms: float | None) -> str:
+    """Say how the streams' rows were thinned for display."""
+    parts = []
+    if per_row > 1:
+        parts.append(f"{streams:,} streams drawn as {rows:,} rows of up to {per_row:,} (a row "
+                     "ticks when any of its streams gets a token)")
+    if bin_ms is not None:
+        parts.append(f"ticks thinned to about one per {bin_ms:,.3g} ms, keeping both ends of "
+                     "every longer gap, so no freeze is shortened")
+    return "; ".join(parts) + ", to keep the page light. Every metric uses every token."

@@ -1,0 +1,22 @@
+"""The Memory page's figure: the KV cache each policy holds over a workload's run, against the
+capacity."""
+
+from __future__ import annotations
+
+from charts import memory as memory_charts
+from charts.figure import Figure
+from charts.theme import Look
+from sim.serving.engine import Trace
+
+from ..shell.cached_figure import cached_figure
+from ..shell.widgets import CHART_WIDTH
+
+
+@cached_figure()
+def kv(key: tuple[str, ...], kv_bytes_per_token: float, look: Look,
+       _traces: dict[str, Trace]) -> Figure:
+    """KV in use over time under each policy (time bins on long runs, each keeping its peak),
+    keyed on the runs (ui.under_load.traffic.Served.key)."""
+    capacity = next(iter(_traces.values())).kv_capacity_tokens
+    return memory_charts.kv_chart(memory_charts.kv_frame(_traces, kv_bytes_per_token), look,
+                                  capacity_tokens=capacity, width=CHART_WIDTH)

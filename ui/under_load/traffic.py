@@ -1,0 +1,137 @@
+"""The workload served by each policy picked (the Traffic and Memory pages, the tour's burst):
+runs within the page's limits, and the Traffic page's figures.
+
+Runs are not behind cache decorators: they are estimated first and run within the page's limits
+(ui/shell/jobs.py, ui/shell/work.py), with a progress bar a cache would record and replay, and kept in a store
+bounded in bytes (ui/shell/store.py) under each run itself (sim/serving/run.py). Frames and figures are
+cached, keyed on the runs' digests (`Served.key`); the traces follow from those and are not
+hashed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+
+import pandas as pd
+import streamlit as st
+
+from charts import traffic as charts
+from charts.figure import Figure
+from charts.theme import Look
+from sim.errors import InputError
+from sim.serving.engine import Trace
+from sim.serving.policies import get_policy, lane_budget, lane_budget_note
+from sim.serving.run import Run
+from sim.serving.workloads import Workload
+from sim.studies.stalls import STALL_S
+
+from ..shell.cached_figure import cached_figure
+from ..shell.jobs import Job, run_jobs
+from ..shell.scenario import Scenario, Traffic
+from ..shell.store import TRACES
+from ..shell.widgets import CHART_WIDTH
+from ..shell.work import PAGE_TOKENS, run_work, total
+from .workload_box import refuse_if_too_big, smaller, stop_on
+
+
+@dataclass(frozen=True, eq=False)
+class Served:
+    """A workload served by each policy picked: each one's run (sim/serving/run.py) and trace."""
+    runs: dict[str, Run]
+    traces: dict[str, Trace]
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """What the figures drawn from the traces are cached on: the runs themselves, so a
+        changed limit, or any field a run gains, draws them anew."""
+        return tuple(run.digest for run in self.runs.values())
+
+
+def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
+         knobs: Mapping[str, object] | None = None) -> Served:
+    """The workload under each policy at its own Limits (`Traffic.limits`: its engine's max
+    running requests, with the limit knobs among the widget values `knobs`), each run kept in
+    the trace store under the run itself, within the page's bounds (ui/shell/work.py), or a message
+    and the end of the page's run."""
+    what = "simulate this workload"
+    try:
+        cost = s.cost_model()
+        planned = {}
+        for spec in (get_policy(p) for p in policies):
+            planned[spec.name] = Run(workload=workload, policy=spec, cost=cost,
+                                     budget=lane_budget(spec, workload, budget),
+                                     limits=t.limits(spec.name, s, knobs))
+            note = lane_budget_note(spec, workload, budget)
+            if note:
+                st.caption(f"{note}.")
+        jobs = [Job(("traffic", run), name, run_work(run), partial(_simulate, run))
+                for name, run in planned.items()]
+        refuse_if_too_big(jobs, t, what)
+        held = total(job.work for job in jobs).tokens
+        if held > PAGE_TOKENS:
+            st.error(f"**Can't {what}:** the {len(jobs)} policies' traces would keep {held:,} "
+                     f"token times together (one per output token), more than the "
+                     f"{PAGE_TOKENS:,} a page keeps. Fewer policies, or {smaller(t, tokens=True)}",
+                     icon=":material/memory:")
+            st.stop()
+        traces = run_jobs(jobs, TRACES, what=what, change=smaller(t), key="run_traffic")
+    except InputError as e:
+        stop_on(e, what, t)
+    return Served(planned, {job.label: traces[job.key] for job in jobs})
+
+
+def _simulate(run: Run, cap: int, report) -> Trace:
+    """The traffic pages' one call into the engine (a Job's run)."""
+    return run.capped(cap).simulate()
+
+
+def notes(traces: dict[str, Trace]) -> None:
+    for name, trace in traces.items():
+        for note in trace.notes:
+            st.info(f"{name}: {note}", icon=":material/info:")
+
+
+# --- the Traffic page's figures ---------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class TrafficFrames:
+    timeline: charts.TimelineFrames
+    split: charts.Split
+    table: pd.DataFrame    # the metrics table
+    ttft: pd.DataFrame
+    gaps: pd.DataFrame
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def frames(key: tuple[str, ...], _traces: dict[str, Trace]) -> TrafficFrames:
+    """What the Traffic page draws and tabulates, from the traces (`Served.key`, `.traces`)."""
+    ttft, gaps = charts.ttft_and_gaps(_traces)
+    return TrafficFrames(charts.timeline_frame(_traces), charts.split_frame(_traces),
+                         charts.metrics_frame(_traces), ttft, gaps)
+
+
+FIGURES = ("timeline", "ttft", "gaps", "split")
+
+
+@cached_figure(max_entries=16 * len(FIGURES))
+def figure(key: tuple[str, ...], look: Look, name: str, _traces: dict[str, Trace]) -> Figure:
+    """One of the Traffic page's figures (`name`: one of FIGURES)."""
+    f = frames(key, _traces)
+    if name == "timeline":
+        return charts.traffic_timeline(f.timeline, look, width=CHART_WIDTH)
+    if name == "ttft":
+        return charts.cdf_chart(f.ttft, look, name="ttft", title="Time to first token",
+                                x_title="TTFT (s, log scale)", log=True)
+    if name == "gaps":
+        return charts.tail_chart(f.gaps, look, name="gaps", title="Time between tokens: the tail",
+                                 x_title="gap between two tokens (ms, log scale)",
+                                 threshold=STALL_S * 1e3, unit="ms")
+    if name == "split":
+        return charts.split_chart(f.split, look, width=CHART_WIDTH)
+    raise ValueError(f"no Traffic figure {name!r}; the figures: {', '.join(FIGURES)}")
+
+
+def draw(name: str, served: Served, look: Look) -> None:
+    """One of the Traffic page's figures, with its downloads (files named `traffic-name`)."""
+    figure.draw(f"traffic-{name}", served.key, look, name, served.traces)
