@@ -315,8 +315,8 @@ def _likely(w: Workload, shape: _Shape, bound: Counts, policy: PolicySpec, budge
     iterations = min(bound.iterations, max(shape.longest, math.ceil(
         _likely_iterations(w, policy, budget, rows))))
     if policy.chunked:
-        room = budget - rows if policy.decodes_take_budget and rows < budget else budget
-        chunk_rows = min(bound.chunk_rows, int(np.ceil(w.prompt[~w.prefilled] / room).sum()))
+        chunk = budget - rows if policy.decodes_take_budget and rows < budget else budget
+        chunk_rows = min(bound.chunk_rows, int(np.ceil(w.prompt[~w.prefilled] / chunk).sum()))
     else:
         chunk_rows = shape.new
     capped = policy.budget_caps_decodes and rows >= budget

@@ -136,7 +136,8 @@ class State(Protocol):
 @dataclass(frozen=True)
 class PrefillCap:
     """One bound on the prompt tokens a request computes in an iteration: `tokens(state,
-    request, room, limits)` is the most it allows, with `room` tokens of the budget left.
+    request, budget_left, limits)` is the most it allows, with `budget_left` tokens of the budget
+    left.
     `stops_short(limits)` says whether, under those limits, it can end an iteration's prompt
     work before the prompt finishes or the budget fills: the run-effort estimate then bounds the
     run's iterations by its prompt tokens (module docstring)."""
@@ -144,12 +145,12 @@ class PrefillCap:
     stops_short: Callable[[Limits], bool] = lambda limits: False
 
 
-def _prompt_left(state: State, request: int, room: int, limits: Limits) -> int:
+def _prompt_left(state: State, request: int, budget_left: int, limits: Limits) -> int:
     return state.prefill_left(request)
 
 
-def _budget_left(state: State, request: int, room: int, limits: Limits) -> int:
-    return room
+def _budget_left(state: State, request: int, budget_left: int, limits: Limits) -> int:
+    return budget_left
 
 
 # Every cap a chunked policy applies; the smallest wins. A new cap (a per-request threshold, a
@@ -157,11 +158,11 @@ def _budget_left(state: State, request: int, room: int, limits: Limits) -> int:
 PREFILL_CAPS: tuple[PrefillCap, ...] = (PrefillCap(_prompt_left), PrefillCap(_budget_left))
 
 
-def next_prefill_tokens(state: State, request: int, room: int, limits: Limits) -> int:
-    """The prompt tokens `request` computes next, with `room` tokens of the budget left: the
+def next_prefill_tokens(state: State, request: int, budget_left: int, limits: Limits) -> int:
+    """The prompt tokens `request` computes next, with `budget_left` tokens of the budget: the
     smallest any cap allows (Sarathi-Serve's `_get_seq_next_num_prefill_tokens`,
     sarathi/core/scheduler/sarathi_scheduler.py)."""
-    return min(cap.tokens(state, request, room, limits) for cap in PREFILL_CAPS)
+    return min(cap.tokens(state, request, budget_left, limits) for cap in PREFILL_CAPS)
 
 
 def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: Batch,
@@ -179,8 +180,8 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
         - sum(state.kv_slots(request, tokens) for request, tokens in batch.kv)
     running = state.decoding + len(state.partial)
     for request in state.waiting:
-        room = budget - used
-        if room <= 0 or running + len(batch.admitted) >= limits.max_seqs:
+        budget_left = budget - used
+        if budget_left <= 0 or running + len(batch.admitted) >= limits.max_seqs:
             break
         if limits.max_concurrent_prefills is not None \
                 and len(state.partial) + len(batch.admitted) >= limits.max_concurrent_prefills:
@@ -189,7 +190,7 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
         future = state.future_kv(request)
         if state.kv_slots(request, need) + future > free:
             break
-        take = next_prefill_tokens(state, request, room, limits)
+        take = next_prefill_tokens(state, request, budget_left, limits)
         if take <= 0:
             break
         kv = need if whole_prompt else take

@@ -459,7 +459,7 @@ def test_streams_can_join_behind_a_prompt_only_when_one_arrives_after_it():
 
 
 # --- a chunk cap that stops short under some limits ---------------------------------------------
-THRESHOLD = PrefillCap(lambda state, request, room, limits: 16, stops_short=lambda limits: True)
+THRESHOLD = PrefillCap(lambda state, request, budget_left, limits: 16, stops_short=lambda limits: True)
 
 
 def test_a_chunk_cap_that_stops_short_changes_the_bound(monkeypatch):
