@@ -132,17 +132,19 @@ def test_the_bound_is_never_below_a_run_and_the_likely_estimate_keeps_within_its
     assert estimate.likely.stays == estimate.bound.stays == real.stays
     assert estimate.likely.requests == estimate.bound.requests == real.requests
     assert least_iterations(workload) == estimate.least_iterations <= real.iterations
-    assert real.iterations / LIKELY_FACTOR <= estimate.likely.iterations \
-        <= LIKELY_FACTOR * real.iterations
-    assert real.seconds() / LIKELY_FACTOR <= estimate.likely.seconds() \
-        <= LIKELY_FACTOR * real.seconds()
+    # the likely estimate takes chunks to fill the budget (module docstring of the estimate): a
+    # cap that stops them short leaves it low, which the bound absorbs
+    if policy.finishes_or_fills(limits):
+        assert real.iterations / LIKELY_FACTOR <= estimate.likely.iterations \
+            <= LIKELY_FACTOR * real.iterations
+        assert real.seconds() / LIKELY_FACTOR <= estimate.likely.seconds() \
+            <= LIKELY_FACTOR * real.seconds()
     # at its likely iterations' cap, a run that needs more stops there, and says which cap
     cap = estimate.iterations_at(1.0)
     if cap < real.iterations:
         with pytest.raises(SimulationLimitError) as stopped:
             simulate(workload, policy, cost, budget=budget,
-                     limits=Limits(max_seqs=limits.max_seqs, max_iterations=cap,
-                                   max_concurrent_prefills=limits.max_concurrent_prefills))
+                     limits=replace(limits, max_iterations=cap))
         assert stopped.value.cap == cap
 
 
