@@ -323,13 +323,19 @@ class _Engine:
 
     def _join(self, requests: list[int]) -> None:
         """`requests` start decoding, kept in admission order."""
-        admission = np.array([self.pool.admission_number(r) for r in requests])
-        left = np.array([self.output[r] - self.generated[r] for r in requests])
-        at = np.searchsorted(self.dec_admission, admission)
+        admission = [self.pool.admission_number(r) for r in requests]
+        finish = [self.clock + self.output[r] - self.generated[r] for r in requests]
         self.pool.start_decoding(requests)
-        self._set_decoders(np.insert(self.dec_ids, at, requests),
-                           np.insert(self.dec_admission, at, admission),
-                           np.insert(self.dec_finish, at, self.clock + left))
+        newest = not self.decoding or admission[0] > self.dec_admission[-1]
+        if newest and admission == sorted(admission):   # the common case: after every decoder
+            self._set_decoders(np.concatenate((self.dec_ids, requests)),
+                               np.concatenate((self.dec_admission, admission)),
+                               np.concatenate((self.dec_finish, finish)))
+        else:
+            at = np.searchsorted(self.dec_admission, admission)
+            self._set_decoders(np.insert(self.dec_ids, at, requests),
+                               np.insert(self.dec_admission, at, admission),
+                               np.insert(self.dec_finish, at, finish))
         self.record.join(requests, admission)
 
     def _leave(self, mask: np.ndarray) -> int:

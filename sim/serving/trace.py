@@ -90,14 +90,21 @@ class Trace:
         return self.member_request[running][order]
 
 
+# An iteration's record, one row of ITERATION_COLUMNS values: kept as one float64 array (one
+# extend an iteration, not one append a column); the counts are whole numbers, exact as floats.
+ITERATION_COLUMNS = ("start_s", "end_s", "decode_tokens", "prefill_tokens", "compute_s",
+                     "memory_s", "overhead_s", "running_decoders", "kv_used_tokens",
+                     "iteration_preemptions")
+FLOAT_COLUMNS = ("start_s", "end_s", "compute_s", "memory_s", "overhead_s")
+
+
 class TraceRecorder:
     """Collects a run as it happens (8 bytes a value), then builds its `Trace` by keyword."""
 
     def __init__(self):
-        self.start_s, self.end_s, self.compute_s, self.memory_s, self.overhead_s = (
-            array("d") for _ in range(5))
-        self.decode_tokens, self.prefill_tokens, self.running_decoders, self.kv_used, \
-            self.preempted = (array("q") for _ in range(5))
+        self.iterations = 0                  # begun so far (the one being built counts)
+        self._rows = array("d")              # ITERATION_COLUMNS, a row per finished iteration
+        self._row: tuple = ()                # the iteration being built, until it ends
         self.chunk_iteration, self.chunk_request, self.chunk_start, self.chunk_length = (
             array("q") for _ in range(4))
         self.first_iteration, self.first_request = array("q"), array("q")
@@ -107,10 +114,6 @@ class TraceRecorder:
         self.preemption_iteration, self.preemption_request = array("q"), array("q")
         self._open: dict[int, tuple[int, int]] = {}   # running decoder -> (admission, first)
         self._preemptions_counted = 0                   # in `preempted` so far
-
-    @property
-    def iterations(self) -> int:
-        return len(self.start_s)
 
     # --- during an iteration, in the engine's order -------------------------------------------
     def chunk(self, request: int, start: int, length: int) -> None:
@@ -123,14 +126,9 @@ class TraceRecorder:
     def iteration(self, start_s: float, end_s: float, decodes: int, prefill: int,
                   compute_s: float, memory_s: float, overhead_s: float,
                   running_decoders: int) -> None:
-        self.start_s.append(start_s)
-        self.end_s.append(end_s)
-        self.decode_tokens.append(decodes)
-        self.prefill_tokens.append(prefill)
-        self.compute_s.append(compute_s)
-        self.memory_s.append(memory_s)
-        self.overhead_s.append(overhead_s)
-        self.running_decoders.append(running_decoders)
+        self._row = (start_s, end_s, decodes, prefill, compute_s, memory_s, overhead_s,
+                     running_decoders)
+        self.iterations += 1
 
     def partial_step(self, requests: np.ndarray) -> None:
         """The last iteration stepped only `requests`, the head of the running list."""
@@ -149,9 +147,9 @@ class TraceRecorder:
 
     def end_iteration(self, kv_used: int) -> None:
         """KV in use once the iteration is done; the preemptions since the one before."""
-        self.kv_used.append(kv_used)
-        self.preempted.append(len(self.preemption_request) - self._preemptions_counted)
-        self._preemptions_counted = len(self.preemption_request)
+        preempted = len(self.preemption_request) - self._preemptions_counted
+        self._rows.extend((*self._row, kv_used, preempted))
+        self._preemptions_counted += preempted
 
     # --- the running decoders -------------------------------------------------------------------
     def join(self, requests, admissions) -> None:
@@ -172,20 +170,22 @@ class TraceRecorder:
         """The Trace; `summary` holds the run's own fields (policy, budget, kv_capacity_tokens,
         preemptions, recomputed_tokens, notes, starved_iterations)."""
         self.leave(list(self._open))
-        # the columns are typed arrays ("d": float64, "q": int64), so numpy keeps their types
-        floats = {name: np.asarray(getattr(self, name))
-                  for name in ("start_s", "end_s", "compute_s", "memory_s", "overhead_s")}
-        ints = {name: np.asarray(getattr(self, name)) for name in (
-            "decode_tokens", "prefill_tokens", "running_decoders", "chunk_iteration",
-            "chunk_request", "chunk_start", "chunk_length", "member_request", "member_admission",
-            "member_first", "member_stop", "preemption_iteration", "preemption_request")}
+        rows = np.asarray(self._rows).reshape(-1, len(ITERATION_COLUMNS))
+        per_iteration = {name: rows[:, i] if name in FLOAT_COLUMNS else rows[:, i].astype(np.int64)
+                         for i, name in enumerate(ITERATION_COLUMNS)}
+        floats = {name: per_iteration.pop(name) for name in FLOAT_COLUMNS}
+        # the other columns are typed arrays ("q": int64), so numpy keeps their type
+        ints = {**{name: per_iteration.pop(name) for name in (
+            "decode_tokens", "prefill_tokens", "running_decoders")},
+            **{name: np.asarray(getattr(self, name)) for name in (
+                "chunk_iteration", "chunk_request", "chunk_start", "chunk_length",
+                "member_request", "member_admission", "member_first", "member_stop",
+                "preemption_iteration", "preemption_request")}}
         partial = {"partial_step_iteration": np.asarray(self.partial_iteration),
                    "partial_step_request": np.asarray(self.partial_request)}
         firsts = (np.asarray(self.first_iteration), np.asarray(self.first_request))
         offsets, token_s = _token_times(workload, floats["end_s"], ints, partial, firsts)
-        return Trace(**summary, **floats, **ints, **partial,
-                     kv_used_tokens=np.asarray(self.kv_used),
-                     iteration_preemptions=np.asarray(self.preempted),
+        return Trace(**summary, **floats, **ints, **partial, **per_iteration,
                      arrival_s=workload.arrival_s, prompt=workload.prompt, output=workload.output,
                      prefilled=workload.prefilled, token_offsets=offsets, token_s=token_s)
 
