@@ -50,7 +50,7 @@ def engine_cases(small: bool = False) -> list[tuple[str, float, list[dict]]]:
     huge = dict(decodes=64 if small else 1024, context=100, prompt=20_000 if small else 1_000_000,
                 decode_output=64)
     return [
-        ("seed scenario, unchunked (vllm-v0) + chunked (sarathi 576)", 0.020,
+        ("textbook scenario, unchunked (vllm-v0) + chunked (sarathi 576)", 0.020,
          [_run("textbook", {}, "vllm-v0", **seed, budget=seed_v0),
           _run("textbook", {}, "sarathi", **seed, budget=SEED_BUDGET)]),
         ("1,000 Poisson requests, llama-2-7b a100-80gb, sarathi 512", 0.3,

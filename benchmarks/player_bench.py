@@ -4,7 +4,7 @@ Frame rate is not a duration, so this is its own script rather than a `cases()` 
 
     python -m benchmarks.player_bench [--seconds 3]
 
-It builds the Side by side page's own chart (charts.views.timeline on the seed scenario's two
+It builds the Side by side page's own chart (charts.views.timeline on the textbook scenario's two
 runs), plays it in Debian's Chromium for a few seconds and prints how many
 animation frames actually updated the Vega view per second (target >= 30), plus the page sizes of
 both script designs (inline bundle vs static file) and how long each takes to draw the chart.

@@ -98,7 +98,7 @@ def iterations_frame(trace: Trace, lane: str, max_bars: int = MAX_BARS,
 class DecoderRows:
     """Every running decoder as a row of ticks, one tick per token it emits.
 
-    Rows whose ticks fall at the same instants (in the seed scenario, all of them: every decoder
+    Rows whose ticks fall at the same instants (in the textbook scenario, all of them: every decoder
     is in every iteration) form a *band*, stored once and drawn across its rows, so 64 rows that
     tick together cost one row of data. `ticks`: one row per (band, instant) with the band's rows
     [row0, row1), the tokens delivered then (a decoder's token from before the new prompt arrived
@@ -199,7 +199,7 @@ def decoder_rows(trace: Trace, lane: str, until_s: float | None = None,
 
 
 def new_request(trace: Trace) -> int | None:
-    """The request that arrives while the decoders stream (the seed scenario's last), if any."""
+    """The request that arrives while the decoders stream (the textbook scenario's last), if any."""
     new = np.flatnonzero(~trace.prefilled)
     return int(new[0]) if len(new) else None
 

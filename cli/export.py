@@ -82,7 +82,7 @@ def _figure(args, look, width: int, caps: tuple[int, ...]):
         return stacked(*roofline_figures(cost, plan, decodes, context, prompt, look, width)), None
     workload, chunked = run_from(args, caps[0])
     if not textbook(workload):
-        raise InputError(f"--view {args.view} draws the seed scenario (streams running + one new "
+        raise InputError(f"--view {args.view} draws the textbook scenario (streams running + one new "
                          "prompt); drop --requests / --scenario poisson")
     _, unchunked = run_from(lane_args(args, args.unchunked), caps[1])
     lanes = timeline(unchunked, chunked, args.window)

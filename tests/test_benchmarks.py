@@ -20,7 +20,7 @@ needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                     reason=f"{CHROMIUM} is missing (Debian package chromium)")
 
 ENGINE_CASES = [
-    "seed scenario, unchunked (vllm-v0) + chunked (sarathi 576)",
+    "textbook scenario, unchunked (vllm-v0) + chunked (sarathi 576)",
     "1,000 Poisson requests, llama-2-7b a100-80gb, sarathi 512",
     "20,000 Poisson requests, same settings",
     "1,000,000-token prompt, 1,024 decoders, sarathi 512 (mi300x)",

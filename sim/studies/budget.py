@@ -1,11 +1,11 @@
-"""Choosing a token budget for the seed scenario: the Sarathi-Serve recipe, priced one iteration at
+"""Choosing a token budget for the textbook scenario: the Sarathi-Serve recipe, priced one iteration at
 a time (the engines' own defaults are in `sim.studies.sweep.engine_defaults`; `sim.studies.sweep` also runs whole
 workloads at many budgets).
 
 The recipe (arXiv 2403.02310; the source article's "Choosing the Chunk Size"): price the iteration as a function
 of its batch tokens and take the largest budget whose iteration time still meets the TPOT target.
 
-The iteration priced for a budget `b` is the seed scenario's fused step: `decodes` decode rows at
+The iteration priced for a budget `b` is the textbook scenario's fused step: `decodes` decode rows at
 `context` tokens each, plus a prefill chunk of `c = min(b - decodes, prompt)` tokens that is the last
 `c` tokens of the prompt (prefix `prompt - c`). Attention and KV reads grow with the prefix, so this is
 an upper bound on every chunk of that prompt: a budget that meets the target here meets it for each
@@ -20,7 +20,7 @@ from sim.cost.iteration import Chunk, Composition, CostModel, IterationCost
 from sim.errors import check_number
 
 
-# --- the iterations of the seed scenario ------------------------------------------------------
+# --- the iterations of the textbook scenario ------------------------------------------------------
 def _counts(decodes, context, prompt) -> tuple[int, int, int]:
     return (check_number("decodes", decodes, low=0, low_inclusive=True, high=1e6, integer=True),
             check_number("context", context, low=0, low_inclusive=True, high=1e8, integer=True),
@@ -65,7 +65,7 @@ def largest_budget_within(cost: CostModel, decodes: int, context: int, tpot_targ
 
 @dataclass(frozen=True)
 class ScenarioIteration:
-    """One iteration of the seed scenario, priced: what the roofline page plots."""
+    """One iteration of the textbook scenario, priced: what the roofline page plots."""
     key: str
     label: str
     composition: Composition

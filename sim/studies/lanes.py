@@ -23,7 +23,7 @@ from sim.studies.stalls import STALL_S, stalls
 
 @dataclass(frozen=True)
 class Lane:
-    """One run of the seed scenario (streams running, one new prompt arriving), as facts."""
+    """One run of the textbook scenario (streams running, one new prompt arriving), as facts."""
     policy: str
     budget: int
     streams: int                # running streams counted (those with two tokens or more)

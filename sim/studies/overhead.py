@@ -82,7 +82,7 @@ class LaneHeadline:
 
 
 def lane_headline(trace: Trace) -> LaneHeadline:
-    """One lane's headline from its run: the seed scenario's new request is its first one that
+    """One lane's headline from its run: the textbook scenario's new request is its first one that
     was not already streaming."""
     new = int(np.flatnonzero(~trace.prefilled)[0])
     return LaneHeadline(trace.policy, stalls(trace, streams=trace.prefilled).largest_gap_s,

@@ -1,4 +1,4 @@
-"""Fixtures the chart tests share (session-wide: each is a few simulations): the seed scenario's
+"""Fixtures the chart tests share (session-wide: each is a few simulations): the textbook scenario's
 two lanes, the Traffic page's runs and sweeps, the fidelity report."""
 
 from functools import partial

@@ -48,7 +48,7 @@ def test_streams_gif_animates(tmp_path):
 @pytest.mark.parametrize("argv, words", [
     (["--view", "roofline", "--format", "gif"], "gif animates the clock"),
     (["--format", "bmp"], "--format must be one of"),
-    (["--requests", "10", "--qps", "1"], "draws the seed scenario"),
+    (["--requests", "10", "--qps", "1"], "draws the textbook scenario"),
     (["--budget", "64"], "would starve"),
     (["--width", "10"], "--width must be ≥ 300"),
     (["--unchunked", "nope"], "unknown policy"),

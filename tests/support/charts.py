@@ -1,6 +1,6 @@
 """What the chart tests share: runs of a scenario, every figure the lab pages and the traffic pages
 draw (the colour tests walk them all), a calibrated price for the fidelity charts, and for the
-player tests the app's own side-by-side timeline on a small seed scenario and a three-bar spec."""
+player tests the app's own side-by-side timeline on a small textbook scenario and a three-bar spec."""
 
 import altair as alt
 import pandas as pd
@@ -84,7 +84,7 @@ def calibrated(tp=2, gpu="a100-80gb"):
 
 def seed_chart(**scenario) -> tuple[dict, float, list[float]]:
     """(spec, t_max, iteration ends) of the side-by-side timeline, whole run, vllm-v0 above
-    sarathi at budget 576, on a seed scenario."""
+    sarathi at budget 576, on a textbook scenario."""
     workload = sim.textbook_scenario(**scenario)
     lanes = timeline(sim.run(workload, "vllm-v0"), sim.run(workload, "sarathi"), "run")
     return lanes.figure(Look(), 900).spec(), lanes.t_max, lanes.boundaries

@@ -92,7 +92,7 @@ class Scenario:
         return textbook_scenario(self.decodes, self.context, self.prompt, DECODE_OUTPUT, PROMPT_OUTPUT)
 
     def lane(self, policy: str) -> Run:
-        """One lane: the seed workload under `policy`, with room for every request, at the
+        """One lane: the textbook workload under `policy`, with room for every request, at the
         scenario's budget (vLLM V0 at its own: `lane_budget`)."""
         spec, workload = get_policy(policy), self.workload()
         return Run(workload=workload, policy=spec, cost=self.cost_model(),

@@ -30,13 +30,13 @@ MS = 1e-3
 
 
 def run_seed(policy="sarathi", budget=576, mode="simple", **scenario):
-    """The seed scenario (decoders streaming, one new prompt) in the source articles' simple cost mode."""
+    """The textbook scenario (decoders streaming, one new prompt) in the source articles' simple cost mode."""
     return run(textbook_scenario(**scenario), policy, budget, mode=mode)
 
 
 @pytest.mark.parametrize("budget", [576, 2048])
 def test_engine_reproduces_the_worked_example(budget):
-    """The simulated seed scenario in simple mode equals the closed-form arithmetic."""
+    """The simulated textbook scenario in simple mode equals the closed-form arithmetic."""
     row = worked_example(budgets=(budget,)).to_json()["budgets"][0]
     trace = run_seed("sarathi", budget)
     s = textbook_metrics(trace)
@@ -225,7 +225,7 @@ def test_running_decoders_must_fit_in_kv_and_in_max_sequences():
 
 
 def test_iteration_cap_is_a_clear_error():
-    """The seed scenario at budget 576 takes 256 iterations: a cap of 256 lets it finish."""
+    """The textbook scenario at budget 576 takes 256 iterations: a cap of 256 lets it finish."""
     assert run_seed("sarathi", 576, mode="roofline").iterations == 256
     assert run(textbook_scenario(), "sarathi", 576, max_iterations=256).iterations == 256
     with pytest.raises(SimulationLimitError) as error:

@@ -1,4 +1,4 @@
-"""sim.studies.budget: the Sarathi-Serve budget recipe on the seed scenario's iterations."""
+"""sim.studies.budget: the Sarathi-Serve budget recipe on the textbook scenario's iterations."""
 
 import pytest
 
