@@ -33,7 +33,7 @@ from streamlit.runtime.caching.cache_data_api import _data_caches
 from streamlit.runtime.caching.cache_resource_api import _resource_caches
 from streamlit.testing.v1 import AppTest
 
-from cli.common import check_work, planned_run, remedy
+from cli.common import check_work, planned_run, remedy, work_of
 from cli.main import MAX_ARGUMENTS, build_parser
 from cli.sweeps import MAX_CAPACITY_REQUESTS
 from harness.bounded import run_sim
@@ -173,7 +173,7 @@ def most_requests_accepted(argv: list[str]) -> int:
         args = build_parser().parse_args([*argv, "--requests", str(requests)])
         run = planned_run(args)
         try:
-            check_work(run.work(), "this run", remedy(args))
+            check_work(work_of(run), "this run", remedy(args))
         except InputError:
             return False
         return True
