@@ -169,8 +169,11 @@ def listening_on(port: int) -> str | None:
 def served_address(args: str) -> str:
     """Where `make run ARGS="..."` listens: its command line (`make -n`) started on a free port."""
     port = free_port()
-    line = subprocess.run(["make", "-n", "run", f"ARGS={args} --server.port {port}"], cwd=ROOT,
-                          capture_output=True, text=True, check=True).stdout.splitlines()[-1]
+    # under `make test` this make is a sub-make, which would add its "Entering directory" lines
+    printed = subprocess.run(["make", "--no-print-directory", "-n", "run",
+                              f"ARGS={args} --server.port {port}"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout
+    line = next(line for line in printed.splitlines() if " run serve.py" in line)
     server = subprocess.Popen(shlex.split(line), cwd=ROOT, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:
