@@ -1,0 +1,111 @@
+"""The Traffic and Budget trade-off pages' words, checked against their runs (called by
+test_claims's scenarios)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import numpy as np
+
+from sim.errors import InputError
+from sim.serving.engine import SimulationLimitError, simulate
+from sim.serving.metrics import request_times, token_gaps
+from sim.serving.policies import POLICIES, Limits
+from sim.serving.run import Run
+from sim.serving.workloads import burst
+from sim.studies.sweep import OVERHEAD_SHARE, budget_grid, recommend, run_point
+from sim.studies.worked_example import worked_example
+from sim.units import fmt_seconds
+from ui.shell.scenario import DECODE_OUTPUT, PROMPT_OUTPUT
+from ui.under_load import words as traffic_words
+
+from .claims_text import STALL, TIME, number, plain
+
+
+def check_sweep(s, prompts: int) -> list[str]:
+    """Budget trade-off's words on a small sweep (a burst at budgets from a quarter of the
+    scenario's to four times it): the recommendation's reason and the two ends of the dial, each
+    against the sweep's points."""
+    workload = burst(prompts, s.prompt, PROMPT_OUTPUT, s.decodes, s.context, DECODE_OUTPUT)
+    limits = Limits(max_seqs=max(1024, s.decodes + prompts), max_iterations=5_000)
+    try:
+        lane = Run(workload=workload, policy=POLICIES[s.chunked], cost=s.cost_model(),
+                   budget=s.budget, limits=limits)
+        points = [run_point(replace(lane, budget=b))
+                  for b in budget_grid(max(1, s.budget // 4), s.budget * 4)]
+    except (InputError, SimulationLimitError):
+        return []
+    problems = []
+    p99 = {p.budget: p.metrics.tbt_s.p99 for p in points}
+    target = sorted(p99.values())[len(p99) // 2]
+    _, reason = recommend(points, target)
+    picked = re.search(rf"^([\d,]+) is the largest budget in the sweep whose p99 TBT \({TIME}\) "
+                       rf"meets the {TIME} SLO", reason)
+    if picked:
+        b = number(picked.group(1))
+        larger = [p for p in points if p.budget > b and not p.starved]
+        if picked.group(2) != fmt_seconds(p99[b]) or p99[b] > target or any(
+                p.meets_tbt(target) for p in larger):
+            problems.append(f"'{picked.group(0)}': p99 by budget {p99}")
+    elif not reason.startswith("no budget in the sweep meets"):
+        problems.append(f"the recommendation's reason says neither budget nor none: {reason}")
+    for b, shown in re.findall(rf"the next one, ([\d,]+), gives {TIME}", reason):
+        if shown != fmt_seconds(p99[number(b)]):
+            problems.append(f"budget {b}'s p99 TBT is {fmt_seconds(p99[number(b)])}, not {shown}")
+    overhead, no_split = (plain(x) for x in traffic_words.dial_ends(points, prompts))
+    dominated = [p.budget for p in points if p.fixed_share > OVERHEAD_SHARE]
+    count = re.search(r"([\d,]+) of the ([\d,]+) budgets swept (?:is|are), up to ([\d,]+)", overhead)
+    said = (number(count.group(1)), number(count.group(2)), number(count.group(3))) if count else None
+    if said != ((len(dominated), len(points), dominated[-1]) if dominated else None):
+        problems.append(f"overhead-dominated budgets {dominated} of {len(points)}; the page: {overhead}")
+    if f"= {points[0].fixed_share:.2f}." not in overhead:
+        problems.append(f"t(1) / t({points[0].budget}) is {points[0].fixed_share:.2f}: {overhead}")
+    whole = [p.budget for p in points if p.budget >= p.no_split_budget]
+    if ("No budget swept reaches it" in no_split) != (not whole):
+        problems.append(f"budgets at or above their run's no-split bound: {whole}; the page: "
+                        f"{no_split}")
+    start = re.search(r"From ([\d,]+) up", no_split)
+    if start and [b for b in p99 if b >= number(start.group(1))] != whole:
+        problems.append(f"'{start.group(0)}' but the budgets that split nothing are {whole}")
+    if f"{points[-1].split_prompts:,} of {prompts:,} prompts split" not in no_split:
+        problems.append(f"{points[-1].split_prompts} of {prompts} prompts split: {no_split}")
+    return problems
+
+
+
+def check_burst(s, prompts: int) -> list[str]:
+    """The Traffic page's burst drain: the last first token per policy, how far the runs are from
+    the worked example's formula, and a freeze claimed for an unchunked policy only where its
+    largest gap is over 100 ms, each against the runs."""
+    workload = burst(prompts, s.prompt, PROMPT_OUTPUT, s.decodes, s.context, DECODE_OUTPUT)
+    limits = Limits(max_seqs=max(1024, s.decodes + prompts), max_iterations=20_000)
+    try:
+        traces = {p: simulate(workload, POLICIES[p], s.cost_model(), budget=s.budget, limits=limits)
+                  for p in (s.unchunked, s.chunked)}
+    except (InputError, SimulationLimitError):
+        return []   # the page refuses it, or estimates it and waits for Run
+    last = {p: float(np.nanmax(request_times(t).ttft_s[~t.prefilled])) for p, t in traces.items()}
+    gap = {p: float(token_gaps(t)[0].max(initial=0)) for p, t in traces.items()}
+    example = worked_example(**{**s.worked_example_inputs(s.budget), "burst": prompts})
+    step = next(x for x in example.steps if x.key == "burst_last_ttft_s")
+    story, caption = traffic_words.burst_story(step, last, gap, {p: POLICIES[p].chunked for p in traces},
+                                       prompts, s.budget, s.decodes, s.mode)
+    text = plain(f"{story}\n{caption}")
+    problems = []
+    for p, shown in re.findall(r"(?:after |, )([\w.-]+) ([\d,.]+) s(?=[ ,])", text):
+        if p in last and shown != f"{last[p]:,.4f}":
+            problems.append(f"{p}'s last first token is said to be {shown} s, not {last[p]:,.4f} s")
+    apart = re.search(r"differ by ([\d.]+)% at most", text)
+    if apart:
+        truth = abs(last[s.chunked] / step.value - 1)
+        if apart.group(1) != f"{truth * 100:.1f}":
+            problems.append(f"the run and the formula differ by {truth:.1%}, not {apart.group(1)}%")
+    elif step.value is not None:
+        problems.append("the burst drain does not say how far the run is from the formula")
+    for p, shown, freeze in re.findall(rf"Unchunked, ([\w.-]+) drains .*? is {TIME}(, a freeze)?",
+                                       text):
+        if shown != fmt_seconds(gap[p]) or bool(freeze) != (gap[p] > STALL):
+            problems.append(f"{p}'s largest gap is {fmt_seconds(gap[p])}; the page says "
+                            f"{shown}{freeze}")
+    return problems
