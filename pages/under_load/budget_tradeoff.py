@@ -10,10 +10,10 @@ from sim.studies.sweep import (
     engine_defaults,
     misses,
     recommend,
+    ttft_trend,
 )
 from sim.units import fmt_seconds
 from ui.shell import controls, widgets
-from ui.shell.glossary import first
 from ui.under_load import overhead, sweep, workload_box
 from ui.under_load import words as traffic_words
 
@@ -22,15 +22,7 @@ look = widgets.look()
 policy = s.chunked
 
 st.header("Budget trade-off")
-st.markdown(
-    "The token budget is a dial. A larger budget gives each iteration more prompt tokens, so "
-    "prompts drain in fewer iterations (first tokens come sooner); but every running stream "
-    "waits for the whole, longer iteration (the gaps between its tokens grow). Here the same "
-    f"workload runs under **{policy}** (the sidebar's chunked policy) at each budget from the "
-    "smallest to the largest, doubling, plus your budget and the engines' defaults. Two targets "
-    f"judge each budget: the median {first('ttft')} of the new requests, and the p99 "
-    f"{first('tbt')}, the gap between two tokens, against a {first('tpot')} target (the "
-    f"streams' {first('slo')}).", unsafe_allow_html=True)
+st.markdown(traffic_words.budget_intro(policy), unsafe_allow_html=True)
 t, workload = workload_box.show(s)
 cols = st.columns(4)
 low = widgets.widget(controls.BUDGET_RANGE[0], cols[0])
@@ -81,6 +73,7 @@ st.markdown(f"Why: {reason}. The check reads the p99 of every gap between two to
             f"({fmt_seconds(ttft_s)})"
             + (f"; the slow tail meets it too: the longest gap at {pick.budget:,} is "
                f"{fmt_seconds(pick.metrics.tbt_s.max)}." if pick and max_within(pick) else "."))
+st.markdown(ttft_trend(points))
 hidden = [p for p in points if p.meets_tbt(tpot_s) and not max_within(p)]
 if hidden:
     worst = pick if pick in hidden else max(hidden, key=lambda p: p.metrics.tbt_s.max)

@@ -1,10 +1,11 @@
 """The token budget as a dial: one workload, one policy, many budgets.
 
-A larger budget gives each iteration more prefill tokens, so prompts drain in fewer iterations
-(lower TTFT), but every running decode waits for the whole, longer iteration (higher TBT). The
-sweep runs the same workload at each budget and reports the frontier, the budget Sarathi-Serve's
-recipe would pick (the largest whose p99 TBT meets the SLO), the engines' default budgets for the
-GPU, and the two regimes where the dial stops mattering:
+A larger budget gives each iteration more prefill tokens, so a prompt needs fewer iterations, but
+every running decode waits for the whole, longer iteration (higher TBT), and so does a prompt whose
+first token comes at its end: whether the median TTFT falls or rises with the budget is the run's
+to say (`ttft_trend`). The sweep runs the same workload at each budget and reports the frontier,
+the budget Sarathi-Serve's recipe would pick (the largest whose p99 TBT meets the SLO), the
+engines' default budgets for the GPU, and the two regimes where the dial stops mattering:
 
 * per-iteration overhead dominates: fixed share = t(1 token) / t(budget tokens) > OVERHEAD_SHARE (0.5), where t is
   the cost model's iteration time for a fresh prompt chunk. The fixed part (the weight read, and
@@ -159,8 +160,7 @@ def recommend(points: Sequence[SweepPoint], tbt_slo_s: float,
                      f"{fmt_seconds(calm.metrics.tbt_s.p99)} at {calm.budget:,}" if fast else
                      "; no budget swept meets the TTFT target, so the load itself is too much "
                      "for this GPU"))
-    reason += (" (Sarathi-Serve's recipe: a larger budget drains prompts faster, so take the "
-               "largest one the tail gap allows)")
+    reason += " (Sarathi-Serve's recipe: take the largest budget the tail gap allows)"
     larger = [p for p in points if p.budget > pick.budget]
     if larger:
         reason += (f"; the next one, {larger[0].budget:,}, gives "
@@ -172,6 +172,47 @@ def recommend(points: Sequence[SweepPoint], tbt_slo_s: float,
         reason += (f". From {inactive[0].budget:,} up no prompt needs splitting (budget >= longest "
                    "prompt + decodes), so these budgets behave alike")
     return pick.budget, reason
+
+
+def ttft_trend(points: Sequence[SweepPoint]) -> str:
+    """Where the sweep's p50 TTFT is lowest and which way it goes on each side of that budget,
+    read off the points: a larger budget needs fewer iterations per prompt but makes each one
+    longer, so the run, not a rule, says which wins."""
+    shown = [p for p in points if not np.isnan(p.metrics.ttft_s.p50)]
+    if not shown:
+        return "No new request got its first token at any budget swept."
+    p50 = [float(f"{p.metrics.ttft_s.p50:.12g}") for p in shown]   # float noise is no difference
+    low = min(p50)
+    lowest = [p.budget for p, t in zip(shown, p50) if t == low]
+    if len(lowest) == len(shown):
+        return (f"In this sweep the p50 TTFT is {fmt_seconds(low)} at every budget: the budget "
+                "does not move the median first token here.")
+    at = (f"budget {lowest[0]:,}" if len(lowest) == 1 else
+          "budgets " + ", ".join(f"{b:,}" for b in lowest))
+    first, last = shown[0], shown[-1]
+    before = p50[:p50.index(low) + 1]
+    after = p50[len(p50) - 1 - p50[::-1].index(low):]
+    falls = "falls" + ("" if all(a >= b for a, b in zip(before, before[1:])) else ", not steadily,")
+    rises = "rises" + ("" if all(a <= b for a, b in zip(after, after[1:])) else ", not steadily,")
+    said = f"In this sweep the p50 TTFT is lowest at {at} ({fmt_seconds(low)})"
+    if lowest == [first.budget]:
+        return (f"{said}, the smallest swept, and {rises} to {fmt_seconds(p50[-1])} at "
+                f"{last.budget:,}: here a larger budget brings the median first token later, "
+                "not sooner.")
+    if lowest == [last.budget]:
+        return (f"{said}, the largest swept; it {falls} from {fmt_seconds(p50[0])} at "
+                f"{first.budget:,}: here the largest budget brings the median first token "
+                "soonest.")
+    sides, them = [], "it" if len(lowest) == 1 else "them"
+    if first.budget not in lowest:
+        sides.append(f"below {them}, it {falls} from {fmt_seconds(p50[0])} at {first.budget:,}")
+    if last.budget not in lowest:
+        sides.append(f"above {them}, it {rises} to {fmt_seconds(p50[-1])} at {last.budget:,}")
+    if not sides:
+        return f"{said}, the smallest and the largest swept, and higher between them."
+    return (f"{said}: {'; '.join(sides)}."
+            + (" The median first token comes soonest there, not at the largest budget."
+               if last.budget not in lowest else ""))
 
 
 def run_point(run: Run) -> SweepPoint:

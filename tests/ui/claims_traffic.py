@@ -14,7 +14,7 @@ from sim.serving.metrics import request_times, token_gaps
 from sim.serving.policies import POLICIES, Limits
 from sim.serving.run import Run
 from sim.serving.workloads import burst
-from sim.studies.sweep import OVERHEAD_SHARE, budget_grid, recommend, run_point
+from sim.studies.sweep import OVERHEAD_SHARE, budget_grid, recommend, run_point, ttft_trend
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
 from ui.shell.scenario import DECODE_OUTPUT, PROMPT_OUTPUT
@@ -25,8 +25,8 @@ from .claims_text import STALL, TIME, number, plain
 
 def check_sweep(s, prompts: int) -> list[str]:
     """Budget trade-off's words on a small sweep (a burst at budgets from a quarter of the
-    scenario's to four times it): the recommendation's reason and the two ends of the dial, each
-    against the sweep's points."""
+    scenario's to four times it): the recommendation's reason, which way the median first token
+    moves with the budget and the two ends of the dial, each against the sweep's points."""
     workload = burst(prompts, s.prompt, PROMPT_OUTPUT, s.decodes, s.context, DECODE_OUTPUT)
     limits = Limits(max_seqs=max(1024, s.decodes + prompts), max_iterations=5_000)
     try:
@@ -40,6 +40,8 @@ def check_sweep(s, prompts: int) -> list[str]:
     p99 = {p.budget: p.metrics.tbt_s.p99 for p in points}
     target = sorted(p99.values())[len(p99) // 2]
     _, reason = recommend(points, target)
+    problems += check_ttft_trend(points, plain(f"{traffic_words.budget_intro(s.chunked)}\n"
+                                               f"{reason}\n{ttft_trend(points)}"))
     picked = re.search(rf"^([\d,]+) is the largest budget in the sweep whose p99 TBT \({TIME}\) "
                        rf"meets the {TIME} SLO", reason)
     if picked:
@@ -72,6 +74,46 @@ def check_sweep(s, prompts: int) -> list[str]:
         problems.append(f"{points[-1].split_prompts} of {prompts} prompts split: {no_split}")
     return problems
 
+
+# a rule stated of every budget: "(first tokens come sooner)", "a larger budget drains prompts faster"
+SOONER = re.compile(r"\(first tokens come sooner\)|larger budget (?:drains prompts faster|brings "
+                    r"(?:the median )?first tokens? sooner)", re.I)
+
+
+def check_ttft_trend(points, text: str) -> list[str]:
+    """Budget trade-off's words on which way the median first token moves with the budget: a
+    larger budget said to bring first tokens sooner (or drain prompts faster) only where p50
+    TTFT falls across the whole sweep; the lowest budget, the ends and each side's direction as
+    the points have them."""
+    p50 = {p.budget: float(f"{p.metrics.ttft_s.p50:.12g}") for p in points
+           if not np.isnan(p.metrics.ttft_s.p50)}
+    if not p50:
+        return []
+    budgets, values = list(p50), list(p50.values())
+    falling = all(a >= b for a, b in zip(values, values[1:]))
+    problems = [f"'{m.group(0)}', yet p50 TTFT by budget is {p50}" for m in SOONER.finditer(text)
+                if not falling]
+    low = min(values)
+    lowest = [b for b in budgets if p50[b] == low]
+    said = re.search(rf"p50 TTFT is lowest at budgets? ([\d, ]+?) \({TIME}\)", text)
+    if said is None:
+        if len(lowest) < len(budgets):
+            problems.append(f"the page does not say where p50 TTFT is lowest ({lowest}): {p50}")
+        return problems
+    if [number(b) for b in said.group(1).split(", ")] != lowest or said.group(2) != fmt_seconds(low):
+        problems.append(f"'{said.group(0)}', but p50 TTFT is lowest, {fmt_seconds(low)}, at {lowest}")
+    low_at, high_at = budgets.index(lowest[0]), budgets.index(lowest[-1])
+    for word, side, end in (("falls", values[:low_at + 1], budgets[0]),
+                            ("rises", values[high_at:], budgets[-1])):
+        steady = all(a >= b for a, b in zip(side, side[1:])) if word == "falls" else \
+            all(a <= b for a, b in zip(side, side[1:]))
+        claim = re.search(rf"{word}(, not steadily,)? (?:from|to) {TIME} at ([\d,]+)", text)
+        if len(side) > 1 and claim is None:
+            problems.append(f"p50 TTFT {word} toward {end:,} ({p50}), and the page does not say so")
+        elif claim and (len(side) == 1 or bool(claim.group(1)) == steady
+                        or claim.group(2) != fmt_seconds(p50[end]) or number(claim.group(3)) != end):
+            problems.append(f"'{claim.group(0)}': p50 TTFT by budget is {p50}")
+    return problems
 
 
 def check_burst(s, prompts: int) -> list[str]:

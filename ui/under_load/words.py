@@ -133,3 +133,17 @@ def dial_ends(points: list[SweepPoint], prompts: int) -> list[str]:
     no_split = ("**No split** (the legend's colour for it): budget ≥ the longest prompt + the most "
                 f"decode tokens in an iteration. {reach}")
     return [overhead, no_split]
+
+
+def budget_intro(policy: str) -> str:
+    """Budget trade-off's opening paragraph (Markdown): both sides of the dial, with no claim on
+    which way first tokens move (the sweep's `ttft_trend` says that, from its points)."""
+    return ("The token budget is a dial. A larger budget gives each iteration more prompt tokens, "
+            "so a prompt needs fewer iterations; but each iteration takes longer, and every running "
+            "stream waits for the whole of it (the gaps between its tokens grow). Whether first "
+            "tokens come sooner depends on which of the two wins, and the sweep below says where. "
+            f"Here the same workload runs under **{policy}** (the sidebar's chunked policy) at "
+            "each budget from the smallest to the largest, doubling, plus your budget and the "
+            f"engines' defaults. Two targets judge each budget: the median {first('ttft')} of the "
+            f"new requests, and the p99 {first('tbt')}, the gap between two tokens, against a "
+            f"{first('tpot')} target (the streams' {first('slo')}).")
