@@ -15,7 +15,7 @@ look = widgets.look()
 
 
 def intro() -> None:
-    st.markdown(words.home_intro(unchunked, chunked), unsafe_allow_html=True)
+    st.markdown(words.home_intro(unchunked, chunked, s.cost_model()), unsafe_allow_html=True)
     st.caption(f"{s.model.name} on the {s.gpu.name}"
                + (f" × {s.tp} (tensor parallel)" if s.tp > 1 else "")
                + f", {s.mode} cost model. Change any of it in the sidebar.")

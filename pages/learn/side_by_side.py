@@ -67,7 +67,8 @@ if other:
         st.warning(f"**No {other.mode} lanes to compare:** {traces}")
         other = None
 
-notes = words.trade_notes(unchunked, chunked, base, runs.lane_cards(s, s.chunked))
+notes = words.trade_notes(unchunked, chunked, base, runs.lane_cards(s, s.chunked),
+                         s.cost_model())
 for policy, title in ((s.unchunked, "Unchunked"), (s.chunked, "Chunked")):
     st.subheader(f"{title}: {s.policy_label(policy)}")
     cards = runs.lane_cards(s, policy)

@@ -432,9 +432,19 @@ def _check_fits(workload: Workload, engine: _Engine) -> None:
     streaming = int(np.sum((workload.prompt + workload.output)[workload.prefilled]))
     if streaming > engine.pool.capacity:
         raise InputError(
-            f"the running streams need {streaming:,} tokens of KV but only "
-            f"{engine.pool.capacity:,} fit; use fewer streams or a shorter context")
+            f"the running streams need {streaming:,} tokens of KV ({_stream_tokens(workload)}) "
+            f"but only {engine.pool.capacity:,} fit; use fewer streams or a shorter context")
     at_start = int(np.sum(workload.prefilled & (workload.arrival_s == workload.arrival_s[0])))
     if at_start > engine.limits.max_seqs:
         raise InputError(f"{at_start} running streams exceed max sequences "
                          f"({engine.limits.max_seqs})")
+
+
+def _stream_tokens(workload: Workload) -> str:
+    """Why the streams need what they need: each holds its context and grows by every token it
+    will still emit, e.g. "8 streams × (4,000 of context + 256 each will emit)"."""
+    context, output = workload.prompt[workload.prefilled], workload.output[workload.prefilled]
+    if np.ptp(context) or np.ptp(output):
+        return "each stream's context plus every token it will still emit"
+    return (f"{len(context):,} streams × ({int(context[0]):,} of context + {int(output[0]):,} each "
+            "will emit)")

@@ -19,11 +19,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from sim.cost.iteration import Composition
 from sim.errors import InputError
 from sim.presets.hardware import GPUS
 from sim.serving.engine import SimulationLimitError
 from sim.serving.metrics import request_times, token_gaps
-from sim.serving.policies import CHUNKED, UNCHUNKED
+from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
 from ui.learn import words, worked
@@ -32,7 +33,7 @@ from ui.shell.scenario import scenario_from
 from ui.teach import tour
 
 from .claims_memory import check_memory
-from .claims_text import STALL, TIME, plain, seconds
+from .claims_text import STALL, TIME, number, plain, seconds
 from .claims_traffic import check_burst, check_sweep
 
 EXAMPLES = int(os.environ.get("CLAIMS_EXAMPLES", "12"))
@@ -61,6 +62,41 @@ class Truth:
         self.ttft = float(request_times(trace).ttft_s[new[0]]) if len(new) else math.nan
         self.reread_tokens = int(trace.chunk_start[np.isin(trace.chunk_request, new)].sum())
         self.starved = trace.starved_iterations > 0
+        self.events(trace, new, carrying)
+
+    def events(self, trace, new, carrying):
+        """What happened to the prompt: its queue and what filled it, the streams still running
+        when it started, and what its iterations carried."""
+        self.prompt_time = float(trace.duration_s[carrying].sum())
+        self.shared = int(np.sum(trace.decode_tokens[carrying] > 0))
+        self.weight_bound = int(np.sum(trace.memory_s[carrying] >= trace.compute_s[carrying]))
+        if not len(carrying):
+            self.queue, self.queued, self.memory_wait, self.budget_wait = math.nan, 0, False, False
+            self.left_at_start, self.prefill_only, self.stream_count = 0, [], 0
+            return
+        start, arrival = trace.start_s[carrying[0]], trace.arrival_s[new[0]]
+        self.queue = float(start - arrival)
+        waiting = [i for i in range(carrying[0]) if trace.start_s[i] >= arrival]
+        self.queued = len(waiting)
+        free = trace.kv_capacity_tokens - trace.kv_used_tokens[waiting[0]] if waiting else math.inf
+        self.memory_wait = bool(waiting) and free < trace.prompt[new[0]]
+        self.kv_held = int(trace.kv_used_tokens[waiting[0]]) if waiting else 0
+        self.kv_capacity = trace.kv_capacity_tokens
+        self.budget_wait = any(trace.decode_tokens[i] >= trace.budget for i in waiting)
+        last = [trace.tokens_of(r)[-1] for r in np.flatnonzero(trace.prefilled)
+                if len(trace.tokens_of(r))]
+        self.stream_count = len(last)
+        self.left_at_start = sum(t > start for t in last)
+        # runs of the prompt's iterations back to back with no stream token while streams run
+        self.prefill_only, run = [], []
+        for i in carrying:
+            alone = trace.decode_tokens[i] == 0 and sum(t > trace.start_s[i] for t in last)
+            if alone and run and i == run[-1] + 1:
+                run.append(i)
+            else:
+                run = [i] if alone else []
+            if run:
+                self.prefill_only.append((len(run), float(trace.duration_s[run].sum())))
 
 
 def shown_equal(text: str, value: float) -> bool:
@@ -160,6 +196,108 @@ def check_home(text: str, u: Truth, c: Truth) -> list[str]:
     return problems + check_headings(headings, u, c) + check_changes(text)
 
 
+def check_causes(text: str, u: Truth, c: Truth, decode_step: float) -> list[str]:
+    """Every cause the words give is an event of the run: the prompt's queue and what filled it
+    (KV memory, a budget the decodes take whole), streams that finished before it, chunks
+    without stream tokens back to back, what its iterations carried and what bound them; and
+    the decode step is one value wherever it is named."""
+    problems = []
+
+    def claim(ok: bool, what: str):
+        if not ok:
+            problems.append(what)
+
+    headings = dict(re.findall(r"^(\d)\. (.*)$", text, re.MULTILINE))
+
+    def chapter(n: int) -> str:
+        return text.split(f"{n}. {headings[str(n)]}")[1].split(f"{n + 1}. {headings[str(n + 1)]}")[0]
+
+    for lane, truth, said in (("unchunked", u, chapter(2)), ("chunked", c, chapter(3))):
+        wait = re.search(rf"The prompt first waits {TIME} \(([\d,]+) iterations\)(.*?)\.(?: |$)",
+                         said)
+        claim(bool(wait) == (truth.queued > 0),
+              f"the {lane} prompt queued through {truth.queued} iterations; its chapter says "
+              + (wait.group(0) if wait else "nothing of it"))
+        if wait:
+            claim(shown_equal(wait.group(1), truth.queue) and number(wait.group(2)) == truth.queued,
+                  f"'{wait.group(0)}': it waited {fmt_seconds(truth.queue)}, {truth.queued} iterations")
+            claim("for KV memory" not in wait.group(3) or truth.memory_wait,
+                  f"the {lane} prompt is said to wait for KV memory; the KV free was not short of it")
+            claim("take the whole budget" not in wait.group(3) or truth.budget_wait,
+                  f"the {lane} prompt is said to wait for the budget; the decodes never took it whole")
+        for held, capacity in re.findall(r"the streams hold ([\d,]+) of the ([\d,]+) tokens of KV",
+                                         said):
+            claim((number(held), number(capacity)) == (truth.kv_held, truth.kv_capacity),
+                  f"the streams hold {truth.kv_held} of {truth.kv_capacity} KV tokens, not {held} "
+                  f"of {capacity}")
+        claim("every stream has finished" not in said
+              or (truth.stream_count and not truth.left_at_start),
+              f"the {lane} chapter says every stream finished first; {truth.left_at_start} ran on")
+        for k, n in re.findall(r"once ([\d,]+) of the ([\d,]+) streams have finished", said):
+            claim((number(k), number(n)) == (truth.stream_count - truth.left_at_start,
+                                             truth.stream_count),
+                  f"'{k} of the {n} streams have finished': {truth.left_at_start} still ran")
+    for d in re.findall(r"Chunk = budget − stream tokens = [\d,]+ − ([\d,]+) = [\d,]+",
+                               text):
+        claim(number(d) in c.decodes_beside_chunks, f"a chunk beside {d} stream tokens: the "
+              f"chunks had {sorted(c.decodes_beside_chunks)} beside them")
+        if number(d) == 0 and c.stream_count:
+            claim(("every stream has finished" in text and not c.left_at_start)
+                  or ("without the streams' tokens" in text and c.prefill_only),
+                  "a chunk beside 0 stream tokens while streams run, with no reason the run shows")
+    longest_run = max(c.prefill_only, default=(0, 0.0))
+    for n, shown in re.findall(rf"([\d,]+) (?:such iterations run|prompt iterations run|of the "
+                               rf"prompt's iterations) back to back(?: without the streams' "
+                               rf"tokens)?, {TIME} in all", text, re.IGNORECASE):
+        claim(number(n) == longest_run[0] and shown_equal(shown, longest_run[1]),
+              f"'{n} iterations back to back, {shown}': the longest such run is {longest_run[0]}, "
+              f"{fmt_seconds(longest_run[1])}")
+    for n, total, before, why in re.findall(
+            rf"its ([\d,]+) iterations? takes? {TIME} together, against {TIME} unchunked"
+            rf"(?: \(([^)]*)\))?", text):
+        claim(number(n) == c.prompt_iterations and shown_equal(total, c.prompt_time)
+              and shown_equal(before, u.prompt_time),
+              f"'its {n} iterations take {total} together, against {before}': the runs' "
+              f"{c.prompt_iterations} take {fmt_seconds(c.prompt_time)}, against "
+              f"{fmt_seconds(u.prompt_time)}")
+        claim(c.prompt_time > u.prompt_time, "the chunked prompt's iterations are said to take "
+              "longer together; they do not")
+        shared = re.search(r"(?:all )?([\d,]+) also carr", why)
+        claim(number(shared.group(1)) == c.shared if shared else not c.shared,
+              f"{c.shared} of the prompt's iterations carry stream tokens: '{why}'")
+        bound = re.search(r"(?:all )?([\d,]+) takes? as long as reading the weights", why)
+        claim(number(bound.group(1)) == c.weight_bound if bound else not c.weight_bound,
+              f"{c.weight_bound} of the prompt's iterations are bound by their memory reads: '{why}'")
+    for shown, before in re.findall(rf"it waits {TIME} before its first chunk \(unchunked: {TIME}\)",
+                                    text):
+        claim(shown_equal(shown, c.queue) and (shown_equal(before, u.queue) or before == "0 ms"),
+              f"the chunked prompt waits {fmt_seconds(c.queue)}, not {shown}")
+    for verb, a, b in re.findall(rf"TTFT\)? (rises|falls) from {TIME} to {TIME}", text):
+        claim(shown_equal(a, u.ttft) and shown_equal(b, c.ttft),
+              f"the TTFT {verb} from {a} to {b}: the runs' {fmt_seconds(u.ttft)} and "
+              f"{fmt_seconds(c.ttft)}")
+    for shown in re.findall(rf"TTFT\)? stays at {TIME}", text):
+        claim(fmt_seconds(u.ttft) == fmt_seconds(c.ttft) == shown,
+              f"the TTFT 'stays at {shown}': {fmt_seconds(u.ttft)} and {fmt_seconds(c.ttft)}")
+    claim(not re.search(r"grows a little|share their iterations", text),
+          "a cause or a size no run measured ('grows a little', 'share their iterations')")
+    steps = set(re.findall(rf"(?<!'s )(?:a|the) {TIME} decode step|decode step of the [\d,]+ "
+                           rf"streams? takes {TIME}|no longer than a decode step \({TIME}\)", text))
+    shown = {t for group in steps for t in group if t}
+    claim(shown <= {fmt_seconds(decode_step)}, f"the decode step is named with {sorted(shown)}; "
+          f"the streams' decode tokens alone take {fmt_seconds(decode_step)}")
+    for shown in re.findall(rf"a {TIME} pass is too short to hurt", text):
+        claim(shown_equal(shown, u.prompt_iteration) and u.prompt_iteration <= STALL,
+              f"'a {shown} pass is too short to hurt': the pass took {fmt_seconds(u.prompt_iteration)}")
+    if headings["2"].startswith("A pass this short"):
+        claim(u.prompt_iteration <= STALL, f"chapter 2's title calls a "
+              f"{fmt_seconds(u.prompt_iteration)} pass short")
+    if "finish before the prompt starts" in headings["2"]:
+        claim(u.stream_count and not u.left_at_start,
+              f"chapter 2's title: {u.left_at_start} streams still ran when the prompt started")
+    return problems
+
+
 def check_headings(headings: dict[str, str], u: Truth, c: Truth) -> list[str]:
     """The chapters' titles: a freeze, a split, a gain claimed only where the runs have one."""
     problems = []
@@ -191,16 +329,31 @@ def check_headings(headings: dict[str, str], u: Truth, c: Truth) -> list[str]:
     return problems
 
 
-scenarios = st.fixed_dictionaries(dict(
-    prompt=st.one_of(st.integers(1, 512), st.integers(1, 20_000)),
-    decodes=st.one_of(st.integers(0, 8), st.integers(0, 256)),
-    budget=st.one_of(st.integers(1, 1024), st.integers(1, 20_000)),
-    gpu=st.sampled_from(sorted(GPUS)),
-    model=st.sampled_from(["dense-8b", "llama-3.1-8b", "mistral-7b", "qwen2.5-7b", "llama-2-7b",
-                           "mixtral-8x7b"]),
-    mode=st.sampled_from(["simple", "roofline", "calibrated"]),
-    unchunked=st.sampled_from(UNCHUNKED), chunked=st.sampled_from(CHUNKED),
-    together=st.one_of(st.integers(0, 3), st.integers(0, 200)), burst=st.integers(1, 4)))
+# budgets at the boundaries the words change at: equal to the streams (no room for a chunk), one
+# above, a chunk exactly the prompt (budget = streams + prompt), a prompt exactly the budget
+BOUNDARY_BUDGETS = {"streams": lambda d, p: d, "streams + 1": lambda d, p: d + 1,
+                    "chunk = prompt": lambda d, p: d + p, "prompt": lambda d, p: p}
+
+
+@st.composite
+def scenarios(draw) -> dict:
+    """A scenario for the words: random, with its regimes (a prompt that waits for KV memory, a
+    prefill-first policy, many streams, a tiny budget, a mixture of experts) and its boundaries
+    (prompt, streams and budget at 1, the budgets above) each drawn often."""
+    values = draw(st.fixed_dictionaries(dict(
+        prompt=st.one_of(st.just(1), st.integers(1, 512), st.integers(1, 20_000)),
+        decodes=st.one_of(st.just(1), st.integers(0, 8), st.integers(0, 256)),
+        budget=st.one_of(st.just(1), st.integers(1, 1024), st.integers(1, 20_000)),
+        gpu=st.sampled_from(sorted(GPUS)),
+        model=st.sampled_from(["dense-8b", "llama-3.1-8b", "mistral-7b", "qwen2.5-7b",
+                               "llama-2-7b", "mixtral-8x7b"]),
+        mode=st.sampled_from(["simple", "roofline", "calibrated"]),
+        unchunked=st.sampled_from(UNCHUNKED), chunked=st.sampled_from(CHUNKED),
+        together=st.one_of(st.integers(0, 3), st.integers(0, 200)), burst=st.integers(1, 4))))
+    boundary = draw(st.sampled_from([None, *BOUNDARY_BUDGETS]))
+    if boundary:
+        values["budget"] = max(1, BOUNDARY_BUDGETS[boundary](values["decodes"], values["prompt"]))
+    return values
 
 
 def runs(values: dict):
@@ -217,12 +370,12 @@ def home_text(s, unchunked, chunked) -> str:
     fields = words.story_fields(unchunked, chunked, s.cost_model())
     cards_u = words.lane_cards(unchunked, s.mode, s.tp)
     cards_c = words.lane_cards(chunked, s.mode, s.tp)
-    parts = [words.home_intro(unchunked, chunked)]
+    parts = [words.home_intro(unchunked, chunked, s.cost_model())]
     parts += [f"{chapter.heading_for(fields)}\n{chapter.text.format(**fields)}"
               for chapter in story.CHAPTERS]
     parts += [words.player_cue(cards_u, cards_c, s.decodes)]
     parts += [f"{card.label}: {card.value}. {card.help}" for card in cards_u + cards_c]
-    parts += list(words.trade_notes(unchunked, chunked, cards_u, cards_c).values())
+    parts += list(words.trade_notes(unchunked, chunked, cards_u, cards_c, s.cost_model()).values())
     return plain("\n".join(parts))
 
 
@@ -230,7 +383,8 @@ def allowed_times(s, u: Truth, c: Truth, unchunked, chunked) -> list[float]:
     cost = s.cost_model()
     reread = c.reread_tokens * cost.kv_bytes_per_token / cost.gpu.bandwidth
     times = [*u.iterations, *c.iterations, u.longest_wait, c.longest_wait, u.ttft, c.ttft, STALL,
-             reread, 0.0]
+             reread, 0.0, u.queue, c.queue, u.prompt_time, c.prompt_time,
+             *(t for _, t in c.prefill_only)]
     for trace in (unchunked, chunked):
         gaps, _ = token_gaps(trace)
         if len(gaps):
@@ -245,12 +399,23 @@ def allowed_times(s, u: Truth, c: Truth, unchunked, chunked) -> list[float]:
     return times
 
 
+def decode_step(s, trace) -> float:
+    """The streams' decode tokens alone in one iteration at the context they hold, priced on the
+    lane's engine: the one value the words may call the decode step."""
+    contexts = tuple(int(n) for n in trace.prompt[trace.prefilled])
+    if not contexts:
+        return math.nan
+    cost = s.cost_model().for_engine(POLICIES[trace.policy].overhead)
+    return cost.price(Composition(contexts)).time_s
+
+
 def check_scenario(values: dict) -> list[str]:
     s, unchunked, chunked = runs(values)
     u, c = Truth(unchunked), Truth(chunked)
     text = home_text(s, unchunked, chunked)
-    problems = check_home(text, u, c)
-    problems += check_times(text, allowed_times(s, u, c, unchunked, chunked))
+    steps = [decode_step(s, trace) for trace in (unchunked, chunked)]
+    problems = check_home(text, u, c) + check_causes(text, u, c, steps[0])
+    problems += check_times(text, allowed_times(s, u, c, unchunked, chunked) + steps)
     numbers = tour.lane_numbers(s, unchunked, chunked).values
     for name, truth in (("gap_u", u.longest_wait), ("gap_c", c.longest_wait),
                         ("ttft_u", u.ttft), ("ttft_c", c.ttft),
@@ -301,7 +466,17 @@ NAMED = [dict(), dict(prompt=100), dict(budget=8192), dict(decodes=0), dict(budg
          dict(prompt=600, budget=576), dict(decodes=1024, context=100),
          dict(unchunked="orca", chunked="sglang"), dict(chunked="vllm-v1", budget=40),
          dict(mode="roofline", prompt=2000), dict(gpu="l4", decodes=4, together=20),
-         dict(together=1, decodes=1), dict(together=0, decodes=0)]
+         dict(together=1, decodes=1), dict(together=0, decodes=0),
+         # the prompt waits for KV memory until the streams finish
+         dict(prompt=20000, decodes=7, gpu="l4"),
+         # prefill-first: the chunks run back to back while every stream waits
+         dict(mode="calibrated", gpu="h100-sxm", chunked="sglang"),
+         # the streams take the whole budget; a chunk iteration no longer than a decode step
+         dict(budget=64), dict(gpu="b200", model="mixtral-8x7b"),
+         # the boundaries: everything at 1, a budget equal to the streams and one above, a chunk
+         # exactly the prompt, a prompt exactly the budget; a compute-bound decode step
+         dict(prompt=1, decodes=1, budget=1), dict(budget=64 + 1), dict(prompt=512, budget=576),
+         dict(prompt=576, budget=576), dict(decodes=512, context=500)]
 
 
 @pytest.mark.parametrize("values", NAMED, ids=lambda v: "&".join(f"{k}={x}" for k, x in v.items())
@@ -312,6 +487,6 @@ def test_the_claims_hold_in_named_scenarios(values):
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
-@given(scenarios)
+@given(scenarios())
 def test_the_claims_hold_in_random_scenarios(values):
     assert check_scenario(values) == []

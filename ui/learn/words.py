@@ -12,7 +12,7 @@ from sim.cost.iteration import CostModel
 from sim.serving.engine import Trace
 from sim.serving.metrics import request_times
 from sim.serving.policies import POLICIES
-from sim.studies.lanes import Comparison, Lane, compare, lane
+from sim.studies.lanes import Comparison, Lane, compare
 from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
 from sim.studies.worked_example import SOURCE_ARTICLE
 from sim.units import fmt_bytes, fmt_seconds
@@ -39,40 +39,87 @@ def _same(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
+def _shown_same(a: float, b: float) -> bool:
+    """The two times read the same on screen (four significant figures): no change to report."""
+    return fmt_seconds(a) == fmt_seconds(b)
+
+
+def wait_story(facts: Lane) -> str:
+    """What the prompt waited for before its first iteration, as the run shows it: the streams'
+    decodes taking the whole budget, the KV memory the streams hold, or a wait whose cause the
+    trace does not show (empty when it did not wait)."""
+    if not facts.queue_iterations:
+        return ""
+    wait = (f" The prompt first waits **{fmt_seconds(facts.queue_s)}** "
+            f"({facts.queue_iterations:,} iterations)")
+    until = ("every stream has finished" if facts.streams_finished_first else
+             f"{facts.streams - facts.streams_at_start:,} of the {facts.streams:,} streams have "
+             "finished")
+    if facts.wait_cause == "budget":
+        return (f"{wait}: the streams' decode tokens take the whole budget of "
+                f"{_count(facts.budget, 'token')}, so no chunk fits until {until}.")
+    if facts.wait_cause == "memory":
+        return (f"{wait} for {term('kv')} memory: the streams hold {facts.kv_held_tokens:,} of "
+                f"the {facts.kv_capacity_tokens:,} tokens of KV that fit, so its "
+                f"{facts.prompt_tokens:,} tokens do not fit beside them; it starts once {until}.")
+    return f"{wait} before its first iteration starts."
+
+
 def stall_story(trace: Trace, facts: Lane) -> str:
-    """Home's "the stall" paragraph, from the unchunked run: the iteration that carries the prompt
-    (the prompt iteration) and the streams' longest wait it causes, each under its own name."""
+    """Home's "the stall" paragraph, from the unchunked run: what the prompt waited for, the
+    iteration that carries it (the prompt iteration) and the streams' longest wait, each under
+    its own name."""
     policy = POLICIES[trace.policy]
     head = f"{policy.intro}. **{policy.label}**: {policy.summary}."
     if math.isnan(facts.prompt_iteration_s):
         return head + " No new prompt arrives, so nothing holds the streams up."
     it = fmt_seconds(facts.prompt_iteration_s)
     with_decodes = (f" and {facts.decodes_in_it:,} stream tokens" if facts.decodes_in_it else "")
-    out = (f"{head} The iteration that carries the prompt ({facts.prompt_tokens_in_it:,} prompt "
-           f"tokens{with_decodes}) takes **{it}**.")
+    out = (f"{head}{wait_story(facts)} The iteration that carries the prompt "
+           f"({_count(facts.prompt_tokens_in_it, 'prompt token')}{with_decodes}) takes **{it}**.")
     if not facts.streams:
         return out + " No streams are running, so none waits for it."
     wait = fmt_seconds(facts.longest_wait_s)
+    if facts.streams_finished_first:
+        return out + " By then every stream has finished, so none waits for it."
     if not facts.decodes_in_it and _same(facts.longest_wait_s,
-                                         facts.prompt_iteration_s + facts.decode_step_s):
+                                         facts.prompt_iteration_s + facts.next_iteration_s):
         return out + (" The streams get no token in it, so their longest wait is that iteration "
-                      f"plus the decode step after it, which brings their token: {it} + "
-                      f"{fmt_seconds(facts.decode_step_s)} = **{wait}**.")
+                      "plus the iteration after it, which brings their token: "
+                      f"{it} + {fmt_seconds(facts.next_iteration_s)} = **{wait}**.")
     if _same(facts.longest_wait_s, facts.prompt_iteration_s):
         return out + f" Every stream's next token waits for all of it: their longest wait is **{wait}**."
     return out + f" The streams' longest wait between two tokens: **{wait}**."
 
 
+def chunk_story(facts: Lane) -> str:
+    """The chunk arithmetic as the run did it: C = B − D with the stream tokens its largest
+    iteration carried, and why D is what it is there (streams finished, or a policy that runs
+    chunks without them)."""
+    budget, chunk, decodes = facts.budget, facts.largest_chunk, facts.decodes_in_it
+    if decodes + chunk != budget:
+        return ""
+    rule = (f"Chunk = budget − stream tokens = {budget:,} − {decodes:,} = **{chunk:,} prompt "
+            "tokens**")
+    if decodes or not facts.streams:
+        return f" {rule}."
+    if facts.streams_finished_first:
+        return f" By the time it starts every stream has finished, so: {rule}."
+    return (f" This policy runs the prompt's chunks without the streams' tokens, so: {rule}; "
+            f"{facts.prefill_only_run:,} such iterations run back to back, "
+            f"{fmt_seconds(facts.prefill_only_run_s)} in all, while every stream waits.")
+
+
 def fix_story(trace: Trace, facts: Lane, before: Lane) -> str:
-    """Home's "the fix" paragraph, from the chunked run: what the policy does, the chunk
-    arithmetic, and what it does to the streams' longest wait, by regime (no room for a chunk,
-    the whole prompt fits in one iteration, or the prompt split into chunks)."""
+    """Home's "the fix" paragraph, from the chunked run: what the policy does, what the prompt
+    waited for, the chunk arithmetic, and what it does to the streams' longest wait, by regime
+    (no room for a chunk, the whole prompt fits in one iteration, or the prompt split)."""
     policy = POLICIES[trace.policy]
     budget, head = facts.budget, f"{policy.intro}. **{policy.label}**: {policy.summary}."
-    if trace.starved_iterations:
-        return (f"{head} But the running streams' decodes take the whole budget of {budget:,} "
-                "tokens, so the prompt gets no chunk until streams finish and leave "
-                f"({trace.starved_iterations:,} iterations): its first token comes after "
+    if trace.starved_iterations and facts.wait_cause == "budget":
+        return (f"{head}{wait_story(facts)} Then it goes through in "
+                f"{_count(facts.prompt_iterations, 'iteration')} of up to "
+                f"{_count(facts.largest_chunk, 'prompt token')}: its first token comes after "
                 f"**{fmt_seconds(facts.ttft_s)}**. Raise the budget above the number of streams.")
     if math.isnan(facts.prompt_iteration_s):
         return head + " No new prompt arrives, so there is nothing to split."
@@ -81,26 +128,30 @@ def fix_story(trace: Trace, facts: Lane, before: Lane) -> str:
     ttft = (f"the new request's first token comes after **{fmt_seconds(facts.ttft_s)}** "
             f"(unchunked: {fmt_seconds(before.ttft_s)})")
     if not facts.split:
-        return (f"{head} Here the budget of {budget:,} tokens has room for the whole "
-                f"{facts.prompt_tokens_in_it:,}-token prompt beside {facts.decodes_in_it:,} "
-                "stream tokens, so nothing is split: one iteration carries all of it, taking "
+        beside = (f" beside {facts.decodes_in_it:,} stream tokens" if facts.decodes_in_it else "")
+        return (f"{head}{wait_story(facts)} Here the budget of {budget:,} tokens has room for the "
+                f"whole {facts.prompt_tokens_in_it:,}-token prompt{beside}, so nothing is split: "
+                "one iteration carries all of it, taking "
                 f"**{fmt_seconds(facts.prompt_iteration_s)}**; {wait}, and {ttft}. A budget "
                 "smaller than the prompt splits it.")
-    chunk = (f" Chunk = budget − stream tokens = {budget:,} − {facts.decodes_in_it:,} = "
-             f"**{facts.largest_chunk:,} prompt tokens**."
-             if facts.decodes_in_it + facts.largest_chunk == budget else "")
-    return (f"{head}{chunk} The prompt goes through in {facts.prompt_iterations:,} iterations, the "
-            f"longest **{fmt_seconds(facts.prompt_iteration_s)}**; {wait}, and {ttft}.")
+    return (f"{head}{wait_story(facts)}{chunk_story(facts)} The prompt goes through in "
+            f"{facts.prompt_iterations:,} iterations, the longest "
+            f"**{fmt_seconds(facts.prompt_iteration_s)}**; {wait}, and {ttft}.")
 
 
 def freeze_story(facts: Lane) -> str:
-    """What the top lane's rows show while the prompt goes through, by whether streams freeze."""
+    """What the top lane's rows show while the prompt goes through, by whether streams freeze
+    and, where none does, why (a short pass, or streams that finished before it)."""
     if not facts.streams:
         return "No streams are running here, so none can freeze."
     threshold, wait = fmt_seconds(STALL_S), fmt_seconds(facts.longest_wait_s)
+    if not facts.frozen_streams and facts.streams_finished_first:
+        return (f"Their longest wait between two tokens, **{wait}**, came before the prompt "
+                f"started and is under the {threshold} a reader notices: no stream freezes.")
     if not facts.frozen_streams:
         return (f"Here that wait is under the {threshold} a reader notices, so no stream "
-                "freezes: this prompt is too short to hurt. A longer one freezes them.")
+                f"freezes: a {fmt_seconds(facts.prompt_iteration_s)} pass is too short to hurt. "
+                "A longer prompt freezes them.")
     who = ("all of them" if facts.frozen_streams == facts.streams
            else f"{facts.frozen_streams:,} of the {facts.streams:,}")
     return (f"In the player, the top lane's rows go blank and the shaded block grows over "
@@ -113,30 +164,39 @@ def _who_froze(facts: Lane) -> str:
     return f"{facts.frozen_streams:,} of the {facts.streams:,} streams freeze"
 
 
-def home_intro(unchunked: Trace, chunked: Trace) -> str:
+def home_intro(unchunked: Trace, chunked: Trace, cost: CostModel) -> str:
     """Home's opening paragraph: what the two lanes show in this scenario, by regime (Markdown,
     with glossary hovers)."""
-    comparison = compare(unchunked, chunked)
+    comparison = compare(unchunked, chunked, cost)
     u, c = comparison.unchunked, comparison.chunked
-    new = np.flatnonzero(~unchunked.prefilled)
-    prompt = f"{int(unchunked.prompt[new[0]]):,}" if len(new) else "no"
-    if not u.streams:
-        top, bottom = "", ""
-    else:
+    prompt = f"{u.prompt_tokens:,}" if u.prompt_tokens else "no"
+    top, bottom = _intro_lane(u), _intro_lane(c)
+    if u.streams and not u.streams_finished_first:
         top = (f" and {_who_froze(u)}" if u.frozen_streams else
                f": the streams wait {fmt_seconds(u.longest_wait_s)}, too short to notice")
+    if bottom and top and _shown_same(u.queue_s, c.queue_s):
+        bottom = ", after the same wait"
+    if c.streams and not c.streams_finished_first:
         bottom = (" and the streams keep ticking" if not c.frozen_streams
                   else f" and {_who_froze(c)}")
     how = ("in chunks" if c.split else
            "in one iteration too (the budget holds all of it)")
-    ttft = (f"the new prompt's {first('ttft')} grows a little" if c.ttft_s > u.ttft_s
-            else f"the new prompt's {first('ttft')} is no longer")
-    streams = (f"{u.streams:,} streams are being read as they grow, a token at a time, when"
+    streams = (f"{_count(u.streams, 'stream')} {'is' if u.streams == 1 else 'are'} being read as "
+               "they grow, a token at a time, when"
                if u.streams else "No streams are running when")
     return (f"Why {first('llm')} servers split long prompts into chunks. {streams} a new "
             f"{prompt}-token prompt arrives. **Press Play.** Top lane: the server reads the whole "
             f"prompt in one pass{top}. Bottom lane: it reads the prompt {how}{bottom}, while "
-            f"{ttft}.")
+            f"the new prompt's {first('ttft')} {_change(u.ttft_s, c.ttft_s)}.")
+
+
+def _intro_lane(facts: Lane) -> str:
+    """The intro's clause for a lane whose prompt waited until every stream had finished."""
+    if not facts.streams_finished_first:
+        return ""
+    cause = " for KV memory" if facts.wait_cause == "memory" else ""
+    return (f", after waiting {fmt_seconds(facts.queue_s)}{cause} until every stream has "
+            "finished, so none is left to freeze")
 
 
 def prefill_regime(facts: Lane) -> str:
@@ -170,16 +230,60 @@ def pass_times(facts: Lane) -> str:
 
 
 def freeze_title(facts: Lane) -> str:
-    """Chapter 2's title: whether the prompt's pass freezes the streams, and how many."""
+    """Chapter 2's title: whether the prompt's pass freezes the streams, how many, and, where
+    none freezes, why."""
     if math.isnan(facts.prompt_iteration_s):
         return "No new prompt, nothing to wait for"
     if not facts.streams:
         return "One prompt in one pass, no stream to freeze"
+    if facts.streams_finished_first and not facts.frozen_streams:
+        return "The streams finish before the prompt starts: none left to freeze"
     if not facts.frozen_streams:
         return "A pass this short freezes no stream"
     if facts.frozen_streams == facts.streams:
         return "One long prompt freezes every stream"
     return f"One long prompt freezes {facts.frozen_streams:,} of the {facts.streams:,} streams"
+
+
+def ttft_causes(u: Lane, c: Lane) -> list[str]:
+    """Why the chunked lane's first token comes later, as events of its run: a longer queue, and
+    its iterations taking longer together than the unchunked lane's, with what they carried
+    (stream tokens) and what bound them (the weights' read, however few tokens they hold). Empty
+    where neither happened."""
+    causes = []
+    if c.queue_iterations and c.queue_s > u.queue_s and not _shown_same(c.queue_s, u.queue_s):
+        causes.append(f"it waits {fmt_seconds(c.queue_s)} before its first chunk "
+                      f"(unchunked: {_seconds(u.queue_s)})")
+    if c.prompt_time_s > u.prompt_time_s and not _shown_same(c.prompt_time_s, u.prompt_time_s):
+        why = []
+        if c.shared_iterations:
+            why.append(f"{_of(c.shared_iterations, c.prompt_iterations)} also "
+                       f"{_verb(c.shared_iterations, 'carry')} the stream tokens")
+        if c.weight_bound_iterations:
+            why.append(f"{_of(c.weight_bound_iterations, c.prompt_iterations)} "
+                       f"{_verb(c.weight_bound_iterations, 'take')} as long as reading the "
+                       "weights, however few tokens they hold")
+        causes.append(f"its {_count(c.prompt_iterations, 'iteration')} take "
+                      f"{fmt_seconds(c.prompt_time_s)} together, against "
+                      f"{fmt_seconds(u.prompt_time_s)} unchunked"
+                      + (f" ({'; '.join(why)})" if why else ""))
+    return causes
+
+
+def _of(part: int, whole: int) -> str:
+    return f"all {whole:,}" if part == whole else f"{part:,}"
+
+
+def _verb(n: int, verb: str) -> str:
+    """The verb agreeing with a count: "1 takes", "16 take"."""
+    if n != 1:
+        return verb
+    return verb[:-1] + "ies" if verb.endswith("y") else verb + "s"
+
+
+def _count(n: int, noun: str) -> str:
+    """E.g. "1 iteration", "16 iterations"."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def split_title(facts: Lane) -> str:
@@ -220,7 +324,8 @@ def trade_title(comparison: Comparison) -> str:
 
 
 def trade_story(comparison: Comparison, reread: str) -> str:
-    """Home's "what it costs, what it buys" paragraph: a gain only where there is one."""
+    """Home's "what it costs, what it buys" paragraph: a gain only where there is one, and as a
+    cause only what the chunked run did."""
     u, c = comparison.unchunked, comparison.chunked
     threshold = fmt_seconds(STALL_S)
     gain = _gain(comparison)
@@ -247,21 +352,39 @@ def trade_story(comparison: Comparison, reread: str) -> str:
                 "tokens is still a long iteration. A smaller budget buys more.")
     else:
         buys = f"Here it buys nothing{why_not}: {gap}, and {frozen}."
-    ttft = (f"the new request's {term('ttft')} is {fmt_seconds(c.ttft_s)} instead of "
-            f"{fmt_seconds(u.ttft_s)}")
-    if c.starved_iterations:
-        why = ": the streams take the whole budget, so the prompt waits for them to finish"
-    elif c.split:
-        why = ", because its chunks share their iterations with the stream tokens"
+    if c.prefill_only_run > 1:
+        buys += (f" Its {c.prefill_only_run:,} prompt iterations run back to back without the "
+                 f"streams' tokens, {fmt_seconds(c.prefill_only_run_s)} in all, and every stream "
+                 "waits through them.")
+    ttft = f"the new request's {term('ttft')} {_change(u.ttft_s, c.ttft_s)}"
+    if not (c.ttft_s > u.ttft_s and not _shown_same(c.ttft_s, u.ttft_s)):
+        costs = f" And {ttft}"
     else:
-        why = ""
-    costs = (f" It costs: {ttft}{why}" if c.ttft_s > u.ttft_s else f" And {ttft}")
+        causes = ttft_causes(u, c)
+        costs = f" It costs: {ttft}" + (f", because {_listed(causes)}" if causes else "")
     if c.split and c.decodes_in_it and not c.starved_iterations:
-        costs += (f"; and each iteration that carries a chunk takes up to "
-                  f"{fmt_seconds(c.prompt_iteration_s)} instead of a "
-                  f"{fmt_seconds(c.decode_step_s)} decode step, and every stream waits for each "
-                  "of them")
+        if _shown_same(c.prompt_iteration_s, c.decode_step_s):
+            costs += (f"; each iteration that carries a chunk takes no longer than "
+                      f"{_decode_step(c, u)}: reading the weights sets its time, so "
+                      "the streams keep their pace")
+        elif c.prompt_iteration_s > c.decode_step_s:
+            costs += (f"; and each iteration that carries a chunk takes up to "
+                      f"{fmt_seconds(c.prompt_iteration_s)} instead of {_decode_step(c, u)}, and "
+                      "every stream waits for each of them")
     return buys + costs + "." + (f" {reread}" if reread else "")
+
+
+def _decode_step(lane: Lane, unchunked: Lane) -> str:
+    """The decode step by its one value (chapter 1's, the unchunked engine's), or, where this lane's
+    engine prices it differently (its own CPU overhead), by that engine's name."""
+    step = fmt_seconds(lane.decode_step_s)
+    if step == fmt_seconds(unchunked.decode_step_s):
+        return f"a {step} decode step"
+    return f"{POLICIES[lane.policy].engine}'s {step} decode step"
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def reread_story(facts: Lane, cost: CostModel) -> str:
@@ -285,9 +408,9 @@ def reread_story(facts: Lane, cost: CostModel) -> str:
 
 def card_delta(card: Card, ref: Card, ratio: bool = True) -> str | None:
     """card − ref, with the ratio card / ref − 1 unless `ratio` is False, e.g. "+84 ms (+26%)";
-    None when they are equal or either is undefined."""
+    None when they are equal as shown, or either is undefined."""
     d = card.seconds - ref.seconds
-    if not d or math.isnan(d):
+    if not d or math.isnan(d) or card.value == ref.value:
         return None
     size = fmt_seconds(abs(d)) if card.unit == "s" else f"{abs(d):,.0f} {card.unit}"
     share = f" ({card.seconds / ref.seconds - 1:+.0%})" if ratio and ref.seconds else ""
@@ -296,11 +419,6 @@ def card_delta(card: Card, ref: Card, ratio: bool = True) -> str | None:
 
 def _seconds(s: float) -> str:
     return "0 ms" if s == 0 else fmt_seconds(s)
-
-
-def decode_step_s(trace: Trace) -> float:
-    """The decode step after the prompt: every stream's pace with no prompt in the iteration."""
-    return lane(trace).decode_step_s
 
 
 def lane_cards(trace: Trace, mode: str, tp: int = 1) -> list[Card]:
@@ -356,32 +474,38 @@ def lane_cards(trace: Trace, mode: str, tp: int = 1) -> list[Card]:
 
 
 def trade_notes(unchunked: Trace, chunked: Trace, cards_u: list[Card],
-                cards_c: list[Card]) -> dict[str, str]:
+                cards_c: list[Card], cost: CostModel) -> dict[str, str]:
     """The sentence beside each chunked-lane number that got worse, by card label: what the
-    fix costs, and why (a red arrow never stands alone)."""
+    fix costs, and why, as events of the run (a red arrow never stands alone)."""
     u = {c.label: c for c in cards_u}
-    facts = lane(chunked)
+    comparison = compare(unchunked, chunked, cost)
+    before, facts = comparison.unchunked, comparison.chunked
     notes = {}
     for card in cards_c:
-        before = u.get(card.label)
-        if before is None or not card.seconds > before.seconds:
+        ref = u.get(card.label)
+        if ref is None or card_delta(card, ref) is None or card.seconds < ref.seconds:
             continue
         if card.label == TTFT:
-            n = facts.prompt_iterations
-            notes[card.label] = (
-                f"The price of chunking: the prompt goes through in {n:,} iterations, each shared "
-                "with the stream tokens, so its first token comes later." if n > 1 else
-                "The price of sharing: nothing is split, but the prompt's one iteration also "
-                "carries every stream's token, so its first token comes later.")
-        elif card.label == STEADY:
+            causes = ttft_causes(before, facts)
+            notes[card.label] = ("The price of chunking: its first token comes later, because "
+                                 f"{_listed(causes)}." if causes else
+                                 "Its first token comes later here.")
+        elif card.label == STEADY and facts.prompt_iteration_s > facts.decode_step_s:
             notes[card.label] = (f"Also a price: while the prompt is prefilled its iterations take "
-                                 f"up to {fmt_seconds(facts.prompt_iteration_s)} instead of a "
-                                 f"{fmt_seconds(facts.decode_step_s)} decode step. The "
+                                 f"up to {fmt_seconds(facts.prompt_iteration_s)} instead of "
+                                 f"{_decode_step(facts, before)}. The "
                                  "unchunked lane's longest wait is longer, but it hits each stream "
                                  "once, too rarely to reach the p99.")
-        else:
+        elif facts.prefill_only_run > 1:
+            notes[card.label] = (f"Worse here: this policy runs {facts.prefill_only_run:,} of the "
+                                 "prompt's iterations back to back without the streams' tokens, "
+                                 f"{fmt_seconds(facts.prefill_only_run_s)} in all, and every "
+                                 "stream waits through them: the stall chunking should prevent.")
+        elif facts.prompt_iteration_s > before.prompt_iteration_s:
             notes[card.label] = ("Worse here: this policy's prompt iterations are longer than the "
                                  "unchunked lane's (see the bars).")
+        else:
+            notes[card.label] = "Worse here (see the bars)."
     return notes
 
 
@@ -399,7 +523,7 @@ def _change(before: float, after: float) -> str:
 def story_fields(unchunked: Trace, chunked: Trace, cost: CostModel) -> dict[str, str]:
     """Every field Home's chapters (ui.shell.story.CHAPTERS) and the tour quote, from the two lanes'
     runs (`cost`: the cost model they ran on), each sentence chosen by the regime it describes."""
-    comparison = compare(unchunked, chunked)
+    comparison = compare(unchunked, chunked, cost)
     u, c = comparison.unchunked, comparison.chunked
     new = np.flatnonzero(~unchunked.prefilled)
     return dict(

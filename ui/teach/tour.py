@@ -245,7 +245,7 @@ def lane_numbers(s: Scenario, unchunked: Trace, chunked: Trace) -> Numbers:
     """What the timeline steps quote: Home's story fields (ui.learn.words.story_fields) and more, every
     value from the lanes' facts (sim.studies.lanes), as Home and the cards have them."""
     text = words.story_fields(unchunked, chunked, s.cost_model())
-    lanes = compare(unchunked, chunked)
+    lanes = compare(unchunked, chunked, s.cost_model())
     u, c = lanes.unchunked, lanes.chunked
     values = dict(gap_u=u.longest_wait_s, gap_c=c.longest_wait_s, ttft_u=u.ttft_s, ttft_c=c.ttft_s,
                   prompt_over_decode=u.prompt_iteration_s / u.decode_step_s,

@@ -217,8 +217,9 @@ def test_running_decoders_must_fit_in_kv_and_in_max_sequences():
     too_long = textbook_scenario(decodes=2, context=1400, decode_output=50, prompt=10)
     with pytest.raises(InputError) as error:
         tight(too_long, "sglang")
-    assert str(error.value) == ("the running streams need 2,900 tokens of KV but only 2,899 fit; "
-                                "use fewer streams or a shorter context")
+    assert str(error.value) == ("the running streams need 2,900 tokens of KV (2 streams × (1,400 "
+                                "of context + 50 each will emit)) but only 2,899 fit; use fewer "
+                                "streams or a shorter context")
     with pytest.raises(InputError) as error:
         tight(fits, "sglang", limits=Limits(max_seqs=1))
     assert str(error.value) == "2 running streams exceed max sequences (1)"
