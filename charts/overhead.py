@@ -33,11 +33,15 @@ def lanes_frame(found: Strip[tuple[LaneHeadline, ...]], lanes: Sequence[str],
 
 def budget_frame(found: Strip[BudgetHeadline],
                  label: Callable[[float, float], str]) -> pd.DataFrame:
-    """The recommended budget with its p99 TBT and p50 TTFT."""
+    """The recipe's budget with its p99 TBT and p50 TTFT, and the targets it misses (a budget
+    that misses one is not called recommended)."""
     return _frame(found, [
-        ("recommended budget", lambda r: "none" if r.budget is None else f"{r.budget:,}"),
+        ("budget (largest within the TBT target)",
+         lambda r: "none" if r.budget is None else f"{r.budget:,}"),
         ("its p99 TBT", lambda r: fmt_seconds(r.p99_tbt_s)),
-        ("its p50 TTFT", lambda r: fmt_seconds(r.p50_ttft_s))], label)
+        ("its p50 TTFT", lambda r: fmt_seconds(r.p50_ttft_s)),
+        ("meets every target", lambda r: "—" if r.budget is None else
+         "yes: recommended" if not r.misses else f"no: {'; '.join(r.misses)}")], label)
 
 
 def capacity_frame(found: Strip[CapacityComparison],

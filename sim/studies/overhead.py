@@ -31,7 +31,7 @@ from sim.serving.run import Run
 from sim.serving.workloads import Workload
 from sim.studies.capacity import CapacityComparison, compare_capacity
 from sim.studies.stalls import stalls
-from sim.studies.sweep import SweepPoint, recommend, run_point
+from sim.studies.sweep import SweepPoint, misses, recommend, run_point
 
 T = TypeVar("T")
 
@@ -75,18 +75,26 @@ def strip(headline: Callable[[CostModel], T], cost: CostModel, *,
 # --- the pages' headlines -----------------------------------------------------------------------
 @dataclass(frozen=True)
 class LaneHeadline:
-    """One lane of Side by side: the running streams' longest wait and the new request's TTFT."""
+    """One lane of Side by side: the running streams' longest wait and the new request's TTFT,
+    and whether the new request ran beside the streams at all (what the wait's words rest on)."""
     policy: str
     longest_wait_s: float
     ttft_s: float
+    queue_s: float = 0.0              # the new request's arrival to its first iteration
+    streams_done_first: bool = False  # every stream had its last token before that iteration
 
 
 def lane_headline(trace: Trace) -> LaneHeadline:
     """One lane's headline from its run: the textbook scenario's new request is its first one that
     was not already streaming."""
     new = int(np.flatnonzero(~trace.prefilled)[0])
+    times = request_times(trace)
+    started = float(trace.arrival_s[new] + times.queue_s[new])
+    streams = np.flatnonzero(trace.prefilled)
+    last_tokens = trace.token_s[trace.token_offsets[streams + 1] - 1]
     return LaneHeadline(trace.policy, stalls(trace, streams=trace.prefilled).largest_gap_s,
-                        float(request_times(trace).ttft_s[new]))
+                        float(times.ttft_s[new]), float(times.queue_s[new]),
+                        bool(len(streams)) and bool(np.all(last_tokens <= started)))
 
 
 def lanes_headline(lanes: Sequence[Run]) -> Callable[[CostModel], tuple[LaneHeadline, ...]]:
@@ -99,11 +107,13 @@ def lanes_headline(lanes: Sequence[Run]) -> Callable[[CostModel], tuple[LaneHead
 
 @dataclass(frozen=True)
 class BudgetHeadline:
-    """Budget trade-off's headline: the recommended budget (None: none meets the TBT target) and
-    its p99 TBT and p50 TTFT."""
+    """Budget trade-off's headline: the recipe's budget (None: none meets the TBT target), its
+    p99 TBT and p50 TTFT, and the targets it misses (`sim.studies.sweep.misses`: none, and it is
+    recommended outright)."""
     budget: int | None
     p99_tbt_s: float
     p50_ttft_s: float
+    misses: tuple[str, ...] = ()
 
 
 def budget_headline(run: Run, budgets: Sequence[int], tbt_slo_s: float, ttft_slo_s: float,
@@ -124,12 +134,14 @@ def budget_headline(run: Run, budgets: Sequence[int], tbt_slo_s: float, ttft_slo
 
 def recommended(points: Sequence[SweepPoint], tbt_slo_s: float,
                 ttft_slo_s: float) -> BudgetHeadline:
-    """The sweep's recommendation (`sim.studies.sweep.recommend`) and its two latencies."""
+    """The sweep's recommendation (`sim.studies.sweep.recommend`), its two latencies and the
+    targets it misses."""
     chosen, _ = recommend(points, tbt_slo_s, ttft_slo_s)
     pick = next((p for p in points if p.budget == chosen), None)
     if pick is None:
         return BudgetHeadline(None, float("nan"), float("nan"))
-    return BudgetHeadline(chosen, pick.metrics.tbt_s.p99, pick.metrics.ttft_s.p50)
+    return BudgetHeadline(chosen, pick.metrics.tbt_s.p99, pick.metrics.ttft_s.p50,
+                          tuple(misses(pick, tbt_slo_s, ttft_slo_s)))
 
 
 def capacity_headline(workload_at: Callable[[float], Workload], *, policy: PolicySpec,

@@ -43,8 +43,11 @@ def test_budget_strip_recommends_what_the_page_does_at_its_own_level():
     at = open_app(BUDGET)
     assert_clean(at)
     rows = strip_table(at)
-    assert rows.loc[f"{LEVELS[0]}, as above", "recommended budget"] == "576"
+    assert rows.loc[f"{LEVELS[0]}, as above", "budget (largest within the TBT target)"] == "576"
+    assert rows.loc[f"{LEVELS[0]}, as above", "meets every target"] == "yes: recommended"
     assert "Recommended budget: 576" in at.success[0].value
+    # at 10 ms the recipe's 256 keeps the TBT target but misses the 3 s TTFT one: not recommended
+    assert rows.loc[LEVELS[2], "meets every target"].startswith("no: p50 TTFT ")
 
 
 def test_capacity_strip_waits_for_the_search_and_then_for_its_own_button():

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from charts.overhead import budget_frame
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
@@ -17,9 +18,22 @@ from sim.serving.policies import Limits, get_policy, lane_budget
 from sim.serving.run import Run
 from sim.serving.workloads import textbook_scenario
 from sim.studies.capacity import CapacityComparison, CapacityResult
-from sim.studies.overhead import BudgetHeadline, Level, Strip, lanes_headline, strip
+from sim.studies.overhead import (
+    BudgetHeadline,
+    LaneHeadline,
+    Level,
+    Strip,
+    lanes_headline,
+    strip,
+)
 from sim.units import fmt_seconds
-from ui.under_load.overhead_words import budget_words, capacity_words, lanes_words, level_label
+from ui.under_load.overhead_words import (
+    _lanes_compared,
+    budget_words,
+    capacity_words,
+    lanes_words,
+    level_label,
+)
 
 SEED = textbook_scenario()
 LIMITS = Limits(max_seqs=65)
@@ -91,14 +105,59 @@ def test_the_budget_sentence_says_whether_the_recommendation_moves():
     sarathi = get_policy("sarathi")
     moving = budget_words(levels(*(BudgetHeadline(b, 0.04, 0.1) for b in (2048, 1024, 1024))),
                           sarathi.engine, sarathi.overhead)
-    assert "recommended budget is 2,048 / 1,024 / 1,024: every millisecond" in moving
+    assert "recommended budget is 2,048 / 1,024 / 1,024. Every millisecond" in moving
     holding = budget_words(levels(*(BudgetHeadline(512, 0.04, 0.1),) * 3), sarathi.engine,
                            sarathi.overhead)
     assert "The recommended budget is 512 at each of 0 ms / 4 ms / 10 ms" in holding
     lost = budget_words(levels(BudgetHeadline(256, 0.04, 0.1), BudgetHeadline(128, 0.04, 0.1),
                                BudgetHeadline(None, float("nan"), float("nan"))),
                         sarathi.engine, sarathi.overhead)
-    assert "256 / 128 / none: the recommendation moves with the overhead" in lost
+    assert "256 / 128 / none. The budget moves with the overhead" in lost
+
+
+def test_a_budget_that_misses_a_target_is_not_called_recommended():
+    """Budget trade-off's default sweep at 10 ms: the recipe's 256 meets the TBT target but its
+    p50 TTFT (4.77 s) misses the 3 s one; the strip names the miss and recommends nothing."""
+    sarathi = get_policy("sarathi")
+    found = levels(BudgetHeadline(576, 0.023, 2.05), BudgetHeadline(512, 0.024, 2.48),
+                   BudgetHeadline(256, 0.020, 4.77, ("p50 TTFT 4.77 s > 3 s",)))
+    said = budget_words(found, sarathi.engine, sarathi.overhead)
+    assert "recommended" not in said
+    assert "budget (the largest within the TBT target) is 576 / 512 / 256; at 10 ms, 256 misses " \
+           "p50 TTFT 4.77 s > 3 s, and no budget swept meets every target." in said
+    table = budget_frame(found, level_label)
+    assert list(table["meets every target"]) == ["yes: recommended", "yes: recommended",
+                                                 "no: p50 TTFT 4.77 s > 3 s"]
+    held = budget_words(levels(*(BudgetHeadline(256, 0.02, 4.77, ("p50 TTFT 4.77 s > 3 s",)),) * 3),
+                        sarathi.engine, sarathi.overhead)
+    assert "recommended" not in held and held.count("misses p50 TTFT 4.77 s > 3 s") == 3
+
+
+def test_lanes_whose_prompt_waited_for_every_stream_to_finish_say_so_not_that_overhead_sets_it():
+    """On an L4 a 20,000-token prompt beside 7 streams waits 13.65 s, until the streams finish
+    (their KV memory): both lanes' longest wait is a decode iteration, equal; the words say the
+    prompt never ran beside the streams, with the queue wait the runs made."""
+    l4 = CostModel(get_gpu("l4"), get_model("dense-8b"), "simple")
+    waiting = textbook_scenario(decodes=7, prompt=20000)
+    policies = (get_policy("vllm-v0"), get_policy("sarathi"))
+    found = strip(lanes_headline([Run(workload=waiting, policy=p, cost=l4,
+                                      budget=lane_budget(p, waiting, 576), limits=Limits(max_seqs=8))
+                                  for p in policies]), l4)
+    said = lanes_words(found, [(p.engine, p.overhead) for p in policies])[-1]
+    queues = [fmt_seconds(float(request_times(simulate(
+        waiting, policies[1], l4.with_overhead(level.cpu_s), budget=576,
+        limits=Limits(max_seqs=8))).queue_s[-1])) for level in found.levels]
+    assert f"waited {' / '.join(queues)} in both lanes" in said
+    assert "until every stream had finished: no prompt iteration ran beside the streams" in said
+    assert "overhead, not the prompt" not in said
+
+
+def test_a_chunked_wait_not_below_the_unchunked_one_is_said_without_a_cause():
+    def lanes(u, c):
+        return (LaneHeadline("vllm-v0", u, 1.0), LaneHeadline("sarathi", c, 1.0))
+    said = _lanes_compared(levels(lanes(0.3, 0.02), lanes(0.3, 0.3), lanes(0.3, 0.4)))
+    assert said == ("At 4 ms / 10 ms of CPU per iteration the chunked lane's longest wait "
+                    "(300 ms / 400 ms) is not below the unchunked lane's (300 ms / 300 ms).")
 
 
 def test_the_page_own_level_is_marked():

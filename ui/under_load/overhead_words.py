@@ -69,33 +69,66 @@ def lanes_words(found: Strip[tuple[LaneHeadline, ...]], engines: Sequence[tuple[
         said.append(f"{how}. At {levels} of CPU per iteration its streams' longest wait is "
                     f"{_span(waits, fmt_seconds)} and the new request's first token comes at "
                     f"{_span(ttfts, fmt_seconds)}.")
-    unchunked = [level.result[0].longest_wait_s for level in found.levels]
-    chunked = [level.result[1].longest_wait_s for level in found.levels]
-    if all(c < u for c, u in zip(chunked, unchunked)):
-        said.append("At every level chunking keeps the streams' longest wait below the unchunked "
-                    "lane's: the lesson holds, only its numbers move.")
-    else:
-        said.append("At some level the chunked lane's longest wait is not below the unchunked "
-                    "lane's: there the overhead, not the prompt, sets the wait.")
+    said.append(_lanes_compared(found))
     return said
 
 
+def _lanes_compared(found: Strip[tuple[LaneHeadline, ...]]) -> str:
+    """Whether chunking keeps the streams' longest wait below the unchunked lane's at every level,
+    and where it does not, what the runs show: the new request waited until every stream had
+    finished (so no prompt iteration ran beside them), or only the two waits."""
+    pairs = [(level, *level.result) for level in found.levels]
+    if all(c.longest_wait_s < u.longest_wait_s for _, u, c in pairs):
+        return ("At every level chunking keeps the streams' longest wait below the unchunked "
+                "lane's: the lesson holds, only its numbers move.")
+    level_of = {id(level): fmt_seconds(level.cpu_s) if level.cpu_s else "0 ms" for level, *_ in pairs}
+    not_below = [(level, u, c) for level, u, c in pairs if not c.longest_wait_s < u.longest_wait_s]
+    apart = [x for x in not_below if not (x[1].streams_done_first and x[2].streams_done_first)]
+    said = []
+    alone = [x for x in not_below if x not in apart]
+    if alone:
+        waits = " / ".join(fmt_seconds(u.queue_s) if fmt_seconds(u.queue_s) == fmt_seconds(c.queue_s)
+                           else f"{fmt_seconds(u.queue_s)} unchunked, {fmt_seconds(c.queue_s)} chunked"
+                           for _, u, c in alone)
+        said.append(f"At {' / '.join(level_of[id(level)] for level, *_ in alone)} of CPU per "
+                    f"iteration the new request waited {waits} in both lanes before its first "
+                    "iteration, until every stream had finished: no prompt iteration "
+                    "ran beside the streams, so each lane's longest wait is one of the streams' own "
+                    "decode iterations, and chunking has nothing to shorten.")
+    if apart:
+        said.append(f"At {' / '.join(level_of[id(level)] for level, *_ in apart)} of CPU per "
+                    "iteration the chunked lane's longest wait ("
+                    + " / ".join(fmt_seconds(c.longest_wait_s) for _, _, c in apart)
+                    + ") is not below the unchunked lane's ("
+                    + " / ".join(fmt_seconds(u.longest_wait_s) for _, u, _ in apart) + ").")
+    return " ".join(said)
+
+
 def budget_words(found: Strip[BudgetHeadline], engine: str, overhead: Overhead) -> str:
-    """The recommended budget across the levels, said by regime."""
+    """The recipe's budget across the levels, said by regime; "recommended" only where it meets
+    every target at every level, else each level's misses named."""
     budgets = [level.result.budget for level in found.levels]
     shown = " / ".join("none" if b is None else f"{b:,}" for b in budgets)
     levels = " / ".join(fmt_seconds(level.cpu_s) if level.cpu_s else "0 ms"
                         for level in found.levels)
     how = engine_clause(engine, overhead)
+    missed = [(level.cpu_s, level.result) for level in found.levels if level.result.misses]
+    name = ("recommended budget" if not missed else
+            "recipe's budget (the largest within the TBT target)")
+    misses = "".join(f"; at {fmt_seconds(cpu_s) if cpu_s else '0 ms'}, {r.budget:,} misses "
+                     f"{'; '.join(r.misses)}, and no budget swept meets every target"
+                     for cpu_s, r in missed)
     if len(set(budgets)) == 1:
-        return (f"{how}. The recommended budget is {shown.split(' / ')[0]} at each of {levels} "
-                "of CPU per iteration: the recommendation holds whatever the overhead.")
-    said = f"{how}. At {levels} of CPU per iteration the recommended budget is {shown}"
+        return (f"{how}. The {name} is {shown.split(' / ')[0]} at each of {levels} of CPU per "
+                f"iteration{misses}: "
+                + ("the recommendation holds whatever the overhead." if not missed else
+                   "the budget holds whatever the overhead, the targets it meets do not."))
+    said = f"{how}. At {levels} of CPU per iteration the {name} is {shown}{misses}"
     known = [b for b in budgets if b is not None]
     if len(known) == len(budgets) and known == sorted(known, reverse=True):
-        return said + (": every millisecond an iteration spends on the CPU is a millisecond of "
+        return said + (". Every millisecond an iteration spends on the CPU is a millisecond of "
                        "the TBT target the prompt's chunk cannot use.")
-    return said + ": the recommendation moves with the overhead."
+    return said + ". The budget moves with the overhead."
 
 
 def capacity_words(found: Strip[CapacityComparison]) -> str:

@@ -15,6 +15,7 @@ from sim.studies.overhead import (
     LEVELS,
     budget_headline,
     capacity_headline,
+    lane_headline,
     lanes_headline,
     strip,
 )
@@ -86,6 +87,37 @@ def test_the_budget_headline_is_the_sweeps_recommendation_at_each_level():
     assert [level.result.budget for level in levels] == [2048, 1024, 1024]
     assert all(level.result.p99_tbt_s <= 0.05 for level in levels)
     assert levels[1].result.p99_tbt_s < levels[2].result.p99_tbt_s   # same budget, more overhead
+
+
+def test_the_budget_headline_names_the_targets_its_budget_misses():
+    """With a 0.5 s TTFT target no budget meets both, so the recipe's budget misses the TTFT
+    one and says so; with a loose one it misses nothing."""
+    workload = poisson(60, 4.0, seed=3, lengths="sharegpt")
+    run = Run(workload=workload, policy=get_policy("sarathi"), cost=H100, budget=256)
+    tight, loose = (budget_headline(run, (256, 1024, 2048), tbt_slo_s=0.05, ttft_slo_s=t)(H100)
+                    for t in (0.01, 60.0))
+    assert tight.misses and all(m.startswith("p50 TTFT ") and m.endswith("> 10 ms")
+                                for m in tight.misses)
+    assert loose.misses == () and loose.budget == 1024
+
+
+def test_the_lane_headline_says_whether_the_prompt_waited_until_the_streams_finished():
+    """On an L4, a 20,000-token prompt beside 7 streams waits for their KV memory: it starts
+    only once every stream has its last token (13.65 s), in both lanes; the textbook scenario's
+    prompt starts at once, beside the streams."""
+    l4 = CostModel(get_gpu("l4"), get_model("dense-8b"), "simple")
+    waiting = textbook_scenario(decodes=7, prompt=20000)
+    for policy in (get_policy("vllm-v0"), get_policy("sarathi")):
+        trace = simulate(waiting, policy, l4, budget=lane_budget(policy, waiting, 576),
+                         limits=Limits(max_seqs=8))
+        lane = lane_headline(trace)
+        last_stream_token = max(float(trace.token_s[trace.token_offsets[i + 1] - 1])
+                                for i in range(7))
+        assert lane.queue_s == pytest.approx(last_stream_token) == pytest.approx(13.6533, abs=1e-3)
+        assert lane.streams_done_first
+        seed = lane_headline(simulate(SEED, policy, H100, budget=lane_budget(policy, SEED, 576),
+                                      limits=LIMITS))
+        assert seed.queue_s == 0.0 and not seed.streams_done_first
 
 
 @pytest.mark.slow   # a capacity search or whole runs measured: make test runs it
