@@ -286,6 +286,13 @@ def check_causes(text: str, u: Truth, c: Truth, decode_step: float) -> list[str]
     shown = {t for group in steps for t in group if t}
     claim(shown <= {fmt_seconds(decode_step)}, f"the decode step is named with {sorted(shown)}; "
           f"the streams' decode tokens alone take {fmt_seconds(decode_step)}")
+    for longest, step in re.findall(rf"takes up to {TIME} instead of (?:a|[\w. ]+'s) {TIME} decode "
+                                    r"step", text):
+        claim(seconds(longest) > seconds(step), f"'up to {longest} instead of {step}': no cost")
+    if "prompt iterations are longer than the unchunked lane's" in text:
+        claim(c.prompt_iteration > u.prompt_iteration, "the chunked prompt's iterations are said "
+              f"to be longer: {fmt_seconds(c.prompt_iteration)} against "
+              f"{fmt_seconds(u.prompt_iteration)}")
     for shown in re.findall(rf"a {TIME} pass is too short to hurt", text):
         claim(shown_equal(shown, u.prompt_iteration) and u.prompt_iteration <= STALL,
               f"'a {shown} pass is too short to hurt': the pass took {fmt_seconds(u.prompt_iteration)}")
@@ -416,6 +423,11 @@ def check_scenario(values: dict) -> list[str]:
     steps = [decode_step(s, trace) for trace in (unchunked, chunked)]
     problems = check_home(text, u, c) + check_causes(text, u, c, steps[0])
     problems += check_times(text, allowed_times(s, u, c, unchunked, chunked) + steps)
+    for card_u, card_c in zip(words.lane_cards(unchunked, s.mode, s.tp),
+                              words.lane_cards(chunked, s.mode, s.tp), strict=True):
+        if card_u.value == card_c.value and words.card_delta(card_c, card_u) is not None:
+            problems.append(f"{card_c.label} reads {card_c.value} in both lanes, and its delta "
+                            f"says {words.card_delta(card_c, card_u)}")
     numbers = tour.lane_numbers(s, unchunked, chunked).values
     for name, truth in (("gap_u", u.longest_wait), ("gap_c", c.longest_wait),
                         ("ttft_u", u.ttft), ("ttft_c", c.ttft),
