@@ -86,9 +86,7 @@ def show(view) -> None:
                 + f"- Ratio = {ours.policy} capacity / {theirs.policy} capacity"
                 + (f" (undefined: {view.comparison.why_no_ratio})." if ratio is None else
                    f" = {ours.capacity_qps:.4g} / {theirs.capacity_qps:.4g} = **{ratio:.2f}×**. "
-                   "The Sarathi-Serve paper reports 2.6× on Mistral-7B on one A100 against the vLLM "
-                   "of early 2024, on its workloads: a different simulator and workload give a "
-                   "different ratio."))
+                   + capacity.paper_words(preset)))
     st.caption(f"Budgets: {ours.policy} {ours.budget:,} (the sidebar's); {theirs.policy} "
                f"{theirs.budget:,}"
                + (" (vLLM V0's max(max_model_len, 2048), with the longest request as max_model_len)"

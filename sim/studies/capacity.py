@@ -42,20 +42,40 @@ CAPACITY_LIMITS = Limits(max_iterations=MAX_ITERATIONS)
 CURVE_POINTS = 8           # rates on a curve: 1/8, 2/8, ... of the compute ceiling
 
 
+PAPER = "Sarathi-Serve paper (arXiv 2403.02310)"
+
+
+@dataclass(frozen=True)
+class PaperRatio:
+    """The capacity ratio Sarathi-Serve / vLLM the paper states for one SLO, and where."""
+    ratio: float
+    where: str     # the paper's section (or abstract) that states it
+
+
 @dataclass(frozen=True)
 class SloPreset:
     label: str
     model: str
     tbt_slo_s: float
+    paper: PaperRatio   # the one figure for this SLO: the Capacity and Fidelity pages both read it
 
 
 # Sarathi-Serve's P99 TBT SLOs (arXiv 2403.02310, section 5): strict = 5x and relaxed
-# = 25x a decode iteration of batch 32 at 4k context without prefill interference.
+# = 25x a decode iteration of batch 32 at 4k context without prefill interference; each with the
+# capacity ratio over vLLM the paper states for it (docs/sources.md, "Sarathi-Serve (OSDI 2024)").
 SLO_PRESETS: dict[str, SloPreset] = {
-    "mistral-7b-strict": SloPreset("Mistral-7B, strict (P99 TBT 0.1 s)", "mistral-7b", 0.1),
-    "mistral-7b-relaxed": SloPreset("Mistral-7B, relaxed (P99 TBT 0.5 s)", "mistral-7b", 0.5),
-    "yi-34b-strict": SloPreset("Yi-34B, strict (P99 TBT 0.2 s)", "yi-34b", 0.2),
-    "yi-34b-relaxed": SloPreset("Yi-34B, relaxed (P99 TBT 1 s)", "yi-34b", 1.0),
+    "mistral-7b-strict": SloPreset("Mistral-7B, strict (P99 TBT 0.1 s)", "mistral-7b", 0.1,
+                                   PaperRatio(3.5, "section 5.2 (strict SLO)")),
+    "mistral-7b-relaxed": SloPreset(
+        "Mistral-7B, relaxed (P99 TBT 0.5 s)", "mistral-7b", 0.5,
+        PaperRatio(2.6, "abstract: 'up to 2.6x' for Mistral-7B, no SLO named; set beside the "
+                        "relaxed setup, the one section 5.2 does not give")),
+    "yi-34b-strict": SloPreset(
+        "Yi-34B, strict (P99 TBT 0.2 s)", "yi-34b", 0.2,
+        PaperRatio(3.7, "abstract and section 5.1: 'up to 3.7x' over vLLM for Yi-34B on two "
+                        "A100s")),
+    "yi-34b-relaxed": SloPreset("Yi-34B, relaxed (P99 TBT 1 s)", "yi-34b", 1.0,
+                                PaperRatio(1.65, "section 5.1 (relaxed SLO)")),
 }
 
 

@@ -20,6 +20,8 @@ from sim.serving.run import Run
 from sim.serving.workloads import Workload
 from sim.studies.capacity import (
     MAX_RUNS,
+    PAPER,
+    SLO_PRESETS,
     CapacityComparison,
     CapacityPoint,
     compare_capacity,
@@ -157,3 +159,16 @@ def figure(q: CapacityQuery, look: Look, _view: CapacityView) -> Figure:
         capacity_charts.capacity_frame(_view.comparison, _view.curves),
         capacity_charts.capacity_marks(_view.comparison), look, tbt_slo_ms=q.tbt_slo_s * 1e3,
         delay_slo_s=q.delay_slo_s)
+
+
+def paper_words(preset: str) -> str:
+    """The paper's capacity ratio for the SLO preset the page runs, with where the paper states
+    it (the same figure the Fidelity page sets beside the lab's); for a custom SLO, that the paper
+    gives none."""
+    chosen = SLO_PRESETS.get(preset)
+    if chosen is None:
+        return ("The Sarathi-Serve paper states its ratios for its own SLOs (the presets), none for "
+                "this one; a different simulator and workload give a different ratio anyway.")
+    return (f"The {PAPER} reports **{chosen.paper.ratio:g}×** over vLLM for {chosen.label}, "
+            f"against the vLLM of early 2024 on its workloads; it states it in its "
+            f"{chosen.paper.where}. A different simulator and workload give a different ratio.")

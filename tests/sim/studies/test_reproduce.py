@@ -11,6 +11,7 @@ import pytest
 from sim.errors import InputError
 from sim.serving.length_traces import sharegpt_trace
 from sim.studies import reproduce as rp
+from sim.studies.capacity import SLO_PRESETS
 
 SHIPPED = rp.load_shipped()
 BY_KEY = {(r.scenario, r.metric): r for r in SHIPPED.rows}
@@ -141,3 +142,26 @@ def test_an_unreadable_results_file_says_how_to_regenerate_it(tmp_path):
     bad.write_text(json.dumps({"rows": []}))
     with pytest.raises(InputError, match="python -m benchmarks.reproduce"):
         rp.load_shipped(bad)
+
+
+def test_each_slo_presets_paper_ratio_is_the_one_the_shipped_rows_carry():
+    """One figure per SLO: the Capacity page's preset and the Fidelity page's row read the same
+    ratio and the same citation."""
+    for name, preset in SLO_PRESETS.items():
+        shipped = BY_KEY[name, "capacity ratio Sarathi-Serve / vLLM V0"]
+        assert (shipped.paper, shipped.source) == (rp.CAPACITY[name].paper_ratio,
+                                                   rp.CAPACITY[name].source)
+        assert shipped.paper == preset.paper.ratio and preset.paper.where in shipped.source
+        assert rp.CAPACITY[name].tbt_slo_s == preset.tbt_slo_s
+
+
+@pytest.mark.parametrize("values, said", [
+    ([0.19517, 0.19740, 0.20166], "which range 0.195-0.202 s (3% of their mean): the seeds barely "
+                                  "move this figure"),
+    ([0.50, 0.64, 1.05], "which range 0.50-1.05 s (75% of their mean): one run of 128 requests, "
+                         "as the paper's, is a noisy figure"),
+    ([0.2, 0.2], "all 0.2 s: the seeds do not move this figure"),
+])
+def test_a_range_over_the_seeds_has_the_digits_to_tell_its_ends_apart(values, said):
+    assert rp.seed_spread(values).startswith(said)
+    assert "0.20-0.20" not in rp.seed_spread([0.1952, 0.2017])
