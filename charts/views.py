@@ -42,6 +42,8 @@ LANES = (("unchunked", "Unchunked"), ("chunked", "Chunked"))
 WINDOWS = {"prompt": "from the arrival to FOCUS_MARGIN x the later first token of the new request, "
                      "where the stall and the chunks are",
            "run": "until every request has finished"}
+# each window as a reader is shown it (a link spells its key)
+WINDOW_NAMES = {"prompt": "Around the new prompt", "run": "The whole run"}
 FOCUS_MARGIN = 1.5   # the prompt window ends at 1.5 x the later lane's first token
 
 

@@ -8,6 +8,7 @@ import streamlit as st
 
 from charts.fidelity import factors_frame, points_table, summary_table
 from sim.cost.calibration import A100, FACTOR_SOURCES, calibration_for, factor_rules
+from sim.cost.iteration import MODE_NAMES
 from sim.cost.validation import DATA_SOURCE, GPU_ID, PUBLISHED_COLUMNS, published_row
 from sim.errors import InputError
 from sim.presets.hardware import GPUS
@@ -81,8 +82,10 @@ st.subheader("The error table")
 st.markdown(f"The numbers `python -m sim validate` prints: every measured point, each mode's "
             f"prediction and its error, and the median and max {error_rule} by set of points.")
 percent = "{:.1%}".format          # as `python -m sim validate` prints them
-widgets.table(summary_table(report).set_index("mode").assign(**{
-    name: lambda t, name=name: t[name].map(percent) for name in ("median |error|", "max |error|")}))
+widgets.table(summary_table(report).assign(mode=lambda t: t["mode"].map(MODE_NAMES))
+              .set_index("mode").rename_axis("cost mode").assign(**{
+                  name: lambda t, name=name: t[name].map(percent)
+                  for name in ("median |error|", "max |error|")}))
 st.caption("held_out: every point the fit did not see; fitted: the training points; all: both; "
            "held_out_tpN: the held-out points at TP = N.")
 # A thousand rows, on request (a first visit draws no grid): formatted in the browser (a Styler
@@ -102,7 +105,8 @@ st.markdown("**Published whole-iteration figures**, a check on another model (OP
             f"attention and the {first('lm')} head, and on the tile step; none of them was fitted:",
             unsafe_allow_html=True)
 widgets.table(pd.DataFrame([published_row(c) for c in report["published"]],
-                           columns=PUBLISHED_COLUMNS).set_index(PUBLISHED_COLUMNS[0]))
+                           columns=PUBLISHED_COLUMNS).set_index(PUBLISHED_COLUMNS[0])
+              .rename(columns=MODE_NAMES))
 
 st.subheader("Why real kernels miss the roofline")
 st.markdown("The calibrated mode adds these, in this order; each is a plain formula on the same "

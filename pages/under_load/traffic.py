@@ -96,7 +96,7 @@ st.markdown("Per new request: **queue wait** (arrival to the start of its first 
             "iteration) + **prefill** (to its first token) + **decode** (to its last token) = "
             "arrival to last token. Means over all "
             f"{split.total:,} new requests: "
-            + "; ".join(f"**{p}** {fmt_seconds(r.queue_s)} + {fmt_seconds(r.prefill_s)} + "
+            + "; ".join(f"**{POLICIES[p].label}** {fmt_seconds(r.queue_s)} + {fmt_seconds(r.prefill_s)} + "
                         f"{fmt_seconds(r.decode_s)} = "
                         f"{fmt_seconds(r.queue_s + r.prefill_s + r.decode_s)}"
                         for p, r in means.iterrows()) + ".")

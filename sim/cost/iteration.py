@@ -44,6 +44,9 @@ from sim.presets.hardware import Gpu
 from sim.presets.models import Model
 
 MODES = ("simple", "roofline", "calibrated")
+# each mode as a reader is shown it (a link and the command line spell its key)
+MODE_NAMES = {"simple": "Simple arithmetic", "roofline": "Roofline",
+              "calibrated": "Calibrated to kernels"}
 ACTIVATION_BYTES = 2.0   # bf16 activations
 COMPONENTS = ("linear", "attention", "lm_head")
 

@@ -29,6 +29,10 @@ SHAREGPT_MAX_OUTPUT = 1024
 
 # --lengths: how a Poisson workload's requests get their lengths
 LENGTHS = ("fixed", "uniform", "sharegpt", "sharegpt-trace")
+# each choice of lengths as a reader is shown it (a link and the command line spell its key)
+LENGTH_NAMES = {"fixed": "Fixed lengths", "uniform": "Uniform lengths, 1 to the most",
+                "sharegpt": "ShareGPT-like lengths, drawn",
+                "sharegpt-trace": "ShareGPT lengths, recorded order"}
 OWN_LENGTHS = ("sharegpt", "sharegpt-trace")   # these take no prompt or output tokens of the user
 
 

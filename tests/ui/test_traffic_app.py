@@ -9,6 +9,7 @@ import pytest
 from charts.overhead import LEVEL as OVERHEAD_LEVEL
 from sim.presets.hardware import get_gpu
 from sim.serving.length_traces import sharegpt_lengths
+from sim.serving.policies import POLICIES
 from sim.studies.worked_example import SOURCE_ARTICLE
 from tests.support.apptest import as_read, assert_clean, charts, metrics, open_app, shown, tables
 from tests.support.hostile import PAYLOADS, markup
@@ -24,6 +25,7 @@ CAPACITY = "pages/advanced/capacity.py"
 MEMORY = "pages/advanced/memory.py"
 PAGES = [TRAFFIC, BUDGET, CAPACITY, MEMORY]
 HEADER = "arrival_s,prompt_tokens,output_tokens\n"
+V0, SARATHI = POLICIES["vllm-v0"].label, POLICIES["sarathi"].label   # the table's columns
 SMALL = dict(workload="poisson", requests=40, qps=4, lengths="fixed", plen=512, olen=16)
 
 
@@ -73,15 +75,15 @@ def test_traffic_defaults_reproduce_the_burst_drain():
     assert f"serving, *{SOURCE_ARTICLE}*, works out" in text
     assert "differ by 0.4% at most" in text and "is 3.28 s, a freeze (over 100 ms)" in text
     rows = table(at)
-    assert list(rows.columns) == ["computed from", "vllm-v0", "sarathi"]
+    assert list(rows.columns) == ["computed from", V0, SARATHI]
     assert list(rows.index[:2]) == ["largest gap (TBT max)", "stalls over 100 ms"]  # the stall first
-    assert rows.loc["largest gap (TBT max)", "vllm-v0"] == "3.28 s"   # 10 whole prompts of 327.7 ms
-    assert rows.loc["largest gap (TBT max)", "sarathi"] == "23.04 ms"  # one fused iteration of 576
+    assert rows.loc["largest gap (TBT max)", V0] == "3.28 s"   # 10 whole prompts of 327.7 ms
+    assert rows.loc["largest gap (TBT max)", SARATHI] == "23.04 ms"  # one fused iteration of 576
     # every decoder waits through the burst once, and each of the first nine prompts, once it
     # streams, waits through the prompts after it
-    assert rows.loc["stalls over 100 ms", "vllm-v0"] == "73 (73 requests)"
-    assert rows.loc["stalls over 100 ms", "sarathi"] == "0 (0 requests)"
-    assert rows.loc["TTFT max", "sarathi"] == "3.7 s"
+    assert rows.loc["stalls over 100 ms", V0] == "73 (73 requests)"
+    assert rows.loc["stalls over 100 ms", SARATHI] == "0 (0 requests)"
+    assert rows.loc["TTFT max", SARATHI] == "3.7 s"
     assert len(charts(at)) == 4         # timeline, two CDFs, latency split
 
 
@@ -91,7 +93,7 @@ def test_traffic_from_a_link_with_three_policies():
     assert at.multiselect(key="policies").value == ["sarathi", "vllm-v1", "orca"]
     assert at.selectbox(key="workload").value == "poisson"
     assert at.number_input(key="requests").value == 40
-    assert list(table(at).columns)[1:] == ["sarathi", "vllm-v1", "orca"]
+    assert list(table(at).columns)[1:] == [POLICIES[p].label for p in ("sarathi", "vllm-v1", "orca")]
     assert "40 Poisson arrivals, 512-token prompts and 16-token outputs" in shown(at)
 
 

@@ -6,9 +6,24 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from sim.studies.reproduce import Shipped, load_shipped, numbered_notes
+from sim.presets.models import MODELS
+from sim.serving.policies import POLICIES
+from sim.studies.reproduce import CAPACITY, Shipped, load_shipped, numbered_notes
 
 COLUMNS = ("scenario", "metric", "simulated", "paper", "simulated / paper", "note")
+# the scenarios that are not capacity searches, as the table names them (`reproduce --rerun`
+# takes the key)
+STUDY_NAMES = {"batch-times": "One iteration's time", "chunking-overhead": "Chunking overhead",
+               "ablation": "Ablation (Table 4)"}
+
+
+def scenario_name(key: str) -> str:
+    """A scenario as the table names it: a capacity search by its model, SLO and baseline."""
+    if key in CAPACITY:
+        c = CAPACITY[key]
+        return (f"{MODELS[c.model].name}, P99 TBT ≤ {c.tbt_slo_s:g} s, "
+                f"vs {POLICIES[c.baseline].engine}")
+    return STUDY_NAMES.get(key, key)
 
 
 @st.cache_data(show_spinner=False)
@@ -22,7 +37,7 @@ def table(results: Shipped) -> pd.DataFrame:
     ratios as 3.20x, "not expressible" (and no ratio) where the lab has no such setup; the note
     by its number in `notes` (a table cell would cut it short)."""
     numbers, _ = numbered_notes(results.rows)
-    return pd.DataFrame([(r.scenario, r.metric, r.shown(r.simulated), r.shown(r.paper),
+    return pd.DataFrame([(scenario_name(r.scenario), r.metric, r.shown(r.simulated), r.shown(r.paper),
                           "" if r.ratio is None else f"{r.ratio:.2f}", number)
                          for r, number in zip(results.rows, numbers)], columns=COLUMNS)
 

@@ -20,10 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from charts.views import FOCUS_MARGIN, WINDOWS
+from charts.views import FOCUS_MARGIN, WINDOW_NAMES, WINDOWS
+from sim.cost.iteration import MODE_NAMES
 from sim.knobs import KNOBS, OLD_KEYS
+from sim.presets.hardware import GPUS
+from sim.presets.models import MODELS
 from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, in_words, names_in_prose
-from sim.serving.workloads import TEXTBOOK
+from sim.serving.workloads import LENGTH_NAMES, TEXTBOOK
 from sim.studies.capacity import DELAY_SLO_S, SLO_PRESETS
 
 from .literal import literal
@@ -49,6 +52,12 @@ class Control:
     options: tuple[str, ...] = ()
     step: float = 1
     help: str = ""
+    # a choice's options as a reader is shown them, (key, name) each: the link keeps the key
+    names: tuple[tuple[str, str], ...] = ()
+
+    def name(self, option: str) -> str:
+        """An option as the picker shows it: its name ("H100 SXM" for `h100-sxm`)."""
+        return dict(self.names).get(option, option)
 
     def parse(self, raw: str | list[str]) -> tuple[object, str | None]:
         """(value, note): the value to use for `raw` from a URL (a list: a key repeated, as a
@@ -126,18 +135,35 @@ def _float(key, label, default, low, high, help="", step=1.0):
     return Control(key, label, float(default), "float", low, high, step=step, help=help)
 
 
-def _choice(key, label, default, options, help=""):
-    return Control(key, label, default, "choice", options=tuple(options), help=help)
+def _choice(key, label, default, names: dict[str, str], help=""):
+    """A choice among the keys of `names`, each shown by its name."""
+    return Control(key, label, default, "choice", options=tuple(names), help=help,
+                   names=tuple(names.items()))
+
+
+def _policy_names(names) -> dict[str, str]:
+    return {name: POLICIES[name].label for name in names}
+
+
+# Each knob choice's options by name, from where each is declared; "custom" opens the fields.
+KNOB_NAMES = {
+    "gpu": {g.id: g.name for g in GPUS.values()} | {CUSTOM: "Custom GPU: your own figures"},
+    "model": {m.id: m.name for m in MODELS.values()} | {CUSTOM: "Custom model: your own layout"},
+    "mode": MODE_NAMES,
+    "lengths": LENGTH_NAMES,
+}
 
 
 def _knob(name: str, *more_options: str) -> Control:
     """The control of a knob of the table (sim/knobs.py): its link key, label, help, and the
-    app's default and range. A choice offers the app's default first, then `more_options`."""
+    app's default and range. A choice offers the app's default first, then `more_options`, each
+    by its name."""
     knob = KNOBS[name]
     default, low, high = knob.on_app()
     if knob.choices:
         options = (default, *(c for c in knob.choices if c != default), *more_options)
-        return _choice(knob.key, knob.label, default, options, help=knob.help)
+        return _choice(knob.key, knob.label, default, {o: KNOB_NAMES[name][o] for o in options},
+                       help=knob.help)
     make = _int if knob.whole else _float
     return make(knob.key, knob.label, default, low, high, help=knob.help, step=knob.step)
 
@@ -146,8 +172,9 @@ def _knob(name: str, *more_options: str) -> Control:
 SCENARIO = tuple(_knob(name) for name in ("prompt", "decodes", "context", "budget"))
 HARDWARE = (_knob("gpu", CUSTOM), _knob("model", CUSTOM), _knob("mode"), _knob("tp"))
 POLICY = (
-    _choice("unchunked", "Unchunked baseline", "vllm-v0", UNCHUNKED, help=in_words(UNCHUNKED)),
-    _choice("chunked", "Chunked policy", "sarathi", CHUNKED, help=in_words(CHUNKED)),
+    _choice("unchunked", "Unchunked baseline", "vllm-v0", _policy_names(UNCHUNKED),
+            help=in_words(UNCHUNKED)),
+    _choice("chunked", "Chunked policy", "sarathi", _policy_names(CHUNKED), help=in_words(CHUNKED)),
 )
 CUSTOM_GPU = (
     _float("peak", "Peak dense TFLOP/s", 400, 1, 100_000, step=10.0),
@@ -186,28 +213,34 @@ BUDGET2 = _int("budget2", "Second budget to compare (tokens)", TEXTBOOK.compared
 COMPARE = Control("compare", "Show ideal and calibrated side by side", False, "bool",
                   help="Adds the other cost mode's numbers beside the chosen mode's: calibrated "
                        "beside simple or roofline, the ideal roofline beside calibrated.")
-WHY = _choice("why", "Iteration to explain", "fused", ("decode", "chunk", "fused", "prompt"),
-              help="One of the scenario's iterations, as on the Roofline page. decode: the "
-                   "decodes alone; chunk: the prompt's first chunk alone; fused: the decodes and "
-                   "that chunk; prompt: the whole prompt in one pass.")
-WINDOW = _choice("window", "Time axis", "prompt", tuple(WINDOWS),
-                 help=". ".join(f"{name}: {what}".replace("FOCUS_MARGIN", f"{FOCUS_MARGIN:g}")
-                                for name, what in WINDOWS.items())
+WHY = _choice("why", "Iteration to explain", "fused",
+              {"decode": "Decode step alone", "chunk": "First chunk alone",
+               "fused": "Decode step + first chunk", "prompt": "Whole prompt in one pass"},
+              help="One of the scenario's iterations, as on the Roofline page: the streams' "
+                   "decode step alone, the prompt's first chunk alone, the two in one iteration, "
+                   "or the whole prompt in one pass.")
+WINDOW = _choice("window", "Time axis", "prompt", {w: WINDOW_NAMES[w] for w in WINDOWS},
+                 help=". ".join(f"{WINDOW_NAMES[w]}: {what}".replace("FOCUS_MARGIN",
+                                                                     f"{FOCUS_MARGIN:g}")
+                                for w, what in WINDOWS.items())
                  + ". The metrics always cover the whole run.")
 
 # The traffic pages (Traffic, Budget trade-off, Capacity, Memory) share one workload.
 TRAFFIC = (
-    _choice("workload", "Workload", "burst", ("burst", "poisson", "upload"),
-            help="burst: N prompts of the sidebar's prompt length arrive at once while the "
-                 "sidebar's streams run (the source article's drain). poisson: requests at random times "
-                 "at a mean rate. upload: a CSV trace with columns arrival_s, prompt_tokens, "
-                 "output_tokens."),
+    _choice("workload", "Workload", "burst",
+            {"burst": "Burst of prompts", "poisson": "Poisson arrivals",
+             "upload": "Uploaded trace (CSV)"},
+            help="Burst of prompts: N prompts of the sidebar's prompt length arrive at once while "
+                 "the sidebar's streams run (the source article's drain). Poisson arrivals: "
+                 "requests at random times at a mean rate. Uploaded trace: a CSV file with columns "
+                 "arrival_s, prompt_tokens, output_tokens."),
     *(_knob(name) for name in ("burst", "requests", "qps", "lengths", "prompt_tokens",
                                "output_tokens", "seed")),
 )
 PICK = Control("policies", "Policies", ("vllm-v0", "sarathi"), "multi", options=tuple(POLICIES),
+               names=tuple(_policy_names(POLICIES).items()),
                help="Two or more, served the same workload at the sidebar's budget. "
-                    + "; ".join(f"{name}: {p.label}" for name, p in POLICIES.items()) + ".")
+                    + "; ".join(f"{p.label}: {p.summary}" for p in POLICIES.values()) + ".")
 BUDGET_RANGE = (
     _int("bmin", "Smallest budget", 128, 1, KNOBS["budget"].high, step=64),
     _int("bmax", "Largest budget", 16384, 1, KNOBS["budget"].high, step=1024),
@@ -216,9 +249,10 @@ TTFT = _float("ttft", "TTFT target (s)", 3, 0.001, 100_000, step=0.5,
               help="Time to first token you must meet (a p50 line on the frontier). 3 s: the "
                    "default burst of ten 8,192-token prompts drains in about 3.7 s, so its median "
                    "prompt waits about 2 s at the worked example's budget.")
-SLO = _choice("slo", "SLO preset", "mistral-7b-strict", (*SLO_PRESETS, CUSTOM),
+SLO = _choice("slo", "SLO preset", "mistral-7b-strict",
+              {k: p.label for k, p in SLO_PRESETS.items()} | {CUSTOM: "Custom: your own, below"},
               help="Sarathi-Serve's P99 TBT SLOs: strict = 5x and relaxed = 25x a decode "
-                   "iteration of batch 32 at 4k context. custom: your own, below.")
+                   "iteration of batch 32 at 4k context. Custom: your own, below.")
 TBT_SLO = _float("tbtslo", "P99 TBT SLO (ms)", 100, 0.01, 100_000, step=10.0)
 DELAY_SLO = _float("delay", "Median scheduling delay SLO (s)", DELAY_SLO_S, 0.001, 100_000,
                    step=0.5, help="Sarathi-Serve: 2 s. Past capacity the queue grows without "
@@ -234,7 +268,7 @@ def _kv_rules() -> str:
 
 
 KV_PICK = Control("kvpolicies", "Policies", ("sarathi", "vllm-v1"), "multi",
-                  options=tuple(POLICIES),
+                  options=tuple(POLICIES), names=tuple(_policy_names(POLICIES).items()),
                   help=_kv_rules())
 PARTIALS = _knob("max_concurrent_prefills")
 TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,

@@ -20,11 +20,12 @@ from charts.theme import Look
 from sim.errors import InputError
 from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
+from sim.serving.policies import POLICIES
 
 from . import controls, story
 from . import glossary as glossary_terms
 from .assets import front
-from .chart_view import show_chart
+from .chart_view import show_chart, shown_tables
 from .controls import CONTROLS, CUSTOM, NO_PAGE, Control
 from .glossary import first
 from .literal import literal
@@ -59,6 +60,9 @@ def apply_link_corrections() -> bool:
         del st.query_params[spelled]
         initial_link().pop(spelled, None)
     corrections, notes = dict(link.corrections), dict(link.notes)
+    for key, value in link.values.items():   # a picker shown by name starts here (`_named`),
+        if CONTROLS[key].kind in NAMED:       # on this page or on the first that draws it
+            st.session_state[key] = value
     for key, fitted in fit_in_memory(link.values, link.above_max).items():
         corrections[key] = fitted
         high = CONTROLS[key].show(CONTROLS[key].high)
@@ -116,6 +120,8 @@ def no_such_page(name: str) -> str:
 
 def _bound(control: Control, where=st, width: int | str = "stretch"):
     """The widget for one control, bound to its URL key."""
+    if control.kind in NAMED:
+        return _named(control, where, width)
     common = dict(key=control.key, help=control.help or None, bind="query-params", width=width)
     if control.kind == "int":
         return where.number_input(control.label, min_value=int(control.low),
@@ -125,13 +131,42 @@ def _bound(control: Control, where=st, width: int | str = "stretch"):
         return where.number_input(control.label, min_value=float(control.low),
                                   max_value=float(control.high), value=float(control.default),
                                   step=float(control.step), format="%g", **common)
-    if control.kind == "bool":
-        return where.toggle(control.label, value=bool(control.default), **common)
+    return where.toggle(control.label, value=bool(control.default), **common)
+
+
+# A choice shows its options by name ("H100 SXM") while the link keeps their keys (`h100-sxm`).
+# Streamlit 1.67 writes a bound picker's option into the link as the picker shows it, so these
+# pickers are not bound: the page keeps the link in step itself. A page move drops their keys
+# from the link (the value stays in the session and is written back); a value in the link that
+# this session did not write (a first visit, Back or Forward to another value) sets the picker.
+# Back to a link without the key (the default) keeps the picker's value and writes it back.
+NAMED = ("choice", "multi")
+NAMES_IN_LINK = "_names_in_link"   # {key: the link's values for it as this session last wrote them}
+
+
+def _named(control: Control, where, width):
+    """The picker for a choice (or several), its options by name, its key in the link."""
+    written = st.session_state.setdefault(NAMES_IN_LINK, {})
+    in_link = st.query_params.get_all(control.key)
+    if in_link and in_link != written.get(control.key):
+        st.session_state[control.key] = control.parse(in_link)[0]
+    default = list(control.default) if control.kind == "multi" else control.default
+    st.session_state.setdefault(control.key, default)
+    common = dict(key=control.key, help=control.help or None, width=width,
+                  format_func=control.name)
     if control.kind == "multi":
-        return where.multiselect(control.label, control.options, default=list(control.default),
-                                 **common)
-    return where.selectbox(control.label, control.options,
-                           index=control.options.index(control.default), **common)
+        value = where.multiselect(control.label, control.options, **common)
+    else:
+        value = where.selectbox(control.label, control.options, **common)
+    shown = [] if value == default else control.url_text(value)
+    shown = shown if isinstance(shown, list) else [shown]
+    if shown != in_link:
+        if shown:
+            st.query_params[control.key] = shown
+        else:
+            del st.query_params[control.key]
+    written[control.key] = shown
+    return value
 
 
 KEPT = "_kept_controls"   # {key: (value, page)}: each page control's last value and its page
@@ -168,7 +203,7 @@ def set_controls(**values) -> Callable[[], None]:
 
 def _preset_or_custom(picker: Control, custom_fields, describe) -> None:
     """A preset picker: its fields when "custom" is picked, else the preset's name, figures and
-    source. (The list shows the presets' ids: a bound widget matches the link by what it shows.)"""
+    source."""
     choice = _bound(picker)
     if choice == CUSTOM:
         for control in custom_fields:
@@ -316,8 +351,6 @@ def export_scenario() -> export.Scenario | None:
         s = scenario_from(st.session_state)
     except InputError:
         return None
-    return export.Scenario(s.gpu.id, s.gpu.name, s.model.id, s.model.name, s.prompt, s.decodes,
-                           s.budget, s.mode, s.tp)
 
 
 def file_stem(view: str, look: Look) -> str:
@@ -357,6 +390,12 @@ def numbers_table(figure: Callable[[], Figure], name: str) -> None:
     """The chart's text alternative: every number it draws, as tables, on request (a timeline's
     tables run to thousands of rows, so they are sent only when asked for)."""
     if st.toggle("Show this chart's numbers as tables", key=f"numbers_{name}"):
-        for table, frame in figure().data.items():
-            st.caption(f"`{table}`")
-            st.dataframe(export.tidy(frame), hide_index=True)
+        tidy = {table: export.tidy(frame) for table, frame in figure().data.items()}
+        for title, frame in shown_tables(tidy, _policy_name).items():
+            st.caption(f"**{title}**")
+            st.dataframe(frame, hide_index=True)
+
+
+def _policy_name(key: str) -> str:
+    """A policy in a table's cell, by its name (a key the lab does not know, as it is)."""
+    return POLICIES[key].label if key in POLICIES else key

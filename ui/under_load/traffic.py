@@ -107,8 +107,10 @@ class TrafficFrames:
 def frames(key: tuple[str, ...], _traces: dict[str, Trace]) -> TrafficFrames:
     """What the Traffic page draws and tabulates, from the traces (`Served.key`, `.traces`)."""
     ttft, gaps = charts.ttft_and_gaps(_traces)
-    return TrafficFrames(charts.timeline_frame(_traces), charts.split_frame(_traces),
-                         charts.metrics_frame(_traces), ttft, gaps)
+    table = charts.metrics_frame(_traces).rename(columns=lambda p: get_policy(p).label
+                                                 if p in _traces else p)   # a column per policy
+    return TrafficFrames(charts.timeline_frame(_traces), charts.split_frame(_traces), table,
+                         ttft, gaps)
 
 
 FIGURES = ("timeline", "ttft", "gaps", "split")
