@@ -6,9 +6,9 @@ import streamlit as st
 from sim.errors import InputError
 from sim.serving.engine import kv_capacity_tokens
 from sim.units import fmt_bytes, fmt_flops, fmt_seconds
-from ui.learn import runs, words
+from ui.learn import roofline_words, runs, words
 from ui.shell import controls, widgets
-from ui.shell.glossary import first, term
+from ui.shell.glossary import first
 from ui.under_load import sweep
 
 s = widgets.scenario()
@@ -21,18 +21,9 @@ look = widgets.look()
 gpu = s.gpu
 
 st.header("Roofline")
-st.markdown(
-    f"Why is a decode step cheap and a long prompt expensive? The {term('roofline')} answers it. "
-    f"A pass runs at min(peak, bandwidth × intensity), where intensity = {first('flop')} / bytes "
-    "moved. "
-    f"Below the **ridge** = peak / bandwidth = {gpu.peak_flops / 1e12:,.4g} TFLOP/s / "
-    f"{gpu.bandwidth / 1e12:,.4g} TB/s = **{gpu.ridge_flops_per_byte:,.4g} FLOP/B** it is "
-    "memory-bound (waiting for bytes), above it compute-bound. A decode step reads all the "
-    "weights for one token per request: low intensity. A prompt chunk reuses each weight for "
-    "every token in it: high intensity. Fusing them puts the decodes' work where the GPU has "
-    f"compute to spare. {s.model.name}, {s.mode} cost mode"
-    + (f", over {s.tp} GPUs (tensor parallel): every number here is one GPU's, and the roof is "
-       "one GPU's." if s.tp > 1 else "."), unsafe_allow_html=True)
+st.markdown(roofline_words.roofline_intro(s.cost_model(), s.decodes, s.context, s.prompt,
+                                          s.budget, s.model.name, s.mode, s.tp),
+            unsafe_allow_html=True)
 
 st.markdown(f"The streams must keep a pace: a {first('tpot')} target, the longest an iteration "
             "may take. Points and budgets below are priced against it.", unsafe_allow_html=True)
