@@ -11,6 +11,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from sim.serving.policies import POLICIES
+
 CSS = ("<style>abbr[title], span.glossary-term { text-decoration: underline dotted; "
        "text-underline-offset: 0.2em; cursor: help; }</style>")
 
@@ -95,6 +97,20 @@ TERMS: dict[str, Term] = {t.id: t for t in (
          "complementary cumulative distribution function"),
     Term("bf16", "BF16", "A 16-bit (2-byte) number format most models are served in.", "bfloat16"),
     Term("qps", "QPS", "Requests arriving per second.", "queries per second"),
+    # the engines, each as the lab models it: its release, and how it builds an iteration
+    *(Term(p.name, f"{p.engine} {p.profile.release}",
+           f"{p.intro}. As the lab models it ({p.profile.version}): {p.summary}.")
+      for p in POLICIES.values()),
+    # the words a lane's title puts after its engine
+    Term("stall_free", "stall-free",
+         f"Sarathi-Serve's batching: {POLICIES['sarathi'].summary}, so no stream waits for a "
+         "prompt."),
+    Term("prefill_first", "prefill-first", f"SGLang's default: {POLICIES['sglang'].summary}."),
+    Term("own_budget", "own budget",
+         "vLLM V0 never splits a prompt, so the sidebar's budget does not apply to it: its "
+         "budget is max(max_model_len, 2,048) tokens, max_model_len being the longest request, "
+         "prompt + output, so any prompt fits in one iteration (8,192 + 32 = 8,224 at the "
+         "defaults)."),
 )}
 
 # The acronyms every page must spell out where it first uses them: {acronym: expansion}.

@@ -45,7 +45,7 @@ def show(s: Scenario, *, capacity: bool = False) -> tuple[Traffic, Workload]:
             widgets.widget(CONTROLS["burst"], cols[0])
             cols[1].caption(f"Each prompt is the sidebar's **{s.prompt:,} tokens** and emits "
                             f"{PROMPT_OUTPUT} tokens; the sidebar's **{s.decodes:,} "
-                            f"decoders** ({s.context:,} tokens of context, "
+                            f"streams** ({s.context:,} tokens of context, "
                             f"{DECODE_OUTPUT} tokens still to come) stream meanwhile.")
         elif kind == "poisson":
             cols = iter(st.columns(6))
@@ -118,7 +118,7 @@ def stop_on(error: InputError, what: str, t: Traffic) -> None:
 
 def smaller(t: Traffic, tokens: bool = False) -> str:
     """What makes this workload's runs shorter (`tokens`: keep fewer token times), in words."""
-    fewer = {"burst": "fewer prompts in the burst, or fewer decoders in the sidebar",
+    fewer = {"burst": "fewer prompts in the burst, or fewer streams in the sidebar",
              "poisson": "fewer requests or shorter outputs (the lengths)",
              "upload": "a trace with fewer requests or shorter outputs"}[t.kind]
     also = {"burst": ", a shorter prompt or a larger budget", "poisson": ", a higher rate or a "
