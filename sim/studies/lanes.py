@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cost.iteration import Composition, CostModel
+from sim.cost.iteration import Composition, CostModel, IterationCost
 from sim.serving.engine import Trace
 from sim.serving.metrics import request_times
 from sim.serving.policies import POLICIES
@@ -77,14 +77,20 @@ class Lane:
         return self.streams > 0 and self.streams_at_start == 0
 
 
-def decode_step_s(trace: Trace, cost: CostModel) -> tuple[float, bool]:
+def streams_step(cost: CostModel, policy: str, contexts: tuple[int, ...]) -> IterationCost:
     """The streams' decode step, one value for every page: one iteration of the running streams'
-    decode tokens alone at the context they hold when the prompt arrives, priced on the lane's
-    engine (the Roofline table's "decodes alone"); and whether its arithmetic bounds it."""
+    decode tokens alone at the contexts they hold, priced on `policy`'s engine (the Roofline
+    table's "decodes alone")."""
+    return cost.for_engine(POLICIES[policy].overhead).price(Composition(contexts))
+
+
+def decode_step_s(trace: Trace, cost: CostModel) -> tuple[float, bool]:
+    """A lane's decode step (`streams_step` at the streams' context when the prompt arrives), and
+    whether its arithmetic bounds it."""
     contexts = tuple(int(n) for n in trace.prompt[trace.prefilled])
     if not contexts:
         return math.nan, False
-    priced = cost.for_engine(POLICIES[trace.policy].overhead).price(Composition(contexts))
+    priced = streams_step(cost, trace.policy, contexts)
     return priced.time_s, priced.compute_s > priced.memory_s
 
 
