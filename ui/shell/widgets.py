@@ -17,10 +17,13 @@ import streamlit as st
 from charts import export, film
 from charts.figure import Figure
 from charts.theme import Look
+from sim.cost.iteration import MODE_NAMES
 from sim.errors import InputError
 from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
 from sim.serving.policies import POLICIES
+from sim.studies.lanes import streams_step
+from sim.units import fmt_bytes, fmt_seconds
 
 from . import controls, story
 from . import glossary as glossary_terms
@@ -233,13 +236,7 @@ def sidebar() -> None:
                        "cache each (KV heads fewer than tp are copied), plus two all-reduces of the "
                        "batch's activations per layer, priced from the GPU's link preset.")
         _bound(CONTROLS["mode"])
-        st.caption(f"**simple** (default) is the source articles' own arithmetic ({first('flop')} "
-                   "= 2 × parameters × tokens; each iteration reads the weights once), so the "
-                   "defaults show their numbers exactly (327.7 ms, 16 × 23.04 ms = 368.6 ms). "
-                   "**roofline** adds attention, the streams' KV reads and the "
-                   f"{first('lm')} head (at the defaults the decode step grows from 5.333 ms to "
-                   "16.3 ms: 33.6 GB of KV); **calibrated** runs that work at what real kernels "
-                   "achieve.", unsafe_allow_html=True)
+        st.caption(_modes_help(), unsafe_allow_html=True)
         st.subheader("Compare")
         for control in controls.POLICY:
             _bound(control)
@@ -248,6 +245,23 @@ def sidebar() -> None:
             _bound(control)
         st.caption("Every control is in the page's link: copy it to share this exact view. "
                    "Light or dark: the app menu (⋮ → Settings).")
+
+
+def _modes_help() -> str:
+    """The cost modes side by side, with the defaults' decode step in each, priced as every page
+    prices it (`streams_step`)."""
+    s = scenario_from({})
+    step = {mode: fmt_seconds(streams_step(s.in_mode(mode).cost_model(), s.unchunked,
+                                           (s.context,) * s.decodes).time_s)
+            for mode in ("simple", "roofline")}
+    kv = s.decodes * s.context * s.cost_model().kv_bytes_per_token
+    return (f"**{MODE_NAMES['simple']}** (default) is the source articles' own arithmetic "
+            f"({first('flop')} = 2 × parameters × tokens; each iteration reads the weights once), "
+            "so the defaults show their numbers exactly (327.7 ms, 16 × 23.04 ms = 368.6 ms). "
+            f"**{MODE_NAMES['roofline']}** adds attention, the streams' KV reads and the "
+            f"{first('lm')} head (at the defaults the decode step of the {s.decodes:,} streams "
+            f"grows from {step['simple']} to {step['roofline']}: they read {fmt_bytes(kv)} of KV); "
+            f"**{MODE_NAMES['calibrated']}** runs that work at what real kernels achieve.")
 
 
 def look() -> Look:
