@@ -7,12 +7,15 @@ import io
 import re
 import threading
 import zipfile
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 import vl_convert as vlc
 from PIL import Image
+
+from sim.errors import InputError
 
 from .figure import Figure
 from .theme import Look
@@ -44,6 +47,10 @@ class Scenario:
     budget: int       # tokens an iteration may carry
     mode: str         # the cost model
     tp: int = 1       # GPUs the model is sharded over
+    context: int | None = None     # tokens each stream has cached (None: not an input)
+    policies: tuple[str, ...] = ()  # the lanes' policies, top lane first, as links spell them
+    more: tuple[tuple[str, object], ...] = ()   # every other input that changes the figure:
+    #                                           (name, value), spelled `name-value`
 
     @property
     def caption(self) -> tuple[str, str]:
@@ -56,16 +63,29 @@ class Scenario:
                 f"{self.mode} cost model")
 
     def file_stem(self, view: str, look: Look) -> str:
-        """E.g. `side-by-side_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_budget-576_simple_
-        light`: the view, the scenario and the theme, so two exports of different figures never
-        share a name (a dark export is not the light one)."""
+        """E.g. `side-by-side_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_context-4000_budget-576_
+        vllm-v0-vs-sarathi_simple_light`: the view, every input that changes the figure and the
+        theme, so two exports of different figures never share a name (a Sarathi-Serve lane is not
+        an SGLang one, a dark export is not the light one)."""
         theme = "dark" if look.dark else "light"
         theme += "-contrast" if look.contrast else ""
         theme += "-presenter" if look.presenter else ""
         parts = [view, self.gpu_id, self.model_id, *([f"tp-{self.tp}"] if self.tp > 1 else []),
                  f"prompt-{int(self.prompt)}", f"streams-{int(self.streams)}",
-                 f"budget-{int(self.budget)}", self.mode, theme]
+                 *([f"context-{int(self.context)}"] if self.context is not None else []),
+                 f"budget-{int(self.budget)}",
+                 *(["-vs-".join(self.policies)] if self.policies else []), self.mode,
+                 *(f"{name}-{_spelled(value)}" for name, value in self.more), theme]
         return "_".join(_SAFE.sub("-", part) for part in parts)
+
+
+def _spelled(value: object) -> str:
+    """An input's value as a file name spells it: 2.0 as 2, a list joined by '-'."""
+    if isinstance(value, (list, tuple)):
+        return "-".join(map(_spelled, value))
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9.-]+")   # what a file name keeps of a custom name
@@ -81,6 +101,85 @@ def file_name(scenario: Scenario | None, view: str, look: Look, ext: str) -> str
     """The name a figure is saved under, by the app's downloads and by `python -m sim export`
     without --out."""
     return f"{file_stem(scenario, view, look)}.{ext}"
+
+
+# --- a figure exactly as wide as asked ----------------------------------------------------------
+MIN_PLOT_PX = 120      # the narrowest plot a fitted figure may shrink to
+FIT_TRIES = 8
+EM = 0.6               # a caption character's width at most, in font sizes (Liberation Sans: ~0.55)
+
+
+def fitted(build: Callable[[int], Figure], width: int, caption: tuple[str, ...] = ()) -> Figure:
+    """`build(plot width)`'s figure, with `caption` above it (wrapped to the width), whose whole
+    picture (axes, legends, caption and margins) is exactly `width` CSS pixels wide: a builder's
+    width is its plot's, and what a reader asks for is the picture's (a PNG is PNG_SCALE times
+    it, an SVG and a GIF it). The plot is narrowed by what the rest adds, by the secant rule (a
+    figure whose panels sit side by side grows by less than its plot), and the last pixels are
+    made up in the right margin."""
+    def draw(plot: int) -> tuple[Figure, int]:
+        figure = build(plot)
+        if caption:
+            figure = figure.captioned(*wrapped(caption, width - 2 * figure.look.edge_px,
+                                               figure.look.caption_size))
+        return figure, picture_width(figure)
+
+    tried = {width: draw(width)}
+    plot, before = width, None
+    for _ in range(FIT_TRIES):
+        drawn = tried[plot][1]
+        if drawn == width:
+            break
+        slope = 1.0 if before is None or tried[before][1] == drawn else \
+            (drawn - tried[before][1]) / (plot - before)
+        step = round((width - drawn) / max(slope, 0.1)) or (1 if drawn < width else -1)
+        following = max(MIN_PLOT_PX, plot + step)
+        if following in tried:
+            break
+        tried[following] = draw(following)
+        plot, before = following, plot
+    fitting = [(drawn, figure) for figure, drawn in tried.values() if drawn <= width]
+    if not fitting:
+        least = min(drawn for _, drawn in tried.values())
+        raise InputError(f"this figure's titles, axes and legends need {least:,} px or more; "
+                         f"{width:,} px is too narrow")
+    drawn, figure = max(fitting, key=lambda pair: pair[0])
+    return replace(figure, margin_right=width - drawn)
+
+
+def wrapped(lines: tuple[str, ...], width: float, size: int) -> tuple[str, ...]:
+    """Each line cut at its " · " (and a part still too long at its spaces) into as few lines
+    as keep every one within `width` px, each character at most EM font sizes wide."""
+    out = []
+    for line in lines:
+        out += _fill(line.split(" · "), " · ", width, size)
+    return tuple(out)
+
+
+def _fill(pieces: list[str], joiner: str, width: float, size: int) -> list[str]:
+    lines: list[str] = []
+    for piece in pieces:
+        if len(piece) * size * EM > width and joiner != " ":
+            parts = _fill(piece.split(" "), " ", width, size)
+        else:
+            parts = [piece]
+        for part in parts:
+            joined = f"{lines[-1]}{joiner}{part}" if lines else part
+            if lines and len(joined) * size * EM <= width:
+                lines[-1] = joined
+            else:
+                lines.append(part)
+    return lines
+
+
+def caption_lines(caption: tuple[str, ...], width: int, presenter: bool) -> int:
+    """How many lines `fitted` sets the caption in, for a picture `width` px wide."""
+    look = Look(presenter=presenter)
+    return len(wrapped(caption, width - 2 * look.edge_px, look.caption_size))
+
+
+def picture_width(figure: Figure) -> int:
+    """The whole picture's width in CSS pixels, as vl-convert lays it out."""
+    return int(convert(vlc.vegalite_to_scenegraph, figure.spec())["width"])
 
 
 def png(figure: Figure, scale: float = PNG_SCALE, **values) -> bytes:

@@ -15,6 +15,8 @@ import pandas as pd
 
 from .theme import Look
 
+VEGA_PADDING = 5   # Vega-Lite's own padding around a chart, px
+
 
 @dataclass(frozen=True, eq=False)
 class Figure:
@@ -27,6 +29,7 @@ class Figure:
     params: dict[str, float] = field(default_factory=dict)
     chart_dict: dict | None = None   # chart.to_dict(), when the builder keeps it (a cached chart)
     caption: tuple[str, ...] = ()    # lines above the figure (an export's scenario), if any
+    margin_right: int = 0            # px added on the right (export.fitted: an exact width)
 
     def captioned(self, *lines: str) -> Figure:
         return replace(self, caption=lines)
@@ -48,9 +51,14 @@ class Figure:
         spec["background"] = config.pop("background")
         spec["config"] = config
         if self.caption:   # plain text: Vega draws it as it is, never as markup
+            size = self.look.caption_size
             spec["title"] = {"text": list(self.caption), "anchor": "start", "fontWeight": "normal",
-                             "fontSize": self.look.font_size, "color": self.look.muted,
-                             "offset": self.look.font_size}
+                             "fontSize": size, "lineHeight": round(size * 1.3),
+                             "color": self.look.ink, "offset": size}
+        edge = self.look.edge_px if self.caption else VEGA_PADDING
+        if self.caption or self.margin_right:
+            spec["padding"] = {"left": edge, "top": edge, "bottom": edge,
+                               "right": edge + self.margin_right}
         return spec
 
     def json(self) -> str:

@@ -374,8 +374,11 @@ class _Film:
             words = pool.submit(_set_words, flat, scale) if flat else None
             self.boxes = _boxes(layout.result())
             drawn = [p.result() for p in pictures]
-            # each frame on one canvas, the largest of them
-            size = (max(p.width for p in drawn), max(p.height for p in drawn))
+            # each frame on one canvas, the largest of them, as wide as the whole figure's PNG
+            # where there is one (export.fitted sets that width; the playhead just before the
+            # end reaches a pixel past it, into the margin)
+            size = (drawn[2].width if len(drawn) > 2 else max(p.width for p in drawn),
+                    max(p.height for p in drawn))
             self.past, self.future, *end = (_on_canvas(p, size, self.look.background) for p in drawn)
             self.end = end[0] if end else None
             self.over = {}

@@ -51,6 +51,17 @@ class Look:
     def title_size(self) -> int:
         return 22 if self.presenter else 14
 
+    @property
+    def caption_size(self) -> int:
+        """An exported figure's scenario lines (Figure.captioned): as large as a chart's title
+        and in ink, so a printed or projected figure states its scenario legibly."""
+        return 22 if self.presenter else 15
+
+    @property
+    def edge_px(self) -> int:
+        """Room around a captioned (exported) figure, so its scenario does not touch the edge."""
+        return 24 if self.presenter else 16
+
     def _pick(self, light: str, dark: str, light_contrast: str, dark_contrast: str) -> str:
         if self.contrast:
             return dark_contrast if self.dark else light_contrast

@@ -1,13 +1,15 @@
 """`python -m sim export`: the app's figures as files, from the same flags as `simulate`.
 
-    python -m sim export --view side-by-side --mode simple   # out/side-by-side_..._budget-576_simple_light.png
+    python -m sim export --view side-by-side --mode simple
+    # out/side-by-side_..._budget-576_vllm-v0-vs-sarathi_simple_light.png
 
 Views: `side-by-side` (both lanes' iterations and token streams), `streams` (the token streams only),
 `roofline` (the roofline with the scenario's iterations, over the iteration-time vs budget curve).
 Formats: png, svg, gif (gif animates the clock of side-by-side and streams). The top lane runs
 `--unchunked`, the bottom lane `--policy`. Two lines above the figure state its scenario (GPU,
 model, prompt, streams, budget, cost mode). Without `--out` the file goes to out/ (ignored by git), named
-by the view, that scenario and the theme; a file git tracks (the README's figures in docs/)
+by the view, the scenario, the policies, every other flag given that changes the figure and the
+theme (charts.export.Scenario.file_stem, as the app's downloads are); a file git tracks (the README's figures in docs/)
 is overwritten only with `--force`. The chart packages are imported inside the command, so
 `import sim` never imports Altair.
 """
@@ -22,7 +24,7 @@ from sim.serving.workloads import textbook
 
 from .common import add_run_args, cost_model_from, lane_args, run_from
 from .export_effort import check_export_work
-from .flags import paragraph, refuse
+from .flags import flag_name, paragraph, refuse
 from .output import emit
 from .paths import output_file
 
@@ -48,13 +50,24 @@ def _look(args):
     return Look(presenter=args.presenter, dark=args.dark)
 
 
+# Flags an export's name spells in its own words (export.Scenario's fields, the theme) or that
+# say only where and how the file is written; every other flag given joins the name.
+NAMED_IN_EXPORTS = ("gpu", "model", "tp", "prompt", "decodes", "context", "budget", "mode", "policy",
+                    "unchunked", "presenter", "dark", "view", "out", "format", "force", "json")
+
+
 def _scenario(args):
-    """What the figure shows, for its caption and its file name."""
+    """What the figure shows, for its caption and its file name: every flag that changes it
+    (the roofline view runs no policy)."""
     from charts import export
 
     cost = cost_model_from(args)
+    more = tuple((flag_name(dest).lstrip("-"), getattr(args, dest))
+                 for dest in sorted(args.given) if dest not in NAMED_IN_EXPORTS)
     return export.Scenario(args.gpu, cost.gpu.name, args.model, cost.model.name, args.prompt,
-                           args.decodes, args.budget, args.mode, args.tp)
+                           args.decodes, args.budget, args.mode, args.tp, context=args.context,
+                           policies=() if args.view == "roofline" else (args.unchunked, args.policy),
+                           more=more)
 
 
 def default_out(args) -> str:
@@ -65,7 +78,9 @@ def default_out(args) -> str:
                                                   _format(args)))
 
 
-def _figure(args, look, width: int, caps: tuple[int, ...]):
+def _figure(args, look, caps: tuple[int, ...]):
+    """(the view's figure at a plot width, the clock's end: None for the roofline). The runs
+    are made once; the figure is drawn at whatever plot width makes the picture --width wide."""
     from charts.figure import stacked
     from charts.views import budget_plan, roofline_figures, timeline
 
@@ -79,14 +94,15 @@ def _figure(args, look, width: int, caps: tuple[int, ...]):
                               high=1e7) / 1e3   # a µs or more: no underflow to 0 s
         cost = cost_model_from(args)
         plan = budget_plan(cost, decodes, context, prompt, budget, tpot_s)
-        return stacked(*roofline_figures(cost, plan, decodes, context, prompt, look, width)), None
+        return (lambda width: stacked(*roofline_figures(cost, plan, decodes, context, prompt, look,
+                                                        width))), None
     workload, chunked = run_from(args, caps[0])
     if not textbook(workload):
         raise InputError(f"--view {args.view} draws the textbook scenario (streams running + one new "
                          "prompt); drop --requests / --scenario poisson")
     _, unchunked = run_from(lane_args(args, args.unchunked), caps[1])
     lanes = timeline(unchunked, chunked, args.window)
-    return lanes.figure(look, width, streams=args.view == "streams"), lanes.t_max
+    return (lambda width: lanes.figure(look, width, streams=args.view == "streams")), lanes.t_max
 
 
 # Flags only one kind of view reads; given with another they are refused, not ignored. The
@@ -120,10 +136,10 @@ def _export(args) -> None:
                          integer=True)
     frames = check_number("--frames", args.frames, low=2, low_inclusive=True, high=600,
                           integer=True)
-    caps = check_export_work(args, fmt, width, frames)
-    figure, t_max = _figure(args, _look(args), width, caps)
-    # the figure is drawn, so every flag the scenario names has been checked
-    figure = figure.captioned(*_scenario(args).caption)
+    caption = _scenario(args).caption
+    caps = check_export_work(args, fmt, width, frames, caption)
+    build, t_max = _figure(args, _look(args), caps)
+    figure = export.fitted(build, width, caption)
     if fmt == "gif":
         data = film.gif(figure, t_max, frames)
     elif fmt == "svg":
@@ -156,13 +172,16 @@ def register_export(sub) -> None:
     p.add_argument("--view", choices=VIEWS, default="side-by-side", help="the figure")
     p.add_argument("--format", help=f"one of: {', '.join(FORMATS)} (default: from --out, else png)")
     output_file(p, "--out", f"file to write (default: {OUT_DIR}/<view>_<gpu>_<model>_prompt-<prompt>_"
-                            "streams-<decodes>_budget-<budget>_<mode>_<theme>.<format>)",
+                            "streams-<decodes>_context-<context>_budget-<budget>_<unchunked>-vs-"
+                            "<policy>_<mode>_<each other flag given>_<theme>.<format>)",
                 default=default_out)
     p.add_argument("--unchunked", default="vllm-v0", help="the top lane's policy")
     p.add_argument("--window", choices=("prompt", "run"), default="prompt",
                    help="side-by-side, streams: the time axis around the new prompt, or the whole run")
     p.add_argument("--tpot-ms", type=float, default=25.0, help="roofline: the TPOT target")
-    p.add_argument("--width", type=float, default=900, help="plot width in CSS pixels")
+    p.add_argument("--width", type=float, default=900,
+                   help="the picture's width in CSS pixels, axes, legends and scenario lines "
+                        "included (a png has 2 pixels for each)")
     p.add_argument("--frames", type=float, default=48, help="gif: number of frames")
     p.add_argument("--presenter", action="store_true", help="large fonts")
     p.add_argument("--dark", action="store_true", help="dark background")

@@ -2,9 +2,10 @@
 estimate, sim/effort/estimate.py) and its figure.
 
 A figure's size in CSS pixels is its view's (VIEW_HEIGHT: the tallest figure of each view, its
-decoder blocks at their full height and its scenario's two lines above it; its width --width plus
-the axis labels beside the plot, or its caption or legends where they are wider), measured on
-rendered figures: tests/cli/test_export_cli.py renders each view and checks them. A PNG or an SVG
+decoder blocks at their full height and its scenario's two lines above it, plus a line for each
+line more its scenario wraps to at a narrow width; its width --width, which the export draws the
+whole picture to), measured on rendered figures: tests/cli/test_export_cli.py renders each view
+and checks them. A PNG or an SVG
 is one render (PNGs at 2 pixels per CSS pixel). A GIF (charts.film.gif) is a few renders of the
 frame's size (the clock's start, its end, the whole figure, the words that change), then per frame
 a composition mapped to 64 colours, which the GIF writer keeps (a byte a pixel) until the file is
@@ -27,10 +28,11 @@ from sim.effort.caps import (
 
 from .common import PROCESS_BYTES, PROCESS_SECONDS, check_work, lane_args, planned_run, remedy, work_of
 
-# (normal, presenter): measured 921 and 906 px, 695 and 759, 1,050 and 1,317
-VIEW_HEIGHT = {"side-by-side": (930, 915), "streams": (700, 765), "roofline": (1060, 1095)}
-SIDE_PX = 130               # the axis labels left of the plot (measured up to 123 px)
-MIN_WIDTH = (600, 850)      # the caption and legends (measured up to 574 and 823 px)
+# (normal, presenter), with two lines of scenario: measured 954 and 962 px, 728 and 815, 1,083
+# and 1,143
+VIEW_HEIGHT = {"side-by-side": (965, 975), "streams": (740, 825), "roofline": (1095, 1155)}
+CAPTION_LINES = 2
+CAPTION_LINE_PX = (20, 29)  # a line of the scenario (charts.theme.Look.caption_size × 1.3)
 PNG_SCALE = 2               # charts.export.PNG_SCALE
 DRAW_SECONDS = 3.0          # loading the chart packages and the renderer, once
 DRAW_BYTES = 300e6
@@ -79,10 +81,12 @@ def fewer_frames(fmt: str, frames: int, width: int) -> str:
     return f"use at most {frames:,} --frames at --width {width:,}" if fmt == "gif" and frames >= 2 else ""
 
 
-def figure_work(view: str, fmt: str, width: int, frames: int, presenter: bool) -> FigureWork:
-    """Upper bounds on drawing `view` as `fmt` (see the module docstring)."""
-    css_width = max(width + SIDE_PX, MIN_WIDTH[presenter])
-    height = VIEW_HEIGHT[view][presenter]
+def figure_work(view: str, fmt: str, width: int, frames: int, presenter: bool,
+                caption_lines: int = CAPTION_LINES) -> FigureWork:
+    """Upper bounds on drawing `view` as `fmt` with its scenario in `caption_lines` lines (see
+    the module docstring)."""
+    css_width = width
+    height = VIEW_HEIGHT[view][presenter] + (caption_lines - CAPTION_LINES) * CAPTION_LINE_PX[presenter]
     if fmt != "gif":
         pixels = css_width * height * (PNG_SCALE ** 2 if fmt == "png" else 1)
         return FigureWork(1, pixels, css_width, height, (DRAW_SECONDS, DRAW_BYTES),
@@ -94,17 +98,21 @@ def figure_work(view: str, fmt: str, width: int, frames: int, presenter: bool) -
                       (FRAME_SECONDS + pixels * FRAME_SECONDS_PER_PIXEL, pixels * FRAME_BYTES_PER_PIXEL))
 
 
-def check_export_work(args, fmt: str, width: int, frames: int) -> tuple[int, ...]:
-    """Refuse an export whose figure, or whose runs (side-by-side and streams run both lanes,
-    kept together for the figure) and figure together, are over the command's budget, naming
-    what to change; else the iteration caps of the two lanes (chunked, unchunked) within it."""
-    figure = figure_work(args.view, fmt, width, frames, args.presenter)
+def check_export_work(args, fmt: str, width: int, frames: int,
+                      caption: tuple[str, ...]) -> tuple[int, ...]:
+    """Refuse an export whose figure (its scenario's lines `caption` above it), or whose runs
+    (side-by-side and streams run both lanes, kept together for the figure) and figure together,
+    are over the command's budget, naming what to change; else the iteration caps of the two
+    lanes (chunked, unchunked) within it."""
+    from charts.export import caption_lines
+
+    figure = figure_work(args.view, fmt, width, frames, args.presenter,
+                         caption_lines(caption, width, args.presenter))
     if figure.seconds > CLI_ALLOWANCE.seconds or figure.bytes > CLI_ALLOWANCE.bytes:
         fewer = fewer_frames(fmt, figure.frames_that_fit(PROCESS_SECONDS, PROCESS_BYTES), width)
         raise EffortTooLarge(
             f"a {figure.frames:,}-frame {fmt} of {figure.pixels / 1e6:.2g} million pixels a frame "
-            f"({figure.width:,} × {figure.height:,} px: --width {width:,} and the labels beside "
-            "it) would take "
+            f"({figure.width:,} × {figure.height:,} px) would take "
             f"≈ {fmt_effort_seconds(figure.seconds)} and {fmt_effort_bytes(figure.bytes)}, over the "
             f"command's {fmt_effort_seconds(CLI_ALLOWANCE.seconds)} and "
             f"{fmt_effort_bytes(CLI_ALLOWANCE.bytes)}; {fewer + ', or ' if fewer else ''}a smaller --width")

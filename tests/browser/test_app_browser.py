@@ -20,7 +20,8 @@ from tests.browser.pages import DEFAULTS
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = DEFAULTS
 # the defaults and the theme, as download names say them
-SCENARIO = "illustrative_dense-8b_prompt-8192_streams-64_budget-576_simple_light"
+SCENARIO = ("illustrative_dense-8b_prompt-8192_streams-64_context-4000_budget-576_vllm-v0-vs-sarathi_"
+            "simple_light")
 
 
 @pytest.fixture
@@ -158,7 +159,8 @@ def test_one_table_downloads_as_one_csv_and_names_follow_the_controls(page, app_
     page.goto(f"{app_url}/memory?gpu=h100-sxm&model=llama-3.1-8b&budget=1024")
     wait_for_run(page, "Memory")
     saved = download(page, "kv-memory", "csv")
-    assert saved.suggested_filename == ("kv-memory_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_budget-1024_"
+    assert saved.suggested_filename == ("kv-memory_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_context-4000_"
+                                       "budget-1024_vllm-v0-vs-sarathi_"
                                        "simple_light.csv")
     rows = Path(saved.path()).read_text().splitlines()
     assert rows[0].startswith("policy,time_s,kv_tokens") and len(rows) > 2

@@ -13,9 +13,12 @@ from charts.frames import lane_at_clock
 from charts.theme import Look
 from charts.timeline import view_name
 from charts.views import timeline
+from cli.export import default_out
+from cli.main import build_parser
 from sim.studies.stalls import STALL_S
 from tests.support.charts import fast_first
-from ui.shell.scenario import scenario_from
+from ui.shell.controls import CONTROLS, CUSTOM_GPU, CUSTOM_MODEL
+from ui.shell.scenario import exported, scenario_from
 
 FRAMES = 6
 
@@ -152,6 +155,91 @@ def test_exports_name_their_scenario_and_theme():
     assert scenario.caption == ("H100 SXM · Llama 3.1 8B",
                                 "8,192-token prompt · 64 streams · budget 576 tokens · roofline "
                                 "cost model")
+
+
+def _another(key: str):
+    """A value of control `key` other than its default that still makes a scenario."""
+    control = CONTROLS[key]
+    if control.kind == "bool":
+        return not control.default
+    if control.kind == "choice":
+        return next(o for o in control.options if o != control.default and o != "custom"
+                    and not (key == "mode" and o == "calibrated"))   # no calibration: illustrative GPU
+    if control.kind == "multi":
+        return tuple(reversed(control.options[:2])) if tuple(control.default) != tuple(
+            reversed(control.options[:2])) else control.options[:1]
+    twice = control.default * 2 or 1
+    return twice if twice <= control.high else control.default / 2
+
+
+NO_FIGURE = ("tour",)   # the tour's step: the figure's inputs are the step's values, named below
+
+
+@pytest.mark.parametrize("key", [k for k in CONTROLS if k not in NO_FIGURE])
+def test_two_scenarios_that_differ_in_one_input_get_two_names(key):
+    """Every control can change some figure, so any one changed gives another file name: a
+    Sarathi-Serve and an SGLang export of the same scenario no longer overwrite each other."""
+    base = {"gpu": "custom", "model": "custom"} if any(
+        CONTROLS[key] in group for group in (CUSTOM_GPU, CUSTOM_MODEL)) else \
+        {"gpu": "h100-sxm"} if key == "tp" else {}   # tensor parallelism needs a GPU link
+    look_of = {"presenter": lambda v: Look(presenter=v), "contrast": lambda v: Look(contrast=v)}
+    look = look_of.get(key, lambda v: Look())
+    one = exported(base).file_stem("side-by-side", look(CONTROLS[key].default))
+    other = exported({**base, key: _another(key)}).file_stem("side-by-side", look(_another(key)))
+    assert one != other
+
+
+def test_an_apps_name_spells_the_policies_and_is_the_clis():
+    """At the same scenario the app's download and `python -m sim export` are named alike."""
+    values = {"gpu": "h100-sxm", "model": "llama-3.1-8b", "chunked": "sglang"}
+    stem = exported(values).file_stem("side-by-side", Look(dark=True))
+    assert stem == ("side-by-side_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_context-4000_"
+                    "budget-576_vllm-v0-vs-sglang_simple_dark")
+    args = build_parser().parse_args(["export", "--gpu", "h100-sxm", "--model", "llama-3.1-8b",
+                                      "--policy", "sglang", "--mode", "simple", "--dark"])
+    assert default_out(args) == f"out/{stem}.png"
+    # a multi control's choices as the page holds them (a list) are its default all the same
+    kept = exported({**values, "kvpolicies": list(CONTROLS["kvpolicies"].default)})
+    assert kept.file_stem("side-by-side", Look(dark=True)) == stem
+
+
+CAPTION = ("H100 SXM · Llama 3.1 8B",
+           "8,192-token prompt · 64 streams · budget 576 tokens · simple cost model")
+
+
+@pytest.mark.parametrize("width", [500, 777])
+def test_a_fitted_export_is_exactly_as_wide_as_asked(seed, width):
+    """--width is the picture's: axes, legends, caption and margins included, in PNG (2 pixels
+    a CSS pixel), SVG and GIF alike (a plot `width` wide made a picture about 80 px wider)."""
+    figure = export.fitted(lambda plot: seed.figure(Look(), plot), width, CAPTION)
+    assert Image.open(io.BytesIO(export.png(figure))).width == 2 * width
+    assert f'width="{width}"' in export.svg(figure)[:400]
+    assert Image.open(io.BytesIO(film.gif(figure, seed.t_max, frames=2))).width == width
+
+
+def relative_luminance(rgb) -> float:
+    channels = [c / 255 for c in rgb]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+@pytest.mark.parametrize("look", [Look(), Look(dark=True), Look(presenter=True)],
+                         ids=["light", "dark", "presenter"])
+def test_the_scenario_lines_are_legible(seed, look):
+    """The exported scenario lines are the chart title's size or more, in ink (7:1 against the
+    background, not 6:1 grey), with a margin of 12 px or more to the picture's edge."""
+    figure = seed.figure(look, 500).captioned(*CAPTION)
+    title = figure.spec()["title"]
+    assert title["fontSize"] >= look.title_size and title["color"] == look.ink
+    picture = np.asarray(Image.open(io.BytesIO(export.png(figure, scale=1))).convert("RGB"), int)
+    background = picture[0, 0]
+    top = picture[:look.edge_px + 2 * round(title["fontSize"] * 1.3)]
+    inked = np.argwhere(np.abs(top - background).max(axis=2) > 60)
+    assert inked[:, 0].min() >= 12 and inked[:, 1].min() >= 12
+    luminance = [relative_luminance(top[y, x]) for y, x in inked]
+    darkest = min(luminance) if not look.dark else max(luminance)
+    lighter, darker = sorted([darkest, relative_luminance(background)], reverse=True)
+    assert (lighter + 0.05) / (darker + 0.05) >= 7
 
 
 def test_an_exported_figure_states_its_scenario_above_it(seed):

@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from charts.export import caption_lines
 from cli.common import PROCESS_BYTES
-from cli.export import VIEWS
+from cli.export import VIEWS, default_out
+from cli.export import _scenario as export_scenario
 from cli.export_effort import figure_work
-from cli.main import main
+from cli.main import build_parser, main
 from harness.bounded import run_sim
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,11 +79,25 @@ def test_without_out_the_file_is_named_by_the_scenario_in_the_ignored_out_folder
     argv = ["export", "--view", "roofline", "--gpu", "h100-sxm", "--model", "llama-3.1-8b",
             "--budget", "1024", "--format", "svg"]
     assert main(argv) == 0 and main([*argv, "--dark"]) == 0
-    stem = "roofline_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_budget-1024_roofline"
+    stem = "roofline_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_context-4000_budget-1024_roofline"
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [f"{stem}_dark.svg",
                                                                     f"{stem}_light.svg"]
     ignored = subprocess.run(["git", "check-ignore", "-q", "out/x.png"], cwd=ROOT)
     assert ignored.returncode == 0                              # out/ is in .gitignore
+
+
+def test_exports_that_differ_in_any_flag_are_named_apart(tmp_path, monkeypatch):
+    """The policies and every other flag that changes the figure are in the default name: a
+    Sarathi-Serve and an SGLang export of one scenario are two files, not one overwritten."""
+    monkeypatch.chdir(tmp_path)
+    stems = {default_out(build_parser().parse_args(["export", *argv]))
+             for argv in ([], ["--policy", "sglang"], ["--unchunked", "orca"], ["--window", "run"],
+                          ["--max-seqs", "80"], ["--overhead-ms", "2"], ["--width", "700"],
+                          ["--decode-output", "100"], ["--frames", "10", "--format", "gif"],
+                          ["--context", "2000"])}
+    assert len(stems) == 10
+    assert "_vllm-v0-vs-sglang_roofline_light.png" in "".join(stems)
+    assert "_roofline_window-run_light.png" in "".join(stems)
 
 
 def test_a_tracked_file_is_overwritten_only_with_force(tmp_path, capsys):
@@ -112,18 +128,24 @@ def svg_size(path: Path) -> tuple[float, float]:
 
 @pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
 @pytest.mark.parametrize("view", VIEWS)
-def test_the_estimate_prices_each_view_at_its_real_size(view, presenter, tmp_path):
+def test_the_estimate_prices_each_view_at_its_real_size(view, presenter, tmp_path, capsys):
     """An export is priced by its figure's size: each view, drawn at its tallest (64 streams: the
-    decoder blocks at full height) and narrowest and widest, fits the estimator's width and
-    height, and its height is the estimator's within 2% (it once assumed 274 px for the streams
-    view and 532 px for side by side, which draw 656 and 882 px, the scenario's lines aside)."""
-    for width in (300, 4000):
-        out = tmp_path / f"{view}-{width}.svg"
-        assert main(["export", "--view", view, "--width", str(width), "--out", str(out),
-                     *(["--presenter"] if presenter else [])]) == 0
+    decoder blocks at full height) and narrowest and widest, is exactly --width wide and its
+    height is the estimator's within 2% (it once assumed 274 px for the streams view and 532 px
+    for side by side, which drew 656 and 882 px). Too narrow a --width for its axes and legends
+    is refused with the width that fits."""
+    for asked in (300, 4000):
+        out = tmp_path / f"{view}-{asked}.svg"
+        argv = ["export", "--view", view, "--out", str(out), *(["--presenter"] if presenter else [])]
+        width = asked
+        if main([*argv, "--width", str(width)]) == 2:
+            err = capsys.readouterr().err
+            width = int(re.search(r"need ([\d,]+) px or more", err).group(1).replace(",", ""))
+            assert asked == 300 and main([*argv, "--width", str(width)]) == 0
         real_width, real_height = svg_size(out)
-        work = figure_work(view, "svg", width, 1, presenter)
-        assert real_width <= work.width and real_height <= work.height
+        caption = export_scenario(build_parser().parse_args([*argv, "--width", str(width)])).caption
+        work = figure_work(view, "svg", width, 1, presenter, caption_lines(caption, width, presenter))
+        assert real_width == width == work.width and real_height <= work.height
         assert work.height - real_height <= 0.02 * real_height
 
 

@@ -133,7 +133,8 @@ def test_two_outputs_that_are_hard_links_of_one_file_are_refused(tmp_path, no_wo
 # export without --out writes out/<its name> in the current folder
 EXPORT = ("export", "--view", "roofline", "--gpu", "h100-sxm", "--model", "llama-3.1-8b",
           "--mode", "simple")
-DEFAULT_NAME = "roofline_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_budget-576_simple_light.png"
+DEFAULT_NAME = ("roofline_h100-sxm_llama-3.1-8b_prompt-8192_streams-64_context-4000_budget-576_simple_"
+                "light.png")
 
 
 @pytest.mark.parametrize("planted, words", [

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
+from charts import export
 from sim.cost.iteration import CostModel
 from sim.errors import InputError
 from sim.knobs import LIMIT_KNOBS
@@ -17,7 +18,7 @@ from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget, name
 from sim.serving.run import Run
 from sim.serving.workloads import TEXTBOOK, Workload, burst, poisson, textbook_scenario
 
-from .controls import CONTROLS, CUSTOM
+from .controls import CONTROLS, CUSTOM, CUSTOM_GPU, CUSTOM_MODEL
 
 # How one iteration is priced, per cost mode (sim/cost/iteration.py), in the words the pages use.
 COST_RULES = {
@@ -149,6 +150,32 @@ def scenario_from(values: Mapping[str, object]) -> Scenario:
                  str(get("chunked")), int(get("tp")))
     s.cost_model()   # its checks, so that every page shows the same message
     return s
+
+
+# Controls an export's name spells in its own words (export.Scenario's fields, the theme) or
+# that pick no figure (the tour's step); every other control that differs from its default joins
+# the name, and a custom GPU's or model's sizes when it is chosen.
+NAMED_IN_EXPORTS = {"prompt", "decodes", "context", "budget", "gpu", "model", "mode", "tp",
+                    "unchunked", "chunked", "presenter", "contrast", "tour"}
+
+
+def exported(values: Mapping[str, object]) -> export.Scenario:
+    """What a figure drawn from these widget values shows, for its caption and its file name
+    (export.Scenario.file_stem): every control that can change a figure is in it."""
+    s = scenario_from(values)
+
+    def get(key):   # a multi control's choices as a tuple, as its default spells them
+        value = values.get(key, CONTROLS[key].default)
+        return tuple(value) if isinstance(value, list) else value
+
+    sizes = {c.key for c in (*CUSTOM_GPU, *CUSTOM_MODEL)}
+    chosen = ({c.key for c in CUSTOM_GPU} if get("gpu") == CUSTOM else set()) \
+        | ({c.key for c in CUSTOM_MODEL} if get("model") == CUSTOM else set())
+    more = tuple((key, get(key)) for key in CONTROLS if key in chosen or (
+        key not in NAMED_IN_EXPORTS | sizes and get(key) != CONTROLS[key].default))
+    return export.Scenario(s.gpu.id, s.gpu.name, s.model.id, s.model.name, s.prompt, s.decodes,
+                           s.budget, s.mode, s.tp, context=s.context,
+                           policies=(s.unchunked, s.chunked), more=more)
 
 
 # The scenario's counts that the GPU's KV memory bounds, in the order a clamp fits them: the

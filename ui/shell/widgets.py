@@ -32,7 +32,7 @@ from .chart_view import show_chart, shown_tables
 from .controls import CONTROLS, CUSTOM, NO_PAGE, Control
 from .glossary import first
 from .literal import literal
-from .scenario import Scenario, fit_in_memory, scenario_from
+from .scenario import Scenario, exported, fit_in_memory, scenario_from
 from .streamlit_internals import initial_link, page_hash, write_link_value
 
 CHART_WIDTH = 900
@@ -362,7 +362,7 @@ def figure_tools(figure: Callable[[], Figure], name: str, t_max: float | None = 
 def export_scenario() -> export.Scenario | None:
     """The scenario an exported figure states (None where the controls do not make one)."""
     try:
-        s = scenario_from(st.session_state)
+        return exported(st.session_state)
     except InputError:
         return None
 
