@@ -344,7 +344,8 @@ def prompt_limit_problem(workload: Workload, policy: PolicySpec, budget: int) ->
         return None
     longest = int(prompts.max())
     return (f"{policy.profile.name} ignores a prompt longer than its token budget (prompt_limit "
-            f"= max_num_batched_tokens: the request finishes as FINISHED_IGNORED, with no output), "
+            f"= max_num_batched_tokens: the request ends at once with no output, status "
+            f"FINISHED_IGNORED), "
             f"and {longer:,} of these {len(prompts):,} prompts are longer than {budget:,} tokens "
             f"(the longest {longest:,}); give a budget of at least {longest:,}, or vLLM V0's own "
             f"without chunking, max(max_model_len, 2,048) = "
@@ -373,7 +374,8 @@ def lane_budget_note(policy: PolicySpec, workload: Workload, budget: int) -> str
         return None
     longer = int(np.count_nonzero(workload.prompt[~workload.prefilled] > budget))
     ignored = (f": at {budget:,} it would ignore the {longer:,} prompt{'s' * (longer != 1)} "
-               "longer than that (FINISHED_IGNORED, no output), since it never splits a prompt"
+               "longer than that (each would end at once with no output), since it never splits a "
+               "prompt"
                if longer else "")
     return (f"{policy.engine} runs at its own budget without chunking, max(max_model_len, 2,048) "
             f"= {own:,} tokens, max_model_len the longest request{ignored}")

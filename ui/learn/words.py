@@ -569,7 +569,11 @@ def timeline_legend() -> str:
             f"once the wait is a freeze (a gap over {fmt_seconds(STALL_S)}), staying red after; the "
             "dashed line marks the largest gap so far. The new request's tokens are teal. *Streams "
             "frozen for*: how long the longest-waiting stream has gone without a token, once that "
-            f"is over {fmt_seconds(STALL_S)} (until then the lane reads *no stream frozen*).")
+            f"is over {fmt_seconds(STALL_S)} (until then the lane reads *no stream frozen*). A "
+            "lane's title names its policy, how it batches in brackets (e.g. "
+            f"{term('stall_free')}, {term('prefill_first')}) and the budget it runs at: vLLM V0 "
+            f"never splits a prompt, so it runs at its {term('own_budget')}, large enough for "
+            "any prompt.")
 
 
 def rows_note(streams: int, rows: int, per_row: int, bin_ms: float | None) -> str:

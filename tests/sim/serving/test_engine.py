@@ -63,7 +63,7 @@ def test_vllm_v0_refuses_a_prompt_longer_than_its_budget_saying_what_vllm_does()
         run_seed("vllm-v0", 2048)
     assert str(error.value) == (
         "vLLM V0 0.4.0.post1 ignores a prompt longer than its token budget (prompt_limit = "
-        "max_num_batched_tokens: the request finishes as FINISHED_IGNORED, with no output), and 1 "
+        "max_num_batched_tokens: the request ends at once with no output, status FINISHED_IGNORED), and 1 "
         "of these 1 prompts are longer than 2,048 tokens (the longest 8,192); give a budget of at "
         "least 8,192, or vLLM V0's own without chunking, max(max_model_len, 2,048) = 8,224")
     assert run_seed("vllm-v0", 8192).iterations > 0     # a budget the prompt fits runs
@@ -528,10 +528,10 @@ def test_streams_that_arrive_together_join_first_come_while_kv_and_seats_allow(p
 @pytest.mark.parametrize("prompts, streaming, budget, says", [
     ([4000, 3000, 5000], [False, True, False], 2048,
      "= 5,001 tokens, max_model_len the longest request: at 2,048 it would ignore the 2 prompts "
-     "longer than that (FINISHED_IGNORED, no output), since it never splits a prompt"),
+     "longer than that (each would end at once with no output), since it never splits a prompt"),
     ([100, 2048, 5000], [False, False, False], 2048,   # a prompt of the budget itself fits
      "= 5,001 tokens, max_model_len the longest request: at 2,048 it would ignore the 1 prompt "
-     "longer than that (FINISHED_IGNORED, no output), since it never splits a prompt"),
+     "longer than that (each would end at once with no output), since it never splits a prompt"),
     ([100, 200], [False, False], 8192, "= 2,048 tokens, max_model_len the longest request")])
 def test_a_lane_at_a_budget_of_its_own_says_so_and_which_prompts_it_would_ignore(
         prompts, streaming, budget, says):
