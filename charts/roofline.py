@@ -51,6 +51,30 @@ def roof_frame(peak_flops: float, bandwidth: float, intensities: Sequence[float]
                          "attainable_tflops": np.minimum(peak_flops, bandwidth * grid) / TFLOP})
 
 
+SHORT_NAMES = {"decode": "decode", "chunk": "chunk", "fused": "fused", "prompt": "prompt"}
+
+
+def point_labels(points: pd.DataFrame, roof: pd.DataFrame, width: int, look: Look) -> list[dict]:
+    """Each point's short name under it, a row lower where it would touch the name before it: a
+    chunk and the fused iteration sit a few pixels apart on the log axis (512 and 576 FLOP/B at
+    the defaults), and their markers overlap."""
+    if points.empty:
+        return []
+    low, high = np.log(roof.intensity.min()), np.log(roof.intensity.max())
+    char_px = 0.6 * look.font_size
+    rows: list[float] = []   # the right edge of the last name in each row, in pixels
+    out = []
+    for p in points.sort_values("intensity").itertuples():
+        name = SHORT_NAMES.get(p.key, p.key)
+        x = width * (np.log(p.intensity) - low) / (high - low)
+        half = len(name) * char_px / 2 + 3
+        row = next((i for i, right in enumerate(rows) if x - half > right), len(rows))
+        rows[row:row + 1] = [x + half]
+        out.append({"intensity": p.intensity, "achieved_tflops": p.achieved_tflops, "name": name,
+                    "offset_px": 12 + row * (look.font_size + 3)})
+    return out
+
+
 def roofline(points: pd.DataFrame, roof: pd.DataFrame, *, peak_flops: float, bandwidth: float,
              gpu_name: str, look: Look, width: int = 700) -> Figure:
     ridge = peak_flops / bandwidth
@@ -89,7 +113,12 @@ def roofline(points: pd.DataFrame, roof: pd.DataFrame, *, peak_flops: float, ban
         x=px, y=py, color=color.legend(orient="bottom", direction="horizontal"),
         shape=alt.Shape("text:N", title="iteration: intensity, bound", sort=None, legend=legend),
         tooltip=tooltip)
-    chart = alt.layer(line, ridge_rule, ridge_text, dots, width=width,
+    labels = point_labels(points, roof, width, look)
+    names = [alt.Chart(alt.Data(values=[x for x in labels if x["offset_px"] == dy])).mark_text(
+        align="center", baseline="top", dy=dy, color=look.ink, fontSize=look.font_size).encode(
+        x=alt.X("intensity:Q"), y=alt.Y("achieved_tflops:Q"), text="name:N")
+        for dy in sorted({x["offset_px"] for x in labels})]
+    chart = alt.layer(line, ridge_rule, ridge_text, dots, *names, width=width,
                       height=300 if look.presenter else 340,   # a 1280x720 projector: whole
                       title=alt.TitleParams(
                           f"Roofline: {gpu_name}",
@@ -131,10 +160,13 @@ def budget_curve(curve: pd.DataFrame, markers: pd.DataFrame, *, tpot_ms: float, 
                alt.Tooltip("bound:N")]
     line = alt.Chart(alt.Data(name="curve")).mark_line(color=look.ink, strokeWidth=2.5).encode(
         x=x, y=y, tooltip=tooltip)
-    target = alt.Chart(alt.Data(values=[{"time_ms": tpot_ms, "text": f"TPOT target {tpot_ms:,.4g} ms"}]))
+    target = alt.Chart(alt.Data(values=[{"time_ms": tpot_ms, "text": f"TPOT target {tpot_ms:,.4g} ms",
+                                         "budget": target_label_budget(curve, markers)}]))
     target_rule = target.mark_rule(color=look.muted, strokeWidth=2).encode(y=y)
-    target_text = target.mark_text(align="left", baseline="bottom", x=4, dy=-4, color=look.muted,
-                                   fontSize=look.font_size).encode(y=y, text="text:N")
+    # at the right of the widest stretch between the marked budgets' rules, so no rule crosses
+    # the words and the curve, rising, is far above the target there
+    target_text = target.mark_text(align="right", baseline="bottom", dx=-6, dy=-4, color=look.muted,
+                                   fontSize=look.font_size).encode(x=x, y=y, text="text:N")
     inks = {"your budget": look.ink, "largest within target": SERIES["violet"],
             "vLLM serve default": SERIES["brown"], "SGLang default": SERIES["olive"]}
     # colour and dash of one field share one legend (a legend on one and none on the other
@@ -156,6 +188,15 @@ def budget_curve(curve: pd.DataFrame, markers: pd.DataFrame, *, tpot_ms: float, 
                                             subtitle="the Sarathi-Serve recipe: the largest budget "
                                                      "whose iteration meets the TPOT target"))
     return Figure(chart, look, {"curve": curve, "markers": markers})
+
+
+def target_label_budget(curve: pd.DataFrame, markers: pd.DataFrame) -> float:
+    """Where the TPOT target's label ends on the budget axis: at the right of the widest stretch
+    between two marked budgets' rules (or an end of the axis, which starts at 0)."""
+    marked = [int(b) for b in markers.budget]
+    edges = sorted({0, *marked, max([*(int(b) for b in curve.budget), *marked], default=0)})
+    _, end = max(zip(edges, edges[1:]), key=lambda pair: pair[1] - pair[0], default=(0, 0))
+    return float(end)
 
 
 def markers_frame(cost: CostModel, decodes: int, context: int, prompt: int,

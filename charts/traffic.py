@@ -204,8 +204,19 @@ def _steps(name: str, frame: pd.DataFrame, look: Look, x: alt.X, y: alt.Y, *, x_
     return Figure(chart, look, {name: frame})
 
 
+# The Traffic page draws the TTFT and the gaps' tail side by side: at 1280 px a column is 402 px
+# wide, and a wider picture loses its right edge (the last tick's label) to the column's.
+HALF_PAGE_PX = 400
+
+
+def half_page_width(look: Look) -> int:
+    """The plot width that keeps a distribution's whole picture (axis titles and labels, the
+    last tick's label flush at the right) within HALF_PAGE_PX; presenter fonts take more."""
+    return 300 if look.presenter else 320
+
+
 def tail_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_title: str,
-               threshold: float, unit: str, width: int = 440) -> Figure:
+               threshold: float, unit: str, width: int | None = None) -> Figure:
     """Step curves of the share of values at least x per policy, both axes on a log scale, so one
     freeze among thousands of short gaps stays in sight; dotted lines where half and 1% of the
     values are at least x (a curve crosses them at its p50 and p99), a dashed one at `threshold`
@@ -221,11 +232,12 @@ def tail_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_titl
                              fontSize=look.font_size).encode(x=x, text=alt.Text("text:N"))
     return _steps(name, frame, look, x, y, x_title=x_title, share="share", interpolate="step-before",
                   tip=alt.Tooltip("share:Q", title="share at least this long", format=".3~%"),
-                  levels={"p50": 0.5, "p99": 0.01}, width=width, title=title, marks=(line, label))
+                  levels={"p50": 0.5, "p99": 0.01}, width=width or half_page_width(look),
+                  title=title, marks=(line, label))
 
 
 def cdf_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_title: str,
-              log: bool, width: int = 440) -> Figure:
+              log: bool, width: int | None = None) -> Figure:
     """Step curves of P(X <= x) per policy; dotted lines at 0.5 and 0.99, where a curve crosses
     them is that policy's p50 and p99."""
     x = alt.X("value:Q", title=x_title,
@@ -236,7 +248,8 @@ def cdf_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_title
     return _steps(name, frame, look, x, y, x_title=x_title, share="fraction",
                   interpolate="step-after",
                   tip=alt.Tooltip("fraction:Q", title="fraction ≤ x", format=".1%"),
-                  levels={"p50": 0.5, "p99": 0.99}, width=width, title=title)
+                  levels={"p50": 0.5, "p99": 0.99}, width=width or half_page_width(look),
+                  title=title)
 
 
 # --- where each request's time goes ---------------------------------------------------------
