@@ -23,7 +23,7 @@ def kv_frame(traces: Mapping[str, Trace], kv_bytes_per_token: float,
              points: int = KV_POINTS) -> pd.DataFrame:
     """KV tokens in use over time per policy: per iteration, or (long runs) the most in each of
     the timeline's bars (`charts.frames.iterations_frame`), so the peak is kept; with the
-    preemptions in each."""
+    preemptions in each, and the policy's own KV capacity (its engine's reserve and blocks)."""
     parts = []
     for name, trace in traces.items():
         bars = iterations_frame(trace, name, points)
@@ -33,35 +33,37 @@ def kv_frame(traces: Mapping[str, Trace], kv_bytes_per_token: float,
             "policy": name, "time_s": bars.start_ms.to_numpy() / 1e3, "kv_tokens": used,
             "kv_gib": used * kv_bytes_per_token / 2**30,
             "share": used / trace.kv_capacity_tokens,
+            "capacity_tokens": trace.kv_capacity_tokens,
             "preemptions": np.add.reduceat(trace.iteration_preemptions, first),
             "iterations": bars.iterations.to_numpy()}))
     return pd.concat(parts, ignore_index=True)
 
 
-def kv_chart(frame: pd.DataFrame, look: Look, *, capacity_tokens: int, width: int = 900) -> Figure:
-    """A panel per policy, on one scale: KV in use against the capacity, and a tick wherever the
-    policy preempted."""
+def kv_chart(frame: pd.DataFrame, look: Look, *, width: int = 900) -> Figure:
+    """A panel per policy, on one scale: KV in use against that policy's own capacity (engines
+    keep back different shares of memory), and a tick wherever the policy preempted."""
     names = list(dict.fromkeys(frame.policy))
+    capacity = frame.groupby("policy", sort=False).capacity_tokens.first()
     color = policy_color(names, look)
     # the domain is given: a panel's preemption ticks are often none, and an empty layer's
     # extent (Infinity, -Infinity) makes Vega warn
     x = alt.X("time_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f"),
               scale=alt.Scale(domain=[0, float(frame.time_s.max())]))
     y = alt.Y("kv_tokens:Q", title="KV tokens in use", axis=alt.Axis(format=",.3~s"),
-              scale=alt.Scale(domain=[0, capacity_tokens * 1.08]))
+              scale=alt.Scale(domain=[0, int(capacity.max()) * 1.08]))
     tooltip = [alt.Tooltip("policy:N"), alt.Tooltip("time_s:Q", title="time (s)", format=",.4f"),
                alt.Tooltip("kv_tokens:Q", title="KV tokens", format=","),
                alt.Tooltip("kv_gib:Q", title="KV (GiB)", format=",.3f"),
                alt.Tooltip("share:Q", title="of capacity", format=".1%"),
                alt.Tooltip("preemptions:Q", format=","),
                alt.Tooltip("iterations:Q", title="iterations in this point", format=",")]
-    cap = alt.Chart(alt.Data(values=[{"kv_tokens": capacity_tokens,
-                                      "text": f"KV capacity {capacity_tokens:,} tokens"}]))
-    cap_rule = cap.mark_rule(color=look.ink, strokeWidth=1.5, strokeDash=[6, 3]).encode(y=y)
-    cap_text = cap.mark_text(align="left", baseline="bottom", x=4, dy=-3, color=look.ink,
-                             fontSize=look.font_size).encode(y=y, text="text:N")
     panels = []
     for name in names:
+        cap = alt.Chart(alt.Data(values=[{"kv_tokens": int(capacity[name]),
+                                          "text": f"KV capacity {int(capacity[name]):,} tokens"}]))
+        cap_rule = cap.mark_rule(color=look.ink, strokeWidth=1.5, strokeDash=[6, 3]).encode(y=y)
+        cap_text = cap.mark_text(align="left", baseline="bottom", x=4, dy=-3, color=look.ink,
+                                 fontSize=look.font_size).encode(y=y, text="text:N")
         base = alt.Chart(alt.Data(name="kv")).transform_filter(alt.datum.policy == name)
         area = base.mark_area(interpolate="step-after", opacity=0.35).encode(
             x=x, y=y, color=color)

@@ -8,13 +8,13 @@ from sim.serving.metrics import summarize
 from sim.serving.policies import POLICIES, Limits
 from sim.studies.memory import (
     admission_rule,
+    kv_capacities,
     kv_pressure,
     kv_usage,
-    memory_budget,
-    reserves_in_words,
+    memory_steps,
 )
 from sim.units import fmt_bytes, fmt_seconds
-from ui.shell import controls, widgets
+from ui.shell import controls, presenter, widgets
 from ui.shell.glossary import first
 from ui.shell.scenario import limits_with
 from ui.under_load import memory, traffic, workload_box
@@ -32,20 +32,29 @@ st.markdown(
     "prompt: reserve its KV up front, or take it chunk by chunk and risk running out halfway.",
     unsafe_allow_html=True)
 st.subheader(f"KV capacity: {s.model.name} on {s.gpu.name}")
+widgets.table(widgets.steps_frame(memory_steps(cost)).set_index("step"))
 try:
-    widgets.table(widgets.steps_frame(memory_budget(cost)).set_index("step"))
+    capacities = kv_capacities(cost, s.budget)
 except InputError as e:
     st.error(f"**Can't fit this model:** {e}")
     st.stop()
-st.caption("Sizes in GB, 10⁹ bytes, as the datasheets write them. The reserve here is vLLM V0's "
-           "default gpu_memory_utilization = 0.9: a tenth of memory for activations and CUDA "
-           "graphs. Each engine's runs keep back their own: " + reserves_in_words(cost, s.budget)
-           + ".")
+widgets.table(pd.DataFrame([{
+    "engine": c.policy.engine, "memory kept back (why)": c.kept_back,
+    "KV capacity = memory × (1 − kept back) − weights": f"{c.bytes.substituted} = {c.bytes.display}",
+    "in tokens = ⌊KV capacity / KV bytes per token⌋ in whole KV blocks":
+        f"{c.tokens.substituted} = {c.tokens.display}" if c.fits else c.tokens.substituted}
+    for c in capacities]).set_index("engine"))
+st.caption("Sizes in GB, 10⁹ bytes, as the datasheets write them (the engines' rules count "
+           "MiB and GiB, 2²⁰ and 2³⁰ bytes). Each engine keeps back its own share of memory for "
+           "activations and CUDA graphs, SGLang's growing with its chunk (here the sidebar's "
+           f"budget, {s.budget:,}), and allocates KV in whole blocks (the block is what the "
+           "tokens are divided by and multiplied back): the runs below hold exactly these "
+           "capacities.")
 
 st.subheader("The source article's arithmetic, on this model")
 prompts = widgets.widget(controls.TOGETHER, width=260)
-pressure = kv_pressure(cost, prompts, s.prompt, s.decodes, s.context)
-widgets.table(widgets.steps_frame(pressure).set_index("step"))
+pressure = kv_pressure(cost, prompts, s.prompt, s.decodes, s.context, s.budget)
+widgets.table(widgets.steps_frame(pressure.steps).set_index("step"))
 st.markdown(traffic_words.kv_pressure_story(pressure, prompts, s.prompt, s.decodes, s.context),
             unsafe_allow_html=True)
 
@@ -66,7 +75,8 @@ if not picked:
 served = traffic.runs(t, s, workload, picked, s.budget, knobs)
 traces = served.traces
 traffic.notes(traces)
-memory.kv.draw("kv-memory", served.key, cost.kv_bytes_per_token, look, traces)
+with presenter.figure():
+    memory.kv.draw("kv-memory", served.key, cost.kv_bytes_per_token, look, traces)
 st.caption(f"{t.words()}. Budget {s.budget:,}; {t.seats_words(picked, s)}; "
            + ("no cap on partial prefills" if partials is None else
               f"at most {partials:,} requests mid-prefill at once (chunked policies)")
@@ -79,6 +89,7 @@ for p in picked:
     u, m = usage[p], summarize(traces[p])
     rows.append({
         "policy": p, "admission": admission_rule(POLICIES[p]),
+        "KV capacity": f"{u.capacity_tokens:,} tokens",
         "peak KV in use": f"{u.peak_used_tokens:,} tokens ({u.peak_fraction:.0%}, "
                           f"{fmt_bytes(u.peak_used_tokens * cost.kv_bytes_per_token)})",
         "preemptions": f"{u.preemptions:,} ({u.preempted_requests:,} requests)",
@@ -92,7 +103,7 @@ st.caption(
     f"Work wasted = {wasted.formula} (for {picked[0]}: {wasted.substituted}); a lower bound, "
     "counting the weights' FLOPs only. A preempted request loses its KV and goes back to the "
     "head of the queue; its prompt and the tokens it had generated are prefilled again. Peak "
-    f"KV in use is out of the capacity of {usage[picked[0]].capacity_tokens:,} tokens.")
+    "KV in use is a share of the policy's own KV capacity, its engine's in the table above.")
 
 st.markdown("To watch memory run out, serve the Poisson traffic (ShareGPT-like lengths by "
             "default) on a 24 GB GPU; the KV capacity table above shows how little is left "

@@ -14,19 +14,13 @@ Orca reserves max_model_len per request.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from sim.cost.iteration import CostModel
 from sim.errors import check_number
-from sim.serving.engine import (
-    RESERVE_FRACTION,
-    Trace,
-    kv_capacity_bytes,
-    kv_capacity_tokens,
-    policy_reserve,
-)
+from sim.serving.engine import Trace, kv_capacity_bytes, kv_capacity_tokens, policy_reserve
 from sim.serving.policies import POLICIES, PolicySpec, names_in_prose
 from sim.serving.workloads import TEXTBOOK
 from sim.studies.worked_example import DEFAULTS as WORKED_DEFAULTS
@@ -63,29 +57,129 @@ def kv_footprint(count: int, tokens: int, kv_bytes_per_token: float,
                 f"{n:,} × {t:,} × {fmt_bytes(per)}", n * t * per, "B")
 
 
+@dataclass(frozen=True)
+class KvCapacity:
+    """The KV cache one engine sizes on this GPU, as its runs size it (`simulate` keeps back the
+    policy's engine reserve, `policy_reserve`): memory × (1 − reserve) − weights, then that over
+    the KV bytes per token, in whole KV blocks (the pool's `KvPool.capacity`)."""
+    policy: PolicySpec
+    reserve: float          # share of GPU memory the engine keeps back
+    kept_back: str          # the engine's rule for it, in words (its profile's citation)
+    bytes: Step             # at or below 0 where the weights do not fit beside the reserve
+    tokens: Step            # 0 where they do not
+
+    @property
+    def fits(self) -> bool:
+        return self.bytes.value > 0
+
+
+def kv_capacity(cost: CostModel, policy: PolicySpec, budget: int) -> KvCapacity:
+    """`policy`'s KV capacity on `cost`'s GPU at `budget` (SGLang's reserve grows with its
+    chunk), per GPU under tensor parallelism."""
+    reserve = policy_reserve(policy, cost, budget)
+    per, block = cost.kv_bytes_per_token, policy.profile.kv_block_tokens
+    free = kv_capacity_bytes(cost, reserve)
+    memory = cost.gpu.memory_bytes
+    tp = f" / {cost.tp} GPUs" if cost.tp > 1 else ""
+    blocks = (("⌊KV capacity / KV bytes per token / block⌋ × block", f" / {block}⌋ × {block}")
+              if block > 1 else ("⌊KV capacity / KV bytes per token⌋", "⌋"))
+    tokens = (Step("kv_capacity_tokens", f"KV capacity under {policy.engine}, in tokens",
+                   blocks[0], f"⌊{fmt_bytes(free)} / {fmt_bytes(per)}{blocks[1]}",
+                   kv_capacity_tokens(cost, reserve) // block * block, "tokens") if free > 0 else
+              Step("kv_capacity_tokens", f"KV capacity under {policy.engine}, in tokens",
+                   blocks[0], "the weights do not fit beside what it keeps back", 0, "tokens"))
+    rule = next(c.value for c in policy.profile.citations if c.what == "memory kept back")
+    return KvCapacity(
+        policy, reserve, f"{reserve:.4g} of {fmt_bytes(memory)} = {fmt_bytes(memory * reserve)}: "
+                         f"{rule}",
+        Step("kv_capacity_bytes", f"KV capacity under {policy.engine}",
+             "memory × (1 − reserve) − weights" + (" per GPU" if tp else ""),
+             f"{fmt_bytes(memory)} × (1 − {reserve:.4g}) − {fmt_bytes(cost.weight_bytes)}", free,
+             "B"),
+        tokens)
+
+
+def kv_capacities(cost: CostModel, budget: int) -> list[KvCapacity]:
+    """Every engine's KV capacity at `budget`, in the registry's order (the Memory page's table);
+    an InputError, the engine's own, when the weights fit beside no engine's reserve."""
+    capacities = [kv_capacity(cost, spec, budget) for spec in POLICIES.values()]
+    if not any(c.fits for c in capacities):
+        least = min(capacities, key=lambda c: c.reserve)
+        kv_capacity_tokens(cost, least.reserve)    # raises: the weights do not fit
+    return capacities
+
+
+def memory_steps(cost: CostModel) -> list[Step]:
+    """What every engine's KV capacity starts from: the GPU's memory, the weights (per GPU under
+    tensor parallelism) and the KV bytes per token."""
+    gpu, model = cost.gpu, cost.model
+    tp, shards = (f" / {cost.tp} GPUs", f" / {cost.kv_shards}") if cost.tp > 1 else ("", "")
+    return [
+        Step("gpu_memory", "GPU memory", "datasheet", gpu.name, gpu.memory_bytes, "B"),
+        Step("weights", "Weights", "params × bytes per param" + (" / tp" if tp else ""),
+             f"{model.params:,.0f} × {model.weight_bytes_per_param:g} B{tp}", cost.weight_bytes,
+             "B"),
+        Step("kv_bytes_per_token", "KV bytes per token",
+             "2 (K, V) × layers × KV heads × head dim × bytes" + (" / KV shards" if tp else ""),
+             f"2 × {model.layers} × {model.kv_heads} × {model.head_dim} × "
+             f"{model.kv_bytes_per_element:g} B{shards}", cost.kv_bytes_per_token, "B"),
+    ]
+
+
+@dataclass(frozen=True)
+class KvShare:
+    """The engines that keep back the same share of memory: their KV capacity (bytes) and the
+    share of it a workload's KV takes."""
+    engines: tuple[str, ...]
+    reserve: float
+    capacity: Step
+    share: Step
+
+
+@dataclass(frozen=True)
+class KvPressure:
+    prompts: Step
+    streams: Step
+    together: Step
+    shares: tuple[KvShare, ...]     # one per distinct engine reserve, in the registry's order
+    left_out: tuple[str, ...]       # engines whose reserve leaves no room beside the weights
+
+    @property
+    def steps(self) -> list[Step]:
+        """The table's rows: the two footprints, their sum, then each capacity and its share."""
+        return [self.prompts, self.streams, self.together,
+                *(step for s in self.shares for step in (s.capacity, s.share))]
+
+
 def kv_pressure(cost: CostModel, prompts: int, prompt_tokens: int, streams: int,
-                context: int, reserve_fraction: float = RESERVE_FRACTION) -> list[Step]:
+                context: int, budget: int) -> KvPressure:
     """The source article's arithmetic on the current model and GPU: `prompts` prompts of
-    `prompt_tokens` held at once, beside `streams` streams of `context` tokens, against the KV
-    capacity (the article: 20 simultaneous 8,192-token prompts beside 64 streams at 4,000 tokens
-    of context put "the budget under pressure": `article_pressure`)."""
-    # the capacity step as the KV capacity table shows it (an InputError when the weights do
-    # not fit)
-    capacity = next(step for step in memory_budget(cost, reserve_fraction)
-                    if step.key == "kv_capacity_bytes")
+    `prompt_tokens` held at once, beside `streams` streams of `context` tokens, against each
+    engine's own KV capacity at `budget` (`kv_capacity`, an InputError when the weights do not
+    fit). The article: 20 simultaneous 8,192-token prompts beside 64 streams at 4,000 tokens of
+    context put "the budget under pressure" (`article_pressure`)."""
     per = cost.kv_bytes_per_token
     new = kv_footprint(prompts, prompt_tokens, per, "KV of the simultaneous prompts")
     running = kv_footprint(streams, context, per, "KV of the running streams",
                            count_name="streams", tokens_name="context")
     total = new.value + running.value
-    return [
-        new, running,
-        Step("kv_total", "Together", "prompts' KV + streams' KV",
-             f"{fmt_bytes(new.value)} + {fmt_bytes(running.value)}", total, "B"),
-        capacity,
-        Step("kv_share", "Share of the KV capacity", "together / KV capacity",
-             f"{fmt_bytes(total)} / {fmt_bytes(capacity.value)}", total / capacity.value, "%"),
-    ]
+    together = Step("kv_total", "Together", "prompts' KV + streams' KV",
+                    f"{fmt_bytes(new.value)} + {fmt_bytes(running.value)}", total, "B")
+    groups: dict[float, list[KvCapacity]] = {}
+    capacities = kv_capacities(cost, budget)
+    for capacity in capacities:
+        if capacity.fits:
+            groups.setdefault(capacity.reserve, []).append(capacity)
+    shares = []
+    for reserve, same in groups.items():
+        engines = tuple(c.policy.engine for c in same)
+        named = names_in_prose(engines)
+        capacity = replace(same[0].bytes, title=f"KV capacity under {named}")
+        shares.append(KvShare(engines, reserve, capacity, Step(
+            "kv_share", f"Share of the KV capacity under {named}", "together / KV capacity",
+            f"{fmt_bytes(total)} / {fmt_bytes(capacity.value)}", total / capacity.value, "%")))
+    return KvPressure(new, running, together, tuple(shares),
+                      tuple(c.policy.engine for c in capacities if not c.fits))
 
 
 # The source article's example of KV pressure, on its own layout (Llama-3-8B-like: the worked
@@ -105,43 +199,6 @@ def article_pressure() -> tuple[Step, Step, float]:
             kv_footprint(a["streams"], a["context"], per, "KV of the running streams",
                          count_name="streams", tokens_name="context"),
             d["params"] * d["bytes_per_param"])
-
-
-def reserves_in_words(cost: CostModel, budget: int) -> str:
-    """The memory each engine keeps back from its KV cache on this GPU at `budget` (SGLang's
-    grows with its chunk), as a sentence's list: "Sarathi-Serve 15%, vLLM V1 8%, ..."."""
-    shares = {}
-    for spec in POLICIES.values():
-        shares.setdefault(f"{policy_reserve(spec, cost, budget):.0%}", []).append(spec.engine)
-    return "; ".join(f"{names_in_prose(engines)} {share}" for share, engines in shares.items())
-
-
-def memory_budget(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> list[Step]:
-    """GPU memory -> reserve -> weights -> KV capacity (bytes, then tokens), as the engine uses it."""
-    gpu, model = cost.gpu, cost.model
-    reserve = gpu.memory_bytes * reserve_fraction
-    free = kv_capacity_bytes(cost, reserve_fraction)
-    per = cost.kv_bytes_per_token
-    # tensor parallelism: each GPU holds 1/tp of the weights and its share of the KV heads
-    tp, shards = (f" / {cost.tp} GPUs", f" / {cost.kv_shards}") if cost.tp > 1 else ("", "")
-    return [
-        Step("gpu_memory", "GPU memory", "datasheet", gpu.name, gpu.memory_bytes, "B"),
-        Step("reserve", "Reserve (activations, CUDA graphs)", "memory × reserve fraction",
-             f"{fmt_bytes(gpu.memory_bytes)} × {reserve_fraction:g}", reserve, "B"),
-        Step("weights", "Weights", "params × bytes per param" + (" / tp" if tp else ""),
-             f"{model.params:,.0f} × {model.weight_bytes_per_param:g} B{tp}", cost.weight_bytes,
-             "B"),
-        Step("kv_capacity_bytes", "KV capacity", "memory − reserve − weights",
-             f"{fmt_bytes(gpu.memory_bytes)} − {fmt_bytes(reserve)} − "
-             f"{fmt_bytes(cost.weight_bytes)}", free, "B"),
-        Step("kv_bytes_per_token", "KV bytes per token",
-             "2 (K, V) × layers × KV heads × head dim × bytes" + (" / KV shards" if tp else ""),
-             f"2 × {model.layers} × {model.kv_heads} × {model.head_dim} × "
-             f"{model.kv_bytes_per_element:g} B{shards}", per, "B"),
-        Step("kv_capacity_tokens", "KV capacity in tokens", "⌊KV capacity / KV bytes per token⌋",
-             f"⌊{fmt_bytes(free)} / {fmt_bytes(per)}⌋", kv_capacity_tokens(cost, reserve_fraction),
-             "tokens"),
-    ]
 
 
 @dataclass(frozen=True)

@@ -56,8 +56,7 @@ def test_traffic_and_memory_charts_draw_a_policy_the_registry_does_not_hold(seed
     coloured = [
         T.cdf_chart(ttft, look, name="ttft", title="TTFT", x_title="s", log=True),
         T.tail_chart(gaps, look, name="gaps", title="gaps", x_title="ms", threshold=100, unit="ms"),
-        memory_charts.kv_chart(memory_charts.kv_frame(kv, cost.kv_bytes_per_token), look,
-                               capacity_tokens=next(iter(kv.values())).kv_capacity_tokens),
+        memory_charts.kv_chart(memory_charts.kv_frame(kv, cost.kv_bytes_per_token), look),
     ]
     for figure in coloured:
         spec = figure.spec()

@@ -71,8 +71,7 @@ def traffic_figures(traces, look, frontier, capacity, memory_bound):
         "capacity": capacity_charts.capacity_chart(capacity_charts.capacity_frame(comparison, curves),
                                      capacity_charts.capacity_marks(comparison), look, tbt_slo_ms=100,
                                      delay_slo_s=2),
-        "kv": memory_charts.kv_chart(memory_charts.kv_frame(kv_traces, cost.kv_bytes_per_token), look,
-                         capacity_tokens=next(iter(kv_traces.values())).kv_capacity_tokens),
+        "kv": memory_charts.kv_chart(memory_charts.kv_frame(kv_traces, cost.kv_bytes_per_token), look),
     }
 
 

@@ -6,28 +6,39 @@ from __future__ import annotations
 import re
 
 from sim.errors import InputError
-from sim.serving.engine import RESERVE_FRACTION
+from sim.serving.policies import POLICIES
 from sim.studies.memory import kv_pressure
 from sim.units import fmt_bytes, fmt_percent
 from ui.under_load import words as traffic_words
 
 from .claims_text import SIZE, number, plain
 
+# "- vLLM V1 keeps back 0.08 of memory: 95.5% of the KV capacity (57.6 GB = ...), they fit, ..."
+VERDICT = re.compile(rf"^- (.+?) keeps? back ([\d.e+-]+) of memory: ([\d.,]+)% of the KV capacity "
+                     rf"\({SIZE} = .*?\), (.*)$", re.M)
+LEFT_OUT = re.compile(r"^- (.+?): the weights do not fit beside", re.M)
+
+
+def engines_named(prose: str) -> list[str]:
+    """"A, B and C" as its names."""
+    return re.split(r", | and ", prose)
+
 
 def check_memory(s, together: int) -> list[str]:
     """The Memory page's KV-pressure paragraph: each footprint is count × tokens × the model's KV
-    bytes per token (the article's on its own layout), the verdict (it fits, with what to spare, or
-    it is more than there is) the capacity's: memory × (1 − reserve) − weights."""
+    bytes per token (the article's on its own layout); each engine is named once, with the share
+    of memory its profile keeps back on this GPU at the sidebar's budget, and its verdict (it fits,
+    with what to spare, or it is more than there is) against its own capacity: memory × (1 − that
+    reserve) − weights."""
     cost = s.cost_model()
     try:
-        pressure = kv_pressure(cost, together, s.prompt, s.decodes, s.context)
+        pressure = kv_pressure(cost, together, s.prompt, s.decodes, s.context, s.budget)
     except InputError:
-        return []   # the weights do not fit: the page says so and stops
+        return []   # the weights fit beside no engine's reserve: the page says so and stops
     text = plain(traffic_words.kv_pressure_story(pressure, together, s.prompt, s.decodes, s.context))
     article, here = re.split(r"\s+Here, ", text)
     m = s.model
     per = 2 * m.layers * m.kv_heads * m.head_dim * m.kv_bytes_per_element / cost.kv_shards
-    capacity = s.gpu.memory_bytes * (1 - RESERVE_FRACTION) - cost.weight_bytes
     total = (together * s.prompt + s.decodes * s.context) * per
     prompts = rf"(one|[\d,]+) (?:simultaneous )?([\d,]+)-token prompts? needs? {SIZE}"
     streams = rf"(one|[\d,]+) streams? at ([\d,]+) tokens of context (?:each )?needs? (?:another )?{SIZE}"
@@ -48,17 +59,45 @@ def check_memory(s, together: int) -> list[str]:
         problems.append(f"'no prompts are held' said or left out wrongly ({together} prompts)")
     if ("no streams are running" in here) != (not s.decodes * s.context):
         problems.append(f"'no streams are running' said or left out wrongly ({s.decodes} streams)")
-    if ("more than there is" in here) != (total > capacity):
-        problems.append(f"{fmt_bytes(total)} of KV against {fmt_bytes(capacity)}: the verdict is "
-                        "wrong")
-    for shown in re.findall(rf"with {SIZE} to spare", here):
-        if shown != fmt_bytes(capacity - total):
-            problems.append(f"{shown} to spare, not {fmt_bytes(capacity - total)}")
-    shares = re.findall(rf"([\d.,e+-]+)% of the KV capacity \({SIZE}\)", here)
-    if not shares and total:
-        problems.append(f"the share of the KV capacity is not said: {here}")
-    for share, shown in shares:
-        if (share, shown) != (fmt_percent(total / capacity).removesuffix("%"), fmt_bytes(capacity)):
-            problems.append(f"{share}% of {shown}, not {total / capacity:.3%} of "
-                            f"{fmt_bytes(capacity)}")
+    if total:
+        problems += _check_verdicts(s, cost, here, total)
+    return problems
+
+
+def _check_verdicts(s, cost, here: str, total: float) -> list[str]:
+    """Each engine's verdict against its own capacity, its reserve read off its profile here."""
+    reserve, capacity = {}, {}
+    for spec in POLICIES.values():
+        reserve[spec.engine] = spec.profile.reserve(s.gpu, s.budget, s.tp)
+        capacity[spec.engine] = s.gpu.memory_bytes * (1 - reserve[spec.engine]) - cost.weight_bytes
+    problems, named = [], []
+    for engines, share_of_memory, share, shown, verdict in VERDICT.findall(here):
+        for engine in engines_named(engines):
+            named.append(engine)
+            if engine not in capacity:
+                problems.append(f"{engine!r} is not an engine the lab runs")
+                continue
+            kv = capacity[engine]
+            if share_of_memory != f"{reserve[engine]:.4g}":
+                problems.append(f"{engine} is said to keep back {share_of_memory} of memory, its "
+                                f"profile {reserve[engine]:.4g}")
+            if (f"{share}%", shown) != (fmt_percent(total / kv), fmt_bytes(kv)):
+                problems.append(f"{share}% of {shown} under {engine}, not {total / kv:.3%} of "
+                                f"{fmt_bytes(kv)} (memory × (1 − its reserve) − weights)")
+            if verdict.startswith("more than there is") != (total > kv):
+                problems.append(f"{fmt_bytes(total)} of KV against {engine}'s {fmt_bytes(kv)}: "
+                                f"'{verdict}' is wrong")
+            spare = re.fullmatch(rf"they fit, with {SIZE} to spare\.", verdict)
+            if spare and spare[1] != fmt_bytes(kv - total):
+                problems.append(f"{spare[1]} to spare under {engine}, not {fmt_bytes(kv - total)}")
+    for engines in LEFT_OUT.findall(here):
+        for engine in engines_named(engines):
+            named.append(engine)
+            if capacity.get(engine, 0) > 0:
+                problems.append(f"{engine} is said to have no room beside the weights; it has "
+                                f"{fmt_bytes(capacity[engine])}")
+    for engine in capacity:
+        if named.count(engine) != 1:
+            problems.append(f"{engine}'s KV capacity is named {named.count(engine)} times, not "
+                            f"once: {here}")
     return problems

@@ -305,13 +305,13 @@ def test_capacity_slo_presets_and_custom():
 # --- memory --------------------------------------------------------------------------------
 def test_memory_defaults_show_the_source_articles_arithmetic():
     at = open_app(MEMORY)
-    budget, pressure = table(at, 0), table(at, 1)
-    assert budget.loc["KV capacity in tokens", "result"] == "427,246"
-    assert budget.loc["KV capacity", "numbers substituted"] == "80 GB − 8 GB − 16 GB"
+    pressure = table(at, 2)
     assert pressure.loc["KV of the simultaneous prompts", "numbers substituted"] == \
         "20 × 8,192 × 131 kB"
     assert pressure.loc["KV of the simultaneous prompts", "result"] == "21.5 GB"
-    assert pressure.loc["Share of the KV capacity", "result"] == "98.3%"
+    assert pressure.loc["Share of the KV capacity under vLLM V1", "result"] == "95.5%"
+    assert pressure.loc["Share of the KV capacity under Sarathi-Serve, vLLM V0 and Orca",
+                        "result"] == "106%"
     assert pressure.loc["KV of the running streams", "formula"] == \
         "streams × context × KV bytes per token"
     assert pressure.loc["KV of the running streams", "numbers substituted"] == \
@@ -321,11 +321,39 @@ def test_memory_defaults_show_the_source_articles_arithmetic():
     assert "they fit, with" in story and not re.search(r"GiB|KiB|decoder", story)
 
 
+@pytest.mark.parametrize("link", [{}, {"mode": "roofline"}, {"gpu": "l4", "workload": "poisson"}])
+def test_memory_shows_one_kv_capacity_per_engine_everywhere(link):
+    """Each engine's KV capacity is one number on the page: its row of the capacity table
+    (memory × (1 − its own reserve) − weights, in whole blocks), its panel's dashed line, and its
+    run's row, the peak a share of it; not a flat 10% reserve in the table (427,246 tokens on the
+    textbook GPU) and the first policy's capacity on every panel."""
+    at = open_app(MEMORY, **link)
+    assert_clean(at)
+    capacities, rows = table(at, 1), table(at, 3)
+    tokens = {engine: int(cell.split(" = ")[-1].replace(",", ""))
+              for engine, cell in capacities.iloc[:, 2].items()}
+    assert capacities.columns[1] == "KV capacity = memory × (1 − kept back) − weights"
+    engine = {"sarathi": "Sarathi-Serve", "vllm-v1": "vLLM V1"}
+    if not link:
+        assert tokens == {"Sarathi-Serve": 396_720, "vLLM V1": 439_440, "SGLang": 406_361,
+                          "vLLM V0": 396_720, "Orca": 396_720}
+        assert capacities.loc["vLLM V1"].iloc[1] == "80 GB × (1 − 0.08) − 16 GB = 57.6 GB"
+        assert capacities.loc["Sarathi-Serve"].iloc[0].startswith("0.15 of 80 GB = 12 GB: 15%")
+    lines = [v["text"] for spec in charts(at) for data in spec["data"]
+             for v in data.get("values", []) if "text" in v]
+    assert lines == [f"KV capacity {tokens[engine[p]]:,} tokens" for p in ("sarathi", "vllm-v1")]
+    for policy in ("sarathi", "vllm-v1"):
+        capacity = tokens[engine[policy]]
+        assert rows.loc[policy, "KV capacity"] == f"{capacity:,} tokens"
+        peak = int(rows.loc[policy, "peak KV in use"].split()[0].replace(",", ""))
+        assert f"({peak / capacity:.0%}," in rows.loc[policy, "peak KV in use"]
+
+
 def test_memory_under_pressure_preempts_per_chunk_allocation_more():
     at = open_app(MEMORY)
     at.button(key="kv_l4").click().run()
     assert_clean(at)
-    rows = table(at, 2)
+    rows = table(at, 3)
     preempted = {p: int(rows.loc[p, "preemptions"].split()[0].replace(",", ""))
                  for p in ("sarathi", "vllm-v1")}
     assert preempted["vllm-v1"] > preempted["sarathi"]
@@ -337,7 +365,7 @@ def test_memory_partial_prefill_cap_from_a_link():
     assert_clean(at)
     assert at.number_input(key="prefills").value == 1
     assert "at most 1 requests mid-prefill" in shown(at)
-    assert list(table(at, 2).index) == ["sglang", "vllm-v1"]
+    assert list(table(at, 3).index) == ["sglang", "vllm-v1"]
 
 
 def test_a_changed_limit_draws_the_runs_anew():

@@ -15,8 +15,7 @@ from ..shell.widgets import CHART_WIDTH
 @cached_figure()
 def kv(key: tuple[str, ...], kv_bytes_per_token: float, look: Look,
        _traces: dict[str, Trace]) -> Figure:
-    """KV in use over time under each policy (time bins on long runs, each keeping its peak),
-    keyed on the runs (ui.under_load.traffic.Served.key)."""
-    capacity = next(iter(_traces.values())).kv_capacity_tokens
+    """KV in use over time under each policy against its own capacity (time bins on long runs,
+    each keeping its peak), keyed on the runs (ui.under_load.traffic.Served.key)."""
     return memory_charts.kv_chart(memory_charts.kv_frame(_traces, kv_bytes_per_token), look,
-                                  capacity_tokens=capacity, width=CHART_WIDTH)
+                                  width=CHART_WIDTH)

@@ -4,7 +4,13 @@ Pure Python (no Streamlit)."""
 
 from __future__ import annotations
 
-from sim.studies.memory import ARTICLE_GPU_BYTES, ARTICLE_PRESSURE, article_pressure
+from sim.serving.policies import names_in_prose
+from sim.studies.memory import (
+    ARTICLE_GPU_BYTES,
+    ARTICLE_PRESSURE,
+    KvPressure,
+    article_pressure,
+)
 from sim.studies.stalls import STALL_S
 from sim.studies.sweep import OVERHEAD_SHARE, SweepPoint
 from sim.studies.worked_example import SOURCE_ARTICLE, Step
@@ -20,12 +26,11 @@ def _held(count: int, what: str, each: str, size: str) -> str:
     return f"{count:,} {what}s{each} need **{size}**"
 
 
-def kv_pressure_story(pressure: list[Step], prompts: int, prompt_tokens: int, streams: int,
+def kv_pressure_story(pressure: KvPressure, prompts: int, prompt_tokens: int, streams: int,
                       context: int) -> str:
     """The Memory page's KV-pressure paragraph: the source article's example in the lab's units,
-    then the same arithmetic on the sidebar's scenario (`pressure`: sim.studies.memory.kv_pressure's
-    steps), its verdict chosen by whether it fits."""
-    new, running, together, capacity, share = pressure
+    then the same arithmetic on the sidebar's scenario (`pressure`: sim.studies.memory.kv_pressure),
+    its verdict per engine reserve (each engine's own KV capacity), chosen by whether it fits."""
     ours_prompts, ours_streams, weights = article_pressure()
     a = ARTICLE_PRESSURE
     per = ours_prompts.value / (a["prompts"] * a["prompt_tokens"])
@@ -38,22 +43,31 @@ def kv_pressure_story(pressure: list[Step], prompts: int, prompt_tokens: int, st
                f"need another **{ours_streams.display}**, and memory is under pressure.")
     held_prompts = ("no prompts are held" if not (prompts and prompt_tokens) else
                     _held(prompts, f"{'simultaneous ' if prompts > 1 else ''}{prompt_tokens:,}-token "
-                          "prompt", "", new.display))
+                          "prompt", "", pressure.prompts.display))
     held_streams = ("no streams are running" if not (streams and context) else
                     _held(streams, "stream", f" at {context:,} tokens of context each",
-                          running.display))
+                          pressure.streams.display))
+    together = pressure.together
+    here = f"Here, on the sidebar's model and GPU: {held_prompts}; {held_streams}"
     if not together.value:
-        verdict = "so the KV cache holds nothing."
-    elif share.value > 1:
-        verdict = (f"together **{together.display}**, {share.display} of the KV capacity "
-                   f"({capacity.display}): more than there is, so the scheduler must admit them "
-                   "in turns or preempt.")
-    else:
-        verdict = (f"together **{together.display}**, {share.display} of the KV capacity "
-                   f"({capacity.display}): they fit, with "
-                   f"{fmt_bytes(capacity.value - together.value)} to spare.")
-    return (f"{article}\n\nHere, on the sidebar's model and GPU: {held_prompts}; {held_streams}; "
-            f"{verdict}")
+        return f"{article}\n\n{here}; so the KV cache holds nothing."
+    verdicts = []
+    for s in pressure.shares:
+        engines = names_in_prose(s.engines)
+        keep = "keeps" if len(s.engines) == 1 else "keep"
+        fit = ("more than there is, so the scheduler must admit them in turns or preempt"
+               if s.share.value > 1 else
+               f"they fit, with {fmt_bytes(s.capacity.value - together.value)} to spare")
+        verdicts.append(f"- {engines} {keep} back {s.reserve:.4g} of memory: "
+                        f"{s.share.display} of the KV capacity ({s.capacity.display} = "
+                        f"{s.capacity.substituted}), {fit}.")
+    if pressure.left_out:
+        it = "it" if len(pressure.left_out) == 1 else "each"
+        verdicts.append(f"- {names_in_prose(pressure.left_out)}: the weights do not fit beside "
+                        f"what {it} keeps back (the table above), so no KV cache is left.")
+    return (f"{article}\n\n{here}; together **{together.display}**. Against each engine's own "
+            "KV capacity (memory × (1 − what it keeps back) − weights):\n\n"
+            + "\n".join(verdicts))
 
 
 def burst_story(step: Step, last_ttft: dict[str, float], largest_gap: dict[str, float],

@@ -25,7 +25,6 @@ from sim.presets.hardware import GPUS, custom_gpu, get_gpu
 from sim.presets.models import MODELS, custom_model, get_model
 from sim.serving.engine import RESERVE_FRACTION, kv_capacity_tokens
 from sim.serving.policies import POLICIES
-from sim.studies.memory import memory_budget
 from sim.units import fmt_bytes
 from tests.support.cli import cli
 
@@ -261,15 +260,6 @@ def test_weights_that_do_not_fit_are_named_in_readable_units():
     assert f"weights ({fmt_bytes(cost.weight_bytes)}) do not fit" in message
     assert "PB" in message and "e+" not in message and ".0 GB" not in message
     assert "H100 SXM memory (80 GB less a 10% reserve)" in message
-
-
-def test_memory_budget_steps_are_per_gpu_under_tp():
-    cost = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-70b"), tp=4)
-    steps = {s.key: s for s in memory_budget(cost)}
-    assert steps["weights"].value == get_model("llama-3.1-70b").weight_bytes / 4
-    assert "/ 4 GPUs" in steps["weights"].substituted
-    assert steps["kv_capacity_tokens"].value == int(
-        steps["kv_capacity_bytes"].value // steps["kv_bytes_per_token"].value)
 
 
 @pytest.mark.parametrize("tp, message", [(0, "tp"), (-1, "tp"), (math.nan, "finite"), (3, "heads"),

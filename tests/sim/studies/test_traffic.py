@@ -3,8 +3,6 @@ drives them: tests/cli/test_sweeps_cli.py). Workloads are small: the suite runs 
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
@@ -12,7 +10,7 @@ from sim.cost.iteration import CostModel
 from sim.errors import InputError
 from sim.presets.hardware import GPUS, get_gpu
 from sim.presets.models import get_model
-from sim.serving.engine import SimulationLimitError, kv_capacity_tokens, simulate
+from sim.serving.engine import SimulationLimitError, simulate
 from sim.serving.metrics import request_times
 from sim.serving.policies import CHUNKED, Limits, get_policy
 from sim.serving.run import Run
@@ -27,7 +25,7 @@ from sim.studies.capacity import (
     rate_curve,
     rate_grid,
 )
-from sim.studies.memory import kv_footprint, kv_pressure, kv_usage, memory_budget
+from sim.studies.memory import kv_footprint
 from sim.studies.sweep import (
     budget_grid,
     engine_defaults,
@@ -258,20 +256,6 @@ def test_the_source_articles_kv_arithmetic():
     assert kv_footprint(20, 8192, per_token).value == 20 * 2**30
 
 
-def test_memory_budget_matches_the_engine_and_preemptions_are_counted():
-    cost = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
-    steps = {s.key: s.value for s in memory_budget(cost)}
-    assert steps["kv_capacity_tokens"] == kv_capacity_tokens(cost)
-    assert steps["kv_capacity_bytes"] == pytest.approx(24e9 * 0.9 - steps["weights"])
-    # per-chunk allocation (vLLM V1) admits every prompt, then decodes outgrow the cache
-    trace = simulate(burst(24, prompt=2000, output=400), get_policy("vllm-v1"), cost, budget=2048)
-    usage = kv_usage(trace, cost)
-    assert usage.preemptions > 0 and usage.recomputed_tokens > 0
-    assert usage.peak_used_tokens <= usage.capacity_tokens
-    assert usage.wasted.value == pytest.approx(
-        usage.recomputed_tokens * cost.model.flops_per_token / cost.gpu.peak_flops)
-
-
 def test_slo_presets_name_models_the_simulator_has():
     for preset in SLO_PRESETS.values():
         assert get_model(preset.model).name.split()[0].lower() in preset.label.lower()
@@ -287,44 +271,6 @@ def test_budget_grid_doubles_and_keeps_the_budgets_worth_knowing():
         budget_grid(2048, 128)
     with pytest.raises(InputError, match="at most 32"):
         budget_grid(1, 10_000_000, extra=range(100, 110))
-
-
-def test_kv_pressure_is_the_source_articles_arithmetic_on_the_current_model():
-    """The source article: 20 x 8,192 tokens x 128 KiB = 20 GiB; 64 decoders x 4,000 tokens = 31.25 GiB
-    (the article rounds to 32); together 51.25 GiB of the illustrative GPU's 52.15 GiB."""
-    values = [s.value for s in kv_pressure(SEED_SIMPLE, 20, 8192, 64, 4000)]
-    prompts, decoders, together, capacity, share = values
-    assert prompts == 20 * 2**30 and decoders == 31.25 * 2**30
-    assert together == prompts + decoders
-    assert capacity == pytest.approx(80e9 * 0.9 - 16e9)
-    assert share == pytest.approx(together / capacity) and 0.98 < share < 0.99
-    tight = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
-    assert kv_pressure(tight, 20, 8192, 64, 4000)[-1].value > 1
-    with pytest.raises(InputError, match="do not fit"):
-        kv_pressure(CostModel(get_gpu("l4"), get_model("yi-34b")), 1, 1, 0, 1)
-
-
-def test_kv_pressure_formulas_name_the_numbers_they_show():
-    """Each step's formula has the terms its substituted numbers have, in the same operations:
-    the decoders' KV is decoders x context, not prompts x tokens; the capacity is memory -
-    reserve - weights with those three numbers, as in the capacity table."""
-    steps = {s.title: s for s in kv_pressure(SEED_SIMPLE, 20, 8192, 64, 4000)}
-    decoders = steps["KV of the running streams"]
-    assert decoders.formula == "streams × context × KV bytes per token"
-    assert decoders.substituted == "64 × 4,000 × 131 kB"
-    assert steps["KV of the simultaneous prompts"].formula == \
-        "prompts × tokens × KV bytes per token"
-    assert steps["KV capacity"] == next(s for s in memory_budget(SEED_SIMPLE)
-                                        if s.key == "kv_capacity_bytes")
-    assert steps["KV capacity"].substituted == "80 GB − 8 GB − 16 GB"
-    def operations(text):
-        return re.findall(r" [×+−/] ", text)
-    for step in steps.values():
-        assert operations(step.formula) == operations(step.substituted), step.title
-    with pytest.raises(InputError, match="streams must be"):
-        kv_pressure(SEED_SIMPLE, 20, 8192, -1, 4000)
-    with pytest.raises(InputError, match="context must be"):
-        kv_pressure(SEED_SIMPLE, 20, 8192, 64, 0.5)
 
 
 def test_preemptions_are_recorded_in_the_iteration_that_needed_the_room():

@@ -1,0 +1,140 @@
+"""KV memory: each engine's KV capacity, the one its runs hold, and the source article's arithmetic
+against it (the Memory page's words: tests/ui/claims_memory.py)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sim.cost.iteration import CostModel
+from sim.errors import InputError
+from sim.presets.hardware import get_gpu
+from sim.presets.models import get_model
+from sim.serving.engine import simulate
+from sim.serving.policies import POLICIES, get_policy, lane_budget
+from sim.serving.workloads import burst
+from sim.studies.memory import kv_capacities, kv_capacity, kv_pressure, kv_usage, memory_steps
+
+SEED_SIMPLE = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
+
+
+@pytest.mark.parametrize("gpu, model, tp, budget", [
+    ("illustrative", "dense-8b", 1, 576), ("l4", "llama-3.1-8b", 1, 2048),
+    ("h100-sxm", "llama-3.1-70b", 4, 16384), ("b200", "mixtral-8x7b", 1, 8192)])
+def test_each_engines_capacity_is_the_one_its_runs_hold(gpu, model, tp, budget):
+    """The capacity the page shows for an engine is the one its run's KV pool has, to the token
+    (its own reserve, its blocks): one value, computed as the run computes it."""
+    cost = CostModel(get_gpu(gpu), get_model(model), tp=tp)
+    workload = burst(2, prompt=64, output=2)
+    for capacity in kv_capacities(cost, budget):
+        spec = capacity.policy
+        trace = simulate(workload, spec, cost, budget=lane_budget(spec, workload, budget))
+        assert capacity.tokens.value == trace.kv_capacity_tokens, spec.name
+        assert kv_usage(trace, cost).capacity_tokens == capacity.tokens.value
+
+
+def test_the_capacity_is_memory_less_the_engines_own_reserve_less_the_weights():
+    """On the textbook GPU (80 GB, 16 GB of weights): Sarathi-Serve keeps back 15% (52 GB,
+    396,720 tokens in 16-token blocks), vLLM V1 8% (57.6 GB, 439,440), not a flat 10% (56 GB,
+    427,246) for every engine."""
+    by_name = {c.policy.name: c for c in kv_capacities(SEED_SIMPLE, 576)}
+    assert list(by_name) == list(POLICIES)
+    sarathi, v1, sglang = by_name["sarathi"], by_name["vllm-v1"], by_name["sglang"]
+    assert sarathi.bytes.value == pytest.approx(80e9 * 0.85 - 16e9)
+    assert sarathi.tokens.value == 396_720 and v1.tokens.value == 439_440
+    assert v1.bytes.value == pytest.approx(80e9 * 0.92 - 16e9)
+    assert sarathi.bytes.substituted == "80 GB × (1 − 0.15) − 16 GB"
+    assert sarathi.bytes.formula == "memory × (1 − reserve) − weights"
+    assert sarathi.tokens.substituted == "⌊52 GB / 131 kB / 16⌋ × 16"
+    # SGLang: 10 GiB at least above 60 GiB, 1-token pages
+    assert sglang.bytes.value == pytest.approx(80e9 - 10 * 2**30 - 16e9)
+    assert sglang.tokens.value == int(sglang.bytes.value // 131072)
+    assert "⌋ ×" not in sglang.tokens.substituted
+    assert sglang.kept_back.startswith("0.1342 of 80 GB = 10.7 GB: 512 MiB")
+    assert sarathi.kept_back == "0.15 of 80 GB = 12 GB: 15% (gpu_memory_utilization 0.85)"
+    # SGLang's reserve grows with its chunk: on an L4 (below 60 GiB, no 10 GiB floor)
+    l4 = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
+    small, large = (kv_capacity(l4, get_policy("sglang"), b).bytes.value for b in (2048, 4096))
+    assert large == pytest.approx(small - 1.5 * (4096 - 2048) * 2**20)
+
+
+def test_capacity_steps_are_per_gpu_under_tp():
+    cost = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-70b"), tp=4)
+    steps = {s.key: s for s in memory_steps(cost)}
+    assert steps["weights"].value == get_model("llama-3.1-70b").weight_bytes / 4
+    assert "/ 4 GPUs" in steps["weights"].substituted
+    v1 = kv_capacity(cost, get_policy("vllm-v1"), 8192)
+    assert v1.bytes.value == pytest.approx(80e9 * 0.92 - steps["weights"].value)
+    assert v1.tokens.value == int(v1.bytes.value // steps["kv_bytes_per_token"].value) // 16 * 16
+
+
+def test_weights_that_fit_beside_some_engines_reserves_leave_out_only_the_others():
+    """On an L4 at budget 8,192 SGLang keeps back 57% of memory (1.5 MiB per chunk token), and an
+    8B model's weights fit beside it no more: SGLang has no KV cache, the others theirs; where no
+    engine has room the error says so."""
+    l4 = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
+    fits = {c.policy.name: c.fits for c in kv_capacities(l4, 8192)}
+    assert fits == {"sarathi": True, "vllm-v1": True, "sglang": False, "vllm-v0": True,
+                    "orca": True}
+    sglang = kv_capacity(l4, get_policy("sglang"), 8192)
+    assert sglang.tokens.value == 0 and sglang.bytes.value < 0
+    pressure = kv_pressure(l4, 1, 1000, 1, 1000, 8192)
+    assert pressure.left_out == ("SGLang",)
+    assert "SGLang" not in {e for s in pressure.shares for e in s.engines}
+    with pytest.raises(InputError, match="do not fit"):
+        kv_capacities(CostModel(get_gpu("l4"), get_model("yi-34b")), 2048)
+
+
+def test_kv_pressure_is_the_source_articles_arithmetic_against_each_engines_capacity():
+    """The source article: 20 x 8,192 tokens x 128 KiB = 20 GiB; 64 streams x 4,000 tokens =
+    31.25 GiB; together 55 GB: more than Sarathi-Serve's 52 GB (106%), within vLLM V1's 57.6 GB.
+    Engines that keep back the same share are one row."""
+    pressure = kv_pressure(SEED_SIMPLE, 20, 8192, 64, 4000, 576)
+    assert pressure.prompts.value == 20 * 2**30 and pressure.streams.value == 31.25 * 2**30
+    assert pressure.together.value == pressure.prompts.value + pressure.streams.value
+    shares = {s.engines: s for s in pressure.shares}
+    assert list(shares) == [("Sarathi-Serve", "vLLM V0", "Orca"), ("vLLM V1",), ("SGLang",)]
+    capacities = {c.policy.engine: c for c in kv_capacities(SEED_SIMPLE, 576)}
+    for engines, share in shares.items():
+        for engine in engines:
+            assert share.capacity.value == capacities[engine].bytes.value
+        assert share.share.value == pytest.approx(pressure.together.value / share.capacity.value)
+    assert shares[("vLLM V1",)].share.value < 1 < shares[("SGLang",)].share.value
+    assert shares[("Sarathi-Serve", "vLLM V0", "Orca")].capacity.title == \
+        "KV capacity under Sarathi-Serve, vLLM V0 and Orca"
+    with pytest.raises(InputError, match="do not fit"):
+        kv_pressure(CostModel(get_gpu("l4"), get_model("yi-34b")), 1, 1, 0, 1, 2048)
+
+
+def test_kv_pressure_formulas_name_the_numbers_they_show():
+    """Each step's formula has the terms its substituted numbers have, in the same operations:
+    the streams' KV is streams x context, not prompts x tokens; each capacity is memory × (1 −
+    reserve) − weights with those numbers, as in the capacity table."""
+    pressure = kv_pressure(SEED_SIMPLE, 20, 8192, 64, 4000, 576)
+    steps = {s.title: s for s in pressure.steps}
+    streams = steps["KV of the running streams"]
+    assert streams.formula == "streams × context × KV bytes per token"
+    assert streams.substituted == "64 × 4,000 × 131 kB"
+    assert steps["KV of the simultaneous prompts"].formula == "prompts × tokens × KV bytes per token"
+    assert steps["KV capacity under vLLM V1"].substituted == "80 GB × (1 − 0.08) − 16 GB"
+
+    def operations(text):
+        return re.findall(r" [×+−/] ", text)
+    for step in pressure.steps:
+        assert operations(step.formula) == operations(step.substituted), step.title
+    with pytest.raises(InputError, match="streams must be"):
+        kv_pressure(SEED_SIMPLE, 20, 8192, -1, 4000, 576)
+    with pytest.raises(InputError, match="context must be"):
+        kv_pressure(SEED_SIMPLE, 20, 8192, 64, 0.5, 576)
+
+
+def test_preemptions_are_counted_and_priced():
+    cost = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
+    # per-chunk allocation (vLLM V1) admits every prompt, then decodes outgrow the cache
+    trace = simulate(burst(24, prompt=2000, output=400), get_policy("vllm-v1"), cost, budget=2048)
+    usage = kv_usage(trace, cost)
+    assert usage.preemptions > 0 and usage.recomputed_tokens > 0
+    assert usage.peak_used_tokens <= usage.capacity_tokens
+    assert usage.wasted.value == pytest.approx(
+        usage.recomputed_tokens * cost.model.flops_per_token / cost.gpu.peak_flops)
