@@ -18,12 +18,13 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from sim.ceilings import MAX_REQUESTS, MAX_STREAMS, MAX_TOKENS
-from sim.cost.iteration import MODES
+from sim.cost.iteration import MODE_NAMES, MODES
 from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
 from sim.serving.length_traces import SHAREGPT_TRACE_ROWS
 from sim.serving.policies import CHUNKED, POLICIES, Limits
 from sim.serving.workloads import (
+    LENGTH_NAMES,
     LENGTHS,
     SHAREGPT_MAX_OUTPUT,
     SHAREGPT_MAX_TOTAL,
@@ -115,10 +116,12 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          what="cost mode (simple: the worked example's arithmetic; roofline: attention, KV and "
               "activations too; calibrated: fitted to measured kernels)",
          key="mode", label="Cost mode",
-         help="simple: the source article's arithmetic (FLOPs = 2 x params x tokens; bytes = "
-              "weights), so the defaults reproduce its worked example. roofline: adds attention FLOPs, KV and "
-              "activation bytes and the LM head. calibrated: the roofline's work at what real "
-              "kernels achieve (fitted on measured A100 GEMMs; `python -m sim validate`).",
+         help=f"{MODE_NAMES['simple']} (`simple`): the source article's arithmetic (FLOPs = 2 x "
+              "params x tokens; bytes = weights), so the defaults reproduce its worked example. "
+              f"{MODE_NAMES['roofline']} (`roofline`): adds attention FLOPs, KV and activation "
+              f"bytes and the LM head. {MODE_NAMES['calibrated']} (`calibrated`): the roofline's "
+              "work at what real kernels achieve (fitted on measured A100 GEMMs; `python -m sim "
+              "validate`).",
          app=Surface("the app opens on the worked example, whose numbers the simple arithmetic "
                      "reproduces", default="simple")),
     Knob(name="tp", unit="GPUs", default=1, high=64, key="tp", label="Tensor-parallel GPUs (tp)",
@@ -193,12 +196,14 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     Knob(name="prompt_tokens", unit="tokens", default=1024,
          what="poisson, --lengths fixed: each prompt's length; uniform: the longest",
          key="plen", label="Prompt tokens", step=256,
-         help="fixed: every prompt; uniform: the longest. Not used by sharegpt or sharegpt-trace.",
+         help=f"{LENGTH_NAMES['fixed']}: every prompt; {LENGTH_NAMES['uniform']}: the longest. "
+              "Not used by the ShareGPT lengths.",
          scenarios=POISSON, app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=131_072)),
     Knob(name="output_tokens", unit="tokens", default=128,
          what="poisson, --lengths fixed: each request's output; uniform: the longest",
          key="olen", label="Output tokens", step=32,
-         help="fixed: every output; uniform: the longest. Not used by sharegpt or sharegpt-trace.",
+         help=f"{LENGTH_NAMES['fixed']}: every output; {LENGTH_NAMES['uniform']}: the longest. "
+              "Not used by the ShareGPT lengths.",
          scenarios=POISSON, app=Surface(PAGE_QUICK + "; " + KEEP_LINKS, high=32_768)),
     Knob(name="lengths", unit="", default="fixed", choices=LENGTHS,
          what="poisson: request lengths (fixed, uniform from 1, ShareGPT-like lognormals "
@@ -206,15 +211,17 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
               "tokens, or the ShareGPT trace itself: consecutive requests from a row the random seed "
               "picks)",
          key="lengths", label="Lengths",
-         help="sharegpt: lognormals fitted to the medians and P90s of the ShareGPT trace "
-              f"Sarathi-Serve replays (prompt {SHAREGPT_PROMPT[0]:,} / {SHAREGPT_PROMPT[1]:,}, "
+         help=f"{LENGTH_NAMES['sharegpt']} (`sharegpt`): lognormals fitted to the medians and "
+              "P90s of the ShareGPT trace Sarathi-Serve replays (prompt "
+              f"{SHAREGPT_PROMPT[0]:,} / {SHAREGPT_PROMPT[1]:,}, "
               f"output {SHAREGPT_OUTPUT[0]:,} / {SHAREGPT_OUTPUT[1]:,} tokens), a request "
               f"drawn again when it falls outside the trace's limits (output <= "
               f"{SHAREGPT_MAX_OUTPUT:,}, prompt + output <= {SHAREGPT_MAX_TOTAL:,}). "
-              f"sharegpt-trace: that trace's own {SHAREGPT_TRACE_ROWS:,} requests, taken in "
-              "order from a row the random seed picks (a conversation's turns stay together). "
-              "fixed: every request the same. uniform: whole numbers from 1 to the lengths "
-              "below.",
+              f"{LENGTH_NAMES['sharegpt-trace']} (`sharegpt-trace`): that trace's own "
+              f"{SHAREGPT_TRACE_ROWS:,} requests, taken in order from a row the random seed picks "
+              "(a conversation's turns stay together). "
+              f"{LENGTH_NAMES['fixed']} (`fixed`): every request the same. "
+              f"{LENGTH_NAMES['uniform']} (`uniform`): whole numbers from 1 to the lengths below.",
          scenarios=POISSON,
          app=Surface("the app shows realistic traffic first, as Sarathi-Serve measured it",
                      default="sharegpt")),
