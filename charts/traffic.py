@@ -222,7 +222,8 @@ def tail_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_titl
     values are at least x (a curve crosses them at its p50 and p99), a dashed one at `threshold`
     (the freeze, in the values' `unit`)."""
     smallest = float(frame.share.min()) if len(frame) else 1e-3
-    x = alt.X("value:Q", title=x_title, scale=alt.Scale(type="log"), axis=alt.Axis(format=",.4~r"))
+    x = alt.X("value:Q", title=x_title, scale=alt.Scale(type="log"),
+              axis=alt.Axis(format=",.4~r", labelOverlap="greedy", labelSeparation=4))
     y = alt.Y("share:Q", title="share of gaps at least this long",
               scale=alt.Scale(type="log", domain=[smallest, 1]), axis=alt.Axis(format="~%"))
     freeze = alt.Chart(alt.Data(values=[{"value": threshold,
@@ -242,7 +243,7 @@ def cdf_chart(frame: pd.DataFrame, look: Look, *, name: str, title: str, x_title
     them is that policy's p50 and p99."""
     x = alt.X("value:Q", title=x_title,
               scale=alt.Scale(type="log") if log else alt.Scale(zero=True),
-              axis=alt.Axis(format=",.4~g"))
+              axis=alt.Axis(format=",.4~g", labelOverlap="greedy", labelSeparation=4))
     y = alt.Y("fraction:Q", title="fraction ≤ x", scale=alt.Scale(domain=[0, 1]),
               axis=alt.Axis(format="%"))
     return _steps(name, frame, look, x, y, x_title=x_title, share="fraction",
