@@ -33,7 +33,7 @@ from .timeline import (
     STALL_MS,
     WAIT_OPACITY,
     counter_words,
-    sig4,
+    first_token_text,
     view_name,
 )
 
@@ -336,9 +336,8 @@ class _Lane:
         out = []
         for arrival, first in zip(self.callouts.arrival_ms, self.callouts.first_ms):
             first = 2 * t_end_ms if pd.isna(first) else first
-            label = (f"waiting for its first token: {min(first, t_ms) - arrival:,.0f} ms"
-                     if t_ms < first else f"TTFT {sig4(first - arrival)} ms")
-            out.append((float(arrival), float(min(first, t_ms)), label))
+            out.append((float(arrival), float(min(first, t_ms)),
+                        first_token_text(arrival, first, t_ms)))
         return out
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from sim.serving.engine import Trace
 from sim.serving.metrics import textbook_metrics
-from sim.studies.stalls import STALL_S
+from sim.studies.stalls import STALL_S, Stalls, stalls
 from sim.units import fmt_seconds
 
 MAX_BARS = 400
@@ -253,6 +253,7 @@ class LaneFrames:
     new_request: pd.DataFrame
     callouts: pd.DataFrame
     bin_ms: float | None = None    # the display bin when iterations were merged, else None
+    froze: Stalls | None = None    # the running streams' freezes over the whole run
 
     @property
     def shape(self) -> LaneShape:
@@ -260,8 +261,23 @@ class LaneFrames:
 
     @property
     def heading(self) -> pd.DataFrame:
-        """The lane's title and its whole-run numbers, drawn from data (one spec serves any run)."""
-        return pd.DataFrame([{"title": self.title, "subtitle": self.subtitle}])
+        """The lane's title and its whole-run numbers, drawn from data (one spec serves any run):
+        with what the freeze counter says once the clock reaches the end (`froze_text`)."""
+        frozen = self.froze.frozen_streams if self.froze else 0
+        return pd.DataFrame([{"title": self.title, "subtitle": self.subtitle,
+                              "froze": froze_text(self.froze), "frozen_streams": frozen}])
+
+
+def froze_text(froze: Stalls | None) -> str:
+    """What happened to the streams, said after it happened: how many froze and the longest freeze
+    ("64 streams froze, up to 333 ms"), the metric cards' numbers (sim.studies.stalls over the
+    streams running when the prompt arrives)."""
+    if froze is None or not froze.streams:
+        return "no streams running"
+    if not froze.frozen_streams:
+        return "no stream froze"
+    n = froze.frozen_streams
+    return f"{n:,} stream{'s' * (n != 1)} froze, up to {fmt_seconds(froze.largest_gap_s)}"
 
 
 def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS,
@@ -275,7 +291,8 @@ def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS,
     width = bin_width_s(trace.start_s[:n_shown], trace.end_s[:n_shown], max_bars)
     return LaneFrames(lane, title, subtitle, iterations_frame(trace, lane, max_bars, until_s),
                       decoder_rows(trace, lane, until_s), new_request_frame(trace, lane, until_s),
-                      callouts_frame(trace, lane), None if width is None else width * 1e3)
+                      callouts_frame(trace, lane), None if width is None else width * 1e3,
+                      stalls(trace, STALL_S, trace.prefilled))
 
 
 SAME_GAP_MS = 1e-6   # gaps equal but for float rounding (a chunked lane's 23.04 ms) are one size

@@ -12,8 +12,11 @@ end of the run; a player animates `t` in the browser.
 
 A freeze has one definition here as everywhere in the lab (sim.studies.stalls): a stream is frozen
 at `t` while its current gap, the time since its last token, exceeds STALL_S; a gap longer than
-that is a freeze, its whole length the freeze's duration. `counter_texts` says what the counters
-read at a clock, in Python, for exports that draw their own frames.
+that is a freeze, its whole length the freeze's duration. While the clock runs the counters say
+what the streams are doing; at the end, what happened (how many streams froze, the longest
+freeze: the metric cards' numbers, from the lane's heading data). `counter_texts` says what the
+counters read at a clock, in Python, for exports that draw their own frames; every time they
+show is written as sim.units.fmt_seconds writes it (`seconds_expr` in the browser).
 
 Nothing of a run is baked into the chart: the time axis ends at a second parameter `t_end`, and the
 lanes' titles and numbers are data. So one chart serves every run of the same shape (lanes, rows),
@@ -37,6 +40,7 @@ import altair as alt
 import pandas as pd
 
 from sim.studies.stalls import STALL_S
+from sim.units import HUGE, fmt_seconds
 
 from .figure import Figure
 from .frames import SAME_GAP_MS, LaneAtClock, LaneFrames, LaneShape, lane_at_clock
@@ -216,35 +220,73 @@ def _waits(lane: LaneShape) -> alt.Chart:
             .transform_calculate(frozen=f"datum.wait > {STALL_MS}"))
 
 
+def _python_exponent(text: str) -> str:
+    """A Vega expression of `text` (a formatted number) with its exponent in two digits at least,
+    as Python writes it (1e+06, 2.13e-08; d3 writes 1e+6, 2.13e-8)."""
+    for sign in "+-":
+        text = f"replace({text}, regexp('e\\\\{sign}(?=\\\\d$)'), 'e{sign}0')"
+    return text
+
+
+def seconds_expr(ms: str) -> str:
+    """sim.units.fmt_seconds as a Vega expression of a time in ms (`ms`, an expression): the lab's
+    one way to write a time (four significant figures in ms, three in s and µs), so that a counter
+    the browser computes reads as the words and cards Python writes ("223.9 ms", never "224 ms"
+    beside them). The same operations on the same doubles (ms / 1000, then × 1000 or × 10⁶), and
+    Python's switch to an exponent below 10⁻⁴ µs and its hyphen minus; d3 rounds an exact binary half up where Python
+    rounds it to even (2.0625 ms: "2.063" against "2.062"), a tie no time of a run lands on."""
+    s = f"(({ms}) / 1000)"
+    us = f"({s} * 1000000)"
+    # d3 writes a negative number with a typographic minus, Python with a hyphen
+    return (f"replace(!isFinite({s}) ? '—' : "
+            f"abs({s}) >= {HUGE:g} ? {_python_exponent(f'format({s}, {chr(39)}.3~g{chr(39)})')} + ' s' : "
+            f"abs({s}) >= 100 ? format({s}, ',.0f') + ' s' : "
+            f"abs({s}) >= 0.9995 ? format({s}, ',.3~g') + ' s' : "
+            f"abs({s}) >= 0.0009995 ? format({s} * 1000, '.4~g') + ' ms' : "
+            f"{us} != 0 && abs({us}) < 0.00009995 ? "
+            f"{_python_exponent(f'format({us}, {chr(39)}.2~e{chr(39)})')} + ' µs' : "
+            f"format({us}, '.3~g') + ' µs', '\u2212', '-')")
+
+
+def _ms(ms: float) -> str:
+    """A time in ms as the lab writes it (sim.units.fmt_seconds; in the chart: `seconds_expr`)."""
+    return fmt_seconds(ms / 1e3)
+
+
 def frozen_text(waits_ms: Sequence[float]) -> str:
-    """What the freeze counter reads, given the current gap of each stream still running."""
+    """What the freeze counter reads while the clock runs, given the current gap of each stream
+    still running."""
     if not len(waits_ms):
         return "every stream has finished"
     longest = max(waits_ms)
-    return f"streams frozen for {longest:,.0f} ms" if longest > STALL_MS else "no stream frozen"
+    return f"streams frozen for {_ms(longest)}" if longest > STALL_MS else "no stream frozen"
 
 
 def largest_text(largest_ms: float | None) -> str:
     """What the largest-gap counter reads; nothing (None: before any gap has begun)."""
-    return "" if largest_ms is None else f"largest gap so far {sig4(largest_ms)} ms"
+    return "" if largest_ms is None else f"largest gap so far {_ms(largest_ms)}"
 
 
-def sig4(value: float) -> str:
-    """d3's ',.4~r' in Python: four significant digits, thousands separated, no trailing zeros."""
-    text = f"{float(f'{value:.4g}'):,.6f}".rstrip("0").rstrip(".")
-    return text
+def first_token_text(arrival_ms: float, first_ms: float, t_ms: float) -> str:
+    """The new request's label at the clock: its wait so far, then its TTFT."""
+    if t_ms < first_ms:
+        return f"waiting for its first token: {_ms(min(first_ms, t_ms) - arrival_ms)}"
+    return f"TTFT {_ms(first_ms - arrival_ms)}"
 
 
-def counter_texts(ticks: pd.DataFrame, t_ms: float) -> dict[str, str]:
+def counter_texts(ticks: pd.DataFrame, t_ms: float, end: str | None = None) -> dict[str, str]:
     """The lane's counters at the clock `t_ms` from its `ticks` (DecoderRows.ticks): the same
     words the chart draws ("frozen", "largest", "delivered"; "" where it draws none), for a
-    picture drawn frame by frame."""
-    return counter_words(lane_at_clock(ticks, t_ms))
+    picture drawn frame by frame; `end`: at the end of the clock, the whole run's (counter_words)."""
+    return counter_words(lane_at_clock(ticks, t_ms), end)
 
 
-def counter_words(at: LaneAtClock) -> dict[str, str]:
-    """The counters' words from a lane's numbers at a clock (frames.lane_at_clock)."""
-    return {"frozen": frozen_text(list(at.waits.wait_ms)), "largest": largest_text(at.largest_ms),
+def counter_words(at: LaneAtClock, end: str | None = None) -> dict[str, str]:
+    """The counters' words from a lane's numbers at a clock (frames.lane_at_clock); `end`, once
+    the clock has reached the end, what the freeze counter says of the whole run instead
+    (frames.froze_text)."""
+    return {"frozen": frozen_text(list(at.waits.wait_ms)) if end is None else end,
+            "largest": largest_text(at.largest_ms),
             "delivered": f"{at.delivered:,} tokens delivered so far"}
 
 
@@ -267,22 +309,31 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
             x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.TextValue("no streams running")
         ).properties(width=width, height=height, name=view_name(lane.key, "counters"))
     seen = _ticks(lane).transform_filter(f"datum.time_ms <= {NOW_MS}")
-    # the longest current gap among the streams still running (-1: none is), in frozen_text's words
-    frozen = (seen.transform_aggregate(last="max(time_ms)", groupby=["band", "finish_ms"])
+    # while the clock runs: the longest current gap among the streams still running (-1: none
+    # is), in frozen_text's words
+    frozen = (seen.transform_filter(f"{CLOCK} < {END}")
+              .transform_aggregate(last="max(time_ms)", groupby=["band", "finish_ms"])
               .transform_calculate(wait=f"{NOW_MS} < datum.finish_ms ? {NOW_MS} - datum.last : -1")
               .transform_aggregate(wait="max(wait)")
               .transform_calculate(
                   frozen=f"datum.wait > {STALL_MS}",
                   text="datum.wait < 0 ? 'every stream has finished' : datum.frozen ? "
-                       "'streams frozen for ' + format(datum.wait, ',.0f') + ' ms' : 'no stream frozen'")
+                       f"'streams frozen for ' + {seconds_expr('datum.wait')} : 'no stream frozen'")
               .mark_text(**text, fontWeight="bold")
               .encode(x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.Text("text:N"),
                       color=alt.ColorValue(look.muted, condition={"test": "datum.frozen",
                                                                   "value": look.ink}))
               .properties(name=f"{lane.key}_frozen"))
+    # at the end: what happened, the whole run's count and longest freeze (the lane's heading data,
+    # the metric cards' numbers), not the streams' state at that instant
+    froze = (alt.Chart(alt.Data(name=f"{lane.key}_heading")).transform_filter(f"{CLOCK} >= {END}")
+             .mark_text(**text, fontWeight="bold")
+             .encode(x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.Text("froze:N"),
+                     color=alt.ColorValue(look.muted, condition={"test": "datum.frozen_streams > 0",
+                                                                 "value": look.ink}))
+             .properties(name=f"{lane.key}_froze"))
     largest = (_gaps_so_far(lane).transform_aggregate(largest="max(shown)")
-               .transform_calculate(text="'largest gap so far ' + format(datum.largest, ',.4~r') "
-                                         "+ ' ms'")
+               .transform_calculate(text=f"'largest gap so far ' + {seconds_expr('datum.largest')}")
                .mark_text(**text).encode(x=alt.XValue(width * (share + 0.05)), y=alt.YValue(height / 2),
                                          text=alt.Text("text:N"), color=alt.ColorValue(look.ink))
                .properties(name=f"{lane.key}_largest"))
@@ -291,7 +342,8 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
                  .mark_text(**text).encode(x=alt.XValue(width * 0.68), y=alt.YValue(height / 2),
                                            text=alt.Text("text:N"), color=alt.ColorValue(look.muted))
                  .properties(name=f"{lane.key}_delivered"))
-    return alt.layer(frozen, largest, *([delivered] if three else []), width=width, height=height,
+    return alt.layer(frozen, froze, largest, *([delivered] if three else []), width=width,
+                     height=height,
                      name=view_name(lane.key, "counters"))
 
 
@@ -368,11 +420,11 @@ def lane_new_request(lane: LaneShape, look: Look, *, width: int, axis: bool = Tr
             .encode(x=x, y=y, tooltip=tooltip).properties(name=f"{lane.key}_new_tokens"))
     wait = (alt.Chart(alt.Data(name=f"{lane.key}_callouts"))
             .transform_calculate(first=f"isValid(datum.first_ms) ? datum.first_ms : {END} * 2000")
-            .transform_calculate(end=f"min(datum.first, {NOW_MS})",
-                                 label=f"{NOW_MS} < datum.first ? 'waiting for its first token: ' + "
-                                       "format(min(datum.first, " + NOW_MS + ") - datum.arrival_ms, ',.0f') "
-                                       "+ ' ms' : 'TTFT ' + format(datum.first - datum.arrival_ms, "
-                                       "',.4~r') + ' ms'"))
+            .transform_calculate(end=f"min(datum.first, {NOW_MS})")
+            # first_token_text's words
+            .transform_calculate(label=f"{NOW_MS} < datum.first ? 'waiting for its first token: ' + "
+                                       f"{seconds_expr('datum.end - datum.arrival_ms')} : 'TTFT ' + "
+                                       f"{seconds_expr('datum.first - datum.arrival_ms')}"))
     bracket = wait.mark_rule(color=look.ink, strokeWidth=2, strokeDash=[4, 2]).encode(
         x=alt.X("arrival_ms:Q"), x2=alt.X2("end"), y=y)
     label = wait.mark_text(align="left", baseline="bottom", dx=2, dy=-height * 0.3, color=look.ink,

@@ -234,13 +234,14 @@ def drawn_marks(figure: Figure, t: float, name: str) -> list[dict[str, float]]:
 def test_the_counters_follow_the_clock(seed):
     """50 ms into the whole-prompt iteration every unchunked stream has waited 50 ms: not yet a
     freeze (over 100 ms); at 120 ms it is one, and its whole 120 ms is the freeze's length. The
-    largest gap so far is that wait, the new request is still waiting; at the end, the whole gaps."""
+    largest gap so far is that wait, the new request is still waiting; at the end, the whole gaps,
+    and instead of the streams' state at that instant what happened: how many froze, for how long."""
     figure = timeline(*seed[1:]).figure(Look())
     early, frozen, late = drawn_texts(figure, 0.05), drawn_texts(figure, 0.12), drawn_texts(figure)
     # the unchunked lane, then the chunked one (whose every gap is 23.04 ms: never a freeze)
     assert [x for x in early if "frozen" in x] == ["no stream frozen", "no stream frozen"]
     assert [x for x in frozen if "frozen" in x] == ["streams frozen for 120 ms", "no stream frozen"]
-    assert [x for x in late if "frozen" in x] == ["no stream frozen", "no stream frozen"]
+    assert [x for x in late if "froze" in x] == ["64 streams froze, up to 333 ms", "no stream froze"]
     assert [x for x in early if x.startswith("largest gap")] == [
         "largest gap so far 50 ms", "largest gap so far 23.04 ms"]
     assert [x for x in early if x.endswith("delivered so far")] == [
@@ -261,7 +262,8 @@ def test_the_drawn_counters_are_counter_texts_at_every_clock(values):
     for t in np.linspace(0, tl.t_max, 9):
         texts = drawn_texts(figure, t)
         for lane in tl.lanes:
-            said = counter_texts(lane.decoders.ticks, t * 1e3)
+            said = counter_texts(lane.decoders.ticks, t * 1e3,
+                                 lane.heading.froze[0] if t >= tl.t_max else None)
             for text in filter(None, said.values()):
                 assert text in texts, (t, lane.key, text)
             if not (lane.decoders.ticks.gap_ms > STALL_S * 1e3).any():
