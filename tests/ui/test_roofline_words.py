@@ -28,6 +28,8 @@ def test_the_decode_step_is_called_by_the_bound_the_table_shows(cost, decodes):
         (step.bound == "memory")
     assert ("already compute-bound" in intro) == (step.bound == "compute")
     assert ("low intensity" in intro) == (step.bound == "memory")
+    # the opening question presumes a cheap decode step only where it is one
+    assert intro.startswith("Why is a decode step cheap") == (step.bound == "memory")
 
 
 def test_512_streams_on_the_textbook_gpu_are_compute_bound():

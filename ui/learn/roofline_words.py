@@ -33,8 +33,11 @@ def roofline_intro(cost: CostModel, decodes: int, context: int, prompt: int, bud
                 f"streams that is {decode.intensity:,.4g} FLOP/B: the decode step is already "
                 "compute-bound. The GPU has no compute to spare for a "
                 "chunk fused with it: every prompt token adds its full arithmetic to the step.")
-    return (f"Why is a decode step cheap and a long prompt expensive? The {term('roofline')} "
-            f"answers it. A pass runs at min(peak, bandwidth × intensity), where intensity = "
+    question = ("Why is a decode step cheap and a long prompt expensive?"
+                if decode is None or decode.bound == "memory" else
+                f"When is a decode step cheap, and why is one of {decodes:,} streams not?")
+    return (f"{question} The {term('roofline')} answers it. A pass runs at min(peak, "
+            "bandwidth × intensity), where intensity = "
             f"{first('flop')} / bytes moved. Below the **ridge** = peak / bandwidth = "
             f"{gpu.peak_flops / 1e12:,.4g} TFLOP/s / {gpu.bandwidth / 1e12:,.4g} TB/s = "
             f"**{ridge:,.4g} FLOP/B** it is memory-bound (waiting for bytes), above it "
