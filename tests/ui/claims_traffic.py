@@ -135,9 +135,12 @@ def check_burst(s, prompts: int) -> list[str]:
                                        prompts, s.budget, s.decodes, s.mode)
     text = plain(f"{story}\n{caption}")
     problems = []
-    for p, shown in re.findall(r"(?:after |, )([\w.-]+) ([\d,.]+) s(?=[ ,])", text):
-        if p in last and shown != f"{last[p]:,.4f}":
-            problems.append(f"{p}'s last first token is said to be {shown} s, not {last[p]:,.4f} s")
+    for p in last:
+        for shown in re.findall(rf"(?:after |, ){re.escape(POLICIES[p].label)} ([\d,.]+) s(?=[ ,])",
+                                text):
+            if shown != f"{last[p]:,.4f}":
+                problems.append(f"{p}'s last first token is said to be {shown} s, not "
+                                f"{last[p]:,.4f} s")
     apart = re.search(r"differ by ([\d.]+)% at most", text)
     if apart:
         truth = abs(last[s.chunked] / step.value - 1)
@@ -145,8 +148,10 @@ def check_burst(s, prompts: int) -> list[str]:
             problems.append(f"the run and the formula differ by {truth:.1%}, not {apart.group(1)}%")
     elif step.value is not None:
         problems.append("the burst drain does not say how far the run is from the formula")
-    for p, shown, freeze in re.findall(rf"Unchunked, ([\w.-]+) drains .*? is {TIME}(, a freeze)?",
-                                       text):
+    labels = {POLICIES[p].label: p for p in gap}
+    for label, shown, freeze in re.findall(rf"Unchunked, (.+?) drains .*? is {TIME}(, a freeze)?",
+                                           text):
+        p = labels[label]
         if shown != fmt_seconds(gap[p]) or bool(freeze) != (gap[p] > STALL):
             problems.append(f"{p}'s largest gap is {fmt_seconds(gap[p])}; the page says "
                             f"{shown}{freeze}")

@@ -70,7 +70,7 @@ def test_traffic_defaults_reproduce_the_burst_drain():
     takes 3.6995 s; the worked example's formula gives 160 x 23.04 ms = 3.6864 s."""
     at = open_app(TRAFFIC)
     text = shown(at)
-    assert "**sarathi** 3.6995 s" in text
+    assert "**Sarathi-Serve OSDI'24 (stall-free)** 3.6995 s" in text
     assert "⌈10 × 8,192 / 512⌉ × 23.04 ms = **3.6864 s**" in text
     assert f"serving, *{SOURCE_ARTICLE}*, works out" in text
     assert "differ by 0.4% at most" in text and "is 3.28 s, a freeze (over 100 ms)" in text

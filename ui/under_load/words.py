@@ -4,7 +4,7 @@ Pure Python (no Streamlit)."""
 
 from __future__ import annotations
 
-from sim.serving.policies import names_in_prose
+from sim.serving.policies import POLICIES, names_in_prose
 from sim.studies.memory import (
     ARTICLE_GPU_BYTES,
     ARTICLE_PRESSURE,
@@ -79,7 +79,7 @@ def burst_story(step: Step, last_ttft: dict[str, float], largest_gap: dict[str, 
     `last_ttft`, `largest_gap`: per policy from the runs; `chunked`: whether each policy chunks.
     Returns (Markdown, caption)."""
     shown = [p for p in last_ttft if chunked[p]] or list(last_ttft)
-    ran = ", ".join(f"**{p}** {last_ttft[p]:,.4f} s" for p in shown)
+    ran = ", ".join(f"**{POLICIES[p].label}** {last_ttft[p]:,.4f} s" for p in shown)
     if step.value is None:
         formula = (f"the worked example needs a chunk: budget − streams = {budget:,} − "
                    f"{decodes:,} ≤ 0, so its drain is undefined (the prompts starve).")
@@ -108,7 +108,7 @@ def burst_story(step: Step, last_ttft: dict[str, float], largest_gap: dict[str, 
                             else "."))
     for p in (p for p in last_ttft if not chunked[p]):
         gap = largest_gap[p]
-        notes.append(f"Unchunked, **{p}** drains the same prompts in iterations of whole prompts: "
+        notes.append(f"Unchunked, **{POLICIES[p].label}** drains the same prompts in iterations of whole prompts: "
                      f"its largest gap between two tokens is {fmt_seconds(gap)}"
                      + (f", a freeze (over {fmt_seconds(STALL_S)})." if gap > STALL_S else "."))
     return story, " ".join(notes)
