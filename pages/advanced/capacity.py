@@ -33,8 +33,8 @@ st.markdown(
     "grows without bound. The search starts at the compute ceiling (requests / the compute "
     "time of all their work, which no schedule beats), halves the rate until one passes, then "
     f"bisects to within {REL_TOL:.0%}. It runs the sidebar's "
-    f"chunked policy (**{s.chunked}**, budget {s.budget:,}) and its unchunked one "
-    f"(**{s.unchunked}**).", unsafe_allow_html=True)
+    f"chunked policy (**{s.policy_label(s.chunked)}**, budget {s.budget:,}) and its unchunked "
+    f"one (**{s.policy_label(s.unchunked)}**).", unsafe_allow_html=True)
 t, workload = workload_box.show(s, capacity=True)
 cols = st.columns(3)
 preset = widgets.widget(controls.SLO, cols[0])
