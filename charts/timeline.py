@@ -331,7 +331,7 @@ def lane_counters(lane: LaneShape, look: Look, *, width: int) -> alt.LayerChart:
              .encode(x=alt.XValue(0), y=alt.YValue(height / 2), text=alt.Text("froze:N"),
                      color=alt.ColorValue(look.muted, condition={"test": "datum.frozen_streams > 0",
                                                                  "value": look.ink}))
-             .properties(name=f"{lane.key}_froze"))
+             .properties(name=f"{lane.key}_end_counter"))
     largest = (_gaps_so_far(lane).transform_aggregate(largest="max(shown)")
                .transform_calculate(text=f"'largest gap so far ' + {seconds_expr('datum.largest')}")
                .mark_text(**text).encode(x=alt.XValue(width * (share + 0.05)), y=alt.YValue(height / 2),

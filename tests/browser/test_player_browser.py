@@ -306,6 +306,49 @@ def test_stops_at_the_end_and_play_restarts_from_zero(player, chart):
     assert s["playing"] is True and 0 < s["t"] <= 100 * RATE / 1e6
 
 
+@pytest.fixture(scope="module")
+def freezing_page(tmp_path_factory):
+    """A player whose unchunked lane freezes: eight streams beside a whole 8,192-token prompt."""
+    spec, t_max, bounds = seed_chart(decodes=8, decode_output=64, prompt=8192, prompt_output=8)
+    path = tmp_path_factory.mktemp("freezing") / "player.html"
+    path.write_text(player_html(spec, t_max=t_max, boundaries=bounds, ms_per_second=RATE),
+                    encoding="utf-8")
+    return path, t_max
+
+
+def counter_texts_shown(page, lane="unchunked") -> dict[str, list[str]]:
+    """What the lane's counters draw now, from the scene Vega drew in the browser."""
+    return {part: [d.get("text", d.get("froze")) for d in page.evaluate(
+        f"() => window.playerMarks('{lane}_{part}')")]
+        for part in ("frozen", "end_counter", "largest")}
+
+
+def test_played_to_the_end_the_counter_says_what_happened(offline, freezing_page):
+    """While it plays the counter is live, each time in the lab's one format (Chromium's d3 and
+    Python's fmt_seconds agree: "223.9 ms" in both counters); played to its end it says how many
+    streams froze and for how long, not "no stream frozen" beside the red rows."""
+    path, t_max = freezing_page
+    page = offline.page()
+    page.clock.install()
+    page.goto(path.as_uri())
+    page.wait_for_function("window.playerReady === true", timeout=20_000)
+    page.clock.pause_at(page.evaluate("() => Date.now()") + 1000)
+    page.get_by_test_id("player-scrub").fill("0.22394")
+    page.wait_for_function("window.playerSignal() === 0.22394")
+    page.clock.run_for(50)
+    assert counter_texts_shown(page) == {"frozen": ["streams frozen for 223.9 ms"],
+                                         "end_counter": [], "largest": ["largest gap so far 223.9 ms"]}
+    page.get_by_test_id("player-play").click()
+    page.clock.run_for(int(t_max * 1e6 / RATE) + 1000)   # past the end at RATE ms/s
+    assert state(page)["t"] == t_max and state(page)["playing"] is False
+    page.clock.run_for(50)
+    end = counter_texts_shown(page)
+    # the whole prompt's pass and the iteration after it (sim.studies.stalls, the metric cards)
+    assert end["frozen"] == [] and end["end_counter"] == ["8 streams froze, up to 336.6 ms"]
+    assert counter_texts_shown(page, "chunked")["end_counter"] == ["no stream froze"]
+    assert offline.errors == []
+
+
 def test_scrub_sets_the_clock(player, chart):
     _, t_max, _ = chart
     player.get_by_test_id("player-scrub").fill(repr(t_max / 3))

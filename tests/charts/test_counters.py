@@ -88,12 +88,12 @@ def test_at_the_end_the_counter_says_how_many_froze_and_for_how_long(seed):
     cards = {c.label: c.value for c in lane_cards(traces[0], s.mode, s.tp)}
     froze = stalls(traces[0], STALL_S, traces[0].prefilled)
     assert cards[FROZEN] == "64 of 64" and froze.frozen_streams == 64
-    assert end["unchunked_froze"] == [f"64 streams froze, up to {cards[GAP]}"] == \
+    assert end["unchunked_end_counter"] == [f"64 streams froze, up to {cards[GAP]}"] == \
         ["64 streams froze, up to 333 ms"]
-    assert end["chunked_froze"] == ["no stream froze"]
+    assert end["chunked_end_counter"] == ["no stream froze"]
     assert "unchunked_frozen" not in end and "no stream frozen" not in str(end)
     before = texts(figure.spec(t=lanes.t_max * 0.99))
-    assert "unchunked_froze" not in before and before["unchunked_frozen"] == ["no stream frozen"]
+    assert "unchunked_end_counter" not in before and before["unchunked_frozen"] == ["no stream frozen"]
 
 
 def test_froze_text_counts_and_names_the_longest_freeze():
