@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from sim.presets.models import MODELS
+from sim.serving.policies import POLICIES
 from sim.studies.capacity import (
     CURVE_POINTS,
     DELAY_SLO_S,
@@ -73,21 +74,22 @@ def show(view) -> None:
     ours, theirs = view.comparison.policy, view.comparison.baseline
     ratio = view.comparison.ratio
     cols = st.columns(3)
+    engine = {r.policy: POLICIES[r.policy].engine for r in (ours, theirs)}
     for col, r in zip(cols, (ours, theirs)):
-        col.metric(f"{r.policy} capacity",
+        col.metric(f"{engine[r.policy]} capacity",
                    "—" if r.undefined else f"{r.capacity_qps:.3g} requests/s", border=True,
                    help=r.reason)
     cols[2].metric("Capacity ratio", "undefined" if ratio is None else f"{ratio:.2f}×", border=True,
-                   help=f"{ours.policy} capacity / {theirs.policy} capacity"
+                   help=f"{engine[ours.policy]} capacity / {engine[theirs.policy]} capacity"
                         + ("" if ratio is None else f" = {ours.capacity_qps:.4g} / "
                                                      f"{theirs.capacity_qps:.4g}"))
-    st.markdown("".join(f"- **{r.policy}**: {r.reason}.\n" for r in (ours, theirs))
+    st.markdown("".join(f"- **{POLICIES[r.policy].label}**: {r.reason}.\n" for r in (ours, theirs))
                 + "".join(f"- {r.cut_short_words()}.\n" for r in (ours, theirs) if r.cut_short)
-                + f"- Ratio = {ours.policy} capacity / {theirs.policy} capacity"
+                + f"- Ratio = {engine[ours.policy]} capacity / {engine[theirs.policy]} capacity"
                 + (f" (undefined: {view.comparison.why_no_ratio})." if ratio is None else
                    f" = {ours.capacity_qps:.4g} / {theirs.capacity_qps:.4g} = **{ratio:.2f}×**. "
                    + capacity.paper_words(preset)))
-    st.caption(f"Budgets: {ours.policy} {ours.budget:,} (the sidebar's); {theirs.policy} "
+    st.caption(f"Budgets: {engine[ours.policy]} {ours.budget:,} (the sidebar's); {engine[theirs.policy]} "
                f"{theirs.budget:,}"
                + (" (vLLM V0's max(max_model_len, 2048), with the longest request as max_model_len)"
                   if theirs.budget != s.budget else "")
