@@ -108,3 +108,14 @@ def test_a_choice_shown_by_name_keeps_its_key_in_the_link():
     assert at.query_params["model"] in ("llama-3.1-8b", ["llama-3.1-8b"])
     at.selectbox(key="gpu").set_value("illustrative").run()     # the default leaves the link
     assert "gpu" not in at.query_params
+
+
+def test_the_capacity_numbers_name_their_engines():
+    """Capacity's metrics, once found, are labelled by engine ("Sarathi-Serve capacity"), never by
+    a policy's key."""
+    at = open_app("pages/advanced/capacity.py", requests=40, lengths="fixed", plen=1024, olen=32,
+                  gpu="a100-80gb", model="mistral-7b")
+    at.button(key="find_capacity").click().run()
+    assert_clean(at)
+    labels = [m.label for m in at.metric]
+    assert labels and not [label for label in labels if set(label.split()) & KEYS]

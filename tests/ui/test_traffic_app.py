@@ -270,7 +270,7 @@ def test_capacity_runs_on_a_button_and_is_kept():
     at.button(key="find_capacity").click().run()
     assert_clean(at)
     values = dict(metrics(at))
-    assert set(values) == {"sarathi capacity", "vllm-v0 capacity", "Capacity ratio"}
+    assert set(values) == {"Sarathi-Serve capacity", "vLLM V0 capacity", "Capacity ratio"}
     assert float(values["Capacity ratio"].rstrip("×")) >= 1        # strict SLO: chunking wins
     assert len(charts(at)) == 1
     again = open_app(CAPACITY, **query)                       # a new session, same settings
@@ -286,7 +286,7 @@ def test_a_capacity_no_rate_tried_meets_shows_as_undefined_not_zero():
     at.button(key="find_capacity").click().run()
     assert_clean(at)
     values = dict(metrics(at))
-    assert values["sarathi capacity"] == values["vllm-v0 capacity"] == "—"
+    assert values["Sarathi-Serve capacity"] == values["vLLM V0 capacity"] == "—"
     assert values["Capacity ratio"] == "undefined"
     assert "its capacity is undefined" in shown(at) and "0 requests/s" not in shown(at)
 
