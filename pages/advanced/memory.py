@@ -44,8 +44,8 @@ widgets.table(pd.DataFrame([{
     "in tokens = ⌊KV capacity / KV bytes per token⌋ in whole KV blocks":
         f"{c.tokens.substituted} = {c.tokens.display}" if c.fits else c.tokens.substituted}
     for c in capacities]).set_index("engine"))
-st.caption("Sizes in GB, 10⁹ bytes, as the datasheets write them (the engines' rules count "
-           "MiB and GiB, 2²⁰ and 2³⁰ bytes). Each engine keeps back its own share of memory for "
+st.caption("Sizes in GB, 10⁹ bytes, as the datasheets write them (an engine's own rule may count "
+           "in 2²⁰ and 2³⁰ bytes). Each engine keeps back its own share of memory for "
            "activations and CUDA graphs, SGLang's growing with its chunk (here the sidebar's "
            f"budget, {s.budget:,}), and allocates KV in whole blocks (the block is what the "
            "tokens are divided by and multiplied back): the runs below hold exactly these "

@@ -14,6 +14,7 @@ Orca reserves max_model_len per request.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -73,6 +74,14 @@ class KvCapacity:
         return self.bytes.value > 0
 
 
+def binary_sizes(rule: str) -> str:
+    """An engine's rule as its source writes it, in MiB and GiB, with those sizes written as the
+    lab writes bytes that are not SI ("512 × 2²⁰ B", as sim/serving/engines.py's thresholds): the
+    lab's pages say GB for 10⁹ bytes and never use the binary prefixes."""
+    rule = re.sub(r"\b(\S+) MiB\b", r"\1 × 2²⁰ B", rule)
+    return re.sub(r"\b(\S+) GiB\b", r"\1 × 2³⁰ B", rule).replace(" x ", " × ")
+
+
 def kv_capacity(cost: CostModel, policy: PolicySpec, budget: int) -> KvCapacity:
     """`policy`'s KV capacity on `cost`'s GPU at `budget` (SGLang's reserve grows with its
     chunk), per GPU under tensor parallelism."""
@@ -88,7 +97,8 @@ def kv_capacity(cost: CostModel, policy: PolicySpec, budget: int) -> KvCapacity:
                    kv_capacity_tokens(cost, reserve) // block * block, "tokens") if free > 0 else
               Step("kv_capacity_tokens", f"KV capacity under {policy.engine}, in tokens",
                    blocks[0], "the weights do not fit beside what it keeps back", 0, "tokens"))
-    rule = next(c.value for c in policy.profile.citations if c.what == "memory kept back")
+    rule = binary_sizes(next(c.value for c in policy.profile.citations
+                             if c.what == "memory kept back"))
     return KvCapacity(
         policy, reserve, f"{reserve:.4g} of {fmt_bytes(memory)} = {fmt_bytes(memory * reserve)}: "
                          f"{rule}",

@@ -51,7 +51,8 @@ def test_the_capacity_is_memory_less_the_engines_own_reserve_less_the_weights():
     assert sglang.bytes.value == pytest.approx(80e9 - 10 * 2**30 - 16e9)
     assert sglang.tokens.value == int(sglang.bytes.value // 131072)
     assert "⌋ ×" not in sglang.tokens.substituted
-    assert sglang.kept_back.startswith("0.1342 of 80 GB = 10.7 GB: 512 MiB")
+    assert sglang.kept_back.startswith("0.1342 of 80 GB = 10.7 GB: 512 × 2²⁰ B + 1.5 × 2²⁰ B × max(")
+    assert "iB" not in sglang.kept_back
     assert sarathi.kept_back == "0.15 of 80 GB = 12 GB: 15% (gpu_memory_utilization 0.85)"
     # SGLang's reserve grows with its chunk: on an L4 (below 60 GiB, no 10 GiB floor)
     l4 = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
