@@ -25,6 +25,7 @@ CALIBRATED = SERIES["brown"]
 ROOFLINE = SERIES["violet"]   # the ideal estimate: no work of its own, so no meaning's colour
 TP_DEGREES = (1, 2, 4, 8)   # the tensor-parallel degrees the shipped measurements cover
 ROOFLINE_STEP = "roofline (ideal)"
+TIMES_Y_TITLE = ("weight-GEMM time", "per layer (ms)")   # the time-vs-tokens panels' y axis
 
 
 def _series(look: Look, measured: bool = True) -> alt.Scale:
@@ -147,7 +148,10 @@ def time_vs_tokens(times: pd.DataFrame, look: Look, width: int = 420) -> Figure:
     dots, each mode's curve as a line; log-log, so a constant relative error is a constant gap."""
     x = alt.X("tokens:Q", title="tokens in the forward pass", scale=alt.Scale(type="log"),
               axis=alt.Axis(format="~s"))
-    y = alt.Y("ms:Q", title="weight-GEMM time per layer (ms)", scale=alt.Scale(type="log"))
+    # a projector's panels are shorter than the title at its font: the title on two lines, so
+    # that one row's title stays beside its own panel
+    y = alt.Y("ms:Q", title=list(TIMES_Y_TITLE) if look.presenter else " ".join(TIMES_Y_TITLE),
+              scale=alt.Scale(type="log"))
     color = alt.Color("series:N", scale=_series(look), title=None)
     lines = alt.Chart().mark_line(strokeWidth=2).encode(
         x=x, y=y, color=color,

@@ -14,7 +14,7 @@ from sim.studies.capacity import (
 )
 from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL
 from sim.units import fmt_seconds
-from ui.shell import controls, widgets
+from ui.shell import controls, presenter, widgets
 from ui.shell.controls import CUSTOM
 from ui.shell.glossary import first
 from ui.under_load import capacity, overhead, workload_box
@@ -96,7 +96,8 @@ def show(view) -> None:
                + f"; {query.traffic.seats_words((ours.policy, theirs.policy), s)}. Compute ceiling "
                f"{ours.ceiling_qps:.3g} requests/s. {t.poisson_words()}.")
 
-    capacity.figure.draw("capacity", query, look, view)
+    with presenter.figure():
+        capacity.figure.draw("capacity", query, look, view)
     st.caption(f"Each point is one run of the workload at that rate: the search's rates and "
                f"{CURVE_POINTS} evenly spaced ones up to the compute ceiling. Filled: meets both "
                "SLOs; hollow: misses one. Dashed verticals: each policy's capacity. p99 TBT is the "

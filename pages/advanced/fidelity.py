@@ -13,7 +13,7 @@ from sim.cost.validation import DATA_SOURCE, GPU_ID, PUBLISHED_COLUMNS, publishe
 from sim.errors import InputError
 from sim.presets.hardware import GPUS
 from ui.learn import reproduce, runs
-from ui.shell import controls, widgets
+from ui.shell import controls, presenter, widgets
 from ui.shell.glossary import first, term
 
 look = widgets.look()
@@ -62,7 +62,8 @@ st.markdown(
 
 figures = runs.fidelity_figures(look)
 times_spec, accuracy_spec = runs.fidelity_specs(look)
-widgets.chart(times_spec, lambda: figures[0], "fidelity-times")
+with presenter.figure():
+    widgets.chart(times_spec, lambda: figures[0], "fidelity-times")
 st.caption(
     "Lines: each mode's prediction at every tile edge (every token count up to 256). Dots: the "
     "measurements, round where the fit saw them, square where it did not. Per layer and per GPU: "

@@ -7,7 +7,7 @@ from sim.errors import InputError
 from sim.serving.engine import kv_capacity_tokens
 from sim.units import fmt_bytes, fmt_flops, fmt_seconds
 from ui.learn import roofline_words, runs, words
-from ui.shell import controls, widgets
+from ui.shell import controls, presenter, widgets
 from ui.shell.glossary import first
 from ui.under_load import sweep
 
@@ -32,7 +32,8 @@ tpot_s = float(tpot_ms) / 1e3
 plan, roof, curve = runs.roofline_view(s, tpot_s, look)
 roof_spec, curve_spec = runs.roofline_specs(s, tpot_s, look)
 
-widgets.chart(roof_spec, lambda: roof, "roofline")
+with presenter.figure():
+    widgets.chart(roof_spec, lambda: roof, "roofline")
 other = runs.comparison(s)
 other_plan = runs.plan(other, tpot_s) if other else None
 calibrated = s.mode == "calibrated"

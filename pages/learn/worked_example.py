@@ -9,7 +9,7 @@ from sim.errors import InputError
 from sim.serving.workloads import TEXTBOOK
 from sim.studies.worked_example import SARATHI_SERVE, SARATHI_SERVE_URL, SOURCE_ARTICLE
 from ui.learn import runs, worked
-from ui.shell import controls, widgets
+from ui.shell import controls, presenter, widgets
 from ui.shell.glossary import first
 
 s = widgets.scenario()
@@ -37,25 +37,28 @@ chain = worked.core_chain(example, s.gpu.memory_bytes)
 
 show_all = st.toggle("Show every step at once", key="worked_all")
 revealed = len(chain) if show_all else min(st.session_state.get(REVEALED, 1), len(chain))
-for step in chain[:revealed]:
-    with st.container(border=True, key=f"worked-{step.id}"):
-        st.subheader(step.title)
-        st.markdown(step.sentence, unsafe_allow_html=True)
-        if len(step.picture):
-            runs.worked_figure.draw(f"worked_{step.id}", step.picture, step.unit, look)
-        widgets.table(widgets.steps_frame(step.steps).set_index("step"))
-if not show_all:
-    back, forward, where = st.columns([1, 2, 3], vertical_alignment="center")
-    if back.button("Back", key="worked_back", icon=":material/arrow_back:",
-                   disabled=revealed <= 1):
-        st.session_state[REVEALED] = revealed - 1
-        st.rerun()
-    if revealed < len(chain):
-        if forward.button(f"Next step: {chain[revealed].title}", key="worked_next", type="primary",
-                          icon=":material/arrow_downward:"):
-            st.session_state[REVEALED] = revealed + 1
+# the steps so far, a projector's slide the last of them alone, with Back and Next
+shown = chain[:revealed] if show_all or not presenter.on() else chain[revealed - 1:revealed]
+with presenter.figure():
+    for step in shown:
+        with st.container(border=True, key=f"worked-{step.id}"):
+            st.subheader(step.title)
+            st.markdown(step.sentence, unsafe_allow_html=True)
+            if len(step.picture):
+                runs.worked_figure.draw(f"worked_{step.id}", step.picture, step.unit, look)
+            widgets.table(widgets.steps_frame(step.steps).set_index("step"))
+    if not show_all:
+        back, forward, where = st.columns([1, 2, 3], vertical_alignment="center")
+        if back.button("Back", key="worked_back", icon=":material/arrow_back:",
+                       disabled=revealed <= 1):
+            st.session_state[REVEALED] = revealed - 1
             st.rerun()
-    where.caption(f"Step {revealed} of {len(chain)}.")
+        if revealed < len(chain):
+            if forward.button(f"Next step: {chain[revealed].title}", key="worked_next",
+                              type="primary", icon=":material/arrow_downward:"):
+                st.session_state[REVEALED] = revealed + 1
+                st.rerun()
+        where.caption(f"Step {revealed} of {len(chain)}.")
 
 st.divider()
 st.markdown("**Beyond the core chain.** The same arithmetic answers four side questions, about "

@@ -13,7 +13,7 @@ from sim.studies.sweep import (
     ttft_trend,
 )
 from sim.units import fmt_seconds
-from ui.shell import controls, widgets
+from ui.shell import controls, presenter, widgets
 from ui.under_load import overhead, sweep, workload_box
 from ui.under_load import words as traffic_words
 
@@ -93,8 +93,9 @@ if hidden:
            f"{fmt_seconds(calmest.metrics.tbt_s.max)}, at {calmest.budget:,}."),
         icon=":material/warning:")
 
-sweep.frontier.draw("budget-frontier", t, s, policy, budgets, recommended, ttft_s, tpot_s, look,
-                   points)
+with presenter.figure():
+    sweep.frontier.draw("budget-frontier", t, s, policy, budgets, recommended, ttft_s, tpot_s,
+                        look, points)
 st.caption(f"{t.words()}. {s.model.name} on {s.gpu.name}, {s.mode} cost model; "
            f"{t.seats_words([policy], s)}.")
 strip_slot = st.container()   # filled last: it may wait for a button

@@ -8,7 +8,7 @@ from sim.serving.policies import POLICIES
 from sim.studies.stalls import STALL_S, STALL_SOURCE
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
-from ui.shell import controls, widgets
+from ui.shell import controls, presenter, widgets
 from ui.shell.glossary import first, term
 from ui.under_load import traffic, workload_box
 from ui.under_load import words as traffic_words
@@ -65,7 +65,8 @@ st.caption(
     "1), for requests with two tokens or more. Throughput: output tokens / makespan.")
 
 st.subheader("Every iteration")
-traffic.draw("timeline", served, look)
+with presenter.figure():
+    traffic.draw("timeline", served, look)
 for name, bin_ms in view.timeline.bin_ms.items():
     if bin_ms is not None:
         st.caption(f"{name}: {view.timeline.iterations[name]:,} iterations drawn as time bins of "

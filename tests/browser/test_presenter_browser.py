@@ -3,7 +3,8 @@
 closed, no empty header space, the four key numbers and both lanes of the timeline on the first
 screen, the player's controls on one line, 24 px text, 18 px chart labels drawn at that size,
 large tooltips. On every page: nothing wider than the screen, every chart whole on one screen,
-no button or label cut short with "…", the worked example's step on one screen with its Next.
+no button or label cut short with "…", the worked example's step on one screen with its Next, and
+each page's main figure wholly on the first screen (Fidelity's: its titles apart).
 Outside presenter mode, Side by side at 1440x900 and 1920x1080: both lanes beside each other on
 the first screen, as wide as the page, how to read them above; a fresh visit in a desktop window
 runs the page's script once. `pytest -s` prints the boxes."""
@@ -12,6 +13,7 @@ import json
 
 import pytest
 
+from charts.fidelity import TP_DEGREES
 from harness.browser import CHARTS
 from harness.visit import settle
 from tests.browser.pages import DEFAULTS
@@ -146,12 +148,24 @@ CHARTS_DRAWN = """() => [...document.querySelectorAll("CHARTS")]
                    .every(chart => chart.querySelector('canvas, svg'))""".replace("CHARTS", CHARTS)
 
 
-@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-@pytest.mark.parametrize("path", list(DEFAULTS), ids=[p or "home" for p in DEFAULTS])
+def every_page_and_size(test):
+    """Run `test(new_tab, app_url, path, size)` on every page the tests visit, at each size."""
+    on_every_size = pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+    return on_every_size(pytest.mark.parametrize("path", list(DEFAULTS),
+                                                 ids=[p or "home" for p in DEFAULTS])(test))
+
+
+def projected(new_tab, app_url, path: str, size: tuple[int, int]):
+    """The page at `path` opened in presenter mode in a window of `size`."""
+    page = new_tab(*size)
+    page.goto(f"{app_url}/{path}?presenter=1")
+    return page
+
+
+@every_page_and_size
 def test_presenter_mode_fits_every_page(new_tab, app_url, path, size):
     width, height = size
-    page = new_tab(width, height)
-    page.goto(f"{app_url}/{path}?presenter=1")
+    page = projected(new_tab, app_url, path, size)
     settle(page, quiet_ms=2500)
     page.wait_for_function(CHARTS_DRAWN, timeout=30_000)
     fit = page.evaluate(PAGE_FIT)
@@ -223,3 +237,92 @@ def test_a_fresh_visit_to_side_by_side_runs_its_script_once(new_tab, app_url, si
     stage = page.locator(".st-key-stage").bounding_box()
     assert round(stage["width"]) == main_column_px(width)
     assert page.evaluate("window.__runs") == 1
+
+
+# Each page's main figure (what the page draws in ui/shell/presenter.py `figure`, or its stage),
+# by its chart's key: on a projector wholly on the first screen, under the page's heading.
+MAIN_FIGURES = {"": ".st-key-stage iframe", "side_by_side": ".st-key-stage iframe",
+                "worked_example": ".st-key-chart_worked_prefill .lab-chart",   # step 3's
+                "roofline": ".st-key-chart_roofline .lab-chart",
+                "budget_tradeoff": ".st-key-chart_budget-frontier .lab-chart",
+                "traffic": ".st-key-chart_traffic-timeline .lab-chart",
+                "capacity": ".st-key-chart_capacity .lab-chart",
+                "memory": ".st-key-chart_kv-memory .lab-chart",
+                "fidelity": ".st-key-chart_fidelity-times .lab-chart"}
+# every text of a drawn chart with its box in the chart's pixels: its Vega scene graph walked
+# from the root, each group's offset added to what it holds
+CHART_TEXTS = """(selector) => {
+  const texts = [];
+  const walk = (mark, dx, dy) => {
+    for (const item of mark.items || []) {
+      if (mark.marktype === 'group') {
+        for (const inner of item.items || []) walk(inner, dx + (item.x || 0), dy + (item.y || 0));
+      } else if (mark.marktype === 'text' && item.text && item.bounds && !item.bounds.empty()) {
+        const b = item.bounds;
+        texts.push({role: mark.role, text: [].concat(item.text).join(' '),
+                    x1: dx + b.x1, y1: dy + b.y1, x2: dx + b.x2, y2: dy + b.y2});
+      }
+    }
+  };
+  walk(document.querySelector(selector).view.scenegraph().root, 0, 0);
+  return texts;
+}"""
+
+
+def test_every_page_has_its_main_figure_named():
+    assert set(MAIN_FIGURES) == set(DEFAULTS)   # a page added to the path names its figure here
+
+
+def main_figure_box(page, path: str) -> dict:
+    """The page's main figure, drawn, in a settled page: its box in the window."""
+    settle(page, quiet_ms=2500)
+    if path == "worked_example":   # a step on: the figure is the step's, shown as the last
+        for _ in range(2):
+            page.locator(".st-key-worked_next button").click()
+            settle(page, quiet_ms=1500)
+    find = page.get_by_role("button", name="Find the capacity")
+    if path == "capacity" and find.count():   # the figure is the search's result, found on
+        find.click()                          # request (seconds), then kept for the session's
+        settle(page, quiet_ms=2500, timeout_s=120)   # server: a second visit shows it at once
+    figure = page.locator(MAIN_FIGURES[path])
+    if path in ("", "side_by_side"):
+        figure.element_handle().content_frame().wait_for_function("window.playerReady === true",
+                                                                  timeout=30_000)
+    else:
+        figure.locator("canvas").wait_for(timeout=30_000)
+    return figure.bounding_box()
+
+
+@every_page_and_size
+def test_each_pages_main_figure_is_on_the_first_screen(new_tab, app_url, path, size):
+    width, height = size
+    page = projected(new_tab, app_url, path, size)
+    box = main_figure_box(page, path)
+    heading = page.locator('[data-testid="stMain"] h1, [data-testid="stMain"] h2').first.bounding_box()
+    print(f"\n{path or 'home'} at {width}x{height}: the figure {json.dumps(box)}, the heading "
+          f"{json.dumps(heading)}")
+    assert box["y"] >= 0 and box["y"] + box["height"] <= height, box   # wholly on the first
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width, box     # screen ...
+    assert heading["y"] + heading["height"] <= box["y"]                # ... under the heading
+
+
+def overlapping(texts: list[dict]) -> list[tuple[str, str]]:
+    """The pairs of texts whose boxes overlap (by more than a pixel each way)."""
+    return [(a["text"], b["text"]) for i, a in enumerate(texts) for b in texts[i + 1:]
+            if min(a["x2"], b["x2"]) - max(a["x1"], b["x1"]) > 1
+            and min(a["y2"], b["y2"]) - max(a["y1"], b["y1"]) > 1]
+
+
+@pytest.mark.parametrize("presenter", [True, False], ids=["presenter", "page"])
+def test_fidelitys_facet_titles_stand_apart(new_tab, app_url, presenter):
+    """The measured-vs-predicted facets: each panel's header, its axes' titles, the chart's title
+    and legend, none over another."""
+    page = new_tab(1280, 720)
+    page.goto(f"{app_url}/fidelity" + ("?presenter=1" if presenter else ""))
+    main_figure_box(page, "fidelity")
+    texts = [t for t in page.evaluate(CHART_TEXTS, MAIN_FIGURES["fidelity"])
+             if t["role"] in ("axis-title", "title-text", "title-subtitle", "legend-label")]
+    print(f"\n{json.dumps(texts)}")
+    assert sum(t["role"] == "axis-title" for t in texts) == 4                 # two rows, two columns
+    assert sum(t["text"].startswith("TP = ") for t in texts) == len(TP_DEGREES)   # the headers
+    assert overlapping(texts) == []

@@ -2,7 +2,9 @@
 controls, in the sidebar and the link).
 
 Presenter mode closes the sidebar, gives back the space above the page, sets text at 24 px (chart
-labels at 18 px: charts/theme.py) and fits the timeline to the screen: a small component
+labels at 18 px: charts/theme.py), shows each page's main figure first, under its heading (the
+page draws it in `figure()`, where it belongs in the page's reading order), and fits the timeline
+to the screen: a small component
 (front/room.js) reports the window's size and where the fitted figure's container (`STAGE`)
 starts, and the figure is built as wide as that container and as tall as the screen leaves
 (`fit`). Until the first report the figure is fitted to the window the page found as it
@@ -33,6 +35,7 @@ from .streamlit_internals import main_column_px
 from .widgets import CHART_WIDTH
 
 ROOM = "room"           # the component's key: its state {"room": {...}} in session_state
+FIGURE = "main-figure"  # st.container(key=FIGURE): a page's main figure (`figure`)
 STAGE = "stage"         # st.container(key=STAGE): where a fitted figure goes
 BOTTOM_PX = 12          # kept free under a fitted figure
 CHART_SIDE_PX = 160     # beside the plot: the rows' titles (left), the player's padding
@@ -80,6 +83,13 @@ def setup(look: Look, *, stage: bool = False) -> None:
         st.html(f"<style>{front('presenter.css')}</style>")
     if look.presenter or stage:
         watch_room()
+
+
+def figure():
+    """The container a page draws its main figure in (one per page): where the page puts it
+    outside presenter mode; on a projector first, under the page's heading, the page's words
+    and controls after it (presenter.css), so that the figure is on the first screen."""
+    return st.container(key=FIGURE)
 
 
 def watch_room(keeps: tuple[int, int] | None = None) -> None:
