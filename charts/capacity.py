@@ -12,7 +12,7 @@ from sim.studies.capacity import CapacityComparison, CapacityPoint
 
 from .figure import Figure
 from .theme import Look
-from .traffic import policy_color
+from .traffic import NAMED_POLICY, policy_color, with_policy_names
 
 
 # --- capacity -------------------------------------------------------------------------------
@@ -46,7 +46,7 @@ def capacity_chart(frame: pd.DataFrame, marks: pd.DataFrame, look: Look, *, tbt_
     names = list(dict.fromkeys(marks.policy))
     color = policy_color(names, look)
     x = alt.X("qps:Q", title="arrival rate (requests/s)", scale=alt.Scale(zero=True))
-    tooltip = [alt.Tooltip("policy:N"), alt.Tooltip("qps:Q", title="QPS", format=",.4g"),
+    tooltip = [NAMED_POLICY, alt.Tooltip("qps:Q", title="QPS", format=",.4g"),
                alt.Tooltip("p99_tbt_ms:Q", title="p99 TBT (ms)", format=",.4g"),
                alt.Tooltip("median_delay_s:Q", title="median delay (s)", format=",.4g"),
                alt.Tooltip("meets:N"), alt.Tooltip("source:N", title="run by")]
@@ -56,7 +56,7 @@ def capacity_chart(frame: pd.DataFrame, marks: pd.DataFrame, look: Look, *, tbt_
     def panel(field: str, title: str, slo: float, slo_text: str, log: bool) -> alt.LayerChart:
         y = alt.Y(f"{field}:Q", title=None, axis=alt.Axis(format=",.4~g"),
                   scale=alt.Scale(type="log") if log else alt.Scale(zero=True))
-        base = alt.Chart(alt.Data(name="capacity"))
+        base = with_policy_names(alt.Chart(alt.Data(name="capacity")))
         line = base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, order="qps:Q")
         size = 110 if look.presenter else 70
         meets = base.transform_filter(alt.datum.sustained).mark_point(

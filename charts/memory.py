@@ -13,7 +13,7 @@ from sim.serving.engine import Trace
 from .figure import Figure
 from .frames import iterations_frame
 from .theme import Look
-from .traffic import policy_color, policy_title
+from .traffic import NAMED_POLICY, policy_color, policy_title, with_policy_names
 
 KV_POINTS = 400          # points per KV curve
 
@@ -51,7 +51,7 @@ def kv_chart(frame: pd.DataFrame, look: Look, *, width: int = 900) -> Figure:
               scale=alt.Scale(domain=[0, float(frame.time_s.max())]))
     y = alt.Y("kv_tokens:Q", title="KV tokens in use", axis=alt.Axis(format=",.3~s"),
               scale=alt.Scale(domain=[0, int(capacity.max()) * 1.08]))
-    tooltip = [alt.Tooltip("policy:N"), alt.Tooltip("time_s:Q", title="time (s)", format=",.4f"),
+    tooltip = [NAMED_POLICY, alt.Tooltip("time_s:Q", title="time (s)", format=",.4f"),
                alt.Tooltip("kv_tokens:Q", title="KV tokens", format=","),
                alt.Tooltip("kv_gib:Q", title="KV (GiB)", format=",.3f"),
                alt.Tooltip("share:Q", title="of capacity", format=".1%"),
@@ -64,7 +64,8 @@ def kv_chart(frame: pd.DataFrame, look: Look, *, width: int = 900) -> Figure:
         cap_rule = cap.mark_rule(color=look.ink, strokeWidth=1.5, strokeDash=[6, 3]).encode(y=y)
         cap_text = cap.mark_text(align="left", baseline="bottom", x=4, dy=-3, color=look.ink,
                                  fontSize=look.font_size).encode(y=y, text="text:N")
-        base = alt.Chart(alt.Data(name="kv")).transform_filter(alt.datum.policy == name)
+        base = with_policy_names(alt.Chart(alt.Data(name="kv")).transform_filter(
+            alt.datum.policy == name))
         area = base.mark_area(interpolate="step-after", opacity=0.35).encode(
             x=x, y=y, color=color)
         line = base.mark_line(interpolate="step-after", strokeWidth=2).encode(

@@ -10,6 +10,7 @@ colour on every chart; a name the registry does not hold is drawn too, in a spar
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,16 +35,35 @@ ZOOM = "zoom"            # the timeline's brush
 
 
 def policy_title(name: str) -> str:
-    """A policy's panel title: its key and label ("sarathi · Sarathi-Serve (...)"), or the key
-    alone for a policy the registry does not hold."""
-    return f"{name} · {POLICIES[name].label}" if name in POLICIES else name
+    """A policy's name as a reader sees it: its label ("Sarathi-Serve OSDI'24 (stall-free)"), or
+    the key for a policy the registry does not hold. The data keeps the key (a link's)."""
+    return POLICIES[name].label if name in POLICIES else name
+
+
+def policy_names(value: str = "datum.label", full: bool = False) -> str:
+    """A Vega expression naming the policy whose key is `value` (the key where no policy has
+    it): its engine ("Sarathi-Serve") where a legend, an axis or a header has little room, its
+    label where `full` (a tooltip)."""
+    named = "".join(f"{value} === {json.dumps(key)} ? "
+                    f"{json.dumps(policy.label if full else policy.engine)} : "
+                    for key, policy in POLICIES.items())
+    return f"{named}{value}"
+
+
+NAMED_POLICY = alt.Tooltip("policy_name:N", title="policy")   # needs `with_policy_names`
+
+
+def with_policy_names(chart):
+    """`chart` with the column NAMED_POLICY shows: the policy's label beside its key."""
+    return chart.transform_calculate(policy_name=policy_names("datum.policy", full=True))
 
 
 def policy_color(names: Sequence[str], look: Look) -> alt.Color:
     inks = look.policy_inks(names)
     return alt.Color("policy:N", title="policy", sort=list(names), scale=alt.Scale(
         domain=list(names), range=[inks[n] for n in names]),
-        legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1, labelLimit=0))
+        legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1, labelLimit=0,
+                          labelExpr=policy_names()))
 
 
 # --- the per-iteration timeline ------------------------------------------------------------
@@ -92,17 +112,18 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900, ov
                                                            range=list(inks.values())),
                       legend=alt.Legend(orient="top", direction="horizontal", symbolOpacity=1,
                                         labelLimit=0))
-    tooltip = [alt.Tooltip("policy:N"),
+    tooltip = [NAMED_POLICY,
                alt.Tooltip("start_s:Q", title="start (s)", format=",.4f"),
                alt.Tooltip("end_s:Q", title="end (s)", format=",.4f"),
                alt.Tooltip("iterations:Q", title="iterations in this bar", format=","),
                alt.Tooltip("longest_ms:Q", title="longest iteration (ms)", format=",.3f"),
                alt.Tooltip("decode_tokens:Q", title="decode tokens", format=","),
                alt.Tooltip("prefill_tokens:Q", title="prefill tokens", format=",")]
-    ribbons = (alt.Chart(data).mark_rect()
+    ribbons = (with_policy_names(alt.Chart(data)).mark_rect()
                 .encode(x=alt.X("start_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f"),
                                 scale=alt.Scale(nice=False)),
-                        x2="end_s:Q", y=alt.Y("policy:N", title=None, sort=names),
+                        x2="end_s:Q", y=alt.Y("policy:N", title=None, sort=names,
+                                              axis=alt.Axis(labelExpr=policy_names())),
                         color=color, tooltip=tooltip)
                 .add_params(zoom)
                 .properties(width=width, height=(22 if look.presenter else 18) * len(names),
@@ -119,7 +140,7 @@ def traffic_timeline(frames: TimelineFrames, look: Look, *, width: int = 900, ov
         subtitle = (f"{frames.iterations[name]:,} iterations"
                     + ("" if bins is None else f", drawn as bins of {bins:,.3g} ms (height: the "
                                               "longest iteration in the bin)"))
-        panels.append(alt.Chart(data).transform_filter(alt.datum.policy == name)
+        panels.append(with_policy_names(alt.Chart(data).transform_filter(alt.datum.policy == name))
                       .mark_rect(clip=True)
                       .encode(x=alt.X("start_s:Q", title="time (s)",
                                       scale=alt.Scale(domain=zoom, nice=False) if overview
@@ -191,9 +212,10 @@ def _steps(name: str, frame: pd.DataFrame, look: Look, x: alt.X, y: alt.Y, *, x_
     """Step curves per policy of `y` (the frame's column `share`) against `x`, with dotted lines
     at `levels` ({label: share}) and any extra `marks` beneath the curves."""
     names = list(dict.fromkeys(frame.policy))
-    curves = alt.Chart(alt.Data(name=name)).mark_line(interpolate=interpolate, strokeWidth=2.5) \
+    curves = with_policy_names(alt.Chart(alt.Data(name=name))) \
+        .mark_line(interpolate=interpolate, strokeWidth=2.5) \
         .encode(x=x, y=y, color=policy_color(names, look), tooltip=[
-            alt.Tooltip("policy:N"), alt.Tooltip("value:Q", title=x_title, format=",.4~g"), tip,
+            NAMED_POLICY, alt.Tooltip("value:Q", title=x_title, format=",.4~g"), tip,
             alt.Tooltip("count:Q", title="values in all", format=",")])
     at = alt.Chart(alt.Data(values=[{share: v, "text": k} for k, v in levels.items()]))
     rules = at.mark_rule(color=look.muted, strokeDash=[2, 3]).encode(y=y)
@@ -303,15 +325,18 @@ def split_chart(split: Split, look: Look, *, width: int = 900) -> Figure:
                             axis=alt.Axis(labelOverlap=True, labelAngle=0)),
                     y=alt.Y("seconds:Q", title="seconds", stack="zero"),
                     color=color, order=alt.Order("order:Q"),
-                    tooltip=[alt.Tooltip("policy:N"), alt.Tooltip("request:Q", title="request"),
+                    tooltip=[NAMED_POLICY, alt.Tooltip("request:Q", title="request"),
                              alt.Tooltip("arrival_s:Q", title="arrival (s)", format=",.4f"),
                              *(alt.Tooltip(f"{k}:Q", title=f"{v} (s)", format=",.4f")
                                for k, v in PARTS.items())])
             .properties(width=width, height=110 if look.presenter else 80))
-    names = list(dict.fromkeys(split.requests.policy))
-    chart = bars.facet(row=alt.Row("policy:N", title=None, sort=names,
-                                   header=alt.Header(labelAngle=0, labelAlign="left")),
-                       spacing=8)
+    names = [policy_title(n) for n in dict.fromkeys(split.requests.policy)]
+    # each panel's header on top of it, the policy by its label (faceted on the named column, as a
+    # header's labelExpr is not drawn on top)
+    chart = with_policy_names(bars.facet(
+        row=alt.Row("policy_name:N", title=None, sort=names,
+                    header=alt.Header(labelAngle=0, labelAlign="left", labelOrient="top",
+                                      labelPadding=2)), spacing=8))
     return Figure(chart, look, {"split": split.requests})
 
 

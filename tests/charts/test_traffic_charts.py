@@ -2,6 +2,7 @@
 vl-convert, and a page's chart data stays under a megabyte even for long runs."""
 
 import json
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -171,6 +172,19 @@ def test_every_traffic_figure_compiles_with_vl_convert(seed_burst, frontier, cap
         figure.chart.to_dict(validate=True)
         svg = vlc.vegalite_to_svg(figure.spec())
         assert svg.startswith("<svg") and len(svg) > 5000, name
+
+
+def test_the_traffic_charts_name_the_policies_in_words(seed_burst, frontier, capacity,
+                                                      memory_bound):
+    """Legends, axes, headers and panel titles show "Sarathi-Serve", never the key "sarathi"
+    (the data keeps the key, a link's)."""
+    for name, figure in traffic_figures(seed_burst, Look(), frontier, capacity,
+                                        memory_bound).items():
+        texts = re.findall(r"<text[^>]*>([^<]*)</text>", vlc.vegalite_to_svg(figure.spec()))
+        shown = [t for t in texts if t in POLICIES or t.split(" · ")[0] in POLICIES]
+        assert not shown, (name, shown)
+        if name in ("timeline", "ttft", "gaps", "split", "capacity"):
+            assert any(t.startswith(("Sarathi-Serve", "vLLM V0")) for t in texts), name
 
 
 def test_the_timeline_zoom_survives_into_the_spec(seed_burst):
