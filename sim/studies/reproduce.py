@@ -349,13 +349,13 @@ def seed_spread(values: Sequence[float]) -> str:
     NOISY of the mean) or a steady one."""
     low, high = min(values), max(values)
     if low == high:
-        return f"all {low:.4g} s: the seeds do not move this figure"
+        return f"all {low:.4g} s: the random draw does not move this figure"
     digits = next(d for d in range(2, 12) if f"{low:.{d}f}" != f"{high:.{d}f}")
     spread = (high - low) / float(np.mean(values))
     shown = f"which range {low:.{digits}f}-{high:.{digits}f} s ({spread:.0%} of their mean)"
     if spread > NOISY:
         return f"{shown}: one run of 128 requests, as the paper's, is a noisy figure"
-    return (f"{shown}: the seeds barely move this figure, and one run of 128 requests, as the "
+    return (f"{shown}: the random draw barely moves this figure, and one run of 128 requests, as the "
             "paper's, is enough for it")
 
 

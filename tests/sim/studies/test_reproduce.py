@@ -156,11 +156,11 @@ def test_each_slo_presets_paper_ratio_is_the_one_the_shipped_rows_carry():
 
 
 @pytest.mark.parametrize("values, said", [
-    ([0.19517, 0.19740, 0.20166], "which range 0.195-0.202 s (3% of their mean): the seeds barely "
-                                  "move this figure"),
+    ([0.19517, 0.19740, 0.20166], "which range 0.195-0.202 s (3% of their mean): the random draw "
+                                  "barely moves this figure"),
     ([0.50, 0.64, 1.05], "which range 0.50-1.05 s (75% of their mean): one run of 128 requests, "
                          "as the paper's, is a noisy figure"),
-    ([0.2, 0.2], "all 0.2 s: the seeds do not move this figure"),
+    ([0.2, 0.2], "all 0.2 s: the random draw does not move this figure"),
 ])
 def test_a_range_over_the_seeds_has_the_digits_to_tell_its_ends_apart(values, said):
     assert rp.seed_spread(values).startswith(said)
