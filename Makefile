@@ -54,7 +54,8 @@ FUZZ_SEED ?= 0
 fuzz: $(BIN)/.test
 	$(BIN)/python -m tests.fuzz --cases $(FUZZ_CASES) --seed $(FUZZ_SEED)
 
-# The guided tour as a printable handout: out/handout/handout.md with each step's figure (ui/teach/handout.py)
+# The guided tour as a printable handout (ui/teach/handout.py): out/handout/handout.html (one
+# self-contained page), handout.md with its PNGs, and handout.pdf where Chromium is installed
 handout: $(BIN)/.app
 	$(BIN)/python -m ui.teach.handout
 

@@ -41,5 +41,5 @@ widgets.readable_css()
 widgets.glossary()
 widgets.show_link_notes()
 page.run()
-if not (on_tour and presenter.on()):   # a projector's tour ends with its figure: its own Next moves on
+if not on_tour:   # the tour's own Next moves on; a second Next, to Home, would compete with it
     widgets.next_link(page.title)   # not after a page's st.stop(): Streamlit drops what follows it

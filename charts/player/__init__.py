@@ -176,7 +176,7 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
                 title: str = "", key: str = "", cue: str = "", file_stem: str = "chart",
                 presenter: bool = False, contrast: bool = False, start: float = 0.0,
                 play_to: float | None = None, highlight: Sequence[str] = (),
-                keys: str = "player") -> str:
+                keys: str = "player", locked: str = "") -> str:
     """A self-contained HTML page that plays `spec` by its top-level param `clock` over [0, t_max].
 
     `boundaries` (seconds, e.g. iteration ends) are the stops of step back/forward; playback starts
@@ -187,6 +187,8 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
     position under `key`) and, with `play_to`, plays from there to that moment and pauses.
     `highlight`: views of the chart (Vega-Lite names) to outline. `keys="page"`: the player
     leaves space and the arrows to the page it is in (a tour's next and back), passing them on.
+    `locked`: why the clock may not move yet (a tour's guess to make first): Play, the steps and
+    the slider are disabled, with this as their tooltip.
     """
     if not isinstance(spec, dict) or not _has_param(spec, clock):
         raise InputError(f"the spec declares no top-level param named {clock!r}; add "
@@ -210,6 +212,7 @@ def player_html(spec: dict, *, clock: str = "t", t_max: float, boundaries: Seque
         "playTo": play_to,
         "highlight": [str(name) for name in highlight],
         "keys": keys,
+        "locked": str(locked),
     }
     height = check_number("player height (px)", height, low=120, low_inclusive=True, integer=True)
     return Template(asset("player.html")).substitute(

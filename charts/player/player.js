@@ -102,9 +102,10 @@
   }
 
   function pause() { state.playing = false; showState(); remember(true); }
-  function toggle() { if (state.playing) pause(); else play(); }
+  function toggle() { if (cfg.locked) return; if (state.playing) pause(); else play(); }
 
   function step(direction) {
+    if (cfg.locked) return;
     pause();
     var b = cfg.boundaries, target = direction > 0 ? cfg.tMax : 0;
     if (direction > 0) {
@@ -129,6 +130,13 @@
     box.textContent = "The chart could not be drawn: " + window.playerError;
   }
 
+  // A clock that may not move yet (a tour's guess comes first): its controls say so, disabled.
+  if (cfg.locked) {
+    [playBtn, backBtn, fwdBtn, scrub].forEach(function (control) {
+      control.disabled = true;
+      control.title = cfg.locked;
+    });
+  }
   playBtn.addEventListener("click", toggle);
   backBtn.addEventListener("click", function () { step(-1); });
   fwdBtn.addEventListener("click", function () { step(1); });

@@ -18,18 +18,21 @@ step = t.step(tour_view.current(t))
 tour_view.navigation(t, step)   # first: a scenario that cannot run still lets the tour move on
 s = widgets.scenario()
 look = widgets.look()
+words_column, figure_column = st.columns([1, 2])
+with figure_column:
+    figure_area, notes_area = st.container(), st.container()
 if step.view == "burst":
-    served = tour_view.burst_runs(s)
+    with notes_area:   # the runs' notes (a lane at its own budget) after the figure: the step opens with its question
+        served = tour_view.burst_runs(s)
     numbers = tour.burst_numbers(s, served.traces)
 else:
     unchunked, chunked = runs.lanes(s)
     numbers = tour.lane_numbers(s, unchunked, chunked)
 fields = tour.step_fields(step, numbers)
 
-words_column, figure_column = st.columns([1, 2])
 with words_column:
     revealed = tour_view.text(t, step, fields, numbers.values, s)
-with figure_column:
+with figure_area:
     if step.view == "burst":
         if revealed:   # the chart to read would give the answer away
             tour_view.burst(served, look)

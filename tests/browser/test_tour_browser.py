@@ -102,6 +102,10 @@ def test_a_guess_then_its_reveal_plays_the_moment(page, app_url):
     step_shown(page, 2)
     frame = player(page)
     assert frame.evaluate("({...window.playerState})") == {"t": 0, "playing": False}
+    play = frame.locator("[data-testid=player-play]")
+    assert play.is_disabled() and play.get_attribute("title") == STEPS.words["play_after_guess"]
+    play.click(force=True)                                  # a click on it does nothing
+    assert frame.evaluate("window.playerState.playing") is False
     page.get_by_text("300 ms", exact=True).click()
     feedback = page.locator(".st-key-tour-feedback")
     sync_api.expect(feedback).to_contain_text("Right.", timeout=15_000)
@@ -112,6 +116,7 @@ def test_a_guess_then_its_reveal_plays_the_moment(page, app_url):
     frame.wait_for_function(f"!window.playerState.playing && window.playerState.t > {stall_end - 1e-6}",
                             timeout=30_000)
     assert frame.evaluate("window.playerState.t") == pytest.approx(stall_end)
+    assert frame.locator("[data-testid=player-play]").is_enabled()   # Play once guessed
     # on a projector the answer takes the place of the words before the question: no scrolling
     assert page.get_by_test_id("stMain").evaluate("e => e.scrollHeight - e.clientHeight") <= 0
 
@@ -168,3 +173,36 @@ def test_the_tour_gives_the_learners_scenario_back(page, app_url):
     page.wait_for_url("**/side_by_side?**budget=1024**", timeout=15_000)
     assert "decodes=32" in page.url
     sync_api.expect(page.get_by_role("spinbutton", name="Token budget per iteration")).to_have_value("1024")
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1440, 900)], ids=["1280x720", "1440x900"])
+def test_the_under_load_step_opens_with_its_question_and_its_chart_fits(new_tab, app_url, size):
+    """On a projector the step's title and question come first (the lanes' notes after the
+    figure), and once guessed the burst's two panels, axes included, are wholly on the screen."""
+    page = new_tab(*size)
+    page.goto(f"{app_url}/tour?tour=9&presenter=1")
+    step_shown(page, 9)
+    title = page.get_by_role("heading", name=f"9. {STEPS.step(9).title}").bounding_box()
+    note = page.get_by_text("its own budget", exact=False).bounding_box()
+    assert note["y"] > title["y"] or note["x"] > title["x"] + title["width"]
+    page.locator(".st-key-guess-9").get_by_text("4 s", exact=True).click()
+    sync_api.expect(page.locator(".st-key-tour-feedback")).to_contain_text("3.7 s", timeout=15_000)
+    settle(page)
+    chart = page.locator(".st-key-stage")                   # the burst chart, as drawn
+    box = chart.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= size[1]
+    assert page.get_by_test_id("stMain").evaluate("e => e.scrollTop") == 0
+
+
+def test_the_tour_downloads_its_printable_handout(new_tab, app_url):
+    """One click: the handout as one HTML page with every step's figure inside it."""
+    page = new_tab(1280, 720)
+    page.goto(f"{app_url}/tour?tour=1")
+    step_shown(page, 1)
+    with page.expect_download(timeout=120_000) as caught:
+        page.locator(".st-key-tour_handout button").first.click()
+    saved = caught.value
+    text = open(saved.path(), encoding="utf-8").read()
+    assert saved.suggested_filename == "guided-tour-handout.html"
+    assert text.startswith("<!DOCTYPE html>")
+    assert text.count('src="data:image/png;base64,') == len(STEPS.steps)

@@ -324,11 +324,34 @@ def test_moving_to_a_step_sets_its_controls_and_the_link():
     assert at.header[0].value == "6. What it costs, what it buys"
 
 
-def test_a_projectors_tour_ends_with_its_figure():
-    """On a projector the tour's own Next moves on; the path's "Next" link under the page would
-    only add a screen to scroll."""
-    assert page_links(open_tour(tour=3))[-1].startswith("Next: ")
-    assert not any(label.startswith("Next: ") for label in page_links(open_tour(tour=3, presenter=1)))
+def test_the_tour_has_one_next_its_own():
+    """The tour's own Next moves on; the path's "Next: Home" link under the page would compete
+    with it, on a screen and on a projector alike (other pages keep theirs)."""
+    for query in (dict(tour=3), dict(tour=3, presenter=1), dict(tour=9)):
+        assert not any(label.startswith("Next: ") for label in page_links(open_tour(**query)))
+    home = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    home.run()
+    assert page_links(home)[-1].startswith("Next: ")
+
+
+def test_the_keys_are_on_screen_not_in_a_tooltip(steps):
+    at = open_tour(tour=4)
+    keys = steps.words["keys"].format(last=min(len(steps.steps), tour.DIGIT_STEPS))
+    assert keys in [c.value for c in at.caption]
+    assert keys.startswith("Keys: space/→ next, ← back, 1–")
+    assert not at.button(key="tour_next").help
+
+
+def test_the_under_load_step_opens_with_its_question(steps):
+    """The lanes' notes (vLLM V0 at its own budget) come after the step's words and question, in
+    the figure's column below where the chart will be, not above the step's title."""
+    at = open_tour(tour=9)
+    words_column, figure_column = at.main.columns[:2]
+    said = [c.value for c in figure_column.caption]
+    note = next(i for i, text in enumerate(said) if "its own budget" in text)
+    assert said.index(steps.words["chart_after_guess"]) < note
+    assert not any("its own budget" in c.value for c in words_column.caption)
+    assert at.header[0].value == "9. Under load"
 
 
 def main_text(at: AppTest) -> str:
@@ -364,8 +387,10 @@ def test_before_a_guess_nothing_of_the_run_ahead_is_drawn(steps, number, choice,
     assert moment_ms not in player_html(at)
     assert re.search(r'"time_ms":0[,}]', player_html(at))      # the moment it opens at is drawn
     assert clock_end(at) <= 1e-6                                # and the clock cannot pass it
+    assert f'"locked":"{steps.words["play_after_guess"]}"' in player_html(at)   # nor Play start
     at.radio(key=f"guess-{number}").set_value(choice).run()
     assert moment_ms in player_html(at) and clock_end(at) == pytest.approx(window_end)
+    assert '"locked":""' in player_html(at)
 
 
 def clock_end(at: AppTest) -> float:
@@ -438,7 +463,7 @@ def test_a_scenario_that_cannot_run_on_a_step_is_a_message_and_the_tour_moves_on
 def handout(tmp_path_factory):
     from ui.teach.handout import write
     out = tmp_path_factory.mktemp("handout")
-    return out, write(out, width=400).read_text("utf-8")
+    return out, write(out, width=600, pdf=False).read_text("utf-8")
 
 
 def test_the_handouts_figures_are_all_different(handout, steps):
@@ -482,3 +507,43 @@ def test_the_handout_has_a_recap_with_the_runs_numbers(handout, steps):
     for name in ("decode_step", "prompt_pass", "gap_u", "chunk", "ttft_c", "ttft_u"):
         assert fields[name] in recap, name
     assert "{" not in recap
+
+
+def test_the_handout_page_has_each_steps_question_and_figure_inside_it(handout, steps):
+    """handout.html stands alone (printable offline): each step's title and question, each
+    figure as a data URL (no file beside it, nothing fetched), a print style sheet."""
+    from ui.teach.handout import page_html
+    out, _ = handout
+    page = (out / "handout.html").read_text("utf-8")
+    assert page.count('src="data:image/png;base64,') == len(steps.steps)
+    assert not re.search(r'(src|href)="(?!data:)', page)              # nothing to fetch
+    assert "@page" in page and "@media print" in page
+    for step in steps.steps:
+        assert f"<h2>{step.number}. {step.title}</h2>" in page
+        question = step.section("question") if (step.guess or step.exercise) else ""
+        first_words = re.split(r"[{*]", question)[0].strip()[:30]      # up to its first number
+        assert first_words in page, step.number
+    assert "<ul><li>" in page and "<strong>" in page and "**" not in page
+    assert page_html("- one\n  more\n- two", {}, "t").count("<li>") == 2   # a wrapped item is one
+
+
+@pytest.mark.skipif(not shutil.which("chromium"), reason="Chromium is not installed: no PDF")
+def test_the_handout_pdf_is_printed_by_chromium(tmp_path):
+    from ui.teach.handout import main
+    assert main(["--out", str(tmp_path), "--width", "600"]) == 0
+    pdf = (tmp_path / "handout.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page\b", pdf)) >= 5
+
+
+def test_without_chromium_the_handout_says_there_is_no_pdf(tmp_path, monkeypatch, capsys):
+    from ui.teach import handout
+    monkeypatch.setattr(handout, "CHROMIUM", ("no-such-browser",))
+    assert handout.main(["--out", str(tmp_path), "--width", "600"]) == 0
+    assert "no PDF: none of no-such-browser is installed" in capsys.readouterr().out
+    assert (tmp_path / "handout.html").exists() and not (tmp_path / "handout.pdf").exists()
+
+
+def test_the_tour_offers_the_handout():
+    at = open_tour(tour=1)
+    assert at.get("download_button")
+    assert not open_tour(tour=1, presenter=1).get("download_button")

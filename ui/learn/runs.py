@@ -128,8 +128,9 @@ class Framing:
     the views it outlines (charts.timeline.view_name), who takes the keys (charts.player.KEYS);
     `until` (s), while a guess is not yet made: nothing of the run after it is drawn (no faded
     preview of what is to come, no tick to count ahead), nor the lanes' whole-run numbers and
-    the cue, and the clock stops there. `beside`: the lanes side by side (`width` each), else one
-    above the other."""
+    the cue, and the clock stops there; `locked`, why (the player's controls are disabled with
+    it as their tooltip). `beside`: the lanes side by side (`width` each), else one above the
+    other."""
     width: int = CHART_WIDTH
     rows_px: int | None = None
     beside: bool = False
@@ -138,6 +139,7 @@ class Framing:
     highlight: tuple[str, ...] = ()
     keys: str = "player"
     until: float | None = None
+    locked: str = ""
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -160,7 +162,8 @@ def player_page(s: Scenario, look: Look, window: str, height: int, key: str, fil
     return player_html(figure.spec(), clock=CLOCK, t_max=clock_end, boundaries=boundaries,
                        height=height, dark=look.dark, key=key, cue=cue, file_stem=file_stem,
                        presenter=look.presenter, contrast=look.contrast, start=framing.start,
-                       play_to=framing.play_to, highlight=framing.highlight, keys=framing.keys)
+                       play_to=framing.play_to, highlight=framing.highlight, keys=framing.keys,
+                       locked=framing.locked)
 
 
 def _before(name: str, frame: pd.DataFrame, until_ms: float) -> pd.DataFrame:

@@ -1,20 +1,28 @@
-"""The guided tour as a printable handout: one Markdown file with each step's words and its figure
-at doc size, a recap, and an answer key at the end (each guess's answer and its figure, the
-exercise's answer), so that a reader predicts before they see. Each figure shows the lanes the
-step points at, at the moment it explains: no two are alike. No browser and no server (no
-Streamlit): the same steps (ui/teach/tour.py) and figure builders (charts/) as the app, drawn by
-vl-convert.
+"""The guided tour as a printable handout: each step's words and its figure at doc size, a recap,
+and an answer key at the end (each guess's answer and its figure, the exercise's answer), so that
+a reader predicts before they see. Each figure shows the lanes the step points at, at the moment
+it explains: no two are alike. No server (no Streamlit): the same steps (ui/teach/tour.py) and
+figure builders (charts/) as the app, drawn by vl-convert.
 
-    .venv/bin/python -m ui.teach.handout               # make handout: out/handout/handout.md and its PNGs
+Written three ways: handout.md with its PNGs beside it; handout.html, one self-contained page
+(the figures inside it, a print style sheet, nothing fetched) that any browser prints, and that
+the tour offers as a download; and handout.pdf, that page printed by Chromium where it is
+installed (else skipped, saying so).
+
+    .venv/bin/python -m ui.teach.handout               # make handout: out/handout/
     .venv/bin/python -m ui.teach.handout --out DIR --width 900
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import html
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,11 +43,13 @@ from . import tour
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "out" / "handout"
-WIDTH = 900           # CSS pixels of a figure's plot: a page's width at PNG_SCALE
+WIDTH = 720           # CSS pixels of a figure: the printed column's, so its labels print at their size
 MAX_ITERATIONS = 500_000
 RECAP = "recap.md"    # beside the steps: the tour in a few lines, for the handout
 HTML_TAG = re.compile(r"<[^>]+>")
 GLOSSARY_USE = re.compile(r"\{(?:term|first):(\w+)")
+CHROMIUM = ("chromium", "chromium-browser", "google-chrome")   # what prints the PDF, first found
+PDF_TIMEOUT_S = 120
 
 
 def _runs(s: Scenario) -> tuple[Trace, Trace]:
@@ -63,16 +73,17 @@ def step_figure(step: tour.Step, width: int) -> tuple[Figure, dict[str, float], 
     look = Look()
     if step.view == "burst":
         traces = _burst(s)
-        figure = traffic_charts.traffic_timeline(traffic_charts.timeline_frame(traces), look,
-                                                 width=width, overview=False)
+        frame = traffic_charts.timeline_frame(traces)
+        figure = export.fitted(lambda plot: traffic_charts.traffic_timeline(
+            frame, look, width=plot, overview=False), width)
         return figure, {}, tour.burst_numbers(s, traces)
     unchunked, chunked = _runs(s)
     tl = timeline(unchunked, chunked)
     named = {part.split(".")[0] for part in step.highlight} & set(tour.LANES)
     lanes = [lane for lane in tl.lanes if lane.key in named] or tl.lanes
     shown = tour.moments(unchunked, chunked, tl.t_max)[step.play or step.moment]
-    return (replace(tl, lanes=lanes).figure(look, width), {"t": shown},
-            tour.lane_numbers(s, unchunked, chunked))
+    figure = export.fitted(lambda plot: replace(tl, lanes=lanes).figure(look, plot), width)
+    return figure, {"t": shown}, tour.lane_numbers(s, unchunked, chunked)
 
 
 def exercise_check(step: tour.Step) -> tour.BudgetCheck:
@@ -138,40 +149,152 @@ def glossary_markdown(t: tour.Tour) -> str:
     return "\n".join(f"- {line}" for key, line in zip(glossary.TERMS, glossary.entries()) if key in used)
 
 
-def write(out: Path = OUT, width: int = WIDTH) -> Path:
-    """Draw every step's figure and write the handout; its path."""
+def markdown_and_figures(width: int = WIDTH) -> tuple[str, dict[str, bytes]]:
+    """The handout as Markdown, and its figures (PNG) by the file names it gives them."""
     t = tour.load()
-    out.mkdir(parents=True, exist_ok=True)
-    sections, answers = [f"# {t.words['title']}", t.words["handout_intro"]], []
+    sections, answers, figures = [f"# {t.words['title']}", t.words["handout_intro"]], [], {}
     for step in t.steps:
         figure, clock, numbers = step_figure(step, width)
         image = f"{step.number:02d}-{step.slug}.png"
-        (out / image).write_bytes(export.png(figure, **clock))
+        figures[image] = export.png(figure, **clock)
         text, answer = step_markdown(t, step, numbers, image)
         sections.append(text)
         answers += [answer] if answer else []
     sections += [f"## {t.words['recap']}", recap_markdown(t),
                  f"## {t.words['glossary']}", glossary_markdown(t),
                  f"## {t.words['answer_key']}", *answers]
+    return "\n\n".join(sections) + "\n", figures
+
+
+# --- the printable page -----------------------------------------------------------------------
+PRINT_CSS = """
+body { font: 11pt/1.45 "Source Sans Pro", "Helvetica Neue", Arial, sans-serif; color: #1F2430;
+       max-width: 720px; margin: 2rem auto; padding: 0 1.5rem; }
+h1 { font-size: 20pt; margin: 0 0 0.5rem; }
+h2 { font-size: 14pt; margin: 1.6rem 0 0.4rem; break-after: avoid; }
+img { display: block; max-width: 100%; height: auto; margin: 0.6rem 0; break-inside: avoid; }
+section.key { break-before: page; }
+code { font-size: 0.95em; }
+p, li { orphans: 3; widows: 3; }
+@page { size: A4; margin: 14mm 14mm 16mm; }
+@media print { body { margin: 0; max-width: none; padding: 0; } a { color: inherit; } }
+"""
+INLINE = ((re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
+          (re.compile(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])"), r"<em>\1</em>"),
+          (re.compile(r"`([^`]+)`"), r"<code>\1</code>"))
+IMAGE = re.compile(r"!\[([^\]]*)\]\(([^)\s]+)\)")
+
+
+def _inline(text: str) -> str:
+    """One block's text as HTML: escaped, then the handout's bold, italics and code."""
+    out = html.escape(text, quote=False)
+    for pattern, replacement in INLINE:
+        out = pattern.sub(replacement, out)
+    return out
+
+
+def _paragraph_and_list(block: str) -> str:
+    """A block of text, then any list it ends with: a line that starts with "- " opens an item,
+    the lines after it continue the item (the words wrap in the source)."""
+    text, items = [], []
+    for line in block.splitlines():
+        if line.startswith("- "):
+            items.append([line[2:]])
+        elif items:
+            items[-1].append(line.strip())
+        else:
+            text.append(line)
+    paragraph = f"<p>{_inline(chr(10).join(text))}</p>" if text else ""
+    listed = "".join(f"<li>{_inline(' '.join(item))}</li>" for item in items)
+    return paragraph + (f"<ul>{listed}</ul>" if items else "")
+
+
+def page_html(markdown: str, figures: dict[str, bytes], title: str) -> str:
+    """The handout's Markdown (only what `markdown_and_figures` writes: headings, paragraphs,
+    bold, italics, code, lists, a figure alone in its block) as one self-contained HTML page,
+    each figure inside it as a data URL."""
+    body, open_section = [], False
+    for block in markdown.strip().split("\n\n"):
+        if block.startswith("## "):
+            if open_section:
+                body.append("</section>")
+            heading = block[3:]
+            key = heading == tour.load().words["answer_key"]
+            body.append(f'<section{" class=key" if key else ""}><h2>{_inline(heading)}</h2>')
+            open_section = True
+        elif block.startswith("# "):
+            body.append(f"<h1>{_inline(block[2:])}</h1>")
+        elif IMAGE.fullmatch(block):
+            alt, name = IMAGE.fullmatch(block).groups()
+            data = base64.b64encode(figures[name]).decode()
+            body.append(f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">')
+        else:
+            body.append(_paragraph_and_list(block))
+    if open_section:
+        body.append("</section>")
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>{html.escape(title)}</title><style>{PRINT_CSS}</style></head>\n<body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+def handout_html(width: int = WIDTH) -> str:
+    """The printable page, built in memory (what the tour's download serves)."""
+    markdown, figures = markdown_and_figures(width)
+    return page_html(markdown, figures, tour.load().words["title"])
+
+
+def chromium() -> str | None:
+    """The Chromium that prints the PDF: the first of CHROMIUM on the PATH, else None."""
+    return next((found for name in CHROMIUM if (found := shutil.which(name))), None)
+
+
+def print_pdf(page: Path, pdf: Path, browser: str) -> None:
+    """`page` printed to `pdf` by headless Chromium (no header or footer lines)."""
+    with tempfile.TemporaryDirectory() as profile:
+        done = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                               f"--user-data-dir={profile}", "--no-pdf-header-footer",
+                               f"--print-to-pdf={pdf}", page.resolve().as_uri()],
+                              capture_output=True, text=True, timeout=PDF_TIMEOUT_S)
+    if done.returncode != 0 or not pdf.exists():
+        raise OSError(f"{browser} could not print {page}: {done.stderr.strip()[-300:]}")
+
+
+def write(out: Path = OUT, width: int = WIDTH, pdf: bool = True) -> Path:
+    """Draw every step's figure and write the handout (Markdown, its PNGs and the HTML page;
+    with `pdf`, the PDF where Chromium is installed); the Markdown's path."""
+    out.mkdir(parents=True, exist_ok=True)
+    markdown, figures = markdown_and_figures(width)
+    for name, data in figures.items():
+        (out / name).write_bytes(data)
     path = out / "handout.md"
-    path.write_text("\n\n".join(sections) + "\n", encoding="utf-8")
+    path.write_text(markdown, encoding="utf-8")
+    page = out / "handout.html"
+    page.write_text(page_html(markdown, figures, tour.load().words["title"]), encoding="utf-8")
+    browser = chromium() if pdf else None
+    if browser:
+        print_pdf(page, out / "handout.pdf", browser)
     return path
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ui.teach.handout", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=OUT, help=f"folder to write to (default {OUT})")
-    parser.add_argument("--width", default=WIDTH, help=f"each figure's plot width in CSS pixels, "
-                                                       f"300 to 2,000 (default {WIDTH})")
+    parser.add_argument("--width", default=WIDTH, help=f"each figure's width in CSS pixels, "
+                                                       f"600 to 2,000 (default {WIDTH})")
     args = parser.parse_args(argv)
     try:
-        width = check_number("--width", args.width, low=300, low_inclusive=True, high=2000,
+        width = check_number("--width", args.width, low=600, low_inclusive=True, high=2000,
                              integer=True)
         path = write(args.out, width)
-    except (InputError, OSError) as e:
+    except (InputError, OSError, subprocess.SubprocessError) as e:
         print(f"handout: {e}", file=sys.stderr)
         return 2
-    print(f"wrote {path} and {len(tour.load().steps)} figures beside it")
+    made = "handout.html, handout.pdf" if (args.out / "handout.pdf").exists() and chromium() \
+        else "handout.html"
+    print(f"wrote {path}, {len(tour.load().steps)} figures and {made} beside it")
+    if not chromium():
+        print(f"no PDF: none of {', '.join(CHROMIUM)} is installed; print handout.html from a "
+              "browser instead")
     return 0
 
 

@@ -28,7 +28,7 @@ from ..shell.cached_figure import cached_figure
 from ..shell.controls import CONTROLS
 from ..shell.scenario import Scenario
 from ..under_load import traffic
-from . import tour
+from . import handout, tour
 
 URL_PATH = "tour"            # the page's address: /tour (pages/teach/tour.py)
 STEP = controls.TOUR.key     # the step picker's key, and the link's: /tour?tour=3
@@ -36,6 +36,7 @@ APPLIED = "_tour_applied"    # the step whose controls were set last (None: not 
 SAVED = "_tour_saved"        # the learner's scenario before the tour set its own
 ENTRY = "_tour_entry"        # how many times a step was entered: each entry opens its moment afresh
 KEYS = "tour_keys"
+HANDOUT_FILE = "guided-tour-handout.html"
 PICK = "tour_pick"           # the exercise's budget, a mirror of the sidebar's
 # The burst's panels on a projector: the legend, each panel's title, subtitle and axis take
 # BURST_FIXED_PX together (262 in vl-convert; the chart's element in Chromium is 9 px taller); a
@@ -142,7 +143,7 @@ def _pick_changed() -> None:
 
 # --- the page's parts ---------------------------------------------------------------------------
 def navigation(t: tour.Tour, step: tour.Step) -> None:
-    """Back, the step picker and Next on one line; the keys."""
+    """Back, the step picker, Next and the keys on one line."""
     w = t.words
     steps_count = len(t.steps)
     st.html(NAVIGATION_CSS)
@@ -156,8 +157,9 @@ def navigation(t: tour.Tour, step: tour.Step) -> None:
                              label_visibility="collapsed")
         st.button(w["next"], icon=":material/arrow_forward:", icon_position="right",
                   disabled=step.number == len(t.steps), on_click=_go, args=(step.number + 1,),
-                  key="tour_next", type="primary",
-                  help=w["keys"].format(last=min(steps_count, tour.DIGIT_STEPS)))
+                  key="tour_next", type="primary")
+        # on screen, not in a tooltip: a presenter needs them before anyone hovers
+        st.caption(w["keys"].format(last=min(steps_count, tour.DIGIT_STEPS)))
 
 
 def text(t: tour.Tour, step: tour.Step, fields: dict[str, str], truths: dict[str, float],
@@ -190,7 +192,23 @@ def text(t: tour.Tour, step: tour.Step, fields: dict[str, str], truths: dict[str
     for path in step.story_chapter().pages[:1]:
         page = story.BY_PATH[path]
         st.page_link(path, label=f"{w['deeper']}: {page.title}", icon=page.icon)
+    if not presenter.on():   # for the teacher before class; a projector's column has no room
+        handout_button(w)
     return revealed
+
+
+def handout_button(w: dict[str, str]) -> None:
+    """The printable handout, drawn when clicked (seconds, once per server). Sent as bytes to
+    save: Streamlit does not hand out a page of HTML as a download."""
+    st.download_button(w["handout"], _handout_page, file_name=HANDOUT_FILE,
+                       mime="application/octet-stream", on_click="ignore",
+                       icon=":material/print:", help=w["handout_help"], key="tour_handout")
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def _handout_page() -> str:
+    """The printable handout (ui/teach/handout.py), drawn once per server on the first click."""
+    return handout.handout_html()
 
 
 def exercise(t: tour.Tour, step: tour.Step, fields: dict[str, str], s: Scenario) -> None:
@@ -234,7 +252,8 @@ def timeline(step: tour.Step, s: Scenario, look: Look, moments: dict[str, float]
     play_to = moments[step.play] if step.play and revealed else None
     framing = Framing(start=start, play_to=play_to if play_to and play_to > start else None,
                       highlight=step.player_views(), keys="page",
-                      until=None if revealed else start)
+                      until=None if revealed else start,
+                      locked="" if revealed else steps().words["play_after_guess"])
     entry = st.session_state.get(ENTRY, 0)
     name = f"tour-{step.number}-{entry}-{'shown' if revealed else 'asked'}"
     player.player(s, look, controls.WINDOW.default, name, window_control=False, framing=framing,
