@@ -83,12 +83,13 @@ st.subheader("The error table")
 st.markdown(f"The numbers `python -m sim validate` prints: every measured point, each mode's "
             f"prediction and its error, and the median and max {error_rule} by set of points.")
 percent = "{:.1%}".format          # as `python -m sim validate` prints them
-widgets.table(summary_table(report).assign(mode=lambda t: t["mode"].map(MODE_NAMES))
-              .set_index("mode").rename_axis("cost mode").assign(**{
-                  name: lambda t, name=name: t[name].map(percent)
-                  for name in ("median |error|", "max |error|")}))
-st.caption("held_out: every point the fit did not see; fitted: the training points; all: both; "
-           "held_out_tpN: the held-out points at TP = N.")
+widgets.table(summary_table(report).assign(mode=lambda t: t["mode"].map(MODE_NAMES),
+                                           set=lambda t: t["set"].map(reproduce.point_set_name))
+              .set_index("mode").rename_axis("cost mode").rename(columns={"set": "points of"})
+              .assign(**{name: lambda t, name=name: t[name].map(percent)
+                         for name in ("median |error|", "max |error|")}))
+st.caption("Held out: every point the fit did not see; fitted: the training points; all: both; "
+           "held out, TP = N: the held-out points at that tensor-parallel degree.")
 # A thousand rows, on request (a first visit draws no grid): formatted in the browser (a Styler
 # formats every cell in the page's run and sends each as text beside its number), the errors as
 # percentages.

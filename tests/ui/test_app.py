@@ -349,7 +349,7 @@ def test_fidelity_page_shows_the_validate_numbers():
                            ("Roofline (ideal), max", f"{ideal['max_abs_error']:.1%}")]
     summary, published, reproduced = tables(at)[:3]
     assert not at.dataframe                             # the 1,044 points wait for their toggle
-    row = summary[summary["set"] == "held_out"].loc["calibrated"]
+    row = summary[summary["points of"] == "held out"].loc["Calibrated to kernels"]
     assert row["max |error|"] == f"{held['max_abs_error']:.1%}"
     at.toggle(key="fidelity_points").set_value(True).run()
     points = at.dataframe[0].value

@@ -119,3 +119,9 @@ def test_the_capacity_numbers_name_their_engines():
     assert_clean(at)
     labels = [m.label for m in at.metric]
     assert labels and not [label for label in labels if set(label.split()) & KEYS]
+
+
+def test_the_fidelity_error_table_names_its_sets_of_points():
+    at = open_app("pages/advanced/fidelity.py")
+    sets = tables(at)[0]["points of"]
+    assert identifiers(sets) == [] and "held out, TP = 2" in set(sets)

@@ -26,6 +26,13 @@ def scenario_name(key: str) -> str:
     return STUDY_NAMES.get(key, key)
 
 
+def point_set_name(key: str) -> str:
+    """A set of measured points as the error table names it: "held_out_tp2" is "held out, TP = 2"
+    (`python -m sim validate` prints the key)."""
+    held, _, tp = key.partition("_tp")
+    return held.replace("_", " ") + (f", TP = {tp}" if tp else "")
+
+
 @st.cache_data(show_spinner=False)
 def shipped() -> Shipped:
     """The shipped results, read once per server."""
