@@ -99,15 +99,16 @@ def figure_work(view: str, fmt: str, width: int, frames: int, presenter: bool,
 
 
 def check_export_work(args, fmt: str, width: int, frames: int,
-                      caption: tuple[str, ...]) -> tuple[int, ...]:
-    """Refuse an export whose figure (its scenario's lines `caption` above it), or whose runs
+                      caption: tuple[str, ...] | None = None) -> tuple[int, ...]:
+    """Refuse an export whose figure (its scenario's lines `caption` above it: CAPTION_LINES
+    when not given), or whose runs
     (side-by-side and streams run both lanes, kept together for the figure) and figure together,
     are over the command's budget, naming what to change; else the iteration caps of the two
     lanes (chunked, unchunked) within it."""
     from charts.export import caption_lines
 
-    figure = figure_work(args.view, fmt, width, frames, args.presenter,
-                         caption_lines(caption, width, args.presenter))
+    lines = CAPTION_LINES if caption is None else caption_lines(caption, width, args.presenter)
+    figure = figure_work(args.view, fmt, width, frames, args.presenter, lines)
     if figure.seconds > CLI_ALLOWANCE.seconds or figure.bytes > CLI_ALLOWANCE.bytes:
         fewer = fewer_frames(fmt, figure.frames_that_fit(PROCESS_SECONDS, PROCESS_BYTES), width)
         raise EffortTooLarge(
