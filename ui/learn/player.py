@@ -44,13 +44,14 @@ def player(s: Scenario, look: Look, window: str, name: str, *, window_control: b
     # how to read it: before it plays, but on a projector the lanes come first (they fill it)
     read_first = notes and not look.presenter
     if read_first:
-        st.caption(words.timeline_legend(), unsafe_allow_html=True)
+        st.caption(words.timeline_legend())
     with st.container(key=presenter.STAGE) if stage else nullcontext():
         show_player(runs.player_page(s, look, window, height, name, file_stem(name, look), framing),
                     height)
     if notes:
         if not read_first:
-            st.caption(words.timeline_legend(), unsafe_allow_html=True)
+            st.caption(words.timeline_legend())
+        st.caption(words.timeline_titles(), unsafe_allow_html=True)
         timeline_notes(s, window, window_control)
         figure_tools(partial(runs.timeline_figure, s, look, window), name, t_max=tl.t_max)
     return fitted

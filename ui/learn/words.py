@@ -569,13 +569,18 @@ def timeline_legend() -> str:
             f"once the wait is a freeze (a gap over {fmt_seconds(STALL_S)}), staying red after; the "
             "dashed line marks the largest gap so far. The new request's tokens are teal. *Streams "
             "frozen for*: how long the longest-waiting stream has gone without a token, once that "
-            f"is over {fmt_seconds(STALL_S)} (until then the lane reads *no stream frozen*); at "
-            "the end of the run it says what happened: how many streams froze and for up to "
-            "how long, or *no stream froze*. A "
-            "lane's title names its policy, how it batches in brackets (e.g. "
-            f"{term('stall_free')}, {term('prefill_first')}) and the budget it runs at: vLLM V0 "
-            f"never splits a prompt, so it runs at its {term('own_budget')}, large enough for "
-            "any prompt.")
+            f"is over {fmt_seconds(STALL_S)} (until then the lane reads *no stream frozen*).")
+
+
+def timeline_titles() -> str:
+    """Under the side-by-side timeline (Markdown with glossary hovers): what the counters say once
+    the run is over, and what a lane's title names (kept below the player, so that the lines above
+    it leave the player its room on the first screen)."""
+    return ("At the end of the run each lane's counter says what happened: how many streams froze "
+            "and for up to how long, or *no stream froze*. A lane's title names its policy, how it "
+            f"batches in brackets (e.g. {term('stall_free')}, {term('prefill_first')}) and the "
+            "budget it runs at: vLLM V0 never splits a prompt, so it runs at its "
+            f"{term('own_budget')}, large enough for any prompt.")
 
 
 def rows_note(streams: int, rows: int, per_row: int, bin_ms: float | None) -> str:
