@@ -22,7 +22,7 @@ import time
 from charts import export, film
 from charts.theme import Look
 from charts.views import timeline
-from ui.shell.scenario import scenario_from
+from ui.shell.scenario import exported, scenario_from
 
 from .smoke import announce
 
@@ -35,8 +35,7 @@ def side_by_side():
     """The Side by side page's figure at the defaults, captioned as the app's download is."""
     s = scenario_from({})
     lanes = timeline(s.run(s.unchunked, 50_000), s.run(s.chunked, 50_000), "prompt")
-    scenario = export.Scenario(s.gpu.id, s.gpu.name, s.model.id, s.model.name, s.prompt,
-                               s.decodes, s.budget, s.mode)
+    scenario = exported({})
     return lanes.figure(Look(), 900).captioned(*scenario.caption), lanes.t_max
 
 
