@@ -11,9 +11,9 @@ Three quantities are easy to mix up and are kept apart here:
   the defaults: that iteration plus the one after it, which brings the token).
 
 The events say why: how long the prompt queued and for what (a budget the streams' decodes take
-whole, or KV memory the streams hold), whether streams were still running when it started, and
+whole, or KV memory the streams hold), whether streams were still running when it started,
 which of its iterations carried stream tokens, ran back to back without them, or were bound by
-the weights' read.
+the weights' read; and whether a budget smaller than the streams left some of them out.
 """
 
 from __future__ import annotations
@@ -65,6 +65,9 @@ class Lane:
     prefill_only_run: int       # most of its iterations back to back with no stream token, streams running
     prefill_only_run_s: float   # their time together
     weight_bound_iterations: int  # its iterations whose memory reads take longer than their arithmetic
+    # --- what the budget did to the streams ----------------------------------------------------
+    left_out_iterations: int    # iterations whose budget held some running streams' tokens, not all
+    most_left_out: int          # the most streams one such iteration left out
 
     @property
     def split(self) -> bool:
@@ -114,11 +117,16 @@ def lane(trace: Trace, cost: CostModel) -> Lane:
         prompt_s, in_it, decodes_in_it, compute_bound, largest_chunk, next_s = (
             math.nan, 0, 0, False, 0, math.nan)
     ttft = float(request_times(trace).ttft_s[new[0]]) if len(new) else math.nan
+    # streams a budget smaller than them left out (an iteration with no stream token at all is a
+    # prefill-only one: its own event)
+    left_out = np.where(trace.decode_tokens > 0, trace.running_decoders - trace.decode_tokens, 0)
     return Lane(trace.policy, trace.budget, frozen.streams, step_s, step_compute_bound, next_s,
                 prompt_s, in_it, decodes_in_it, compute_bound, len(carrying), largest_chunk,
                 frozen.largest_gap_s,
                 frozen.frozen_streams, frozen.frozen_per_stream_s, ttft, trace.starved_iterations,
-                int(trace.chunk_start[mine].sum()), **_prompt_events(trace, new, carrying))
+                int(trace.chunk_start[mine].sum()), **_prompt_events(trace, new, carrying),
+                left_out_iterations=int(np.count_nonzero(left_out > 0)),
+                most_left_out=int(left_out.max(initial=0)))
 
 
 def _prompt_events(trace: Trace, new: np.ndarray, carrying: np.ndarray) -> dict:

@@ -183,7 +183,7 @@ def test_lane_cards_show_the_source_articles_numbers(seed_traces):
     assert chunked["New request TTFT"].seconds == pytest.approx(16 * 0.02304)
     assert unchunked["Largest gap"].value == "333 ms"
     assert chunked["Largest gap"].value == "23.04 ms"
-    assert "16 iteration(s)" in chunked["New request TTFT"].help
+    assert "16 iterations that carried its prompt" in chunked["New request TTFT"].help
     assert "64 running streams" in chunked["Largest gap"].help
     assert (unchunked["Streams frozen"].value, chunked["Streams frozen"].value) == ("64 of 64",
                                                                                     "0 of 64")

@@ -133,10 +133,19 @@ def fix_story(trace: Trace, facts: Lane, before: Lane) -> str:
                 f"whole {facts.prompt_tokens_in_it:,}-token prompt{beside}, so nothing is split: "
                 "one iteration carries all of it, taking "
                 f"**{fmt_seconds(facts.prompt_iteration_s)}**; {wait}, and {ttft}. A budget "
-                "smaller than the prompt splits it.")
+                f"smaller than {_fits_whole(facts)} splits it.")
     return (f"{head}{wait_story(facts)}{chunk_story(facts)} The prompt goes through in "
             f"{facts.prompt_iterations:,} iterations, the longest "
             f"**{fmt_seconds(facts.prompt_iteration_s)}**; {wait}, and {ttft}.")
+
+
+def _fits_whole(facts: Lane) -> str:
+    """The least budget that carries the whole prompt in one iteration, as this run filled it: the
+    prompt plus the stream tokens beside it."""
+    if not facts.decodes_in_it:
+        return f"the {facts.prompt_tokens_in_it:,}-token prompt"
+    return (f"the prompt plus the stream tokens beside it, {facts.prompt_tokens_in_it:,} + "
+            f"{facts.decodes_in_it:,} = {facts.prompt_tokens_in_it + facts.decodes_in_it:,}")
 
 
 def freeze_story(facts: Lane) -> str:
@@ -271,7 +280,7 @@ def ttft_causes(u: Lane, c: Lane) -> list[str]:
 
 
 def _of(part: int, whole: int) -> str:
-    return f"all {whole:,}" if part == whole else f"{part:,}"
+    return f"all {whole:,}" if part == whole else f"{part:,} of them"
 
 
 def _verb(n: int, verb: str) -> str:
@@ -291,7 +300,7 @@ def split_title(facts: Lane) -> str:
     chapter's text, a starved prompt first)."""
     rule = "budget B, a chunk C = B − D"
     if facts.starved_iterations:
-        return f"A {rule}: here the streams leave no room for a chunk until they finish"
+        return f"A {rule}: here the streams' decode tokens fill the budget first"
     if facts.split:
         return f"Split it: a {rule}"
     if math.isnan(facts.prompt_iteration_s):
@@ -301,9 +310,17 @@ def split_title(facts: Lane) -> str:
 
 def _gain(comparison: Comparison) -> str:
     """What chunking buys the streams here: "gain" (a shorter wait, and no more freezes), "fewer"
-    (fewer freezes only), "little" (a shorter wait only), "nothing", or "no streams"."""
-    if not comparison.unchunked.streams:
+    (fewer freezes only), "little" (a shorter wait only), "nothing", or "no streams"; or what
+    else shaped the streams' waits: "left out" (a budget smaller than the streams froze some of
+    them, prompt or not), "waited" (the prompt waited until every stream had finished, so the
+    streams' pace owes nothing to its chunks)."""
+    u, c = comparison.unchunked, comparison.chunked
+    if not u.streams:
         return "no streams"
+    if c.left_out_iterations and c.frozen_streams:
+        return "left out"
+    if c.streams_finished_first and not u.streams_finished_first:
+        return "waited"
     if comparison.shorter_wait and (comparison.fewer_frozen or not comparison.chunked.frozen_streams):
         return "gain"
     if comparison.fewer_frozen:
@@ -312,6 +329,8 @@ def _gain(comparison: Comparison) -> str:
 
 
 TRADE_TITLES = {"gain": "What it costs, what it buys",
+                "left out": "What it costs; here the budget leaves streams out",
+                "waited": "What it costs; the streams keep their pace only because the prompt waits",
                 "fewer": "What it costs, what it buys: fewer freezes only",
                 "little": "What it costs, what it buys: little here",
                 "nothing": "What it costs; here it buys nothing",
@@ -343,7 +362,14 @@ def trade_story(comparison: Comparison, reread: str) -> str:
                   f"{threshold}) instead of {u.frozen_streams:,}")
     why_not = ("" if c.split or c.starved_iterations
                else " (the budget holds the whole prompt, so nothing is split)")
-    if gain == "gain":
+    if gain == "left out":
+        buys = (f"Here the budget of {_count(c.budget, 'token')} is smaller than the "
+                f"{c.streams:,} streams: {left_out_story(c)} So {frozen}, and {gap}.")
+    elif gain == "waited":
+        buys = (f"Here chunking buys no shorter stall: the streams keep their pace only because "
+                f"the prompt waits {fmt_seconds(c.queue_s)} until every stream has finished; "
+                f"{gap}, and {frozen}.")
+    elif gain == "gain":
         buys = f"It buys: {gap}, and {frozen}."
     elif gain == "fewer":
         buys = f"It buys fewer freezes, {frozen}; but {gap}."
@@ -381,6 +407,14 @@ def _decode_step(lane: Lane, unchunked: Lane) -> str:
     if step == fmt_seconds(unchunked.decode_step_s):
         return f"a {step} decode step"
     return f"{POLICIES[lane.policy].engine}'s {step} decode step"
+
+
+def left_out_story(facts: Lane) -> str:
+    """What a budget smaller than the streams does to them: some get no token at all, a freeze
+    no prompt causes."""
+    return (f"in {_count(facts.left_out_iterations, 'iteration')} it holds only some of their "
+            f"decode tokens, leaving up to {_count(facts.most_left_out, 'stream')} without a token, "
+            "a freeze that no prompt causes.")
 
 
 def _listed(items: list[str]) -> str:
@@ -458,15 +492,15 @@ def lane_cards(trace: Trace, mode: str, tp: int = 1) -> list[Card]:
             TTFT, fmt_seconds(ttft),
             f"time to first token = first token − arrival = {fmt_seconds(first)} − "
             f"{_seconds(trace.arrival_s[r])} = **{fmt_seconds(ttft)}**: the wait before its "
-            f"first chunk ({_seconds(times.queue_s[r])}) plus the {n_prefill:,} iteration(s) "
-            f"that carried its prompt, each priced {rule}.", ttft))
+            f"first iteration ({_seconds(times.queue_s[r])}) plus the "
+            f"{_count(n_prefill, 'iteration')} that carried its prompt, each priced {rule}.", ttft))
     cards.append(Card(
         STEADY, fmt_seconds(every.steady_gap_s),
         f"99th percentile (linear interpolation) of all {every.gaps:,} gaps between successive "
-        f"tokens of any request = **{fmt_seconds(every.steady_gap_s)}**: the pace a stream keeps "
-        f"(max {fmt_seconds(every.largest_gap_s)})."
-        + (f" The largest gap is {every.largest_gap_s / every.steady_gap_s:,.3g}× the p99: a freeze "
-           "that hits each stream once is a small share of its gaps, so the p99 leaves it out."
+        f"tokens of any request = **{fmt_seconds(every.steady_gap_s)}**: 99% of the gaps are at "
+        f"most this long (the longest {fmt_seconds(every.largest_gap_s)})."
+        + (f" The largest gap is {every.largest_gap_s / every.steady_gap_s:,.3g}× the p99: a long "
+           "gap that hits each stream once is a small share of its gaps, so the p99 leaves it out."
            if every.largest_gap_s > 2 * every.steady_gap_s else "")
         + f" Over the run: {trace.iterations:,} iterations, each priced {rule}.",
         every.steady_gap_s))
@@ -516,7 +550,11 @@ def _change(before: float, after: float) -> str:
     if fmt_seconds(after) == fmt_seconds(before):
         return f"stays at {fmt_seconds(after)}"
     verb, ratio = ("falls", before / after) if after < before else ("rises", after / before)
-    size = f" ({ratio:,.3g}× {'shorter' if after < before else 'longer'})" if after else ""
+    way = "shorter" if after < before else "longer"
+    if f"{ratio:,.3g}" == "1":   # a change "1×" would hide: by how much, in percent
+        size = f" ({abs(after / before - 1):.2%} {way})"
+    else:
+        size = f" ({ratio:,.3g}× {way})" if after else ""
     return f"{verb} from {fmt_seconds(before)} to {fmt_seconds(after)}{size}"
 
 
