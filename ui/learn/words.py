@@ -44,10 +44,11 @@ def _shown_same(a: float, b: float) -> bool:
     return fmt_seconds(a) == fmt_seconds(b)
 
 
-def wait_story(facts: Lane) -> str:
+def wait_story(facts: Lane, unchunked: Lane | None = None) -> str:
     """What the prompt waited for before its first iteration, as the run shows it: the streams'
     decodes taking the whole budget, the KV memory the streams hold, or a wait whose cause the
-    trace does not show (empty when it did not wait)."""
+    trace does not show (empty when it did not wait); short where it is the `unchunked` lane's
+    wait again."""
     if not facts.queue_iterations:
         return ""
     wait = (f" The prompt first waits **{fmt_seconds(facts.queue_s)}** "
@@ -55,6 +56,10 @@ def wait_story(facts: Lane) -> str:
     until = ("every stream has finished" if facts.streams_finished_first else
              f"{facts.streams - facts.streams_at_start:,} of the {facts.streams:,} streams have "
              "finished")
+    if unchunked is not None and (unchunked.wait_cause, unchunked.streams_at_start) == (
+            facts.wait_cause, facts.streams_at_start) and _shown_same(unchunked.queue_s, facts.queue_s):
+        why = " for KV memory" if facts.wait_cause == "memory" else ""
+        return f"{wait}{why}, as in the unchunked lane: it starts once {until}."
     if facts.wait_cause == "budget":
         return (f"{wait}: the streams' decode tokens take the whole budget of "
                 f"{_count(facts.budget, 'token')}, so no chunk fits until {until}.")
@@ -104,7 +109,7 @@ def chunk_story(facts: Lane) -> str:
     if decodes or not facts.streams:
         return f" {rule}."
     if facts.streams_finished_first:
-        return f" By the time it starts every stream has finished, so: {rule}."
+        return f" With no stream left beside it: {rule}."
     return (f" This policy runs the prompt's chunks without the streams' tokens, so: {rule}; "
             f"{facts.prefill_only_run:,} such iterations run back to back, "
             f"{fmt_seconds(facts.prefill_only_run_s)} in all, while every stream waits.")
@@ -129,12 +134,12 @@ def fix_story(trace: Trace, facts: Lane, before: Lane) -> str:
             f"(unchunked: {fmt_seconds(before.ttft_s)})")
     if not facts.split:
         beside = (f" beside {facts.decodes_in_it:,} stream tokens" if facts.decodes_in_it else "")
-        return (f"{head}{wait_story(facts)} Here the budget of {budget:,} tokens has room for the "
+        return (f"{head}{wait_story(facts, before)} Here the budget of {budget:,} tokens has room for the "
                 f"whole {facts.prompt_tokens_in_it:,}-token prompt{beside}, so nothing is split: "
                 "one iteration carries all of it, taking "
                 f"**{fmt_seconds(facts.prompt_iteration_s)}**; {wait}, and {ttft}. A budget "
                 f"smaller than {_fits_whole(facts)} splits it.")
-    return (f"{head}{wait_story(facts)}{chunk_story(facts)} The prompt goes through in "
+    return (f"{head}{wait_story(facts, before)}{chunk_story(facts)} The prompt goes through in "
             f"{facts.prompt_iterations:,} iterations, the longest "
             f"**{fmt_seconds(facts.prompt_iteration_s)}**; {wait}, and {ttft}.")
 
