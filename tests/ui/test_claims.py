@@ -25,6 +25,7 @@ from sim.presets.hardware import GPUS
 from sim.serving.engine import SimulationLimitError
 from sim.serving.metrics import request_times, token_gaps
 from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED
+from sim.studies.budget import fused_iteration
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
 from ui.learn import words, worked
@@ -446,12 +447,38 @@ def decode_step(s, trace) -> float:
     return cost.price(Composition(contexts)).time_s
 
 
+def check_dial(text: str, s, unchunked, step: float) -> list[str]:
+    """Chapter 5's budget that rides free: the iteration at it (the streams' decode tokens and
+    the prompt's costliest chunk of what is left) costs no more than the decode step, and one
+    token more does; or, where it says one prompt token already costs, it does."""
+    cost = s.cost_model().for_engine(POLICIES[unchunked.policy].overhead)
+    d = int(np.count_nonzero(unchunked.prefilled))
+
+    def iteration(budget: int) -> float:
+        return cost.price(fused_iteration(d, s.context, s.prompt, budget)).time_s
+
+    problems = []
+    for free, step_shown, chunk in re.findall(
+            rf"Up to a budget of ([\d,]+) here, an iteration costs no more than the streams' "
+            rf"{TIME} decode step .*? so a chunk of up to ([\d,]+) tokens", text):
+        b = number(free)
+        if (not iteration(b) <= step or (b < d + s.prompt and iteration(b + 1) <= step)
+                or number(chunk) != b - d or not shown_equal(step_shown, step)):
+            problems.append(f"'{free}' is not the largest budget whose iteration costs no more "
+                            f"than the {fmt_seconds(step)} decode step")
+    if "one prompt token beside the streams already makes an iteration longer" in text:
+        if not iteration(d + 1) > step:
+            problems.append("one prompt token is said to lengthen the iteration; it does not")
+    return problems
+
+
 def check_scenario(values: dict) -> list[str]:
     s, unchunked, chunked = runs(values)
     u, c = Truth(unchunked), Truth(chunked)
     text = home_text(s, unchunked, chunked)
     steps = [decode_step(s, trace) for trace in (unchunked, chunked)]
-    problems = check_home(text, u, c) + check_causes(text, u, c, steps[0])
+    problems = (check_home(text, u, c) + check_causes(text, u, c, steps[0])
+                + check_dial(text, s, unchunked, steps[0]))
     problems += check_times(text, allowed_times(s, u, c, unchunked, chunked) + steps)
     for card_u, card_c in zip(words.lane_cards(unchunked, s.mode, s.tp),
                               words.lane_cards(chunked, s.mode, s.tp), strict=True):

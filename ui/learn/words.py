@@ -12,6 +12,7 @@ from sim.cost.iteration import CostModel
 from sim.serving.engine import Trace
 from sim.serving.metrics import request_times
 from sim.serving.policies import POLICIES
+from sim.studies.budget import largest_budget_within
 from sim.studies.lanes import Comparison, Lane, compare
 from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
 from sim.studies.worked_example import SOURCE_ARTICLE
@@ -563,6 +564,33 @@ def _change(before: float, after: float) -> str:
     return f"{verb} from {fmt_seconds(before)} to {fmt_seconds(after)}{size}"
 
 
+def _stream_context(trace: Trace) -> int:
+    """The context the streams hold when the prompt arrives (the textbook's streams hold one)."""
+    contexts = trace.prompt[trace.prefilled]
+    return int(contexts.max()) if len(contexts) else 0
+
+
+def dial_story(facts: Lane, cost: CostModel, context: int, prompt: int) -> str:
+    """What a larger budget does to the streams here: nothing up to the budget whose iteration
+    still costs no more than their decode step (reading the weights sets its time, so a chunk
+    that small rides free), every stream waiting for the longer iteration above it. Read off the
+    cost model's iteration at each budget (`largest_budget_within`), on the lane's engine."""
+    if not facts.streams:
+        return ": with no stream running, a larger iteration keeps no one waiting"
+    free = largest_budget_within(cost.for_engine(POLICIES[facts.policy].overhead), facts.streams,
+                                 context, facts.decode_step_s, prompt)
+    longer = "; above it each one takes longer, and every stream waits for it"
+    if free is None:
+        return ("; but here one prompt token beside the streams already makes an iteration "
+                f"longer than their {fmt_seconds(facts.decode_step_s)} decode step, and every "
+                "stream waits for each longer iteration")
+    if free >= facts.streams + prompt:
+        longer = ", the whole prompt included"
+    return (f". Up to a budget of {free:,} here, an iteration costs no more than the streams' "
+            f"{fmt_seconds(facts.decode_step_s)} decode step (its memory reads set its time), "
+            f"so a chunk of up to {free - facts.streams:,} tokens beside them rides free{longer}")
+
+
 def story_fields(unchunked: Trace, chunked: Trace, cost: CostModel) -> dict[str, str]:
     """Every field Home's chapters (ui.shell.story.CHAPTERS) and the tour quote, from the two lanes'
     runs (`cost`: the cost model they ran on), each sentence chosen by the regime it describes."""
@@ -589,6 +617,7 @@ def story_fields(unchunked: Trace, chunked: Trace, cost: CostModel) -> dict[str,
         froze_u=f"{u.frozen_streams:,}",
         froze_c=f"{c.frozen_streams:,}",
         stall=fmt_seconds(STALL_S),
+        dial_story=dial_story(u, cost, _stream_context(unchunked), u.prompt_tokens),
         ttft_u=fmt_seconds(u.ttft_s), ttft_c=fmt_seconds(c.ttft_s))
 
 

@@ -135,12 +135,14 @@ CHAPTERS: tuple[Chapter, ...] = (
         ("pages/learn/side_by_side.py",), "the counters over each lane's rows", "4. {trade_title}"),
     Chapter(
         "dial", "5. The budget is a dial",
-        "A larger budget carries more of the prompt per iteration, so the first token comes "
-        "sooner; but every stream waits for each longer iteration. The Sarathi-Serve recipe "
+        "A larger budget carries more of the prompt per iteration, so the prompt needs fewer "
+        "iterations{dial_story}. The Sarathi-Serve recipe "
         f"([{SARATHI_SERVE}]({SARATHI_SERVE_URL})): take "
-        "the largest budget whose iteration still meets the gap the streams must keep (their "
-        f"{first('tpot')} target). Under load, a {first('slo')} adds a target for the first "
-        "token too, and the dial must meet both.",
+        "the largest budget whose iteration still meets the streams' target for the gap between "
+        f"two tokens, a tail target ({first('tbt')}, p99), not their mean "
+        f"({first('tpot')}): a few long chunk iterations among many short steps barely move "
+        f"a mean. Under load, a {first('slo')} adds a target for the first token too, and the "
+        "dial must meet both.",
         ("pages/under_load/budget_tradeoff.py", "pages/learn/roofline.py")),
     Chapter(
         "traffic", "6. Under real traffic",
