@@ -68,6 +68,7 @@ class Lane:
     # --- what the budget did to the streams ----------------------------------------------------
     left_out_iterations: int    # iterations whose budget held some running streams' tokens, not all
     most_left_out: int          # the most streams one such iteration left out
+    streams_at_longest: int     # streams still running when the prompt's longest iteration began
 
     @property
     def split(self) -> bool:
@@ -113,9 +114,11 @@ def lane(trace: Trace, cost: CostModel) -> Lane:
         largest_chunk = int(trace.chunk_length[mine].max())
         after = int(carrying.max()) + 1
         next_s = float(trace.duration_s[after]) if after < trace.iterations else math.nan
+        running_then = _streams_running(trace)(trace.start_s[longest])
     else:
         prompt_s, in_it, decodes_in_it, compute_bound, largest_chunk, next_s = (
             math.nan, 0, 0, False, 0, math.nan)
+        running_then = 0
     ttft = float(request_times(trace).ttft_s[new[0]]) if len(new) else math.nan
     # streams a budget smaller than them left out (an iteration with no stream token at all is a
     # prefill-only one: its own event)
@@ -126,7 +129,7 @@ def lane(trace: Trace, cost: CostModel) -> Lane:
                 frozen.frozen_streams, frozen.frozen_per_stream_s, ttft, trace.starved_iterations,
                 int(trace.chunk_start[mine].sum()), **_prompt_events(trace, new, carrying),
                 left_out_iterations=int(np.count_nonzero(left_out > 0)),
-                most_left_out=int(left_out.max(initial=0)))
+                most_left_out=int(left_out.max(initial=0)), streams_at_longest=running_then)
 
 
 def _prompt_events(trace: Trace, new: np.ndarray, carrying: np.ndarray) -> dict:

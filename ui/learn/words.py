@@ -111,6 +111,8 @@ def chunk_story(facts: Lane) -> str:
         return f" {rule}."
     if facts.streams_finished_first:
         return f" With no stream left beside it: {rule}."
+    if not facts.streams_at_longest:
+        return f" By its longest iteration every stream had finished: {rule}."
     return (f" This policy runs the prompt's chunks without the streams' tokens, so: {rule}; "
             f"{facts.prefill_only_run:,} such iterations run back to back, "
             f"{fmt_seconds(facts.prefill_only_run_s)} in all, while every stream waits.")
@@ -158,7 +160,7 @@ def freeze_story(facts: Lane) -> str:
     """What the top lane's rows show while the prompt goes through, by whether streams freeze
     and, where none does, why (a short pass, or streams that finished before it)."""
     if not facts.streams:
-        return "No streams are running here, so none can freeze."
+        return ""   # the stall story has said that no stream runs
     threshold, wait = fmt_seconds(STALL_S), fmt_seconds(facts.longest_wait_s)
     if not facts.frozen_streams and facts.streams_finished_first:
         return (f"Their longest wait between two tokens, **{wait}**, came before the prompt "
@@ -169,8 +171,8 @@ def freeze_story(facts: Lane) -> str:
                 "A longer prompt freezes them.")
     who = ("all of them" if facts.frozen_streams == facts.streams
            else f"{facts.frozen_streams:,} of the {facts.streams:,}")
-    return (f"In the player, the top lane's rows go blank and the shaded block grows over "
-            f"{who}: a gap over {threshold} is a {'freeze'}, {who} stopped for up to {wait}.")
+    return (f"A gap over {threshold} counts as a freeze. In the player the top lane's rows go "
+            f"blank under a growing shaded block: {who} stopped for up to {wait}.")
 
 
 def _who_froze(facts: Lane) -> str:
@@ -196,8 +198,9 @@ def home_intro(unchunked: Trace, chunked: Trace, cost: CostModel) -> str:
                   else f" and {_who_froze(c)}")
     how = ("in chunks" if c.split else
            "in one iteration too (the budget holds all of it)")
-    streams = (f"{_count(u.streams, 'stream')} {'is' if u.streams == 1 else 'are'} being read as "
-               "they grow, a token at a time, when"
+    streams = (f"{_count(u.streams, 'user')} {'is' if u.streams == 1 else 'are'} reading "
+               f"{'a reply' if u.streams == 1 else 'replies'} that arrive a token at a time "
+               f"({_count(u.streams, 'stream')}) when"
                if u.streams else "No streams are running when")
     return (f"Why {first('llm')} servers split long prompts into chunks. {streams} a new "
             f"{prompt}-token prompt arrives. **Press Play.** Top lane: the server reads the whole "

@@ -109,8 +109,8 @@ class Chapter:
 CHAPTERS: tuple[Chapter, ...] = (
     Chapter(
         "two-kinds", "1. Two kinds of work in one pass",
-        f"A server runs its model in {term('iteration', 'iterations')}: one forward pass over every "
-        "request it holds. Two kinds of work share each pass. "
+        f"A server runs its model in {term('iteration', 'iterations')}: one forward pass over the "
+        "requests its scheduler picks for it. Two kinds of work can share a pass. "
         f"**{term('prefill', 'Prefill')}** reads a new prompt, all {{prompt}} tokens at once"
         "{prefill_regime}. A running request that emits tokens, one per iteration, is a "
         f"**{term('stream')}**. **{term('decode', 'Decode')}** adds the next token to each "
@@ -147,9 +147,9 @@ CHAPTERS: tuple[Chapter, ...] = (
     Chapter(
         "traffic", "6. Under real traffic",
         "One prompt arriving beside running streams is the simplest case. Real servers see requests "
-        "arrive all the time: bursts of long prompts, random arrivals, recorded traces. Traffic "
-        "serves a whole workload with several schedulers side by side; Capacity finds the "
-        "highest request rate each sustains within its targets; Memory shows how the "
-        f"{first('kv')} cache bounds how many requests run at once.",
+        "arrive all the time: bursts of long prompts, random arrivals, recorded traces. The "
+        "Traffic page serves a whole workload with several schedulers side by side; the Capacity "
+        "page finds the highest request rate each sustains within its targets; the Memory page "
+        f"shows how the {term('kv')} cache bounds how many requests run at once.",
         ("pages/under_load/traffic.py", "pages/advanced/capacity.py", "pages/advanced/memory.py")),
 )
