@@ -6,7 +6,7 @@ import pytest
 
 from sim.serving.engine import simulate
 from sim.serving.metrics import summarize
-from sim.serving.policies import Limits, get_policy, lane_budget
+from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget
 from sim.units import fmt_seconds
 from tests.support.apptest import assert_clean, open_app, shown, tables
 from ui.shell.scenario import scenario_from, traffic_from
@@ -65,8 +65,9 @@ def test_traffic_page_runs_orca_at_16_and_says_each_figure():
             "own max running requests on this GPU for this model)") in shown(at)
     row = next(t for t in tables(at) if "TTFT p50" in t.index)
     assert _ttft_p50("orca", 16) != _ttft_p50("orca", 128)      # the seats matter here
-    assert row.loc["TTFT p50", "orca"] == _ttft_p50("orca", 16)
-    assert row.loc["TTFT p50", "sarathi"] == _ttft_p50("sarathi", 128)
+    orca, sarathi = (POLICIES[p].label for p in ("orca", "sarathi"))   # the table's columns
+    assert row.loc["TTFT p50", orca] == _ttft_p50("orca", 16)
+    assert row.loc["TTFT p50", sarathi] == _ttft_p50("sarathi", 128)
 
 
 def test_memory_page_says_each_engines_figure():
