@@ -3,7 +3,8 @@
 TTFT: arrival to first output token (queueing + prefill). TBT: every gap between successive tokens
 of one request (the tail shows the stall; the mean hides it). TPOT per request:
 (last token - first token) / (tokens - 1), as DistServe defines it. Goodput: requests per second
-that meet both a TTFT and a TPOT SLO.
+that meet both a TTFT and a TPOT SLO. Mixed traffic (a workload with request classes) has each of
+them per class, beside the head-of-line wait (`head_of_line_waits`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from sim.serving.engine import Trace
+from sim.serving.workloads import Workload
 
 
 @dataclass(frozen=True)
@@ -136,3 +138,68 @@ def textbook_metrics(trace: Trace) -> dict:
     return {"new_request_ttft_s": float(times.ttft_s[new[0]]) if len(new) else float("nan"),
             "decode_max_gap_s": float(np.nanmax(times.max_gap_s[streams])) if streams.any()
             else float("nan")}
+
+
+def head_of_line_waits(trace: Trace, request_class: np.ndarray) -> np.ndarray:
+    """Per request, the seconds of its wait in the queue spent behind another class's prompt:
+    of the span from its arrival to the start of the first iteration that prefills it
+    (`RequestTimes.queue_s`), the part covered by iterations that prefill a chunk of a request of
+    another class (`request_class`: each request's class). An iteration that also prefills the
+    request's own class counts: the other class's chunk is in it. NaN for a request already
+    streaming (it never queues) and for one the run never scheduled."""
+    times = request_times(trace)
+    arrival = trace.arrival_s
+    scheduled = arrival + times.queue_s
+    waits = np.full(len(arrival), np.nan)
+    if not trace.iterations:
+        return waits
+    request_class = np.asarray(request_class)
+    chunk_class = request_class[trace.chunk_request]
+    for c in np.unique(request_class[~np.isnan(scheduled)]):
+        behind = np.zeros(trace.iterations, bool)
+        behind[trace.chunk_iteration[chunk_class != c]] = True
+        spent = np.where(behind, trace.duration_s, 0.0)
+        mine = (request_class == c) & ~np.isnan(scheduled)
+        waits[mine] = np.maximum(_spent_until(trace, spent, scheduled[mine])
+                                 - _spent_until(trace, spent, arrival[mine]), 0.0)
+    return waits
+
+
+def _spent_until(trace: Trace, spent: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The seconds of `spent` (each iteration's, 0 for one that does not count) from the run's
+    start to each time `t`: the iterations ended by then, and the part of the one running."""
+    ended = np.searchsorted(trace.end_s, t, side="right")
+    last = trace.iterations - 1
+    k = np.minimum(ended, last)
+    running = np.where(ended <= last, np.clip(t - trace.start_s[k], 0.0, spent[k]), 0.0)
+    return np.r_[0.0, np.cumsum(spent)][ended] + running
+
+
+@dataclass(frozen=True)
+class ClassMetrics:
+    """One request class's share of a run: TTFT and TBT as `summarize` has them for the whole
+    run, and its head-of-line wait (`head_of_line_waits`), over its requests."""
+    requests: int
+    ttft_s: Percentiles
+    tbt_s: Percentiles
+    hol_wait_s: Percentiles
+
+
+def class_metrics(trace: Trace, workload: Workload) -> dict[str, ClassMetrics]:
+    """Each class of `workload` (the run's) by its name, in the workload's order; {} for a
+    workload without classes."""
+    if not workload.classes:
+        return {}
+    if len(workload) != len(trace.arrival_s):
+        raise ValueError("the trace is not a run of this workload")
+    times = request_times(trace)
+    gaps, owner = token_gaps(trace)
+    waits = head_of_line_waits(trace, workload.request_class)
+    result = {}
+    for code, name in enumerate(workload.classes):
+        mine = workload.request_class == code
+        ttft, wait = times.ttft_s[mine], waits[mine]
+        result[name] = ClassMetrics(int(mine.sum()), Percentiles.of(ttft[~np.isnan(ttft)]),
+                                    Percentiles.of(gaps[mine[owner]]),
+                                    Percentiles.of(wait[~np.isnan(wait)]))
+    return result

@@ -1,4 +1,6 @@
-"""Arrival traces from CSV: `arrival_s, prompt_tokens, output_tokens`, one request per row.
+"""Arrival traces from CSV: `arrival_s, prompt_tokens, output_tokens`, one request per row, and
+optionally `class`: each request's class name (mixed traffic; every row then names one, at most
+16 classes, each 1 to 32 letters, digits, '_', '.' or '-').
 
 The file is untrusted (the app passes an upload's bytes), so everything is checked before anything
 runs: that a path names a regular file on a real filesystem (a FIFO, a device, a socket, a
@@ -32,14 +34,21 @@ import numpy as np
 
 from sim.ceilings import MAX_TOKENS
 from sim.errors import InputError
-from sim.serving.workloads import Workload, make_workload
+from sim.serving.workloads import (
+    CLASS_NAME,
+    CLASS_NAME_RULE,
+    MAX_ARRIVAL_S,
+    MAX_CLASSES,
+    Workload,
+    make_workload,
+)
 
 MAX_BYTES = 5_000_000
 MAX_ROWS = 100_000
 MAX_COLUMNS = 100            # the three the trace needs and the user's own (notes, ids)
 REPORT_ROWS = 2_000          # rows between two calls of load_trace's `report`
 COLUMNS = ("arrival_s", "prompt_tokens", "output_tokens")
-MAX_ARRIVAL_S = 1e7          # ~116 days: far beyond any trace worth replaying
+CLASS_COLUMN = "class"       # optional: each request's class
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9.+\-_ ]")
 
@@ -158,8 +167,9 @@ def filesystem_of(path: str) -> str:
 
 
 def _header(row: list[str], line: int) -> dict[str, int]:
-    """The index of each required column, in one pass over the names (a wide header must not
-    cost its width squared); at most MAX_COLUMNS of them."""
+    """The index of each required column and of the class column where there is one, in one pass
+    over the names (a wide header must not cost its width squared); at most MAX_COLUMNS of
+    them."""
     where = f"row {line} (header)"
     if len(row) > MAX_COLUMNS:
         raise InputError(f"{where}: {len(row):,} columns; a trace may have at most "
@@ -179,7 +189,7 @@ def _header(row: list[str], line: int) -> dict[str, int]:
             raise InputError(f"{where}: column {_shown(name)} appears {len(where_found)} times "
                              f"(columns {', '.join(str(i + 1) for i in where_found)}); name each "
                              "column once")
-    return {c: spots[c][0] for c in COLUMNS}
+    return {c: spots[c][0] for c in (*COLUMNS, CLASS_COLUMN) if c in spots}
 
 
 def _value(row: list[str], line: int, column: str, index: int, *, whole: bool) -> float:
@@ -200,6 +210,24 @@ def _value(row: list[str], line: int, column: str, index: int, *, whole: bool) -
     elif not 0 <= number <= MAX_ARRIVAL_S:
         raise InputError(f"{where}: {_shown(text)} must be in [0, {MAX_ARRIVAL_S:g}] seconds")
     return number
+
+
+def _class(row: list[str], line: int, index: int, seen: dict[str, None]) -> str:
+    """The request's class name; a new one joins `seen` (at most MAX_CLASSES)."""
+    text = row[index].strip() if index < len(row) else ""
+    where = f"row {line}, column {CLASS_COLUMN}"
+    if not text:
+        raise InputError(f"{where}: empty; a trace with a {CLASS_COLUMN} column names every "
+                         "request's class")
+    if text not in seen:
+        if not CLASS_NAME.fullmatch(text):
+            raise InputError(f"{where}: {_shown(text)} is not a class name; a class name is "
+                             f"{CLASS_NAME_RULE}")
+        if len(seen) == MAX_CLASSES:
+            raise InputError(f"{where}: {_shown(text)} would be class {MAX_CLASSES + 1}; a "
+                             f"trace may have at most {MAX_CLASSES}")
+        seen[text] = None
+    return text
 
 
 def load_trace(source, name: str = "trace",
@@ -223,7 +251,8 @@ def load_trace(source, name: str = "trace",
             raise InputError(f"trace is empty; expected a header row {', '.join(COLUMNS)}")
         line, names = header
         index = _header(names, line)
-        arrival, prompt, output = [], [], []
+        arrival, prompt, output, classes = [], [], [], []
+        seen: dict[str, None] = {}
         for line, row in rows:
             if not any(c.strip() for c in row):
                 continue
@@ -239,9 +268,12 @@ def load_trace(source, name: str = "trace",
             arrival.append(_value(row, line, "arrival_s", index["arrival_s"], whole=False))
             prompt.append(_value(row, line, "prompt_tokens", index["prompt_tokens"], whole=True))
             output.append(_value(row, line, "output_tokens", index["output_tokens"], whole=True))
+            if CLASS_COLUMN in index:
+                classes.append(_class(row, line, index[CLASS_COLUMN], seen))
     except csv.Error as e:
         raise InputError(f"row {line + 1}: not valid CSV ({e})") from None
     if not arrival:
         raise InputError("trace has a header but no requests")
     return make_workload(np.asarray(arrival), np.asarray(prompt, np.int64),
-                         np.asarray(output, np.int64), name=name)
+                         np.asarray(output, np.int64), name=name,
+                         request_class=classes if CLASS_COLUMN in index else None)

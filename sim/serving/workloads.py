@@ -3,6 +3,8 @@
 A workload is columnar (numpy arrays), seeded and reproducible. `prefilled` marks requests that are
 already streaming at their arrival time: their prompt is the context already in the KV cache, and
 their previous token was emitted at that instant (the source articles' "D decoders already streaming").
+A workload of mixed traffic also names each request's class (chat, documents, ...), so every
+command, cache and trace file that takes the workload sees which class each request is.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +38,20 @@ LENGTH_NAMES = {"fixed": "Fixed lengths", "uniform": "Uniform lengths, 1 to the 
                 "sharegpt-trace": "ShareGPT lengths, recorded order"}
 OWN_LENGTHS = ("sharegpt", "sharegpt-trace")   # these take no prompt or output tokens of the user
 
+# A request class's name: it keys the JSON's `classes`, a trace file's class column and a page's
+# legend, so it is short plain text.
+CLASS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
+CLASS_NAME_RULE = "1 to 32 letters, digits, '_', '.' or '-', starting with a letter or digit"
+MAX_CLASSES = 16
+MAX_ARRIVAL_S = 1e7   # ~116 days: far beyond any trace worth replaying
+
+
+def check_class_name(name: str, where: str = "class name") -> str:
+    if not isinstance(name, str) or not CLASS_NAME.fullmatch(name):
+        shown = re.sub(r"[^A-Za-z0-9_.+\- ]", "?", str(name))[:40]
+        raise InputError(f"{where} {shown!r}: a class name is {CLASS_NAME_RULE}")
+    return name
+
 
 @dataclass(frozen=True, eq=False)
 class Workload:
@@ -43,6 +60,9 @@ class Workload:
     output: np.ndarray       # int64, output tokens still to emit (>= 1)
     prefilled: np.ndarray    # bool
     name: str = "workload"
+    # mixed traffic: the class names, and each request's index into them (None: no classes)
+    classes: tuple[str, ...] = ()
+    request_class: np.ndarray | None = None
 
     def __post_init__(self):
         n = len(self.arrival_s)
@@ -54,17 +74,39 @@ class Workload:
             raise InputError("arrival times must be sorted")
         if np.any(self.prompt < 1) or np.any(self.output < 1):
             raise InputError("every request needs a prompt of >= 1 token and >= 1 output token")
+        if (self.request_class is None) != (not self.classes):
+            raise InputError("a workload names its classes and each request's class, or neither")
+        if self.classes:
+            if len(self.classes) > MAX_CLASSES:
+                raise InputError(f"{len(self.classes)} request classes; at most {MAX_CLASSES}")
+            for name in self.classes:
+                check_class_name(name)
+            if len(set(self.classes)) < len(self.classes):
+                raise InputError(f"class names repeat: {', '.join(self.classes)}")
+            codes = self.request_class
+            if len(codes) != n or np.any(codes < 0) or np.any(codes >= len(self.classes)):
+                raise InputError("each request's class must be one of the workload's classes")
 
     def __len__(self) -> int:
         return len(self.arrival_s)
 
+    def class_labels(self) -> np.ndarray:
+        """Each request's class name (empty strings for a workload without classes)."""
+        if not self.classes:
+            return np.full(len(self), "", dtype=object)
+        return np.asarray(self.classes, dtype=object)[self.request_class]
+
     @functools.cached_property
     def digest(self) -> str:
-        """A hash of its name and rows: two workloads with the same are one, so a run of either
-        is one cache entry (sim/serving/run.py), an uploaded trace known by its rows."""
+        """A hash of its name and rows, each request's class included: two workloads with the same
+        are one, so a run of either is one cache entry (sim/serving/run.py), an uploaded trace
+        known by its rows."""
         h = hashlib.sha256(self.name.encode())
         for column in (self.arrival_s, self.prompt, self.output, self.prefilled):
             h.update(np.ascontiguousarray(column).tobytes())
+        if self.classes:
+            h.update(repr(self.classes).encode())
+            h.update(np.ascontiguousarray(self.request_class, np.int64).tobytes())
         return h.hexdigest()
 
     def __eq__(self, other) -> bool:
@@ -78,12 +120,24 @@ def _count(name, value, high=MAX_TOKENS):
     return check_number(name, value, high=high, integer=True)
 
 
-def make_workload(arrival_s, prompt, output, prefilled=None, name="workload") -> Workload:
+def make_workload(arrival_s, prompt, output, prefilled=None, name="workload",
+                  request_class=None, classes=()) -> Workload:
+    """A workload of these rows ordered by arrival (stably). `request_class`: each request's
+    class name, or None; `classes` orders the names (by default as they first arrive)."""
     arrival = np.asarray(arrival_s, dtype=np.float64)
     order = np.argsort(arrival, kind="stable")
     flags = np.zeros(len(arrival), bool) if prefilled is None else np.asarray(prefilled, bool)
+    names, codes = (), None
+    if request_class is not None:
+        labels = [str(label) for label in np.asarray(request_class, dtype=object)[order]]
+        names = tuple(classes) or tuple(dict.fromkeys(labels))
+        lookup = {label: i for i, label in enumerate(names)}
+        unknown = next((label for label in labels if label not in lookup), None)
+        if unknown is not None:
+            raise InputError(f"request class {unknown!r} is not one of {', '.join(names)}")
+        codes = np.fromiter((lookup[label] for label in labels), np.int64, len(labels))
     return Workload(arrival[order], np.asarray(prompt, np.int64)[order],
-                    np.asarray(output, np.int64)[order], flags[order], name)
+                    np.asarray(output, np.int64)[order], flags[order], name, names, codes)
 
 
 @dataclass(frozen=True)
@@ -127,6 +181,8 @@ def described(workload: Workload) -> str:
     """The workload as a table's header names it: "Poisson arrivals, sharegpt lengths"."""
     if workload.name.startswith("poisson-"):
         return f"Poisson arrivals, {workload.name.split('-', 1)[1]} lengths"
+    if workload.name.startswith(MIX_PREFIX):
+        return f"Poisson arrivals, mix {workload.name[len(MIX_PREFIX):]}"
     return {"textbook": "the worked example's scenario", "burst": "a burst",
             "trace": "the trace"}.get(workload.name, workload.name)
 
@@ -259,3 +315,199 @@ def poisson(n, qps, *, seed=0, lengths="fixed", prompt=1024, output=128,
         raise InputError(f"unknown lengths {lengths!r}; choose {', '.join(LENGTHS[:-1])} or "
                          f"{LENGTHS[-1]}")
     return make_workload(arrival, p, o, name=f"poisson-{lengths}")
+
+
+# --- mixed traffic: request classes ---------------------------------------------------------
+MIX_PREFIX = "mix-"   # a mixed workload's name: mix-chat+documents
+
+
+@dataclass(frozen=True)
+class Lengths:
+    """One class's prompt or output lengths: the ShareGPT-like draws (`sharegpt_like`), or whole
+    numbers drawn uniformly from `low` to `high` inclusive (fixed where they are equal)."""
+    low: int = 1
+    high: int = 1
+    sharegpt: bool = False
+
+    def __post_init__(self):
+        if not self.sharegpt and not 1 <= self.low <= self.high <= MAX_TOKENS:
+            raise InputError(f"lengths {self.low}-{self.high}: need 1 <= low <= high <= "
+                             f"{MAX_TOKENS:,} tokens")
+
+    @classmethod
+    def parse(cls, text: str, what: str) -> Lengths:
+        """`sharegpt`, `N` (fixed) or `LOW-HIGH` (a range), as a class spec spells them."""
+        if text == "sharegpt":
+            return SHAREGPT
+        low, dash, high = text.partition("-")
+        if not (low.isdigit() and (high.isdigit() or not dash)):
+            raise InputError(f"{what} {text!r}: give a number of tokens (8192), a range "
+                             "(16384-32768) or sharegpt")
+        low_tokens, high_tokens = int(low), int(high or low)
+        if not 1 <= low_tokens <= high_tokens <= MAX_TOKENS:
+            raise InputError(f"{what} {text!r}: need 1 <= low <= high <= {MAX_TOKENS:,} tokens")
+        return cls(low_tokens, high_tokens)
+
+    def words(self) -> str:
+        if self.sharegpt:
+            return "ShareGPT-like"
+        return (f"{self.low:,}" if self.low == self.high else f"{self.low:,}-{self.high:,}") + \
+            " tokens"
+
+    def draw(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        return rng.integers(self.low, self.high + 1, count)
+
+
+SHAREGPT = Lengths(sharegpt=True)
+
+
+@dataclass(frozen=True)
+class RequestClass:
+    """A class of requests: its `share` of the drawn (Poisson) requests, or, with `at_s`, one
+    request arriving at that time (share 0); its prompt and output lengths."""
+    name: str
+    share: float
+    prompt: Lengths
+    output: Lengths
+    at_s: float | None = None
+
+    def __post_init__(self):
+        check_class_name(self.name)
+        if self.at_s is None:
+            check_number(f"class {self.name}'s share", self.share, high=1)
+        else:
+            check_number(f"class {self.name}'s arrival (s)", self.at_s, low=0, low_inclusive=True,
+                         high=MAX_ARRIVAL_S)
+
+    def words(self) -> str:
+        when = f"one at {self.at_s:g} s" if self.at_s is not None else f"{self.share * 100:g}%"
+        return f"{self.name} {when} (prompt {self.prompt.words()}, output {self.output.words()})"
+
+
+@dataclass(frozen=True)
+class Mix:
+    """Request classes served together: Poisson arrivals drawn among the classes with a share
+    (their shares add up to 1), plus one request of each class pinned to a time (`at_s`)."""
+    name: str
+    classes: tuple[RequestClass, ...]
+
+    def __post_init__(self):
+        names = [c.name for c in self.classes]
+        if not 1 <= len(names) <= MAX_CLASSES:
+            raise InputError(f"a mix has 1 to {MAX_CLASSES} classes, got {len(names)}")
+        if len(set(names)) < len(names):
+            raise InputError(f"class names repeat in mix {self.name!r}: {', '.join(names)}; name "
+                             "each class once")
+        shares = [c.share for c in self.drawn]
+        if not shares:
+            raise InputError(f"mix {self.name!r} has no class with a share; give one a share "
+                             "(chat:1:sharegpt:sharegpt)")
+        if not math.isclose(sum(shares), 1.0, abs_tol=1e-6):
+            raise InputError(f"the shares of mix {self.name!r} add up to {sum(shares):g}; make "
+                             "them add up to 1 (or 100%)")
+
+    @property
+    def drawn(self) -> tuple[RequestClass, ...]:
+        return tuple(c for c in self.classes if c.at_s is None)
+
+    @property
+    def pinned(self) -> tuple[RequestClass, ...]:
+        return tuple(c for c in self.classes if c.at_s is not None)
+
+    def words(self) -> str:
+        return "; ".join(c.words() for c in self.classes)
+
+
+MIXES = {m.name: m for m in (
+    Mix("chat+documents", (
+        RequestClass("chat", 0.95, SHAREGPT, SHAREGPT),
+        RequestClass("documents", 0.05, Lengths(16_384, 32_768), Lengths(64, 256)))),
+    Mix("chat+one-long", (
+        RequestClass("chat", 1.0, SHAREGPT, SHAREGPT),
+        RequestClass("long", 0.0, Lengths(100_000, 100_000), Lengths(128, 128), at_s=1.0))),
+)}
+MIX_SPEC = "NAME:SHARE:PROMPT:OUTPUT[,...]"
+MIX_SPEC_WORDS = (
+    f"a preset ({', '.join(MIXES)}) or classes {MIX_SPEC}: SHARE a fraction (0.95) or a "
+    "percentage (95%) of the drawn requests, or @T for one request arriving at T s; PROMPT and "
+    "OUTPUT tokens: N fixed, LOW-HIGH uniform, or sharegpt (the ShareGPT-like lengths); e.g. "
+    "chat:95%:sharegpt:sharegpt,docs:5%:16384-32768:64-256")
+
+
+def _share(text: str, name: str) -> tuple[float, float | None]:
+    """(share, at_s) of a class spec's SHARE field."""
+    where = f"class {name}'s share {text!r}"
+    try:
+        if text.startswith("@"):
+            return 0.0, float(text[1:])
+        return (float(text[:-1]) / 100, None) if text.endswith("%") else (float(text), None)
+    except ValueError:
+        raise InputError(f"{where}: give a fraction (0.95), a percentage (95%) or @T for one "
+                         "request at T seconds (@1)") from None
+
+
+def parse_mix(text: str) -> Mix:
+    """A preset by its name, or the classes of a spec (MIX_SPEC_WORDS)."""
+    if text in MIXES:
+        return MIXES[text]
+    if ":" not in text:
+        raise InputError(f"unknown mix {text!r}: choose a preset, "
+                         f"{', '.join(repr(name) for name in MIXES)}, or give classes {MIX_SPEC}")
+    classes = []
+    for part in text.split(","):
+        fields = part.strip().split(":")
+        if len(fields) != 4:
+            raise InputError(f"mix class {part.strip()!r}: expected {MIX_SPEC.split('[')[0]} "
+                             f"(4 fields), got {len(fields)}; or a preset: {', '.join(MIXES)}")
+        name, share, prompt, output = (f.strip() for f in fields)
+        check_class_name(name, "mix class")
+        share_value, at_s = _share(share, name)
+        classes.append(RequestClass(name, share_value, Lengths.parse(prompt, f"class {name}'s prompt"),
+                                    Lengths.parse(output, f"class {name}'s output"), at_s))
+    return Mix("+".join(c.name for c in classes), tuple(classes))
+
+
+def apportion(total: int, shares: list[float]) -> np.ndarray:
+    """`total` split by `shares` (adding up to 1) into whole counts, the largest remainders
+    rounded up: each count within 1 of its share x total."""
+    exact = np.asarray(shares) * total
+    counts = np.floor(exact).astype(np.int64)
+    short = total - int(counts.sum())
+    counts[np.argsort(-(exact - counts), kind="stable")[:short]] += 1
+    return counts
+
+
+def _class_lengths(c: RequestClass, rng: np.random.Generator, count: int):
+    pairs = sharegpt_like(rng, count) if (c.prompt.sharegpt or c.output.sharegpt) else None
+    prompt = pairs[0] if c.prompt.sharegpt else c.prompt.draw(rng, count)
+    output = pairs[1] if c.output.sharegpt else c.output.draw(rng, count)
+    return prompt, output
+
+
+def mixed(n, qps, mix: Mix, *, seed=0) -> Workload:
+    """`n` requests of `mix`: one for each pinned class at its time, the rest Poisson arrivals at
+    `qps` whose classes are the drawn classes' shares of them (whole counts, `apportion`) in an
+    order the seed shuffles, each with its class's lengths. The same seed, the same requests."""
+    count = _count("requests", n, MAX_REQUESTS)
+    rate = check_number("QPS", qps, high=1e6)
+    rng = np.random.default_rng(int(check_number("seed", seed, low=0, low_inclusive=True,
+                                                 integer=True, high=2**63)))
+    pinned = mix.pinned
+    drawn = count - len(pinned)
+    if drawn < 1:
+        raise InputError(f"mix {mix.name} has {len(pinned)} request(s) at set times and needs at "
+                         f"least one drawn request: use at least {len(pinned) + 1} requests")
+    arrival = np.cumsum(rng.exponential(1.0 / rate, drawn))
+    codes = rng.permutation(np.repeat(np.arange(len(mix.drawn)),
+                                      apportion(drawn, [c.share for c in mix.drawn])))
+    prompt, output = np.empty(drawn, np.int64), np.empty(drawn, np.int64)
+    for code, c in enumerate(mix.drawn):
+        mine = codes == code
+        prompt[mine], output[mine] = _class_lengths(c, rng, int(mine.sum()))
+    labels = [mix.drawn[code].name for code in codes]
+    for c in pinned:
+        p, o = _class_lengths(c, rng, 1)
+        arrival, prompt, output = np.r_[arrival, c.at_s], np.r_[prompt, p], np.r_[output, o]
+        labels.append(c.name)
+    return make_workload(arrival, prompt, output, name=MIX_PREFIX + mix.name,
+                         request_class=labels, classes=tuple(c.name for c in mix.classes))
