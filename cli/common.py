@@ -26,7 +26,7 @@ from sim.serving.policies import (
 )
 from sim.serving.run import Run
 from sim.serving.trace_files import MAX_ARRIVAL_S, load_trace
-from sim.serving.workloads import OWN_LENGTHS, SHAREGPT_OUTPUT, SHAREGPT_PROMPT
+from sim.serving.workloads import OWN_LENGTHS, SHAREGPT_OUTPUT, SHAREGPT_PROMPT, parse_mix
 
 from .flags import choice, flag_name, knob_flag, number, refuse
 
@@ -61,6 +61,8 @@ def remedy(args) -> str:
     """What to change when the flags' runs are too large, naming only flags they accept
     (--lengths sharegpt and sharegpt-trace bring their own lengths and refuse --output-tokens)."""
     scenario = scenario_of(args)
+    if scenario == "poisson" and args.mix is not None:
+        return "use fewer --requests (--mix gives each class its own lengths)"
     if scenario == "poisson" and args.lengths in OWN_LENGTHS:
         return f"use fewer --requests (--lengths {args.lengths} {OWN_LENGTHS_WORDS[args.lengths]})"
     return REMEDY[scenario]
@@ -103,9 +105,27 @@ def add_policy_args(p: argparse.ArgumentParser, budget: int | None = KNOBS["budg
 
 
 def add_length_args(p: argparse.ArgumentParser) -> None:
-    """Request lengths of generated (Poisson) traffic."""
-    for name in ("prompt_tokens", "output_tokens", "lengths", "seed"):
+    """Request lengths of generated (Poisson) traffic: one class's (--lengths) or a mix's."""
+    for name in ("prompt_tokens", "output_tokens", "lengths"):
         knob_flag(p, KNOBS[name])
+    add_mix_arg(p)
+    knob_flag(p, KNOBS["seed"])
+
+
+def add_mix_arg(p: argparse.ArgumentParser) -> None:
+    """--mix: a preset of the knob's choices or a spec of classes, checked when parsed and kept
+    as typed (the workload is drawn from it once --requests and --qps are known)."""
+    knob = KNOBS["mix"]
+
+    def checked(text: str) -> str:
+        try:
+            parse_mix(text)
+        except InputError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+        return text
+    checked.__name__ = "mix"
+    p.add_argument(knob.flag, type=checked, default=knob.default, metavar="MIX",
+                   help=f"{knob.what} (default {knob.shown_default})".replace("%", "%%"))
 
 
 def add_run_args(p: argparse.ArgumentParser, budget: int | None = KNOBS["budget"].default) -> None:
@@ -153,7 +173,16 @@ def refuse_other_scenarios(args, scenario: str) -> None:
 
 
 def refuse_unused_lengths(args) -> None:
-    if args.lengths in OWN_LENGTHS:
+    """Length flags that the chosen lengths do not read are refused: --lengths, --prompt-tokens
+    and --output-tokens beside --mix (each class has its own), the lengths' own tokens beside
+    --lengths sharegpt and sharegpt-trace."""
+    if args.mix is not None:
+        if "lengths" in args.given:
+            raise InputError(f"--mix takes the place of --lengths: each class of the mix has its "
+                             f"own lengths; drop --lengths {args.lengths} (or --mix)")
+        refuse(args, ("prompt_tokens", "output_tokens"), why=f"--mix {args.mix} gives each class "
+               "its own prompt and output lengths")
+    elif args.lengths in OWN_LENGTHS:
         refuse(args, ("prompt_tokens", "output_tokens"), why=f"--lengths {args.lengths} "
                f"{OWN_LENGTHS_WORDS[args.lengths]} (median prompt {SHAREGPT_PROMPT[0]:,}, output "
                f"{SHAREGPT_OUTPUT[0]:,} tokens); they set --lengths fixed and uniform")
@@ -167,8 +196,15 @@ def poisson_from(args, requests: int, qps: float) -> workloads.Workload:
             f"{requests / qps:.3g} s, beyond the {MAX_ARRIVAL_SPAN_S:g} s (116 days) in which "
             f"arrival times keep the precision of an iteration; raise --qps to at least "
             f"{requests / MAX_ARRIVAL_SPAN_S:.3g} or use fewer --requests")
+    if args.mix is not None:
+        return workloads.mixed(requests, qps, parse_mix(args.mix), seed=args.seed)
     return workloads.poisson(requests, qps, seed=args.seed, lengths=args.lengths,
                              prompt=args.prompt_tokens, output=args.output_tokens)
+
+
+def lengths_words(args) -> str:
+    """The Poisson traffic's lengths as a header says them: "sharegpt lengths", "mix chat+documents"."""
+    return f"mix {args.mix}" if args.mix is not None else f"{args.lengths} lengths"
 
 
 def workload_from(args) -> workloads.Workload:

@@ -6,10 +6,10 @@ import numpy as np
 
 from sim.errors import InputError
 from sim.serving.engine import Trace
-from sim.serving.metrics import request_times, summarize, textbook_metrics
+from sim.serving.metrics import class_metrics, request_times, summarize, textbook_metrics
 from sim.serving.policies import get_policy, lane_budget_note
-from sim.serving.trace_files import MAX_BYTES, MAX_ROWS
-from sim.serving.workloads import described, prompts_together, textbook
+from sim.serving.trace_files import CLASS_COLUMN, MAX_BYTES, MAX_ROWS
+from sim.serving.workloads import Workload, described, prompts_together, textbook
 from sim.units import fmt_seconds
 
 from .common import add_run_args, run_from
@@ -39,12 +39,18 @@ def _simulate(args) -> None:
         payload.update(textbook_metrics(trace))
     if prompts_together(workload):
         payload["last_ttft_s"] = m.ttft_s.max   # the burst arrives at once: the last is the max
+    classes = class_metrics(trace, workload)
+    if classes:
+        payload["classes"] = {name: {"requests": c.requests, "ttft_s": _percentiles(c.ttft_s),
+                                     "tbt_s": _percentiles(c.tbt_s),
+                                     "hol_wait_s": _percentiles(c.hol_wait_s)}
+                              for name, c in classes.items()}
     notes = [*trace.notes, *([NO_SECOND_TOKEN] if np.isnan(m.tbt_s.max) else [])]
     payload["notes"] = notes
     if args.trace_out is not None:
         write_trace_csv(trace, args.trace_out)
     if args.requests_out is not None:
-        write_requests_csv(trace, args.requests_out)
+        write_requests_csv(trace, workload, args.requests_out)
         streaming = int(trace.prefilled.sum())
         if streaming:
             notes.append(f"--requests-out: the {streaming:,} requests already streaming at the "
@@ -59,6 +65,8 @@ def _simulate(args) -> None:
              f"{m.throughput_tokens_per_s:,.0f} output tokens/s, {m.preemptions:,} preemptions",
              table(rows, ("metric", "p50", "p90", "p99", "max"), args.wide),
              f"largest gap any request saw: {fmt_seconds(m.max_gap_s)}"]
+    if classes:
+        lines += [_class_table(classes, args.wide), HOL_WAIT_WORDS]
     own_budget = "budget" not in args.given and lane_budget_note(policy, workload, args.budget)
     if own_budget:
         lines.append(f"note: {own_budget}; --budget sets another")
@@ -76,6 +84,19 @@ def _simulate(args) -> None:
     emit(args, payload, "\n".join(lines))
 
 
+HOL_WAIT_WORDS = ("HOL wait: of a request's time in the queue (arrival to the first iteration that "
+                  "prefills it), the part spent in iterations that prefill another class's prompt")
+
+
+def _class_table(classes: dict, wide: bool) -> str:
+    rows = [(name, f"{c.requests:,}", fmt_seconds(c.ttft_s.p50), fmt_seconds(c.ttft_s.p99),
+             fmt_seconds(c.tbt_s.p99), fmt_seconds(c.hol_wait_s.p50),
+             fmt_seconds(c.hol_wait_s.p99), fmt_seconds(c.hol_wait_s.max))
+            for name, c in classes.items()]
+    return table(rows, ("class", "requests", "TTFT p50", "TTFT p99", "TBT p99", "HOL wait p50",
+                        "HOL wait p99", "HOL wait max"), wide)
+
+
 def trace_frame_columns(trace: Trace) -> dict[str, np.ndarray]:
     """The per-iteration records as named columns (CSV and charts)."""
     return {"iteration": np.arange(trace.iterations), "start_s": trace.start_s,
@@ -91,13 +112,17 @@ def write_trace_csv(trace: Trace, path: str) -> None:
                lambda v: f"{v:.9g}" if isinstance(v, float) else str(v))
 
 
-def request_columns(trace: Trace) -> dict[str, np.ndarray]:
+def request_columns(trace: Trace, workload: Workload) -> dict[str, np.ndarray]:
     """One row per request, in request order: first what `--trace-in` reads (so the file replays
-    the same requests), then what the run gave each one."""
+    the same requests, each in its class where the workload has classes), then what the run gave
+    each one."""
     times = request_times(trace)
-    return {"arrival_s": trace.arrival_s, "prompt_tokens": trace.prompt,
-            "output_tokens": trace.output, "ttft_s": times.ttft_s,
-            "max_gap_s": times.max_gap_s, "preemptions": trace.preemptions}
+    read = {"arrival_s": trace.arrival_s, "prompt_tokens": trace.prompt,
+            "output_tokens": trace.output}
+    if workload.classes:
+        read[CLASS_COLUMN] = workload.class_labels()
+    return {**read, "ttft_s": times.ttft_s, "max_gap_s": times.max_gap_s,
+            "preemptions": trace.preemptions}
 
 
 def _request_value(v) -> str:
@@ -109,8 +134,8 @@ def _request_value(v) -> str:
     return str(v)
 
 
-def write_requests_csv(trace: Trace, path: str) -> None:
-    _write_csv("--requests-out", path, request_columns(trace), _request_value)
+def write_requests_csv(trace: Trace, workload: Workload, path: str) -> None:
+    _write_csv("--requests-out", path, request_columns(trace, workload), _request_value)
 
 
 def _write_csv(flag: str, path: str, columns: dict[str, np.ndarray], shown) -> None:
@@ -139,7 +164,8 @@ def register_simulate(sub) -> None:
                 "to this CSV file (default: none)")
     output_file(p, "--requests-out", "write one row per request to this CSV file: arrival_s, "
                 f"prompt_tokens, output_tokens (what --trace-in replays, up to {MAX_ROWS:,} rows "
-                f"and {MAX_BYTES / 1e6:g} MB), then ttft_s, max_gap_s (its largest gap between two tokens) and "
+                f"and {MAX_BYTES / 1e6:g} MB; with --mix or a traced class column, {CLASS_COLUMN} "
+                "too), then ttft_s, max_gap_s (its largest gap between two tokens) and "
                 "preemptions; times in s, an empty cell where a request has none (default: none)")
     p.set_defaults(func=_simulate)
 

@@ -37,6 +37,7 @@ from .common import (
     check_iterations,
     check_work,
     cost_model_from,
+    lengths_words,
     limits_from,
     poisson_from,
     refuse_unused_lengths,
@@ -178,7 +179,8 @@ def _capacity(args) -> None:
     account = RunAccount(replace(CLI_ALLOWANCE, seconds=CAPACITY_SHARE * CLI_ALLOWANCE.seconds,
                                  bytes=CLI_ALLOWANCE.bytes - PROCESS_BYTES),
                          estimates, windowed=cost.model.sliding_window > 0)
-    shorter = "" if args.lengths in OWN_LENGTHS else " or a smaller --output-tokens"
+    shorter = "" if args.mix is not None or args.lengths in OWN_LENGTHS else \
+        " or a smaller --output-tokens"
     runs.check_most(account.allowance, "one run of each policy", f"use fewer --requests{shorter}, or "
                     "a lower --max-iterations (each run stops there)")
     result = compare_capacity(
@@ -201,8 +203,8 @@ def _capacity(args) -> None:
              for r in both for pt in r.points]
     text = "\n".join([
         f"capacity = highest Poisson QPS with p99 TBT <= {fmt_seconds(slo)} and median scheduling "
-        f"delay <= {fmt_seconds(args.delay_slo)} ({args.requests:,} requests, {args.lengths} "
-        f"lengths; {cost.gpu.name}, {cost.model.name}, {cost.mode})",
+        f"delay <= {fmt_seconds(args.delay_slo)} ({args.requests:,} requests, "
+        f"{lengths_words(args)}; {cost.gpu.name}, {cost.model.name}, {cost.mode})",
         table(rows, ("policy", "budget", "max running", "capacity QPS", "why"), args.wide),
         f"capacity ratio {result.policy.policy} / {result.baseline.policy}: {_ratio(result)}", "",
         table(curve, ("policy", "QPS", "p99 TBT", "median delay", "meets both"), args.wide),

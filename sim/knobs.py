@@ -26,6 +26,8 @@ from sim.serving.policies import CHUNKED, POLICIES, Limits
 from sim.serving.workloads import (
     LENGTH_NAMES,
     LENGTHS,
+    MIX_SPEC_WORDS,
+    MIXES,
     SHAREGPT_MAX_OUTPUT,
     SHAREGPT_MAX_TOTAL,
     SHAREGPT_OUTPUT,
@@ -225,6 +227,16 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          scenarios=POISSON,
          app=Surface("the app shows realistic traffic first, as Sarathi-Serve measured it",
                      default="sharegpt")),
+    Knob(name="mix", unit="", default=None, choices=tuple(MIXES),
+         shown_default="none: one class, lengths from --lengths",
+         what="poisson: mixed traffic in place of --lengths, request classes each with its share "
+              f"and its prompt and output lengths: {MIX_SPEC_WORDS}. The presets: "
+              + " ".join(f"{name}: {mix.words()}." for name, mix in MIXES.items()),
+         label="Traffic mix",
+         help="Request classes served together, each with its share of the Poisson arrivals "
+              "(or one request at a set time) and its own prompt and output lengths. "
+              + " ".join(f"{name}: {mix.words()}." for name, mix in MIXES.items()),
+         scenarios=POISSON),
     Knob(name="seed", unit="", default=0, low=0, high=2**32 - 1,
          what="poisson: random seed of arrivals and lengths", key="seed", label="Random seed",
          help="The same random seed draws the same requests.", scenarios=POISSON,
