@@ -82,7 +82,10 @@ def _sweep(args) -> None:
             "iterations": m.iterations, "median_delay_s": pt.median_delay_s,
             "preemptions": m.preemptions, "fixed_share": pt.fixed_share,
             "overhead_dominated": pt.overhead_dominated, "chunking_inactive": pt.chunking_inactive,
-            "split_prompts": pt.split_prompts,
+            "split_prompts": pt.split_prompts, "output_tokens": pt.output_tokens,
+            "makespan_s": m.makespan_s, "scheduled_tokens": pt.scheduled_tokens,
+            "reread_tokens": pt.reread_tokens, "busy_s": pt.busy_s,
+            "offline_budget": pt is result.points[-1],
             "meets_tbt_slo": None if result.tbt_slo_s is None else pt.meets_tbt(result.tbt_slo_s),
             "recommended": pt.budget == result.recommended,
             "engine_default": [d.engine for d in result.defaults if d.budget == pt.budget],
@@ -101,6 +104,7 @@ def _sweep(args) -> None:
              f"requests), {cost.gpu.name}, {cost.model.name}, {cost.mode}",
              table(rows, header, args.wide),
              f"recommended budget: {result.reason}",
+             *([result.offline] if result.offline else []),
              *(f"{d.engine} default {d.flag} {d.budget:,} ({d.rule}; {d.source})"
                for d in result.defaults),
              "overhead-dominated: t(1 token) / t(budget tokens) > 1/2 (the fixed cost of an "

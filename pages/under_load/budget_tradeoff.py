@@ -9,6 +9,7 @@ from sim.studies.sweep import (
     budget_grid,
     engine_defaults,
     misses,
+    offline_tradeoff,
     recommend,
     ttft_trend,
 )
@@ -74,6 +75,9 @@ st.markdown(f"Why: {reason}. The check reads the p99 of every gap between two to
             + (f"; the slow tail meets it too: the longest gap at {pick.budget:,} is "
                f"{fmt_seconds(pick.metrics.tbt_s.max)}." if pick and max_within(pick) else "."))
 st.markdown(ttft_trend(points))
+offline = offline_tradeoff(points, recommended, s.cost_model().weight_bytes)
+if offline:
+    st.markdown(offline)
 hidden = [p for p in points if p.meets_tbt(tpot_s) and not max_within(p)]
 if hidden:
     worst = pick if pick in hidden else max(hidden, key=lambda p: p.metrics.tbt_s.max)

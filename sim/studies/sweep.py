@@ -30,7 +30,7 @@ from sim.presets.hardware import Gpu
 from sim.serving.metrics import Metrics, median_scheduling_delay, summarize
 from sim.serving.policies import POLICIES
 from sim.serving.run import Run
-from sim.units import fmt_seconds
+from sim.units import fmt_bytes, fmt_percent, fmt_seconds
 
 MAX_BUDGETS = 32
 DEFAULT_BUDGETS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384)
@@ -69,6 +69,16 @@ class SweepPoint:
     split_prompts: int            # requests whose prefill took more than one chunk (measured)
     notes: tuple[str, ...]
     starved: bool = False         # the decodes took the whole budget while prompts waited
+    output_tokens: int = 0        # tokens emitted (the throughput's numerator)
+    scheduled_tokens: int = 0     # prompt and decode tokens over every iteration
+    reread_tokens: int = 0        # earlier chunks' KV tokens each later chunk attended to
+    busy_s: float = 0.0           # the sum of the iterations' durations (the rest is idle)
+
+    @property
+    def idle_share(self) -> float:
+        """The share of the makespan the GPU ran no iteration (waiting for requests to arrive)."""
+        span = self.metrics.makespan_s
+        return 1 - self.busy_s / span if span else 0.0
 
     def meets_tbt(self, slo_s: float) -> bool:
         return not self.metrics.tbt_s.p99 > slo_s   # NaN (no gaps at all): nothing to miss
@@ -82,6 +92,7 @@ class Sweep:
     recommended: int | None
     reason: str
     defaults: tuple[EngineDefault, EngineDefault]
+    offline: str = ""             # what the recommendation gives up against an offline job's budget
 
 
 def parse_budgets(budgets: Sequence) -> tuple[int, ...]:
@@ -174,6 +185,91 @@ def recommend(points: Sequence[SweepPoint], tbt_slo_s: float,
     return pick.budget, reason
 
 
+def throughput_words(point: SweepPoint) -> str:
+    """ "512,000 tokens / 250.1 s = 2,047 tokens/s": a point's throughput with its formula's terms."""
+    m = point.metrics
+    return (f"{point.output_tokens:,} tokens / {fmt_seconds(m.makespan_s)} = "
+            f"{m.throughput_tokens_per_s:,.0f} tokens/s")
+
+
+def throughput_rises(pick: SweepPoint, top: SweepPoint) -> bool:
+    """Whether the largest budget's throughput is above the pick's as the lab shows them (whole
+    tokens/s): a difference too small to show is none."""
+    return round(top.metrics.throughput_tokens_per_s) > round(pick.metrics.throughput_tokens_per_s)
+
+
+def offline_tradeoff(points: Sequence[SweepPoint], recommended: int | None,
+                     weight_bytes: float) -> str:
+    """What the recommended budget gives up against the budget an offline job would take (the
+    largest swept: with no gap target, nothing holds it back), from the points' throughput
+    (output tokens / makespan), and why, chosen by what the points show: where throughput rises
+    with the budget, the measured reasons (fewer, fuller iterations, each reading the weights
+    once; less KV re-read by later chunks); where it does not, that, and the GPU's idle share
+    when the arrivals set the pace. "" without a recommendation. `weight_bytes`: per GPU."""
+    pick = next((p for p in points if p.budget == recommended), None)
+    if pick is None:
+        return ""
+    top = points[-1]
+    formula = "throughput = output tokens / makespan"
+    if pick is top:
+        return (f"An offline job, with no gap target, takes the largest budget it can; "
+                f"{top.budget:,} is the largest swept, so the pick gives up no throughput against "
+                f"it here: {throughput_words(top)} ({formula}).")
+    offline = (f"An offline job, with no gap target, would take the largest budget swept, "
+               f"{top.budget:,}: {throughput_words(top)}, against {throughput_words(pick)} at the "
+               f"pick, {pick.budget:,} ({formula})")
+    if not throughput_rises(pick, top):
+        said = (f"{offline}. Throughput does not rise with the budget in this sweep, so the pick "
+                "gives up none")
+        if (top.idle_share > pick.idle_share > 0
+                and top.metrics.iterations < pick.metrics.iterations):
+            said += (f": the GPU runs no iteration for {fmt_percent(pick.idle_share)} of the run "
+                     f"at {pick.budget:,} and {fmt_percent(top.idle_share)} at {top.budget:,} "
+                     f"(1 − busy time / makespan: {fmt_seconds(pick.busy_s)} and "
+                     f"{fmt_seconds(top.busy_s)} busy), waiting for requests to arrive, so the "
+                     "arrivals set the pace and a larger budget's fewer iterations leave it idle "
+                     "longer rather than finish sooner")
+        elif top.metrics.iterations < pick.metrics.iterations and top.busy_s >= pick.busy_s:
+            said += (". The usual case for a large budget (fewer, fuller iterations, each reading "
+                     "the weights once; less KV re-read by later chunks) does not win here: "
+                     f"{top.budget:,}'s {top.metrics.iterations:,} iterations keep the GPU busy "
+                     f"{fmt_seconds(top.busy_s)}, {pick.budget:,}'s {pick.metrics.iterations:,} "
+                     f"{fmt_seconds(pick.busy_s)} (busy time: the sum of the iterations' "
+                     "durations), so what the fewer iterations save, their greater length spends again")
+        elif top.metrics.iterations >= pick.metrics.iterations:
+            said += (f": {top.budget:,} takes no fewer iterations than {pick.budget:,} "
+                     f"({top.metrics.iterations:,} against {pick.metrics.iterations:,}), so a "
+                     "larger budget has no iterations, and no weight reads, to save here")
+        return said + "."
+    lost = 1 - pick.metrics.throughput_tokens_per_s / top.metrics.throughput_tokens_per_s
+    said = (f"{offline}: the pick gives up {fmt_percent(lost)} of it (1 − "
+            f"{pick.metrics.throughput_tokens_per_s:,.0f} / "
+            f"{top.metrics.throughput_tokens_per_s:,.0f}).")
+    why = []
+    fewer = pick.metrics.iterations - top.metrics.iterations
+    if fewer > 0:
+        per = {p.budget: p.scheduled_tokens / p.metrics.iterations for p in (pick, top)}
+        fuller = per[top.budget] > per[pick.budget]
+
+        def size(p: SweepPoint) -> str:
+            return f" of {per[p.budget]:,.0f} tokens on average" if fuller else ""
+        why.append(f"fewer{', fuller' if fuller else ''} iterations: "
+                   f"{pick.metrics.iterations:,}{size(pick)} at {pick.budget:,} against "
+                   f"{top.metrics.iterations:,}{size(top)} at {top.budget:,} (tokens scheduled / "
+                   "iterations); each iteration reads "
+                   f"the weights once (up to {fmt_bytes(weight_bytes)} per GPU, less where a mixture "
+                   f"of experts leaves some unrouted), so {fewer:,} fewer iterations read up to "
+                   f"{fmt_bytes(fewer * weight_bytes)} less")
+    if top.reread_tokens < pick.reread_tokens:
+        why.append(f"less KV re-read: a prompt cut into fewer chunks has its earlier chunks' KV "
+                   f"read back by fewer later ones, {pick.reread_tokens:,} tokens' worth at "
+                   f"{pick.budget:,} against {top.reread_tokens:,} at {top.budget:,}")
+    if not why:
+        return (f"{said} Neither of the usual reasons holds here (fewer iterations, less KV "
+                "re-read by later chunks): the runs differ in what they scheduled.")
+    return f"{said} Offline throughput prefers large budgets because of " + "; and ".join(why) + "."
+
+
 def ttft_trend(points: Sequence[SweepPoint]) -> str:
     """Where the sweep's p50 TTFT is lowest and which way it goes on each side of that budget,
     read off the points: a larger budget needs fewer iterations per prompt but makes each one
@@ -223,10 +319,15 @@ def run_point(run: Run) -> SweepPoint:
     no_split = int(workload.prompt[~workload.prefilled].max(initial=0)
                    + trace.decode_tokens.max(initial=0))
     chunks_per_request = np.bincount(trace.chunk_request, minlength=len(workload))
+    window = run.cost.model.sliding_window
+    reread = np.minimum(trace.chunk_start, window) if window else trace.chunk_start
     return SweepPoint(budget, summarize(trace), median_scheduling_delay(trace),
                       share, share > OVERHEAD_SHARE, no_split, budget >= no_split,
                       int(np.sum(chunks_per_request > 1)), trace.notes,
-                      trace.starved_iterations > 0)
+                      trace.starved_iterations > 0,
+                      output_tokens=len(trace.token_s) - int(trace.prefilled.sum()),
+                      scheduled_tokens=int(trace.prefill_tokens.sum() + trace.decode_tokens.sum()),
+                      reread_tokens=int(reread.sum()), busy_s=float(trace.duration_s.sum()))
 
 
 def sweep(run: Run, budgets: Sequence, *, tbt_slo_s: float | None = None,
@@ -245,4 +346,5 @@ def sweep(run: Run, budgets: Sequence, *, tbt_slo_s: float | None = None,
             progress((i + 1) / len(values), f"budget {budget:,} ({i + 1} of {len(values)})")
     recommended, reason = (None, "no TBT SLO given") if slo is None else recommend(points, slo)
     return Sweep(run.policy.name, tuple(points), slo, recommended, reason,
-                 engine_defaults(run.cost.gpu))
+                 engine_defaults(run.cost.gpu),
+                 offline_tradeoff(points, recommended, run.cost.weight_bytes))

@@ -14,13 +14,20 @@ from sim.serving.metrics import request_times, token_gaps
 from sim.serving.policies import POLICIES, Limits
 from sim.serving.run import Run
 from sim.serving.workloads import burst
-from sim.studies.sweep import OVERHEAD_SHARE, budget_grid, recommend, run_point, ttft_trend
+from sim.studies.sweep import (
+    OVERHEAD_SHARE,
+    budget_grid,
+    offline_tradeoff,
+    recommend,
+    run_point,
+    ttft_trend,
+)
 from sim.studies.worked_example import worked_example
-from sim.units import fmt_seconds
+from sim.units import fmt_bytes, fmt_percent, fmt_seconds
 from ui.shell.scenario import DECODE_OUTPUT, PROMPT_OUTPUT
 from ui.under_load import words as traffic_words
 
-from .claims_text import STALL, TIME, number, plain
+from .claims_text import SIZE, STALL, TIME, number, plain
 
 
 def check_sweep(s, prompts: int) -> list[str]:
@@ -39,7 +46,10 @@ def check_sweep(s, prompts: int) -> list[str]:
     problems = []
     p99 = {p.budget: p.metrics.tbt_s.p99 for p in points}
     target = sorted(p99.values())[len(p99) // 2]
-    _, reason = recommend(points, target)
+    recommended, reason = recommend(points, target)
+    weights = s.cost_model().weight_bytes
+    problems += check_offline(points, recommended, weights,
+                              plain(offline_tradeoff(points, recommended, weights)))
     problems += check_ttft_trend(points, plain(f"{traffic_words.budget_intro(s.chunked)}\n"
                                                f"{reason}\n{ttft_trend(points)}"))
     picked = re.search(rf"^([\d,]+) is the largest budget in the sweep whose p99 TBT \({TIME}\) "
@@ -72,6 +82,96 @@ def check_sweep(s, prompts: int) -> list[str]:
         problems.append(f"'{start.group(0)}' but the budgets that split nothing are {whole}")
     if f"{points[-1].split_prompts:,} of {prompts:,} prompts split" not in no_split:
         problems.append(f"{points[-1].split_prompts} of {prompts} prompts split: {no_split}")
+    return problems
+
+
+def check_offline(points, recommended, weight_bytes: float, text: str) -> list[str]:
+    """The recommendation against an offline job's budget, each sentence against the points:
+    the offline budget is the largest swept; each throughput is its output tokens / makespan; the
+    pick gives up a share only where the largest budget's shown throughput is higher, and 'does
+    not rise' only where it is not; each reason (fewer, fuller iterations and the weight bytes
+    they save; less KV re-read; idle time; busy time) with its numbers and only where it holds."""
+    pick = {p.budget: p for p in points}.get(recommended)
+    if pick is None:
+        return [f"no recommendation, yet the page weighs it against offline: {text}"] if text else []
+    top = points[-1]
+    by_budget = {p.budget: p for p in points}
+    problems = []
+    shown = re.findall(rf"([\d,]+) tokens / {TIME} = ([\d,]+) tokens/s(?:,| at| \()", text)
+    expected = [top] if pick is top else [top, pick]
+    if len(shown) != len(expected):
+        problems.append(f"the throughput of budgets {[p.budget for p in expected]} is not said: {text}")
+    for p, (tokens, makespan, rate) in zip(expected, shown):
+        emitted = p.metrics.throughput_tokens_per_s * p.metrics.makespan_s
+        if (number(tokens) != round(emitted) or makespan != fmt_seconds(p.metrics.makespan_s)
+                or rate != f"{emitted / p.metrics.makespan_s:,.0f}"):
+            problems.append(f"budget {p.budget:,}: {round(emitted):,} tokens over "
+                            f"{fmt_seconds(p.metrics.makespan_s)}; the page: {tokens} / {makespan} "
+                            f"= {rate}")
+    offline = re.search(r"largest budget swept, ([\d,]+)", text) or re.search(
+        r"([\d,]+) is the largest swept, so the pick gives up no throughput", text)
+    if offline is None or number(offline.group(1)) != top.budget:
+        problems.append(f"the offline budget is the largest swept, {top.budget:,}: {text}")
+    t_pick, t_top = (round(p.metrics.throughput_tokens_per_s) for p in (pick, top))
+    rises = pick is not top and t_top > t_pick
+    given = re.search(r"the pick gives up ([\d.,]+%) of it \(1 − ([\d,]+) / ([\d,]+)\)", text)
+    if bool(given) != rises or ("does not rise" in text) != (pick is not top and not rises):
+        problems.append(f"throughput {t_pick:,} at the pick and {t_top:,} at the largest: {text}")
+    if given and given.group(1) != fmt_percent(1 - pick.metrics.throughput_tokens_per_s
+                                                / top.metrics.throughput_tokens_per_s):
+        problems.append(f"'{given.group(0)}': throughputs {t_pick} and {t_top}")
+    fewer = re.search(r"fewer(, fuller)? iterations: ([\d,]+)(?: of ([\d,]+) tokens on average)? at "
+                      r"([\d,]+) against ([\d,]+)(?: of ([\d,]+) tokens on average)? at ([\d,]+)",
+                      text)
+    if fewer:
+        a, b = by_budget[number(fewer.group(4))], by_budget[number(fewer.group(7))]
+        per = {p.budget: p.scheduled_tokens / p.metrics.iterations for p in (a, b)}
+        if ((a, b) != (pick, top) or number(fewer.group(2)) != a.metrics.iterations
+                or number(fewer.group(5)) != b.metrics.iterations
+                or not b.metrics.iterations < a.metrics.iterations
+                or bool(fewer.group(1)) != (per[b.budget] > per[a.budget])
+                or (fewer.group(3) and fewer.group(3) != f"{per[a.budget]:,.0f}")):
+            problems.append(f"'{fewer.group(0)}': iterations {a.metrics.iterations} and "
+                            f"{b.metrics.iterations}, tokens each {per}")
+        saved = re.search(rf"so ([\d,]+) fewer iterations read up to {SIZE} less", text)
+        count = a.metrics.iterations - b.metrics.iterations
+        if not saved or number(saved.group(1)) != count or saved.group(2) != fmt_bytes(
+                count * weight_bytes):
+            problems.append(f"{count} fewer iterations of {fmt_bytes(weight_bytes)} each: {text}")
+    elif rises and top.metrics.iterations < pick.metrics.iterations:
+        problems.append(f"the largest budget runs fewer iterations and the page does not say so: {text}")
+    reread = re.search(r"([\d,]+) tokens' worth at ([\d,]+) against ([\d,]+) at ([\d,]+)", text)
+    if reread and ((number(reread.group(2)), number(reread.group(4))) != (pick.budget, top.budget)
+                   or number(reread.group(1)) != pick.reread_tokens
+                   or number(reread.group(3)) != top.reread_tokens
+                   or not top.reread_tokens < pick.reread_tokens):
+        problems.append(f"'{reread.group(0)}': re-read {pick.reread_tokens} and {top.reread_tokens}")
+    if rises and not reread and top.reread_tokens < pick.reread_tokens:
+        problems.append(f"less KV re-read at the largest budget, not said: {text}")
+    idle = re.search(r"no iteration for ([\d.,]+%) of the run at [\d,]+ and ([\d.,]+%)", text)
+    idle_share = {p.budget: 1 - p.busy_s / p.metrics.makespan_s for p in (pick, top)}
+    if idle and (idle.groups() != (fmt_percent(idle_share[pick.budget]),
+                                   fmt_percent(idle_share[top.budget]))
+                 or not idle_share[top.budget] > idle_share[pick.budget] > 0
+                 or not top.metrics.iterations < pick.metrics.iterations):
+        problems.append(f"'{idle.group(0)}': idle shares {idle_share}")
+    busy = re.search(rf"([\d,]+)'s ([\d,]+) iterations keep the GPU busy {TIME}, ([\d,]+)'s "
+                     rf"([\d,]+) {TIME}", text)
+    if busy and ((number(busy.group(1)), number(busy.group(4))) != (top.budget, pick.budget)
+                 or number(busy.group(2)) != top.metrics.iterations
+                 or number(busy.group(5)) != pick.metrics.iterations
+                 or busy.group(3) != fmt_seconds(top.busy_s)
+                 or busy.group(6) != fmt_seconds(pick.busy_s)
+                 or top.busy_s < pick.busy_s or not top.metrics.iterations < pick.metrics.iterations):
+        problems.append(f"'{busy.group(0)}': busy {top.busy_s} and {pick.busy_s} s")
+    same = re.search(r"([\d,]+) takes no fewer iterations than ([\d,]+) \(([\d,]+) against "
+                     r"([\d,]+)\)", text)
+    if same and ((number(same.group(1)), number(same.group(2))) != (top.budget, pick.budget)
+                 or (number(same.group(3)), number(same.group(4)))
+                 != (top.metrics.iterations, pick.metrics.iterations)
+                 or top.metrics.iterations < pick.metrics.iterations):
+        problems.append(f"'{same.group(0)}': iterations {top.metrics.iterations} at the largest, "
+                        f"{pick.metrics.iterations} at the pick")
     return problems
 
 
