@@ -319,6 +319,7 @@ def poisson(n, qps, *, seed=0, lengths="fixed", prompt=1024, output=128,
 
 # --- mixed traffic: request classes ---------------------------------------------------------
 MIX_PREFIX = "mix-"   # a mixed workload's name: mix-chat+documents
+TOKENS = re.compile(r"[0-9]{1,9}")   # a count of tokens as a class spec spells it (ASCII digits)
 
 
 @dataclass(frozen=True)
@@ -340,7 +341,7 @@ class Lengths:
         if text == "sharegpt":
             return SHAREGPT
         low, dash, high = text.partition("-")
-        if not (low.isdigit() and (high.isdigit() or not dash)):
+        if not (TOKENS.fullmatch(low) and (TOKENS.fullmatch(high) or not dash)):
             raise InputError(f"{what} {text!r}: give a number of tokens (8192), a range "
                              "(16384-32768) or sharegpt")
         low_tokens, high_tokens = int(low), int(high or low)

@@ -94,6 +94,7 @@ def test_a_class_spec_reads_shares_as_fractions_or_percentages_and_at_for_one_re
     ("chat:half:100:10", "share 'half'"),
     ("chat:1:300-200:10", "prompt '300-200'"),
     ("chat:1:100:ten", "output 'ten'"),
+    ("chat:1:\u00b2:10", "prompt '\u00b2'"),   # a digit to str.isdigit, not to int()
     ("chat:@1:100:10", "no class with a share"),
     ("chat:1:100:10,long:@-1:5:5", "arrival"),
 ])
