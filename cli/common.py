@@ -266,8 +266,9 @@ def planned_run(args) -> Run:
     """The run the flags give (sim/serving/run.py), every flag checked."""
     workload = workload_from(args)
     policy = get_policy(args.policy)
+    limits = limits_from(args, policy, workload=workload)
     decoders = int(workload.prefilled.sum())
-    if decoders and policy.decodes_take_budget and args.budget <= decoders \
+    if decoders and policy.under(limits).decodes_take_budget and args.budget <= decoders \
             and not args.allow_starvation:
         raise InputError(
             f"--budget {args.budget} is at or below the {decoders} running decodes: chunk = "
@@ -275,7 +276,7 @@ def planned_run(args) -> Run:
             f"decoders finish; use a budget > {decoders}, or --allow-starvation to watch it")
     budget = args.budget if "budget" in args.given else lane_budget(policy, workload, args.budget)
     return Run(workload=workload, policy=policy, cost=cost_model_from(args), budget=budget,
-               limits=limits_from(args, policy, workload=workload))
+               limits=limits)
 
 
 def lane_args(args, policy: str) -> argparse.Namespace:

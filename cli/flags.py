@@ -154,7 +154,9 @@ def knob_flag(parser: argparse.ArgumentParser, knob: Knob, **changes) -> None:
     """The flag of a knob of the table (sim/knobs.py), its help, default and range the table's;
     `changes` for a command whose default differs (capacity's --budget)."""
     fields = dict(default=knob.default, shown_default=knob.shown_default) | changes
-    if knob.choices:
+    if knob.kind == "switch":   # its words say what it does and that it is off by default
+        parser.add_argument(knob.flag, action="store_true", help=knob.what)
+    elif knob.choices:
         choice(parser, knob.flag, knob.what, knob.choices, **fields)
     else:
         number(parser, knob.flag, knob.what, unit=knob.unit, low=knob.low, high=knob.high,

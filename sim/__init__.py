@@ -27,7 +27,8 @@ def run(workload: Workload, policy: str = "sarathi", budget: int | None = None, 
         **limits) -> Trace:
     """`workload` under a named policy on a preset GPU and model: the short way to `simulate`.
     `budget` None: the source article's 576, or vLLM V0's own without chunking (`lane_budget`).
-    `limits` are those of `Limits` (max_seqs, max_concurrent_prefills, max_iterations)."""
+    `limits` are those of `Limits` (max_seqs, max_concurrent_prefills,
+    long_prefill_token_threshold, mixed_chunk, max_iterations)."""
     spec = get_policy(policy)
     if budget is None:
         budget = lane_budget(spec, workload, TEXTBOOK.budget)

@@ -90,6 +90,9 @@ class Knob:
 
     @property
     def kind(self) -> str:
+        """"switch" (on or off, off by default), "choice", "int" or "float"."""
+        if isinstance(self.default, bool):
+            return "switch"
         return "choice" if self.choices else ("int" if self.whole else "float")
 
     def on_app(self) -> Span:
@@ -147,16 +150,37 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          what="most requests running at once (max_num_seqs, max_running_requests)"),
     Knob(name="max_concurrent_prefills", unit="requests", default=None, high=MAX_REQUESTS,
          shown_default="no cap",
-         what="chunked policies: most requests mid-prefill at once (a what-if: none of the "
-              "engine releases profiled here has this cap)",
+         what="chunked policies: most requests mid-prefill at once, so a prompt arriving behind "
+              "that many waits for one to finish (a what-if, not a shipped rule of the releases "
+              "profiled here: vLLM V0's max_num_partial_prefills came after the release pinned "
+              "here, in vLLM PR 10235; PR 41399 proposes it for vLLM V1)",
          key="prefills", old_flags=("--max-partial-prefills",), old_keys=("partials",),
          label="Max concurrent prefills (0: no cap)",
          help="Chunked policies: most requests part-way through their prefill at once, a "
-              "what-if of the lab's (vLLM V0 had such a cap, max_num_partial_prefills; vLLM V1 "
-              "0.33 has none; SGLang chunks one request at a time). 0 leaves it uncapped.",
+              "what-if of the lab's, not a shipped rule of the releases profiled here (vLLM V0's "
+              "max_num_partial_prefills came after the release pinned here, in vLLM "
+              "PR 10235; PR 41399 proposes it for vLLM V1, whose 0.33 has none; SGLang chunks one "
+              "request at a time). 0 leaves it uncapped.",
          policies=CHUNKED,
          app=Surface("a number box cannot be empty, so 0 stands for no cap; " + KEEP_LINKS,
                      default=0, low=0, high=1024)),
+    Knob(name="long_prefill_token_threshold", unit="tokens", default=0, low=0,
+         shown_default="0: no cap, vLLM's own",
+         what="vllm-v1: the most prompt tokens one request computes in an iteration while any "
+              "other request runs or waits, leaving the rest of the budget to the others "
+              "(vLLM's --long-prefill-token-threshold)",
+         help="vLLM V1's `--long-prefill-token-threshold` (default 0: no cap): no request "
+              "computes more prompt tokens than this in an iteration unless it is the only "
+              "request running or waiting, so a long prompt leaves the rest of the budget to the "
+              "requests beside it.",
+         policies=("vllm-v1",)),
+    Knob(name="mixed_chunk", unit="", default=False,
+         what="sglang: run the decodes in the prefill batch, its chunk the budget less the running "
+              "decodes, instead of making them wait (SGLang's --enable-mixed-chunk; default off)",
+         help="SGLang's `--enable-mixed-chunk` (default off): the running requests decode in the "
+              "same iteration as the prompt chunk, which shrinks to the budget less those "
+              "decodes, instead of waiting for the prefill batch to finish.",
+         policies=("sglang",)),
     # --- the worked example's streams, and a burst ---
     Knob(name="decodes", unit="requests", default=TEXTBOOK.decodes, low=0, high=MAX_STREAMS,
          key="decodes", label="Running streams", step=8, what="textbook, burst: requests already streaming",

@@ -8,7 +8,8 @@ running set, explicit decode rows, passes over the running set, and for a slidin
 the iterations and decode rows it prices one by one), one price per counted item (ITEM_COSTS,
 measured by `python -m benchmarks.work_bench`), and two estimates of every run side by side
 (`estimate_run`), from the workload, the policy's declared behaviour (`PolicySpec`: the flags it
-reads are listed in sim/serving/policies.py) and the cost model, before anything runs:
+reads are listed in sim/serving/policies.py; read `under` the run's limits, which can change
+them) and the cost model, before anything runs:
 
 - the bound (`RunEstimate.bound`): no run does more, item by item. Token times, decode rows,
   requests and stays are exact. Iterations: where the policy under the run's limits
@@ -348,9 +349,9 @@ def least_iterations(workload: Workload) -> int:
 
 def estimate_run(run: Run) -> RunEstimate:
     """One run, estimated before it starts (the module docstring): read whole, so a field a run
-    gains reaches the estimate."""
-    workload, policy, budget, limits, cost = (run.workload, run.policy, run.budget, run.limits,
-                                              run.cost)
+    gains reaches the estimate; the policy as it runs under its limits (`PolicySpec.under`)."""
+    workload, budget, limits, cost = run.workload, run.budget, run.limits, run.cost
+    policy = run.policy.under(limits)
     shape = _Shape.of(workload)
     bound = _bound(workload, shape, policy, budget, limits, cost)
     return RunEstimate(_likely(workload, shape, bound, policy, budget, limits, cost), bound,

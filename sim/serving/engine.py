@@ -82,7 +82,8 @@ class _Engine:
 
     def __init__(self, workload: Workload, spec: PolicySpec, budget: int, limits: Limits,
                  cost: CostModel, reserve_fraction: float):
-        self.w, self.spec, self.budget, self.limits, self.cost = workload, spec, budget, limits, cost
+        self.w, self.budget, self.limits, self.cost = workload, budget, limits, cost
+        self.spec = spec.under(limits)   # what it does under these limits (SGLang's mixed chunk)
         self.n = n = len(workload)
         capacity = kv_capacity_tokens(cost, reserve_fraction)
         profile = spec.profile
@@ -173,7 +174,7 @@ class _Engine:
             if batch.chunks:
                 self._admit(batch)
             completed = self._price(batch)
-            self._step_decoders(batch.decodes)
+            self._step_decoders(batch.decodes, decode_only=not batch.chunks)
             if completed:
                 self._finish_prefills(completed)
             self.record.end_iteration(self.pool.allocated)
@@ -278,12 +279,14 @@ class _Engine:
                               self.decoding)
         return completed
 
-    def _step_decoders(self, k: int) -> None:
+    def _step_decoders(self, k: int, decode_only: bool) -> None:
         """The first `k` running decoders emit a token and take one more token of KV; any the
-        budget skipped do not advance."""
+        budget skipped do not advance. SGLang's new_token_ratio falls after a decode batch only,
+        not after a prefill batch its decodes ride with (--enable-mixed-chunk): decay_step is in
+        update_running_batch (python/sglang/srt/managers/scheduler.py:4542 at v0.5.23)."""
         if not k:
             return
-        if self.ratio is not None:
+        if self.ratio is not None and decode_only:
             self.ratio.after_decode_step()
         stepping = self.dec_ids[:k]
         self.pool.step(stepping, self.dec_ids[k:])

@@ -170,6 +170,14 @@ V1_PROFILE = EngineProfile(
                "admitted), each given min(what it needs, budget left); no admission in a step "
                "that preempted", VLLM + "v1/core/sched/scheduler.py#L795",
                VLLM + "v1/core/sched/scheduler.py#L1549", VLLM + "v1/core/sched/scheduler.py#L1050"),
+        Citation("long prefill token threshold", "0 (default): no cap; N > 0 "
+               "(--long-prefill-token-threshold N): a request computes at most N prompt tokens "
+               "in an iteration, running or admitted, unless it is the only request running or "
+               "waiting", VLLM + "config/scheduler.py#L79-L84",
+               VLLM + "engine/arg_utils.py#L1772-L1773",
+               VLLM + "v1/core/sched/scheduler.py#L754-L763",
+               VLLM + "v1/core/sched/scheduler.py#L844-L845",
+               VLLM + "v1/core/sched/scheduler.py#L1332-L1333"),
     ))
 
 ARTIFACT_RESERVE = 0.15   # gpu_memory_utilization 0.85 in the Sarathi-Serve artifact's runs
@@ -223,6 +231,14 @@ SGLANG_PROFILE = EngineProfile(
                SGLANG + "arg_groups/memory_hook.py#L357-L368"),
         Citation("KV page", "1 token (page_size 1 on CUDA)",
                SGLANG + "arg_groups/overrides.py#L1340-L1363"),
+        Citation("mixed chunk", "off (default); with --enable-mixed-chunk the running requests "
+               "decode in the prefill batch, whose chunk is the chunk size less their number; "
+               "new_token_ratio still falls after decode batches only",
+               SGLANG + "arg_groups/fields/schedule.py#L208-L211",
+               SGLANG + "managers/scheduler.py#L4165",
+               SGLANG + "managers/schedule_policy.py#L654-L655",
+               SGLANG + "managers/scheduler.py#L4375-L4395",
+               SGLANG + "managers/scheduler.py#L4542"),
     ))
 
 SARATHI_PROFILE = EngineProfile(

@@ -31,19 +31,21 @@ worst). A per-request chunk cap (vLLM's long_prefill_token_threshold) breaks it 
 under the limits that set it: every chunked policy takes a request's next prefill tokens from
 one hook, `next_prefill_tokens`, the smallest of the caps in `PREFILL_CAPS`, and each cap says
 under which limits it stops short, so what the estimate reads, `PolicySpec.finishes_or_fills`,
-is a function of the policy and its limits. tests/sim/effort/test_estimate.py checks it for
-every policy here on random runs.
+is a function of the policy and its limits. So are the other flags where a limit changes them
+(SGLang's --enable-mixed-chunk puts its decodes beside its chunks): the estimate reads the
+policy `under` its limits. tests/sim/effort/test_estimate.py checks it for every policy here on
+random runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
 
-from sim.ceilings import MAX_REQUESTS
+from sim.ceilings import MAX_REQUESTS, MAX_TOKENS
 from sim.cost.overhead import Overhead
 from sim.errors import InputError, check_number
 from sim.presets.hardware import Gpu
@@ -68,10 +70,17 @@ class Limits:
     max_seqs: int = 1024     # max running requests (max_num_seqs, max_running_requests)
     # chunked policies: requests mid-prefill at once, counting those a step admits (unchunked
     # ones finish every prefill in its iteration); None: no cap. A what-if of the lab's, not an
-    # engine knob of the releases profiled here: vLLM V0 had max_num_partial_prefills
-    # (vllm-project/vllm#10235), vLLM V1 0.33.0 has none (proposals: PRs 31330, 41399, 49075),
-    # SGLang chunks one request at a time.
+    # engine knob of the releases profiled here: vLLM V0 gained max_num_partial_prefills after
+    # the release the lab pins (vllm-project/vllm#10235), vLLM V1 0.33.0 has none (proposals:
+    # PRs 31330, 41399, 49075), SGLang chunks one request at a time.
     max_concurrent_prefills: int | None = None
+    # vLLM V1's long_prefill_token_threshold: the most prompt tokens one request computes in an
+    # iteration while another request is running or waiting; 0 (vLLM's default): no cap
+    # (`long_prefill_cap`)
+    long_prefill_token_threshold: int = 0
+    # SGLang's --enable-mixed-chunk (default off): the running decodes ride with the prefill
+    # batch, whose chunk is the budget less those decodes (`sglang`)
+    mixed_chunk: bool = False
     max_iterations: int = DEFAULT_MAX_ITERATIONS   # a run that needs more is refused
 
     def __post_init__(self):
@@ -81,6 +90,11 @@ class Limits:
         if self.max_concurrent_prefills is not None:
             set_(self, "max_concurrent_prefills", check_number(
                 "max concurrent prefills", self.max_concurrent_prefills, high=MAX_REQUESTS, integer=True))
+        set_(self, "long_prefill_token_threshold", check_number(
+            "long prefill token threshold", self.long_prefill_token_threshold, high=MAX_TOKENS,
+            low_inclusive=True, integer=True))
+        if not isinstance(self.mixed_chunk, bool):
+            raise InputError(f"mixed chunk is on (True) or off (False), got {self.mixed_chunk!r}")
         set_(self, "max_iterations", check_number("iteration cap", self.max_iterations,
                                                   integer=True, high=MAX_ITERATION_CAP))
 
@@ -153,9 +167,24 @@ def _budget_left(state: State, request: int, budget_left: int, limits: Limits) -
     return budget_left
 
 
-# Every cap a chunked policy applies; the smallest wins. A new cap (a per-request threshold, a
-# chunk sized by its cost, a cached prefix skipped first) is one more entry.
-PREFILL_CAPS: tuple[PrefillCap, ...] = (PrefillCap(_prompt_left), PrefillCap(_budget_left))
+def _long_prefill_threshold(state: State, request: int, budget_left: int, limits: Limits) -> int:
+    """vLLM V1's long_prefill_token_threshold (vllm/v1/core/sched/scheduler.py at v0.33.0): a
+    request computes at most this many prompt tokens (`0 < threshold < num_new_tokens`, :844 for
+    the running requests, :1332 for the waiting ones), unless it is the only request running or
+    waiting, "when it is the only request there is nobody to starve" (:754-763). 0: no cap."""
+    threshold = limits.long_prefill_token_threshold
+    eligible = state.decoding + len(state.partial) + len(state.waiting)
+    if threshold and eligible > 1:
+        return threshold
+    return state.prefill_left(request)
+
+
+# Every cap a chunked policy applies; the smallest wins. A new cap (a chunk sized by its cost, a
+# cached prefix skipped first) is one more entry.
+PREFILL_CAPS: tuple[PrefillCap, ...] = (
+    PrefillCap(_prompt_left), PrefillCap(_budget_left),
+    PrefillCap(_long_prefill_threshold,
+               stops_short=lambda limits: limits.long_prefill_token_threshold > 0))
 
 
 def next_prefill_tokens(state: State, request: int, budget_left: int, limits: Limits) -> int:
@@ -252,12 +281,19 @@ def sglang(state: State, budget: int, limits: Limits, whole_prompt: bool) -> Bat
     prefill-first. If a prefill batch can be formed (the chunked request's next chunk, then new
     requests up to the chunk size, each needing KV for its prompt plus min(max_new_tokens, 4096)
     beside what the running requests keep for their future tokens), it runs alone and decodes
-    wait; otherwise every running request decodes, up to max running requests."""
+    wait; otherwise every running request decodes, up to max running requests.
+    With --enable-mixed-chunk (`Limits.mixed_chunk`) the chunk size is less the running
+    requests (`running_bs if self.is_mixed_chunk else 0`, scheduler.py:4165, taken off
+    rem_chunk_tokens at schedule_policy.py:654-655), and they decode in the prefill batch
+    (`mix_with_running`, scheduler.py:4375-4395); no prefill batch at all when they fill it
+    (schedule_policy.py:890-891)."""
+    running = min(state.decoding, limits.max_seqs)
     batch = Batch()
-    used = _continue_partials(state, budget, limits, 0, batch, whole_prompt)
+    used = _continue_partials(state, budget, limits, running if limits.mixed_chunk else 0, batch,
+                              whole_prompt)
     _admit_chunked(state, budget, limits, used, batch, whole_prompt)
-    if not batch.chunks:
-        batch.decodes = min(state.decoding, limits.max_seqs)
+    if limits.mixed_chunk or not batch.chunks:
+        batch.decodes = running
     return batch
 
 
@@ -422,6 +458,9 @@ class PolicySpec:
     # so decoders may skip a step even when they number fewer than the budget (vLLM V1)
     prefill_ahead_of_decodes: bool = False
     token_budget: bool = True   # reads the token budget (Orca: every decode plus whole prompts)
+    # the limits under which its decodes join its prompt iterations and share the budget, as
+    # the other fields then declare (`under`): SGLang's --enable-mixed-chunk
+    mixes_decodes: Callable[[Limits], bool] = lambda limits: False
 
     @property
     def engine(self) -> str:
@@ -443,6 +482,14 @@ class PolicySpec:
     def kv_watermark(self) -> float:
         """Share of KV kept free when admitting (Sarathi: 1% of blocks)."""
         return self.profile.kv_watermark
+
+    def under(self, limits: Limits) -> PolicySpec:
+        """What the policy does under `limits`: itself, or where a limit mixes its decodes into
+        its prompt iterations (`mixes_decodes`), a policy whose decodes run with the prompt work
+        and take the budget."""
+        if self.mixes_decodes(limits):
+            return replace(self, prefill_with_decodes=True, decodes_take_budget=True)
+        return self
 
     def finishes_or_fills(self, limits: Limits) -> bool:
         """Whether, under `limits`, every iteration with prompt work finishes a prompt or fills
@@ -477,6 +524,7 @@ POLICIES: dict[str, PolicySpec] = {p.name: p for p in (
     PolicySpec(name="sglang", build=sglang, chunked=True, decodes_take_budget=False,
                prefill_with_decodes=False, budget_caps_decodes=False, reserve_whole_prompt=True,
                prompt_work_finishes_or_fills=True, profile=SGLANG_PROFILE,
+               mixes_decodes=lambda limits: limits.mixed_chunk,
                style="prefill-first",
                intro="SGLang is another open-source LLM server; by default it runs prompt "
                      "chunks before decodes",

@@ -18,6 +18,7 @@ ENGINE = {
     "budget": lambda v: parse_budgets([v]),
     "max_seqs": lambda v: Limits(max_seqs=v),
     "max_concurrent_prefills": lambda v: Limits(max_concurrent_prefills=v),
+    "long_prefill_token_threshold": lambda v: Limits(long_prefill_token_threshold=v),
     "decodes": lambda v: workloads.textbook_scenario(decodes=v),
     "context": lambda v: workloads.textbook_scenario(decodes=1, context=v),
     "prompt": lambda v: workloads.textbook_scenario(decodes=0, prompt=v),

@@ -53,9 +53,9 @@ SMALL = 32   # the most a drawn limit allows: small runs, where the limits bind
 @st.composite
 def drawn_limits(draw, policy, streams: int) -> Limits:
     """Every field of `Limits` (read from the dataclass itself, so a field is drawn the day it is
-    added) from its knob's range up to SMALL, None among the values where the knob's default is
-    None; left at its default for a policy the knob does not apply to. max_seqs holds the
-    streams, which all start at once in some runs."""
+    added) from its knob's range up to SMALL (a switch on or off: SGLang's mixed chunk), None
+    among the values where the knob's default is None; left at its default for a policy the
+    knob does not apply to. max_seqs holds the streams, which all start at once in some runs."""
     values = {}
     for field in fields(Limits):
         if field.name in NOT_DRAWN:
@@ -63,8 +63,11 @@ def drawn_limits(draw, policy, streams: int) -> Limits:
         knob = KNOBS[field.name]
         if policy.name not in knob.policies:
             continue
+        if knob.kind == "switch":
+            values[field.name] = draw(st.booleans())
+            continue
         low = max(int(knob.low), streams) if field.name == "max_seqs" else int(knob.low)
-        value = st.integers(max(low, 1), max(SMALL, low))
+        value = st.integers(low, max(SMALL, low))   # 0 where it means off (a threshold)
         values[field.name] = draw(st.one_of(st.none(), value) if field.default is None else value)
     return Limits(**values)
 
@@ -123,7 +126,7 @@ def test_the_bound_is_never_below_a_run_and_the_likely_estimate_keeps_within_its
     trace = simulated(*case)
     assume(trace.preemptions.sum() == 0)
     if policy.finishes_or_fills(limits):   # what the policy declares, the run does
-        assert prompt_work_finishes_or_fills(trace, policy)
+        assert prompt_work_finishes_or_fills(trace, policy.under(limits))
     estimate = estimated(workload, policy, budget, limits, cost)
     real = real_counts(trace, cost)
     for item in ITEM_COSTS:
@@ -482,3 +485,35 @@ def test_a_chunk_cap_that_stops_short_changes_the_bound(monkeypatch):
     monkeypatch.setattr(policies, "PREFILL_CAPS", (*policies.PREFILL_CAPS[:-1], silent))
     assert estimated(workload, get_policy("sarathi"), 8192, Limits(), B200).bound.iterations \
         < 200_000 // 16
+
+
+def test_vllms_long_prefill_threshold_stops_short_and_the_bound_counts_its_iterations():
+    """vLLM V1 at --long-prefill-token-threshold 16 (sim/serving/policies.py, PREFILL_CAPS):
+    two 4,000-token prompts beside each other take 16 tokens each an iteration, 250 iterations
+    at budget 2,048 where the budget alone takes 4; the policy under that limit declares its
+    prompt work may stop short, and the bound covers the run. Without it, the bound of
+    N + P / B holds."""
+    workload = make_workload([0.0, 0.0], [4000, 4000], [1, 1])
+    v1, capped = get_policy("vllm-v1"), Limits(long_prefill_token_threshold=16)
+    assert v1.finishes_or_fills(Limits()) and not v1.finishes_or_fills(capped)
+    trace = simulate(workload, v1, B200, budget=2048, limits=capped)
+    assert trace.iterations == 4000 // 16
+    assert not prompt_work_finishes_or_fills(trace, v1)
+    assert estimated(workload, v1, 2048, capped, B200).bound.iterations >= trace.iterations
+    assert estimated(workload, v1, 2048, Limits(), B200).bound.iterations == 2 + 8000 // 2048
+
+
+def test_sglangs_mixed_chunk_is_bounded_as_decodes_sharing_the_budget():
+    """SGLang with --enable-mixed-chunk: the worked example's streams decode beside the prompt's
+    chunks (256 iterations, as Sarathi-Serve, not 256 + the 15 prompt iterations alone), and
+    its bound counts the decodes in the prompt iterations as Sarathi-Serve's does."""
+    mixed = Limits(mixed_chunk=True)
+    sglang = get_policy("sglang")
+    trace = simulate(WORKED, sglang, ILLUSTRATIVE, budget=576, limits=mixed)
+    alone = simulate(WORKED, sglang, ILLUSTRATIVE, budget=576)
+    assert trace.iterations < alone.iterations
+    bound = estimated(WORKED, sglang, 576, mixed, ILLUSTRATIVE).bound
+    assert trace.iterations <= bound.iterations == 256 + 31 + 1 + (8192 + DECODE_ROWS) // 576
+    likely = estimated(WORKED, sglang, 576, mixed, ILLUSTRATIVE).likely
+    assert trace.iterations / LIKELY_FACTOR <= likely.iterations <= LIKELY_FACTOR * trace.iterations
+

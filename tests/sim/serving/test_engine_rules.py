@@ -171,3 +171,22 @@ def test_every_sentence_quoted_here_is_still_in_the_docstrings():
     quotes = {name: re.findall(r'"([^"]+)"', f.__doc__) for name, f in rule_tests.items()}
     assert [name for name, quoted in quotes.items() if not quoted] == []
     assert [q for quoted in quotes.values() for q in quoted if " ".join(q.split()) not in sources] == []
+
+
+def test_sglangs_new_token_ratio_falls_after_decode_batches_only():
+    """"SGLang's new_token_ratio falls after a decode batch only, not after a prefill batch its
+    decodes ride with (--enable-mixed-chunk)": decay_step is in update_running_batch
+    (python/sglang/srt/managers/scheduler.py:4542 at v0.5.23). Four streams and a 1,000-token
+    prompt at budget 104: the prompt's 10 mixed iterations leave the ratio where it was; each of
+    the other iterations lowers it one step."""
+    from sim.serving.engine import _Engine
+    from sim.serving.policies import MIN_NEW_TOKEN_RATIO, NEW_TOKEN_RATIO, NEW_TOKEN_RATIO_DECAY
+    workload = make_workload([0.0] * 5, [50] * 4 + [1000], [30] * 4 + [2], [True] * 4 + [False])
+    cost = CostModel(get_gpu("h100-sxm"), get_model("dense-8b"))
+    engine = _Engine(workload, get_policy("sglang"), 104, Limits(mixed_chunk=True), cost, 0.1)
+    trace = engine.run()
+    with_chunks = len(np.unique(trace.chunk_iteration))
+    assert with_chunks == 10
+    decode_only = int(np.count_nonzero(trace.decode_tokens)) - with_chunks
+    assert abs(engine.ratio.value - (NEW_TOKEN_RATIO - decode_only * NEW_TOKEN_RATIO_DECAY)) < 1e-12
+    assert engine.ratio.value > MIN_NEW_TOKEN_RATIO

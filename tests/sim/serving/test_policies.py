@@ -187,6 +187,47 @@ def test_vllm_v1_admits_nothing_in_a_step_that_preempted():
     assert plan("vllm-v1", state, budget=100) == Batch(decodes=1, chunks=[(1, 10)], kv=[(1, 10)])
 
 
+# vLLM V1 --long-prefill-token-threshold, vllm/v1/core/sched/scheduler.py at v0.33.0
+def test_vllm_v1_has_no_long_prefill_threshold_by_default():
+    """`long_prefill_token_threshold: int = Field(default=0, ge=0)`, "0 disables the cap"
+    (vllm/config/scheduler.py:79-84)."""
+    assert Limits().long_prefill_token_threshold == 0
+    state = Stub(decoding=1, waiting=[1], left={1: 1000})
+    assert plan("vllm-v1", state, 512).chunks == [(1, 511)]
+
+
+def test_vllm_v1_long_prefill_threshold_caps_a_long_requests_chunk():
+    """`if 0 < long_prefill_token_threshold < num_new_tokens: num_new_tokens =
+    long_prefill_token_threshold`, for a running request (:844-845) and a waiting one
+    (:1332-1333), before the budget's min: two long prompts each get 256 of a budget of 1,000."""
+    limits = Limits(long_prefill_token_threshold=256)
+    state = Stub(decoding=1, waiting=[1], left={1: 1000})
+    assert plan("vllm-v1", state, 512, limits) == Batch(
+        decodes=1, chunks=[(1, 256)], admitted=[1], kv=[(1, 256)])
+    state = Stub(decoding=1, partial=[1], waiting=[2], left={1: 1000, 2: 1000})
+    assert plan("vllm-v1", state, 1000, limits) == Batch(
+        decodes=1, chunks=[(1, 256), (2, 256)], admitted=[2], kv=[(1, 256), (2, 256)])
+    # a prompt shorter than the threshold, and the budget below it, are left as they are
+    state = Stub(partial=[1], waiting=[2], left={1: 100, 2: 1000})
+    assert plan("vllm-v1", state, 200, limits).chunks == [(1, 100), (2, 100)]
+
+
+def test_vllm_v1_long_prefill_threshold_is_skipped_when_only_one_request_is_eligible():
+    """num_eligible_reqs = running + waiting; the threshold is 0 unless it is > 1 ("when it is
+    the only request there is nobody to starve", :754-763): alone, a prompt takes the whole
+    budget, waiting or part-way through its prefill."""
+    limits = Limits(long_prefill_token_threshold=256)
+    assert plan("vllm-v1", Stub(waiting=[1], left={1: 1000}), 512, limits).chunks == [(1, 512)]
+    assert plan("vllm-v1", Stub(partial=[1], left={1: 1000}), 512, limits).chunks == [(1, 512)]
+
+
+def test_vllm_v1_long_prefill_threshold_counts_a_waiting_request_it_cannot_admit():
+    """get_request_counts counts the whole waiting queue (:2920-2922), admissible or not: a
+    prompt KV memory keeps waiting still holds its neighbour to the threshold."""
+    state = Stub(partial=[1], waiting=[2], left={1: 1000, 2: 1000}, free_kv=10)
+    assert plan("vllm-v1", state, 512, Limits(long_prefill_token_threshold=256)).chunks == [(1, 256)]
+
+
 # --- SGLang --------------------------------------------------------------------------------------
 def test_sglang_a_new_request_needs_its_prompt_and_its_output_beside_the_running_reserve():
     """SGLang 0.5.23 admits a request only if its prompt + min(max_new_tokens, 4096) fits in
@@ -217,6 +258,42 @@ def test_sglang_decodes_when_no_prefill_can_run():
     full = Stub(decoding=5, waiting=[1], left={1: 100}, free_kv=50)
     assert plan("sglang", full, budget=100) == Batch(decodes=5)
     assert plan("sglang", Stub(decoding=5), 100, Limits(max_seqs=3)) == Batch(decodes=3)
+
+
+# SGLang --enable-mixed-chunk, python/sglang/srt at v0.5.23
+MIXED = Limits(mixed_chunk=True)
+
+
+def test_sglang_mixed_chunk_is_off_by_default():
+    """`enable_mixed_chunk: ... = False` (arg_groups/fields/schedule.py:208-211): the lab's
+    default limits leave the decodes waiting behind the prefill batch."""
+    assert Limits().mixed_chunk is False
+    state = Stub(decoding=10, waiting=[1], left={1: 1000})
+    assert plan("sglang", state, 100).decodes == 0
+
+
+def test_sglang_mixed_chunk_runs_the_decodes_beside_a_chunk_of_budget_less_decodes():
+    """The chunk size less the running requests (`running_bs if self.is_mixed_chunk else 0`,
+    managers/scheduler.py:4165, off rem_chunk_tokens at managers/schedule_policy.py:654-655),
+    and they decode in the prefill batch (`mix_with_running`, managers/scheduler.py:4375-4395)."""
+    state = Stub(decoding=10, waiting=[1], left={1: 1000})
+    assert plan("sglang", state, 100, MIXED) == Batch(
+        decodes=10, chunks=[(1, 90)], admitted=[1], kv=[(1, 1000)])
+    # the chunked request's next chunk, and new requests after it, share what is left
+    state = Stub(decoding=10, partial=[1], waiting=[2], left={1: 50, 2: 1000})
+    assert plan("sglang", state, 100, MIXED) == Batch(
+        decodes=10, chunks=[(1, 50), (2, 40)], admitted=[2], kv=[(2, 1000)])
+    # the decodes are at most max running requests, as in a decode batch
+    assert plan("sglang", Stub(decoding=10, partial=[1], left={1: 1000}), 100,
+                Limits(mixed_chunk=True, max_seqs=4)) == Batch(decodes=4, chunks=[(1, 96)])
+
+
+def test_sglang_mixed_chunk_forms_no_prefill_batch_when_the_decodes_fill_the_chunk():
+    """rem_chunk_tokens <= 0 ends the prefill batch before it starts (managers/
+    schedule_policy.py:890-891): every running request decodes, past the budget too."""
+    state = Stub(decoding=100, partial=[1], waiting=[2], left={1: 50, 2: 50})
+    assert plan("sglang", state, 100, MIXED) == Batch(decodes=100)
+    assert plan("sglang", Stub(decoding=120), 100, MIXED) == Batch(decodes=120)
 
 
 # --- the unchunked baselines ---------------------------------------------------------------------
@@ -270,20 +347,30 @@ def test_the_reservation_rule_lives_in_the_spec():
         "sarathi": True, "vllm-v1": False, "sglang": True, "vllm-v0": True, "orca": True}
 
 
+@pytest.mark.parametrize("limits", [NO_CAP, Limits(mixed_chunk=True)], ids=["default", "mixed"])
 @pytest.mark.parametrize("policy", sorted(POLICIES))
-def test_what_a_spec_declares_is_what_its_policy_does(policy):
+def test_what_a_spec_declares_is_what_its_policy_does(policy, limits):
     """The work estimator reads these fields instead of asking the policy: each one matches the
-    function's behaviour on a state that tells it apart."""
-    spec = POLICIES[policy]
-    long_prompt = plan(policy, Stub(waiting=[1], left={1: 100}), budget=10)
+    function's behaviour on a state that tells it apart, under limits that change them (SGLang's
+    mixed chunk) as `under` declares."""
+    spec = POLICIES[policy].under(limits)
+    long_prompt = plan(policy, Stub(waiting=[1], left={1: 100}), 10, limits)
     assert spec.chunked == (sum(t for _, t in long_prompt.chunks) < 100)
-    beside = plan(policy, Stub(decoding=3, waiting=[1], left={1: 100}), budget=10)
+    beside = plan(policy, Stub(decoding=3, waiting=[1], left={1: 100}), 10, limits)
     assert spec.decodes_take_budget == (
         beside.decodes > 0 and sum(t for _, t in beside.chunks) == 10 - beside.decodes)
-    small_prompt = plan(policy, Stub(decoding=1, waiting=[1], left={1: 1}), budget=100)
+    small_prompt = plan(policy, Stub(decoding=1, waiting=[1], left={1: 1}), 100, limits)
     assert spec.prefill_with_decodes == (small_prompt.decodes > 0 and bool(small_prompt.chunks))
-    many_decoders = plan(policy, Stub(decoding=10), budget=4)
+    many_decoders = plan(policy, Stub(decoding=10), 4, limits)
     assert spec.budget_caps_decodes == (many_decoders.decodes < 10)
+
+
+def test_only_sglangs_mixed_chunk_changes_what_a_policy_declares():
+    mixed = Limits(mixed_chunk=True)
+    assert POLICIES["sglang"].under(NO_CAP) is POLICIES["sglang"]
+    sglang = POLICIES["sglang"].under(mixed)
+    assert sglang.prefill_with_decodes and sglang.decodes_take_budget
+    assert all(POLICIES[name].under(mixed) is POLICIES[name] for name in POLICIES if name != "sglang")
 
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))

@@ -26,7 +26,8 @@ OTHER = {
     "budget": 512,
     "limits": Limits(max_seqs=9),
 }
-OTHER_LIMITS = {"max_seqs": 9, "max_concurrent_prefills": 1, "max_iterations": 1000}
+OTHER_LIMITS = {"max_seqs": 9, "max_concurrent_prefills": 1, "long_prefill_token_threshold": 256,
+                "mixed_chunk": True, "max_iterations": 1000}
 OTHER_COSTS = {
     "gpu": CostModel(get_gpu("h100-sxm"), get_model("llama-2-7b")),
     "model": CostModel(get_gpu("a100-80gb"), get_model("mistral-7b")),
