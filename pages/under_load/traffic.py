@@ -5,13 +5,14 @@ import streamlit as st
 from charts.traffic import CDF_POINTS
 from sim.serving.metrics import summarize
 from sim.serving.policies import POLICIES
-from sim.studies.stalls import STALL_S, STALL_SOURCE
+from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
 from ui.shell import controls, presenter, widgets
 from ui.shell.glossary import first, term
 from ui.under_load import traffic, workload_box
 from ui.under_load import words as traffic_words
+from ui.under_load.percentile_words import percentile_words
 
 s = widgets.scenario()
 look = widgets.look()
@@ -63,6 +64,11 @@ st.caption(
     "TBT: every gap between two successive tokens of one request, the streams' gaps included. "
     "TPOT: a request's mean gap, (last token − first token) / (tokens − "
     "1), for requests with two tokens or more. Throughput: output tokens / makespan.")
+st.markdown("**When a freeze shows in p50, p99 and the max gap.** The p99 is the gap that 99% of "
+            "all gaps are at most, so a freeze moves it only when freezes are more than about 1% "
+            "of the gaps, and the p50 only when they are half; the max moves with a single one.\n"
+            + "\n".join(f"- {percentile_words(POLICIES[p].label, stalls(traces[p]))}"
+                        for p in picked))
 
 st.subheader("Every iteration")
 with presenter.figure():

@@ -42,6 +42,13 @@ class Stalls:
     frozen_per_stream_s: float  # mean over the streams of the sum of their gaps over the threshold
     largest_gap_s: float        # NaN when there are no gaps
     steady_gap_s: float         # p99 of the gaps: the pace a stream keeps outside rare freezes
+    median_gap_s: float = float("nan")   # p50 of the gaps
+
+    @property
+    def share(self) -> float:
+        """The share of all gaps that are freezes (NaN without gaps): a freeze reaches the p99
+        only when this passes about 1%, the p50 only past 50%."""
+        return self.gaps_over / self.gaps if self.gaps else float("nan")
 
 
 def stalls(trace: Trace, threshold_s: float = STALL_S, streams: np.ndarray | None = None) -> Stalls:
@@ -58,4 +65,5 @@ def stalls(trace: Trace, threshold_s: float = STALL_S, streams: np.ndarray | Non
         threshold_s, len(counted), len(np.unique(owner[over])), len(gaps), int(over.sum()),
         float(frozen_s[counted].mean()) if len(counted) else float("nan"),
         float(gaps.max()) if len(gaps) else float("nan"),
-        float(np.percentile(gaps, 99)) if len(gaps) else float("nan"))
+        float(np.percentile(gaps, 99)) if len(gaps) else float("nan"),
+        float(np.percentile(gaps, 50)) if len(gaps) else float("nan"))
