@@ -112,8 +112,9 @@ def test_a_choice_shown_by_name_keeps_its_key_in_the_link():
 
 def test_the_capacity_numbers_name_their_engines():
     """Capacity's metrics, once found, are labelled by engine ("Sarathi-Serve capacity"), never by
-    a policy's key."""
-    at = open_app("pages/advanced/capacity.py", requests=40, lengths="fixed", plen=1024, olen=32,
+    a policy's key. (Settings no other test uses: a found capacity is kept for its settings, and
+    another test opens the page expecting none yet.)"""
+    at = open_app("pages/advanced/capacity.py", requests=36, lengths="fixed", plen=1024, olen=32,
                   gpu="a100-80gb", model="mistral-7b")
     at.button(key="find_capacity").click().run()
     assert_clean(at)
