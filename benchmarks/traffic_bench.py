@@ -1,11 +1,13 @@
-"""Traffic speed targets: a budget sweep and a two-policy capacity search."""
+"""Traffic speed targets: a budget sweep, a two-policy capacity search, and mixed traffic with its
+per-class metrics."""
 
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
+from sim.serving.metrics import class_metrics
 from sim.serving.policies import Limits, get_policy
 from sim.serving.run import Run
-from sim.serving.workloads import poisson
+from sim.serving.workloads import MIXES, mixed, poisson
 from sim.studies.capacity import SLO_PRESETS, compare_capacity
 from sim.studies.sweep import sweep
 
@@ -20,6 +22,15 @@ def cases(small: bool = False):
     fixed_lengths = poisson(requests, 6, prompt=1024, output=128, seed=0)
     mistral = CostModel(get_gpu("a100-80gb"), get_model("mistral-7b"))
 
+    h100 = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"))
+    v1 = get_policy("vllm-v1")
+    documents = mixed(requests, 4, MIXES["chat+documents"], seed=0)
+
+    def mixed_run():
+        run = Run(workload=documents, policy=v1, cost=h100, budget=v1.profile.budget(h100.gpu),
+                  limits=Limits(max_seqs=v1.profile.max_seqs(h100.gpu, h100.model)))
+        return class_metrics(run.simulate(), documents)
+
     def sharegpt(qps):
         return poisson(requests, qps, lengths="sharegpt", seed=0)
     return [
@@ -32,4 +43,6 @@ def cases(small: bool = False):
                                   baseline=get_policy("vllm-v0"), baseline_budget=8192,
                                   tbt_slo_s=SLO_PRESETS["mistral-7b-strict"].tbt_slo_s,
                                   limits=Limits(max_seqs=128))),
+        ("mixed traffic, 1,000 chat+documents requests at 4 QPS, vllm-v1 (h100, llama-3.1-8b)", 0.5,
+         mixed_run),
     ]

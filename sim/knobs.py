@@ -169,14 +169,19 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          what="vllm-v1: the most prompt tokens one request computes in an iteration while any "
               "other request runs or waits, leaving the rest of the budget to the others "
               "(vLLM's --long-prefill-token-threshold)",
+         key="threshold", label="Long-prefill threshold (tokens, 0: no cap)", step=64,
          help="vLLM V1's `--long-prefill-token-threshold` (default 0: no cap): no request "
               "computes more prompt tokens than this in an iteration unless it is the only "
               "request running or waiting, so a long prompt leaves the rest of the budget to the "
               "requests beside it.",
-         policies=("vllm-v1",)),
+         policies=("vllm-v1",),
+         app=Surface("the page that draws it compares vLLM's default (0: no cap) with this "
+                     "value, so it opens on a cap; " + KEEP_LINKS, default=256,
+                     high=APP_MAX_BUDGET)),
     Knob(name="mixed_chunk", unit="", default=False,
          what="sglang: run the decodes in the prefill batch, its chunk the budget less the running "
               "decodes, instead of making them wait (SGLang's --enable-mixed-chunk; default off)",
+         key="mixedchunk", label="SGLang mixed chunk (--enable-mixed-chunk)",
          help="SGLang's `--enable-mixed-chunk` (default off): the running requests decode in the "
               "same iteration as the prompt chunk, which shrinks to the budget less those "
               "decodes, instead of waiting for the prefill batch to finish.",
@@ -256,11 +261,13 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          what="poisson: mixed traffic in place of --lengths, request classes each with its share "
               f"and its prompt and output lengths: {MIX_SPEC_WORDS}. The presets: "
               + " ".join(f"{name}: {mix.words()}." for name, mix in MIXES.items()),
-         label="Traffic mix",
+         key="mix", label="Traffic mix",
          help="Request classes served together, each with its share of the Poisson arrivals "
               "(or one request at a set time) and its own prompt and output lengths. "
               + " ".join(f"{name}: {mix.words()}." for name, mix in MIXES.items()),
-         scenarios=POISSON),
+         scenarios=POISSON,
+         app=Surface("the page that draws it is about mixed traffic: it opens on the first preset",
+                     default=next(iter(MIXES)))),
     Knob(name="seed", unit="", default=0, low=0, high=2**32 - 1,
          what="poisson: random seed of arrivals and lengths", key="seed", label="Random seed",
          help="The same random seed draws the same requests.", scenarios=POISSON,

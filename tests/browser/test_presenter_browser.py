@@ -246,6 +246,7 @@ MAIN_FIGURES = {"": ".st-key-stage iframe", "side_by_side": ".st-key-stage ifram
                 "roofline": ".st-key-chart_roofline .lab-chart",
                 "budget_tradeoff": ".st-key-chart_budget-frontier .lab-chart",
                 "traffic": ".st-key-chart_traffic-timeline .lab-chart",
+                "long_short": ".st-key-chart_long-short-timeline .lab-chart",
                 "capacity": ".st-key-chart_capacity .lab-chart",
                 "memory": ".st-key-chart_kv-memory .lab-chart",
                 "fidelity": ".st-key-chart_fidelity-times .lab-chart"}

@@ -18,6 +18,9 @@ def test_each_knob_in_the_app_is_its_control(knob):
     if knob.choices:
         assert set(knob.choices) <= set(control.options) and control.options[0] == default
         return
+    if knob.kind == "switch":     # on or off: a toggle, any spelling of a boolean in a link
+        assert control.kind == "bool" and read_link({knob.key: "on"}).values[knob.key] is True
+        return
     assert (control.low, control.high, control.step) == (low, high, knob.step)
     link = read_link({knob.key: str(high + 1)})      # a link past the app's maximum: corrected
     assert link.values[knob.key] == high and knob.key in link.above_max
@@ -38,7 +41,7 @@ def test_a_pages_limit_controls_reach_the_runs_limits():
     assert limits_with(base, {"prefills": 0}).max_concurrent_prefills is None   # 0: no cap
     for knob in LIMIT_KNOBS:
         if knob.key:
-            value = int(CONTROLS[knob.key].high)
+            value = True if knob.kind == "switch" else int(CONTROLS[knob.key].high)
             assert getattr(limits_with(base, {knob.key: value}), knob.name) == value
 
 

@@ -145,12 +145,16 @@ def _policy_names(names) -> dict[str, str]:
     return {name: POLICIES[name].label for name in names}
 
 
+# The traffic mixes (sim/serving/workloads.py MIXES) as a picker names them.
+MIX_NAMES = {"chat+documents": "Chat + documents (5% long prompts)",
+             "chat+one-long": "Chat + one 100,000-token prompt"}
 # Each knob choice's options by name, from where each is declared; "custom" opens the fields.
 KNOB_NAMES = {
     "gpu": {g.id: g.name for g in GPUS.values()} | {CUSTOM: "Custom GPU: your own figures"},
     "model": {m.id: m.name for m in MODELS.values()} | {CUSTOM: "Custom model: your own layout"},
     "mode": MODE_NAMES,
     "lengths": LENGTH_NAMES,
+    "mix": MIX_NAMES,
 }
 
 
@@ -164,6 +168,8 @@ def _knob(name: str, *more_options: str) -> Control:
         options = (default, *(c for c in knob.choices if c != default), *more_options)
         return _choice(knob.key, knob.label, default, {o: KNOB_NAMES[name][o] for o in options},
                        help=knob.help)
+    if knob.kind == "switch":
+        return Control(knob.key, knob.label, bool(default), "bool", help=knob.help)
     make = _int if knob.whole else _float
     return make(knob.key, knob.label, default, low, high, help=knob.help, step=knob.step)
 
@@ -271,6 +277,13 @@ KV_PICK = Control("kvpolicies", "Policies", ("sarathi", "vllm-v1"), "multi",
                   options=tuple(POLICIES), names=tuple(_policy_names(POLICIES).items()),
                   help=_kv_rules())
 PARTIALS = _knob("max_concurrent_prefills")
+# The Long and short requests page: which engine knob it runs at two settings.
+VARY = _choice("vary", "Knob to compare", "threshold",
+               {"threshold": "vLLM V1: long-prefill threshold", "mixedchunk": "SGLang: mixed chunk",
+                "budget": "vLLM V1: token budget"},
+               help="The page serves the mix twice, at two settings of one knob: vLLM V1 without "
+                    "and with a long-prefill threshold, SGLang without and with mixed chunk, or "
+                    "vLLM V1 at the sidebar's budget and a second one.")
 TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,
                 help="The source article's example: 20 simultaneous 8,192-token prompts.")
 
@@ -285,7 +298,7 @@ TOUR = _int("tour", "Step", 1, 1, max(1, len(list(TOUR_FOLDER.glob(STEP_FILES)))
 CONTROLS: dict[str, Control] = {c.key: c for c in (
     *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, COMPARE, WHY,
     WINDOW, *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS,
-    TOGETHER, TOUR)}
+    TOGETHER, TOUR, VARY)}
 # A knob of the table (sim/knobs.py) that no group above places is a control too: the page that
 # shows it draws it (`CONTROLS[key]`), and its value lives in the link like any other.
 MORE_KNOBS = tuple(_knob(k.name) for k in KNOBS.values() if k.key and k.key not in CONTROLS)

@@ -64,6 +64,9 @@ PAGES: tuple[Page, ...] = (
     Page("pages/under_load/traffic.py", "Traffic", ":material/traffic:",
          "serve bursts, random arrivals or your own trace with several schedulers",
          controls=(*TRAFFIC_KEYS, "policies")),
+    Page("pages/under_load/long_short.py", "Long and short requests", ":material/stacked_bar_chart:",
+         "short requests behind long prompts, and the engines' knobs for it",
+         controls=("mix", "requests", "qps", "seed", "vary", "threshold", "budget2")),
     Page("pages/advanced/capacity.py", "Capacity", ":material/speed:",
          "the highest request rate each scheduler sustains within its targets",
          controls=(*TRAFFIC_KEYS, "slo", "tbtslo", "delay")),
@@ -148,8 +151,11 @@ CHAPTERS: tuple[Chapter, ...] = (
         "traffic", "6. Under real traffic",
         "One prompt arriving beside running streams is the simplest case. Real servers see requests "
         "arrive all the time: bursts of long prompts, random arrivals, recorded traces. The "
-        "Traffic page serves a whole workload with several schedulers side by side; the Capacity "
+        "Traffic page serves a whole workload with several schedulers side by side; the Long and "
+        "short requests page mixes long prompts with short ones, shows how long the short ones "
+        "wait behind them, and what the engines' knobs for it change; the Capacity "
         "page finds the highest request rate each sustains within its targets; the Memory page "
         f"shows how the {term('kv')} cache bounds how many requests run at once.",
-        ("pages/under_load/traffic.py", "pages/advanced/capacity.py", "pages/advanced/memory.py")),
+        ("pages/under_load/traffic.py", "pages/under_load/long_short.py",
+         "pages/advanced/capacity.py", "pages/advanced/memory.py")),
 )
