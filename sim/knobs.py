@@ -186,6 +186,19 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
               "same iteration as the prompt chunk, which shrinks to the budget less those "
               "decodes, instead of waiting for the prefill batch to finish.",
          policies=("sglang",)),
+    Knob(name="max_long_partial_prefills", unit="requests", default=None, high=MAX_REQUESTS,
+         shown_default="no cap",
+         what="vllm-v1 beside a long prefill token threshold: most requests with more prompt "
+              "tokens left than the threshold part way through their prefill at once; a long "
+              "prompt past it waits and a shorter one behind it goes first (a what-if: vLLM V0's "
+              "max_long_partial_prefills, default 1, came after the release pinned here, in vLLM "
+              "PR 10235; PRs 41399 and 49075 propose it for vLLM V1)",
+         help="A what-if of the lab's: vLLM V0's `max_long_partial_prefills` (PR 10235, default "
+              "1), proposed for vLLM V1 by PRs 41399 and 49075. At most this many prompts longer "
+              "than the long-prefill threshold are part-way through their prefill at once; a "
+              "waiting long prompt past it keeps its place while shorter ones behind it are "
+              "admitted.",
+         policies=("vllm-v1",)),
     # --- the worked example's streams, and a burst ---
     Knob(name="decodes", unit="requests", default=TEXTBOOK.decodes, low=0, high=MAX_STREAMS,
          key="decodes", label="Running streams", step=8, what="textbook, burst: requests already streaming",

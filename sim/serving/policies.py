@@ -81,6 +81,12 @@ class Limits:
     # SGLang's --enable-mixed-chunk (default off): the running decodes ride with the prefill
     # batch, whose chunk is the budget less those decodes (`sglang`)
     mixed_chunk: bool = False
+    # chunked policies: requests with more prompt tokens to compute than the long-prefill
+    # threshold that may be mid-prefill at once; a waiting long prompt past it is skipped, so a
+    # shorter one behind it goes first; None: no cap. A what-if like max_concurrent_prefills:
+    # vLLM V0's max_long_partial_prefills (PR 10235, `can_schedule`), proposed for V1 by PRs
+    # 41399 and 49075; vLLM V1 0.33.0 has none.
+    max_long_partial_prefills: int | None = None
     max_iterations: int = DEFAULT_MAX_ITERATIONS   # a run that needs more is refused
 
     def __post_init__(self):
@@ -95,6 +101,13 @@ class Limits:
             low_inclusive=True, integer=True))
         if not isinstance(self.mixed_chunk, bool):
             raise InputError(f"mixed chunk is on (True) or off (False), got {self.mixed_chunk!r}")
+        if self.max_long_partial_prefills is not None:
+            set_(self, "max_long_partial_prefills", check_number(
+                "max long partial prefills", self.max_long_partial_prefills, high=MAX_REQUESTS,
+                integer=True))
+            if not self.long_prefill_token_threshold:
+                raise InputError("max long partial prefills needs a long prefill token threshold "
+                                 "to say which prompts are long: give one too (e.g. 256)")
         set_(self, "max_iterations", check_number("iteration cap", self.max_iterations,
                                                   integer=True, high=MAX_ITERATION_CAP))
 
@@ -208,6 +221,7 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
     free = state.free_kv - state.kv_watermark - state.decode_kv - state.reserved_kv \
         - sum(state.kv_slots(request, tokens) for request, tokens in batch.kv)
     running = state.decoding + len(state.partial)
+    long_prefills = sum(_long(state, request, limits) for request in state.partial)
     for request in state.waiting:
         budget_left = budget - used
         if budget_left <= 0 or running + len(batch.admitted) >= limits.max_seqs:
@@ -215,6 +229,10 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
         if limits.max_concurrent_prefills is not None \
                 and len(state.partial) + len(batch.admitted) >= limits.max_concurrent_prefills:
             break
+        long = _long(state, request, limits)
+        if long and limits.max_long_partial_prefills is not None \
+                and long_prefills >= limits.max_long_partial_prefills:
+            continue   # the long prompt keeps its place; a shorter one behind it may go first
         need = state.prefill_left(request)
         future = state.future_kv(request)
         if state.kv_slots(request, need) + future > free:
@@ -224,8 +242,15 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
             break
         kv = need if whole_prompt else take
         batch.admit(request, take, kv)
+        long_prefills += long
         used += take
         free -= state.kv_slots(request, kv) + future
+
+
+def _long(state: State, request: int, limits: Limits) -> bool:
+    """A request whose prompt tokens still to compute exceed the long-prefill threshold (vLLM
+    V0's PartialPrefillMetadata counts `get_num_new_tokens() > long_prefill_token_threshold`)."""
+    return 0 < limits.long_prefill_token_threshold < state.prefill_left(request)
 
 
 def _continue_partials(state: State, budget: int, limits: Limits, used: int, batch: Batch,

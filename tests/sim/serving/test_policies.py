@@ -228,6 +228,24 @@ def test_vllm_v1_long_prefill_threshold_counts_a_waiting_request_it_cannot_admit
     assert plan("vllm-v1", state, 512, Limits(long_prefill_token_threshold=256)).chunks == [(1, 256)]
 
 
+def test_a_long_prompt_past_the_long_partial_prefills_cap_lets_a_shorter_one_go_first():
+    """The what-if max_long_partial_prefills (vLLM V0's `PartialPrefillMetadata.can_schedule`,
+    PR 10235; proposed for V1 by PRs 41399 and 49075): with one long prompt (more prompt tokens
+    left than the threshold) mid-prefill and the cap at 1, a waiting long prompt is skipped and
+    the short one behind it admitted; without the cap, first come first served."""
+    state = Stub(partial=[1], waiting=[2, 3], left={1: 1000, 2: 2000, 3: 100})
+    threshold = Limits(long_prefill_token_threshold=256)
+    capped = Limits(long_prefill_token_threshold=256, max_long_partial_prefills=1)
+    assert plan("vllm-v1", state, 1000, threshold).admitted == [2, 3]
+    assert plan("vllm-v1", state, 1000, capped) == Batch(
+        chunks=[(1, 256), (3, 100)], admitted=[3], kv=[(1, 256), (3, 100)])
+    # a partial prefill with fewer tokens left than the threshold is not long
+    state = Stub(partial=[1], waiting=[2, 3], left={1: 200, 2: 2000, 3: 100})
+    assert plan("vllm-v1", state, 1000, capped).admitted == [2, 3]
+    with pytest.raises(InputError, match="needs a long prefill token threshold"):
+        Limits(max_long_partial_prefills=1)
+
+
 # --- SGLang --------------------------------------------------------------------------------------
 def test_sglang_a_new_request_needs_its_prompt_and_its_output_beside_the_running_reserve():
     """SGLang 0.5.23 admits a request only if its prompt + min(max_new_tokens, 4096) fits in
