@@ -110,7 +110,7 @@ st.markdown("\n".join(f"- {end}" for end in ends)
             + f"\n- {sweep.engine_defaults_words(s.gpu, (low, high))}")
 
 table = pd.DataFrame([{
-    "budget": f"{p.budget:,}", "p50 TTFT": fmt_seconds(p.metrics.ttft_s.p50),
+    "budget (tokens)": f"{p.budget:,}", "p50 TTFT": fmt_seconds(p.metrics.ttft_s.p50),
     "p99 TTFT": fmt_seconds(p.metrics.ttft_s.p99), "p99 TBT": fmt_seconds(p.metrics.tbt_s.p99),
     "max TBT": fmt_seconds(p.metrics.tbt_s.max),
     "throughput": f"{p.metrics.throughput_tokens_per_s:,.0f} tokens/s",
@@ -119,7 +119,7 @@ table = pd.DataFrame([{
     "p50 TTFT ≤ target": "yes" if not p.metrics.ttft_s.p50 > ttft_s else "no",
     "p99 TBT ≤ target": "yes" if p.meets_tbt(tpot_s) else "no",
     "max TBT ≤ target": "yes" if max_within(p) else "no"} for p in points])
-widgets.table(table.set_index("budget"))
+widgets.table(table.set_index("budget (tokens)"))
 st.caption("TTFT: first token − arrival; TBT: every gap between two successive tokens of a "
            "request; throughput: output tokens / makespan; scheduling delay: arrival to the "
            "first iteration that runs the request (Sarathi-Serve's); prompts split: requests "
