@@ -83,25 +83,28 @@ def class_timeline(frames: ClassTimeline, look: Look, *, width: int = 900) -> Fi
     time_scale = alt.Scale(domain=[0, end], nice=False)
     x = alt.X("start_s:Q", title="time (s)", scale=time_scale,
               axis=alt.Axis(format=",.3~f", grid=False))
+    # the iterations' axis untitled: the class lanes' right under it says "time (s)"
+    x_iterations = alt.X("start_s:Q", title=None, scale=time_scale,
+                         axis=alt.Axis(format=",.3~f", grid=False))
     kinds = dict(zip(KINDS, (look.decode, look.muted, look.prefill)))
     marks = {BEHIND: look.prefill, WAITING: look.muted, FIRST_TOKEN: look.new_request}
-    kind_color = alt.Color("kind:N", title=None, scale=alt.Scale(domain=list(kinds),
-                                                                range=list(kinds.values())),
-                           legend=alt.Legend(orient="top", direction="horizontal", labelLimit=0,
-                                             symbolOpacity=1))
-    mark_color = alt.Color("mark:N", title=None, scale=alt.Scale(domain=list(marks),
-                                                                range=list(marks.values())),
-                           legend=alt.Legend(orient="top", direction="horizontal", labelLimit=0,
-                                             symbolOpacity=1))
+    legend = alt.Legend(orient="top", direction="horizontal", labelLimit=0, symbolOpacity=1)
+
+    def color(field: str, inks: dict[str, str], first: bool) -> alt.Color:
+        """The panel's colours; their legend once, over the first setting's panel (the second
+        setting's would repeat it, and a projector has no room for it)."""
+        return alt.Color(field, title=None, legend=legend if first else None,
+                         scale=alt.Scale(domain=list(inks), range=list(inks.values())))
     tallest = float(bars.longest_ms.max()) if len(bars) else 1.0
-    lane_px = 40 if look.presenter else 30
+    lane_px = 34 if look.presenter else 30   # two settings of two classes within 1280x720
     y_class = alt.Y("class:N", title=None, sort=list(frames.classes))
     panels = []
-    for setting in frames.settings:
+    for index, setting in enumerate(frames.settings):
+        kind_color, mark_color = color("kind:N", kinds, not index), color("mark:N", marks, not index)
         iterations = (alt.Chart(alt.Data(name="iterations"))
                       .transform_filter(alt.datum.policy == setting)
                       .mark_rect(clip=True)
-                      .encode(x=x, x2="end_s:Q",
+                      .encode(x=x_iterations, x2="end_s:Q",
                               y=alt.Y("longest_ms:Q", title="iteration (ms)",
                                       scale=alt.Scale(domain=[0, tallest], nice=False)), y2=alt.datum(0),
                               color=kind_color,
@@ -112,7 +115,7 @@ def class_timeline(frames: ClassTimeline, look: Look, *, width: int = 900) -> Fi
                                                    format=","),
                                        alt.Tooltip("prefill_tokens:Q", title="prefill tokens",
                                                    format=",")])
-                      .properties(width=width, height=70 if look.presenter else 60,
+                      .properties(width=width, height=56 if look.presenter else 60,
                                   title=alt.TitleParams(setting, subtitle="every iteration; "
                                                         "below, each class's requests")))
         lane = alt.Chart(alt.Data(name="waits")).transform_filter(alt.datum.setting == setting)

@@ -76,7 +76,8 @@ served = traffic.runs(t, s, workload, picked, s.budget, knobs)
 traces = served.traces
 traffic.notes(traces)
 with presenter.figure():
-    memory.kv.draw("kv-memory", served.key, cost.kv_bytes_per_token, look, traces)
+    memory.kv.draw("kv-memory", served.key, cost.kv_bytes_per_token, look,
+                   presenter.chart_width(look), traces)
 st.caption(f"{t.words()}. Budget {s.budget:,}; {t.seats_words(picked, s)}; "
            + ("no cap on partial prefills" if partials is None else
               f"at most {partials:,} requests mid-prefill at once (chunked policies)")

@@ -327,3 +327,20 @@ def test_fidelitys_facet_titles_stand_apart(new_tab, app_url, presenter):
     assert sum(t["role"] == "axis-title" for t in texts) == 4                 # two rows, two columns
     assert sum(t["text"].startswith("TP = ") for t in texts) == len(TP_DEGREES)   # the headers
     assert overlapping(texts) == []
+
+
+# the page-wide charts whose plot width follows the main column (ui/shell/presenter.py
+# `chart_width`): on a 1280 px laptop, the page's column is narrower than CHART_WIDTH and its axes
+WIDE_FIGURES = ("traffic", "memory", "long_short")
+
+
+@pytest.mark.parametrize("path", WIDE_FIGURES)
+def test_a_page_wide_chart_is_drawn_whole_in_its_column_at_1280_px(new_tab, app_url, path):
+    """Outside presenter mode, at 1280x720: the chart's canvas is no wider than the box it is
+    drawn in (a wider one lost its right edge, the end of the run, to the column)."""
+    page = new_tab(1280, 720)
+    page.goto(f"{app_url}/{path}")
+    box = main_figure_box(page, path)
+    canvas = page.locator(MAIN_FIGURES[path]).locator("canvas").bounding_box()
+    assert canvas["x"] >= box["x"] and canvas["x"] + canvas["width"] <= box["x"] + box["width"] + 1, (
+        canvas, box)

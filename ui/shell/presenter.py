@@ -207,6 +207,17 @@ def lanes_beside() -> bool:
     return _lane_beside_px(room().stage_width or FALLBACK_ROOM.stage_width) >= MIN_LANE_BESIDE_PX
 
 
+def chart_width(look: Look) -> int:
+    """The plot width of a chart drawn across the page's main column: the column the room says
+    (reported, or guessed from the window before a report) less what sits beside the plot (its
+    axes and titles), CHART_WIDTH at most, so that at 1280 px its right edge is not cut off. On a
+    projector the sidebar is closed and the column wide enough for CHART_WIDTH."""
+    if look.presenter:
+        return CHART_WIDTH
+    column = room().stage_width or FALLBACK_ROOM.stage_width
+    return max(320, min(CHART_WIDTH, column - CHART_SIDE_PX))
+
+
 def height_left(unknown_top: int = FALLBACK_ROOM.top) -> int:
     """What the screen leaves for a fitted figure: from the stage's top (`unknown_top` until the
     browser reports it) to BOTTOM_PX above the window's bottom (SHORTEST_STAGE_PX at least)."""

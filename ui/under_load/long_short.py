@@ -21,12 +21,12 @@ from sim.serving.policies import Limits, get_policy, lane_budget
 from sim.serving.run import Run
 from sim.serving.workloads import MIXES, Workload, mixed
 
+from ..shell import presenter
 from ..shell.cached_figure import cached_figure
 from ..shell.jobs import Job, run_jobs
 from ..shell.literal import literal
 from ..shell.scenario import Scenario
 from ..shell.store import TRACES
-from ..shell.widgets import CHART_WIDTH
 from ..shell.work import RUN_ITERATIONS, run_work, too_big
 from .long_short_words import Setting
 
@@ -98,14 +98,15 @@ def measured(served: Served, x: Setting) -> tuple[dict[str, ClassMetrics], Perce
 
 
 @cached_figure(max_entries=16)
-def figure(key: tuple[str, ...], look: Look, _traces: dict[str, Trace],
+def figure(key: tuple[str, ...], look: Look, width: int, _traces: dict[str, Trace],
            _workload: Workload) -> Figure:
-    """The two settings' class timelines (`key`: their runs' digests)."""
+    """The two settings' class timelines (`key`: their runs' digests; `width`: the plot's)."""
     frames = charts.class_timeline_frame(_traces, _workload.request_class, _workload.classes)
-    return charts.class_timeline(frames, look, width=CHART_WIDTH)
+    return charts.class_timeline(frames, look, width=width)
 
 
 def draw(served: Served, before: Setting, after: Setting, look: Look) -> None:
     """The class timeline with its downloads (files named `long-short-timeline`)."""
     traces = {x.label: served.traces[x] for x in (before, after)}
-    figure.draw("long-short-timeline", served.key(before, after), look, traces, served.workload)
+    figure.draw("long-short-timeline", served.key(before, after), look, presenter.chart_width(look),
+                traces, served.workload)

@@ -27,11 +27,11 @@ from sim.serving.run import Run
 from sim.serving.workloads import Workload
 from sim.studies.stalls import STALL_S
 
+from ..shell import presenter
 from ..shell.cached_figure import cached_figure
 from ..shell.jobs import Job, run_jobs
 from ..shell.scenario import Scenario, Traffic
 from ..shell.store import TRACES
-from ..shell.widgets import CHART_WIDTH
 from ..shell.work import PAGE_TOKENS, run_work, total
 from .workload_box import refuse_if_too_big, smaller, stop_on
 
@@ -117,11 +117,13 @@ FIGURES = ("timeline", "ttft", "gaps", "split")
 
 
 @cached_figure(max_entries=16 * len(FIGURES))
-def figure(key: tuple[str, ...], look: Look, name: str, _traces: dict[str, Trace]) -> Figure:
-    """One of the Traffic page's figures (`name`: one of FIGURES)."""
+def figure(key: tuple[str, ...], look: Look, name: str, width: int,
+           _traces: dict[str, Trace]) -> Figure:
+    """One of the Traffic page's figures (`name`: one of FIGURES; `width`: the timeline's and the
+    split's plot width)."""
     f = frames(key, _traces)
     if name == "timeline":
-        return charts.traffic_timeline(f.timeline, look, width=CHART_WIDTH)
+        return charts.traffic_timeline(f.timeline, look, width=width)
     if name == "ttft":
         return charts.cdf_chart(f.ttft, look, name="ttft", title="Time to first token",
                                 x_title="TTFT (s, log scale)", log=True)
@@ -130,10 +132,10 @@ def figure(key: tuple[str, ...], look: Look, name: str, _traces: dict[str, Trace
                                  x_title="gap between two tokens (ms, log scale)",
                                  threshold=STALL_S * 1e3, unit="ms")
     if name == "split":
-        return charts.split_chart(f.split, look, width=CHART_WIDTH)
+        return charts.split_chart(f.split, look, width=width)
     raise ValueError(f"no Traffic figure {name!r}; the figures: {', '.join(FIGURES)}")
 
 
 def draw(name: str, served: Served, look: Look) -> None:
     """One of the Traffic page's figures, with its downloads (files named `traffic-name`)."""
-    figure.draw(f"traffic-{name}", served.key, look, name, served.traces)
+    figure.draw(f"traffic-{name}", served.key, look, name, presenter.chart_width(look), served.traces)
