@@ -19,7 +19,8 @@ st.header("Long and short requests")
 st.markdown(
     "A long prompt beside short ones: while its prefill fills the iterations, a short request "
     f"that arrives waits in the queue behind it, and its {first('ttft')} grows by that "
-    "**head-of-line wait**. Engines ship knobs for it. Here one mix of request classes is "
+    "**head-of-line wait**, while the streams already running wait for each long iteration "
+    f"(their {first('tbt')} grows). Engines ship knobs for it. Here one mix of request classes is "
     "served at two settings of one knob, at the sidebar's GPU, model, cost mode and token "
     f"{term('budget', 'budget')}.", unsafe_allow_html=True)
 with st.container(border=True):
@@ -32,7 +33,7 @@ with st.container(border=True):
     threshold = widgets.widget(CONTROLS["threshold"], cols[1])
     budget2 = widgets.widget(controls.BUDGET2, cols[2])
     st.caption(f"**{controls.CONTROLS['mix'].name(mix)}**: {MIXES[mix].words()}; Poisson "
-               f"arrivals at {qps:g} requests/s, seed {seed}.")
+               f"arrivals at {qps:g} requests/s, random seed: {seed}.")
 
 served_mix = long_short.workload(mix, requests, qps, seed)
 short, long = words.short_and_long(served_mix)

@@ -69,6 +69,9 @@ def drawn_limits(draw, policy, streams: int) -> Limits:
         low = max(int(knob.low), streams) if field.name == "max_seqs" else int(knob.low)
         value = st.integers(low, max(SMALL, low))   # 0 where it means off (a threshold)
         values[field.name] = draw(st.one_of(st.none(), value) if field.default is None else value)
+    if values.get("max_long_partial_prefills") is not None \
+            and not values.get("long_prefill_token_threshold"):   # which prompts are long
+        values["long_prefill_token_threshold"] = draw(st.integers(1, SMALL))
     return Limits(**values)
 
 
