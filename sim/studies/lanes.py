@@ -19,13 +19,14 @@ the weights' read; and whether a budget smaller than the streams left some of th
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from sim.cost.iteration import Composition, CostModel, IterationCost
 from sim.serving.engine import Trace
-from sim.serving.metrics import request_times
+from sim.serving.metrics import RequestTimes, request_times
 from sim.serving.policies import POLICIES
 from sim.studies.stalls import STALL_S, stalls
 
@@ -105,6 +106,8 @@ def lane(trace: Trace, cost: CostModel) -> Lane:
     mine = np.isin(trace.chunk_request, new)
     carrying = np.unique(trace.chunk_iteration[mine])
     step_s, step_compute_bound = decode_step_s(trace, cost)
+    times = request_times(trace)
+    running = streams_running(trace, times)
     if len(carrying):
         longest = int(carrying[np.argmax(trace.duration_s[carrying])])
         prompt_s = float(trace.duration_s[longest])
@@ -114,12 +117,12 @@ def lane(trace: Trace, cost: CostModel) -> Lane:
         largest_chunk = int(trace.chunk_length[mine].max())
         after = int(carrying.max()) + 1
         next_s = float(trace.duration_s[after]) if after < trace.iterations else math.nan
-        running_then = _streams_running(trace)(trace.start_s[longest])
+        running_then = running(trace.start_s[longest])
     else:
         prompt_s, in_it, decodes_in_it, compute_bound, largest_chunk, next_s = (
             math.nan, 0, 0, False, 0, math.nan)
         running_then = 0
-    ttft = float(request_times(trace).ttft_s[new[0]]) if len(new) else math.nan
+    ttft = float(times.ttft_s[new[0]]) if len(new) else math.nan
     # streams a budget smaller than them left out (an iteration with no stream token at all is a
     # prefill-only one: its own event)
     left_out = np.where(trace.decode_tokens > 0, trace.running_decoders - trace.decode_tokens, 0)
@@ -127,12 +130,13 @@ def lane(trace: Trace, cost: CostModel) -> Lane:
                 prompt_s, in_it, decodes_in_it, compute_bound, len(carrying), largest_chunk,
                 frozen.largest_gap_s,
                 frozen.frozen_streams, frozen.frozen_per_stream_s, ttft, trace.starved_iterations,
-                int(trace.chunk_start[mine].sum()), **_prompt_events(trace, new, carrying),
+                int(trace.chunk_start[mine].sum()), **_prompt_events(trace, new, carrying, running),
                 left_out_iterations=int(np.count_nonzero(left_out > 0)),
                 most_left_out=int(left_out.max(initial=0)), streams_at_longest=running_then)
 
 
-def _prompt_events(trace: Trace, new: np.ndarray, carrying: np.ndarray) -> dict:
+def _prompt_events(trace: Trace, new: np.ndarray, carrying: np.ndarray,
+                   running: Callable[[float], int]) -> dict:
     """What happened to the new prompt: how long it queued and why, which streams were still
     running when it started, and what its iterations carried."""
     if not len(carrying):
@@ -152,7 +156,6 @@ def _prompt_events(trace: Trace, new: np.ndarray, carrying: np.ndarray) -> dict:
         cause = "memory"
     else:
         cause = "other"
-    running = _streams_running(trace)
     prefill_only = [int(i) for i in carrying
                     if not trace.decode_tokens[i] and running(trace.start_s[i])]
     run, run_s = _longest_back_to_back(prefill_only, trace.duration_s)
@@ -166,12 +169,12 @@ def _prompt_events(trace: Trace, new: np.ndarray, carrying: np.ndarray) -> dict:
                     trace.memory_s[carrying] >= trace.compute_s[carrying])))
 
 
-def _streams_running(trace: Trace):
-    """How many streams are still to emit a token after time t (a function of t)."""
-    streams = np.flatnonzero(trace.prefilled)
-    last = np.array([trace.token_s[trace.token_offsets[r + 1] - 1] for r in streams
-                     if trace.token_offsets[r + 1] > trace.token_offsets[r]])
-    return lambda t: int(np.count_nonzero(last > t))
+def streams_running(trace: Trace, times: RequestTimes) -> Callable[[float], int]:
+    """How many streams (requests already streaming at the start) still have a token to come
+    after time t, as a function of t: their last tokens, sorted once."""
+    last = times.finish_s[trace.prefilled]
+    last = np.sort(last[~np.isnan(last)])
+    return lambda t: int(len(last) - np.searchsorted(last, t, side="right"))
 
 
 def _longest_back_to_back(iterations: list[int], duration_s: np.ndarray) -> tuple[int, float]:

@@ -30,6 +30,7 @@ from sim.serving.policies import Limits, PolicySpec
 from sim.serving.run import Run
 from sim.serving.workloads import Workload
 from sim.studies.capacity import CapacityComparison, compare_capacity
+from sim.studies.lanes import streams_running
 from sim.studies.stalls import stalls
 from sim.studies.sweep import SweepPoint, misses, recommend, run_point
 
@@ -90,11 +91,9 @@ def lane_headline(trace: Trace) -> LaneHeadline:
     new = int(np.flatnonzero(~trace.prefilled)[0])
     times = request_times(trace)
     started = float(trace.arrival_s[new] + times.queue_s[new])
-    streams = np.flatnonzero(trace.prefilled)
-    last_tokens = trace.token_s[trace.token_offsets[streams + 1] - 1]
     return LaneHeadline(trace.policy, stalls(trace, streams=trace.prefilled).largest_gap_s,
                         float(times.ttft_s[new]), float(times.queue_s[new]),
-                        bool(len(streams)) and bool(np.all(last_tokens <= started)))
+                        bool(trace.prefilled.any()) and not streams_running(trace, times)(started))
 
 
 def lanes_headline(lanes: Sequence[Run]) -> Callable[[CostModel], tuple[LaneHeadline, ...]]:
