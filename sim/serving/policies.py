@@ -221,7 +221,9 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
     free = state.free_kv - state.kv_watermark - state.decode_kv - state.reserved_kv \
         - sum(state.kv_slots(request, tokens) for request, tokens in batch.kv)
     running = state.decoding + len(state.partial)
-    long_prefills = sum(_long(state, request, limits) for request in state.partial)
+    long_cap = limits.max_long_partial_prefills   # None: no cap, nothing to count
+    long_prefills = 0 if long_cap is None else sum(
+        _long(state.prefill_left(r), limits) for r in state.partial)
     for request in state.waiting:
         budget_left = budget - used
         if budget_left <= 0 or running + len(batch.admitted) >= limits.max_seqs:
@@ -229,11 +231,10 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
         if limits.max_concurrent_prefills is not None \
                 and len(state.partial) + len(batch.admitted) >= limits.max_concurrent_prefills:
             break
-        long = _long(state, request, limits)
-        if long and limits.max_long_partial_prefills is not None \
-                and long_prefills >= limits.max_long_partial_prefills:
-            continue   # the long prompt keeps its place; a shorter one behind it may go first
         need = state.prefill_left(request)
+        long = long_cap is not None and _long(need, limits)
+        if long and long_prefills >= long_cap:
+            continue   # the long prompt keeps its place; a shorter one behind it may go first
         future = state.future_kv(request)
         if state.kv_slots(request, need) + future > free:
             break
@@ -247,10 +248,10 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
         free -= state.kv_slots(request, kv) + future
 
 
-def _long(state: State, request: int, limits: Limits) -> bool:
-    """A request whose prompt tokens still to compute exceed the long-prefill threshold (vLLM
+def _long(tokens_left: int, limits: Limits) -> bool:
+    """A request with more prompt tokens still to compute than the long-prefill threshold (vLLM
     V0's PartialPrefillMetadata counts `get_num_new_tokens() > long_prefill_token_threshold`)."""
-    return 0 < limits.long_prefill_token_threshold < state.prefill_left(request)
+    return 0 < limits.long_prefill_token_threshold < tokens_left
 
 
 def _continue_partials(state: State, budget: int, limits: Limits, used: int, batch: Batch,
