@@ -51,9 +51,6 @@ def roof_frame(peak_flops: float, bandwidth: float, intensities: Sequence[float]
                          "attainable_tflops": np.minimum(peak_flops, bandwidth * grid) / TFLOP})
 
 
-SHORT_NAMES = {"decode": "decode", "chunk": "chunk", "fused": "fused", "prompt": "prompt"}
-
-
 def point_labels(points: pd.DataFrame, roof: pd.DataFrame, width: int, look: Look) -> list[dict]:
     """Each point's short name under it, a row lower where it would touch the name before it: a
     chunk and the fused iteration sit a few pixels apart on the log axis (512 and 576 FLOP/B at
@@ -65,7 +62,7 @@ def point_labels(points: pd.DataFrame, roof: pd.DataFrame, width: int, look: Loo
     rows: list[float] = []   # the right edge of the last name in each row, in pixels
     out = []
     for p in points.sort_values("intensity").itertuples():
-        name = SHORT_NAMES.get(p.key, p.key)
+        name = p.key   # the iteration's short name: decode, chunk, fused, prompt
         x = width * (np.log(p.intensity) - low) / (high - low)
         half = len(name) * char_px / 2 + 3
         row = next((i for i, right in enumerate(rows) if x - half > right), len(rows))

@@ -17,11 +17,11 @@ import streamlit as st
 from charts import export, film
 from charts.figure import Figure
 from charts.theme import Look
+from charts.traffic import policy_title
 from sim.cost.iteration import MODE_NAMES
 from sim.errors import InputError
 from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
-from sim.serving.policies import POLICIES
 from sim.studies.lanes import streams_step
 from sim.units import fmt_bytes, fmt_seconds
 
@@ -405,11 +405,7 @@ def numbers_table(figure: Callable[[], Figure], name: str) -> None:
     tables run to thousands of rows, so they are sent only when asked for)."""
     if st.toggle("Show this chart's numbers as tables", key=f"numbers_{name}"):
         tidy = {table: export.tidy(frame) for table, frame in figure().data.items()}
-        for title, frame in shown_tables(tidy, _policy_name).items():
+        for title, frame in shown_tables(tidy, policy_title).items():
             st.caption(f"**{title}**")
             st.dataframe(frame, hide_index=True)
 
-
-def _policy_name(key: str) -> str:
-    """A policy in a table's cell, by its name (a key the lab does not know, as it is)."""
-    return POLICIES[key].label if key in POLICIES else key
