@@ -5,7 +5,7 @@ import streamlit as st
 from charts.traffic import CDF_POINTS
 from sim.serving.metrics import summarize
 from sim.serving.policies import POLICIES
-from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
+from sim.studies.stalls import STALL_S, STALL_SOURCE
 from sim.studies.worked_example import worked_example
 from sim.units import fmt_seconds
 from ui.shell import controls, presenter, widgets
@@ -67,7 +67,7 @@ st.caption(
 st.markdown("**When a freeze shows in p50, p99 and the max gap.** The p99 is the gap that 99% of "
             "all gaps are at most, so a freeze moves it only when freezes are more than about 1% "
             "of the gaps, and the p50 only when they are half; the max moves with a single one.\n"
-            + "\n".join(f"- {percentile_words(POLICIES[p].label, stalls(traces[p]))}"
+            + "\n".join(f"- {percentile_words(POLICIES[p].label, view.stalls[p])}"
                         for p in picked))
 
 st.subheader("Every iteration")

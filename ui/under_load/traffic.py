@@ -25,7 +25,7 @@ from sim.serving.engine import Trace
 from sim.serving.policies import get_policy, lane_budget, lane_budget_note
 from sim.serving.run import Run
 from sim.serving.workloads import Workload
-from sim.studies.stalls import STALL_S
+from sim.studies.stalls import STALL_S, Stalls, stalls
 
 from ..shell import presenter
 from ..shell.cached_figure import cached_figure
@@ -101,6 +101,7 @@ class TrafficFrames:
     table: pd.DataFrame    # the metrics table
     ttft: pd.DataFrame
     gaps: pd.DataFrame
+    stalls: dict[str, Stalls]   # per policy: its freezes, for the words on when they show
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -110,7 +111,7 @@ def frames(key: tuple[str, ...], _traces: dict[str, Trace]) -> TrafficFrames:
     table = charts.metrics_frame(_traces).rename(columns=lambda p: get_policy(p).label
                                                  if p in _traces else p)   # a column per policy
     return TrafficFrames(charts.timeline_frame(_traces), charts.split_frame(_traces), table,
-                         ttft, gaps)
+                         ttft, gaps, {p: stalls(t) for p, t in _traces.items()})
 
 
 FIGURES = ("timeline", "ttft", "gaps", "split")
