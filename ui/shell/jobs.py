@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from sim.serving.engine import SimulationLimitError
+from sim.serving.engine import SimulationLimitError, Trace
+from sim.serving.run import Run
 from sim.units import fmt_seconds
 
 from .store import RESULTS, ByteStore
@@ -54,6 +55,12 @@ class Job:
     def estimate(self) -> Work:
         """The estimate, raised to what an earlier run of it saw before a cap stopped it."""
         return self.work.more_than(RESULTS.get(("capped", self.key), 0))
+
+
+def capped_run(run: Run, cap: int, report: Report) -> Trace:
+    """A simulation as a Job runs it: at most `cap` iterations (the pages' one call into the
+    engine)."""
+    return run.capped(cap).simulate()
 
 
 def _note_key(key: str) -> str:

@@ -103,7 +103,7 @@ def capacity_estimate(q: CapacityQuery) -> Work:
                      f"{smaller(q.traffic, tokens=True)}", icon=":material/timer_off:")
             st.stop()
     except InputError as e:
-        stop_on(e, what, q.traffic)
+        stop_on(e, what, smaller(q.traffic))
     refuse_over_limit(job.estimate, what, smaller(q.traffic))
     show_note("find_capacity")
     return job.estimate
@@ -115,7 +115,7 @@ def find_capacity(q: CapacityQuery) -> CapacityView:
     try:
         found = run_alone(_capacity_job(q), RESULTS, "find_capacity")
     except InputError as e:
-        stop_on(e, "find the capacity", q.traffic)
+        stop_on(e, "find the capacity", smaller(q.traffic))
     if found is None:
         st.error(f"**Stopped the search** after {BUTTON_DEADLINE_S:g} s, the most one click "
                  f"runs. Make it shorter: {smaller(q.traffic)}", icon=":material/timer_off:")

@@ -15,7 +15,7 @@ from charts import long_short as charts
 from charts.figure import Figure
 from charts.theme import Look
 from sim.errors import InputError
-from sim.serving.engine import SimulationLimitError, Trace
+from sim.serving.engine import Trace
 from sim.serving.metrics import ClassMetrics, Percentiles, class_metrics, summarize
 from sim.serving.policies import Limits, get_policy, lane_budget
 from sim.serving.run import Run
@@ -23,12 +23,12 @@ from sim.serving.workloads import MIXES, Workload, mixed
 
 from ..shell import presenter
 from ..shell.cached_figure import cached_figure
-from ..shell.jobs import Job, run_jobs
-from ..shell.literal import literal
+from ..shell.jobs import Job, capped_run, run_jobs
 from ..shell.scenario import Scenario
 from ..shell.store import TRACES
-from ..shell.work import RUN_ITERATIONS, run_work, too_big
+from ..shell.work import run_work
 from .long_short_words import Setting
+from .workload_box import refuse_if_too_big, stop_on
 
 SMALLER = ("fewer requests, a higher rate or a larger budget. `python -m sim simulate --mix` has "
            "none of these page limits.")
@@ -50,11 +50,6 @@ class Served:
         return tuple(self.runs[x].digest for x in settings)
 
 
-def _stop(message: str) -> None:
-    st.error(message, icon=":material/timer_off:")
-    st.stop()
-
-
 def runs(s: Scenario, served: Workload, settings: tuple[Setting, ...]) -> Served:
     """Each setting's run of the workload (its engine's own max running requests on this GPU and
     model), within the page's bounds, or a message and the end of the page's run."""
@@ -67,23 +62,14 @@ def runs(s: Scenario, served: Workload, settings: tuple[Setting, ...]) -> Served
             seats = Limits(max_seqs=spec.profile.max_seqs(s.gpu, s.model))
             planned[x] = Run(workload=served, policy=spec, cost=cost,
                              budget=lane_budget(spec, served, x.budget), limits=x.limits(seats))
-        jobs = [Job(("long_short", run), x.label, run_work(run), partial(_simulate, run))
+        jobs = [Job(("long_short", run), x.label, run_work(run), partial(capped_run, run))
                 for x, run in planned.items()]
-        for job in jobs:
-            if reason := too_big(job.estimate):
-                _stop(f"**Can't {what}:** {job.label}: {reason}. Make it shorter: {SMALLER}")
+        refuse_if_too_big(jobs, what, lambda tokens: SMALLER)
         traces = run_jobs(jobs, TRACES, what=what, change=SMALLER, key="run_long_short")
-    except SimulationLimitError:
-        _stop(f"**Can't {what}:** a run needs more than {RUN_ITERATIONS:,} iterations, the most a "
-              f"run here takes. Make it shorter: {SMALLER}")
-    except InputError as e:
-        _stop(f"**Can't {what}:** {literal(e, limit=None)}")
+    except InputError as e:   # SimulationLimitError among them
+        stop_on(e, what, SMALLER)
     return Served(served, planned, {x: traces[job.key] for x, job in zip(planned, jobs)})
 
-
-def _simulate(run: Run, cap: int, report) -> Trace:
-    """One setting's run, at most `cap` iterations (a Job's run)."""
-    return run.capped(cap).simulate()
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

@@ -40,14 +40,14 @@ def sweep_points(t: Traffic, s: Scenario, workload: Workload, policy: str,
                 for b, run in points.items()}
         left_out = {b: why for b, job in jobs.items() if (why := too_big(job.estimate))}
         if len(left_out) == len(jobs):   # then the largest budget's reason is the one to fix
-            refuse_if_too_big([jobs[max(jobs)]], t, what)
+            refuse_if_too_big([jobs[max(jobs)]], what, partial(smaller, t))
         if left_out:
             what += (f" at {len(jobs) - len(left_out):,} budgets ({len(left_out):,} left out, too "
                      f"long for a run: {', '.join(f'{b:,}' for b in left_out)})")
         found = run_jobs([job for b, job in jobs.items() if b not in left_out], RESULTS,
                          what=what, change=smaller(t), key="run_sweep")
     except InputError as e:
-        stop_on(e, what, t)
+        stop_on(e, what, smaller(t))
     points = {b: found[job.key] for b, job in jobs.items() if b not in left_out}
     left_out |= {b: too_big(jobs[b].estimate) or f"it needs more than {RUN_ITERATIONS:,} iterations"
                  for b, point in points.items() if point is None}

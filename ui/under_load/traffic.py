@@ -29,7 +29,7 @@ from sim.studies.stalls import STALL_S, Stalls, stalls
 
 from ..shell import presenter
 from ..shell.cached_figure import cached_figure
-from ..shell.jobs import Job, run_jobs
+from ..shell.jobs import Job, capped_run, run_jobs
 from ..shell.scenario import Scenario, Traffic
 from ..shell.store import TRACES
 from ..shell.work import PAGE_TOKENS, run_work, total
@@ -66,9 +66,9 @@ def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
             note = lane_budget_note(spec, workload, budget)
             if note:
                 st.caption(f"{note}.")
-        jobs = [Job(("traffic", run), name, run_work(run), partial(_simulate, run))
+        jobs = [Job(("traffic", run), name, run_work(run), partial(capped_run, run))
                 for name, run in planned.items()]
-        refuse_if_too_big(jobs, t, what)
+        refuse_if_too_big(jobs, what, partial(smaller, t))
         held = total(job.work for job in jobs).tokens
         if held > PAGE_TOKENS:
             st.error(f"**Can't {what}:** the {len(jobs)} policies' traces would keep {held:,} "
@@ -78,13 +78,9 @@ def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
             st.stop()
         traces = run_jobs(jobs, TRACES, what=what, change=smaller(t), key="run_traffic")
     except InputError as e:
-        stop_on(e, what, t)
+        stop_on(e, what, smaller(t))
     return Served(planned, {job.label: traces[job.key] for job in jobs})
 
-
-def _simulate(run: Run, cap: int, report) -> Trace:
-    """The traffic pages' one call into the engine (a Job's run)."""
-    return run.capped(cap).simulate()
 
 
 def notes(traces: dict[str, Trace]) -> None:

@@ -4,6 +4,7 @@ too long for a page (what makes them shorter)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import streamlit as st
@@ -105,11 +106,12 @@ def _generated(t: Traffic) -> Workload:
 
 
 # --- when a run is too long -------------------------------------------------------------------
-def stop_on(error: InputError, what: str, t: Traffic) -> None:
-    """A failed run as a message, and the end of the page's run."""
+def stop_on(error: InputError, what: str, shorter: str) -> None:
+    """A failed run as a message (`shorter`: what makes the runs shorter, in words), and the end
+    of the page's run."""
     if isinstance(error, SimulationLimitError):
         st.error(f"**Can't {what}:** a run needs more than {RUN_ITERATIONS:,} iterations, the "
-                 f"most a run here takes. Make it shorter: {smaller(t)}",
+                 f"most a run here takes. Make it shorter: {shorter}",
                  icon=":material/timer_off:")
     else:
         st.error(f"**Can't {what}:** {literal(error, limit=None)}")
@@ -126,12 +128,13 @@ def smaller(t: Traffic, tokens: bool = False) -> str:
     return f"{fewer}{'' if tokens else also}. `python -m sim` has none of these page limits."
 
 
-def refuse_if_too_big(jobs: list[Job], t: Traffic, what: str) -> None:
-    """One run past a run's limits: a message naming it, and the end of the page's run."""
+def refuse_if_too_big(jobs: list[Job], what: str, shorter: Callable[[bool], str]) -> None:
+    """One run past a run's limits: a message naming it, and the end of the page's run
+    (`shorter(tokens)`: what makes the runs shorter, or, `tokens`, keep fewer token times)."""
     for job in jobs:
         reason = too_big(job.estimate)
         if reason:
             st.error(f"**Can't {what}:** {job.label}: {reason}. Make it shorter: "
-                     f"{smaller(t, tokens=job.estimate.tokens > RUN_TOKENS)}",
+                     f"{shorter(job.estimate.tokens > RUN_TOKENS)}",
                      icon=":material/timer_off:")
             st.stop()
