@@ -25,6 +25,29 @@ def fmt_seconds(s: float) -> str:
     return f"{s * 1e6:.3g} µs"
 
 
+def shown_same(a: float, b: float) -> bool:
+    """Two times that read the same on screen: a change too small to report."""
+    return fmt_seconds(a) == fmt_seconds(b)
+
+
+def fmt_change(before: float, after: float, ratio: bool = True) -> str:
+    """A time's change in words: "falls from 333 ms to 23.04 ms (14.5× shorter)" (without the
+    ratio where `ratio` is False), "rises from ...", or "stays at ..." where both read alike."""
+    if math.isnan(before) or math.isnan(after):
+        return f"is {fmt_seconds(after)} (was {fmt_seconds(before)})"
+    if shown_same(before, after):
+        return f"stays at {fmt_seconds(after)}"
+    verb, times = ("falls", before / after) if after < before else ("rises", after / before)
+    way = "shorter" if after < before else "longer"
+    if not ratio or not after:
+        size = ""
+    elif f"{times:,.3g}" == "1":   # a change "1×" would hide: by how much, in percent
+        size = f" ({abs(after / before - 1):.2%} {way})"
+    else:
+        size = f" ({times:,.3g}× {way})"
+    return f"{verb} from {fmt_seconds(before)} to {fmt_seconds(after)}{size}"
+
+
 def fmt_bytes(b: float) -> str:
     """SI decimal units (kB, MB, GB, TB), as datasheets and the source articles write sizes and
     rates: one unit system everywhere the lab shows a size."""

@@ -15,7 +15,7 @@ from sim.serving.metrics import class_metrics, head_of_line_waits, request_times
 from sim.serving.policies import Limits, get_policy
 from sim.serving.run import Run
 from sim.serving.workloads import MIXES, mixed
-from sim.units import fmt_seconds
+from sim.units import fmt_change, fmt_seconds
 from ui.under_load import long_short_words as words
 
 COST = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"), "roofline")
@@ -112,4 +112,4 @@ def test_short_and_long_are_the_classes_with_the_shortest_and_longest_prompts():
 def test_a_table_cell_shows_both_runs_or_one_number_when_they_show_alike():
     assert words.arrow(1.0, 0.5) == "1 s → 500 ms"
     assert words.arrow(0.0230401, 0.02304) == "23.04 ms"
-    assert words.change(0.0230401, 0.02304) == "stays at 23.04 ms"
+    assert fmt_change(0.0230401, 0.02304, ratio=False) == "stays at 23.04 ms"

@@ -16,7 +16,7 @@ from sim.studies.budget import largest_budget_within
 from sim.studies.lanes import Comparison, Lane, compare
 from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
 from sim.studies.worked_example import SOURCE_ARTICLE
-from sim.units import fmt_bytes, fmt_seconds
+from sim.units import fmt_bytes, fmt_change, fmt_seconds, shown_same
 
 from ..shell.glossary import first, term
 from ..shell.scenario import cost_rule
@@ -40,11 +40,6 @@ def _same(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def _shown_same(a: float, b: float) -> bool:
-    """The two times read the same on screen (four significant figures): no change to report."""
-    return fmt_seconds(a) == fmt_seconds(b)
-
-
 def wait_story(facts: Lane, unchunked: Lane | None = None) -> str:
     """What the prompt waited for before its first iteration, as the run shows it: the streams'
     decodes taking the whole budget, the KV memory the streams hold, or a wait whose cause the
@@ -58,7 +53,7 @@ def wait_story(facts: Lane, unchunked: Lane | None = None) -> str:
              f"{facts.streams - facts.streams_at_start:,} of the {facts.streams:,} streams have "
              "finished")
     if unchunked is not None and (unchunked.wait_cause, unchunked.streams_at_start) == (
-            facts.wait_cause, facts.streams_at_start) and _shown_same(unchunked.queue_s, facts.queue_s):
+            facts.wait_cause, facts.streams_at_start) and shown_same(unchunked.queue_s, facts.queue_s):
         why = " for KV memory" if facts.wait_cause == "memory" else ""
         return f"{wait}{why}, as in the unchunked lane: it starts once {until}."
     if facts.wait_cause == "budget":
@@ -131,7 +126,7 @@ def fix_story(trace: Trace, facts: Lane, before: Lane) -> str:
                 f"**{fmt_seconds(facts.ttft_s)}**. Raise the budget above the number of streams.")
     if math.isnan(facts.prompt_iteration_s):
         return head + " No new prompt arrives, so there is nothing to split."
-    wait = (f"the streams' longest wait {_change(before.longest_wait_s, facts.longest_wait_s)}"
+    wait = (f"the streams' longest wait {fmt_change(before.longest_wait_s, facts.longest_wait_s)}"
             if facts.streams else "no streams are running")
     ttft = (f"the new request's first token comes after **{fmt_seconds(facts.ttft_s)}** "
             f"(unchunked: {fmt_seconds(before.ttft_s)})")
@@ -191,7 +186,7 @@ def home_intro(unchunked: Trace, chunked: Trace, cost: CostModel) -> str:
     if u.streams and not u.streams_finished_first:
         top = (f" and {_who_froze(u)}" if u.frozen_streams else
                f": the streams wait {fmt_seconds(u.longest_wait_s)}, too short to notice")
-    if bottom and top and _shown_same(u.queue_s, c.queue_s):
+    if bottom and top and shown_same(u.queue_s, c.queue_s):
         bottom = ", after the same wait"
     if c.streams and not c.streams_finished_first:
         bottom = (" and the streams keep ticking" if not c.frozen_streams
@@ -205,7 +200,7 @@ def home_intro(unchunked: Trace, chunked: Trace, cost: CostModel) -> str:
     return (f"Why {first('llm')} servers split long prompts into chunks. {streams} a new "
             f"{prompt}-token prompt arrives. **Press Play.** Top lane: the server reads the whole "
             f"prompt in one pass{top}. Bottom lane: it reads the prompt {how}{bottom}, while "
-            f"the new prompt's {first('ttft')} {_change(u.ttft_s, c.ttft_s)}.")
+            f"the new prompt's {first('ttft')} {fmt_change(u.ttft_s, c.ttft_s)}.")
 
 
 def _intro_lane(facts: Lane) -> str:
@@ -269,10 +264,10 @@ def ttft_causes(u: Lane, c: Lane) -> list[str]:
     (stream tokens) and what bound them (the weights' read, however few tokens they hold). Empty
     where neither happened."""
     causes = []
-    if c.queue_iterations and c.queue_s > u.queue_s and not _shown_same(c.queue_s, u.queue_s):
+    if c.queue_iterations and c.queue_s > u.queue_s and not shown_same(c.queue_s, u.queue_s):
         causes.append(f"it waits {fmt_seconds(c.queue_s)} before its first chunk "
                       f"(unchunked: {_seconds(u.queue_s)})")
-    if c.prompt_time_s > u.prompt_time_s and not _shown_same(c.prompt_time_s, u.prompt_time_s):
+    if c.prompt_time_s > u.prompt_time_s and not shown_same(c.prompt_time_s, u.prompt_time_s):
         why = []
         if c.shared_iterations:
             why.append(f"{_of(c.shared_iterations, c.prompt_iterations)} also "
@@ -360,7 +355,7 @@ def trade_story(comparison: Comparison, reread: str) -> str:
     if gain == "no streams":
         return ("No streams are running, so chunking has no gap to shorten; the new request's "
                 f"{term('ttft')} is {fmt_seconds(c.ttft_s)} chunked, {fmt_seconds(u.ttft_s)} unchunked.")
-    gap = f"the streams' longest wait {_change(u.longest_wait_s, c.longest_wait_s)}"
+    gap = f"the streams' longest wait {fmt_change(u.longest_wait_s, c.longest_wait_s)}"
     if u.frozen_streams == c.frozen_streams:
         frozen = (f"no stream freezes in either lane (no gap over {threshold})"
                   if not u.frozen_streams else
@@ -391,14 +386,14 @@ def trade_story(comparison: Comparison, reread: str) -> str:
         buys += (f" Its {c.prefill_only_run:,} prompt iterations run back to back without the "
                  f"streams' tokens, {fmt_seconds(c.prefill_only_run_s)} in all, and every stream "
                  "waits through them.")
-    ttft = f"the new request's {term('ttft')} {_change(u.ttft_s, c.ttft_s)}"
-    if not (c.ttft_s > u.ttft_s and not _shown_same(c.ttft_s, u.ttft_s)):
+    ttft = f"the new request's {term('ttft')} {fmt_change(u.ttft_s, c.ttft_s)}"
+    if not (c.ttft_s > u.ttft_s and not shown_same(c.ttft_s, u.ttft_s)):
         costs = f" And {ttft}"
     else:
         causes = ttft_causes(u, c)
         costs = f" It costs: {ttft}" + (f", because {_listed(causes)}" if causes else "")
     if c.split and c.decodes_in_it and not c.starved_iterations:
-        if _shown_same(c.prompt_iteration_s, c.decode_step_s):
+        if shown_same(c.prompt_iteration_s, c.decode_step_s):
             costs += (f"; each iteration that carries a chunk takes no longer than "
                       f"{_decode_step(c, u)}: reading the weights sets its time, so "
                       "the streams keep their pace")
@@ -552,21 +547,6 @@ def trade_notes(unchunked: Trace, chunked: Trace, cards_u: list[Card],
     return notes
 
 
-def _change(before: float, after: float) -> str:
-    """E.g. "falls from 333 ms to 23.04 ms (14.5× shorter)"."""
-    if math.isnan(before) or math.isnan(after):
-        return f"is {fmt_seconds(after)} (was {fmt_seconds(before)})"
-    if fmt_seconds(after) == fmt_seconds(before):
-        return f"stays at {fmt_seconds(after)}"
-    verb, ratio = ("falls", before / after) if after < before else ("rises", after / before)
-    way = "shorter" if after < before else "longer"
-    if f"{ratio:,.3g}" == "1":   # a change "1×" would hide: by how much, in percent
-        size = f" ({abs(after / before - 1):.2%} {way})"
-    else:
-        size = f" ({ratio:,.3g}× {way})" if after else ""
-    return f"{verb} from {fmt_seconds(before)} to {fmt_seconds(after)}{size}"
-
-
 def _stream_context(trace: Trace) -> int:
     """The context the streams hold when the prompt arrives (the textbook's streams hold one)."""
     contexts = trace.prompt[trace.prefilled]
@@ -615,7 +595,7 @@ def story_fields(unchunked: Trace, chunked: Trace, cost: CostModel) -> dict[str,
         split_title=split_title(c),
         trade_title=trade_title(comparison),
         fix_story=fix_story(chunked, c, u),
-        gap_change=_change(u.longest_wait_s, c.longest_wait_s),
+        gap_change=fmt_change(u.longest_wait_s, c.longest_wait_s),
         trade_story=trade_story(comparison, reread_story(c, cost)),
         froze_u=f"{u.frozen_streams:,}",
         froze_c=f"{c.frozen_streams:,}",

@@ -18,7 +18,7 @@ from sim.knobs import KNOBS
 from sim.serving.metrics import ClassMetrics, Percentiles
 from sim.serving.policies import POLICIES, Limits
 from sim.serving.workloads import Workload
-from sim.units import fmt_seconds
+from sim.units import fmt_change, fmt_seconds, shown_same
 
 from ..shell.controls import VARY
 
@@ -114,18 +114,10 @@ def short_and_long(workload: Workload) -> tuple[str, str]:
 
 
 # --- changes in words -----------------------------------------------------------------------
-def change(before: float, after: float) -> str:
-    """'falls from 458 ms to 247 ms', 'rises from ...', or 'stays at ...' where both show alike."""
-    a, b = fmt_seconds(before), fmt_seconds(after)
-    if a == b:
-        return f"stays at {a}"
-    return f"{'falls' if after < before else 'rises'} from {a} to {b}"
-
-
 def arrow(before: float, after: float) -> str:
     """A table cell: 'before → after', or the one value where both show alike."""
-    a, b = fmt_seconds(before), fmt_seconds(after)
-    return a if a == b else f"{a} → {b}"
+    return fmt_seconds(after) if shown_same(before, after) else \
+        f"{fmt_seconds(before)} → {fmt_seconds(after)}"
 
 
 @dataclass(frozen=True)
@@ -151,7 +143,7 @@ def claims(short: str, long: str, before: Mapping[str, ClassMetrics],
     def claim(of: str, metric: str, p: str, lead: str) -> Claim:
         x = getattr(getattr(before[of], metric), p)
         y = getattr(getattr(after[of], metric), p)
-        return Claim(f"{lead} {change(x, y)}", of, metric, p, x, y)
+        return Claim(f"{lead} {fmt_change(x, y, ratio=False)}", of, metric, p, x, y)
 
     said = [claim(short, "ttft_s", "p99", f"With {row.engine}'s `{row.flag}` from "
                                           f"{row.values[0]} to {row.values[1]}, the {short} "
@@ -183,11 +175,11 @@ def verdict(said: tuple[Claim, ...]) -> str:
 
 def falls(c: Claim) -> bool:
     """The claim's number falls by more than its display shows as equal."""
-    return c.after < c.before and fmt_seconds(c.after) != fmt_seconds(c.before)
+    return c.after < c.before and not shown_same(c.after, c.before)
 
 
 def rises(c: Claim) -> bool:
-    return c.after > c.before and fmt_seconds(c.after) != fmt_seconds(c.before)
+    return c.after > c.before and not shown_same(c.after, c.before)
 
 
 def table_cells(row: KnobRow, short: str, long: str, before: Mapping[str, ClassMetrics],
