@@ -18,7 +18,7 @@ import numpy as np
 
 from sim.errors import check_number
 from sim.serving.engine import Trace
-from sim.serving.metrics import token_gaps
+from sim.serving.metrics import Percentiles, token_gaps
 
 STALL_S = 0.1
 STALL_SOURCE = "J. Nielsen, Response Times: The 3 Important Limits (1993): 0.1 s feels instantaneous"
@@ -61,9 +61,8 @@ def stalls(trace: Trace, threshold_s: float = STALL_S, streams: np.ndarray | Non
     counted = np.unique(owner)
     over = gaps > threshold_s
     frozen_s = np.bincount(owner[over], weights=gaps[over], minlength=len(trace.arrival_s))
+    spread = Percentiles.of(gaps)   # NaN where there are no gaps
     return Stalls(
         threshold_s, len(counted), len(np.unique(owner[over])), len(gaps), int(over.sum()),
         float(frozen_s[counted].mean()) if len(counted) else float("nan"),
-        float(gaps.max()) if len(gaps) else float("nan"),
-        float(np.percentile(gaps, 99)) if len(gaps) else float("nan"),
-        float(np.percentile(gaps, 50)) if len(gaps) else float("nan"))
+        spread.max, spread.p99, spread.p50)
