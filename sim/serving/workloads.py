@@ -505,7 +505,7 @@ def mixed(n, qps, mix: Mix, *, seed=0) -> Workload:
     for code, c in enumerate(mix.drawn):
         mine = codes == code
         prompt[mine], output[mine] = _class_lengths(c, rng, int(mine.sum()))
-    labels = [mix.drawn[code].name for code in codes]
+    labels = list(np.array([c.name for c in mix.drawn], dtype=object)[codes])   # names by code
     for c in pinned:
         p, o = _class_lengths(c, rng, 1)
         arrival, prompt, output = np.r_[arrival, c.at_s], np.r_[prompt, p], np.r_[output, o]
