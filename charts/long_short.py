@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sim.serving.engine import Trace
-from sim.serving.metrics import request_times
+from sim.serving.metrics import behind_another_class, request_times
 
 from .figure import Figure
 from .theme import Look
@@ -66,9 +66,8 @@ def class_timeline_frame(traces: Mapping[str, Trace], request_class: np.ndarray,
             "request": new, "slot": new % LANE_SLOTS, "arrival_s": arrival,
             "scheduled_s": arrival + times.queue_s[new], "first_s": arrival + times.ttft_s[new]}))
         join = (float(trace.end_s[-1] - trace.start_s[0]) if trace.iterations else 0) / band_pixels
-        chunk_class = request_class[trace.chunk_request]
         for code, name in enumerate(classes):
-            behind = np.unique(trace.chunk_iteration[chunk_class != code])
+            behind = np.flatnonzero(behind_another_class(trace, request_class, code))
             start, end = _spans(trace.start_s[behind], trace.end_s[behind], join)
             bands.append(pd.DataFrame({"setting": setting, "class": name, "start_s": start,
                                        "end_s": end}))

@@ -154,15 +154,20 @@ def head_of_line_waits(trace: Trace, request_class: np.ndarray) -> np.ndarray:
     if not trace.iterations:
         return waits
     request_class = np.asarray(request_class)
-    chunk_class = request_class[trace.chunk_request]
     for c in np.unique(request_class[~np.isnan(scheduled)]):
-        behind = np.zeros(trace.iterations, bool)
-        behind[trace.chunk_iteration[chunk_class != c]] = True
-        spent = np.where(behind, trace.duration_s, 0.0)
+        spent = np.where(behind_another_class(trace, request_class, c), trace.duration_s, 0.0)
         mine = (request_class == c) & ~np.isnan(scheduled)
         waits[mine] = np.maximum(_spent_until(trace, spent, scheduled[mine])
                                  - _spent_until(trace, spent, arrival[mine]), 0.0)
     return waits
+
+
+def behind_another_class(trace: Trace, request_class: np.ndarray, c) -> np.ndarray:
+    """A mask over the iterations: those that prefill a chunk of a request not of class `c` (a
+    request of class `c` waiting then waits behind another class's prompt)."""
+    behind = np.zeros(trace.iterations, bool)
+    behind[trace.chunk_iteration[np.asarray(request_class)[trace.chunk_request] != c]] = True
+    return behind
 
 
 def _spent_until(trace: Trace, spent: np.ndarray, t: np.ndarray) -> np.ndarray:
