@@ -20,7 +20,7 @@ import pandas as pd
 from sim.serving.engine import Trace
 from sim.serving.metrics import textbook_metrics
 from sim.studies.stalls import STALL_S, Stalls, stalls
-from sim.units import fmt_seconds
+from sim.units import fmt_counted, fmt_seconds
 
 MAX_BARS = 400
 MAX_ROWS = 256     # decoders drawn one row each up to this many, several per row beyond
@@ -277,7 +277,7 @@ def froze_text(froze: Stalls | None) -> str:
     if not froze.frozen_streams:
         return "no stream froze"
     n = froze.frozen_streams
-    return f"{n:,} stream{'s' * (n != 1)} froze, up to {fmt_seconds(froze.largest_gap_s)}"
+    return f"{fmt_counted(n, 'stream')} froze, up to {fmt_seconds(froze.largest_gap_s)}"
 
 
 def lane_frames(trace: Trace, lane: str, title: str, max_bars: int = MAX_BARS,

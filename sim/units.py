@@ -25,6 +25,11 @@ def fmt_seconds(s: float) -> str:
     return f"{s * 1e6:.3g} µs"
 
 
+def fmt_counted(n: int, noun: str) -> str:
+    """A count with its noun, plural where it is not one: "1 iteration", "16 iterations"."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def shown_same(a: float, b: float) -> bool:
     """Two times that read the same on screen: a change too small to report."""
     return fmt_seconds(a) == fmt_seconds(b)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from sim.cost.iteration import CostModel
 from sim.studies.budget import scenario_iterations
+from sim.units import fmt_counted
 
 from ..shell.glossary import first, term
 
@@ -23,8 +24,8 @@ def roofline_intro(cost: CostModel, decodes: int, context: int, prompt: int, bud
         step = ("No stream is running, so there is no decode step here; a prompt chunk reuses "
                 "each weight for every token in it: high intensity.")
     elif decode.bound == "memory":
-        step = (f"A decode step reads all the weights for one token per stream: with {decodes:,} "
-                f"stream{'s' if decodes != 1 else ''} that is {decode.intensity:,.4g} FLOP/B, "
+        step = (f"A decode step reads all the weights for one token per stream: with "
+                f"{fmt_counted(decodes, 'stream')} that is {decode.intensity:,.4g} FLOP/B, "
                 "memory-bound (low intensity). A prompt chunk reuses each weight for "
                 "every token in it: high intensity. Fusing them puts the decodes' work where the "
                 "GPU has compute to spare.")

@@ -16,7 +16,7 @@ from sim.studies.budget import largest_budget_within
 from sim.studies.lanes import Comparison, Lane, compare
 from sim.studies.stalls import STALL_S, STALL_SOURCE, stalls
 from sim.studies.worked_example import SOURCE_ARTICLE
-from sim.units import fmt_bytes, fmt_change, fmt_seconds, shown_same
+from sim.units import fmt_bytes, fmt_change, fmt_counted, fmt_seconds, shown_same
 
 from ..shell.glossary import first, term
 from ..shell.scenario import cost_rule
@@ -58,7 +58,7 @@ def wait_story(facts: Lane, unchunked: Lane | None = None) -> str:
         return f"{wait}{why}, as in the unchunked lane: it starts once {until}."
     if facts.wait_cause == "budget":
         return (f"{wait}: the streams' decode tokens take the whole budget of "
-                f"{_count(facts.budget, 'token')}, so no chunk fits until {until}.")
+                f"{fmt_counted(facts.budget, 'token')}, so no chunk fits until {until}.")
     if facts.wait_cause == "memory":
         return (f"{wait} for {term('kv')} memory: the streams hold {facts.kv_held_tokens:,} of "
                 f"the {facts.kv_capacity_tokens:,} tokens of KV that fit, so its "
@@ -77,7 +77,7 @@ def stall_story(trace: Trace, facts: Lane) -> str:
     it = fmt_seconds(facts.prompt_iteration_s)
     with_decodes = (f" and {facts.decodes_in_it:,} stream tokens" if facts.decodes_in_it else "")
     out = (f"{head}{wait_story(facts)} The iteration that carries the prompt "
-           f"({_count(facts.prompt_tokens_in_it, 'prompt token')}{with_decodes}) takes **{it}**.")
+           f"({fmt_counted(facts.prompt_tokens_in_it, 'prompt token')}{with_decodes}) takes **{it}**.")
     if not facts.streams:
         return out + " No streams are running, so none waits for it."
     wait = fmt_seconds(facts.longest_wait_s)
@@ -121,8 +121,8 @@ def fix_story(trace: Trace, facts: Lane, before: Lane) -> str:
     budget, head = facts.budget, f"{policy.intro}. **{policy.label}**: {policy.summary}."
     if trace.starved_iterations and facts.wait_cause == "budget":
         return (f"{head}{wait_story(facts)} Then it goes through in "
-                f"{_count(facts.prompt_iterations, 'iteration')} of up to "
-                f"{_count(facts.largest_chunk, 'prompt token')}: its first token comes after "
+                f"{fmt_counted(facts.prompt_iterations, 'iteration')} of up to "
+                f"{fmt_counted(facts.largest_chunk, 'prompt token')}: its first token comes after "
                 f"**{fmt_seconds(facts.ttft_s)}**. Raise the budget above the number of streams.")
     if math.isnan(facts.prompt_iteration_s):
         return head + " No new prompt arrives, so there is nothing to split."
@@ -193,9 +193,9 @@ def home_intro(unchunked: Trace, chunked: Trace, cost: CostModel) -> str:
                   else f" and {_who_froze(c)}")
     how = ("in chunks" if c.split else
            "in one iteration too (the budget holds all of it)")
-    streams = (f"{_count(u.streams, 'user')} {'is' if u.streams == 1 else 'are'} reading "
+    streams = (f"{fmt_counted(u.streams, 'user')} {'is' if u.streams == 1 else 'are'} reading "
                f"{'a reply' if u.streams == 1 else 'replies'} that arrive a token at a time "
-               f"({_count(u.streams, 'stream')}) when"
+               f"({fmt_counted(u.streams, 'stream')}) when"
                if u.streams else "No streams are running when")
     return (f"Why {first('llm')} servers split long prompts into chunks. {streams} a new "
             f"{prompt}-token prompt arrives. **Press Play.** Top lane: the server reads the whole "
@@ -276,7 +276,7 @@ def ttft_causes(u: Lane, c: Lane) -> list[str]:
             why.append(f"{_of(c.weight_bound_iterations, c.prompt_iterations)} "
                        f"{_verb(c.weight_bound_iterations, 'take')} as long as reading the "
                        "weights, however few tokens they hold")
-        causes.append(f"its {_count(c.prompt_iterations, 'iteration')} take "
+        causes.append(f"its {fmt_counted(c.prompt_iterations, 'iteration')} take "
                       f"{fmt_seconds(c.prompt_time_s)} together, against "
                       f"{fmt_seconds(u.prompt_time_s)} unchunked"
                       + (f" ({'; '.join(why)})" if why else ""))
@@ -292,11 +292,6 @@ def _verb(n: int, verb: str) -> str:
     if n != 1:
         return verb
     return verb[:-1] + "ies" if verb.endswith("y") else verb + "s"
-
-
-def _count(n: int, noun: str) -> str:
-    """E.g. "1 iteration", "16 iterations"."""
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def split_title(facts: Lane) -> str:
@@ -367,7 +362,7 @@ def trade_story(comparison: Comparison, reread: str) -> str:
     why_not = ("" if c.split or c.starved_iterations
                else " (the budget holds the whole prompt, so nothing is split)")
     if gain == "left out":
-        buys = (f"Here the budget of {_count(c.budget, 'token')} is smaller than the "
+        buys = (f"Here the budget of {fmt_counted(c.budget, 'token')} is smaller than the "
                 f"{c.streams:,} streams: {left_out_story(c)} So {frozen}, and {gap}.")
     elif gain == "waited":
         buys = (f"Here chunking buys no shorter stall: the streams keep their pace only because "
@@ -416,8 +411,8 @@ def _decode_step(lane: Lane, unchunked: Lane) -> str:
 def left_out_story(facts: Lane) -> str:
     """What a budget smaller than the streams does to them: some get no token at all, a freeze
     no prompt causes."""
-    return (f"in {_count(facts.left_out_iterations, 'iteration')} it holds only some of their "
-            f"decode tokens, leaving up to {_count(facts.most_left_out, 'stream')} without a token, "
+    return (f"in {fmt_counted(facts.left_out_iterations, 'iteration')} it holds only some of their "
+            f"decode tokens, leaving up to {fmt_counted(facts.most_left_out, 'stream')} without a token, "
             "a freeze that no prompt causes.")
 
 
@@ -497,7 +492,7 @@ def lane_cards(trace: Trace, mode: str, tp: int = 1) -> list[Card]:
             f"time to first token = first token − arrival = {fmt_seconds(first)} − "
             f"{_seconds(trace.arrival_s[r])} = **{fmt_seconds(ttft)}**: the wait before its "
             f"first iteration ({_seconds(times.queue_s[r])}) plus the "
-            f"{_count(n_prefill, 'iteration')} that carried its prompt, each priced {rule}.", ttft))
+            f"{fmt_counted(n_prefill, 'iteration')} that carried its prompt, each priced {rule}.", ttft))
     cards.append(Card(
         STEADY, fmt_seconds(every.steady_gap_s),
         f"99th percentile (linear interpolation) of all {every.gaps:,} gaps between successive "
