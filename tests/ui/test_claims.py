@@ -272,12 +272,12 @@ def check_causes(text: str, u: Truth, c: Truth, decode_step: float) -> list[str]
               f"{fmt_seconds(u.prompt_time)}")
         claim(c.prompt_time > u.prompt_time, "the chunked prompt's iterations are said to take "
               "longer together; they do not")
-        shared = re.search(r"(?:all )?([\d,]+)(?: of them)? also carr", why)
-        claim(number(shared.group(1)) == c.shared if shared else not c.shared,
+        shared = re.search(r"(?:all )?([\d,]+|it)(?: of them)? also carr", why)
+        claim(_counted(shared.group(1)) == c.shared if shared else not c.shared,
               f"{c.shared} of the prompt's iterations carry stream tokens: '{why}'")
-        bound = re.search(r"(?:all )?([\d,]+)(?: of them)? takes? as long as reading the weights",
-                          why)
-        claim(number(bound.group(1)) == c.weight_bound if bound else not c.weight_bound,
+        bound = re.search(r"(?:all )?([\d,]+|it)(?: of them)? takes? as long as reading the "
+                          r"weights", why)
+        claim(_counted(bound.group(1)) == c.weight_bound if bound else not c.weight_bound,
               f"{c.weight_bound} of the prompt's iterations are bound by their memory reads: '{why}'")
     for shown, before in re.findall(rf"it waits {TIME} before its first chunk \(unchunked: {TIME}\)",
                                     text):
@@ -449,6 +449,11 @@ def decode_step(s, trace) -> float:
         return math.nan
     cost = s.cost_model().for_engine(POLICIES[trace.policy].overhead)
     return cost.price(Composition(contexts)).time_s
+
+
+def _counted(said: str) -> int:
+    """A count of the prompt's iterations as the words give it: a number, or "it" (its one)."""
+    return 1 if said == "it" else number(said)
 
 
 def check_dial(text: str, s, unchunked, step: float) -> list[str]:

@@ -275,8 +275,10 @@ def ttft_causes(u: Lane, c: Lane) -> list[str]:
         if c.weight_bound_iterations:
             why.append(f"{_of(c.weight_bound_iterations, c.prompt_iterations)} "
                        f"{_verb(c.weight_bound_iterations, 'take')} as long as reading the "
-                       "weights, however few tokens they hold")
-        causes.append(f"its {fmt_counted(c.prompt_iterations, 'iteration')} take "
+                       "weights, however few tokens "
+                       f"{'it holds' if c.weight_bound_iterations == 1 else 'they hold'}")
+        causes.append(f"its {fmt_counted(c.prompt_iterations, 'iteration')} "
+                      f"{_verb(c.prompt_iterations, 'take')} "
                       f"{fmt_seconds(c.prompt_time_s)} together, against "
                       f"{fmt_seconds(u.prompt_time_s)} unchunked"
                       + (f" ({'; '.join(why)})" if why else ""))
@@ -284,6 +286,9 @@ def ttft_causes(u: Lane, c: Lane) -> list[str]:
 
 
 def _of(part: int, whole: int) -> str:
+    """Which of the prompt's iterations: "it" (its only one), "all 16" or "3 of them"."""
+    if whole == 1:
+        return "it"
     return f"all {whole:,}" if part == whole else f"{part:,} of them"
 
 
