@@ -199,6 +199,16 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
               "waiting long prompt past it keeps its place while shorter ones behind it are "
               "admitted.",
          policies=("vllm-v1",)),
+    Knob(name="cap_lone_prefill", unit="", default=False,
+         what="vllm-v1 beside a long prefill token threshold: cap a request's prompt tokens per "
+              "iteration even when it is the only request running or waiting, as vLLM V1 did at "
+              "v0.19.0, the release PR 41399 measured (vllm/v1/core/sched/scheduler.py:409-410, "
+              "666-668 there); the release pinned here exempts a lone request",
+         help="A what-if of the lab's, vLLM V1's rule at v0.19.0: the long-prefill threshold "
+              "caps a request even when nothing else runs or waits, so a lone long prompt takes "
+              "threshold-sized chunks. The release profiled here (0.33.0) lets a lone request "
+              "take the whole budget.",
+         policies=("vllm-v1",)),
     # --- the worked example's streams, and a burst ---
     Knob(name="decodes", unit="requests", default=TEXTBOOK.decodes, low=0, high=MAX_STREAMS,
          key="decodes", label="Running streams", step=8, what="textbook, burst: requests already streaming",

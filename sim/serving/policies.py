@@ -87,6 +87,10 @@ class Limits:
     # vLLM V0's max_long_partial_prefills (PR 10235, `can_schedule`), proposed for V1 by PRs
     # 41399 and 49075; vLLM V1 0.33.0 has none.
     max_long_partial_prefills: int | None = None
+    # vLLM V1's threshold as it was at v0.19.0 (the release PR 41399 measured against): applied
+    # to a request even when it is the only one running or waiting (scheduler.py:409-410,
+    # 666-668 there); v0.33.0 exempts a lone request. False: the pinned release's rule.
+    cap_lone_prefill: bool = False
     max_iterations: int = DEFAULT_MAX_ITERATIONS   # a run that needs more is refused
 
     def __post_init__(self):
@@ -108,6 +112,12 @@ class Limits:
             if not self.long_prefill_token_threshold:
                 raise InputError("max long partial prefills needs a long prefill token threshold "
                                  "to say which prompts are long: give one too (e.g. 256)")
+        if not isinstance(self.cap_lone_prefill, bool):
+            raise InputError(f"cap lone prefill is on (True) or off (False), got "
+                             f"{self.cap_lone_prefill!r}")
+        if self.cap_lone_prefill and not self.long_prefill_token_threshold:
+            raise InputError("cap lone prefill needs a long prefill token threshold, the cap it "
+                             "applies to a lone request: give one too (e.g. 256)")
         set_(self, "max_iterations", check_number("iteration cap", self.max_iterations,
                                                   integer=True, high=MAX_ITERATION_CAP))
 
@@ -184,10 +194,11 @@ def _long_prefill_threshold(state: State, request: int, budget_left: int, limits
     """vLLM V1's long_prefill_token_threshold (vllm/v1/core/sched/scheduler.py at v0.33.0): a
     request computes at most this many prompt tokens (`0 < threshold < num_new_tokens`, :844 for
     the running requests, :1332 for the waiting ones), unless it is the only request running or
-    waiting, "when it is the only request there is nobody to starve" (:754-763). 0: no cap."""
+    waiting, "when it is the only request there is nobody to starve" (:754-763), an exemption
+    v0.19.0 did not have (`Limits.cap_lone_prefill`). 0: no cap."""
     threshold = limits.long_prefill_token_threshold
     eligible = state.decoding + len(state.partial) + len(state.waiting)
-    if threshold and eligible > 1:
+    if threshold and (eligible > 1 or limits.cap_lone_prefill):
         return threshold
     return state.prefill_left(request)
 

@@ -221,6 +221,20 @@ def test_vllm_v1_long_prefill_threshold_is_skipped_when_only_one_request_is_elig
     assert plan("vllm-v1", Stub(partial=[1], left={1: 1000}), 512, limits).chunks == [(1, 512)]
 
 
+def test_vllm_v1_at_v0_19_capped_a_lone_request_too():
+    """At v0.19.0, the release PR 41399 measured against, the threshold had no exemption:
+    `if 0 < threshold < num_new_tokens` alone (vllm/v1/core/sched/scheduler.py:409-410 for the
+    running requests, 666-668 for the waiting ones there). `cap_lone_prefill` puts that rule back:
+    a lone prompt takes threshold-sized chunks, waiting or part-way through its prefill."""
+    limits = Limits(long_prefill_token_threshold=256, cap_lone_prefill=True)
+    assert plan("vllm-v1", Stub(waiting=[1], left={1: 1000}), 512, limits).chunks == [(1, 256)]
+    assert plan("vllm-v1", Stub(partial=[1], left={1: 1000}), 512, limits).chunks == [(1, 256)]
+    with pytest.raises(InputError, match="needs a long prefill token threshold"):
+        Limits(cap_lone_prefill=True)
+    with pytest.raises(InputError, match="on \\(True\\) or off"):
+        Limits(long_prefill_token_threshold=256, cap_lone_prefill="yes")
+
+
 def test_vllm_v1_long_prefill_threshold_counts_a_waiting_request_it_cannot_admit():
     """get_request_counts counts the whole waiting queue (:2920-2922), admissible or not: a
     prompt KV memory keeps waiting still holds its neighbour to the threshold."""
