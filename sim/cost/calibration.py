@@ -39,9 +39,48 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sim.cost.overhead import MEASURED_CPU_S
-from sim.errors import InputError
+from sim.errors import InputError, check_number
 from sim.presets.hardware import Gpu
 from sim.units import fmt_seconds
+
+# --- GEMM tiles -----------------------------------------------------------------------------------
+SMALLEST_TILE = 16    # the tensor cores' MMA height: no GEMM tile is shorter
+LARGEST_TILE = 256    # the tallest tile the fit tries (`sim.cost.validation`)
+
+
+def tile_used(tokens: float, tile: int) -> int:
+    """The tile a GEMM of `tokens` rows runs on: `tile`, or below one tile the smallest power of
+    two >= 16 that holds them (a small GEMM is not padded to a whole large tile)."""
+    if 0 < tokens < tile:
+        return max(SMALLEST_TILE, 1 << (math.ceil(tokens) - 1).bit_length())
+    return tile
+
+
+def padded_rows(tokens: float, tile: int | None) -> float:
+    """Token rows a GEMM computes for `tokens`: rounded up to whole tiles of `tile_used`; exactly
+    `tokens` where there are no tiles (`tile` None: the simple and roofline modes)."""
+    if tokens <= 0:
+        return 0.0
+    if tile is None:
+        return float(tokens)
+    used = tile_used(tokens, tile)
+    return float(math.ceil(tokens / used) * used)
+
+
+def wasted_rows(tokens: float, tile: int | None) -> float:
+    """The empty rows of the last tile: `padded_rows` − `tokens` (0 without tiles)."""
+    return padded_rows(tokens, tile) - max(float(tokens), 0.0)
+
+
+def checked_tile(tile, name: str) -> int:
+    """A GPU's own tile height, checked: a power of two from 16 to 256 rows, so a GEMM below one
+    tile still gets a power-of-two tile no taller than it (`tile_used`)."""
+    rows = check_number(f"{name}'s GEMM tile (token rows)", tile, low=SMALLEST_TILE,
+                        low_inclusive=True, high=LARGEST_TILE, integer=True)
+    if rows & (rows - 1):
+        raise InputError(f"{name}'s GEMM tile must be a power of two (16, 32, 64, 128 or 256 token "
+                         f"rows), got {rows}")
+    return rows
 
 
 @dataclass(frozen=True)
@@ -60,12 +99,7 @@ class Calibration:
 
     def padded_tokens(self, tokens: float) -> float:
         """Token rows a GEMM actually computes: `tokens` rounded up to whole tiles."""
-        if tokens <= 0:
-            return 0.0
-        tile = self.gemm_tile
-        if tokens < tile:   # small GEMMs get a smaller tile: a power of two, >= 16 (the MMA height)
-            tile = max(16, 1 << (math.ceil(tokens) - 1).bit_length())
-        return math.ceil(tokens / tile) * tile
+        return padded_rows(tokens, self.gemm_tile)
 
     def soft_max(self, compute_s, memory_s):
         """(c^n + m^n)^(1/n): max(c, m) far from the ridge, more than either near it."""
@@ -202,10 +236,23 @@ def calibration_for(gpu: Gpu) -> Calibration:
                          "illustrative GPU's figures are already round sustained numbers; "
                          "pick a real GPU preset (e.g. a100-80gb)")
     cal = BY_ARCHITECTURE.get(gpu.architecture, FALLBACK)
-    if cal is A100:   # the measured chip: its provenance is the fit
-        return cal
-    return replace(cal, provenance=cal.provenance.format(
-        gpu=gpu.name, architecture=gpu.architecture or "not given"))
+    if cal is not A100:   # the measured chip's provenance is the fit; the others name the GPU
+        cal = replace(cal, provenance=cal.provenance.format(
+            gpu=gpu.name, architecture=gpu.architecture or "not given"))
+    if gpu.gemm_tile is not None:
+        cal = replace(cal, gemm_tile=checked_tile(gpu.gemm_tile, gpu.name),
+                      provenance=f"{cal.provenance}; GEMM tile of {gpu.gemm_tile} token rows "
+                                 "given for this GPU")
+    return cal
+
+
+def calibrated_tile(gpu: Gpu) -> int:
+    """The tile the calibrated mode would use on `gpu`: its own, else its family's (the A100
+    fit's 64 rows for every GPU so far), also for the illustrative GPU the mode refuses, so an
+    ideal mode can say what it leaves out."""
+    if gpu.gemm_tile is not None:
+        return checked_tile(gpu.gemm_tile, gpu.name)
+    return BY_ARCHITECTURE.get(gpu.architecture, FALLBACK).gemm_tile
 
 
 # --- explaining a calibrated time -----------------------------------------------------------------

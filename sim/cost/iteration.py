@@ -203,6 +203,12 @@ class CostModel:
     def __hash__(self) -> int:
         return hash(self.key)
 
+    @property
+    def gemm_tile(self) -> int | None:
+        """Token rows per GEMM tile in this mode: the calibration's; None in the ideal modes,
+        which price every token alike."""
+        return self.calibration.gemm_tile if self.calibration else None
+
     def _cpu_s(self, engine: Overhead) -> float:
         """The CPU time per iteration on `engine`: as set, else the mode's own."""
         if self.overhead_set_s is not None:
@@ -270,10 +276,12 @@ class CostModel:
 
     def calibrated_time(self, parts, tokens, rows, **factors) -> tuple[float, float, float]:
         """(compute_s, memory_s, kernel time) with the components run one after another, GEMMs on
-        whole tiles; `factors` (tiles, achievable, soft, floor) switch factors off for `explain`."""
+        whole tiles; `factors` (tiles, achievable, soft, floor) switch factors off for `explain`,
+        `token_tiles` the tiles of the token GEMMs alone (the LM head's rows stay padded)."""
         cal = self.calibration
         tiles = factors.pop("tiles", True)
-        pads = (cal.padded_tokens(tokens) / tokens if tiles and tokens else 1.0, 1.0,
+        token_tiles = factors.pop("token_tiles", tiles)
+        pads = (cal.padded_tokens(tokens) / tokens if token_tiles and tokens else 1.0, 1.0,
                 cal.padded_tokens(rows) / rows if tiles and rows else 1.0)
         efficiencies = (cal.gemm_efficiency, cal.attention_efficiency, cal.gemm_efficiency)
         compute_s = memory_s = time_s = 0.0
@@ -284,12 +292,15 @@ class CostModel:
         return compute_s, memory_s, time_s
 
     # --- the two entry points -----------------------------------------------------------------
-    def time(self, tokens, attended, kv_read_tokens, rows) -> tuple[float, float, float, float]:
+    def time(self, tokens, attended, kv_read_tokens, rows,
+             token_tiles: bool = True) -> tuple[float, float, float, float]:
         """(compute_s, memory_s, time_s, overhead_s) from aggregates: the engine's per-iteration
-        call; overhead_s is the part of time_s the CPU adds."""
+        call; overhead_s is the part of time_s the CPU adds. `token_tiles=False`: the token GEMMs
+        on exactly their rows, to say what their ragged last tile costs (sim/cost/tiles.py)."""
         parts = self.component_work(tokens, attended, kv_read_tokens, rows)
         if self.calibration:
-            compute_s, memory_s, kernels_s = self.calibrated_time(parts, tokens, rows)
+            compute_s, memory_s, kernels_s = self.calibrated_time(parts, tokens, rows,
+                                                                  token_tiles=token_tiles)
             gpu_s = kernels_s + self.allreduce_time(tokens, True)
         else:
             (linear_f, linear_b), (attention_f, attention_b), (head_f, head_b) = parts

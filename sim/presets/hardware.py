@@ -30,6 +30,9 @@ class Gpu:
     interconnect_bandwidth: float = 0.0   # per-GPU all-reduce bandwidth, bytes/s (0: none)
     # the chip family ("Hopper"): the calibrated mode's kernels follow it (sim/cost/calibration.py)
     architecture: str = ""
+    # token rows per GEMM tile where this GPU's kernels are known to differ from its family's
+    # calibration (None: the family's; sim/cost/calibration.py `calibration_for`)
+    gemm_tile: int | None = None
 
     @property
     def ridge_flops_per_byte(self) -> float:
