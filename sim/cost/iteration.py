@@ -135,6 +135,13 @@ def tensor_parallel_degree(gpu: Gpu, model: Model, tp) -> int:
     return n
 
 
+def prefix_read(prefix, window: int = 0):
+    """KV tokens read back from before a chunk (or a decode's context): the whole `prefix`, or
+    at most `window` when the model has a sliding window. One rule for the engine's price, the
+    re-read counts of the sweep and of the lanes. Works on numbers and numpy arrays."""
+    return np.minimum(prefix, window) if window else prefix
+
+
 def attended_pairs(prefix, length, window: int = 0):
     """Sum over a chunk's `length` new tokens of how many positions each attends to (itself and
     everything before it, at most `window` when the model has a sliding window). Works on numbers
@@ -342,9 +349,9 @@ class CostModel:
         window = self.model.sliding_window
         contexts = np.asarray(composition.decode_contexts, dtype=np.float64)
         attended = float(np.sum(attended_pairs(contexts, 1, window)))
-        kv_read = float(np.sum(np.minimum(contexts, window) if window else contexts))
+        kv_read = float(np.sum(prefix_read(contexts, window)))
         for chunk in composition.chunks:
             attended += float(attended_pairs(chunk.prefix, chunk.length, window))
-            kv_read += min(chunk.prefix, window) if window else chunk.prefix
+            kv_read += prefix_read(chunk.prefix, window)
         rows = len(contexts) + sum(1 for c in composition.chunks if c.last)
         return composition.tokens, attended, kv_read, rows

@@ -22,7 +22,7 @@ from collections import deque
 import numpy as np
 
 from sim.ceilings import MAX_TOKENS
-from sim.cost.iteration import CostModel, attended_pairs
+from sim.cost.iteration import CostModel, attended_pairs, prefix_read
 from sim.errors import InputError, check_number
 from sim.serving.kv import KvPool, round_up
 from sim.serving.policies import (
@@ -256,7 +256,7 @@ class _Engine:
         if self.window and k:   # a decoder's context is the KV it holds
             context = self.pool.held_by(self.dec_ids[:k])
             attended = float(attended_pairs(context, 1, self.window).sum())
-            kv_read = float(np.minimum(context, self.window).sum())
+            kv_read = float(prefix_read(context, self.window).sum())
         else:
             kv_read = self._decoders_context(k)
             attended = kv_read + k             # each decode attends to its context + itself
@@ -264,7 +264,7 @@ class _Engine:
         for request, take in batch.chunks:
             prefix = self.computed[request]
             attended += attended_pairs(prefix, take, self.window)
-            kv_read += min(prefix, self.window) if self.window else prefix
+            kv_read += prefix_read(prefix, self.window)
             tokens += take
             self.record.chunk(request, prefix, take)
             self.computed[request] = prefix + take

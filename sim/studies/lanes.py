@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.cost.iteration import Composition, CostModel, IterationCost
+from sim.cost.iteration import Composition, CostModel, IterationCost, prefix_read
 from sim.serving.engine import Trace
 from sim.serving.metrics import RequestTimes, request_times
 from sim.serving.policies import POLICIES
@@ -126,11 +126,12 @@ def lane(trace: Trace, cost: CostModel) -> Lane:
     # streams a budget smaller than them left out (an iteration with no stream token at all is a
     # prefill-only one: its own event)
     left_out = np.where(trace.decode_tokens > 0, trace.running_decoders - trace.decode_tokens, 0)
+    reread = int(prefix_read(trace.chunk_start[mine], cost.model.sliding_window).sum())
     return Lane(trace.policy, trace.budget, frozen.streams, step_s, step_compute_bound, next_s,
                 prompt_s, in_it, decodes_in_it, compute_bound, len(carrying), largest_chunk,
                 frozen.largest_gap_s,
                 frozen.frozen_streams, frozen.frozen_per_stream_s, ttft, trace.starved_iterations,
-                int(trace.chunk_start[mine].sum()), **_prompt_events(trace, new, carrying, running),
+                reread, **_prompt_events(trace, new, carrying, running),
                 left_out_iterations=int(np.count_nonzero(left_out > 0)),
                 most_left_out=int(left_out.max(initial=0)), streams_at_longest=running_then)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from sim.ceilings import MAX_TOKENS
-from sim.cost.iteration import CostModel, attended_pairs
+from sim.cost.iteration import CostModel, attended_pairs, prefix_read
 from sim.errors import InputError, check_number
 from sim.presets.hardware import Gpu
 from sim.serving.metrics import Metrics, median_scheduling_delay, summarize
@@ -320,7 +320,7 @@ def run_point(run: Run) -> SweepPoint:
                    + trace.decode_tokens.max(initial=0))
     chunks_per_request = np.bincount(trace.chunk_request, minlength=len(workload))
     window = run.cost.model.sliding_window
-    reread = np.minimum(trace.chunk_start, window) if window else trace.chunk_start
+    reread = prefix_read(trace.chunk_start, window)
     return SweepPoint(budget, summarize(trace), median_scheduling_delay(trace),
                       share, share > OVERHEAD_SHARE, no_split, budget >= no_split,
                       int(np.sum(chunks_per_request > 1)), trace.notes,
