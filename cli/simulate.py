@@ -41,10 +41,7 @@ def _simulate(args) -> None:
         payload["last_ttft_s"] = m.ttft_s.max   # the burst arrives at once: the last is the max
     classes = class_metrics(trace, workload)
     if classes:
-        payload["classes"] = {name: {"requests": c.requests, "ttft_s": _percentiles(c.ttft_s),
-                                     "tbt_s": _percentiles(c.tbt_s),
-                                     "hol_wait_s": _percentiles(c.hol_wait_s)}
-                              for name, c in classes.items()}
+        payload["classes"] = {name: c.to_json() for name, c in classes.items()}
     notes = [*trace.notes, *([NO_SECOND_TOKEN] if np.isnan(m.tbt_s.max) else [])]
     payload["notes"] = notes
     if args.trace_out is not None:

@@ -90,6 +90,8 @@ def _sweep(args) -> None:
             "recommended": pt.budget == result.recommended,
             "engine_default": [d.engine for d in result.defaults if d.budget == pt.budget],
             "notes": [*pt.notes, *([NO_SECOND_TOKEN] if math.isnan(m.tbt_s.max) else [])]})
+        if pt.classes:
+            payload[-1]["classes"] = {name: c.to_json() for name, c in pt.classes.items()}
         flags = [label for label, on in (("overhead-dominated", pt.overhead_dominated),
                                          ("no split", pt.chunking_inactive),
                                          ("recommended", pt.budget == result.recommended),

@@ -189,6 +189,11 @@ class ClassMetrics:
     tbt_s: Percentiles
     hol_wait_s: Percentiles
 
+    def to_json(self) -> dict:
+        """The class's entry in a command's JSON `classes`: its requests and each metric in the
+        top level's percentile shape (p50, p90, p99, max)."""
+        return asdict(self)
+
 
 def class_metrics(trace: Trace, workload: Workload) -> dict[str, ClassMetrics]:
     """Each class of `workload` (the run's) by its name, in the workload's order; {} for a

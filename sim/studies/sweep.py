@@ -19,7 +19,7 @@ engines' default budgets for the GPU, and the two regimes where the dial stops m
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -27,7 +27,13 @@ from sim.ceilings import MAX_TOKENS
 from sim.cost.iteration import CostModel, attended_pairs, prefix_read
 from sim.errors import InputError, check_number
 from sim.presets.hardware import Gpu
-from sim.serving.metrics import Metrics, median_scheduling_delay, summarize
+from sim.serving.metrics import (
+    ClassMetrics,
+    Metrics,
+    class_metrics,
+    median_scheduling_delay,
+    summarize,
+)
 from sim.serving.policies import POLICIES
 from sim.serving.run import Run
 from sim.units import fmt_bytes, fmt_percent, fmt_seconds
@@ -73,6 +79,7 @@ class SweepPoint:
     scheduled_tokens: int = 0     # prompt and decode tokens over every iteration
     reread_tokens: int = 0        # earlier chunks' KV tokens each later chunk attended to
     busy_s: float = 0.0           # the sum of the iterations' durations (the rest is idle)
+    classes: Mapping[str, ClassMetrics] = field(default_factory=dict, hash=False)   # per class
 
     @property
     def idle_share(self) -> float:
@@ -327,7 +334,8 @@ def run_point(run: Run) -> SweepPoint:
                       trace.starved_iterations > 0,
                       output_tokens=len(trace.token_s) - int(trace.prefilled.sum()),
                       scheduled_tokens=int(trace.prefill_tokens.sum() + trace.decode_tokens.sum()),
-                      reread_tokens=int(reread.sum()), busy_s=float(trace.duration_s.sum()))
+                      reread_tokens=int(reread.sum()), busy_s=float(trace.duration_s.sum()),
+                      classes=class_metrics(trace, workload))
 
 
 def sweep(run: Run, budgets: Sequence, *, tbt_slo_s: float | None = None,

@@ -107,6 +107,21 @@ def test_sweep_and_capacity_take_a_mix(capsys):
         capsys=capsys)
 
 
+def test_each_sweep_point_has_the_classes_simulate_gives_at_its_budget(capsys):
+    code, out, err = cli("sweep", *H100[:-2], *MIXED, "--budgets", "512,2048", "--json",
+                         capsys=capsys)
+    assert code == 0, err
+    points = {p["budget"]: p for p in json.loads(out)}
+    for budget in (512, 2048):
+        alone = simulate_json(*H100[:-1], str(budget), *MIXED, capsys=capsys)
+        assert points[budget]["classes"] == alone["classes"]
+    assert points[512]["classes"] != points[2048]["classes"]
+    code, out, err = cli("sweep", *H100[:-2], "--requests", "20", "--qps", "4", "--budgets",
+                         "512", "--json", capsys=capsys)
+    assert code == 0, err
+    assert "classes" not in json.loads(out)[0]
+
+
 def test_the_flag_is_the_knob_tables_and_its_help_lists_the_presets():
     help_text = build_parser()._subparsers._group_actions[0].choices["simulate"].format_help()
     flat = " ".join(help_text.split())
