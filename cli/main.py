@@ -18,7 +18,7 @@ from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError
 from sim.serving.policies import POLICIES
 
-from . import explain, export, reproduce, simulate, sweeps, validate
+from . import exactness, explain, export, reproduce, simulate, sweeps, validate
 from .common import limit_message
 from .flags import Parser, paragraph
 from .output import OutputError, check_stdout, flush_stdout
@@ -26,7 +26,7 @@ from .paths import check_outputs
 
 COMMANDS = [explain.register_worked_example, explain.register_cost, simulate.register_simulate,
             sweeps.register_sweep, sweeps.register_capacity, validate.register_validate,
-            reproduce.register_reproduce, export.register_export]
+            reproduce.register_reproduce, export.register_export, exactness.register_exactness]
 BROKEN_PIPE = 141   # what a shell reports for a process ended by SIGPIPE (128 + 13)
 OUTPUT_FAILED = 1
 # The longest command line worth parsing: every flag of the largest command, each with a value,

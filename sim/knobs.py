@@ -34,6 +34,7 @@ from sim.serving.workloads import (
     SHAREGPT_PROMPT,
     TEXTBOOK,
 )
+from sim.studies import exactness
 
 TEXTBOOK_SCENARIOS = ("textbook", "burst")   # the worked example's streams, with one prompt or a burst
 POISSON = ("poisson",)
@@ -295,6 +296,29 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          what="poisson: random seed of arrivals and lengths", key="seed", label="Random seed",
          help="The same random seed draws the same requests.", scenarios=POISSON,
          app=Surface(KEEP_LINKS, high=2**31 - 1)),
+)}
+
+# The exactness study's knobs (sim/studies/exactness.py): the flags of `python -m sim exactness`
+# and the Chunking is exact page's controls. A table of their own: they shape the tiny decoder,
+# not a serving scenario, and the page's keys are its own so a scenario's prompt keeps its value.
+EXACTNESS_KNOBS: dict[str, Knob] = {k.name: k for k in (
+    Knob(name="prompt", unit="tokens", default=exactness.DEFAULT_PROMPT, high=exactness.MAX_PROMPT,
+         what="the tiny decoder's prompt length", key="exprompt", label="Prompt (tokens)",
+         step=64, help="Tokens of the random prompt the tiny decoder reads, in one pass and in "
+                       "chunks. The longest, 4,096, takes about a second."),
+    Knob(name="chunk", unit="tokens", default=exactness.DEFAULT_CHUNK, high=exactness.MAX_PROMPT,
+         what="tokens per chunk of the chunked prefill (as long as the prompt or longer: one "
+              "chunk, the one pass itself)",
+         key="exchunk", label="Chunk (tokens)", step=16,
+         help="Tokens per chunk; the last chunk takes what is left. A chunk as long as the "
+              "prompt is the one pass itself."),
+    Knob(name="seed", unit="", default=0, low=0, high=exactness.MAX_SEED,
+         what="random seed of the decoder's weights and the prompt's tokens", key="exseed",
+         label="Random seed", help="The same random seed draws the same weights and prompt."),
+    Knob(name="search_s", unit="s", default=exactness.DEFAULT_SEARCH_S, low=0,
+         high=exactness.MAX_SEARCH_S, whole=False,
+         what="seconds for the near-tie search over the seeds after --seed (0: no search); no "
+              "try starts that could pass it"),
 )}
 
 # The knobs that are `Limits` fields (named alike): the command line builds Limits from them.

@@ -329,7 +329,7 @@ class Exactness:
     def as_dict(self) -> dict:
         """What `python -m sim exactness --json` prints."""
         out = {"prompt": self.prompt, "chunk": self.chunk, "seed": self.seed,
-               "chunks": len(self.chunks), "chunk_bounds": [list(b) for b in self.chunks],
+               "chunks": len(self.chunks), "last_chunk": self.chunks[-1][1] - self.chunks[-1][0],
                "same_greedy_tokens": self.same_greedy_tokens, "new_tokens": NEW_TOKENS,
                "decoder": {"layers": LAYERS, "heads": HEADS, "head_dim": HEAD_DIM,
                            "width": WIDTH, "ffn": FFN, "vocab": VOCAB}}

@@ -16,7 +16,7 @@ from tests.support.cli import cli
 from tests.support.internal_words import ARTICLE_LABEL
 
 COMMANDS = ("worked-example", "cost", "simulate", "sweep", "capacity", "validate", "reproduce",
-            "export")
+            "export", "exactness")
 # small, fast runs of every command that prints a table
 RUNS = [
     ("worked-example",),
@@ -36,6 +36,7 @@ RUNS = [
     ("validate",),
     ("reproduce",),
     ("reproduce", "--rerun", "chunking-overhead"),
+    ("exactness", "--prompt", "2000", "--chunk", "300", "--search-s", "0.1"),
 ]
 
 
