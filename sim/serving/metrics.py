@@ -95,7 +95,8 @@ class Metrics:
     makespan_s: float
     requests: int
     preemptions: int
-    throughput_tokens_per_s: float   # output tokens per second over the makespan
+    output_tokens: int               # tokens emitted (not the streams' token before the run)
+    throughput_tokens_per_s: float   # output_tokens per second over the makespan
     max_gap_s: float                 # the largest gap any request saw between two tokens
     ttft_s: Percentiles
     tbt_s: Percentiles
@@ -124,7 +125,7 @@ def summarize(trace: Trace, ttft_slo_s: float | None = None,
         goodput = float(ok.sum() / makespan) if makespan else 0.0
     return Metrics(
         trace.policy, trace.budget, trace.iterations, makespan, len(trace.arrival_s),
-        int(trace.preemptions.sum()), emitted / makespan if makespan else 0.0,
+        int(trace.preemptions.sum()), emitted, emitted / makespan if makespan else 0.0,
         float(gaps.max()) if len(gaps) else float("nan"),
         Percentiles.of(times.ttft_s[~np.isnan(times.ttft_s)]), Percentiles.of(gaps),
         Percentiles.of(times.tpot_s[~np.isnan(times.tpot_s)]), goodput, attainment)

@@ -75,11 +75,15 @@ class SweepPoint:
     split_prompts: int            # requests whose prefill took more than one chunk (measured)
     notes: tuple[str, ...]
     starved: bool = False         # the decodes took the whole budget while prompts waited
-    output_tokens: int = 0        # tokens emitted (the throughput's numerator)
     scheduled_tokens: int = 0     # prompt and decode tokens over every iteration
     reread_tokens: int = 0        # earlier chunks' KV tokens each later chunk attended to
     busy_s: float = 0.0           # the sum of the iterations' durations (the rest is idle)
     classes: Mapping[str, ClassMetrics] = field(default_factory=dict, hash=False)   # per class
+
+    @property
+    def output_tokens(self) -> int:
+        """Tokens emitted (the throughput's numerator), as the summary counts them."""
+        return self.metrics.output_tokens
 
     @property
     def idle_share(self) -> float:
@@ -332,7 +336,6 @@ def run_point(run: Run) -> SweepPoint:
                       share, share > OVERHEAD_SHARE, no_split, budget >= no_split,
                       int(np.sum(chunks_per_request > 1)), trace.notes,
                       trace.starved_iterations > 0,
-                      output_tokens=len(trace.token_s) - int(trace.prefilled.sum()),
                       scheduled_tokens=int(trace.prefill_tokens.sum() + trace.decode_tokens.sum()),
                       reread_tokens=int(reread.sum()), busy_s=float(trace.duration_s.sum()),
                       classes=class_metrics(trace, workload))

@@ -69,7 +69,9 @@ def test_each_points_new_numbers_recomputed_from_its_trace(model):
     emitted = sum(len(trace.tokens_of(r)) - bool(trace.prefilled[r])
                   for r in range(len(trace.arrival_s)))
     assert point.reread_tokens == reread > 0
-    assert point.output_tokens == emitted
+    assert point.output_tokens == point.metrics.output_tokens == emitted
+    recounted = replace(point, metrics=replace(point.metrics, output_tokens=emitted + 1))
+    assert recounted.output_tokens == emitted + 1      # read from the summary, not kept beside it
     assert point.scheduled_tokens == int(np.sum(trace.prefill_tokens) + np.sum(trace.decode_tokens))
     assert point.busy_s == pytest.approx(float(np.sum(trace.end_s - trace.start_s)))
     assert point.metrics.throughput_tokens_per_s == pytest.approx(emitted / point.metrics.makespan_s)
