@@ -8,7 +8,11 @@ Rooms, lowest first (each imports only those below it):
 - `effort` (beside `studies`): the simulator's own CPU time and memory for a run, estimated
   before it starts, and the iteration caps that keep a command within its allowance.
 
-This module is the public API: `sim.run(sim.textbook_scenario(), "sarathi", budget=576)`.
+This module is the public API: `sim.run(sim.textbook_scenario(), "sarathi", budget=576)`. Mixed
+traffic is request classes served together: `w = sim.mixed(1000, 4.0, sim.MIXES["chat+documents"])`
+(or a `Mix` of your own `RequestClass`es, each with its share and its prompt and output `Lengths`),
+then `sim.class_metrics(sim.run(w, "vllm-v1"), w)` gives each class's TTFT, TBT and head-of-line
+wait.
 """
 
 from sim.cost.iteration import MODES, Chunk, Composition, CostModel, IterationCost
@@ -16,10 +20,22 @@ from sim.errors import InputError
 from sim.presets.hardware import GPUS, Gpu, custom_gpu, get_gpu
 from sim.presets.models import MODELS, Model, custom_model, get_model
 from sim.serving.engine import SimulationLimitError, Trace, simulate
-from sim.serving.metrics import Metrics, request_times, summarize
+from sim.serving.metrics import ClassMetrics, Metrics, class_metrics, request_times, summarize
 from sim.serving.policies import POLICIES, Limits, PolicySpec, get_policy, lane_budget
 from sim.serving.run import Run
-from sim.serving.workloads import TEXTBOOK, Workload, burst, make_workload, poisson, textbook_scenario
+from sim.serving.workloads import (
+    MIXES,
+    TEXTBOOK,
+    Lengths,
+    Mix,
+    RequestClass,
+    Workload,
+    burst,
+    make_workload,
+    mixed,
+    poisson,
+    textbook_scenario,
+)
 
 
 def run(workload: Workload, policy: str = "sarathi", budget: int | None = None, *,
@@ -36,8 +52,9 @@ def run(workload: Workload, policy: str = "sarathi", budget: int | None = None, 
                budget=budget, limits=Limits(**limits)).simulate()
 
 
-__all__ = ["GPUS", "MODELS", "MODES", "POLICIES", "TEXTBOOK", "Chunk", "Composition", "CostModel",
-           "Gpu", "InputError", "IterationCost", "Limits", "Metrics", "Model", "PolicySpec", "Run",
-           "SimulationLimitError", "Trace", "Workload", "burst", "custom_gpu", "custom_model",
-           "get_gpu", "get_model", "get_policy", "make_workload", "poisson", "request_times", "run",
-           "textbook_scenario", "simulate", "summarize"]
+__all__ = ["GPUS", "MIXES", "MODELS", "MODES", "POLICIES", "TEXTBOOK", "Chunk", "ClassMetrics",
+           "Composition", "CostModel", "Gpu", "InputError", "IterationCost", "Lengths", "Limits",
+           "Metrics", "Mix", "Model", "PolicySpec", "RequestClass", "Run", "SimulationLimitError",
+           "Trace", "Workload", "burst", "class_metrics", "custom_gpu", "custom_model", "get_gpu",
+           "get_model", "get_policy", "lane_budget", "make_workload", "mixed", "poisson",
+           "request_times", "run", "textbook_scenario", "simulate", "summarize"]

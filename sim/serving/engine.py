@@ -162,23 +162,30 @@ class _Engine:
     # --- the loop -------------------------------------------------------------------------
     def run(self) -> Trace:
         while self.finished < self.n:
-            self._arrive()
-            if self.streams_waiting:
-                self._join_waiting_streams()
-            batch = self._plan()
-            if not batch.decodes and not batch.chunks:
+            if not self.step():
                 self._idle_until_next_arrival()
-                continue
-            self._check_iteration_cap()
-            self._count_starvation(batch)
-            if batch.chunks:
-                self._admit(batch)
-            completed = self._price(batch)
-            self._step_decoders(batch.decodes, decode_only=not batch.chunks)
-            if completed:
-                self._finish_prefills(completed)
-            self.record.end_iteration(self.pool.allocated)
         return self._trace()
+
+    def step(self) -> bool:
+        """One iteration at the clock, if the policy plans any work; False (the clock unmoved)
+        when it plans none. A loop over several engines (sim/serving/disaggregated.py) calls it
+        on whichever engine's clock is earliest."""
+        self._arrive()
+        if self.streams_waiting:
+            self._join_waiting_streams()
+        batch = self._plan()
+        if not batch.decodes and not batch.chunks:
+            return False
+        self._check_iteration_cap()
+        self._count_starvation(batch)
+        if batch.chunks:
+            self._admit(batch)
+        completed = self._price(batch)
+        self._step_decoders(batch.decodes, decode_only=not batch.chunks)
+        if completed:
+            self._finish_prefills(completed)
+        self.record.end_iteration(self.pool.allocated)
+        return True
 
     # --- the phases -----------------------------------------------------------------------
     def _arrive(self) -> None:

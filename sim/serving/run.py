@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields, replace
 from functools import cached_property
 
 from sim.cost.iteration import CostModel
+from sim.serving.disaggregated import DisaggregatedTrace, Disaggregation, simulate_disaggregated
 from sim.serving.engine import Trace, simulate
 from sim.serving.policies import DEFAULT_LIMITS, Limits, PolicySpec
 from sim.serving.workloads import Workload
@@ -24,12 +25,15 @@ from sim.serving.workloads import Workload
 @dataclass(frozen=True, kw_only=True)
 class Run:
     """A workload under one policy at one budget and limits, priced by one cost model (its GPU,
-    model, cost mode, CPU overhead and tensor parallelism)."""
+    model, cost mode, CPU overhead and tensor parallelism); with `disaggregation`, served by a
+    prefill pool and a decode pool of that GPU and model, the KV cache handed over a link
+    (sim/serving/disaggregated.py), and None: by one engine on `cost.tp` GPUs."""
     workload: Workload
     policy: PolicySpec
     cost: CostModel
     budget: int
     limits: Limits = DEFAULT_LIMITS
+    disaggregation: Disaggregation | None = None
 
     @cached_property
     def digest(self) -> str:
@@ -45,6 +49,12 @@ class Run:
         """The same run, stopped after `max_iterations` iterations."""
         return replace(self, limits=replace(self.limits, max_iterations=max_iterations))
 
-    def simulate(self) -> Trace:
+    def simulate(self) -> Trace | DisaggregatedTrace:
+        """The run's Trace; a DisaggregatedTrace (each instance's Trace inside) with
+        `disaggregation`."""
+        if self.disaggregation is not None:
+            return simulate_disaggregated(self.workload, self.policy, self.cost,
+                                          budget=self.budget, limits=self.limits,
+                                          split=self.disaggregation)
         return simulate(self.workload, self.policy, self.cost, budget=self.budget,
                         limits=self.limits)

@@ -8,6 +8,7 @@ import numpy as np
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
+from sim.serving.disaggregated import Disaggregation
 from sim.serving.engine import simulate
 from sim.serving.policies import Limits, get_policy
 from sim.serving.run import Run
@@ -25,6 +26,7 @@ OTHER = {
     "cost": CostModel(get_gpu("h100-sxm"), get_model("llama-2-7b")),
     "budget": 512,
     "limits": Limits(max_seqs=9),
+    "disaggregation": Disaggregation(1, 1),
 }
 OTHER_LIMITS = {"max_seqs": 9, "max_concurrent_prefills": 1, "long_prefill_token_threshold": 256,
                 "mixed_chunk": True, "max_long_partial_prefills": 1, "max_iterations": 1000}

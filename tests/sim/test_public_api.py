@@ -1,0 +1,27 @@
+"""The simulator's public API (sim/__init__.py): every public name it imports is in `__all__`,
+and mixed traffic runs through it alone, as its docstring shows."""
+
+import inspect
+
+import sim
+
+
+def test_all_names_every_public_name_the_module_imports():
+    public = {name for name, value in vars(sim).items()
+              if not name.startswith("_") and not inspect.ismodule(value)}
+    assert set(sim.__all__) == public and len(sim.__all__) == len(public)
+
+
+def test_mixed_traffic_runs_through_the_public_api():
+    preset = sim.mixed(60, 4.0, sim.MIXES["chat+documents"], seed=1)
+    classes = sim.class_metrics(sim.run(preset, "vllm-v1", gpu="h100-sxm", model="llama-3.1-8b"),
+                                preset)
+    assert list(classes) == ["chat", "documents"]
+    assert sum(c.requests for c in classes.values()) == 60
+    assert isinstance(classes["chat"], sim.ClassMetrics)
+    own = sim.Mix("short+long", (
+        sim.RequestClass("short", 0.9, sim.Lengths(100, 200), sim.Lengths(10, 10)),
+        sim.RequestClass("long", 0.1, sim.Lengths(4000, 4000), sim.Lengths(10, 10))))
+    workload = sim.mixed(20, 4.0, own)
+    assert workload.classes == ("short", "long")
+    assert sim.summarize(sim.run(workload, "vllm-v1")).requests == 20
