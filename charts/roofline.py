@@ -1,5 +1,6 @@
-"""The roofline of the chosen GPU with the scenario's iterations on it, and the iteration-time vs
-batch-tokens curve that picks a budget (the Sarathi-Serve recipe).
+"""The roofline of the chosen GPU with the scenario's iterations on it, the iteration-time vs
+batch-tokens curve that picks a budget (the Sarathi-Serve recipe), and, in the calibrated mode, the
+same curve token by token over a few GEMM tiles, where it climbs in steps.
 
 Roofline: attainable FLOP/s = min(peak, bandwidth x intensity); the ridge, peak / bandwidth FLOP per
 byte, is where a pass turns from memory- to compute-bound. Each iteration sits at its intensity
@@ -15,7 +16,8 @@ import numpy as np
 import pandas as pd
 
 from sim.cost.iteration import CostModel
-from sim.studies.budget import ScenarioIteration, budget_iteration_cost
+from sim.cost.tiles import tiled
+from sim.studies.budget import ScenarioIteration, budget_iteration_cost, fused_iteration
 
 from .figure import Figure
 from .theme import SERIES, Look
@@ -207,3 +209,119 @@ def markers_frame(cost: CostModel, decodes: int, context: int, prompt: int,
         rows.append(dict(kind=kind, budget=int(budget), time_ms=t,
                          text=f"{kind}: {budget:,} tokens → {t:,.4g} ms per iteration"))
     return pd.DataFrame(rows, columns=["kind", "budget", "time_ms", "text"])
+
+
+# --- GEMM tiles: the curve token by token --------------------------------------------------------
+TILES_EACH_SIDE = 2   # whole tiles drawn on either side of the budget the tile view centres on
+
+
+def tile_window(center: int, tile: int, first: int, last: int) -> tuple[int, int]:
+    """Batch tokens to price one by one: the tile that holds `center` and TILES_EACH_SIDE more on
+    either side (one token past a tile's end, so its first step shows), within [first, last]: a
+    fused iteration holds at least one chunk token and at most decodes + prompt."""
+    k = -(-max(center, 1) // tile)   # the tile `center` is in, counted from 1
+    low = max(first, (k - 1 - TILES_EACH_SIDE) * tile)
+    return low, max(low, min(last, (k + TILES_EACH_SIDE) * tile + 1))
+
+
+def tile_frame(cost: CostModel, decodes: int, context: int, prompt: int, low: int,
+               high: int) -> pd.DataFrame:
+    """The fused iteration (every decode and the prompt's costliest chunk) at every batch token
+    count from `low` to `high`: its GEMM rows, its time, and its time on exactly its tokens."""
+    rows = []
+    for tokens in range(low, high + 1):
+        it = tiled(cost, fused_iteration(decodes, context, prompt, tokens))
+        rows.append(dict(tokens=it.tokens, rows=it.rows, empty_rows=it.wasted_rows,
+                         time_ms=it.time_s * 1e3, exact_ms=it.exact_time_s * 1e3,
+                         empty_ms=it.wasted_s * 1e3,
+                         formula=f"rows = ⌈{it.tokens:,} / {it.tile_here}⌉ × {it.tile_here} = "
+                                 f"{it.rows:,}; empty rows' time = time − time on exactly "
+                                 f"{it.tokens:,} rows"))
+    return pd.DataFrame(rows, columns=["tokens", "rows", "empty_rows", "time_ms", "exact_ms",
+                                       "empty_ms", "formula"])
+
+
+def tile_marks_frame(steps: pd.DataFrame, marked: dict[str, int | None]) -> pd.DataFrame:
+    """{kind: batch tokens} -> the marked budgets inside the window, with their rows and label."""
+    by_tokens = steps.set_index("tokens")
+    rows = []
+    for kind, tokens in marked.items():
+        if tokens is None or tokens not in by_tokens.index:
+            continue
+        at = by_tokens.loc[tokens]
+        rows.append(dict(kind=kind, tokens=int(tokens), rows=int(at.rows),
+                         empty_rows=int(at.empty_rows), time_ms=float(at.time_ms),
+                         text=f"{kind}: {tokens:,} tokens → {int(at.rows):,} rows"
+                              + (f", {int(at.empty_rows):,} empty" if at.empty_rows else "")))
+    return pd.DataFrame(rows, columns=["kind", "tokens", "rows", "empty_rows", "time_ms", "text"])
+
+
+def tile_steps(steps: pd.DataFrame, marks: pd.DataFrame, *, tile: int, tpot_ms: float,
+               look: Look, width: int = 700) -> Figure:
+    """Iteration time at every batch token over a few tiles: flat-ish inside a tile, a step one
+    token past its end, where the GEMMs start a new tile; a rule at each whole tile."""
+    low, high = int(steps.tokens.min()), int(steps.tokens.max())
+    edges = list(range(-(-low // tile) * tile, high + 1, tile))
+    x_scale = alt.Scale(domain=[low, high], nice=False, zero=False)
+    x = alt.X("tokens:Q", title="batch tokens (decodes + chunk)", scale=x_scale,
+              axis=alt.Axis(format=",.0f", values=edges))
+    y = alt.Y("time_ms:Q", title="iteration time (ms)", scale=alt.Scale(zero=False))
+    tooltip = [alt.Tooltip("tokens:Q", title="batch tokens", format=","),
+               alt.Tooltip("rows:Q", title=f"rows computed (tiles of {tile})", format=","),
+               alt.Tooltip("empty_rows:Q", title="empty rows", format=","),
+               alt.Tooltip("time_ms:Q", title="time (ms)", format=",.4g"),
+               alt.Tooltip("exact_ms:Q", title="time on exactly its tokens (ms)", format=",.4g"),
+               alt.Tooltip("empty_ms:Q", title="the empty rows' time (ms)", format=",.3g"),
+               alt.Tooltip("formula:N")]
+    tiles = alt.Chart(alt.Data(values=[{"tokens": e} for e in edges])).mark_rule(
+        color=look.grid, strokeWidth=1.5, strokeDash=[4, 3]).encode(x=x)
+    data = alt.Chart(alt.Data(name="tiles"))
+    line = data.mark_line(color=look.ink, strokeWidth=2.5).encode(x=x, y=y)
+    # one invisible column per token, as tall as the plot: hovering anywhere above a token
+    # shows its numbers (a 2.5 px line is hard to hit)
+    hover = data.mark_rect(opacity=0).encode(
+        x=alt.X("left:Q", scale=x_scale), x2="right:Q", tooltip=tooltip).transform_calculate(
+        left="datum.tokens - 0.5", right="datum.tokens + 0.5")
+    layers = [tiles, line, hover]
+    times = steps.time_ms
+    if times.min() <= tpot_ms <= times.max():
+        target = alt.Chart(alt.Data(values=[{"time_ms": tpot_ms, "tokens": low,
+                                             "text": f"TPOT target {tpot_ms:,.4g} ms"}]))
+        layers += [target.mark_rule(color=look.muted, strokeWidth=2).encode(y=y),
+                   target.mark_text(align="left", baseline="bottom", dx=4, dy=-4,
+                                    color=look.muted, fontSize=look.font_size).encode(
+                       x=x, y=y, text="text:N")]
+    if len(marks):
+        inks = {"your budget": look.ink, "largest within target": SERIES["violet"]}
+        color = alt.Color("text:N", title=None, sort=None, scale=alt.Scale(
+            domain=list(marks.text), range=[inks.get(k, look.muted) for k in marks.kind]),
+            legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0))
+        layers.append(alt.Chart(alt.Data(name="tile_marks")).mark_point(
+            filled=True, size=110, opacity=1).encode(
+            x=x, y=y, color=color, tooltip=[alt.Tooltip("kind:N"),
+                                            alt.Tooltip("tokens:Q", format=","),
+                                            alt.Tooltip("rows:Q", format=","),
+                                            alt.Tooltip("empty_rows:Q", format=","),
+                                            alt.Tooltip("time_ms:Q", title="time (ms)",
+                                                        format=",.4g")]))
+    chart = alt.layer(*layers, width=width, height=260 if look.presenter else 280,
+                      title=alt.TitleParams(
+                          f"GEMM tiles: the iteration token by token, tiles of {tile} rows",
+                          subtitle=f"rows = ⌈tokens / {tile}⌉ × {tile}: one token past a whole "
+                                   "tile starts a new one, and the time steps up"))
+    return Figure(chart, look, {"tiles": steps, "tile_marks": marks})
+
+
+def tile_view(cost: CostModel, decodes: int, context: int, prompt: int,
+              marked: dict[str, int | None], tpot_ms: float, look: Look,
+              width: int = 700) -> Figure | None:
+    """The tile steps around the first marked budget there is (the largest within the target,
+    else the scenario's), or None in a mode without tiles."""
+    tile = cost.gemm_tile
+    if tile is None:
+        return None
+    first, last = decodes + 1, decodes + prompt
+    center = min(next(b for b in marked.values() if b is not None), last)
+    steps = tile_frame(cost, decodes, context, prompt, *tile_window(center, tile, first, last))
+    return tile_steps(steps, tile_marks_frame(steps, marked), tile=tile, tpot_ms=tpot_ms,
+                      look=look, width=width)

@@ -106,6 +106,12 @@ else:
     st.success(f"Largest budget within {fmt_seconds(tpot_s)}: **{plan.largest:,} tokens** "
                f"(decodes {s.decodes:,} + chunk {plan.largest - s.decodes:,}), one iteration "
                f"{row.time_ms:,.4g} ms; one token more would exceed the target.")
+st.subheader(roofline_words.tiles_heading(s.cost_model()))
+st.markdown(roofline_words.tiles_words(s.cost_model(), s.decodes, s.context, s.prompt, s.budget,
+                                       plan.largest, tpot_s), unsafe_allow_html=True)
+tile_spec = runs.tile_spec(s, tpot_s, look)
+if tile_spec:
+    widgets.chart(tile_spec, lambda: runs.tile_figure(s, tpot_s, look), "tile-steps")
 if other_plan:
     largest = other_plan.largest
     if largest is None:

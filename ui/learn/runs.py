@@ -20,6 +20,7 @@ import streamlit as st
 from charts import fidelity
 from charts.figure import Figure
 from charts.player import player_html
+from charts.roofline import tile_view
 from charts.theme import Look
 from charts.timeline import CLOCK
 from charts.views import BudgetPlan, Timeline, budget_plan, roofline_figures, timeline
@@ -201,6 +202,20 @@ def roofline_view(s: Scenario, tpot_s: float, look: Look):
 def roofline_specs(s: Scenario, tpot_s: float, look: Look) -> tuple[dict, dict]:
     _, roof, curve = roofline_view(s, tpot_s, look)
     return roof.spec(), curve.spec()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def tile_figure(s: Scenario, tpot_s: float, look: Look) -> Figure | None:
+    """The calibrated mode's GEMM tile steps around the largest budget within the target and the
+    scenario's (None in a mode without tiles)."""
+    marked = {"largest within target": plan(s, tpot_s).largest, "your budget": s.budget}
+    return tile_view(s.cost_model(), s.decodes, s.context, s.prompt, marked, tpot_s * 1e3, look)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def tile_spec(s: Scenario, tpot_s: float, look: Look) -> dict | None:
+    figure = tile_figure(s, tpot_s, look)
+    return figure.spec() if figure else None
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -88,9 +88,13 @@ COLUMN_WORDS = {
     "measured_ms": "measured (ms)", "predicted_ms": "predicted (ms)", "mode": "cost mode",
     "error": "error (predicted / measured − 1)", "added_ms": "added (ms)", "step": "step",
     "why": "why", "row": "row", "part": "part", "total": "total",
+    "rows": "GEMM rows computed", "empty_rows": "empty rows",
+    "exact_ms": "time on exactly its tokens (ms)", "empty_ms": "the empty rows' time (ms)",
+    "formula": "formula",
 }
 # per table, where one column name means another thing
-TABLE_COLUMN_WORDS = {("ttft", "value"): "TTFT (s)", ("gaps", "value"): "gap between tokens (ms)",
+TABLE_COLUMN_WORDS = {("tiles", "tokens"): "batch tokens", ("tile_marks", "tokens"): "batch tokens",
+                      ("ttft", "value"): "TTFT (s)", ("gaps", "value"): "gap between tokens (ms)",
                       ("ttft", "count"): "requests", ("gaps", "count"): "gaps",
                       ("gaps", "share"): "share of gaps this long or longer",
                       ("kv", "share"): "share of KV capacity", ("markers", "kind"): "marker",
@@ -105,7 +109,8 @@ TABLE_WORDS = {"iterations": "iterations", "ticks": "the streams' tokens",
                "frontier": "one row per budget", "roof": "the roofline", "points": "the points drawn",
                "curve": "iteration time by budget", "markers": "the marked budgets",
                "kv": "KV cache held over time", "times": "predicted and measured times",
-               "factors": "what the calibrated mode adds, step by step", "pieces": "the pieces drawn"}
+               "factors": "what the calibrated mode adds, step by step", "pieces": "the pieces drawn",
+               "tiles": "iteration time at every batch token", "tile_marks": "the marked budgets"}
 LANES = {"unchunked": "Unchunked lane", "chunked": "Chunked lane"}
 GIB_IN_GB = 2**30 / 1e9
 
