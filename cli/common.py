@@ -28,6 +28,7 @@ from sim.serving.run import Run
 from sim.serving.trace_files import MAX_ARRIVAL_S, load_trace
 from sim.serving.workloads import OWN_LENGTHS, SHAREGPT_OUTPUT, SHAREGPT_PROMPT, parse_mix
 
+from .disaggregate import disaggregation_from, refuse_streams
 from .flags import choice, flag_name, knob_flag, number, refuse
 
 # A command's own start (Python, numpy, sim) on top of its runs' work.
@@ -264,6 +265,9 @@ def work_of(*runs: Run) -> CommandEffort:
 
 def planned_run(args) -> Run:
     """The run the flags give (sim/serving/run.py), every flag checked."""
+    disaggregation = disaggregation_from(args)
+    if disaggregation is not None:
+        refuse_streams(scenario_of(args))
     workload = workload_from(args)
     policy = get_policy(args.policy)
     limits = limits_from(args, policy, workload=workload)
@@ -276,7 +280,7 @@ def planned_run(args) -> Run:
             f"decoders finish; use a budget > {decoders}, or --allow-starvation to watch it")
     budget = args.budget if "budget" in args.given else lane_budget(policy, workload, args.budget)
     return Run(workload=workload, policy=policy, cost=cost_model_from(args), budget=budget,
-               limits=limits)
+               limits=limits, disaggregation=disaggregation)
 
 
 def lane_args(args, policy: str) -> argparse.Namespace:

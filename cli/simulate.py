@@ -12,7 +12,8 @@ from sim.serving.trace_files import CLASS_COLUMN, MAX_BYTES, MAX_ROWS
 from sim.serving.workloads import Workload, described, prompts_together, textbook
 from sim.units import fmt_seconds
 
-from .common import add_run_args, run_from
+from .common import add_run_args, check_iterations, check_work, planned_run, remedy, run_from, work_of
+from .disaggregate import add_disaggregation_args, disaggregated_payload, disaggregated_text
 from .flags import paragraph
 from .output import NO_SECOND_TOKEN, emit, table
 from .paths import output_file
@@ -26,6 +27,9 @@ def _percentiles(p) -> dict:
 
 
 def _simulate(args) -> None:
+    if args.disaggregate is not None:
+        _simulate_disaggregated(args)
+        return
     workload, trace = run_from(args)
     m = summarize(trace)
     profile = get_policy(args.policy).profile
@@ -77,6 +81,27 @@ def _simulate(args) -> None:
     if prompts_together(workload):
         lines.append(f"the last of the burst's prompts got its first token after "
                      f"{fmt_seconds(m.ttft_s.max)}")
+    lines += [f"note: {n}" for n in notes]
+    emit(args, payload, "\n".join(lines))
+
+
+def _simulate_disaggregated(args) -> None:
+    """One workload on a prefill pool and a decode pool (--disaggregate), within the command's
+    budget as any run."""
+    run = planned_run(args)
+    check_iterations(run.workload, args.max_iterations)
+    (cap,) = check_work(work_of(run), "this run", remedy(args))
+    trace = run.capped(cap).simulate()
+    payload = disaggregated_payload(trace, run.disaggregation)
+    notes = [*trace.notes, *([NO_SECOND_TOKEN] if np.isnan(payload["tbt_s"]["max"]) else [])]
+    payload["notes"] = notes
+    split, cost = run.disaggregation, run.cost
+    title = (f"{run.policy.label}, budget {trace.budget:,}, on {described(run.workload)}: "
+             f"{split.prefill_gpus} prefill + {split.decode_gpus} decode {cost.gpu.name} GPUs, "
+             f"{cost.model.name}; {payload['iterations']:,} iterations, "
+             f"{payload['requests']:,} requests, makespan {fmt_seconds(payload['makespan_s'])}, "
+             f"{payload['throughput_tokens_per_s']:,.0f} output tokens/s")
+    lines = disaggregated_text(payload, title, lambda rows, header: table(rows, header, args.wide))
     lines += [f"note: {n}" for n in notes]
     emit(args, payload, "\n".join(lines))
 
@@ -157,6 +182,7 @@ def register_simulate(sub) -> None:
         budget (60 s, 1.5 GB) is refused before it starts, with the estimate and what to
         change."""))
     add_run_args(p)
+    add_disaggregation_args(p)
     output_file(p, "--trace-out", "write per-iteration records (times in s, tokens, KV tokens) "
                 "to this CSV file (default: none)")
     output_file(p, "--requests-out", "write one row per request to this CSV file: arrival_s, "

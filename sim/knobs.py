@@ -20,7 +20,9 @@ from typing import NamedTuple
 from sim.ceilings import MAX_REQUESTS, MAX_STREAMS, MAX_TOKENS
 from sim.cost.iteration import MODE_NAMES, MODES
 from sim.presets.hardware import GPUS
+from sim.presets.links import FREE_LINK, LINKS
 from sim.presets.models import MODELS
+from sim.serving.disaggregated import MAX_GPUS
 from sim.serving.length_traces import SHAREGPT_TRACE_ROWS
 from sim.serving.policies import CHUNKED, POLICIES, Limits
 from sim.serving.workloads import (
@@ -319,6 +321,37 @@ EXACTNESS_KNOBS: dict[str, Knob] = {k.name: k for k in (
          high=exactness.MAX_SEARCH_S, whole=False,
          what="seconds for the near-tie search over the seeds after --seed (0: no search); no "
               "try starts that could pass it"),
+)}
+
+# Disaggregated serving's knobs (sim/serving/disaggregated.py `Disaggregation`): prefill on some
+# GPUs, decode on others, the KV cache handed over a link. `simulate --disaggregate X:Y` sets the
+# two pools' GPUs at once; the rest are flags of their own. A table of their own: they shape
+# where a run is served, not its workload or its policy.
+DISAGGREGATION_KNOBS: dict[str, Knob] = {k.name: k for k in (
+    Knob(name="prefill_gpus", unit="GPUs", default=1, high=MAX_GPUS, key="pgpus",
+         what="GPUs that only prefill (in instances of --prefill-tp)", label="Prefill GPUs",
+         help="GPUs that run prompts only: each prompt's prefill and first token, then its KV "
+              "cache goes to a decode GPU."),
+    Knob(name="decode_gpus", unit="GPUs", default=1, high=MAX_GPUS, key="dgpus",
+         what="GPUs that only decode (in instances of --decode-tp)", label="Decode GPUs",
+         help="GPUs that only decode: a request arrives with its prompt's KV cache and emits "
+              "the rest of its tokens."),
+    Knob(name="prefill_tp", unit="GPUs", default=None, low=1, high=MAX_GPUS, key="ptp",
+         shown_default="the run's --tp", label="Prefill instance tp",
+         what="tensor-parallel GPUs per prefill instance (must divide the prefill GPUs)"),
+    Knob(name="decode_tp", unit="GPUs", default=None, low=1, high=MAX_GPUS, key="dtp",
+         shown_default="the run's --tp", label="Decode instance tp",
+         what="tensor-parallel GPUs per decode instance (must divide the decode GPUs)"),
+    Knob(name="link", unit="", default=None, choices=(*LINKS, FREE_LINK.id), key="link",
+         shown_default="the GPU's own GPU-to-GPU link", label="KV link",
+         what=f"the link a KV cache crosses from prefill to decode ({FREE_LINK.id}: no cost)",
+         help="Each transfer takes prompt tokens x KV bytes per token / bandwidth + latency "
+              "(sim/presets/links.py holds each link's figures and source)."),
+    Knob(name="layerwise_send", unit="", default=False, key="layerwise",
+         what="send each layer's KV as the prefill computes it (Splitwise, Mooncake), hiding "
+              "the transfer behind the prefill but for its last layer (default off: sent after "
+              "the prefill, as DistServe and vLLM's NIXL connector do)",
+         label="Send layer by layer"),
 )}
 
 # The knobs that are `Limits` fields (named alike): the command line builds Limits from them.

@@ -49,22 +49,24 @@ MAX_GPUS = 64   # per pool
 
 @dataclass(frozen=True)
 class Disaggregation:
-    """X prefill GPUs and Y decode GPUs in instances of `prefill_tp` / `decode_tp` GPUs (0: the
-    run's tp), and the link a KV hand-off crosses ('': the GPU preset's own GPU-to-GPU link);
-    `layerwise`: the send overlaps the prefill layer by layer."""
+    """X prefill GPUs and Y decode GPUs in instances of `prefill_tp` / `decode_tp` GPUs (None:
+    the run's tp), and the link a KV hand-off crosses (a sim/presets/links.py id; None: the GPU
+    preset's own GPU-to-GPU link); `layerwise_send`: the send overlaps the prefill layer by
+    layer. Its fields are the knobs of sim/knobs.py `DISAGGREGATION_KNOBS`, named alike."""
     prefill_gpus: int
     decode_gpus: int
-    prefill_tp: int = 0
-    decode_tp: int = 0
-    link: str = ""
-    layerwise: bool = False
+    prefill_tp: int | None = None
+    decode_tp: int | None = None
+    link: str | None = None
+    layerwise_send: bool = False
 
     def __post_init__(self):
         for name, value in (("prefill GPUs", self.prefill_gpus), ("decode GPUs", self.decode_gpus)):
             check_number(name, value, low=1, low_inclusive=True, high=MAX_GPUS, integer=True)
         for name, value in (("prefill tp", self.prefill_tp), ("decode tp", self.decode_tp)):
-            check_number(name, value, low=0, low_inclusive=True, high=MAX_GPUS, integer=True)
-        if self.link:
+            if value is not None:
+                check_number(name, value, low=1, low_inclusive=True, high=MAX_GPUS, integer=True)
+        if self.link is not None:
             get_link(self.link)
 
     @property
@@ -87,7 +89,7 @@ class Disaggregation:
         return counts[0], counts[1]
 
     def link_for(self, cost: CostModel) -> Link:
-        return get_link(self.link) if self.link else gpu_link(cost.gpu)
+        return gpu_link(cost.gpu) if self.link is None else get_link(self.link)
 
 
 def parse_split(text: str) -> tuple[int, int]:
@@ -108,14 +110,15 @@ def parse_split(text: str) -> tuple[int, int]:
 class DisaggregatedTrace:
     """What a disaggregated run produced: each instance's own Trace, and per request where it
     went and when its KV moved. It has a Trace's per-request fields (arrival_s, prompt, output,
-    prefilled, token_offsets, token_s; chunk_request, chunk_iteration and start_s over the prefill
-    instances' iterations), so sim/serving/metrics.py's `request_times` and `token_gaps` read it:
-    TTFT, TBT and TPOT come out as for one engine. Times in seconds; -1 / NaN where a request
+    prefilled, token_offsets, token_s, preemptions) and every instance's iterations as one list
+    ordered by their end (start_s, end_s; chunk_request and chunk_iteration the prefill chunks
+    in it), so sim/serving/metrics.py's `summarize`, `request_times` and `token_gaps` read it:
+    TTFT, TBT, TPOT and SLO attainment come out as for one engine. Times in seconds; -1 / NaN where a request
     has none (a one-token request never leaves its prefill instance)."""
     policy: str
     budget: int
     link: Link
-    layerwise: bool
+    layerwise_send: bool
     prefill_tp: int
     decode_tp: int
     prefill: tuple[Trace, ...]         # each prefill instance's run (its own request numbering)
@@ -138,16 +141,13 @@ class DisaggregatedTrace:
     chunk_request: np.ndarray
     chunk_iteration: np.ndarray
     start_s: np.ndarray
+    end_s: np.ndarray
     preemptions: np.ndarray
     notes: tuple[str, ...]
 
     @property
-    def end_s(self) -> float:
-        return max(float(t.end_s[-1]) for t in (*self.prefill, *self.decode) if t.iterations)
-
-    @property
     def iterations(self) -> int:
-        return sum(t.iterations for t in (*self.prefill, *self.decode))
+        return len(self.end_s)
 
     @property
     def decode_wait_s(self) -> np.ndarray:
@@ -354,7 +354,7 @@ class _Loop:
             prompt = int(self.w.prompt[request])
             transfer = price_transfer(prompt, self.kv_per_token, self.link, layers=self.layers,
                                       prefill_s=engine.now - engine.started[local],
-                                      layerwise=self.split.layerwise)
+                                      layerwise=self.split.layerwise_send)
             decode.queue.append((engine.now, request, transfer.exposed_s))
             decode.queued_slots += decode.pool.slots_for(request, prompt)
             self.kv_bytes[request] = transfer.nbytes
@@ -380,9 +380,14 @@ class _Loop:
         owners = [np.repeat(np.arange(n), np.diff(t.token_offsets)) for t in decode]
         reqs = np.concatenate([np.arange(n), *owners])
         times = np.concatenate([first, *(t.token_s for t in decode)])
-        order = np.lexsort((times, reqs))
+        by_request = np.lexsort((times, reqs))
         offsets = np.r_[0, np.cumsum(np.bincount(reqs, minlength=n))]
-        shift = np.cumsum([0] + [t.iterations for t in prefill])
+        every = (*prefill, *decode)
+        shift = np.cumsum([0] + [t.iterations for t in every])
+        ends = np.concatenate([t.end_s for t in every])
+        order = np.argsort(ends, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
         preemptions = sum(t.preemptions for t in decode)
         notes = []
         for pool, traces in (("prefill", prefill), ("decode", decode)):
@@ -392,7 +397,7 @@ class _Loop:
             preemptions[ids] += t.preemptions
         return DisaggregatedTrace(
             policy=self.policy.name, budget=self.budget, link=self.link,
-            layerwise=self.split.layerwise, prefill_tp=self.prefill_tp,
+            layerwise_send=self.split.layerwise_send, prefill_tp=self.prefill_tp,
             decode_tp=self.decode_tp, prefill=prefill, prefill_requests=self.owners,
             decode=decode, arrival_s=self.w.arrival_s, prompt=self.w.prompt,
             output=self.w.output, prefilled=self.w.prefilled,
@@ -400,12 +405,12 @@ class _Loop:
             prefill_end_s=self.prefill_end, send_start_s=self.send_start,
             send_end_s=self.send_end, kv_bytes=self.kv_bytes,
             transfer_s=self.send_end - self.send_start, token_offsets=offsets,
-            token_s=times[order],
+            token_s=times[by_request],
             chunk_request=np.concatenate([ids[t.chunk_request]
                                           for ids, t in zip(self.owners, prefill)]),
-            chunk_iteration=np.concatenate([t.chunk_iteration + k
-                                            for t, k in zip(prefill, shift)]),
-            start_s=np.concatenate([t.start_s for t in prefill]),
+            chunk_iteration=rank[np.concatenate([t.chunk_iteration + k
+                                                 for t, k in zip(prefill, shift)])],
+            start_s=np.concatenate([t.start_s for t in every])[order], end_s=ends[order],
             preemptions=preemptions, notes=tuple(notes))
 
 
@@ -421,7 +426,7 @@ class PoolSummary:
 
 def pool_summaries(trace: DisaggregatedTrace) -> dict[str, PoolSummary]:
     """The prefill and the decode pool, by name."""
-    makespan = trace.end_s - float(trace.arrival_s.min())
+    makespan = float(trace.end_s[-1] - trace.arrival_s.min())
     times = request_times(trace)
     sent = trace.decode_instance >= 0
     queues = {"prefill": times.queue_s[~np.isnan(times.queue_s)],
