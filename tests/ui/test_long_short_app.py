@@ -7,7 +7,9 @@ import pytest
 from tests.support.apptest import assert_clean, charts, open_app, shown, tables
 from ui.shell import controls
 from ui.shell.controls import CONTROLS, read_link
+from ui.shell.store import TRACES
 from ui.shell.story import BY_PATH, CHAPTERS, PAGES
+from ui.under_load import workload_box
 
 PAGE = "pages/under_load/long_short.py"
 SMALL = dict(requests=60, qps=4)
@@ -59,6 +61,21 @@ def test_too_few_requests_for_a_long_prompt_is_said():
     at = open_app(PAGE, requests=3)
     assert_clean(at)
     assert "hold one class only" in at.info[0].value
+
+
+def test_its_runs_together_past_what_a_page_keeps_are_refused_as_on_traffic(monkeypatch):
+    """Each of the page's six runs is within a run's limits, their traces together are not
+    (the page's limit lowered so a small mix passes it): refused before anything runs, in the
+    words the traffic pages use."""
+    monkeypatch.setattr(workload_box, "PAGE_TOKENS", 10_000)
+    at = open_app(**SMALL)
+    kept = len(TRACES)                                  # Home's two lanes
+    at.switch_page(PAGE).run()
+    assert_clean(at)
+    error = at.error[0].value
+    assert "the 6 runs' traces would keep" in error and "token times together" in error
+    assert "more than the 10,000 a page keeps. Make them shorter: fewer requests." in error
+    assert len(TRACES) == kept and not charts(at)
 
 
 def test_its_figure_has_its_downloads():

@@ -30,8 +30,14 @@ from ..shell.work import run_work
 from .long_short_words import Setting
 from .workload_box import refuse_if_too_big, stop_on
 
-SMALLER = ("fewer requests, a higher rate or a larger budget. `python -m sim simulate --mix` has "
-           "none of these page limits.")
+
+def smaller(tokens: bool = False) -> str:
+    """What makes the page's runs shorter (`tokens`: keep fewer token times), in words."""
+    return (f"fewer requests{'' if tokens else ', a higher rate or a larger budget'}. "
+            "`python -m sim simulate --mix` has none of these page limits.")
+
+
+SMALLER = smaller()
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
@@ -64,7 +70,7 @@ def runs(s: Scenario, served: Workload, settings: tuple[Setting, ...]) -> Served
                              budget=lane_budget(spec, served, x.budget), limits=x.limits(seats))
         jobs = [Job(("long_short", run), x.label, run_work(run), partial(capped_run, run))
                 for x, run in planned.items()]
-        refuse_if_too_big(jobs, what, lambda tokens: SMALLER)
+        refuse_if_too_big(jobs, what, smaller)
         traces = run_jobs(jobs, TRACES, what=what, change=SMALLER, key="run_long_short")
     except InputError as e:   # SimulationLimitError among them
         stop_on(e, what, SMALLER)

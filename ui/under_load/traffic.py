@@ -32,7 +32,7 @@ from ..shell.cached_figure import cached_figure
 from ..shell.jobs import Job, capped_run, run_jobs
 from ..shell.scenario import Scenario, Traffic
 from ..shell.store import TRACES
-from ..shell.work import PAGE_TOKENS, run_work, total
+from ..shell.work import run_work
 from .workload_box import refuse_if_too_big, smaller, stop_on
 
 
@@ -68,14 +68,7 @@ def runs(t: Traffic, s: Scenario, workload: Workload, policies, budget: int,
                 st.caption(f"{note}.")
         jobs = [Job(("traffic", run), name, run_work(run), partial(capped_run, run))
                 for name, run in planned.items()]
-        refuse_if_too_big(jobs, what, partial(smaller, t))
-        held = total(job.work for job in jobs).tokens
-        if held > PAGE_TOKENS:
-            st.error(f"**Can't {what}:** the {len(jobs)} policies' traces would keep {held:,} "
-                     f"token times together (one per output token), more than the "
-                     f"{PAGE_TOKENS:,} a page keeps. Fewer policies, or {smaller(t, tokens=True)}",
-                     icon=":material/memory:")
-            st.stop()
+        refuse_if_too_big(jobs, what, partial(smaller, t), fewer="Fewer policies, or ")
         traces = run_jobs(jobs, TRACES, what=what, change=smaller(t), key="run_traffic")
     except InputError as e:
         stop_on(e, what, smaller(t))

@@ -27,7 +27,7 @@ from ..shell.jobs import Job
 from ..shell.literal import literal
 from ..shell.scenario import DECODE_OUTPUT, PROMPT_OUTPUT, Scenario, Traffic, traffic_from
 from ..shell.upload import refusal, trace_workload, upload_box
-from ..shell.work import RUN_ITERATIONS, RUN_TOKENS, too_big
+from ..shell.work import PAGE_TOKENS, RUN_ITERATIONS, RUN_TOKENS, too_big, total
 
 
 def show(s: Scenario, *, capacity: bool = False) -> tuple[Traffic, Workload]:
@@ -128,9 +128,12 @@ def smaller(t: Traffic, tokens: bool = False) -> str:
     return f"{fewer}{'' if tokens else also}. `python -m sim` has none of these page limits."
 
 
-def refuse_if_too_big(jobs: list[Job], what: str, shorter: Callable[[bool], str]) -> None:
-    """One run past a run's limits: a message naming it, and the end of the page's run
-    (`shorter(tokens)`: what makes the runs shorter, or, `tokens`, keep fewer token times)."""
+def refuse_if_too_big(jobs: list[Job], what: str, shorter: Callable[[bool], str],
+                      fewer: str = "") -> None:
+    """One run past a run's limits, or the runs' traces together past what a page keeps
+    (PAGE_TOKENS): a message naming it, and the end of the page's run (`shorter(tokens)`: what
+    makes the runs shorter, or, `tokens`, keep fewer token times; `fewer`: how to run fewer of
+    them, "Fewer policies, or ", where the page lets the reader choose)."""
     for job in jobs:
         reason = too_big(job.estimate)
         if reason:
@@ -138,3 +141,9 @@ def refuse_if_too_big(jobs: list[Job], what: str, shorter: Callable[[bool], str]
                      f"{shorter(job.estimate.tokens > RUN_TOKENS)}",
                      icon=":material/timer_off:")
             st.stop()
+    held = total(job.work for job in jobs).tokens
+    if held > PAGE_TOKENS:
+        st.error(f"**Can't {what}:** the {len(jobs)} runs' traces would keep {held:,} token times "
+                 f"together (one per output token), more than the {PAGE_TOKENS:,} a page keeps. "
+                 f"{fewer or 'Make them shorter: '}{shorter(True)}", icon=":material/memory:")
+        st.stop()
