@@ -31,14 +31,7 @@ UNUSED = {
 
 
 def add_disaggregation_args(p: argparse.ArgumentParser) -> None:
-    def split(text: str) -> str:
-        try:
-            parse_split(text)
-        except InputError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-        return text
-    split.__name__ = "split"
-    p.add_argument("--disaggregate", type=split, default=None, metavar="PREFILL_GPUS:DECODE_GPUS",
+    p.add_argument("--disaggregate", default=None, metavar="PREFILL_GPUS:DECODE_GPUS",
                    help="serve on two pools of GPUs, one that only prefills and one that only "
                         "decodes, the KV cache sent between them (2:1: two prefill GPUs, one "
                         "decode GPU; default: off, one engine on --tp GPUs)")

@@ -1,21 +1,14 @@
 """`simulate --disaggregate PREFILL_GPUS:DECODE_GPUS`: the JSON's transfer and pools, the link it
 names, and the refusals beside flags that make no sense for it."""
 
-import json
 
 import pytest
 
-from tests.support.cli import cli, refused
+from tests.support.cli import cli, refused, simulate_json
 
 H100 = ("--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--budget", "512")
 POISSON = ("--requests", "60", "--qps", "4", "--lengths", "sharegpt", "--seed", "1")
 PERCENTILES = {"p50", "p90", "p99", "max"}
-
-
-def simulate_json(*argv, capsys) -> dict:
-    code, out, err = cli("simulate", *argv, "--json", capsys=capsys)
-    assert code == 0, err
-    return json.loads(out)
 
 
 def test_the_json_has_the_transfer_in_the_top_levels_shape_and_each_pool(capsys):

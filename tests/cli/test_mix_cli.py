@@ -9,17 +9,11 @@ import pytest
 from cli.main import build_parser
 from sim.knobs import KNOBS
 from sim.serving.workloads import MIXES
-from tests.support.cli import cli, refused
+from tests.support.cli import cli, refused, simulate_json
 
 H100 = ("--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--policy", "vllm-v1", "--budget", "2048")
 MIXED = ("--mix", "chat+documents", "--requests", "100", "--qps", "4", "--seed", "3")
 PERCENTILES = {"p50", "p90", "p99", "max"}
-
-
-def simulate_json(*argv, capsys) -> dict:
-    code, out, err = cli("simulate", *argv, "--json", capsys=capsys)
-    assert code == 0, err
-    return json.loads(out)
 
 
 def test_the_json_has_each_class_in_the_top_levels_percentile_shape(capsys):

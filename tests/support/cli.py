@@ -1,5 +1,7 @@
 """Running `python -m sim` in-process."""
 
+import json
+
 from cli.main import main
 
 
@@ -16,3 +18,10 @@ def refused(*args, capsys) -> str:
     assert code == 2 and out == "", (code, out, err)
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, err
     return err
+
+
+def simulate_json(*argv, capsys) -> dict:
+    """`python -m sim simulate ARGV --json`, which must succeed, parsed."""
+    code, out, err = cli("simulate", *argv, "--json", capsys=capsys)
+    assert code == 0, err
+    return json.loads(out)
