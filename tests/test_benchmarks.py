@@ -26,7 +26,7 @@ ENGINE_CASES = [
     "1,000,000-token prompt, 1,024 decoders, sarathi 512 (mi300x)",
 ]
 # `python -m benchmarks`: the engine's, then traffic_bench's, app_bench's (each name's start: some
-# end with the chart data's size) and export_bench's
+# end with the chart data's size), export_bench's and exactness_bench's
 SUITE_CASES = [
     *ENGINE_CASES,
     "sweep, 12 budgets x 1,000 Poisson requests (a100, llama)",
@@ -52,6 +52,7 @@ SUITE_CASES = [
     "app: Memory revisit, 1,000 requests",
     "export: 48-frame GIF, Side by side at the defaults (900 px)",
     "export: PNG at 2x, same figure",
+    "exactness, a 4,096-token prompt, one pass + chunks of 64 (float32 + float64)",
 ]
 WORK_CASES = [
     "iterations: 1 decoder x 300,000 tokens",

@@ -29,8 +29,8 @@ from sim.errors import InputError, check_number
 
 # The tiny decoder's shape.
 LAYERS = 2
-HEADS = 4
-HEAD_DIM = 8
+HEADS = 2
+HEAD_DIM = 16
 WIDTH = HEADS * HEAD_DIM      # the residual stream's width
 FFN = 64                      # the MLP's inner width
 VOCAB = 64
@@ -208,11 +208,22 @@ class Prefill:
     cache: KVCache
 
 
-def prefill(w: Weights, tokens: np.ndarray, chunk: int) -> Prefill:
+class PastDeadline(Exception):
+    """A try of the near-tie search cut short: its deadline came between two passes."""
+
+
+def always() -> bool:
+    return True
+
+
+def prefill(w: Weights, tokens: np.ndarray, chunk: int, in_time=always) -> Prefill:
     """The prompt in chunks of `chunk` tokens, each pass reading the cache the earlier ones
-    wrote (a chunk as long as the prompt: the one-pass prefill)."""
+    wrote (a chunk as long as the prompt: the one-pass prefill). `in_time()` is asked before
+    each pass; False ends it with PastDeadline."""
     cache = KVCache(len(tokens) + NEW_TOKENS, w.dtype)
     for start, end in chunk_bounds(len(tokens), chunk):
+        if not in_time():
+            raise PastDeadline
         hidden = forward(w, tokens[start:end], cache)
     last = hidden[-1]
     return Prefill(last, last @ w.unembed, cache)
@@ -225,11 +236,14 @@ def margin(logits: np.ndarray) -> float:
     return float(top2[1] - top2[0])
 
 
-def greedy(w: Weights, done: Prefill, count: int = NEW_TOKENS) -> tuple[list[int], list[float]]:
+def greedy(w: Weights, done: Prefill, count: int = NEW_TOKENS,
+           in_time=always) -> tuple[list[int], list[float]]:
     """`count` tokens decoded greedily after the prompt, one pass each over the cache, and the
     logit margin of each pick."""
     tokens, margins, logits = [], [], done.logits
     for _ in range(count):
+        if not in_time():
+            raise PastDeadline
         token = int(np.argmax(logits))
         tokens.append(token)
         margins.append(margin(logits))
@@ -262,11 +276,12 @@ class Agreement:
 
 
 def agreement(raw: dict[str, np.ndarray], tokens: np.ndarray, chunk: int, dtype: str,
-              new_tokens: int = NEW_TOKENS) -> Agreement:
+              in_time=always) -> Agreement:
     w = in_dtype(raw, dtype)
-    whole_pass, chunked = prefill(w, tokens, len(tokens)), prefill(w, tokens, chunk)
-    one_tokens, one_margins = greedy(w, whole_pass, new_tokens)
-    chunk_tokens, chunk_margins = greedy(w, chunked, new_tokens)
+    whole_pass = prefill(w, tokens, len(tokens), in_time)
+    chunked = prefill(w, tokens, chunk, in_time)
+    one_tokens, one_margins = greedy(w, whole_pass, NEW_TOKENS, in_time)
+    chunk_tokens, chunk_margins = greedy(w, chunked, NEW_TOKENS, in_time)
     return Agreement(
         dtype, float(np.max(np.abs(whole_pass.hidden - chunked.hidden))),
         float(np.max(np.abs(whole_pass.logits - chunked.logits))),
@@ -292,17 +307,24 @@ def near_tie_search(prompt: int, chunk: int, after_seed: int, seconds: float,
     """Try seeds after_seed + 1, + 2, ... until one's float32 greedy tokens differ between the
     one-pass and chunked prefills, or until another try could pass `seconds` (at most
     MAX_SEARCH_S): a try starts only while the time used plus the longest try so far (before
-    the first, `first_try_s`: the same computation timed on the asked seed) is under it."""
+    the first, `first_try_s`: the same computation timed on the asked seed) is under it, and
+    one that runs longer is given up at the deadline, between two passes."""
     seconds = float(check_number("search seconds", seconds, low=0, high=MAX_SEARCH_S,
                                  low_inclusive=True))
     began = clock()
     longest, tried, smallest, smallest_seed = first_try_s, 0, None, None
     seed = checked_seed(after_seed)
+
+    def in_time() -> bool:
+        return clock() - began < seconds
     while seed < MAX_SEED and clock() - began + longest < seconds:
         seed += 1
         started = clock()
         raw, tokens = draw(seed, prompt)
-        found = agreement(raw, tokens, chunk, "float32")
+        try:
+            found = agreement(raw, tokens, chunk, "float32", in_time)
+        except PastDeadline:
+            break
         longest = max(longest, clock() - started)
         tried += 1
         if smallest is None or found.smallest_margin < smallest:

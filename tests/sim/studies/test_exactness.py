@@ -117,9 +117,9 @@ def slow_tries(monkeypatch, clock: Clock, flip_at_seed: int | None = None) -> No
     token differs (a near tie this decoder may never meet)."""
     real = ex.agreement
 
-    def timed(raw, tokens, chunk, dtype, new_tokens=ex.NEW_TOKENS):
+    def timed(raw, tokens, chunk, dtype, in_time=ex.always):
         clock.now += clock.try_s
-        found = real(raw, tokens, chunk, dtype, new_tokens)
+        found = real(raw, tokens, chunk, dtype, in_time)
         if flip_at_seed is not None and np.array_equal(
                 raw["embed"], ex.draw(flip_at_seed, len(tokens))[0]["embed"]):
             flipped = [found.tokens_one_pass[0] + 1, *found.tokens_one_pass[1:]]
@@ -142,6 +142,15 @@ def test_the_search_starts_no_try_that_could_pass_its_deadline(monkeypatch):
     told = ex.near_tie_search(16, 4, after_seed=0, seconds=5, clock=clock, first_try_s=3)
     assert (told.seeds_tried, told.elapsed_s) == (2, 2.0)
     assert ex.near_tie_search(16, 4, 0, seconds=0, clock=clock).seeds_tried == 0
+
+
+def test_a_try_that_runs_past_the_deadline_is_given_up_between_two_passes():
+    """A clock that moves 0.4 s a read: the first try starts in time and is cut short by its
+    own passes' checks, well before its 14 passes could run."""
+    reads = iter(range(1000))
+    search = ex.near_tie_search(64, 8, after_seed=0, seconds=2,
+                                clock=lambda: next(reads) * 0.4)
+    assert search.seeds_tried == 0 and search.elapsed_s <= 2 + 2 * 0.4
 
 
 def test_the_search_stops_at_the_first_seed_whose_greedy_tokens_differ(monkeypatch):
