@@ -35,11 +35,10 @@ import numpy as np
 from sim.ceilings import MAX_TOKENS
 from sim.errors import InputError
 from sim.serving.workloads import (
-    CLASS_NAME,
-    CLASS_NAME_RULE,
     MAX_ARRIVAL_S,
     MAX_CLASSES,
     Workload,
+    check_class_name,
     make_workload,
 )
 
@@ -220,9 +219,7 @@ def _class(row: list[str], line: int, index: int, seen: dict[str, None]) -> str:
         raise InputError(f"{where}: empty; a trace with a {CLASS_COLUMN} column names every "
                          "request's class")
     if text not in seen:
-        if not CLASS_NAME.fullmatch(text):
-            raise InputError(f"{where}: {_shown(text)} is not a class name; a class name is "
-                             f"{CLASS_NAME_RULE}")
+        check_class_name(text, where)
         if len(seen) == MAX_CLASSES:
             raise InputError(f"{where}: {_shown(text)} would be class {MAX_CLASSES + 1}; a "
                              f"trace may have at most {MAX_CLASSES}")

@@ -46,10 +46,15 @@ MAX_CLASSES = 16
 MAX_ARRIVAL_S = 1e7   # ~116 days: far beyond any trace worth replaying
 
 
-def check_class_name(name: str, where: str = "class name") -> str:
+def check_class_name(name: str, where: str = "request class") -> str:
+    """`name`, if it is a class name; else an InputError that says so after `where` (a mix
+    spec's class, a trace's row and column): the one check of a class name, wherever it comes
+    from. The name is quoted back as plain text (characters outside the rule as '?', cut
+    short), so nothing a file holds reaches a page as markup."""
     if not isinstance(name, str) or not CLASS_NAME.fullmatch(name):
         shown = re.sub(r"[^A-Za-z0-9_.+\- ]", "?", str(name))[:40]
-        raise InputError(f"{where} {shown!r}: a class name is {CLASS_NAME_RULE}")
+        raise InputError(f"{where}: {shown!r} is not a class name; a class name is "
+                         f"{CLASS_NAME_RULE}")
     return name
 
 

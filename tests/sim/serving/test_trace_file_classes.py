@@ -4,6 +4,7 @@ import pytest
 
 from sim.errors import InputError
 from sim.serving.trace_files import MAX_CLASSES, load_trace
+from sim.serving.workloads import CLASS_NAME_RULE, Lengths, RequestClass, parse_mix
 
 HEADER = "arrival_s,prompt_tokens,output_tokens,class\n"
 
@@ -38,3 +39,17 @@ def test_a_trace_holds_at_most_sixteen_classes():
         load_trace((HEADER + "".join(rows)).encode())
     most = load_trace((HEADER + "".join(rows[:-1]) + "1,10,2,c0\n").encode())
     assert len(most.classes) == MAX_CLASSES
+
+
+def test_a_class_name_is_one_check_for_a_trace_a_mix_spec_and_a_class():
+    """The same bad name is refused in the same words wherever it comes from, after where."""
+    said = f"'a b' is not a class name; a class name is {CLASS_NAME_RULE}"
+    with pytest.raises(InputError) as traced:
+        load_trace((HEADER + "0,10,2,a b\n").encode())
+    with pytest.raises(InputError) as spec:
+        parse_mix("a b:1:100:10")
+    with pytest.raises(InputError) as built:
+        RequestClass("a b", 1.0, Lengths(100, 100), Lengths(10, 10))
+    assert str(traced.value) == f"row 2, column class: {said}"
+    assert str(spec.value) == f"mix class: {said}"
+    assert str(built.value) == f"request class: {said}"
