@@ -25,7 +25,7 @@ from sim.serving.policies import (
     lane_budget,
 )
 from sim.serving.run import Run
-from sim.serving.trace_files import MAX_ARRIVAL_S, load_trace
+from sim.serving.trace_files import MAX_ARRIVAL_S, TRACE_COLUMNS_WORDS, load_trace
 from sim.serving.workloads import OWN_LENGTHS, SHAREGPT_OUTPUT, SHAREGPT_PROMPT, parse_mix
 
 from .disaggregate import disaggregation_from, refuse_streams
@@ -145,8 +145,7 @@ def add_run_args(p: argparse.ArgumentParser, budget: int | None = KNOBS["budget"
     knob_flag(p, KNOBS["qps"])
     add_length_args(p)
     p.add_argument("--trace-in", metavar="FILE",
-                   help="replay a CSV trace with columns arrival_s, prompt_tokens, output_tokens "
-                        "(seconds, tokens, tokens; default: none)")
+                   help=f"replay a CSV trace: {TRACE_COLUMNS_WORDS} (default: none)")
 
 
 def scenario_of(args) -> str:

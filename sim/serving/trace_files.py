@@ -35,6 +35,7 @@ import numpy as np
 from sim.ceilings import MAX_TOKENS
 from sim.errors import InputError
 from sim.serving.workloads import (
+    CLASS_NAME_RULE,
     MAX_ARRIVAL_S,
     MAX_CLASSES,
     Workload,
@@ -48,6 +49,11 @@ MAX_COLUMNS = 100            # the three the trace needs and the user's own (not
 REPORT_ROWS = 2_000          # rows between two calls of load_trace's `report`
 COLUMNS = ("arrival_s", "prompt_tokens", "output_tokens")
 CLASS_COLUMN = "class"       # optional: each request's class
+# What a trace holds, in the words of the command line's --trace-in help and the app's upload help.
+TRACE_COLUMNS_WORDS = (
+    f"columns {', '.join(COLUMNS)} (seconds, tokens, tokens), one request per row, and optionally "
+    f"{CLASS_COLUMN}, each request's class name for mixed traffic ({CLASS_NAME_RULE}; at most "
+    f"{MAX_CLASSES} classes); other columns are not read")
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9.+\-_ ]")
 

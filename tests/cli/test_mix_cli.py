@@ -8,6 +8,7 @@ import pytest
 
 from cli.main import build_parser
 from sim.knobs import KNOBS
+from sim.serving.trace_files import CLASS_COLUMN, TRACE_COLUMNS_WORDS
 from sim.serving.workloads import MIXES
 from tests.support.cli import cli, refused, simulate_json
 
@@ -114,6 +115,14 @@ def test_each_sweep_point_has_the_classes_simulate_gives_at_its_budget(capsys):
                          "512", "--json", capsys=capsys)
     assert code == 0, err
     assert "classes" not in json.loads(out)[0]
+
+
+def test_trace_in_help_says_a_trace_may_name_each_requests_class_as_the_app_does():
+    """In the app's upload words (tests/ui/test_upload_limits.py checks that side)."""
+    help_text = build_parser()._subparsers._group_actions[0].choices["simulate"].format_help()
+    flat = " ".join(help_text.split())
+    assert f"replay a CSV trace: {' '.join(TRACE_COLUMNS_WORDS.split())} (default: none)" in flat
+    assert f"optionally {CLASS_COLUMN}, each request's class name" in flat
 
 
 def test_the_flag_is_the_knob_tables_and_its_help_lists_the_presets():

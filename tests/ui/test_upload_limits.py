@@ -9,7 +9,7 @@ from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
 from sim.errors import InputError
 from sim.serving import trace_files
-from sim.serving.trace_files import MAX_COLUMNS, REPORT_ROWS
+from sim.serving.trace_files import CLASS_COLUMN, MAX_COLUMNS, REPORT_ROWS, TRACE_COLUMNS_WORDS
 from tests.support.apptest import as_read, assert_clean, open_app
 from ui.shell import upload as uploads
 from ui.shell.store import TRACES
@@ -27,6 +27,14 @@ def test_a_wide_header_upload_is_refused_with_the_column_limit():
     assert_clean(at)
     message = as_read(at.error[0].value)
     assert f"100,003 columns; a trace may have at most {MAX_COLUMNS:,}" in message
+
+
+def test_the_upload_help_says_a_trace_may_name_each_requests_class_as_trace_in_does():
+    """In the command line's --trace-in words (tests/cli/test_mix_cli.py checks that side)."""
+    at = open_app(TRAFFIC, workload="upload")
+    said = at.file_uploader(key="trace_file").help
+    assert f"A CSV trace: {TRACE_COLUMNS_WORDS}." in said
+    assert f"optionally {CLASS_COLUMN}, each request's class name" in said
 
 
 def kept(body: bytes) -> uploads.Upload:

@@ -21,6 +21,7 @@ from sim.serving.trace_files import (
     MAX_BYTES,
     MAX_COLUMNS,
     MAX_ROWS,
+    TRACE_COLUMNS_WORDS,
     check_size,
     load_trace,
 )
@@ -72,9 +73,11 @@ def upload_box() -> Upload | None:
     f = st.file_uploader(
         f"Trace CSV: columns {', '.join(COLUMNS)}, one request per row", type=["csv"],
         key=UPLOAD, max_upload_size=max(1, MAX_BYTES // 1_000_000), on_change=_keep_upload,
-        help=f"At most {MAX_BYTES / 1e6:g} MB, {MAX_COLUMNS:,} columns and {MAX_ROWS:,} rows. "
-             "Arrival times in seconds (>= 0, any order), whole token counts >= 1. Checked "
-             "before anything runs.")
+        help=f"A CSV trace: {TRACE_COLUMNS_WORDS}. At most {MAX_BYTES / 1e6:g} MB, "
+             f"{MAX_COLUMNS:,} columns and {MAX_ROWS:,} rows. Arrival times in seconds (>= 0, "
+             "any order), whole token counts >= 1. Checked before anything runs. The traffic "
+             "pages serve every request alike whatever its class; `python -m sim simulate "
+             "--trace-in` gives each class's percentiles.")
     kept = st.session_state.get(STORED)
     if f is not None and (kept is None or kept.file_id != f.file_id):
         kept = _store(_keep(f))
