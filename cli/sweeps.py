@@ -46,6 +46,7 @@ from .common import (
     workload_from,
 )
 from .flags import choice, number, number_list, paragraph
+from .goodput import add_goodput_args, capacity_goodput, refuse_goodput_flags
 from .output import NO_SECOND_TOKEN, emit, table
 
 MAX_CAPACITY_REQUESTS = 20_000   # each capacity run simulates them all, up to 2 x MAX_RUNS times
@@ -164,6 +165,10 @@ def _tbt_slo(args) -> float:
 
 
 def _capacity(args) -> None:
+    if args.goodput:
+        capacity_goodput(args)
+        return
+    refuse_goodput_flags(args)
     cost = cost_model_from(args)
     slo = _tbt_slo(args)
     refuse_unused_lengths(args)
@@ -246,3 +251,4 @@ def register_capacity(sub) -> None:
            high=MAX_CAPACITY_REQUESTS, whole=True)
     number(p, "--max-runs", "most simulations per policy", unit="runs", default=MAX_RUNS, low=1,
            high=100, whole=True)
+    add_goodput_args(p)

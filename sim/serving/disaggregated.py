@@ -106,6 +106,20 @@ def parse_split(text: str) -> tuple[int, int]:
     return prefill, decode
 
 
+def round_robin(requests: int, instances: int) -> tuple[np.ndarray, ...]:
+    """Which requests each instance gets when requests go round-robin (request i to instance
+    i mod instances), for the instances that get any."""
+    return tuple(np.arange(i, requests, instances) for i in range(min(instances, requests)))
+
+
+def round_robin_shares(workload: Workload, instances: int) -> tuple[Workload, ...]:
+    """`workload` split round-robin over `instances` (see `round_robin`), each share a workload
+    of its own in arrival order (colocated instances, each its own engine)."""
+    return tuple(make_workload(workload.arrival_s[ids], workload.prompt[ids],
+                               workload.output[ids], workload.prefilled[ids], workload.name)
+                 for ids in round_robin(len(workload), instances))
+
+
 @dataclass(frozen=True, eq=False)
 class DisaggregatedTrace:
     """What a disaggregated run produced: each instance's own Trace, and per request where it
@@ -287,11 +301,10 @@ class _Loop:
         self.kv_per_token = max(self.prefill_cost.kv_bytes_per_token,
                                 self.decode_cost.kv_bytes_per_token)
         self.layers = cost.model.layers
-        self.owners = tuple(np.arange(i, n, prefills) for i in range(prefills))
+        self.owners = round_robin(n, prefills)
         self.prefills = [self._engine(_PrefillInstance, make_workload(
             workload.arrival_s[ids], workload.prompt[ids], np.ones(len(ids), np.int64),
-            name=workload.name), self.prefill_cost, limits) for ids in self.owners if len(ids)]
-        self.owners = self.owners[:len(self.prefills)]
+            name=workload.name), self.prefill_cost, limits) for ids in self.owners]
         decode_work = make_workload(workload.arrival_s, workload.prompt,
                                     np.maximum(workload.output - 1, 1), name=workload.name)
         self.decodes = [self._engine(_DecodeInstance, decode_work, self.decode_cost, limits)

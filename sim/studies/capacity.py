@@ -21,15 +21,17 @@ has an undefined capacity (`undefined`): below the lowest rate tried, not known 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
+from sim.serving.disaggregated import round_robin_shares
 from sim.serving.engine import SimulationLimitError, Trace, simulate
-from sim.serving.metrics import Percentiles, median_scheduling_delay, token_gaps
+from sim.serving.metrics import Percentiles, median_scheduling_delay, request_times, token_gaps
 from sim.serving.policies import Limits, PolicySpec, unchunked_budget
+from sim.serving.run import Run
 from sim.serving.trace_files import MAX_ARRIVAL_S
 from sim.serving.workloads import Workload
 from sim.units import fmt_seconds
@@ -93,6 +95,7 @@ class CapacityPoint:
     p99_tbt_s: float
     median_delay_s: float
     sustained: bool
+    slo_attainment: float | None = None   # goodput's criterion: the share meeting TTFT and TPOT
 
 
 @dataclass(frozen=True)
@@ -200,9 +203,32 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
     delay_slo = check_number("scheduling delay SLO (s)", delay_slo_s, high=1e5)
     runs = check_number("max runs", max_runs, high=100, integer=True)
     tol = check_number("relative tolerance", rel_tol, high=1)
-    sample = workload_at(1.0)
-    ceiling = compute_ceiling_qps(sample, cost)
-    floor = lowest_rate(len(sample))
+    conditions = (f"p99 TBT <= {fmt_seconds(slo)} and median scheduling delay <= "
+                  f"{fmt_seconds(delay_slo)}")
+
+    def judge(qps: float) -> tuple[CapacityPoint, list[Trace]]:
+        point, trace = _evaluate(qps, workload_at(qps), policy, cost, budget=budget,
+                                 tbt_slo_s=slo, delay_slo_s=delay_slo, limits=limits)
+        return point, [trace]
+    return search_rate(workload_at, judge, compute_ceiling_qps(workload_at(1.0), cost),
+                       name=f"{policy.name} at budget {budget:,}", conditions=conditions,
+                       runs=runs, tol=tol, max_iterations=limits.max_iterations,
+                       policy=policy.name, budget=budget, progress=progress,
+                       may_start=may_start and (lambda: may_start(policy, budget)),
+                       finished=finished)
+
+
+def search_rate(workload_at: Callable[[float], Workload],
+                judge: Callable[[float], tuple[CapacityPoint, list[Trace]]], ceiling: float, *,
+                name: str, conditions: str, runs: int, tol: float, max_iterations: int,
+                policy: str, budget: int,
+                progress: Callable[[int, CapacityPoint], None] | None = None,
+                may_start: Callable[[], str | None] | None = None,
+                finished: Callable[[Trace], None] | None = None) -> CapacityResult:
+    """The bisection of `find_capacity` under any criterion: `judge(qps)` runs the rate and says
+    whether it meets `conditions` (words for the reason), with the traces it ran; the search
+    starts at `ceiling`. `finished` hears of every trace."""
+    floor = lowest_rate(len(workload_at(1.0)))
     points: dict[float, CapacityPoint] = {}
     stop = ""          # why the search ended before its tolerance, if it did
     cut_short = ""     # the same, when a cap ended it
@@ -219,7 +245,7 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
             stop = (f"rates below {floor:.3g} QPS were not tried (their arrivals would spread "
                     f"beyond {MAX_ARRIVAL_S:g} s)")
             return False
-        refusal = may_start(policy, budget) if may_start else None
+        refusal = may_start() if may_start else None
         if refusal:
             stop = cut_short = f"the search stopped after {len(points)} runs: {refusal}"
             return False
@@ -230,15 +256,15 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
         nothing, and lower rates need more iterations still): the search ends."""
         nonlocal stop, cut_short, capped
         try:
-            point, trace = _evaluate(qps, workload_at(qps), policy, cost, budget=budget,
-                                     tbt_slo_s=slo, delay_slo_s=delay_slo, limits=limits)
+            point, traces = judge(qps)
         except SimulationLimitError:
             capped = True
             stop = cut_short = (f"the search stopped when a run at {qps:.3g} QPS needed more "
-                                f"than {limits.max_iterations:,} iterations (the cap)")
+                                f"than {max_iterations:,} iterations (the cap)")
             return None
         if finished:
-            finished(trace)
+            for trace in traces:
+                finished(trace)
         points[qps] = point
         if progress:
             progress(len(points), point)
@@ -264,10 +290,7 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
             lo = mid
         else:
             hi = mid
-    name = f"{policy.name} at budget {budget:,}"
     stop = stop and f"; {stop}"
-    conditions = (f"p99 TBT <= {fmt_seconds(slo)} and median scheduling delay <= "
-                  f"{fmt_seconds(delay_slo)}")
     if hi is None and lo > 0:
         reason = (f"{name} met {conditions} at the compute ceiling ({ceiling:.3g} QPS = "
                   "requests / the compute time of all their FLOPs, the most any schedule "
@@ -280,7 +303,7 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
     else:
         reason = (f"{name} meets {conditions} up to {lo:.3g} QPS and misses at {hi:.3g} QPS "
                   f"({len(points)} runs){stop}")
-    return CapacityResult(policy.name, budget, lo, hi, ceiling,
+    return CapacityResult(policy, budget, lo, hi, ceiling,
                           tuple(points[q] for q in sorted(points)), reason, capped, cut_short)
 
 
@@ -337,3 +360,127 @@ def rate_curve(workload_at: Callable[[float], Workload], policy: PolicySpec, cos
         if progress:
             progress(len(points), points[-1])
     return tuple(points)
+
+
+# --- goodput (DistServe) ----------------------------------------------------------------------
+# DistServe (Zhong et al., OSDI 2024, arXiv 2401.09670, section 2): goodput is the highest rate at
+# which at least 90% of requests meet both their TTFT and their TPOT target (SLO attainment), and
+# it compares systems per GPU. The share is a parameter (DistServe's figures also use 99%).
+GOODPUT_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class GoodputSlo:
+    """Goodput's criterion: at least `share` of the requests with TTFT <= `ttft_s` and TPOT <=
+    `tpot_s` (a one-token request has no TPOT, and meets it)."""
+    ttft_s: float
+    tpot_s: float
+    share: float = GOODPUT_SHARE
+
+    def __post_init__(self):
+        check_number("TTFT SLO (s)", self.ttft_s, high=3600)
+        check_number("TPOT SLO (s)", self.tpot_s, high=3600)
+        check_number("SLO attainment share", self.share, high=1)
+
+    def words(self) -> str:
+        return (f"at least {self.share:.0%} of requests with TTFT <= {fmt_seconds(self.ttft_s)} "
+                f"and TPOT <= {fmt_seconds(self.tpot_s)}")
+
+
+def goodput_point(qps: float, traces, slo: GoodputSlo) -> CapacityPoint:
+    """One rate's runs (one disaggregated run, or each colocated instance's) judged together:
+    the share of all their requests that meet both SLOs, beside the p99 TBT and median
+    scheduling delay the TBT criterion reads."""
+    met, gaps, delays = [], [], []
+    for trace in traces:
+        times = request_times(trace)
+        met.append(~(times.ttft_s > slo.ttft_s) & ~(times.tpot_s > slo.tpot_s))
+        gaps.append(token_gaps(trace)[0])
+        delays.append(times.queue_s[~np.isnan(times.queue_s)])
+    attainment = float(np.concatenate(met).mean())
+    delay = np.concatenate(delays)
+    return CapacityPoint(qps, Percentiles.of(np.concatenate(gaps)).p99,
+                         float(np.median(delay)) if len(delay) else float("nan"),
+                         attainment >= slo.share, attainment)
+
+
+@dataclass(frozen=True)
+class GoodputResult:
+    """One setup's goodput search: `result` in capacity's shape (its capacity_qps the goodput,
+    requests/s over all its GPUs), and the GPUs it used."""
+    result: CapacityResult
+    gpus: int
+
+    @property
+    def per_gpu(self) -> float:
+        return self.result.capacity_qps / self.gpus
+
+
+@dataclass(frozen=True)
+class GoodputComparison:
+    """Disaggregated against colocated on the same GPUs; `ratio`: per-GPU goodput,
+    disaggregated / colocated (None when the colocated setup proved no rate, or either search
+    is undefined)."""
+    disaggregated: GoodputResult
+    colocated: GoodputResult
+    ratio: float | None
+    slo: GoodputSlo
+
+
+def find_goodput(workload_at: Callable[[float], Workload], run: Run, slo: GoodputSlo, *,
+                 colocated_instances: int = 1, max_runs: int = MAX_RUNS,
+                 rel_tol: float = REL_TOL,
+                 progress: Callable[[int, CapacityPoint], None] | None = None,
+                 may_start: Callable[[PolicySpec, int], str | None] | None = None,
+                 finished: Callable[[Trace], None] | None = None) -> GoodputResult:
+    """DistServe's goodput of `run`'s setup (its workload replaced at each rate): disaggregated
+    when it has a `disaggregation`, else `colocated_instances` instances of its tp GPUs with
+    requests round-robin. The search starts at the compute ceiling of all its GPUs."""
+    runs = check_number("max runs", max_runs, high=100, integer=True)
+    tol = check_number("relative tolerance", rel_tol, high=1)
+    split = run.disaggregation
+    gpus = split.gpus if split is not None else colocated_instances * run.cost.tp
+    ceiling = compute_ceiling_qps(workload_at(1.0), run.cost) * gpus / run.cost.tp
+
+    def judge(qps: float) -> tuple[CapacityPoint, list]:
+        workload = workload_at(qps)
+        if split is not None:
+            trace = replace(run, workload=workload).simulate()
+            return goodput_point(qps, [trace], slo), [*trace.prefill, *trace.decode]
+        traces = [replace(run, workload=share).simulate()
+                  for share in round_robin_shares(workload, colocated_instances)]
+        return goodput_point(qps, traces, slo), traces
+
+    if split is not None:
+        name = (f"{run.policy.name} disaggregated {split.prefill_gpus}:{split.decode_gpus} at "
+                f"budget {run.budget:,}")
+    else:
+        name = (f"{run.policy.name} colocated, {colocated_instances} x tp {run.cost.tp} at "
+                f"budget {run.budget:,}")
+    result = search_rate(workload_at, judge, ceiling, name=name,
+                         conditions=f"goodput's SLOs ({slo.words()})", runs=runs, tol=tol,
+                         max_iterations=run.limits.max_iterations, policy=name,
+                         budget=run.budget, progress=progress,
+                         may_start=may_start and (lambda: may_start(run.policy, run.budget)),
+                         finished=finished)
+    return GoodputResult(result, gpus)
+
+
+def compare_goodput(workload_at: Callable[[float], Workload], run: Run, slo: GoodputSlo,
+                    **search) -> GoodputComparison:
+    """DistServe's comparison: `run` disaggregated (its `disaggregation`) against the same policy
+    colocated on the same GPUs, as (X + Y) / tp instances with requests round-robin; per GPU
+    and in total. `search`: find_goodput's max_runs, rel_tol, progress, may_start, finished."""
+    split = run.disaggregation
+    if split is None:
+        raise InputError("compare_goodput needs a disaggregated run (its disaggregation)")
+    if split.gpus % run.cost.tp:
+        raise InputError(f"the colocated comparison runs {split.gpus} GPUs as instances of tp "
+                         f"{run.cost.tp}, which does not divide them; give --tp dividing "
+                         f"{split.gpus}")
+    ours = find_goodput(workload_at, run, slo, **search)
+    theirs = find_goodput(workload_at, replace(run, disaggregation=None), slo,
+                          colocated_instances=split.gpus // run.cost.tp, **search)
+    defined = theirs.result.capacity_qps > 0 and not ours.result.undefined
+    return GoodputComparison(ours, theirs, ours.per_gpu / theirs.per_gpu if defined else None,
+                             slo)
