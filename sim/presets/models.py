@@ -135,6 +135,11 @@ MODELS: dict[str, Model] = {m.id: m for m in (
           source="tiiuae/falcon-180B config.json (parallel attention, GELU MLP)"),
     Model("llama-2-7b", "Llama-2-7B", 32, 4096, 32, 32, 128, 11008, 32000,
           source="meta-llama/Llama-2-7b-hf config.json (no GQA)"),
+    # DistServe's model (OPT-13B on A100-80GB, its opening example and Table 1)
+    Model("opt-13b", "OPT-13B", 40, 5120, 40, 40, 128, 20480, 50272, gated_mlp=False,
+          source="facebook/opt-13b config.json (ReLU MLP of 2 matrices; its LM head shares the "
+                 "embedding's weights, which the lab counts apart: 13.10B where the checkpoint "
+                 "holds 12.85B)"),
 )}
 
 

@@ -53,8 +53,11 @@ def test_ridge_point_a100():
 PARAMS_B = {"llama-3.1-8b": "8.03", "llama-3.1-70b": "70.55", "mistral-7b": "7.24",
             "mistral-7b-instruct-v0.2": "7.24",
             "qwen2.5-7b": "7.62", "qwen2.5-72b": "72.70", "mixtral-8x7b": "46.70",
-            "yi-34b": "34.39", "falcon-180b": "179.5", "llama-2-7b": "6.74"}
+            "yi-34b": "34.39", "falcon-180b": "179.5", "llama-2-7b": "6.74",
+            # the lab's count: OPT ties its LM head to the embedding, counted here apart
+            "opt-13b": "13.10"}
 KV_KIB = {"llama-3.1-8b": 128, "llama-3.1-70b": 320, "qwen2.5-7b": 56, "llama-2-7b": 512,
+          "opt-13b": 800,   # 2 x 40 layers x 40 KV heads x 128 x 2 bytes: no GQA
           "dense-8b": 128}
 
 
