@@ -10,7 +10,7 @@ from sim.serving.metrics import class_metrics, request_times, summarize, textboo
 from sim.serving.policies import get_policy, lane_budget_note
 from sim.serving.trace_files import CLASS_COLUMN, MAX_BYTES, MAX_ROWS
 from sim.serving.workloads import Workload, described, prompts_together, textbook
-from sim.units import fmt_seconds
+from sim.units import fmt_seconds, fmt_wait
 
 from .common import add_run_args, check_iterations, check_work, planned_run, remedy, run_from, work_of
 from .disaggregate import add_disaggregation_args, disaggregated_payload, disaggregated_text
@@ -112,8 +112,8 @@ HOL_WAIT_WORDS = ("HOL wait: of a request's time in the queue (arrival to the fi
 
 def _class_table(classes: dict, wide: bool) -> str:
     rows = [(name, f"{c.requests:,}", fmt_seconds(c.ttft_s.p50), fmt_seconds(c.ttft_s.p99),
-             fmt_seconds(c.tbt_s.p99), fmt_seconds(c.hol_wait_s.p50),
-             fmt_seconds(c.hol_wait_s.p99), fmt_seconds(c.hol_wait_s.max))
+             fmt_seconds(c.tbt_s.p99), fmt_wait(c.hol_wait_s.p50), fmt_wait(c.hol_wait_s.p99),
+             fmt_wait(c.hol_wait_s.max))
             for name, c in classes.items()]
     return table(rows, ("class", "requests", "TTFT p50", "TTFT p99", "TBT p99", "HOL wait p50",
                         "HOL wait p99", "HOL wait max"), wide)

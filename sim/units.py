@@ -30,27 +30,41 @@ def fmt_counted(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
+NO_WAIT = "none"
+
+
+def fmt_wait(s: float) -> str:
+    """A wait (time a request spent waiting) as fmt_seconds shows it, or "none" where it did not
+    wait at all: "0 µs" would read as a wait too short to show."""
+    return NO_WAIT if s == 0 else fmt_seconds(s)
+
+
 def shown_same(a: float, b: float) -> bool:
     """Two times that read the same on screen: a change too small to report."""
     return fmt_seconds(a) == fmt_seconds(b)
 
 
-def fmt_change(before: float, after: float, ratio: bool = True) -> str:
+def fmt_change(before: float, after: float, ratio: bool = True, shown=fmt_seconds) -> str:
     """A time's change in words: "falls from 333 ms to 23.04 ms (14.5× shorter)" (without the
-    ratio where `ratio` is False), "rises from ...", or "stays at ..." where both read alike."""
+    ratio where `ratio` is False or either time is 0), "rises from ...", or "stays at ..." where
+    both read alike; each time as `shown` writes it (fmt_wait: "falls from 120 ms to none", "is
+    none in both runs")."""
+    a, b = shown(before), shown(after)
     if math.isnan(before) or math.isnan(after):
-        return f"is {fmt_seconds(after)} (was {fmt_seconds(before)})"
-    if shown_same(before, after):
-        return f"stays at {fmt_seconds(after)}"
-    verb, times = ("falls", before / after) if after < before else ("rises", after / before)
+        return f"is {b} (was {a})"
+    if a == b:
+        return "is none in both runs" if b == NO_WAIT else f"stays at {b}"
     way = "shorter" if after < before else "longer"
-    if not ratio or not after:
+    verb = "falls" if after < before else "rises"
+    if not ratio or not after or not before:
         size = ""
-    elif f"{times:,.3g}" == "1":   # a change "1×" would hide: by how much, in percent
-        size = f" ({abs(after / before - 1):.2%} {way})"
     else:
-        size = f" ({times:,.3g}× {way})"
-    return f"{verb} from {fmt_seconds(before)} to {fmt_seconds(after)}{size}"
+        times = before / after if after < before else after / before
+        if f"{times:,.3g}" == "1":   # a change "1×" would hide: by how much, in percent
+            size = f" ({abs(after / before - 1):.2%} {way})"
+        else:
+            size = f" ({times:,.3g}× {way})"
+    return f"{verb} from {a} to {b}{size}"
 
 
 def fmt_bytes(b: float) -> str:

@@ -69,9 +69,9 @@ widgets.table(pd.DataFrame({x.label: words.percentile_rows(short, long, m[0]) | 
 st.caption("TTFT: a request's first token − its arrival. TBT: each gap between two successive "
            "tokens of a request of that class. HOL (head-of-line) wait: of a request's time from "
            "arrival to the first iteration that prefills it, the part spent in iterations that "
-           "prefill another class's prompt. Percentiles: linear interpolation between ranked "
-           f"values, over {before[0][short].requests:,} {short} and {before[0][long].requests:,} "
-           f"{long} requests.")
+           "prefill another class's prompt (none: no such wait). Percentiles: linear "
+           f"interpolation between ranked values, over {before[0][short].requests:,} {short} "
+           f"and {before[0][long].requests:,} {long} requests.")
 
 st.subheader("What each knob does")
 cells = []

@@ -42,6 +42,8 @@ def test_the_table_shows_each_class_and_defines_the_hol_wait(capsys):
     assert code == 0, err
     assert "Poisson arrivals, mix chat+documents" in out
     assert "HOL wait p99" in out and "documents" in out
+    chat = next(line.split() for line in out.splitlines() if line.startswith("chat "))
+    assert chat[-5] == "none" and "0 µs" not in out          # its median request waited behind none
     assert "prefill another class's prompt" in " ".join(out.split())
 
 

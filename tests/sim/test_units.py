@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from sim.units import fmt_bytes, fmt_flops, fmt_seconds
+from sim.units import fmt_bytes, fmt_change, fmt_flops, fmt_seconds, fmt_wait
 
 
 @pytest.mark.parametrize("value, shown", [
@@ -18,3 +18,14 @@ def test_fmt_bytes_and_flops():
     assert fmt_bytes(128 * 1024) == "131 kB" and fmt_bytes(16e9) == "16 GB"   # SI, never KiB
     assert fmt_bytes(7.5 * 2**30) == "8.05 GB" and fmt_bytes(math.nan) == "—"
     assert fmt_flops(999.7e9) == "1 TFLOP" and fmt_flops(16e9) == "16 GFLOP"
+
+
+def test_a_wait_of_nothing_reads_none_and_a_change_to_or_from_it_in_words():
+    assert (fmt_wait(0.0), fmt_wait(-0.0), fmt_wait(2.5e-3), fmt_wait(1e-9)) == (
+        "none", "none", "2.5 ms", "0.001 µs")
+    assert fmt_change(0.12, 0.0, shown=fmt_wait) == "falls from 120 ms to none"
+    assert fmt_change(0.0, 0.03, shown=fmt_wait) == "rises from none to 30 ms"
+    assert fmt_change(0.0, 0.0, shown=fmt_wait) == "is none in both runs"
+    # a change to or from 0 has no ratio (it was a division by zero)
+    assert fmt_change(0.0, 0.1) == "rises from 0 µs to 100 ms"
+    assert fmt_change(0.333, 0.02304) == "falls from 333 ms to 23.04 ms (14.5× shorter)"

@@ -26,6 +26,9 @@ def test_at_the_defaults_it_compares_vllm_without_and_with_a_threshold_of_256():
     assert list(percentiles.columns) == ["vLLM V1, budget 576, no threshold",
                                          "vLLM V1, budget 576, threshold 256"]
     assert "chat: HOL wait p99" in percentiles.index and "documents: TTFT p50" in percentiles.index
+    # most requests wait behind no other class's prompt: their median wait reads as none
+    assert list(percentiles.loc["chat: HOL wait p50"]) == ["none", "none"]
+    assert "0 µs" not in percentiles.to_string() and "(none: no such wait)" in text
     assert list(knobs["flag"]) == ["`--long-prefill-token-threshold`", "`--max-num-batched-tokens`",
                                    "`--enable-mixed-chunk`", "`--chunked-prefill-size`"]
     assert list(knobs["run at"]) == ["0 → 256", "576 → 2,048", "off → on", "576 → 2,048"]

@@ -11,11 +11,18 @@ from hypothesis import strategies as st
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from sim.serving.metrics import class_metrics, head_of_line_waits, request_times, token_gaps
+from sim.serving.metrics import (
+    ClassMetrics,
+    Percentiles,
+    class_metrics,
+    head_of_line_waits,
+    request_times,
+    token_gaps,
+)
 from sim.serving.policies import Limits, get_policy
 from sim.serving.run import Run
 from sim.serving.workloads import MIXES, mixed
-from sim.units import fmt_change, fmt_seconds
+from sim.units import fmt_change, fmt_seconds, fmt_wait
 from ui.under_load import long_short_words as words
 
 COST = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"), "roofline")
@@ -46,9 +53,13 @@ def assert_true_of(said, verdict, before, after, workload):
     for claim in said:
         x, y = (by_hand(t, workload, claim.of, claim.metric, claim.p) for t in (before, after))
         assert (claim.before, claim.after) == pytest.approx((x, y), abs=1e-12)
-        a, b = fmt_seconds(x), fmt_seconds(y)
-        verb = "stays at" if a == b else ("falls from" if y < x else "rises from")
-        assert f"{verb} {a}" in claim.text and (a == b or f"to {b}" in claim.text)
+        shown = fmt_wait if claim.metric == "hol_wait_s" else fmt_seconds   # no wait: "none"
+        a, b = shown(x), shown(y)
+        if a == b:
+            assert claim.text.endswith("is none in both runs" if a == "none" else f"stays at {a}")
+        else:
+            verb = "falls from" if y < x else "rises from"
+            assert claim.text.endswith(f"{verb} {a} to {b}")
     short_ttft, _, long_ttft, _ = said
     sooner, later = words.falls(short_ttft), words.rises(long_ttft)
     assert ("comes sooner" in verdict) == sooner
@@ -113,3 +124,17 @@ def test_a_table_cell_shows_both_runs_or_one_number_when_they_show_alike():
     assert words.arrow(1.0, 0.5) == "1 s → 500 ms"
     assert words.arrow(0.0230401, 0.02304) == "23.04 ms"
     assert fmt_change(0.0230401, 0.02304, ratio=False) == "stays at 23.04 ms"
+
+
+def test_a_head_of_line_wait_of_nothing_reads_none_in_the_table_and_the_sentences():
+    def metrics(wait: float) -> dict[str, ClassMetrics]:
+        return {of: ClassMetrics(10, Percentiles.of([0.5]), Percentiles.of([0.02]),
+                                 Percentiles.of([wait])) for of in ("chat", "documents")}
+    column = words.percentile_rows("chat", "documents", metrics(0.0))
+    assert column["chat: HOL wait p50"] == column["documents: HOL wait p99"] == "none"
+    assert column["chat: TTFT p50"] == "500 ms"
+    row = words.compared("threshold", ROWS)
+    gone = words.claims("chat", "documents", metrics(0.12), metrics(0.0), row)[1]
+    assert gone.text.endswith("falls from 120 ms to none")
+    none = words.claims("chat", "documents", metrics(0.0), metrics(0.0), row)[1]
+    assert none.text.endswith("is none in both runs")

@@ -18,7 +18,7 @@ from sim.knobs import KNOBS
 from sim.serving.metrics import ClassMetrics, Percentiles
 from sim.serving.policies import POLICIES, Limits
 from sim.serving.workloads import Workload
-from sim.units import fmt_change, fmt_seconds, shown_same
+from sim.units import fmt_change, fmt_seconds, fmt_wait, shown_same
 
 from ..shell.controls import VARY
 
@@ -134,6 +134,8 @@ class Claim:
 
 METRIC_WORDS = {"ttft_s": "time to first token", "tbt_s": "gap between two tokens",
                 "hol_wait_s": "head-of-line wait"}
+# how each metric's times read: a wait of 0 as "none"
+SHOWN = {"ttft_s": fmt_seconds, "tbt_s": fmt_seconds, "hol_wait_s": fmt_wait}
 
 
 def claims(short: str, long: str, before: Mapping[str, ClassMetrics],
@@ -143,7 +145,8 @@ def claims(short: str, long: str, before: Mapping[str, ClassMetrics],
     def claim(of: str, metric: str, p: str, lead: str) -> Claim:
         x = getattr(getattr(before[of], metric), p)
         y = getattr(getattr(after[of], metric), p)
-        return Claim(f"{lead} {fmt_change(x, y, ratio=False)}", of, metric, p, x, y)
+        return Claim(f"{lead} {fmt_change(x, y, ratio=False, shown=SHOWN[metric])}", of, metric,
+                     p, x, y)
 
     said = [claim(short, "ttft_s", "p99", f"With {row.engine}'s `{row.flag}` from "
                                           f"{row.values[0]} to {row.values[1]}, the {short} "
@@ -200,5 +203,5 @@ def percentile_rows(short: str, long: str, metrics: Mapping[str, ClassMetrics]) 
     for of in (short, long):
         for metric, name in (("ttft_s", "TTFT"), ("tbt_s", "TBT"), ("hol_wait_s", "HOL wait")):
             for p in ("p50", "p99"):
-                column[f"{of}: {name} {p}"] = fmt_seconds(getattr(getattr(metrics[of], metric), p))
+                column[f"{of}: {name} {p}"] = SHOWN[metric](getattr(getattr(metrics[of], metric), p))
     return column
