@@ -184,10 +184,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     Knob(name="mixed_chunk", unit="", default=False,
          what="sglang: run the decodes in the prefill batch, its chunk the budget less the running "
               "decodes, instead of making them wait (SGLang's --enable-mixed-chunk; default off)",
-         key="mixedchunk", label="SGLang mixed chunk (--enable-mixed-chunk)",
-         help="SGLang's `--enable-mixed-chunk` (default off): the running requests decode in the "
-              "same iteration as the prompt chunk, which shrinks to the budget less those "
-              "decodes, instead of waiting for the prefill batch to finish.",
+         # no link key: the Long and short page sets it from its comparison (off, then on)
          policies=("sglang",)),
     Knob(name="max_long_partial_prefills", unit="requests", default=None, high=MAX_REQUESTS,
          shown_default="no cap",

@@ -55,9 +55,19 @@ def test_the_pickers_name_their_options_and_the_link_keeps_keys():
     assert CONTROLS["mix"].name("chat+documents") == "Chat + documents (5% long prompts)"
     assert CONTROLS["mix"].name("chat+one-long") == "Chat + one 100,000-token prompt"
     assert set(controls.MIX_NAMES) == set(CONTROLS["mix"].options)
-    link = read_link({"mix": "chat+nothing", "mixedchunk": "yes", "threshold": "-1"})
-    assert link.values == {"mix": "chat+documents", "mixedchunk": True, "threshold": 0}
+    link = read_link({"mix": "chat+nothing", "threshold": "-1"})
+    assert link.values == {"mix": "chat+documents", "threshold": 0}
     assert set(link.notes) == {"mix", "threshold"}
+
+
+def test_mixed_chunk_is_set_by_the_comparison_not_by_a_link_key():
+    """The page runs SGLang with mixed chunk off and then on (`vary=mixedchunk`); no control
+    reads a `mixedchunk` key, so a link's is named as such and left out."""
+    at = open_app(PAGE, vary="mixedchunk", mixedchunk="on", **SMALL)
+    assert_clean(at)
+    assert "SGLang: --enable-mixed-chunk off and on" in shown(at)
+    assert "“`mixedchunk`” in the link is not a setting of this lab" in at.warning[0].value
+    assert "mixedchunk" not in at.query_params          # the link keeps what the view reads
 
 
 def test_too_few_requests_for_a_long_prompt_is_said():
