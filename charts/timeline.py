@@ -274,18 +274,18 @@ def first_token_text(arrival_ms: float, first_ms: float, t_ms: float) -> str:
     return f"TTFT {_ms(first_ms - arrival_ms)}"
 
 
-def counter_texts(ticks: pd.DataFrame, t_ms: float, end: str | None = None) -> dict[str, str]:
+def counter_texts(ticks: pd.DataFrame, t_ms: float) -> dict[str, str]:
     """The lane's counters at the clock `t_ms` from its `ticks` (DecoderRows.ticks): the same
-    words the chart draws ("frozen", "largest", "delivered"; "" where it draws none), for a
-    picture drawn frame by frame; `end`: at the end of the clock, the whole run's (counter_words)."""
-    return counter_words(lane_at_clock(ticks, t_ms), end)
+    words the chart draws while the clock runs ("frozen", "largest", "delivered"; "" where it
+    draws none), for a picture drawn frame by frame. At the end the chart says what happened
+    instead of "frozen" (the lane's heading, frames.froze_text), and a film's last frame is the
+    chart itself."""
+    return counter_words(lane_at_clock(ticks, t_ms))
 
 
-def counter_words(at: LaneAtClock, end: str | None = None) -> dict[str, str]:
-    """The counters' words from a lane's numbers at a clock (frames.lane_at_clock); `end`, once
-    the clock has reached the end, what the freeze counter says of the whole run instead
-    (frames.froze_text)."""
-    return {"frozen": frozen_text(list(at.waits.wait_ms)) if end is None else end,
+def counter_words(at: LaneAtClock) -> dict[str, str]:
+    """The counters' words from a lane's numbers at a clock (frames.lane_at_clock)."""
+    return {"frozen": frozen_text(list(at.waits.wait_ms)),
             "largest": largest_text(at.largest_ms),
             "delivered": f"{at.delivered:,} tokens delivered so far"}
 
