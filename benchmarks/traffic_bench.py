@@ -1,9 +1,10 @@
-"""Traffic speed targets: a budget sweep, a two-policy capacity search, and mixed traffic with its
-per-class metrics."""
+"""Traffic speed targets: a budget sweep, a two-policy capacity search, mixed traffic with its
+per-class metrics, and a disaggregated run (one prefill GPU, one decode GPU)."""
 
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
+from sim.serving.disaggregated import Disaggregation
 from sim.serving.metrics import class_metrics
 from sim.serving.policies import Limits, get_policy
 from sim.serving.run import Run
@@ -33,6 +34,10 @@ def cases(small: bool = False):
 
     def sharegpt(qps):
         return poisson(requests, qps, lengths="sharegpt", seed=0)
+
+    def disaggregated_run():
+        return Run(workload=sharegpt(4), policy=get_policy("sarathi"), cost=h100, budget=512,
+                   disaggregation=Disaggregation(1, 1)).simulate()
     return [
         ("sweep, 12 budgets x 1,000 Poisson requests (a100, llama)", 3.0,
          lambda: sweep(Run(workload=fixed_lengths, policy=get_policy("sarathi"), cost=a100,
@@ -45,4 +50,6 @@ def cases(small: bool = False):
                                   limits=Limits(max_seqs=128))),
         ("mixed traffic, 1,000 chat+documents requests at 4 QPS, vllm-v1 (h100, llama-3.1-8b)", 0.5,
          mixed_run),
+        ("disaggregated 1:1, 1,000 ShareGPT-like requests at 4 QPS, sarathi 512 (h100, "
+         "llama-3.1-8b)", 0.5, disaggregated_run),
     ]

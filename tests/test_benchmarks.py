@@ -32,6 +32,7 @@ SUITE_CASES = [
     "sweep, 12 budgets x 1,000 Poisson requests (a100, llama)",
     "capacity, sarathi 512 vs vllm-v0, 1,000 ShareGPT requests",
     "mixed traffic, 1,000 chat+documents requests at 4 QPS, vllm-v1 (h100, llama-3.1-8b)",
+    "disaggregated 1:1, 1,000 ShareGPT-like requests at 4 QPS, sarathi 512 (h100, llama-3.1-8b)",
     "app: Home rerun after a budget change",
     "app: Side by side rerun after a budget change",
     "app: Worked example rerun after a prompt change",
