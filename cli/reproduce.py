@@ -1,4 +1,4 @@
-"""`python -m sim reproduce`: Sarathi-Serve's published figures beside the lab's.
+"""`python -m sim reproduce`: Sarathi-Serve's and DistServe's published figures beside the lab's.
 
 Without --rerun it prints the shipped results (sim/studies/reproduce.py's SHIPPED_RESULTS, made
 by `python -m benchmarks.reproduce`, whose command and commit it prints); `--rerun NAME`
@@ -28,6 +28,8 @@ from sim.studies.reproduce import (
     capacity_runs,
     check_scenario,
     cost_model,
+    distserve_rows,
+    distserve_runs,
     load_shipped,
     numbered_notes,
     reproduce,
@@ -60,22 +62,30 @@ def rows_text(rows: list[Row], wide: bool, shipped: dict[tuple[str, str], Row] |
                       *(f"- {s}" for s in sources)])
 
 
+def _account(runs: list[Run]) -> RunAccount:
+    """The searches' account within the command's budget (a refusal before they start when even
+    one run of each could not fit)."""
+    estimates = {(run.policy.name, run.budget): estimate_run(run) for run in runs}
+    account = RunAccount(replace(CLI_ALLOWANCE, seconds=CAPACITY_SHARE * CLI_ALLOWANCE.seconds,
+                                 bytes=CLI_ALLOWANCE.bytes - PROCESS_BYTES),
+                         estimates, windowed=runs[0].cost.model.sliding_window > 0)
+    CommandEffort(tuple(estimates.values())).check_most(
+        account.allowance, "one run of each policy", "rerun another scenario")
+    return account
+
+
 def _rerun(name: str) -> list[Row]:
-    """Scenario `name` recomputed within the command's budget (a refusal before it starts when
-    even one run of each search could not fit)."""
+    """Scenario `name` recomputed within the command's budget."""
     if name in CAPACITY:
         setup = CAPACITY[name]
         cost = cost_model(setup.model, setup.tp)
         sample = trace_workload(RERUN.requests, 1.0, 0)
-        estimates = {(p.name, b): estimate_run(Run(workload=sample, policy=p, cost=cost,
-                                                   budget=b, limits=limits))
-                     for p, b, limits in capacity_runs(setup)}
-        account = RunAccount(replace(CLI_ALLOWANCE, seconds=CAPACITY_SHARE * CLI_ALLOWANCE.seconds,
-                                     bytes=CLI_ALLOWANCE.bytes - PROCESS_BYTES),
-                             estimates, windowed=cost.model.sliding_window > 0)
-        CommandEffort(tuple(estimates.values())).check_most(
-            account.allowance, "one run of each policy", "rerun another scenario")
+        account = _account([Run(workload=sample, policy=p, cost=cost, budget=b, limits=limits)
+                            for p, b, limits in capacity_runs(setup)])
         return reproduce(name, RERUN, may_start=account.may_start, finished=account.finished)
+    if name == "distserve-example":   # whole, as shipped: its runs are short
+        account = _account([distserve_runs(FULL)[1]])
+        return distserve_rows(FULL, may_start=account.may_start, finished=account.finished)
     if name == "ablation":
         caps = check_work(work_of(*ablation_runs()), "the ablation's runs",
                           "rerun another scenario")
@@ -87,8 +97,8 @@ def _reproduce(args) -> None:
     shipped = load_shipped()
     if args.rerun is None:
         rows = list(shipped.rows)
-        head = (f"Sarathi-Serve's figures beside the lab's ({len(rows)} rows), as shipped: made by "
-                f"`{shipped.command}` at commit {shipped.commit} ({shipped.effort} for the "
+        head = (f"Sarathi-Serve's and DistServe's figures beside the lab's ({len(rows)} rows), "
+                f"as shipped: made by `{shipped.command}` at commit {shipped.commit} ({shipped.effort} for the "
                 "capacity searches). `--rerun NAME` recomputes one scenario.")
         emit(args, [r.to_json() for r in rows], head + "\n" + rows_text(rows, args.wide))
         return
@@ -105,12 +115,14 @@ def _reproduce(args) -> None:
 
 
 def register_reproduce(sub) -> None:
-    p = sub.add_parser("reproduce", help="Sarathi-Serve's published figures beside the lab's",
-                       description=paragraph("""
+    p = sub.add_parser("reproduce", help="Sarathi-Serve's and DistServe's published figures "
+                                         "beside the lab's", description=paragraph("""
         The Sarathi-Serve paper's figures (capacity ratios for Mistral-7B-Instruct-v0.2 and
         Yi-34B on A100 80GB PCIe GPUs with the real ShareGPT trace, its artifact's batch times
-        and chunking overhead, its Table 4 ablation) beside what the lab's own capacity search
-        and calibrated cost model give for the same setups: simulated, paper, their ratio and
+        and chunking overhead, its Table 4 ablation) and DistServe's opening example (the
+        per-GPU goodput of 2 prefill + 1 decode A100s against one colocated A100, OPT-13B)
+        beside what the lab's own capacity and goodput searches and calibrated cost model give
+        for the same setups: simulated, paper, their ratio and
         the main uncertainty of each. Prints the results shipped with the lab (the capacity
         searches take minutes); --rerun NAME recomputes one scenario within the command's
         budget."""))

@@ -24,6 +24,8 @@ PAPER_FIGURES = {
     "batch-times": [68.12e-3, 217.65e-3, 217.24e-3],
     "chunking-overhead": [1.1522, 1.1746, 1.1889, 1.2022, 1.1165, 1.1095],
     "ablation": [0.53, 0.68, 1.04, 0.17, 0.76, 0.14],
+    # DistServe's opening example: 10 requests/s on 3 GPUs against 1.6 on one, per GPU
+    "distserve-example": [10 / 3 / 1.6],
 }
 
 
@@ -165,3 +167,14 @@ def test_each_slo_presets_paper_ratio_is_the_one_the_shipped_rows_carry():
 def test_a_range_over_the_seeds_has_the_digits_to_tell_its_ends_apart(values, said):
     assert rp.seed_spread(values).startswith(said)
     assert "0.20-0.20" not in rp.seed_spread([0.1952, 0.2017])
+
+
+def test_distserves_example_compares_per_gpu_goodput_and_says_where_its_rates_differ():
+    (row,) = rp.distserve_rows(rp.Effort(requests=128, rel_tol=0.1, overhead_span=False))
+    assert row.paper == pytest.approx(2.083, abs=1e-3) and row.unit == "x"
+    assert row.simulated > 1                      # the split serves more per GPU
+    assert "paper 1.6" in row.note and "paper 10, 3.3" in row.note
+    assert "72.1 ms" in row.note and "31.5 ms" in row.note   # DistServe's fitted iterations
+    assert "419 MB over NVLink 3 (A100) in 1.401 ms" in row.note   # 512 x 800 KiB / 300 GB/s
+    assert rp.DISTSERVE_SLO.ttft_s == 0.4 and rp.DISTSERVE_SLO.tpot_s == 0.04
+    assert rp.DISTSERVE_SLO.share == 0.9
