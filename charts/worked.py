@@ -13,9 +13,11 @@ COLUMNS = ["row", "start", "end", "part", "total"]
 
 
 def inks(look: Look) -> dict[str, str]:
-    """One colour per kind of piece, as in every other chart: decode blue, prefill orange."""
+    """One colour per kind of piece, as in every other chart: decode blue, prefill orange; room
+    left unused (free memory, a tile's empty rows) the grid's grey."""
     return {"decode": look.decode, "prefill": look.prefill, "weight read (memory)": look.memory_bound,
-            "arithmetic (compute)": look.compute_bound, "weights": look.muted, "free": look.grid}
+            "arithmetic (compute)": look.compute_bound, "weights": look.muted, "free": look.grid,
+            "empty tile rows": look.grid}
 
 
 def to_scale(frame: pd.DataFrame, look: Look, *, unit: str, width: int = 560) -> Figure:

@@ -72,6 +72,16 @@ for section in worked.sections(example, chain):
         st.markdown(section.intro)
     widgets.table(widgets.steps_frame(section.steps).set_index("step"))
 
+last = runs.last_chunk(s)
+if last is not None:
+    step = worked.last_chunk_step(last)
+    st.subheader(step.title)
+    st.caption("Priced as the lab's runs price it, in the sidebar's cost mode (the steps above "
+               "use the source article's simple rule).")
+    st.markdown(step.sentence, unsafe_allow_html=True)
+    runs.worked_figure.draw(f"worked_{step.id}", step.picture, step.unit, look)
+    widgets.table(widgets.steps_frame(step.steps).set_index("step"))
+
 st.subheader("Where the source article rounds or slips")
 notes = worked.slips(example)
 if notes:

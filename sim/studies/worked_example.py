@@ -16,6 +16,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from sim.cost.calibration import calibrated_tile
+from sim.cost.iteration import Chunk, Composition, CostModel
+from sim.cost.tiles import TiledIteration, tiled
 from sim.errors import InputError, check_number
 from sim.serving.workloads import TEXTBOOK
 from sim.units import fmt_bytes, fmt_count, fmt_flops, fmt_percent, fmt_seconds
@@ -48,7 +51,8 @@ RANGES = {
 _FORMAT = {"s": fmt_seconds, "B": fmt_bytes, "FLOP": fmt_flops, "tokens": fmt_count,
            "token-reads": fmt_count, "iterations": fmt_count, "chunks": fmt_count,
            "x": lambda v: f"{v:.3g}x", "%": fmt_percent,
-           "tokens/s": lambda v: f"{v:,.0f} tokens/s", "FLOP/token": fmt_flops}
+           "tokens/s": lambda v: f"{v:,.0f} tokens/s", "FLOP/token": fmt_flops,
+           "rows": lambda v: f"{v:,.0f} rows"}
 
 
 # Steps that need the first budget's chunk (> 0), by key: their titles.
@@ -291,3 +295,72 @@ def _budget_steps(ex: WorkedExample, i: int, budget: int, d: int, p: int, iterat
     row.update(iterations=n, ttft_s=ttft, ttft_increase=increase, stall_reduction=reduction,
                wait_reduction=wait_ratio, decode_tokens_during_prefill=during)
     return row
+
+
+# --- the last chunk, priced as the lab's runs price it -------------------------------------------
+@dataclass(frozen=True)
+class LastChunk:
+    """The prompt's last chunk (what the full chunks leave) and its iteration, priced by a cost
+    model in its own mode, beside the full chunk before it: the tokens, the rows its GEMMs
+    compute (whole tiles in the calibrated mode), and what the empty ones cost."""
+
+    mode: str
+    gpu: str
+    decodes: int
+    chunk: int                      # a full chunk: budget − decodes
+    chunks: int                     # ⌈prompt / chunk⌉
+    last: int                       # the last chunk's tokens
+    final: TiledIteration           # the last chunk's iteration
+    full: TiledIteration | None     # the full chunk before it (None: the prompt is one chunk)
+    calibrated_tile: int            # the tile the calibrated mode would use on this GPU
+    steps: list[Step]
+
+
+def last_chunk(cost: CostModel, decodes: int, context: int, prompt: int,
+               budget: int) -> LastChunk | None:
+    """The last chunk of `prompt` at `budget` beside `decodes` streams of `context` tokens each,
+    its iteration and the full one before it priced by `cost` (each chunk attends to the prompt
+    before it), as rows of formulas; None where the decodes leave no chunk."""
+    d = check_number("decodes", decodes, low=0, low_inclusive=True, high=1e9, integer=True)
+    ctx = check_number("context", context, low=0, low_inclusive=True, high=1e9, integer=True)
+    p = check_number("prompt", prompt, high=1e9, integer=True)
+    chunk = min(check_number("budget", budget, high=1e9, integer=True) - d, p)
+    if chunk <= 0:
+        return None
+    n = math.ceil(p / chunk)
+    last = p - (n - 1) * chunk
+
+    def iteration(length: int, prefix: int) -> TiledIteration:
+        return tiled(cost, Composition((ctx,) * d, (Chunk(length, prefix, last=prefix + length == p),)))
+
+    final = iteration(last, (n - 1) * chunk)
+    full = iteration(chunk, (n - 2) * chunk) if n > 1 else None
+    mode = cost.mode
+    tile = final.tile_here
+    t, rows = final.tokens, final.rows
+    steps = [
+        Step("last_chunk_tokens", "Last chunk: tokens", "prompt − (n − 1) × chunk, n = ⌈prompt / chunk⌉",
+             f"{p:,} − {n - 1:,} × {chunk:,}", last, "tokens"),
+        Step("last_iteration_tokens", "Last chunk: its iteration's tokens", "decodes + last chunk",
+             f"{d:,} + {last:,}", t, "tokens"),
+        Step("last_rows", "Last chunk: rows its GEMMs compute",
+             "⌈tokens / tile⌉ × tile" if tile else f"tokens (the {mode} mode has no tiles)",
+             f"⌈{t:,} / {tile}⌉ × {tile}" if tile else f"{t:,}", rows, "rows"),
+        Step("last_empty_rows", "Last chunk: empty rows", "rows − tokens", f"{rows:,} − {t:,}",
+             final.wasted_rows, "rows"),
+        Step("last_iteration_s", "Last chunk: its iteration",
+             f"the {mode} mode on the {cost.gpu.name}: the decodes at their context and the "
+             "chunk after the prompt before it",
+             f"{d:,} decodes at {ctx:,} tokens + {last:,} tokens after {(n - 1) * chunk:,}",
+             final.time_s, "s"),
+        Step("last_empty_s", "Last chunk: the empty rows' time",
+             "its iteration − the same iteration on exactly its tokens",
+             f"{fmt_seconds(final.time_s)} − {fmt_seconds(final.exact_time_s)}", final.wasted_s, "s"),
+    ]
+    if full is not None:
+        steps.append(Step("full_iteration_s", "The full chunk before it: its iteration",
+                          f"the {mode} mode: the decodes and a full chunk after the prompt before it",
+                          f"{d:,} decodes at {ctx:,} tokens + {chunk:,} tokens after "
+                          f"{(n - 2) * chunk:,}", full.time_s, "s"))
+    return LastChunk(cost.mode, cost.gpu.name, d, chunk, n, last, final, full,
+                     calibrated_tile(cost.gpu), steps)

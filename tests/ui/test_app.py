@@ -131,15 +131,17 @@ def test_worked_example_reveals_the_core_chain_one_step_at_a_time():
     at.toggle(key="worked_all").set_value(True).run()
     titles = [h.value for h in at.subheader if h.value[0].isdigit()]
     assert [t.split(".")[0] for t in titles] == [str(i) for i in range(1, 8)]
-    assert len(charts(at)) == 7                  # a picture per step
+    assert len(charts(at)) == 8                  # a picture per step, and the last chunk's
 
 
 def test_worked_example_shows_every_step_once_the_core_chain_first():
-    from sim.studies.worked_example import worked_example
+    from sim.studies.worked_example import last_chunk, worked_example
     at = open_app("pages/learn/worked_example.py")
     at.toggle(key="worked_all").set_value(True).run()
     shown_steps = [step for table in tables(at) for step in table.index]
-    assert sorted(shown_steps) == sorted(s.title for s in worked_example().steps)
+    s = scenario.scenario_from({})
+    last = last_chunk(s.cost_model(), s.decodes, s.context, s.prompt, s.budget)
+    assert sorted(shown_steps) == sorted(x.title for x in [*worked_example().steps, *last.steps])
     assert shown_steps[:2] == ["Weight bytes", "FLOPs per token"]
     sections = [h.value for h in at.subheader if not h.value[0].isdigit()]
     assert sections[:4] == ["A second budget", "The KV cache, and what later chunks re-read",

@@ -35,7 +35,7 @@ from ui.teach import tour
 
 from .claims_memory import check_memory
 from .claims_text import STALL, TIME, number, plain, seconds
-from .claims_tiles import check_tiles
+from .claims_tiles import check_last_chunk, check_tiles
 from .claims_traffic import check_burst, check_sweep
 
 EXAMPLES = int(os.environ.get("CLAIMS_EXAMPLES", "12"))
@@ -506,7 +506,7 @@ def check_scenario(values: dict) -> list[str]:
         if not (math.isnan(truth) and math.isnan(numbers[name])) and numbers[name] != truth:
             problems.append(f"the tour's {name} is {numbers[name]}, the run's {truth}")
     problems += check_worked(s, u, c)
-    return (problems + check_memory(s, values.get("together", 20)) + check_tiles(s)
+    return (problems + check_memory(s, values.get("together", 20)) + check_tiles(s) + check_last_chunk(s)
             + check_burst(s, values.get("burst", 3)) + check_sweep(s, values.get("burst", 3)))
 
 

@@ -38,7 +38,7 @@ def test_the_calibrated_mode_draws_its_tile_steps_and_says_what_a_ragged_budget_
     assert downloads == {"PNG", "SVG", "CSV (zip)", "JSON"}
 
 
-@pytest.mark.parametrize("mode, name", [("simple", "simple arithmetic"), ("roofline", "roofline")])
+@pytest.mark.parametrize("mode, name", [("simple", "simple"), ("roofline", "roofline")])
 def test_the_ideal_modes_say_they_have_no_tiles(mode, name):
     at = open_app(ROOFLINE, gpu="h100-sxm", mode=mode)
     assert_clean(at)

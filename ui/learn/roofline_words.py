@@ -7,7 +7,7 @@ modes have none). Pure Python (no Streamlit)."""
 from __future__ import annotations
 
 from sim.cost.calibration import calibrated_tile, padded_rows
-from sim.cost.iteration import MODE_NAMES, CostModel
+from sim.cost.iteration import CostModel
 from sim.cost.tiles import tile_multiples, tiled
 from sim.studies.budget import fused_iteration, scenario_iterations
 from sim.units import fmt_counted, fmt_percent, fmt_seconds
@@ -55,7 +55,7 @@ def tiles_heading(cost: CostModel) -> str:
     """The tile section's title: the question it answers in the calibrated mode, or that the
     mode has none."""
     if cost.gemm_tile is None:
-        return f"GEMM tiles: none in the {MODE_NAMES[cost.mode].lower()} mode"
+        return f"GEMM tiles: none in the {cost.mode} mode"
     return f"GEMM tiles: why budgets come in multiples of {cost.gemm_tile}"
 
 
@@ -68,7 +68,7 @@ def tiles_words(cost: CostModel, decodes: int, context: int, prompt: int, budget
     tile = cost.gemm_tile
     if tile is None:
         would = calibrated_tile(cost.gpu)
-        return (f"The {MODE_NAMES[cost.mode].lower()} mode has no tiles: it "
+        return (f"The {cost.mode} mode has no tiles: it "
                 "prices every token alike, so its curve climbs without steps and a budget that is "
                 f"not a multiple of {would} wastes nothing here. The calibrated mode's "
                 f"{term('gemm', 'GEMMs')} "

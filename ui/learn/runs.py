@@ -29,7 +29,8 @@ from sim.cost.validation import validate
 from sim.errors import InputError
 from sim.serving.engine import SimulationLimitError, Trace
 from sim.studies.budget import ScenarioIteration, scenario_iterations
-from sim.studies.worked_example import WorkedExample, worked_example
+from sim.studies.worked_example import LastChunk, WorkedExample, worked_example
+from sim.studies.worked_example import last_chunk as sim_last_chunk
 
 from ..shell import controls
 from ..shell.cached_figure import cached_figure
@@ -228,6 +229,12 @@ def priced_iterations(s: Scenario) -> dict[str, ScenarioIteration]:
 @st.cache_data(max_entries=32, show_spinner=False)
 def worked(s: Scenario, second_budget: int) -> WorkedExample:
     return worked_example(**s.worked_example_inputs(second_budget))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def last_chunk(s: Scenario) -> LastChunk | None:
+    """The prompt's last chunk priced in the sidebar's cost mode (None: no room for a chunk)."""
+    return sim_last_chunk(s.cost_model(), s.decodes, s.context, s.prompt, s.budget)
 
 
 @cached_figure(max_entries=64)

@@ -1,6 +1,7 @@
 """The worked example as a story: the core chain (weights, decode step, whole-prompt prefill,
 chunk, iterations, time to first token, stall reduction), each step a sentence, its rows of
-sim.studies.worked_example and a picture to scale; then the side topics in labelled sections.
+sim.studies.worked_example and a picture to scale; then the side topics in labelled sections, and
+the prompt's last chunk priced in the sidebar's cost mode (its GEMM tiles and their empty rows).
 Pure Python (no Streamlit): the page draws what this returns.
 """
 
@@ -10,8 +11,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from sim.studies.worked_example import Step, WorkedExample
-from sim.units import fmt_bytes, fmt_seconds
+from sim.cost.calibration import padded_rows
+from sim.studies.worked_example import LastChunk, Step, WorkedExample
+from sim.units import fmt_bytes, fmt_counted, fmt_percent, fmt_seconds
+
+from ..shell.glossary import term
 
 
 @dataclass(frozen=True)
@@ -209,3 +213,49 @@ def sections(ex: WorkedExample, core: list[StoryStep]) -> list[Section]:
 def slips(ex: WorkedExample) -> list[tuple[str, str]]:
     """(step title, what the source article rounds or gets wrong there), at its own inputs."""
     return [(s.title, s.seed_note) for s in ex.steps if s.seed_note]
+
+
+def last_chunk_step(lc: LastChunk) -> StoryStep:
+    """The prompt's last chunk as a story step: what the full chunks leave, what its iteration
+    carries and costs in the sidebar's mode against a full one, and the rows its GEMMs compute
+    (whole tiles, and the empty ones' time, in the calibrated mode; none in the others)."""
+    it, full, d = lc.final, lc.full, lc.decodes
+    carries = (f"its iteration carries {it.tokens:,} tokens (the {fmt_counted(d, 'decode')} and "
+               "the chunk)" if d else f"its iteration carries its {it.tokens:,} tokens alone (no "
+               "stream is running)")
+    cost = f"**{fmt_seconds(it.time_s)}** in the {lc.mode} mode on the {lc.gpu}"
+    if full is None:
+        said = f"The whole {lc.last:,}-token prompt is one chunk: {carries} and takes {cost}."
+    elif lc.last < lc.chunk:
+        said = (f"After {fmt_counted(lc.chunks - 1, 'full chunk')} of {lc.chunk:,} tokens, the "
+                f"last holds the **{lc.last:,} tokens left**: {carries} and takes {cost}, against "
+                f"{fmt_seconds(full.time_s)} for the full chunk before it.")
+    else:
+        said = (f"{lc.chunks:,} × {lc.chunk:,} is the whole prompt, so the last chunk is as full "
+                f"as the others: {carries} and takes {cost}.")
+    gemms = term("gemm", "GEMMs")
+    tile = it.tile_here
+    if tile is None:
+        would = lc.calibrated_tile
+        there = padded_rows(it.tokens, would)
+        said += (f" The {lc.mode} mode has no tiles: its {gemms} compute exactly these "
+                 f"{it.tokens:,} rows and waste none ("
+                 + (f"the calibrated mode would compute {there:,.0f}, in tiles of {would})."
+                    if there > it.tokens else
+                    f"the calibrated mode's tiles of {would} would hold them exactly)."))
+    elif it.wasted_rows:
+        said += (f" Its {gemms} compute whole tiles of {tile} rows: ⌈{it.tokens:,} / {tile}⌉ × "
+                 f"{tile} = **{it.rows:,} rows**, {it.wasted_rows:,} of them empty, which take "
+                 f"{fmt_seconds(it.wasted_s)} ({fmt_percent(it.wasted_share)} of the iteration).")
+    else:
+        said += (f" Its {gemms} compute whole tiles of {tile} rows, and its {it.tokens:,} tokens "
+                 f"fill {fmt_counted(it.rows // tile, 'tile')} exactly: no row is empty.")
+    rows = [("last chunk's iteration", it, lc.last)]
+    if full is not None:
+        rows.insert(0, ("a full chunk's iteration", full, lc.chunk))
+    picture = _pieces(*((name, [("decode", d), ("prefill", chunk), ("empty tile rows", x.wasted_rows)],
+                         f"{x.rows:,} rows") for name, x, chunk in rows))
+    title = ("The last chunk" + (", and its empty tile rows" if it.wasted_rows else "")
+             + ("" if lc.last < lc.chunk or full is None else ": a full one"))
+    return StoryStep("last-chunk", title, said, lc.steps, picture[picture.end > picture.start],
+                     "GEMM rows")

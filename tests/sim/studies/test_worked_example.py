@@ -10,7 +10,7 @@ from sim.presets.models import get_model
 from sim.serving.engine import simulate
 from sim.serving.policies import get_policy
 from sim.serving.workloads import Workload
-from sim.studies.worked_example import worked_example
+from sim.studies.worked_example import last_chunk, worked_example
 
 MS = 1e-3
 GIB = 2**30
@@ -155,3 +155,31 @@ def test_a_mixture_of_experts_prices_flops_by_its_active_params_and_reads_every_
     assert j["unchunked_prefill_s"] == pytest.approx(float(run.duration_s[0]), rel=1e-9)
     with pytest.raises(InputError, match="active params"):
         worked_example(**{**inputs, "active_params": 2 * model.params})
+
+
+# --- the last chunk, priced in a cost mode ----------------------------------------------------
+def _cost(gpu: str, mode: str, model: str = "llama-3.1-8b") -> CostModel:
+    return CostModel(get_gpu(gpu), get_model(model), mode)
+
+
+def test_a_ragged_last_chunk_computes_whole_tiles_in_the_calibrated_mode():
+    """8,192 tokens in chunks of 946: eight full ones leave 624; with the 64 decodes, 688 tokens
+    compute ⌈688 / 64⌉ × 64 = 704 rows, 16 empty."""
+    lc = last_chunk(_cost("h100-sxm", "calibrated"), 64, 4000, 8192, 1010)
+    assert (lc.chunk, lc.chunks, lc.last) == (946, 9, 624)
+    assert (lc.final.tokens, lc.final.rows, lc.final.wasted_rows) == (688, 704, 16)
+    assert 0 < lc.final.wasted_s < lc.final.time_s < lc.full.time_s
+    values = {s.key: s.value for s in lc.steps}
+    assert values["last_rows"] == 704 and values["last_empty_rows"] == 16
+    assert values["last_iteration_s"] == lc.final.time_s
+    assert values["full_iteration_s"] == lc.full.time_s
+
+
+def test_the_last_chunk_in_a_mode_without_tiles_and_without_room():
+    lc = last_chunk(_cost("illustrative", "simple", "dense-8b"), 64, 4000, 8192, 576)
+    assert (lc.chunks, lc.last, lc.final.rows, lc.final.wasted_rows) == (16, 512, 576, 0)
+    assert lc.final.time_s == pytest.approx(23.04e-3, rel=1e-3)   # the article's iteration
+    assert "no tiles" in {s.key: s for s in lc.steps}["last_rows"].formula
+    whole = last_chunk(_cost("illustrative", "simple", "dense-8b"), 64, 4000, 100, 576)
+    assert (whole.chunks, whole.last, whole.full) == (1, 100, None)
+    assert last_chunk(_cost("illustrative", "simple", "dense-8b"), 64, 4000, 8192, 64) is None
