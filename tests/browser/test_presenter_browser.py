@@ -244,6 +244,7 @@ def test_a_fresh_visit_to_side_by_side_runs_its_script_once(new_tab, app_url, si
 MAIN_FIGURES = {"": ".st-key-stage iframe", "side_by_side": ".st-key-stage iframe",
                 "worked_example": ".st-key-chart_worked_prefill .lab-chart",   # step 3's
                 "roofline": ".st-key-chart_roofline .lab-chart",
+                "exactness": ".st-key-chart_exactness .lab-chart",
                 "budget_tradeoff": ".st-key-chart_budget-frontier .lab-chart",
                 "traffic": ".st-key-chart_traffic-timeline .lab-chart",
                 "long_short": ".st-key-chart_long-short-timeline .lab-chart",

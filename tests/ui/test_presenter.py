@@ -57,6 +57,7 @@ def charts_in(node) -> list[str]:
 
 # a page's main figure, by its chart's key; Home and Side by side draw theirs in the stage
 FIGURES = {"pages/learn/worked_example.py": "worked_weights", "pages/learn/roofline.py": "roofline",
+           "pages/learn/exactness.py": "exactness",
            "pages/under_load/budget_tradeoff.py": "budget-frontier",
            "pages/under_load/traffic.py": "traffic-timeline", "pages/advanced/memory.py": "kv-memory",
            "pages/advanced/fidelity.py": "fidelity-times"}

@@ -37,7 +37,8 @@ def test_every_page_keeps_its_address_whatever_its_folder():
     """Slides and bookmarks link to /<page>: a page's address is its file's name, never its
     folder, so moving a page between sections keeps its links."""
     assert {Path(p.path).stem for p in story.PAGES} == {
-        "home", "side_by_side", "worked_example", "roofline", "budget_tradeoff", "traffic",
+        "home", "side_by_side", "worked_example", "roofline", "exactness", "budget_tradeoff",
+        "traffic",
         "long_short",
         "capacity", "memory", "fidelity", "tour"}
 

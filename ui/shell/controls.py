@@ -22,7 +22,7 @@ from pathlib import Path
 
 from charts.views import FOCUS_MARGIN, WINDOW_NAMES, WINDOWS
 from sim.cost.iteration import MODE_NAMES
-from sim.knobs import KNOBS, OLD_KEYS
+from sim.knobs import EXACTNESS_KNOBS, KNOBS, OLD_KEYS
 from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
 from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, in_words, names_in_prose
@@ -294,11 +294,14 @@ STEP_FILES = "[0-9][0-9]-*.md"
 TOUR = _int("tour", "Step", 1, 1, max(1, len(list(TOUR_FOLDER.glob(STEP_FILES)))),
             help="The guided tour's step: each step sets the controls, opens the timeline at the "
                  "moment it explains and points at it.")
+# The Chunking is exact page: the tiny decoder's prompt, chunk and seed (sim/knobs.py).
+EXACTNESS = tuple(_int(k.key, k.label, k.default, k.low, k.high, help=k.help, step=k.step)
+                  for k in EXACTNESS_KNOBS.values() if k.key)
 
 CONTROLS: dict[str, Control] = {c.key: c for c in (
     *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, COMPARE, WHY,
     WINDOW, *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS,
-    TOGETHER, TOUR, VARY)}
+    TOGETHER, TOUR, VARY, *EXACTNESS)}
 # A knob of the table (sim/knobs.py) that no group above places is a control too: the page that
 # shows it draws it (`CONTROLS[key]`), and its value lives in the link like any other.
 MORE_KNOBS = tuple(_knob(k.name) for k in KNOBS.values() if k.key and k.key not in CONTROLS)

@@ -97,6 +97,25 @@ TERMS: dict[str, Term] = {t.id: t for t in (
          "complementary cumulative distribution function"),
     Term("bf16", "BF16", "A 16-bit (2-byte) number format most models are served in.", "bfloat16"),
     Term("qps", "QPS", "Requests arriving per second.", "queries per second"),
+    # the Chunking is exact page's
+    Term("attention_score", "attention score",
+         "How much one token (the query) looks at another (the key): their vectors' dot product, "
+         "scaled and turned into weights that sum to 1 over the keys at or before the query "
+         "(causal attention)."),
+    Term("logit", "logits",
+         "The model's last output: one score per word of its vocabulary for the next token; the "
+         "highest is the most likely."),
+    Term("greedy", "greedy decoding",
+         "Picking the highest logit as the next token every time, so the output follows from the "
+         "numbers alone, with no random draw."),
+    Term("float_precision", "float32 / float64",
+         "Numbers stored in 32 or 64 bits. Each rounds a result to its nearest representable "
+         "value: about 7 significant digits in float32 (machine epsilon 1.19e-7, the gap "
+         "between 1 and the next number), about 16 in float64 (2.22e-16)."),
+    Term("logit_margin", "logit margin",
+         "The highest logit minus the second highest: how much the numbers would have to move "
+         "for greedy decoding to pick another token. A margin smaller than the rounding "
+         "differences is a near tie."),
     # the engines, each as the lab models it: its release, and how it builds an iteration
     *(Term(p.name, f"{p.engine} {p.profile.release}",
            f"{p.intro}. As the lab models it ({p.profile.version}): {p.summary}.")

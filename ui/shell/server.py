@@ -134,8 +134,8 @@ def run_early(url: str) -> str:
 # (ui/shell/presenter.py): preloaded, its report came sooner and cut the tour's first run short before
 # that run had set the step's controls.
 PLAYER, COMPONENT = "IFrame", "BidiComponent"
-CHART_PAGES = ("worked_example", "roofline", "fidelity", "traffic", "long_short", "budget_tradeoff",
-               "memory")
+CHART_PAGES = ("worked_example", "roofline", "exactness", "fidelity", "traffic", "long_short",
+               "budget_tradeoff", "memory")
 FIGURE_CHUNKS = {"": PLAYER, "side_by_side": PLAYER, "tour": PLAYER,
                  **{page: COMPONENT for page in CHART_PAGES}}
 
