@@ -32,7 +32,7 @@ PAGE_FILES = {p.stem: str(p.relative_to(Path(APP).parent))
 RERUN_TARGET = 0.250
 EXTREME = dict(gpu="mi300x", model="qwen2.5-7b", prompt=1_000_000, decodes=1024, context=100)
 # a smoke test's sizes (`cases(small=True)`, limits_bench --smoke): the most of each link value
-SMOKE_SIZES = dict(prompt=20_000, decodes=64, requests=20, olen=64, bmax=4096)
+SMOKE_SIZES = dict(prompt=20_000, decodes=64, requests=20, olen=64, bmax=4096, exprompt=256)
 
 
 def sized(query: dict, small: bool) -> dict:

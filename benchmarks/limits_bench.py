@@ -63,6 +63,8 @@ CASES = [
      "a 2,000,000-token prompt beside 4,096 decoders"),
     ("pages/learn/worked_example.py", dict(prompt=2_000_000, budget2=1), None,
      "a 2,000,000-token prompt, second budget 1"),
+    ("pages/learn/exactness.py", dict(exprompt=4096, exchunk=1), "Search",
+     "a 4,096-token prompt in 4,096 chunks of 1, then the near-tie search"),
     ("pages/advanced/fidelity.py", dict(gpu="a100-80gb", mode="calibrated"), None, "defaults"),
     ("pages/under_load/traffic.py", dict(**MI300, workload="poisson", requests=1000, qps=1000,
                                    lengths="fixed", plen=128, olen=2400, budget=4096,

@@ -83,6 +83,7 @@ LIMITS_CASES = [
     "side_by_side.py ", "the same, compared with the calibrated mode: four lanes: ran",
     "roofline.py ", "a 2,000,000-token prompt beside 4,096 decoders: ran",
     "worked_example.py ", "a 2,000,000-token prompt, second budget 1: ran",
+    "exactness.py ", "a 4,096-token prompt in 4,096 chunks of 1, then the near-tie search: ran",
     "fidelity.py ", "defaults: ran",
     "traffic.py ", "5 policies x 2,400,000 token times: the 12,000,000 a page keeps, at once: ran",
     "5 policies, 1,000 requests at 1/s: ~1.8 million iterations, on the button: ran",
