@@ -35,6 +35,9 @@ def test_the_upload_help_says_a_trace_may_name_each_requests_class_as_trace_in_d
     said = at.file_uploader(key="trace_file").help
     assert f"A CSV trace: {TRACE_COLUMNS_WORDS}." in said
     assert f"optionally {CLASS_COLUMN}, each request's class name" in said
+    # and the workload picker's help, which names the upload choice, in the same words
+    picker = at.selectbox(key="workload").help
+    assert f"Uploaded trace: a CSV file with {TRACE_COLUMNS_WORDS}." in picker
 
 
 def kept(body: bytes) -> uploads.Upload:

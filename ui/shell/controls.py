@@ -26,6 +26,7 @@ from sim.knobs import EXACTNESS_KNOBS, KNOBS, OLD_KEYS
 from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
 from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, in_words, names_in_prose
+from sim.serving.trace_files import TRACE_COLUMNS_WORDS
 from sim.serving.workloads import LENGTH_NAMES, TEXTBOOK
 from sim.studies.capacity import DELAY_SLO_S, SLO_PRESETS
 
@@ -238,8 +239,8 @@ TRAFFIC = (
              "upload": "Uploaded trace (CSV)"},
             help="Burst of prompts: N prompts of the sidebar's prompt length arrive at once while "
                  "the sidebar's streams run (the source article's drain). Poisson arrivals: "
-                 "requests at random times at a mean rate. Uploaded trace: a CSV file with columns "
-                 "arrival_s, prompt_tokens, output_tokens."),
+                 "requests at random times at a mean rate. Uploaded trace: a CSV file with "
+                 f"{TRACE_COLUMNS_WORDS}."),
     *(_knob(name) for name in ("burst", "requests", "qps", "lengths", "prompt_tokens",
                                "output_tokens", "seed")),
 )
