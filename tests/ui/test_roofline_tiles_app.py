@@ -24,7 +24,7 @@ def test_the_calibrated_mode_draws_its_tile_steps_and_says_what_a_ragged_budget_
     assert_clean(at)
     text = shown(at)
     tile = calibration_for(get_gpu("h100-sxm")).gemm_tile
-    assert f"GEMM tiles: why budgets come in multiples of {tile}" in text
+    assert f"Tiles: why budgets come in multiples of {tile}" in text
     assert "Your budget, 2,000, computes ⌈2,000 / 64⌉ × 64 = **2,048 rows**, 48 of them empty" in text
     assert "The whole tiles beside it: 1,984 (" in text and "within the target) and 2,048 (" in text
     chart = tile_chart(at)
@@ -43,7 +43,7 @@ def test_the_ideal_modes_say_they_have_no_tiles(mode, name):
     at = open_app(ROOFLINE, gpu="h100-sxm", mode=mode)
     assert_clean(at)
     text = shown(at)
-    assert f"GEMM tiles: none in the {name} mode" in text
+    assert f"Tiles: none in the {name} mode" in text
     assert f"The {name} mode has no tiles" in text and "257 tokens cost about what 320 do" in text
     assert tile_chart(at) is None
 

@@ -17,8 +17,8 @@ def test_a_ragged_last_chunk_in_the_calibrated_mode_shows_its_empty_rows():
     assert "After 8 full chunks of 946 tokens, the last holds the **624 tokens left**" in text
     assert "its iteration carries 688 tokens (the 64 decodes and the chunk)" in text
     assert "⌈688 / 64⌉ × 64 = **704 rows**, 16 of them empty, which take" in text
-    (rows,) = [t for t in tables(at) if "Last chunk: rows its GEMMs compute" in t.index]
-    assert rows.loc["Last chunk: rows its GEMMs compute", "result"] == "704 rows"
+    (rows,) = [t for t in tables(at) if "Last chunk: rows its matrix products compute" in t.index]
+    assert rows.loc["Last chunk: rows its matrix products compute", "result"] == "704 rows"
     assert rows.loc["Last chunk: empty rows", "result"] == "16 rows"
     downloads = {b.proto.label for b in at.get("download_button")
                  if "download_worked_last-chunk_" in b.proto.id}

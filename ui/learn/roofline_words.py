@@ -55,8 +55,8 @@ def tiles_heading(cost: CostModel) -> str:
     """The tile section's title: the question it answers in the calibrated mode, or that the
     mode has none."""
     if cost.gemm_tile is None:
-        return f"GEMM tiles: none in the {cost.mode} mode"
-    return f"GEMM tiles: why budgets come in multiples of {cost.gemm_tile}"
+        return f"Tiles: none in the {cost.mode} mode"
+    return f"Tiles: why budgets come in multiples of {cost.gemm_tile}"
 
 
 def tiles_words(cost: CostModel, decodes: int, context: int, prompt: int, budget: int,
@@ -68,15 +68,14 @@ def tiles_words(cost: CostModel, decodes: int, context: int, prompt: int, budget
     tile = cost.gemm_tile
     if tile is None:
         would = calibrated_tile(cost.gpu)
-        return (f"The {cost.mode} mode has no tiles: it "
-                "prices every token alike, so its curve climbs without steps and a budget that is "
-                f"not a multiple of {would} wastes nothing here. The calibrated mode's "
-                f"{term('gemm', 'GEMMs')} "
-                f"compute whole tiles of {would} token rows (fitted on one A100, used for every "
-                f"GPU): there, 257 tokens cost about what {padded_rows(257, would):,.0f} do "
-                "(*Cost mode* in the sidebar, on a real GPU).")
+        return (f"The {cost.mode} mode has no tiles: it prices every token alike, so its curve "
+                f"climbs without steps and a budget that is not a multiple of {would} wastes "
+                f"nothing here. The calibrated mode runs each {first('gemm')} in whole tiles of "
+                f"{would} token rows (fitted on one A100, used for every GPU): there, 257 tokens "
+                f"cost about what {padded_rows(257, would):,.0f} do (*Cost mode* in the sidebar, "
+                "on a real GPU).")
     named = {"Largest budget within the target": largest, "Your budget": budget}
-    out = [f"The calibrated mode's {term('gemm', 'GEMMs')} compute an iteration's tokens "
+    out = [f"The calibrated mode runs each {first('gemm')} over an iteration's tokens "
            f"(decodes and chunk together) in whole tiles of {tile} rows, a tile being the block "
            "of rows one kernel step computes, so its time climbs in steps: one token past a "
            "whole tile starts a new one (the chart below)."]

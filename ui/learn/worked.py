@@ -15,7 +15,7 @@ from sim.cost.calibration import padded_rows
 from sim.studies.worked_example import LastChunk, Step, WorkedExample
 from sim.units import fmt_bytes, fmt_counted, fmt_percent, fmt_seconds
 
-from ..shell.glossary import term
+from ..shell.glossary import first
 
 
 @dataclass(frozen=True)
@@ -233,7 +233,7 @@ def last_chunk_step(lc: LastChunk) -> StoryStep:
     else:
         said = (f"{lc.chunks:,} × {lc.chunk:,} is the whole prompt, so the last chunk is as full "
                 f"as the others: {carries} and takes {cost}.")
-    gemms = term("gemm", "GEMMs")
+    gemms = f"{first('gemm')} kernels"
     tile = it.tile_here
     if tile is None:
         would = lc.calibrated_tile
@@ -258,4 +258,4 @@ def last_chunk_step(lc: LastChunk) -> StoryStep:
     title = ("The last chunk" + (", and its empty tile rows" if it.wasted_rows else "")
              + ("" if lc.last < lc.chunk or full is None else ": a full one"))
     return StoryStep("last-chunk", title, said, lc.steps, picture[picture.end > picture.start],
-                     "GEMM rows")
+                     "rows computed")
