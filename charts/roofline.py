@@ -321,7 +321,7 @@ def tile_view(cost: CostModel, decodes: int, context: int, prompt: int,
     if tile is None:
         return None
     first, last = decodes + 1, decodes + prompt
-    center = min(next(b for b in marked.values() if b is not None), last)
+    center = min(max(next(b for b in marked.values() if b is not None), first), last)
     steps = tile_frame(cost, decodes, context, prompt, *tile_window(center, tile, first, last))
     return tile_steps(steps, tile_marks_frame(steps, marked), tile=tile, tpot_ms=tpot_ms,
                       look=look, width=width)

@@ -49,3 +49,10 @@ def test_rules_at_every_whole_tile_of_the_calibration_or_the_gpus_own(tile):
 def test_no_tiles_no_tile_view(mode):
     cost = CostModel(get_gpu("h100-sxm"), MODEL, mode)
     assert tile_view(cost, 64, 4000, 8192, {"your budget": 2000}, 25.0, Look()) is None
+
+
+def test_a_budget_the_decodes_fill_centres_the_view_on_the_first_chunk_token():
+    cost = CostModel(get_gpu("h100-sxm"), MODEL, "calibrated")
+    steps = tile_view(cost, 64, 4000, 8192, {"largest within target": None, "your budget": 10},
+                      25.0, Look()).data["tiles"]
+    assert (steps.tokens.min(), steps.tokens.max()) == (65, 257)
