@@ -53,6 +53,7 @@ import numpy as np
 
 from sim.cost.iteration import CostModel
 from sim.serving.engine import RESERVE_FRACTION, kv_capacity_tokens, policy_reserve
+from sim.serving.pipeline import dealt, pipeline_kv_tokens, stage_costs
 from sim.serving.policies import Limits, PolicySpec
 from sim.serving.run import Run
 from sim.serving.workloads import Workload
@@ -80,6 +81,7 @@ ITEM_COSTS = {
     #                                            partial step
     "window_iterations": ItemCost(1.7e-5, 24),  # pricing the decoders one by one (sliding window)
     "window_rows": ItemCost(5e-9, 0),          # and each decode row so priced
+    "stage_passes": ItemCost(2e-6, 80),        # a micro-batch through one pipeline stage
 }
 
 # The likely estimate keeps within this factor of a run's real iterations, either way
@@ -102,6 +104,7 @@ class Counts:
     running_passes: int = 0       # running-set elements moved at its changes and partial steps
     window_iterations: int = 0    # iterations whose decoders a sliding window prices one by one
     window_rows: int = 0          # decode rows so priced
+    stage_passes: int = 0         # micro-batches x pipeline stages (sim/serving/pipeline.py)
 
     def seconds(self) -> float:
         return sum(getattr(self, name) * cost.seconds for name, cost in ITEM_COSTS.items())
@@ -112,20 +115,29 @@ class Counts:
     def __add__(self, other: Counts) -> Counts:
         return Counts(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
+    @property
+    def stages(self) -> float:
+        """Pipeline stages each iteration passes (0 without a pipeline)."""
+        return self.stage_passes / self.iterations if self.iterations else 0.0
+
     def with_iterations(self, iterations: int) -> Counts:
         """These counts with `iterations` instead: fewer (a cap) keep at most as many window
-        iterations; more count every added one as windowed when the run has any (upper bounds)."""
+        iterations; more count every added one as windowed when the run has any (upper bounds);
+        each passes the same pipeline stages."""
         window = min(iterations, self.window_iterations
                      + max(0, iterations - self.iterations)) if self.window_iterations else 0
-        return replace(self, iterations=iterations, window_iterations=window)
+        return replace(self, iterations=iterations, window_iterations=window,
+                       stage_passes=math.ceil(self.stages * iterations))
 
     def iterations_within(self, seconds: float, nbytes: float = math.inf) -> int:
         """The most iterations these counts can have within `seconds` and `nbytes` (0 if the
         rest alone does not fit)."""
         rest = self.with_iterations(0)
         windowed = bool(self.window_iterations)
-        per_s = ITEM_COSTS["iterations"].seconds + windowed * ITEM_COSTS["window_iterations"].seconds
-        per_b = ITEM_COSTS["iterations"].bytes + windowed * ITEM_COSTS["window_iterations"].bytes
+        per_s = ITEM_COSTS["iterations"].seconds + windowed * ITEM_COSTS["window_iterations"].seconds \
+            + self.stages * ITEM_COSTS["stage_passes"].seconds
+        per_b = ITEM_COSTS["iterations"].bytes + windowed * ITEM_COSTS["window_iterations"].bytes \
+            + self.stages * ITEM_COSTS["stage_passes"].bytes
         return max(0, int(min((seconds - rest.seconds()) / per_s, (nbytes - rest.bytes()) / per_b)))
 
     @classmethod
@@ -350,9 +362,29 @@ def least_iterations(workload: Workload) -> int:
 def estimate_run(run: Run) -> RunEstimate:
     """One run, estimated before it starts (the module docstring): read whole, so a field a run
     gains reaches the estimate; the policy as it runs under its limits (`PolicySpec.under`)."""
+    if run.pipeline is not None and run.pipeline.stages > 1:
+        return _pipelined(run)
     workload, budget, limits, cost = run.workload, run.budget, run.limits, run.cost
     policy = run.policy.under(limits)
     shape = _Shape.of(workload)
     bound = _bound(workload, shape, policy, budget, limits, cost)
     return RunEstimate(_likely(workload, shape, bound, policy, budget, limits, cost), bound,
                        shape.longest, limits.max_iterations)
+
+
+def _pipelined(run: Run) -> RunEstimate:
+    """A run through pipeline stages: the sum of its virtual engines' runs, each its share of the
+    requests on the first stage's cost model (sim/serving/pipeline.py), every micro-batch also
+    passing each stage. The KV each engine is estimated with is its stage's whole pool, more than
+    its share: the bound stays a bound."""
+    stages = run.pipeline.stages
+    costs = stage_costs(run.cost.for_engine(run.policy.overhead), run.pipeline)
+    reserve = policy_reserve(run.policy, run.cost, run.budget)
+    pipeline_kv_tokens(costs, reserve)   # refuses, as the run would, a stage its weights overfill
+    parts = [estimate_run(replace(run, workload=share, cost=costs[0], pipeline=None))
+             for _, share in dealt(run.workload, stages)]
+    likely, bound = (sum((getattr(p, kind) for p in parts[1:]), getattr(parts[0], kind))
+                     for kind in ("likely", "bound"))
+    likely = replace(likely, stage_passes=likely.iterations * stages)
+    bound = replace(bound, stage_passes=bound.iterations * stages)
+    return RunEstimate(likely, bound, least_iterations(run.workload), run.limits.max_iterations)

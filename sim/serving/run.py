@@ -16,8 +16,10 @@ from dataclasses import dataclass, fields, replace
 from functools import cached_property
 
 from sim.cost.iteration import CostModel
+from sim.errors import InputError
 from sim.serving.disaggregated import DisaggregatedTrace, Disaggregation, simulate_disaggregated
 from sim.serving.engine import Trace, simulate
+from sim.serving.pipeline import Pipeline, StagedRun, simulate_pipeline
 from sim.serving.policies import DEFAULT_LIMITS, Limits, PolicySpec
 from sim.serving.workloads import Workload
 
@@ -27,13 +29,21 @@ class Run:
     """A workload under one policy at one budget and limits, priced by one cost model (its GPU,
     model, cost mode, CPU overhead and tensor parallelism); with `disaggregation`, served by a
     prefill pool and a decode pool of that GPU and model, the KV cache handed over a link
-    (sim/serving/disaggregated.py), and None: by one engine on `cost.tp` GPUs."""
+    (sim/serving/disaggregated.py), and None: by one engine on `cost.tp` GPUs; with `pipeline`,
+    the model's layers split over its stages, tp x stages GPUs (sim/serving/pipeline.py)."""
     workload: Workload
     policy: PolicySpec
     cost: CostModel
     budget: int
     limits: Limits = DEFAULT_LIMITS
     disaggregation: Disaggregation | None = None
+    pipeline: Pipeline | None = None
+
+    def __post_init__(self):
+        if self.disaggregation is not None and self.pipeline is not None \
+                and self.pipeline.stages > 1:
+            raise InputError("pipeline stages (pp > 1) and disaggregated pools together are not "
+                             "modelled; run one or the other")
 
     @cached_property
     def digest(self) -> str:
@@ -56,5 +66,14 @@ class Run:
             return simulate_disaggregated(self.workload, self.policy, self.cost,
                                           budget=self.budget, limits=self.limits,
                                           split=self.disaggregation)
+        if self.pipeline is not None and self.pipeline.stages > 1:
+            return self.staged().trace
         return simulate(self.workload, self.policy, self.cost, budget=self.budget,
                         limits=self.limits)
+
+    def staged(self) -> StagedRun:
+        """The run through the pipeline's stages with its stage-by-stage schedule (one stage
+        without `pipeline`: the same figures as `simulate`)."""
+        pipeline = self.pipeline or Pipeline((self.cost.model.layers,))
+        return simulate_pipeline(self.workload, self.policy, self.cost, budget=self.budget,
+                                 pipeline=pipeline, limits=self.limits)

@@ -25,6 +25,7 @@ from sim.cost.iteration import MODE_NAMES
 from sim.knobs import EXACTNESS_KNOBS, KNOBS, OLD_KEYS
 from sim.presets.hardware import GPUS
 from sim.presets.models import MODELS
+from sim.serving.chunking import CHUNKING_NAMES
 from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, in_words, names_in_prose
 from sim.serving.trace_files import TRACE_COLUMNS_WORDS
 from sim.serving.workloads import LENGTH_NAMES, TEXTBOOK
@@ -156,6 +157,7 @@ KNOB_NAMES = {
     "mode": MODE_NAMES,
     "lengths": LENGTH_NAMES,
     "mix": MIX_NAMES,
+    "chunking": CHUNKING_NAMES,
 }
 
 

@@ -20,6 +20,7 @@ from sim.effort.estimate import (
     Counts,
     _kv_tokens_at_most,
     _streams_after_prompts,
+    estimate_run,
     least_iterations,
 )
 from sim.errors import InputError
@@ -35,7 +36,9 @@ from sim.serving.engine import (
     simulate,
 )
 from sim.serving.metrics import summarize
+from sim.serving.pipeline import make_pipeline
 from sim.serving.policies import CHUNKED, POLICIES, Limits, PrefillCap, get_policy, sarathi
+from sim.serving.run import Run
 from sim.serving.workloads import make_workload, poisson, textbook_scenario
 from tests.support.runs import estimated
 
@@ -65,6 +68,9 @@ def drawn_limits(draw, policy, streams: int) -> Limits:
             continue
         if knob.kind == "switch":
             values[field.name] = draw(st.booleans())
+            continue
+        if knob.choices:   # chunk sizing
+            values[field.name] = draw(st.sampled_from(knob.choices))
             continue
         low = max(int(knob.low), streams) if field.name == "max_seqs" else int(knob.low)
         value = st.integers(low, max(SMALL, low))   # 0 where it means off (a threshold)
@@ -152,6 +158,26 @@ def test_the_bound_is_never_below_a_run_and_the_likely_estimate_keeps_within_its
             simulate(workload, policy, cost, budget=budget,
                      limits=replace(limits, max_iterations=cap))
         assert stopped.value.cap == cap
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs(), st.sampled_from([2, 4]))
+def test_a_pipelined_runs_bound_is_never_below_it(case, stages):
+    """Through pipeline stages (sim/serving/pipeline.py) the bound is its virtual engines' bounds
+    summed, and every micro-batch passes each stage."""
+    workload, policy, budget, limits, cost = case
+    run = Run(workload=workload, policy=policy, cost=cost, budget=budget, limits=limits,
+              pipeline=make_pipeline(cost.model, cost.gpu, stages))
+    try:
+        trace = run.simulate()
+    except InputError:
+        assume(False)   # refused up front (a request larger than a virtual engine's KV)
+    assume(trace.preemptions.sum() == 0)
+    estimate = estimate_run(run)
+    real = replace(real_counts(trace, cost), stage_passes=trace.iterations * stages)
+    for item in ITEM_COSTS:
+        assert getattr(estimate.bound, item) >= getattr(real, item), item
+    assert estimate.least_iterations <= real.iterations
 
 
 def test_the_bound_is_reached_when_requests_run_one_at_a_time():
