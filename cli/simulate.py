@@ -12,11 +12,20 @@ from sim.serving.trace_files import CLASS_COLUMN, MAX_BYTES, MAX_ROWS
 from sim.serving.workloads import Workload, described, prompts_together, textbook
 from sim.units import fmt_seconds, fmt_wait
 
-from .common import add_run_args, check_iterations, check_work, planned_run, remedy, run_from, work_of
+from .common import (
+    add_run_args,
+    check_iterations,
+    check_work,
+    checked_run,
+    planned_run,
+    remedy,
+    work_of,
+)
 from .disaggregate import add_disaggregation_args, disaggregated_payload, disaggregated_text
 from .flags import paragraph
 from .output import NO_SECOND_TOKEN, emit, table
 from .paths import output_file
+from .pipeline import add_pipeline_args, chunking_note, pipeline_lines, pipeline_payload
 
 # --- simulate -------------------------------------------------------------------------------
 METRICS = {"ttft_s": "TTFT", "tbt_s": "TBT (every gap)", "tpot_s": "TPOT"}
@@ -30,7 +39,9 @@ def _simulate(args) -> None:
     if args.disaggregate is not None:
         _simulate_disaggregated(args)
         return
-    workload, trace = run_from(args)
+    run = checked_run(args)
+    staged = run.staged() if run.pipeline is not None else None
+    workload, trace = run.workload, staged.trace if staged else run.simulate()
     m = summarize(trace)
     profile = get_policy(args.policy).profile
     payload = {"policy": m.policy, "engine": profile.engine, "engine_version": profile.version,
@@ -46,7 +57,12 @@ def _simulate(args) -> None:
     classes = class_metrics(trace, workload)
     if classes:
         payload["classes"] = {name: c.to_json() for name, c in classes.items()}
+    if staged:
+        payload.update(pipeline_payload(staged.schedule))
     notes = [*trace.notes, *([NO_SECOND_TOKEN] if np.isnan(m.tbt_s.max) else [])]
+    chunking = chunking_note(run)
+    if chunking:
+        notes.append(chunking)
     payload["notes"] = notes
     if args.trace_out is not None:
         write_trace_csv(trace, args.trace_out)
@@ -66,6 +82,8 @@ def _simulate(args) -> None:
              f"{m.throughput_tokens_per_s:,.0f} output tokens/s, {m.preemptions:,} preemptions",
              table(rows, ("metric", "p50", "p90", "p99", "max"), args.wide),
              f"largest gap any request saw: {fmt_seconds(m.max_gap_s)}"]
+    if staged:
+        lines += pipeline_lines(staged.schedule, run)
     if classes:
         lines += [_class_table(classes, args.wide), HOL_WAIT_WORDS]
     own_budget = "budget" not in args.given and lane_budget_note(policy, workload, args.budget)
@@ -183,6 +201,7 @@ def register_simulate(sub) -> None:
         change."""))
     add_run_args(p)
     add_disaggregation_args(p)
+    add_pipeline_args(p)
     output_file(p, "--trace-out", "write per-iteration records (times in s, tokens, KV tokens) "
                 "to this CSV file (default: none)")
     output_file(p, "--requests-out", "write one row per request to this CSV file: arrival_s, "
