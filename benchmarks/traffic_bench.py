@@ -6,7 +6,7 @@ from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.disaggregated import Disaggregation
 from sim.serving.metrics import class_metrics
-from sim.serving.policies import Limits, get_policy
+from sim.serving.policies import Limits, engine_max_seqs, get_policy
 from sim.serving.run import Run
 from sim.serving.workloads import MIXES, mixed, poisson
 from sim.studies.capacity import SLO_PRESETS, compare_capacity
@@ -29,7 +29,7 @@ def cases(small: bool = False):
 
     def mixed_run():
         run = Run(workload=documents, policy=v1, cost=h100, budget=v1.profile.budget(h100.gpu),
-                  limits=Limits(max_seqs=v1.profile.max_seqs(h100.gpu, h100.model)))
+                  limits=Limits(max_seqs=engine_max_seqs(v1, h100)))
         return class_metrics(run.simulate(), documents)
 
     def sharegpt(qps):

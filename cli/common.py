@@ -30,7 +30,6 @@ from sim.serving.workloads import OWN_LENGTHS, SHAREGPT_OUTPUT, SHAREGPT_PROMPT,
 
 from .disaggregate import disaggregation_from, refuse_streams
 from .flags import choice, flag_name, knob_flag, number, refuse
-from .pipeline import pipeline_from
 
 # A command's own start (Python, numpy, sim) on top of its runs' work.
 PROCESS_SECONDS = 0.5
@@ -238,8 +237,8 @@ def limits_from(args, *policies: PolicySpec, workload: workloads.Workload | None
                                            f"{'does' if len(policies) == 1 else 'do'} not")
     given = {knob.name: getattr(args, knob.name) for knob in LIMIT_KNOBS}
     if given["max_seqs"] is None:
-        given["max_seqs"] = default_max_seqs(policies[0], get_gpu(args.gpu), get_model(args.model),
-                                             workload)
+        given["max_seqs"] = default_max_seqs(policies[0], cost_model_from(args),
+                                             getattr(args, "budget", None), workload)
     return Limits(max_iterations=args.max_iterations, **given)
 
 
@@ -280,7 +279,7 @@ def planned_run(args) -> Run:
             f"decoders finish; use a budget > {decoders}, or --allow-starvation to watch it")
     budget = args.budget if "budget" in args.given else lane_budget(policy, workload, args.budget)
     return Run(workload=workload, policy=policy, cost=cost_model_from(args), budget=budget,
-               limits=limits, disaggregation=disaggregation, pipeline=pipeline_from(args))
+               limits=limits, disaggregation=disaggregation)
 
 
 def lane_args(args, policy: str) -> argparse.Namespace:
@@ -299,18 +298,11 @@ def run_from(args, cap: int | None = None) -> tuple[workloads.Workload, Trace]:
     """Build the workload and run it within the command's budget (`cap`: the iteration cap a
     caller that checked several runs together gave it): the core of simulate and export (the one
     place the CLI calls the engine)."""
-    run = checked_run(args, cap)
-    return run.workload, run.simulate()
-
-
-def checked_run(args, cap: int | None = None) -> Run:
-    """The flags' run, checked against the command's budget and capped to fit it (`cap`: the
-    iteration cap a caller that checked several runs together gave it)."""
     run = planned_run(args)
     check_iterations(run.workload, args.max_iterations)
     if cap is None:
         (cap,) = check_work(work_of(run), "this run", remedy(args))
-    return run.capped(cap)
+    return run.workload, run.capped(cap).simulate()
 
 
 def iteration_cap_message(cap: int, needed: int | None = None) -> str:

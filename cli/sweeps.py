@@ -176,7 +176,7 @@ def _capacity(args) -> None:
     limits = limits_from(args, policy, baseline)
     # without --max-seqs each engine seats its own default number of requests
     baseline_limits = limits if args.max_seqs is not None else replace(
-        limits, max_seqs=default_max_seqs(baseline, cost.gpu, cost.model))
+        limits, max_seqs=default_max_seqs(baseline, cost))
     workload_at = partial(poisson_from, args, args.requests)
     sample = workload_at(1.0)   # bad lengths fail here, before any search
     check_iterations(sample, args.max_iterations)

@@ -44,8 +44,11 @@ widgets.table(pd.DataFrame([{
     "in tokens = ⌊KV capacity / KV bytes per token⌋ in whole KV blocks":
         f"{c.tokens.substituted} = {c.tokens.display}" if c.fits else c.tokens.substituted}
     for c in capacities]).set_index("engine"))
-st.caption("Sizes in GB, 10⁹ bytes, as the datasheets write them (an engine's own rule may count "
-           "in 2²⁰ and 2³⁰ bytes). Each engine keeps back its own share of memory for "
+st.caption(f"Sizes in GB, 10⁹ bytes, as the datasheets write them (an engine's own rule may count "
+           f"in 2²⁰ and 2³⁰ bytes). The {s.gpu.name}'s datasheet says "
+           f"{fmt_bytes(s.gpu.datasheet_bytes or s.gpu.memory_bytes)}; the engines size their KV "
+           f"cache from what the device reports, {fmt_bytes(s.gpu.memory_bytes)}. Each engine "
+           "keeps back its own share of memory for "
            "activations and CUDA graphs, SGLang's growing with its chunk (here the sidebar's "
            f"budget, {s.budget:,}), and allocates KV in whole blocks (the block is what the "
            "tokens are divided by and multiplied back): the runs below hold exactly these "

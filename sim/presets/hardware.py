@@ -4,6 +4,11 @@ Every number is a *dense* tensor-core peak: several public tools ship the "with 
 which is twice the dense one. Each preset's `source` names its datasheet or public table; their
 addresses are in docs/sources.md ("GPU datasheets and public GPU tables").
 Units are SI: FLOP/s, bytes/s, bytes. Datasheet "GB" and "TB/s" are decimal (1e9, 1e12).
+
+Memory is the total the device reports (`REPORTED_MIB`), not the datasheet's round figure: the
+engines size their KV cache from what CUDA reports (vLLM through torch, SGLang reads nvidia-smi's
+MiB), and an "80 GB" H100 reports 81,559 MiB = 85.5 GB. The datasheet figure is kept beside it
+(`Gpu.datasheet_bytes`) for the captions that name the part.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ class Gpu:
     # token rows per GEMM tile where this GPU's kernels are known to differ from its family's
     # calibration (None: the family's; sim/cost/calibration.py `calibration_for`)
     gemm_tile: int | None = None
+    # the datasheet's round figure ("80 GB"), for captions; the KV cache is sized from memory_bytes
+    datasheet_bytes: float = 0.0
+    memory_source: str = ""    # where memory_bytes is read from ("estimated" where no device's is)
 
     @property
     def ridge_flops_per_byte(self) -> float:
@@ -40,9 +48,33 @@ class Gpu:
         return self.peak_flops / self.bandwidth
 
 
+MIB = 2**20
+
+# What each device reports as its total memory, MiB: nvidia-smi's "Memory-Usage" total (the figure
+# SGLang reads for its tiers; CUDA's own total, which torch and vLLM read, is a few hundred MiB
+# less, kept by the driver), rocminfo's pool size for the MI300X. Those not read off a device are
+# marked "estimated".
+REPORTED_MIB: dict[str, tuple[float, str]] = {
+    "a100-40gb": (40960, "nvidia-smi's total (modal-labs/modal-client#2797)"),
+    "a100-80gb": (81920, "nvidia-smi's total (modal-labs/modal-client#2797)"),
+    "h100-sxm": (81559, "nvidia-smi's total (NVIDIA/nccl#1264; modal-labs/modal-client#2797)"),
+    "h200": (143771, "nvidia-smi's total (public nvidia-smi output of H200 SXM nodes)"),
+    "l4": (23034, "nvidia-smi's total (modal-labs/modal-client#2797)"),
+    "l40s": (46068, "nvidia-smi's total (modal-labs/modal-client#2797)"),
+    "rtx-4090": (24564, "nvidia-smi's total (vllm-project/vllm#7553)"),
+    "mi300x": (201310208 / 1024, "rocminfo's pool, 201,310,208 × 2¹⁰ B (ROCm/legacy-rocm-build#4414)"),
+    "b200": (183359, "nvidia-smi's total (NVIDIA/TensorRT-LLM#10278)"),
+    "a100-pcie-40gb": (40960, "estimated: the A100 40GB SXM's, the same 40 GB of HBM2"),
+    "a100-pcie-80gb": (81920, "estimated: the A100 80GB SXM's, the same 80 GB of HBM2e"),
+}
+
+
 def _gpu(id, name, tflops, gbps, mem_gb, source, link_gbps=0.0, architecture="") -> Gpu:
-    return Gpu(id, name, tflops * TFLOPS, gbps * GB, mem_gb * GB, source, link_gbps * GB,
-               architecture)
+    """A preset from its datasheet's figures, its memory the device's own (`REPORTED_MIB`; the
+    datasheet's where no device reports one, as for the textbook GPU, which is not a part)."""
+    mib, memory_source = REPORTED_MIB.get(id, (mem_gb * GB / MIB, f"the datasheet's {mem_gb:g} GB"))
+    return Gpu(id, name, tflops * TFLOPS, gbps * GB, mib * MIB, source, link_gbps * GB,
+               architecture, datasheet_bytes=mem_gb * GB, memory_source=memory_source)
 
 
 # GPU-to-GPU links for tensor parallelism, GB/s in ONE direction per GPU: what a ring all-reduce
@@ -109,7 +141,7 @@ def custom_gpu(peak_tflops: float, bandwidth_tbps: float, memory_gb: float,
     mem = check_number("memory GB", memory_gb, low=1e-3, low_inclusive=True, high=1e5)
     link = check_number("GPU-to-GPU link GB/s", link_gbps, low=0, low_inclusive=True, high=1e5)
     return Gpu("custom", name, tflops * TFLOPS, tbps * TB, mem * GB, "user-supplied fields",
-               link * GB)
+               link * GB, datasheet_bytes=mem * GB, memory_source=f"{mem:g} GB as typed")
 
 
 # --- what the engines read off the device to pick their defaults ------------------------------
@@ -118,8 +150,8 @@ GIB = 2**30
 
 def memory_gib(gpu: Gpu) -> float:
     """Device memory in GiB (2³⁰ B), the unit the engines' tier thresholds are written in
-    (vLLM compares bytes with `70 * GiB_bytes`, SGLang MiB with `35 * 1024`). The presets carry
-    the datasheet's decimal GB, so an 80 GB GPU is 74.5 GiB."""
+    (vLLM compares bytes with `70 * GiB_bytes`, SGLang MiB with `35 * 1024`), of the memory the
+    device reports: an "80 GB" H100 is 79.6 GiB."""
     return gpu.memory_bytes / GIB
 
 

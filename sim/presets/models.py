@@ -34,6 +34,9 @@ class Model:
     nominal_params: float = 0.0   # a round figure that overrides the count (the source article's "8B")
     weight_bytes_per_param: float = 2.0   # bf16
     kv_bytes_per_element: float = 2.0     # bf16 KV cache
+    # max_position_embeddings: the context an engine serves by default (SGLang sizes its default
+    # running requests by it, sim/serving/engines.py)
+    context_len: int = 131072
 
     # --- per-layer shapes -------------------------------------------------------------------
     @property
@@ -113,30 +116,31 @@ LLAMA3_8B_LAYOUT = dict(layers=32, hidden=4096, heads=32, kv_heads=8, head_dim=1
 
 MODELS: dict[str, Model] = {m.id: m for m in (
     Model("dense-8b", "8B model (textbook example)", **LLAMA3_8B_LAYOUT, nominal_params=8e9,
-          source="the source articles' worked example: 8e9 parameters of 2 bytes (16 GB), "
+          context_len=8192, source="the source articles' worked example: 8e9 parameters of 2 bytes (16 GB), "
                  "16 GFLOP per token; KV and layer layout of Llama-3-8B"),
     Model("llama-3.1-8b", "Llama-3.1-8B", **LLAMA3_8B_LAYOUT,
           source="meta-llama/Llama-3.1-8B config.json"),
     Model("llama-3.1-70b", "Llama-3.1-70B", 80, 8192, 64, 8, 128, 28672, 128256,
           source="meta-llama/Llama-3.1-70B config.json"),
     Model("mistral-7b", "Mistral-7B v0.1", 32, 4096, 32, 8, 128, 14336, 32000, sliding_window=4096,
-          source="mistralai/Mistral-7B-v0.1 config.json (sliding_window 4096)"),
+          context_len=32768, source="mistralai/Mistral-7B-v0.1 config.json (sliding_window 4096)"),
     Model("mistral-7b-instruct-v0.2", "Mistral-7B-Instruct-v0.2", 32, 4096, 32, 8, 128, 14336,
-          32000, source="mistralai/Mistral-7B-Instruct-v0.2 config.json at revision 41b61a33a248 "
+          32000, context_len=32768, source="mistralai/Mistral-7B-Instruct-v0.2 config.json at revision 41b61a33a248 "
                         "(sliding_window null: full attention, unlike v0.1)"),
     Model("qwen2.5-7b", "Qwen2.5-7B", 28, 3584, 28, 4, 128, 18944, 152064,
           source="Qwen/Qwen2.5-7B config.json"),
     Model("qwen2.5-72b", "Qwen2.5-72B", 80, 8192, 64, 8, 128, 29568, 152064,
           source="Qwen/Qwen2.5-72B config.json"),
     Model("mixtral-8x7b", "Mixtral-8x7B", 32, 4096, 32, 8, 128, 14336, 32000, experts=8,
-          experts_per_token=2, source="mistralai/Mixtral-8x7B-v0.1 config.json (8 experts, top-2)"),
-    Model("yi-34b", "Yi-34B", 60, 7168, 56, 8, 128, 20480, 64000, source="01-ai/Yi-34B config.json"),
+          experts_per_token=2, context_len=32768, source="mistralai/Mixtral-8x7B-v0.1 config.json (8 experts, top-2)"),
+    Model("yi-34b", "Yi-34B", 60, 7168, 56, 8, 128, 20480, 64000, context_len=4096,
+          source="01-ai/Yi-34B config.json"),
     Model("falcon-180b", "Falcon-180B", 80, 14848, 232, 8, 64, 59392, 65024, gated_mlp=False,
-          source="tiiuae/falcon-180B config.json (parallel attention, GELU MLP)"),
-    Model("llama-2-7b", "Llama-2-7B", 32, 4096, 32, 32, 128, 11008, 32000,
+          context_len=2048, source="tiiuae/falcon-180B config.json (parallel attention, GELU MLP)"),
+    Model("llama-2-7b", "Llama-2-7B", 32, 4096, 32, 32, 128, 11008, 32000, context_len=4096,
           source="meta-llama/Llama-2-7b-hf config.json (no GQA)"),
     # DistServe's model (OPT-13B on A100-80GB, its opening example and Table 1)
-    Model("opt-13b", "OPT-13B", 40, 5120, 40, 40, 128, 20480, 50272, gated_mlp=False,
+    Model("opt-13b", "OPT-13B", 40, 5120, 40, 40, 128, 20480, 50272, gated_mlp=False, context_len=2048,
           source="facebook/opt-13b config.json (ReLU MLP of 2 matrices; its LM head shares the "
                  "embedding's weights, which the lab counts apart: 13.10B where the checkpoint "
                  "holds 12.85B)"),
@@ -152,7 +156,7 @@ def get_model(model_id: str) -> Model:
 
 def custom_model(*, layers, hidden, heads, kv_heads, head_dim=0, intermediate, vocab,
                  gated_mlp=True, experts=1, experts_per_token=1, sliding_window=0,
-                 name="Custom model") -> Model:
+                 context_len=131072, name="Custom model") -> Model:
     """A model from plain fields; head_dim defaults to hidden/heads only when not given."""
     def whole(label, value, high=1e7):
         return check_number(label, value, high=high, integer=True)
@@ -170,6 +174,7 @@ def custom_model(*, layers, hidden, heads, kv_heads, head_dim=0, intermediate, v
                   whole("intermediate", intermediate), whole("vocab", vocab),
                   source="user-supplied fields", gated_mlp=bool(gated_mlp), experts=experts_n,
                   experts_per_token=top_k,
+                  context_len=whole("context length", context_len, 1e9),
                   sliding_window=int(check_number("sliding window", sliding_window or 0,
                                                   low=0, low_inclusive=True, integer=True)))
     if model.counted_params > MAX_PARAMS:
@@ -217,4 +222,5 @@ def model_from_hf_config(config: dict, name: str = "From config.json") -> Model:
         vocab=field("vocab_size"), gated_mlp=not falcon,
         experts=field("num_local_experts", "num_experts", default=1),
         experts_per_token=field("num_experts_per_tok", default=1),
-        sliding_window=config.get("sliding_window") or 0, name=name)
+        sliding_window=config.get("sliding_window") or 0,
+        context_len=field("max_position_embeddings", default=131072), name=name)

@@ -24,7 +24,7 @@ import numpy as np
 from sim.ceilings import MAX_TOKENS
 from sim.cost.iteration import CostModel, attended_pairs, prefix_read
 from sim.errors import InputError, check_number
-from sim.serving.chunking import fit_dynamic_chunks
+from sim.serving.engines import kv_capacity_bytes
 from sim.serving.kv import KvPool, round_up
 from sim.serving.policies import (
     DEFAULT_LIMITS,
@@ -53,14 +53,9 @@ class SimulationLimitError(InputError):
         self.cap = cap
 
 
-def kv_capacity_bytes(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> float:
-    """Memory left for the KV cache on each GPU: memory x (1 - reserve fraction) - its weights."""
-    return cost.gpu.memory_bytes * (1 - reserve_fraction) - cost.weight_bytes
-
-
 def policy_reserve(spec: PolicySpec, cost: CostModel, budget: int) -> float:
     """The share of GPU memory `spec`'s engine keeps back from the KV cache at `budget`."""
-    return spec.profile.reserve(cost.gpu, budget, cost.tp)
+    return spec.profile.reserve(cost, budget)
 
 
 def kv_capacity_tokens(cost: CostModel, reserve_fraction: float = RESERVE_FRACTION) -> int:
@@ -82,13 +77,11 @@ class _Engine:
     """Mutable run state; also the `State` view that policies read."""
 
     def __init__(self, workload: Workload, spec: PolicySpec, budget: int, limits: Limits,
-                 cost: CostModel, reserve_fraction: float, kv_tokens: int | None = None):
-        """`kv_tokens`: the KV pool's capacity where the caller sizes it (a pipeline's virtual
-        engine, sim/serving/pipeline.py); by default what fits beside the weights on `cost`."""
+                 cost: CostModel, reserve_fraction: float):
         self.w, self.budget, self.limits, self.cost = workload, budget, limits, cost
         self.spec = spec.under(limits)   # what it does under these limits (SGLang's mixed chunk)
         self.n = n = len(workload)
-        capacity = kv_capacity_tokens(cost, reserve_fraction) if kv_tokens is None else kv_tokens
+        capacity = kv_capacity_tokens(cost, reserve_fraction)
         profile = spec.profile
         block = profile.kv_block_tokens
         self.pool = KvPool(capacity, int(profile.kv_watermark * (capacity // block)) * block, n,
@@ -96,9 +89,6 @@ class _Engine:
         # Orca as Sarathi-Serve runs it: max_model_len of blocks for each request it admits
         self.kv_floor = round_up(max_model_len(workload), block) if profile.kv_floor else 0
         self.ratio = NewTokenRatio() if profile.future_tokens else None   # SGLang's
-        # SGLang's dynamic chunking, fitted on this engine's cost (`Limits.chunking`)
-        self.chunk_sizer = fit_dynamic_chunks(cost, budget) if limits.chunking == "dynamic" \
-            else None
         self.record = TraceRecorder()
         self.window = cost.model.sliding_window
         self.arrival = workload.arrival_s.tolist()
@@ -147,13 +137,11 @@ class _Engine:
             return 0.0
         left = future_tokens(self.dec_finish - self.clock).sum() + sum(
             self.future_kv(r) for r in self.partial)
-        return float(left) * self.ratio.value
+        # a request that ignores EOS keeps all of it: ratio 1.0 (schedule_policy.py:787)
+        return float(left) * (self.ratio.value if self.limits.disable_ignore_eos else 1.0)
 
     def prefill_left(self, request: int) -> int:
         return self.target[request] - self.computed[request]
-
-    def prefix_of(self, request: int) -> int:
-        return self.computed[request]
 
     def kv_slots(self, request: int, tokens: int) -> int:
         floor = self.kv_floor if not self.pool.held_of(request) else 0
@@ -220,13 +208,18 @@ class _Engine:
             self._join(joining)
 
     def _plan(self) -> Batch:
-        """The policy's batch, after preempting the newest running request until its KV fits."""
+        """The policy's batch, after preempting a running request (`_preempt`) until its KV
+        fits. An empty batch is an idle server, where SGLang's new_token_ratio starts again
+        (its scheduler's on_idle, python/sglang/srt/managers/scheduler.py:2050-2053, 5317-5318
+        at v0.5.23)."""
         self.preempted_this_step = False
         while True:
             batch = self.spec.plan(self, self.budget, self.limits)
             if self._fits(batch):
+                if self.ratio is not None and not batch.decodes and not batch.chunks:
+                    self.ratio.reset()
                 return batch
-            self._preempt_newest()
+            self._preempt()
             self.preempted_this_step = True
 
     def _fits(self, batch: Batch) -> bool:
@@ -287,20 +280,13 @@ class _Engine:
             if prefix + take == self.target[request]:
                 completed.append(request)
                 rows += 1
+        compute_s, memory_s, time_s, overhead_s = self.cost.time(tokens, float(attended),
+                                                                 float(kv_read), rows)
         start = self.now
-        compute_s, memory_s, self.now, overhead_s = self._pass(start, tokens, float(attended),
-                                                               float(kv_read), rows)
+        self.now += time_s
         self.record.iteration(start, self.now, k, tokens - k, compute_s, memory_s, overhead_s,
                               self.decoding)
         return completed
-
-    def _pass(self, start: float, tokens: int, attended: float, kv_read: float,
-              rows: int) -> tuple[float, float, float, float]:
-        """(compute_s, memory_s, end_s, overhead_s) of an iteration from `start`: one pass priced
-        by the cost model. A pipeline's virtual engine passes it stage by stage
-        (sim/serving/pipeline.py)."""
-        compute_s, memory_s, time_s, overhead_s = self.cost.time(tokens, attended, kv_read, rows)
-        return compute_s, memory_s, start + time_s, overhead_s
 
     def _step_decoders(self, k: int, decode_only: bool) -> None:
         """The first `k` running decoders emit a token and take one more token of KV; any the
@@ -382,10 +368,24 @@ class _Engine:
         self.decoding = len(ids)
         self.next_finish = int(finish.min()) if len(finish) else NEVER
 
-    def _preempt_newest(self) -> None:
-        """Free the newest running request's KV; it goes back to the head of the queue and its
+    def _victim(self) -> int | None:
+        """The request a full cache preempts: the newest holder (the pool's), or under SGLang's
+        retraction the running decoder with the fewest output tokens, ties to the longest prompt,
+        then the latest in the batch (python/sglang/srt/managers/schedule_batch.py:3467, 3552-3553
+        at v0.5.23); SGLang keeps its last running request, so with one decoder, the newest."""
+        if not self.spec.profile.retract_fewest_output or self.decoding < 2:
+            return self.pool.newest()
+        ids = self.dec_ids
+        generated = self.w.output[ids] - (self.dec_finish - self.clock)
+        prompt = self.w.prompt[ids]
+        # lexsort's last key sorts first; of equals, the latest in the batch comes last
+        order = np.lexsort((-np.arange(len(ids)), -prompt, generated))
+        return int(ids[order[0]])
+
+    def _preempt(self) -> None:
+        """Free a running request's KV (`_victim`); it goes back to the head of the queue and its
         prompt plus generated tokens are recomputed."""
-        victim = self.pool.preempt_newest()
+        victim = self.pool.preempt(self._victim())
         self.record.preemption(victim)
         if victim in self.partial:
             self.partial.remove(victim)

@@ -9,7 +9,8 @@ token), so a request holds its tokens rounded up to a block, and a decoder takes
 when its last one is full. A request may also be given a floor at admission (Orca, as the
 Sarathi-Serve artifact runs it, allocates max_model_len of blocks up front). Holders are kept in
 admission order, so the newest, the one a full cache evicts (Sarathi-Serve: "preempt the
-lowest-priority sequence"; vLLM V1: `self.running.pop()`), is always at hand.
+lowest-priority sequence"; vLLM V1: `self.running.pop()`; SGLang chooses its own, `_Engine._victim`),
+is always at hand.
 """
 
 from __future__ import annotations
@@ -152,9 +153,9 @@ class KvPool:
         """The holder admitted last (None when nobody holds KV)."""
         return next(reversed(self._holders), None)
 
-    def preempt_newest(self) -> int:
-        """Free the newest holder's KV and return it (the engine sends it back to the queue)."""
-        victim = self.newest()
+    def preempt(self, victim: int | None) -> int:
+        """Free `victim`'s KV and return it (the engine sends it back to the queue); None, when
+        the engine found nobody to preempt, is a scheduling bug."""
         if victim is None:
             raise KvOverflow("KV exhausted with nothing to preempt")
         self.free((victim,))

@@ -46,11 +46,9 @@ from typing import Protocol
 import numpy as np
 
 from sim.ceilings import MAX_REQUESTS, MAX_TOKENS
+from sim.cost.iteration import CostModel
 from sim.cost.overhead import Overhead
 from sim.errors import InputError, check_number
-from sim.presets.hardware import Gpu
-from sim.presets.models import Model
-from sim.serving.chunking import CHUNKINGS, DynamicChunks
 from sim.serving.engines import (
     ORCA_PROFILE,
     SARATHI_PROFILE,
@@ -82,6 +80,11 @@ class Limits:
     # SGLang's --enable-mixed-chunk (default off): the running decodes ride with the prefill
     # batch, whose chunk is the budget less those decodes (`sglang`)
     mixed_chunk: bool = False
+    # SGLang: the requests may stop at EOS (chat traffic), so the running requests keep KV for
+    # new_token_ratio of their future tokens; False, as SGLang's benchmark sends every request
+    # (ignore_eos unless --disable-ignore-eos): they keep it for all of them, ratio 1.0
+    # (python/sglang/srt/managers/schedule_policy.py:787 at v0.5.23)
+    disable_ignore_eos: bool = False
     # chunked policies: requests with more prompt tokens to compute than the long-prefill
     # threshold that may be mid-prefill at once; a waiting long prompt past it is skipped, so a
     # shorter one behind it goes first; None: no cap. A what-if like max_concurrent_prefills:
@@ -92,9 +95,6 @@ class Limits:
     # to a request even when it is the only one running or waiting (scheduler.py:409-410,
     # 666-668 there); v0.33.0 exempts a lone request. False: the pinned release's rule.
     cap_lone_prefill: bool = False
-    # chunked policies: how a request's chunks are sized, "fixed" (what the budget leaves) or
-    # "dynamic" (SGLang's dynamic chunking, `_dynamic_chunk`; sim/serving/chunking.py)
-    chunking: str = "fixed"
     max_iterations: int = DEFAULT_MAX_ITERATIONS   # a run that needs more is refused
 
     def __post_init__(self):
@@ -107,8 +107,10 @@ class Limits:
         set_(self, "long_prefill_token_threshold", check_number(
             "long prefill token threshold", self.long_prefill_token_threshold, high=MAX_TOKENS,
             low_inclusive=True, integer=True))
-        if not isinstance(self.mixed_chunk, bool):
-            raise InputError(f"mixed chunk is on (True) or off (False), got {self.mixed_chunk!r}")
+        for switch in ("mixed_chunk", "disable_ignore_eos"):
+            if not isinstance(getattr(self, switch), bool):
+                raise InputError(f"{switch.replace('_', ' ')} is on (True) or off (False), got "
+                                 f"{getattr(self, switch)!r}")
         if self.max_long_partial_prefills is not None:
             set_(self, "max_long_partial_prefills", check_number(
                 "max long partial prefills", self.max_long_partial_prefills, high=MAX_REQUESTS,
@@ -122,8 +124,6 @@ class Limits:
         if self.cap_lone_prefill and not self.long_prefill_token_threshold:
             raise InputError("cap lone prefill needs a long prefill token threshold, the cap it "
                              "applies to a lone request: give one too (e.g. 256)")
-        if self.chunking not in CHUNKINGS:
-            raise InputError(f"chunking is one of {', '.join(CHUNKINGS)}, got {self.chunking!r}")
         set_(self, "max_iterations", check_number("iteration cap", self.max_iterations,
                                                   integer=True, high=MAX_ITERATION_CAP))
 
@@ -162,11 +162,6 @@ class State(Protocol):
     preempted_this_step: bool
 
     def prefill_left(self, request: int) -> int: ...
-
-    def prefix_of(self, request: int) -> int:
-        """Prompt tokens of `request` already computed (in KV)."""
-
-    chunk_sizer: DynamicChunks | None   # SGLang's fitted chunk sizes, where chunking is dynamic
 
     def kv_slots(self, request: int, tokens: int) -> int:
         """Slots `request` must be given to hold `tokens` more KV."""
@@ -214,25 +209,12 @@ def _long_prefill_threshold(state: State, request: int, budget_left: int, limits
     return state.prefill_left(request)
 
 
-def _dynamic_chunk(state: State, request: int, budget_left: int, limits: Limits) -> int:
-    """SGLang's dynamic chunking (`Limits.chunking` "dynamic"; sim/serving/chunking.py): a
-    request part-way through its prompt takes the chunk whose time the fitted prefill curve
-    levels with the base chunk's; its first chunk, the budget's. SGLang's own rule at pp > 1
-    (scheduler.py:1383, 4143-4147 at v0.5.23); a what-if for the other policies and at pp = 1.
-    Where the fit fails (as SGLang's does without a quadratic term), no cap."""
-    prefix = state.prefix_of(request) if limits.chunking == "dynamic" else 0
-    if not prefix or state.chunk_sizer is None:
-        return state.prefill_left(request)
-    return state.chunk_sizer.chunk(prefix)
-
-
-# Every cap a chunked policy applies; the smallest wins. A new cap (a cached prefix skipped
-# first) is one more entry.
+# Every cap a chunked policy applies; the smallest wins. A new cap (a chunk sized by its cost, a
+# cached prefix skipped first) is one more entry.
 PREFILL_CAPS: tuple[PrefillCap, ...] = (
     PrefillCap(_prompt_left), PrefillCap(_budget_left),
     PrefillCap(_long_prefill_threshold,
-               stops_short=lambda limits: limits.long_prefill_token_threshold > 0),
-    PrefillCap(_dynamic_chunk, stops_short=lambda limits: limits.chunking == "dynamic"))
+               stops_short=lambda limits: limits.long_prefill_token_threshold > 0))
 
 
 def next_prefill_tokens(state: State, request: int, budget_left: int, limits: Limits) -> int:
@@ -380,6 +362,10 @@ class NewTokenRatio:
     the running requests (new_token_ratio_tracker.py estimate_new_token_ratio_after_retract)."""
 
     def __init__(self):
+        self.value = NEW_TOKEN_RATIO
+
+    def reset(self) -> None:
+        """Back to its start: the server went idle (new_token_ratio_tracker.py:37-38)."""
         self.value = NEW_TOKEN_RATIO
 
     def after_decode_step(self) -> None:
@@ -610,10 +596,20 @@ CHUNKED = tuple(n for n, p in POLICIES.items() if p.chunked)
 UNCHUNKED = tuple(n for n, p in POLICIES.items() if not p.chunked)
 
 
-def default_max_seqs(policy: PolicySpec, gpu: Gpu, model: Model, workload=None) -> int:
-    """`policy`'s engine's max running requests on `gpu` for `model`, raised to hold the streams
-    `workload` starts with (those arriving with its first request) plus one more request."""
-    most = policy.profile.max_seqs(gpu, model)
+def engine_max_seqs(policy: PolicySpec, cost: CostModel, budget: int | None = None) -> int:
+    """`policy`'s engine's own max running requests on `cost`'s GPUs for its model at `budget`
+    (None: its engine's default budget there): SGLang sizes it by its KV cache."""
+    profile = policy.profile
+    if budget is None:
+        budget = profile.budget(cost.gpu) if profile.budget else MAX_TOKENS
+    return profile.max_seqs(cost, budget)
+
+
+def default_max_seqs(policy: PolicySpec, cost: CostModel, budget: int | None = None,
+                     workload=None) -> int:
+    """`engine_max_seqs`, raised to hold the streams `workload` starts with (those arriving with
+    its first request) plus one more request."""
+    most = engine_max_seqs(policy, cost, budget)
     if workload is not None and len(workload):
         at_start = workload.prefilled & (workload.arrival_s == workload.arrival_s[0])
         if at_start.any():

@@ -97,8 +97,9 @@ def kv_capacity(cost: CostModel, policy: PolicySpec, budget: int) -> KvCapacity:
                    kv_capacity_tokens(cost, reserve) // block * block, "tokens") if free > 0 else
               Step("kv_capacity_tokens", f"KV capacity under {policy.engine}, in tokens",
                    blocks[0], "the weights do not fit beside what it keeps back", 0, "tokens"))
-    rule = binary_sizes(next(c.value for c in policy.profile.citations
-                             if c.what == "memory kept back"))
+    profile = policy.profile
+    rule = binary_sizes(profile.kept_back(cost, budget) if profile.kept_back else
+                        next(c.value for c in profile.citations if c.what == "memory kept back"))
     return KvCapacity(
         policy, reserve, f"{reserve:.4g} of {fmt_bytes(memory)} = {fmt_bytes(memory * reserve)}: "
                          f"{rule}",
@@ -120,12 +121,16 @@ def kv_capacities(cost: CostModel, budget: int) -> list[KvCapacity]:
 
 
 def memory_steps(cost: CostModel) -> list[Step]:
-    """What every engine's KV capacity starts from: the GPU's memory, the weights (per GPU under
+    """What every engine's KV capacity starts from: the GPU's memory as the device reports it (the
+    engines size KV from that, not the datasheet's round figure), the weights (per GPU under
     tensor parallelism) and the KV bytes per token."""
     gpu, model = cost.gpu, cost.model
     tp, shards = (f" / {cost.tp} GPUs", f" / {cost.kv_shards}") if cost.tp > 1 else ("", "")
     return [
-        Step("gpu_memory", "GPU memory", "datasheet", gpu.name, gpu.memory_bytes, "B"),
+        Step("gpu_memory", "GPU memory", "as the device reports it",
+             f"{gpu.name}: {gpu.memory_bytes / 2**20:,.0f} × 2²⁰ B, {gpu.memory_source}"
+             if gpu.memory_bytes != gpu.datasheet_bytes else f"{gpu.name}: {gpu.memory_source}",
+             gpu.memory_bytes, "B"),
         Step("weights", "Weights", "params × bytes per param" + (" / tp" if tp else ""),
              f"{model.params:,.0f} × {model.weight_bytes_per_param:g} B{tp}", cost.weight_bytes,
              "B"),

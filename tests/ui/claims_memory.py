@@ -68,7 +68,7 @@ def _check_verdicts(s, cost, here: str, total: float) -> list[str]:
     """Each engine's verdict against its own capacity, its reserve read off its profile here."""
     reserve, capacity = {}, {}
     for spec in POLICIES.values():
-        reserve[spec.engine] = spec.profile.reserve(s.gpu, s.budget, s.tp)
+        reserve[spec.engine] = spec.profile.reserve(cost, s.budget)
         capacity[spec.engine] = s.gpu.memory_bytes * (1 - reserve[spec.engine]) - cost.weight_bytes
     problems, named = [], []
     for engines, share_of_memory, share, shown, verdict in VERDICT.findall(here):

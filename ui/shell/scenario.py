@@ -14,7 +14,14 @@ from sim.knobs import LIMIT_KNOBS
 from sim.presets.hardware import Gpu, custom_gpu, get_gpu
 from sim.presets.models import Model, custom_model, get_model
 from sim.serving.engine import SimulationLimitError, Trace
-from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget, names_in_prose
+from sim.serving.policies import (
+    POLICIES,
+    Limits,
+    engine_max_seqs,
+    get_policy,
+    lane_budget,
+    names_in_prose,
+)
 from sim.serving.run import Run
 from sim.serving.workloads import TEXTBOOK, Workload, burst, poisson, textbook_scenario
 
@@ -257,7 +264,7 @@ class Traffic:
         profile, sim/serving/engines.py: vLLM's max_num_seqs, Sarathi-Serve's and Orca's batch
         size), or for a burst room for every stream and every burst prompt if that is more, so
         only the budget and KV limit them."""
-        own = get_policy(policy).profile.max_seqs(s.gpu, s.model)
+        own = engine_max_seqs(get_policy(policy), s.cost_model(), s.budget)
         return max(own, self.burst_seats) if self.kind == "burst" else own
 
     @property
@@ -276,7 +283,8 @@ class Traffic:
         seats = {p: self.max_seqs(p, s) for p in policies}
         each = ", ".join(f"{n:,}{' requests running at once' if i == 0 else ''} for "
                          f"{POLICIES[p].engine}" for i, (p, n) in enumerate(seats.items()))
-        raised = [p for p in policies if seats[p] > POLICIES[p].profile.max_seqs(s.gpu, s.model)]
+        raised = [p for p in policies
+                  if seats[p] > engine_max_seqs(POLICIES[p], s.cost_model(), s.budget)]
         why = (f"; raised for {names_in_prose([POLICIES[p].engine for p in raised])} to "
                f"{self.decodes:,} stream{'s' if self.decodes != 1 else ''} + {self.burst:,} "
                f"burst prompt{'s' if self.burst != 1 else ''} = {self.burst_seats:,}, so all run "

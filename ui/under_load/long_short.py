@@ -17,7 +17,7 @@ from charts.theme import Look
 from sim.errors import InputError
 from sim.serving.engine import Trace
 from sim.serving.metrics import ClassMetrics, Percentiles, class_metrics, summarize
-from sim.serving.policies import Limits, get_policy, lane_budget
+from sim.serving.policies import Limits, engine_max_seqs, get_policy, lane_budget
 from sim.serving.run import Run
 from sim.serving.workloads import MIXES, Workload, mixed
 
@@ -65,9 +65,10 @@ def runs(s: Scenario, served: Workload, settings: tuple[Setting, ...]) -> Served
         planned = {}
         for x in dict.fromkeys(settings):
             spec = get_policy(x.policy)
-            seats = Limits(max_seqs=spec.profile.max_seqs(s.gpu, s.model))
-            planned[x] = Run(workload=served, policy=spec, cost=cost,
-                             budget=lane_budget(spec, served, x.budget), limits=x.limits(seats))
+            budget = lane_budget(spec, served, x.budget)
+            seats = Limits(max_seqs=engine_max_seqs(spec, cost, budget))
+            planned[x] = Run(workload=served, policy=spec, cost=cost, budget=budget,
+                             limits=x.limits(seats))
         jobs = [Job(("long_short", run), x.label, run_work(run), partial(capped_run, run))
                 for x, run in planned.items()]
         refuse_if_too_big(jobs, what, smaller)

@@ -259,7 +259,7 @@ def test_weights_that_do_not_fit_are_named_in_readable_units():
     message = str(refused.value)
     assert f"weights ({fmt_bytes(cost.weight_bytes)}) do not fit" in message
     assert "PB" in message and "e+" not in message and ".0 GB" not in message
-    assert "H100 SXM memory (80 GB less a 10% reserve)" in message
+    assert "H100 SXM memory (85.5 GB less a 10% reserve)" in message
 
 
 @pytest.mark.parametrize("tp, message", [(0, "tp"), (-1, "tp"), (math.nan, "finite"), (3, "heads"),

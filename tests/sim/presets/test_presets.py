@@ -20,6 +20,13 @@ GPU_SOURCE = {
     # NVIDIA A100 datasheet: the PCIe cards, paired by an NVLink Bridge ("600 GB/s")
     "a100-pcie-40gb": (312, 1555, 40, 300), "a100-pcie-80gb": (312, 1935, 80, 300),
 }
+# The total memory each device reports, MiB (nvidia-smi; rocminfo's KB / 1024 for the MI300X),
+# as sim/presets/hardware.py REPORTED_MIB cites it; the textbook GPU is its datasheet's 80 GB
+REPORTED_MIB = {
+    "a100-40gb": 40960, "a100-80gb": 81920, "h100-sxm": 81559, "h200": 143771, "l4": 23034,
+    "l40s": 46068, "rtx-4090": 24564, "mi300x": 196592, "b200": 183359,
+    "a100-pcie-40gb": 40960, "a100-pcie-80gb": 81920,
+}
 
 
 @pytest.mark.parametrize("gpu_id", GPU_SOURCE)
@@ -28,9 +35,17 @@ def test_gpu_preset_matches_source(gpu_id):
     gpu = get_gpu(gpu_id)
     assert gpu.peak_flops == tflops * 1e12
     assert gpu.bandwidth == gbps * 1e9
-    assert gpu.memory_bytes == mem * 1e9
+    assert gpu.datasheet_bytes == mem * 1e9
+    assert gpu.memory_bytes == REPORTED_MIB.get(gpu_id, mem * 1e9 / 2**20) * 2**20
     assert gpu.interconnect_bandwidth == link_gbps * 1e9
-    assert gpu.source
+    assert gpu.source and gpu.memory_source
+
+
+def test_an_80_gb_h100_reports_79_6_gib_and_the_estimated_figures_say_so():
+    assert get_gpu("h100-sxm").memory_bytes == 85_520_809_984
+    assert get_gpu("h100-sxm").memory_bytes / 2**30 == pytest.approx(79.65, abs=0.005)
+    estimated = {g.id for g in GPUS.values() if g.memory_source.startswith("estimated")}
+    assert estimated == {"a100-pcie-40gb", "a100-pcie-80gb"}
 
 
 def test_every_gpu_preset_is_pinned():

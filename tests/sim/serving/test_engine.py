@@ -152,12 +152,19 @@ def test_kv_capacity_is_memory_less_weights_and_reserve():
 
 
 @pytest.mark.parametrize("policy, budget, reserve", [
-    ("sarathi", 576, 0.15), ("vllm-v0", 8224, 0.15), ("orca", 576, 0.15), ("vllm-v1", 576, 0.08),
-    # SGLang: (512 + 1.5 x 2,048 + 1/8 x 1,024 + 2 x 256 MiB, at least 10 GiB) / 80 GB
-    ("sglang", 576, 10 * 2**30 / 80e9), ("sglang", 8192, (512 + 1.5 * 8192 + 128 + 512) * 2**20 / 80e9)])
+    ("sarathi", 576, 0.15), ("vllm-v0", 8224, 0.15), ("orca", 576, 0.15),
+    # vLLM V1: 8% + the estimated activations (MLP 576 tokens x 3 x 14,336 x 2 B, the sampler's
+    # 576 rows x 2 x 128,256 x 4 B) and 0.5 GiB of CUDA graphs, of 80 GB
+    ("vllm-v1", 576, 0.08 + (576 * 3 * 14336 * 2 + 576 * 2 * 128256 * 4 + 2**29) / 80e9),
+    # SGLang: 1 - mem_fraction_static, (memory - reserve) / memory in MiB rounded to 3 places;
+    # the reserve 512 + 1.5 x 2,048 + 1/8 x 1,024 + 2 x 256 + 8 x 31 prefill graphs MiB, at least
+    # 10 GiB; at 8,192: 512 + 1.5 x 8,192 + 128 + 512 + 8 x 58
+    ("sglang", 576, 1 - round((80e9 / 2**20 - 10240) / (80e9 / 2**20), 3)),
+    ("sglang", 8192, 1 - round((80e9 / 2**20 - 13904) / (80e9 / 2**20), 3))])
 def test_each_engine_keeps_its_own_memory_back(policy, budget, reserve):
-    """vLLM V1 0.33 uses gpu_memory_utilization 0.92 (vllm/config/cache.py:215); SGLang 0.5.23
-    sizes its reserve from the chunk size (srt/arg_groups/memory_hook.py:294-322); the
+    """vLLM V1 0.33 uses gpu_memory_utilization 0.92 (vllm/config/cache.py:215) less its profile
+    run's activations and CUDA graphs (v1/worker/gpu_worker.py:683-757); SGLang 0.5.23 sizes its
+    reserve from the chunk size and its CUDA graphs (srt/arg_groups/memory_hook.py:305-386); the
     Sarathi-Serve artifact runs its schedulers (Sarathi-Serve, vLLM, Orca) at 0.85
     (sarathi/engine/arg_utils.py:42). The lab used to keep 10% for every engine."""
     cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
@@ -168,9 +175,9 @@ def test_each_engine_keeps_its_own_memory_back(policy, budget, reserve):
 
 
 @pytest.mark.parametrize("tp, message", [
-    (1, "Llama-3.1-70B weights (141 GB) do not fit in L4 memory (24 GB less a 10% reserve); "
+    (1, "Llama-3.1-70B weights (141 GB) do not fit in L4 memory (24.2 GB less a 10% reserve); "
         "choose a larger GPU, more GPUs (tp) or a smaller model"),
-    (2, "Llama-3.1-70B weights (70.6 GB (1/2 per GPU)) do not fit in L4 memory (24 GB less a 10% "
+    (2, "Llama-3.1-70B weights (70.6 GB (1/2 per GPU)) do not fit in L4 memory (24.2 GB less a 10% "
         "reserve); choose a larger GPU, more GPUs (tp) or a smaller model")])
 def test_weights_that_do_not_fit_are_refused_with_their_sizes(tp, message):
     with pytest.raises(InputError) as error:
@@ -318,7 +325,9 @@ def test_admitting_a_prompt_never_evicts_a_running_decoder(policy):
     """The decodes' KV tokens come first: a prompt that fits only if the decoders got no KV this
     step waits instead of preempting them (schedulers.md: decodes are never refused)."""
     cost = CostModel(get_gpu("illustrative"), get_model("dense-8b"))
-    budget = 16384 if policy == "sglang" else 1_000_000   # SGLang's reserve grows with its chunk
+    # SGLang's reserve grows with its chunk, vLLM V1's with the activations it profiles at its
+    # budget: each gets one that still holds the prompt in one iteration
+    budget = {"sglang": 16384, "vllm-v1": 300_000}.get(policy, 1_000_000)
     capacity = kv_capacity_tokens(cost, policy_reserve(get_policy(policy), cost, budget))
     decoders, context = 10, 1000
     prompt = capacity - decoders * context - 5      # fits beside the decoders' KV, not their growth
@@ -459,13 +468,28 @@ def test_sglang_new_token_ratio_decays_so_a_waiting_request_fits_later():
     2,000 to come keeps 1,400 at first, so a 1,500-token prompt does not fit beside it in 2,899
     tokens; at a fixed 0.7 it never would (each step the stream takes 1 and frees 0.7), but as
     the ratio decays it does, at the first step s where 2,899 - (100 + s) - ratio(s) x (2,000 -
-    s) >= 1,500 + 1, long before the stream ends."""
+    s) >= 1,500 + 1, long before the stream ends. That is the chat case, requests that may stop
+    at EOS (--disable-ignore-eos); `test_sglang_keeps_kv_for_every_future_token_when_eos_is_ignored`
+    is the benchmark's."""
     w = make_workload([0.0, 0.0], [100, 1500], [2000, 1], [True, False])
-    trace = tight(w, "sglang")
+    trace = tight(w, "sglang", limits=Limits(disable_ignore_eos=True))
     first_chunk = trace.chunk_iteration[trace.chunk_request == 1][0]
     decay = (0.7 - 0.7 * 0.14) / 600
     due = next(s for s in range(2000) if 2899 - (100 + s) - (0.7 - s * decay) * (2000 - s) >= 1501)
     assert first_chunk == due and 0 < due < 100 and trace.preemptions.sum() == 0
+
+
+def test_sglang_keeps_kv_for_every_future_token_when_eos_is_ignored():
+    """SGLang's benchmark sends every request with ignore_eos (python/sglang/benchmark/
+    serving.py:315-317 at v0.5.23), and a running request that ignores EOS keeps KV for all its
+    tokens to come, ratio 1.0 (srt/managers/schedule_policy.py:787): the stream of 100 tokens
+    with 2,000 to come keeps 2,000 - s at step s, so 2,899 - (100 + s) - (2,000 - s) = 799 free
+    never holds the 1,500-token prompt, which waits until the stream has finished (its 2,000th
+    iteration), however the ratio decays."""
+    w = make_workload([0.0, 0.0], [100, 1500], [2000, 1], [True, False])
+    trace = tight(w, "sglang")
+    assert trace.chunk_iteration[trace.chunk_request == 1][0] == 2000
+    assert trace.preemptions.sum() == 0
 
 
 @pytest.mark.parametrize("outputs, finish_in, partial_generated, ratio", [
@@ -616,4 +640,57 @@ def test_orca_gives_each_request_max_model_len_of_kv_up_front():
     w = make_workload([0.0, 0.0], [100, 1000], [10, 24])
     trace = run(w, "orca", 4096)
     assert trace.kv_used_tokens[:9].tolist() == [2 * 1024] * 9   # until the first finishes
-    assert POLICIES["orca"].profile.max_seqs(get_gpu("a100-80gb"), get_model("llama-3.1-8b")) == 16
+    a100 = CostModel(get_gpu("a100-80gb"), get_model("llama-3.1-8b"))
+    assert POLICIES["orca"].profile.max_seqs(a100, 4096) == 16
+
+
+def victim_among(order, generated, prompts, policy="sglang"):
+    """`_Engine._victim` on running decoders `order` (ids, in batch order) that have emitted
+    `generated` tokens of 100 and hold `prompts` (both by id)."""
+    clock, n = 1000, len(order)
+    engine = types.SimpleNamespace(
+        spec=get_policy(policy), decoding=n, dec_ids=np.array(order), clock=clock,
+        dec_finish=clock + 100 - np.array(generated)[order],
+        w=make_workload(np.zeros(n), prompts, np.full(n, 100)),
+        pool=types.SimpleNamespace(newest=lambda: order[-1]))
+    return _Engine._victim(engine)
+
+
+@pytest.mark.parametrize("order, generated, prompts, victim", [
+    ([3, 0, 2, 1], [3, 7, 3, 5], [200, 50, 300, 50], 2),   # fewest out: 0 and 2; longest prompt: 2
+    ([3, 0, 2, 1], [3, 7, 3, 5], [300, 50, 300, 50], 2),   # 0 and 2 alike: the later in the batch
+    ([3, 2, 0, 1], [3, 7, 3, 5], [300, 50, 300, 50], 0),
+    ([0, 1], [9, 2], [10, 10], 1)])
+def test_sglang_retracts_the_decoder_with_the_fewest_output_tokens_ties_to_the_longest_prompt(
+        order, generated, prompts, victim):
+    """SGLang's retract_decode pops the last of its retraction order, running requests sorted by
+    (output tokens, -prompt tokens) from the most to the least preferred to keep
+    (python/sglang/srt/managers/schedule_batch.py:3467, 3552-3553, 3576-3579 at v0.5.23): the
+    fewest output tokens goes first, of those the longest prompt, of those (a stable sort) the
+    latest in the batch. The lab used to evict the newest holder, as vLLM does (the last in
+    `order` here)."""
+    assert victim_among(order, generated, prompts) == victim
+    assert victim_among(order, generated, prompts, "vllm-v1") == order[-1]
+
+
+def test_sglang_with_one_running_request_retracts_it_as_the_newest_holder():
+    """SGLang keeps its last running request (schedule_batch.py:3462-3464); the lab frees the
+    newest holder then, a partial prefill if one holds KV."""
+    assert victim_among([0], [5], [10]) == 0
+
+
+def test_sglang_new_token_ratio_starts_again_when_the_server_goes_idle():
+    """SGLang resets new_token_ratio to 0.7 when its scheduler finds no batch to run
+    (python/sglang/srt/managers/scheduler.py:2050-2053, on_idle :5317-5318 at v0.5.23). A first
+    request's 700 decode steps bring the ratio to its floor (0.098); long after it has finished,
+    a stream of 100 tokens with 2,000 to come and a 1,500-token prompt arrive together, and the
+    prompt waits as long as it does on a fresh server
+    (`test_sglang_new_token_ratio_decays_so_a_waiting_request_fits_later`), where the floor's
+    196 tokens kept for the stream would have let it in at once."""
+    w = make_workload([0.0, 100.0, 100.0], [100, 100, 1500], [700, 2000, 1], [False, True, False])
+    trace = tight(w, "sglang", limits=Limits(disable_ignore_eos=True))
+    first_chunk = trace.chunk_iteration[trace.chunk_request == 2][0]
+    stream_joins = int(np.searchsorted(trace.end_s, 100.0))
+    decay = (0.7 - 0.7 * 0.14) / 600
+    due = next(s for s in range(2000) if 2899 - (100 + s) - (0.7 - s * decay) * (2000 - s) >= 1501)
+    assert first_chunk - stream_joins == due

@@ -30,8 +30,8 @@ def first_chunks(trace) -> list[tuple[int, int]]:
 
 
 def test_a_full_cache_evicts_the_newest_request_which_goes_back_to_the_head_of_the_queue():
-    """engine.py: "Free the newest running request's KV; it goes back to the head of the queue and
-    its prompt plus generated tokens are recomputed."
+    """engine.py: "Free a running request's KV (`_victim`); it goes back to the head of the queue
+    and its prompt plus generated tokens are recomputed."; "the newest holder (the pool's)".
 
     vLLM V1 on 2,896 KV tokens (181 blocks of 16; 10% of memory kept back), at most 2 running:
     A and B (1,000-token prompts, 63 blocks each, 1,000 tokens out) are admitted in that order

@@ -46,10 +46,10 @@ def test_free_gives_back_all_a_request_holds():
 def test_preempt_newest_evicts_the_last_admitted():
     pool = pool_with(30, 20, 10)
     pool.reserve(0, 5)                      # more KV for an old request does not make it newer
-    assert pool.preempt_newest() == 2
+    assert pool.preempt(pool.newest()) == 2
     assert pool.used == 55 and pool.held_of(2) == 0
-    assert pool.preempt_newest() == 1
-    assert pool.preempt_newest() == 0
+    assert pool.preempt(pool.newest()) == 1
+    assert pool.preempt(pool.newest()) == 0
     assert pool.used == 0 and pool.newest() is None
 
 
@@ -58,7 +58,7 @@ def test_a_request_admitted_again_is_the_newest():
     pool.free([0])                          # preempted ...
     pool.reserve(0, 7)                      # ... and admitted again
     assert pool.admission_number(0) > pool.admission_number(1)
-    assert pool.preempt_newest() == 0
+    assert pool.preempt(pool.newest()) == 0
 
 
 def test_admission_numbers_follow_first_reservations():
@@ -80,7 +80,7 @@ def test_taking_more_than_is_free_is_a_bug_not_a_clamp():
 
 def test_preempting_an_empty_pool_is_a_bug():
     with pytest.raises(KvOverflow, match="^KV exhausted with nothing to preempt$"):
-        KvPool(10, 0, 1).preempt_newest()
+        KvPool(10, 0, 1).preempt(None)
 
 
 def test_watermark_is_kept_for_the_policies_to_read():

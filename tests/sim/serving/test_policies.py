@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from sim.cost.iteration import CostModel
 from sim.errors import InputError
 from sim.presets.hardware import GIB, get_gpu
 from sim.presets.models import get_model
+from sim.serving.engine import kv_capacity_tokens, policy_reserve
+from sim.serving.engines import prefill_graph_sizes, sglang_reserve
 from sim.serving.policies import (
     POLICIES,
     Batch,
@@ -470,7 +473,8 @@ def test_vllm_v1_defaults_by_gpu_tier(gpu, budget, seqs):
     2,048 / 256 otherwise. The lab used to mark 8,192 on B200 and MI300X and keep 1,024 running
     requests everywhere."""
     profile, g = POLICIES["vllm-v1"].profile, get_gpu(gpu)
-    assert (profile.budget(g), profile.max_seqs(g, get_model("dense-8b"))) == (budget, seqs)
+    cost = CostModel(g, get_model("dense-8b"))
+    assert (profile.budget(g), profile.max_seqs(cost, budget)) == (budget, seqs)
 
 
 @pytest.mark.parametrize("gpu, chunk", [
@@ -504,27 +508,51 @@ def test_sglang_chunk_size_tiers_end_below_their_edges(gib, chunk):
 
 @pytest.mark.parametrize("gib, budget, tp, reserved_mib", [
     # 512 MiB + 1.5 MiB x max(chunk, 2,048) + tp/8 GiB + 2 MiB x decode graphs (by tier and tp)
-    (19, 1000, 1, 512 + 1.5 * 2048 + 128 + 2 * 8),        # below 20 GiB: 8 graphs; chunk 2,048 at least
-    (20, 4096, 2, 512 + 1.5 * 4096 + 256 + 2 * 48),       # below 35 GiB: 48
-    (34, 4096, 4, 512 + 1.5 * 4096 + 512 + 2 * 160),      # ... 160 from tp 4
-    (35, 2048, 1, 512 + 1.5 * 2048 + 128 + 2 * 32),       # below 60 GiB: 32
-    (59, 2048, 4, 512 + 1.5 * 2048 + 512 + 2 * 160),      # ... 160 from tp 4
-    (60, 2048, 1, 512 + 1.5 * 2048 + 128 + 2 * 256),      # below 160 GiB: 256; 60 GiB is not above 60
-    (100, 16384, 4, 512 + 1.5 * 16384 + 512 + 2 * 512),   # ... 512 from tp 4
-    (159, 16384, 8, 512 + 1.5 * 16384 + 1024 + 2 * 512),  # above the 10 GiB floor
-    (61, 2048, 1, 10 * 1024),                             # above 60 GiB: at least 10 GiB
+    # + 8 MiB x prefill graphs (37 sizes up to 1,000 tokens, 42 to 2,048, 50 to 4,096, 74 to 16,384)
+    (19, 1000, 1, 512 + 1.5 * 2048 + 128 + 2 * 8 + 8 * 37),     # below 20 GiB: 8; 2,048 at least
+    (20, 4096, 2, 512 + 1.5 * 4096 + 256 + 2 * 48 + 8 * 50),    # below 35 GiB: 48
+    (34, 4096, 4, 512 + 1.5 * 4096 + 512 + 2 * 160 + 8 * 50),   # ... 160 from tp 4
+    (35, 2048, 1, 512 + 1.5 * 2048 + 128 + 2 * 32 + 8 * 42),    # below 60 GiB: 32
+    (59, 2048, 4, 512 + 1.5 * 2048 + 512 + 2 * 160 + 8 * 42),   # ... 160 from tp 4
+    (60, 2048, 1, 512 + 1.5 * 2048 + 128 + 2 * 256 + 8 * 42),   # below 160 GiB: 256; 60 is not above 60
+    (100, 16384, 4, 512 + 1.5 * 16384 + 512 + 2 * 512 + 8 * 74),  # ... 512 from tp 4
+    (159, 16384, 8, 512 + 1.5 * 16384 + 1024 + 2 * 512 + 8 * 74),  # above the 10 GiB floor
+    (61, 2048, 1, 10 * 1024),                                   # above 60 GiB: at least 10 GiB
     (160, 2048, 1, 10 * 1024),
-    (160, 16384, 1, 512 + 1.5 * 16384 + 128 + 2 * 512)])  # 160 GiB and up: 512
+    (160, 16384, 1, 512 + 1.5 * 16384 + 128 + 2 * 512 + 8 * 74)])  # 160 GiB and up: 512
 def test_sglang_keeps_back_its_reserve_by_memory_tier_chunk_and_tp(gib, budget, tp, reserved_mib):
-    """SGLang 0.5.23's memory kept back from its KV pool (srt/arg_groups/memory_hook.py:294-322,
-    reserve_for_graph_mb :357-368), as a share of the GPU's memory."""
-    share = POLICIES["sglang"].profile.reserve(gpu_of(gib), budget, tp)
-    assert share == pytest.approx(reserved_mib / (gib * 1024), rel=1e-9)
+    """SGLang 0.5.23's memory kept back from its KV pool (srt/arg_groups/memory_hook.py:305-326,
+    reserve_for_graph_mb :357-386), and the share of the GPU it leaves out of
+    mem_fraction_static, (memory - reserve) / memory in MiB rounded to 3 places (:325)."""
+    reserve = sglang_reserve(CostModel(gpu_of(gib), get_model("dense-8b"), tp=tp), budget)
+    assert reserve.reserved_mib == reserved_mib
+    assert reserve.share == pytest.approx(1 - round((gib * 1024 - reserved_mib) / (gib * 1024), 3))
+
+
+@pytest.mark.parametrize("chunk, sizes", [
+    (2048, 42), (4096, 50), (8192, 58), (16384, 74), (576, 31), (4, 1), (3, 0)])
+def test_sglang_captures_a_prefill_graph_for_each_size_up_to_its_chunk(chunk, sizes):
+    """generate_prefill_cuda_graph_batch_sizes (srt/arg_groups/cuda_graph_hook.py:480-497):
+    4-32 by 4, 48-256 by 16, 288-512 by 32, 576-1,024 by 64, 1,280-4,096 by 256, then by 512;
+    each adds 8 MiB to the reserve (memory_hook.py:386). The lab used to count none."""
+    assert len(prefill_graph_sizes(chunk)) == sizes
+    assert prefill_graph_sizes(8192)[-3:] == [7168, 7680, 8192]
+
+
+def test_sglang_caps_llama_2_prefill_graphs_at_4096_and_captures_none_on_rocm():
+    """Llama-2 models capture up to 4,096 tokens (memory_hook.py:260-263); prefill graphs are on
+    by default on CUDA only (model_executor/cuda_graph_config.py:119-123)."""
+    h100 = get_gpu("h100-sxm")
+    assert sglang_reserve(CostModel(h100, get_model("llama-2-7b")), 8192).prefill_graphs == 50
+    assert sglang_reserve(CostModel(h100, get_model("llama-3.1-8b")), 8192).prefill_graphs == 58
+    assert sglang_reserve(CostModel(get_gpu("mi300x"), get_model("llama-3.1-8b")),
+                          16384).prefill_graphs == 0
 
 
 def test_sglang_keeps_back_at_most_nine_tenths_of_a_small_gpu():
-    """On a 4 GiB GPU the sum is 3,728 MiB (91%): the lab keeps back 90% at most."""
-    assert POLICIES["sglang"].profile.reserve(gpu_of(4), 2048, 1) == 0.9
+    """On a 4 GiB GPU the sum is 4,064 MiB (99%): the lab keeps back 90% at most."""
+    assert POLICIES["sglang"].profile.reserve(
+        CostModel(gpu_of(4), get_model("dense-8b")), 2048) == 0.9
 
 
 def test_the_sarathi_serve_artifact_chunks_at_512_on_every_gpu():
@@ -536,30 +564,50 @@ def test_the_sarathi_serve_artifact_chunks_at_512_on_every_gpu():
 def test_orca_halves_its_batch_from_60b_params(params, seqs):
     """8 from 60 B parameters on (the 70B and 180B runs), 16 below."""
     model = replace(get_model("dense-8b"), nominal_params=params)   # its parameter count
-    assert POLICIES["orca"].profile.max_seqs(gpu_of(80), model) == seqs
+    assert POLICIES["orca"].profile.max_seqs(CostModel(gpu_of(80), model), 4096) == seqs
 
 
 @pytest.mark.parametrize("policy, model, seqs", [
     ("sarathi", "dense-8b", 128), ("orca", "dense-8b", 16), ("orca", "llama-3.1-70b", 8),
-    ("vllm-v0", "dense-8b", 128), ("sglang", "dense-8b", 1024)])
+    ("vllm-v0", "dense-8b", 128),
+    # SGLang: 419,023 KV tokens / 131,072 of context x 512 = 1,636, raised to 2,048; the textbook
+    # model's 8,192 of context gives 26,188, lowered to 4,096
+    ("sglang", "llama-3.1-8b", 2048), ("sglang", "dense-8b", 4096)])
 def test_max_running_requests_by_engine(policy, model, seqs):
     """Sarathi-Serve's runs cap the batch at 128 and Orca's at 16, 8 for the 70B and 180B
     models, and its vLLM baseline at 128 (osdi-experiments/figure-5-6/*.yml on
-    osdi-sarathi-serve); SGLang's max running requests 1,024 here. The lab used 1,024 for every
-    engine."""
-    assert POLICIES[policy].profile.max_seqs(get_gpu("h100-sxm"), get_model(model)) == seqs
+    osdi-sarathi-serve); SGLang's max running requests by its KV cache. The lab used 1,024 for
+    every engine, then 1,024 for SGLang, a figure with no source."""
+    cost = CostModel(get_gpu("h100-sxm"), get_model(model))
+    assert POLICIES[policy].profile.max_seqs(cost, 8192) == seqs
+
+
+@pytest.mark.parametrize("gib, seqs", [
+    (80, 2048),     # 450,912 KV tokens / 131,072 of context x 512 = 1,761: the floor
+    (100, 2401),    # 614,752 KV tokens: 2,401, between the floor and the ceiling
+    (400, 4096),    # 3,072,352 KV tokens: 12,001, the ceiling
+    (19.3, 1503)])  # 3,007 KV tokens: the floor is more than half of them, so half
+def test_sglang_sizes_its_running_requests_by_its_kv_cache(gib, seqs):
+    """max(min(KV tokens / context_len x 512, 4,096), 2,048), at most KV tokens / 2
+    (srt/mem_cache/kv_cache_configurator.py:3119-3132 at v0.5.23), for Llama-3.1-8B (context
+    131,072) at a chunk of 2,048. The lab used to seat 1,024, a figure with no source."""
+    cost = CostModel(gpu_of(gib), get_model("llama-3.1-8b"))
+    tokens = kv_capacity_tokens(cost, policy_reserve(POLICIES["sglang"], cost, 2048))
+    assert seqs == min(max(min(int(tokens / 131072 * 512), 4096), 2048), tokens // 2)
+    assert POLICIES["sglang"].profile.max_seqs(cost, 2048) == seqs
 
 
 def test_the_default_max_seqs_seats_the_streams_a_run_starts_with():
-    orca, gpu, model = POLICIES["orca"], get_gpu("h100-sxm"), get_model("dense-8b")
-    assert default_max_seqs(orca, gpu, model) == 16
-    assert default_max_seqs(orca, gpu, model, textbook_scenario(decodes=64)) == 65
-    assert default_max_seqs(orca, gpu, model, textbook_scenario(decodes=4)) == 16
+    orca, cost = POLICIES["orca"], CostModel(get_gpu("h100-sxm"), get_model("dense-8b"))
+    assert default_max_seqs(orca, cost) == 16
+    assert default_max_seqs(orca, cost, workload=textbook_scenario(decodes=64)) == 65
+    assert default_max_seqs(orca, cost, workload=textbook_scenario(decodes=4)) == 16
     # the streams arriving with the first request only: 1 at 0 s, not the 30 at 0.5 s
     later = make_workload([0.0] + [0.5] * 30, [10] * 31, [5] * 31, [True] * 31)
-    assert default_max_seqs(orca, gpu, model, later) == 16
+    assert default_max_seqs(orca, cost, workload=later) == 16
     # vLLM V1's by the GPU's memory tier
-    assert [default_max_seqs(POLICIES["vllm-v1"], get_gpu(g), model) for g in ("l4", "h100-sxm")] == [256, 1024]
+    assert [default_max_seqs(POLICIES["vllm-v1"], CostModel(get_gpu(g), get_model("dense-8b")))
+            for g in ("l4", "h100-sxm")] == [256, 1024]
 
 
 def test_every_profile_citation_has_a_public_address_and_docs_sources_lists_each():

@@ -36,28 +36,42 @@ def test_each_engines_capacity_is_the_one_its_runs_hold(gpu, model, tp, budget):
 
 def test_the_capacity_is_memory_less_the_engines_own_reserve_less_the_weights():
     """On the textbook GPU (80 GB, 16 GB of weights): Sarathi-Serve keeps back 15% (52 GB,
-    396,720 tokens in 16-token blocks), vLLM V1 8% (57.6 GB, 439,440), not a flat 10% (56 GB,
-    427,246) for every engine."""
+    396,720 tokens in 16-token blocks), vLLM V1 8% and its profile run's activations and CUDA
+    graphs (56.4 GB, 430,464), not a flat 10% (56 GB, 427,246) for every engine."""
     by_name = {c.policy.name: c for c in kv_capacities(SEED_SIMPLE, 576)}
     assert list(by_name) == list(POLICIES)
     sarathi, v1, sglang = by_name["sarathi"], by_name["vllm-v1"], by_name["sglang"]
     assert sarathi.bytes.value == pytest.approx(80e9 * 0.85 - 16e9)
-    assert sarathi.tokens.value == 396_720 and v1.tokens.value == 439_440
-    assert v1.bytes.value == pytest.approx(80e9 * 0.92 - 16e9)
+    assert sarathi.tokens.value == 396_720 and v1.tokens.value == 430_464
+    # the MLP over 576 tokens, the sampler's 576 rows of float32 logits, 0.5 GiB of graphs
+    profiled = 576 * 3 * 14336 * 2 + 576 * 2 * 128256 * 4 + 2**29
+    assert v1.bytes.value == pytest.approx(80e9 * 0.92 - 16e9 - profiled)
+    assert v1.kept_back.startswith("0.09472 of 80 GB = 7.58 GB: 8% (gpu_memory_utilization 0.92) "
+                                   "+ the profile run's activations, estimated: 576 tokens × 3 × "
+                                   "14,336 × 2 B = 0.05 GB in the feed-forward layers, 576 rows × "
+                                   "2 × 128,256 × 4 B")
     assert sarathi.bytes.substituted == "80 GB × (1 − 0.15) − 16 GB"
     assert sarathi.bytes.formula == "memory × (1 − reserve) − weights"
     assert sarathi.tokens.substituted == "⌊52 GB / 131 kB / 16⌋ × 16"
-    # SGLang: 10 GiB at least above 60 GiB, 1-token pages
-    assert sglang.bytes.value == pytest.approx(80e9 - 10 * 2**30 - 16e9)
+    # SGLang: 10 GiB at least above 60 GiB, a share rounded to 3 places, 1-token pages
+    assert sglang.bytes.value == pytest.approx(80e9 * (1 - 0.134) - 16e9)
     assert sglang.tokens.value == int(sglang.bytes.value // 131072)
     assert "⌋ ×" not in sglang.tokens.substituted
-    assert sglang.kept_back.startswith("0.1342 of 80 GB = 10.7 GB: 512 × 2²⁰ B + 1.5 × 2²⁰ B × max(")
+    assert sglang.kept_back.startswith(
+        "0.134 of 80 GB = 10.7 GB: 512 × 2²⁰ B + 1.5 × 2²⁰ B × 2,048 + 1/8 × 2³⁰ B + 2 × 2²⁰ B × "
+        "256 decode graphs + 8 × 2²⁰ B × 31 prefill graphs = 4,472 × 2²⁰ B, raised to its "
+        "10 × 2³⁰ B floor")
     assert "iB" not in sglang.kept_back
     assert sarathi.kept_back == "0.15 of 80 GB = 12 GB: 15% (gpu_memory_utilization 0.85)"
-    # SGLang's reserve grows with its chunk: on an L4 (below 60 GiB, no 10 GiB floor)
+    # SGLang's reserve grows with its chunk: on an L4 (below 60 GiB, no 10 GiB floor) 1.5 MiB a
+    # token and 8 MiB a prefill graph (42 to 2,048 tokens, 50 to 4,096), as a rounded share
     l4 = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
-    small, large = (kv_capacity(l4, get_policy("sglang"), b).bytes.value for b in (2048, 4096))
-    assert large == pytest.approx(small - 1.5 * (4096 - 2048) * 2**20)
+    small, large = (kv_capacity(l4, get_policy("sglang"), b) for b in (2048, 4096))
+    mib = l4.gpu.memory_bytes / 2**20
+    assert large.reserve - small.reserve == pytest.approx(
+        round((mib - 512 - 1.5 * 2048 - 128 - 2 * 48 - 8 * 42) / mib, 3)
+        - round((mib - 512 - 1.5 * 4096 - 128 - 2 * 48 - 8 * 50) / mib, 3))
+    assert large.bytes.value < small.bytes.value
 
 
 def test_capacity_steps_are_per_gpu_under_tp():
@@ -66,7 +80,10 @@ def test_capacity_steps_are_per_gpu_under_tp():
     assert steps["weights"].value == get_model("llama-3.1-70b").weight_bytes / 4
     assert "/ 4 GPUs" in steps["weights"].substituted
     v1 = kv_capacity(cost, get_policy("vllm-v1"), 8192)
-    assert v1.bytes.value == pytest.approx(80e9 * 0.92 - steps["weights"].value)
+    # per GPU: a quarter of the MLP's activations, all of the sampler's and the graphs'
+    profiled = 8192 * 3 * 28672 / 4 * 2 + 1024 * 2 * 128256 * 4 + 2**29
+    assert steps["gpu_memory"].value == 81559 * 2**20
+    assert v1.bytes.value == pytest.approx(81559 * 2**20 * 0.92 - steps["weights"].value - profiled)
     assert v1.tokens.value == int(v1.bytes.value // steps["kv_bytes_per_token"].value) // 16 * 16
 
 
@@ -118,7 +135,7 @@ def test_kv_pressure_formulas_name_the_numbers_they_show():
     assert streams.formula == "streams × context × KV bytes per token"
     assert streams.substituted == "64 × 4,000 × 131 kB"
     assert steps["KV of the simultaneous prompts"].formula == "prompts × tokens × KV bytes per token"
-    assert steps["KV capacity under vLLM V1"].substituted == "80 GB × (1 − 0.08) − 16 GB"
+    assert steps["KV capacity under vLLM V1"].substituted == "80 GB × (1 − 0.09472) − 16 GB"
 
     def operations(text):
         return re.findall(r" [×+−/] ", text)
