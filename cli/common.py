@@ -30,6 +30,7 @@ from sim.serving.workloads import OWN_LENGTHS, SHAREGPT_OUTPUT, SHAREGPT_PROMPT,
 
 from .disaggregate import disaggregation_from, refuse_streams
 from .flags import choice, flag_name, knob_flag, number, refuse
+from .pipeline import pipeline_from
 
 # A command's own start (Python, numpy, sim) on top of its runs' work.
 PROCESS_SECONDS = 0.5
@@ -279,7 +280,7 @@ def planned_run(args) -> Run:
             f"decoders finish; use a budget > {decoders}, or --allow-starvation to watch it")
     budget = args.budget if "budget" in args.given else lane_budget(policy, workload, args.budget)
     return Run(workload=workload, policy=policy, cost=cost_model_from(args), budget=budget,
-               limits=limits, disaggregation=disaggregation)
+               limits=limits, disaggregation=disaggregation, pipeline=pipeline_from(args))
 
 
 def lane_args(args, policy: str) -> argparse.Namespace:
@@ -298,11 +299,18 @@ def run_from(args, cap: int | None = None) -> tuple[workloads.Workload, Trace]:
     """Build the workload and run it within the command's budget (`cap`: the iteration cap a
     caller that checked several runs together gave it): the core of simulate and export (the one
     place the CLI calls the engine)."""
+    run = checked_run(args, cap)
+    return run.workload, run.simulate()
+
+
+def checked_run(args, cap: int | None = None) -> Run:
+    """The flags' run, checked against the command's budget and capped to fit it (`cap`: the
+    iteration cap a caller that checked several runs together gave it)."""
     run = planned_run(args)
     check_iterations(run.workload, args.max_iterations)
     if cap is None:
         (cap,) = check_work(work_of(run), "this run", remedy(args))
-    return run.workload, run.capped(cap).simulate()
+    return run.capped(cap)
 
 
 def iteration_cap_message(cap: int, needed: int | None = None) -> str:

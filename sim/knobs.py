@@ -22,8 +22,10 @@ from sim.cost.iteration import MODE_NAMES, MODES
 from sim.presets.hardware import GPUS
 from sim.presets.links import FREE_LINK, LINKS
 from sim.presets.models import MODELS
+from sim.serving.chunking import CHUNKINGS
 from sim.serving.disaggregated import MAX_GPUS
 from sim.serving.length_traces import SHAREGPT_TRACE_ROWS
+from sim.serving.pipeline import MAX_STAGES
 from sim.serving.policies import CHUNKED, POLICIES, Limits
 from sim.serving.workloads import (
     LENGTH_NAMES,
@@ -222,6 +224,20 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
               "threshold-sized chunks. The release profiled here (0.33.0) lets a lone request "
               "take the whole budget.",
          policies=("vllm-v1",)),
+    Knob(name="chunking", unit="", default="fixed", choices=CHUNKINGS, key="chunking",
+         label="Chunk sizing",
+         what="chunked policies: how a request's chunks are sized; fixed: what the budget leaves "
+              "(every engine's rule); dynamic: SGLang's dynamic chunking, each later chunk of a "
+              "prompt sized so its time stays level as the prefix grows (a quadratic fit of "
+              "prefill time against length, smoothed, at least a quarter of the budget): SGLang's "
+              "own rule for sglang at --pp above 1 (--enable-dynamic-chunking), a what-if for the "
+              "other policies and at --pp 1",
+         help="Fixed: a prompt's chunk is what the token budget leaves. Dynamic: SGLang's "
+              "dynamic chunking, which fits f(l) = a·l² + b·l + c to its prefill time and sizes "
+              "each later chunk so f(prefix + chunk) − f(prefix) stays f(budget) − f(0), smoothed "
+              "towards the budget and at least a quarter of it. SGLang 0.5.23 uses it only with "
+              "pipeline stages (pp > 1); elsewhere it is a what-if.",
+         policies=CHUNKED),
     # --- the worked example's streams, and a burst ---
     Knob(name="decodes", unit="requests", default=TEXTBOOK.decodes, low=0, high=MAX_STREAMS,
          key="decodes", label="Running streams", step=8, what="textbook, burst: requests already streaming",
@@ -362,6 +378,27 @@ DISAGGREGATION_KNOBS: dict[str, Knob] = {k.name: k for k in (
               "the transfer behind the prefill but for its last layer (default off: sent after "
               "the prefill, as DistServe and vLLM's NIXL connector do)",
          label="Send layer by layer"),
+)}
+
+# Pipeline parallelism's knobs (sim/serving/pipeline.py `Pipeline`): the model's layers split
+# over stages, tp x pp GPUs, micro-batches in flight through them. A table of their own, as the
+# disaggregation's: they shape where a run is served.
+PIPELINE_KNOBS: dict[str, Knob] = {k.name: k for k in (
+    Knob(name="pp", unit="stages", default=1, high=MAX_STAGES, key="pp",
+         label="Pipeline stages (pp)",
+         what="pipeline-parallel degree: stages the model's layers are split over, each on --tp "
+              "GPUs (GPUs = tp x pp), up to pp micro-batches in flight",
+         help="The model's layers split evenly over this many stages, each holding its share "
+              "of the weights and of every token's KV; each iteration's batch flows stage by "
+              "stage as a micro-batch, up to pp of them in flight, and a stage waiting for its "
+              "next one is idle (a pipeline bubble). It must divide the model's layers."),
+    Knob(name="pp_link", unit="", default=None, choices=(*LINKS, FREE_LINK.id), key="pplink",
+         shown_default="the GPU's own GPU-to-GPU link (every stage in one node)",
+         label="Link between stages",
+         what=f"the link a micro-batch's activations cross from one stage to the next "
+              f"({FREE_LINK.id}: no cost)",
+         help="Each stage sends tokens x hidden x 2 bytes per GPU to the next: bytes / "
+              "bandwidth + latency (sim/presets/links.py holds each link's figures and source)."),
 )}
 
 # The knobs that are `Limits` fields (named alike): the command line builds Limits from them.

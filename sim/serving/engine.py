@@ -24,6 +24,7 @@ import numpy as np
 from sim.ceilings import MAX_TOKENS
 from sim.cost.iteration import CostModel, attended_pairs, prefix_read
 from sim.errors import InputError, check_number
+from sim.serving.chunking import fit_dynamic_chunks
 from sim.serving.engines import kv_capacity_bytes
 from sim.serving.kv import KvPool, round_up
 from sim.serving.policies import (
@@ -77,11 +78,13 @@ class _Engine:
     """Mutable run state; also the `State` view that policies read."""
 
     def __init__(self, workload: Workload, spec: PolicySpec, budget: int, limits: Limits,
-                 cost: CostModel, reserve_fraction: float):
+                 cost: CostModel, reserve_fraction: float, kv_tokens: int | None = None):
+        """`kv_tokens`: the KV pool's capacity where the caller sizes it (a pipeline's virtual
+        engine, sim/serving/pipeline.py); by default what fits beside the weights on `cost`."""
         self.w, self.budget, self.limits, self.cost = workload, budget, limits, cost
         self.spec = spec.under(limits)   # what it does under these limits (SGLang's mixed chunk)
         self.n = n = len(workload)
-        capacity = kv_capacity_tokens(cost, reserve_fraction)
+        capacity = kv_capacity_tokens(cost, reserve_fraction) if kv_tokens is None else kv_tokens
         profile = spec.profile
         block = profile.kv_block_tokens
         self.pool = KvPool(capacity, int(profile.kv_watermark * (capacity // block)) * block, n,
@@ -89,6 +92,9 @@ class _Engine:
         # Orca as Sarathi-Serve runs it: max_model_len of blocks for each request it admits
         self.kv_floor = round_up(max_model_len(workload), block) if profile.kv_floor else 0
         self.ratio = NewTokenRatio() if profile.future_tokens else None   # SGLang's
+        # SGLang's dynamic chunking, fitted on this engine's cost (`Limits.chunking`)
+        self.chunk_sizer = fit_dynamic_chunks(cost, budget) if limits.chunking == "dynamic" \
+            else None
         self.record = TraceRecorder()
         self.window = cost.model.sliding_window
         self.arrival = workload.arrival_s.tolist()
@@ -142,6 +148,9 @@ class _Engine:
 
     def prefill_left(self, request: int) -> int:
         return self.target[request] - self.computed[request]
+
+    def prefix_of(self, request: int) -> int:
+        return self.computed[request]
 
     def kv_slots(self, request: int, tokens: int) -> int:
         floor = self.kv_floor if not self.pool.held_of(request) else 0
@@ -280,13 +289,20 @@ class _Engine:
             if prefix + take == self.target[request]:
                 completed.append(request)
                 rows += 1
-        compute_s, memory_s, time_s, overhead_s = self.cost.time(tokens, float(attended),
-                                                                 float(kv_read), rows)
         start = self.now
-        self.now += time_s
+        compute_s, memory_s, self.now, overhead_s = self._pass(start, tokens, float(attended),
+                                                               float(kv_read), rows)
         self.record.iteration(start, self.now, k, tokens - k, compute_s, memory_s, overhead_s,
                               self.decoding)
         return completed
+
+    def _pass(self, start: float, tokens: int, attended: float, kv_read: float,
+              rows: int) -> tuple[float, float, float, float]:
+        """(compute_s, memory_s, end_s, overhead_s) of an iteration from `start`: one pass priced
+        by the cost model. A pipeline's virtual engine passes it stage by stage
+        (sim/serving/pipeline.py)."""
+        compute_s, memory_s, time_s, overhead_s = self.cost.time(tokens, attended, kv_read, rows)
+        return compute_s, memory_s, start + time_s, overhead_s
 
     def _step_decoders(self, k: int, decode_only: bool) -> None:
         """The first `k` running decoders emit a token and take one more token of KV; any the

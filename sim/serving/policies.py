@@ -49,6 +49,7 @@ from sim.ceilings import MAX_REQUESTS, MAX_TOKENS
 from sim.cost.iteration import CostModel
 from sim.cost.overhead import Overhead
 from sim.errors import InputError, check_number
+from sim.serving.chunking import CHUNKINGS, DynamicChunks
 from sim.serving.engines import (
     ORCA_PROFILE,
     SARATHI_PROFILE,
@@ -95,6 +96,9 @@ class Limits:
     # to a request even when it is the only one running or waiting (scheduler.py:409-410,
     # 666-668 there); v0.33.0 exempts a lone request. False: the pinned release's rule.
     cap_lone_prefill: bool = False
+    # chunked policies: how a request's chunks are sized, "fixed" (what the budget leaves) or
+    # "dynamic" (SGLang's dynamic chunking, `_dynamic_chunk`; sim/serving/chunking.py)
+    chunking: str = "fixed"
     max_iterations: int = DEFAULT_MAX_ITERATIONS   # a run that needs more is refused
 
     def __post_init__(self):
@@ -124,6 +128,8 @@ class Limits:
         if self.cap_lone_prefill and not self.long_prefill_token_threshold:
             raise InputError("cap lone prefill needs a long prefill token threshold, the cap it "
                              "applies to a lone request: give one too (e.g. 256)")
+        if self.chunking not in CHUNKINGS:
+            raise InputError(f"chunking is one of {', '.join(CHUNKINGS)}, got {self.chunking!r}")
         set_(self, "max_iterations", check_number("iteration cap", self.max_iterations,
                                                   integer=True, high=MAX_ITERATION_CAP))
 
@@ -162,6 +168,11 @@ class State(Protocol):
     preempted_this_step: bool
 
     def prefill_left(self, request: int) -> int: ...
+
+    def prefix_of(self, request: int) -> int:
+        """Prompt tokens of `request` already computed (in KV)."""
+
+    chunk_sizer: DynamicChunks | None   # SGLang's fitted chunk sizes, where chunking is dynamic
 
     def kv_slots(self, request: int, tokens: int) -> int:
         """Slots `request` must be given to hold `tokens` more KV."""
@@ -209,12 +220,25 @@ def _long_prefill_threshold(state: State, request: int, budget_left: int, limits
     return state.prefill_left(request)
 
 
-# Every cap a chunked policy applies; the smallest wins. A new cap (a chunk sized by its cost, a
-# cached prefix skipped first) is one more entry.
+def _dynamic_chunk(state: State, request: int, budget_left: int, limits: Limits) -> int:
+    """SGLang's dynamic chunking (`Limits.chunking` "dynamic"; sim/serving/chunking.py): a
+    request part-way through its prompt takes the chunk whose time the fitted prefill curve
+    levels with the base chunk's; its first chunk, the budget's. SGLang's own rule at pp > 1
+    (scheduler.py:1383, 4143-4147 at v0.5.23); a what-if for the other policies and at pp = 1.
+    Where the fit fails (as SGLang's does without a quadratic term), no cap."""
+    prefix = state.prefix_of(request) if limits.chunking == "dynamic" else 0
+    if not prefix or state.chunk_sizer is None:
+        return state.prefill_left(request)
+    return state.chunk_sizer.chunk(prefix)
+
+
+# Every cap a chunked policy applies; the smallest wins. A new cap (a cached prefix skipped
+# first) is one more entry.
 PREFILL_CAPS: tuple[PrefillCap, ...] = (
     PrefillCap(_prompt_left), PrefillCap(_budget_left),
     PrefillCap(_long_prefill_threshold,
-               stops_short=lambda limits: limits.long_prefill_token_threshold > 0))
+               stops_short=lambda limits: limits.long_prefill_token_threshold > 0),
+    PrefillCap(_dynamic_chunk, stops_short=lambda limits: limits.chunking == "dynamic"))
 
 
 def next_prefill_tokens(state: State, request: int, budget_left: int, limits: Limits) -> int:

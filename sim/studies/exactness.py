@@ -160,17 +160,16 @@ def attend(q: np.ndarray, keys: np.ndarray, values: np.ndarray, start: int) -> n
     start + i. One head at a time, so a 4,096-token pass holds one score matrix."""
     n, seen = q.shape[1], keys.shape[1]
     hidden = np.arange(seen)[None, :] > start + np.arange(n)[:, None]   # keys after the query
-    scale = q.dtype.type(1 / math.sqrt(HEAD_DIM))
-    out = np.empty_like(q)
+    q = q * q.dtype.type(1 / math.sqrt(HEAD_DIM))   # scaled before the product: n × HEAD_DIM
+    out = np.empty_like(q)                            # numbers, not n × seen
     scores = np.empty((n, seen), q.dtype)   # one buffer for every head: a fresh 134 MB each
     for head in range(HEADS):               # costs more in page faults than the product
         np.matmul(q[head], keys[head].T, out=scores)
-        scores *= scale
         scores[hidden] = -np.inf
         scores -= scores.max(axis=1, keepdims=True)
         np.exp(scores, out=scores)
-        scores /= scores.sum(axis=1, keepdims=True)
-        out[head] = scores @ values[head]
+        # the weights' sums divide the output rows, not the n × seen weights
+        out[head] = (scores @ values[head]) / scores.sum(axis=1, keepdims=True)
     return out
 
 

@@ -10,6 +10,7 @@ from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.disaggregated import Disaggregation
 from sim.serving.engine import simulate
+from sim.serving.pipeline import Pipeline
 from sim.serving.policies import Limits, get_policy
 from sim.serving.run import Run
 from sim.serving.workloads import make_workload, poisson, textbook_scenario
@@ -27,10 +28,12 @@ OTHER = {
     "budget": 512,
     "limits": Limits(max_seqs=9),
     "disaggregation": Disaggregation(1, 1),
+    "pipeline": Pipeline((16, 16), "nvlink3"),
 }
 OTHER_LIMITS = {"max_seqs": 9, "max_concurrent_prefills": 1, "long_prefill_token_threshold": 256,
                 "mixed_chunk": True, "max_long_partial_prefills": 1, "max_iterations": 1000,
-                "cap_lone_prefill": True, "disable_ignore_eos": True}
+                "cap_lone_prefill": True, "disable_ignore_eos": True,
+                "chunking": "dynamic"}
 # a limit that needs another set beside it (which prompts are long, or capped: the threshold)
 BESIDE = {"max_long_partial_prefills": {"long_prefill_token_threshold": 256},
           "cap_lone_prefill": {"long_prefill_token_threshold": 256}}
