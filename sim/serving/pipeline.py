@@ -34,6 +34,7 @@ figure is the step engine's own.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -239,15 +240,16 @@ class _StageClock:
         self.link, self.hidden = link, hidden
         self.p = len(costs)
         # stages priced alike (the same layers and CPU overhead, the LM head or not) are priced
-        # once a micro-batch: each stage's entry in `pricings`
+        # once a micro-batch: each stage's entry in `pricings`, and how many stages each has
         last = self.p - 1
         kinds = [(c.model, c.overhead_s, s == last) for s, c in enumerate(costs)]
         unique = list(dict.fromkeys(kinds))
         self.pricings = [(costs[kinds.index(kind)], kind[2]) for kind in unique]
         self.pricing_of = [unique.index(kind) for kind in kinds]
+        self.stages_of = [kinds.count(kind) for kind in unique]
         self.free = [0.0] * self.p
-        self.starts: list[list[float]] = []
-        self.ends: list[list[float]] = []
+        self.starts = array("d")   # micro-batch by micro-batch, stage by stage
+        self.ends = array("d")
         self.sends: list[float] = []
 
     def send_s(self, tokens: int) -> float:
@@ -259,26 +261,22 @@ class _StageClock:
     def flow(self, start: float, tokens: int, attended: float, kv_read: float,
              rows: int) -> tuple[float, float, float, float]:
         """Pass a micro-batch entering at `start` through every stage: (compute_s and memory_s
-        summed over stages, its end on the last stage, the first stage's CPU overhead)."""
+        summed over stages, its end on the last stage, the first stage's CPU overhead). A stage
+        holds it for its time plus, but for the last, the send to the next."""
         priced = [cost.time(tokens, attended, kv_read, rows if last else 0)
                   for cost, last in self.pricings]
         send = self.send_s(tokens)
-        last = self.p - 1
+        held = [p[2] + (0.0 if last else send) for p, (_, last) in zip(priced, self.pricings)]
         t = start
-        compute = memory = 0.0
-        starts, ends = [], []
-        free = self.free
+        free, starts, ends = self.free, self.starts, self.ends
         for s, kind in enumerate(self.pricing_of):
-            c, m, time_s, _ = priced[kind]
-            compute += c
-            memory += m
             begin = t if t > free[s] else free[s]
-            t = free[s] = begin + time_s + (send if s < last else 0.0)
+            t = free[s] = begin + held[kind]
             starts.append(begin)
             ends.append(t)
-        self.starts.append(starts)
-        self.ends.append(ends)
         self.sends.append(send)
+        compute = sum(p[0] * n for p, n in zip(priced, self.stages_of))
+        memory = sum(p[1] * n for p, n in zip(priced, self.stages_of))
         return compute, memory, t, priced[self.pricing_of[0]][3]
 
 
@@ -286,13 +284,10 @@ class _VirtualEngine(_Engine):
     """One virtual engine: the step engine on its share of the requests and of the KV pool, its
     iterations micro-batches through the stages' shared clock."""
 
-    def __init__(self, *args, clock: _StageClock, index: int, **kwargs):
+    def __init__(self, *args, clock: _StageClock, **kwargs):
         super().__init__(*args, **kwargs)
-        self.stage_clock, self.index = clock, index
+        self._pass = clock.flow        # each iteration through the stages
         self.order: list[int] = []     # the pipeline's micro-batch number of each iteration
-
-    def _pass(self, start, tokens, attended, kv_read, rows):
-        return self.stage_clock.flow(start, tokens, attended, kv_read, rows)
 
 
 def dealt(workload: Workload, stages: int) -> tuple[tuple[np.ndarray, Workload], ...]:
@@ -327,8 +322,8 @@ def simulate_pipeline(workload: Workload, policy: PolicySpec, cost: CostModel, *
     shares = dealt(workload, p)
     owners = tuple(ids for ids, _ in shares)
     engines = [_VirtualEngine(mine, policy, budget, limits, costs[0], reserve_fraction,
-                              kv_tokens=share if p > 1 else None, clock=clock, index=v)
-               for v, (_, mine) in enumerate(shares)]
+                              kv_tokens=share if p > 1 else None, clock=clock)
+               for _, mine in shares]
     for engine in engines:
         try:
             _check_fits(engine.w, engine)
@@ -346,31 +341,34 @@ def simulate_pipeline(workload: Workload, policy: PolicySpec, cost: CostModel, *
 def _drive(engines: list[_VirtualEngine], clock: _StageClock, cap: int) -> None:
     """Step the virtual engines in the order their micro-batches enter the first stage: of those
     with requests left, the one that can start earliest (its last micro-batch out, the first
-    stage free), ties in turn after the last one that went."""
-    p = len(engines)
+    stage free), ties in turn after the last one that went (an idle one keeps its turn)."""
     running = list(engines)
-    last = p - 1
+    first = 0   # the engine after the last that went: ties go to it, then on in turn
     count = 0
     while running:
         free = clock.free[0]
-        engine, soonest = None, (np.inf, p)
-        for e in running:
-            when = (e.now if e.now > free else free, (e.index - last - 1) % p)
+        engine, soonest = None, np.inf
+        for e in running[first:] + running[:first]:
+            when = e.now if e.now > free else free
             if when < soonest:
                 engine, soonest = e, when
-        engine.now = soonest[0]
+        engine.now = soonest
         if count >= cap:
             raise SimulationLimitError(
                 f"the run needed more than {cap:,} iterations (the cap); shorten the workload or "
                 "raise the iteration cap", cap=cap)
-        if engine.step():
+        at = running.index(engine)
+        went = engine.step()
+        if went:
             engine.order.append(count)
             count += 1
-            last = engine.index
         else:
             engine._idle_until_next_arrival()
         if engine.finished >= engine.n:
-            running.remove(engine)
+            running.pop(at)
+        elif went:
+            at += 1
+        first = at % len(running) if running else 0
 
 
 def _merged(workload: Workload, policy: PolicySpec, budget: int, parts: tuple[Trace, ...],
@@ -446,8 +444,8 @@ def _merged(workload: Workload, policy: PolicySpec, budget: int, parts: tuple[Tr
         iteration_preemptions=per_iteration("iteration_preemptions"))
     schedule = StageSchedule(
         stages=pipeline.stages, layers=pipeline.layers, link=link, engine=engine_of,
-        start_s=np.asarray(clock.starts).reshape(-1, pipeline.stages),
-        end_s=np.asarray(clock.ends).reshape(-1, pipeline.stages),
+        start_s=np.frombuffer(clock.starts).reshape(-1, pipeline.stages),
+        end_s=np.frombuffer(clock.ends).reshape(-1, pipeline.stages),
         send_s=np.asarray(clock.sends), decode_tokens=trace.decode_tokens,
         prefill_tokens=trace.prefill_tokens, parts=parts, owners=owners, local=local)
     return StagedRun(trace, schedule)
