@@ -10,11 +10,11 @@ import statistics
 import sys
 import traceback
 
-from . import app_bench, engine_bench, exactness_bench, export_bench, traffic_bench
+from . import app_bench, engine_bench, exactness_bench, export_bench, pipeline_bench, traffic_bench
 from .engine_runs import seconds_of
 from .smoke import announce
 
-SUITES = [engine_bench, traffic_bench, app_bench, export_bench, exactness_bench]
+SUITES = [engine_bench, traffic_bench, app_bench, export_bench, exactness_bench, pipeline_bench]
 
 
 def main(argv=None) -> int:

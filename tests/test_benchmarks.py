@@ -26,7 +26,7 @@ ENGINE_CASES = [
     "1,000,000-token prompt, 1,024 decoders, sarathi 512 (mi300x)",
 ]
 # `python -m benchmarks`: the engine's, then traffic_bench's, app_bench's (each name's start: some
-# end with the chart data's size), export_bench's and exactness_bench's
+# end with the chart data's size), export_bench's, exactness_bench's and pipeline_bench's
 SUITE_CASES = [
     *ENGINE_CASES,
     "sweep, 12 budgets x 1,000 Poisson requests (a100, llama)",
@@ -54,6 +54,7 @@ SUITE_CASES = [
     "export: 48-frame GIF, Side by side at the defaults (900 px)",
     "export: PNG at 2x, same figure",
     "exactness, a 4,096-token prompt, one pass + chunks of 64 (float32 + float64)",
+    "pipeline, --pp 4, 1,000 ShareGPT-like requests at 2 QPS, sarathi 512 (h100, llama-3.1-70b)",
 ]
 WORK_CASES = [
     "iterations: 1 decoder x 300,000 tokens",
