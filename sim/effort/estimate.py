@@ -52,6 +52,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from sim.cost.iteration import CostModel
+from sim.serving.disaggregated import round_robin_shares
 from sim.serving.engine import RESERVE_FRACTION, kv_capacity_tokens, policy_reserve
 from sim.serving.pipeline import dealt, pipeline_kv_tokens, stage_costs
 from sim.serving.policies import Limits, PolicySpec
@@ -364,6 +365,8 @@ def estimate_run(run: Run) -> RunEstimate:
     gains reaches the estimate; the policy as it runs under its limits (`PolicySpec.under`)."""
     if run.pipeline is not None and run.pipeline.stages > 1:
         return _pipelined(run)
+    if run.disaggregation is not None:
+        return _disaggregated(run)
     workload, budget, limits, cost = run.workload, run.budget, run.limits, run.cost
     policy = run.policy.under(limits)
     shape = _Shape.of(workload)
@@ -388,3 +391,25 @@ def _pipelined(run: Run) -> RunEstimate:
     likely = replace(likely, stage_passes=likely.iterations * stages)
     bound = replace(bound, stage_passes=bound.iterations * stages)
     return RunEstimate(likely, bound, least_iterations(run.workload), run.limits.max_iterations)
+
+
+def _disaggregated(run: Run) -> RunEstimate:
+    """A run on a prefill and a decode pool (sim/serving/disaggregated.py): the sum of its
+    instances' runs, each one engine at its pool's tp on its round-robin share: a prefill
+    instance's prompts with one output token each, a decode instance's requests whole (their
+    prefill counted too, and an even share where the run routes by free KV: a bound, not an
+    exact count)."""
+    split = run.disaggregation
+    prefill_cost, decode_cost = split.pool_costs(run.cost)
+    alone = replace(run, disaggregation=None)
+    parts = [estimate_run(replace(alone, workload=share, cost=prefill_cost))
+             for share in split.prefill_shares(run.workload, run.cost.tp)]
+    every = len(run.workload)   # a decode instance keeps a row for each request it may be given
+    for share in round_robin_shares(run.workload, split.instances(run.cost.tp)[1]):
+        part = estimate_run(replace(alone, workload=share, cost=decode_cost))
+        parts.append(replace(part, likely=replace(part.likely, requests=every),
+                             bound=replace(part.bound, requests=every)))
+    likely, bound = (sum((getattr(p, kind) for p in parts[1:]), getattr(parts[0], kind))
+                     for kind in ("likely", "bound"))
+    return RunEstimate(likely, bound, least_iterations(run.workload), run.limits.max_iterations)
+

@@ -88,6 +88,17 @@ class Disaggregation:
             counts.append(gpus // tp)
         return counts[0], counts[1]
 
+    def pool_costs(self, cost: CostModel) -> tuple[CostModel, CostModel]:
+        """The prefill and the decode pool's cost models: `cost` at each pool's tp."""
+        return tuple(CostModel(cost.gpu, cost.model, cost.mode, cost.overhead_set_s, tp)
+                     for tp in self.tps(cost.tp))
+
+    def prefill_shares(self, workload: Workload, run_tp: int) -> tuple[Workload, ...]:
+        """Each prefill instance's prompts (round-robin), each a request of one output token."""
+        return tuple(make_workload(workload.arrival_s[ids], workload.prompt[ids],
+                                   np.ones(len(ids), np.int64), name=workload.name)
+                     for ids in round_robin(len(workload), self.instances(run_tp)[0]))
+
     def link_for(self, cost: CostModel) -> Link:
         return gpu_link(cost.gpu) if self.link is None else get_link(self.link)
 
@@ -290,11 +301,8 @@ class _Loop:
     def __init__(self, workload, policy, cost, budget, limits, split: Disaggregation):
         self.w, self.policy, self.budget, self.split = workload, policy, budget, split
         n = self.n = len(workload)
-        prefill_tp, decode_tp = split.tps(cost.tp)
         prefills, decodes = split.instances(cost.tp)
-        self.prefill_cost, self.decode_cost = (
-            CostModel(cost.gpu, cost.model, cost.mode, cost.overhead_set_s, tp)
-            for tp in (prefill_tp, decode_tp))
+        self.prefill_cost, self.decode_cost = split.pool_costs(cost)
         self.prefill_tp, self.decode_tp = self.prefill_cost.tp, self.decode_cost.tp
         self.link = split.link_for(cost)
         # each GPU sends its own shard; the pool with fewer shards sends the larger ones
@@ -302,9 +310,8 @@ class _Loop:
                                 self.decode_cost.kv_bytes_per_token)
         self.layers = cost.model.layers
         self.owners = round_robin(n, prefills)
-        self.prefills = [self._engine(_PrefillInstance, make_workload(
-            workload.arrival_s[ids], workload.prompt[ids], np.ones(len(ids), np.int64),
-            name=workload.name), self.prefill_cost, limits) for ids in self.owners]
+        self.prefills = [self._engine(_PrefillInstance, share, self.prefill_cost, limits)
+                         for share in split.prefill_shares(workload, cost.tp)]
         decode_work = make_workload(workload.arrival_s, workload.prompt,
                                     np.maximum(workload.output - 1, 1), name=workload.name)
         self.decodes = [self._engine(_DecodeInstance, decode_work, self.decode_cost, limits)
@@ -344,7 +351,9 @@ class _Loop:
                     self._route(index, engine, ready)
             else:
                 before = engine.finished
-                engine.accept(lambda request, start, end: self._sent(request, start, end, ready))
+                if engine.queue:
+                    engine.accept(lambda request, start, end: self._sent(request, start, end,
+                                                                         ready))
                 progressed = engine.step()
                 self.done += engine.finished - before
             ready[index] = engine.now if progressed else engine.next_event()
