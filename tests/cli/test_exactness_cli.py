@@ -22,14 +22,16 @@ def test_json_has_the_documented_keys_and_the_studys_numbers(capsys):
     assert "near_tie_search" not in data
 
 
-def test_the_default_reads_a_256_token_prompt_and_searches_within_its_deadline(capsys):
+def test_the_default_reads_a_256_token_prompt_and_reports_its_search_found_or_not(capsys):
+    """The deadline itself is tested on a clock of the test's own
+    (tests/sim/studies/test_exactness.py)."""
     code, out, err = cli("exactness", "--search-s", "0.2", "--json", capsys=capsys)
     assert code == 0, err
     data = json.loads(out)
     assert data["prompt"] == 256 and data["chunk"] == ex.DEFAULT_CHUNK
     search = data["near_tie_search"]
-    assert search["seconds"] == 0.2 and isinstance(search["found"], bool)
-    assert search["elapsed_s"] <= 0.2 or search["seeds_tried"] == 0
+    assert search["seconds"] == 0.2 and search["found"] == ("found_seed" in search)
+    assert search["seeds_tried"] == 0 or search["smallest_margin"] > 0
 
 
 def test_the_table_says_how_the_prompt_was_cut_and_what_it_found(capsys):
