@@ -61,7 +61,7 @@ def score_map(bands: pd.DataFrame, look: Look, *, side: int = 300) -> Figure:
     # a line between two bands while a band is a few pixels high; thinner ones would be all line
     gap = 1 if side * (first.end_query - first.first_query) / prompt >= MIN_BAND_PX else 0
     inks = {OWN: look.prefill, CACHED: look.prefill}
-    depth = {OWN: 1.0, CACHED: 0.4}
+    depth = {OWN: 1.0, CACHED: 0.75 if look.contrast else 0.4}   # contrast: 3:1 to the page
     scale_x = alt.Scale(domain=[0, prompt], nice=False, zero=True)
     scale_y = alt.Scale(domain=[0, prompt], nice=False, zero=True, reverse=True)
     axis = dict(format=",d", tickCount=4, labelOverlap=True, grid=False)
