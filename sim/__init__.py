@@ -12,13 +12,23 @@ This module is the public API: `sim.run(sim.textbook_scenario(), "sarathi", budg
 traffic is request classes served together: `w = sim.mixed(1000, 4.0, sim.MIXES["chat+documents"])`
 (or a `Mix` of your own `RequestClass`es, each with its share and its prompt and output `Lengths`),
 then `sim.class_metrics(sim.run(w, "vllm-v1"), w)` gives each class's TTFT, TBT and head-of-line
-wait.
+wait. Prefill on some GPUs and decode on others is a `Run` with a `Disaggregation` (X prefill and
+Y decode GPUs, a link of `LINKS`); its `DisaggregatedTrace` reads through `summarize` as one
+engine's Trace does, and `pool_summaries` and `transfer_times` give each pool's utilisation and
+queueing and each KV hand-off's time (`price_transfer` prices one by hand).
 """
 
 from sim.cost.iteration import MODES, Chunk, Composition, CostModel, IterationCost
 from sim.errors import InputError
 from sim.presets.hardware import GPUS, Gpu, custom_gpu, get_gpu
+from sim.presets.links import LINKS, Link, get_link, price_transfer
 from sim.presets.models import MODELS, Model, custom_model, get_model
+from sim.serving.disaggregated import (
+    DisaggregatedTrace,
+    Disaggregation,
+    pool_summaries,
+    transfer_times,
+)
 from sim.serving.engine import SimulationLimitError, Trace, simulate
 from sim.serving.metrics import ClassMetrics, Metrics, class_metrics, request_times, summarize
 from sim.serving.policies import POLICIES, Limits, PolicySpec, get_policy, lane_budget
@@ -52,9 +62,11 @@ def run(workload: Workload, policy: str = "sarathi", budget: int | None = None, 
                budget=budget, limits=Limits(**limits)).simulate()
 
 
-__all__ = ["GPUS", "MIXES", "MODELS", "MODES", "POLICIES", "TEXTBOOK", "Chunk", "ClassMetrics",
-           "Composition", "CostModel", "Gpu", "InputError", "IterationCost", "Lengths", "Limits",
-           "Metrics", "Mix", "Model", "PolicySpec", "RequestClass", "Run", "SimulationLimitError",
-           "Trace", "Workload", "burst", "class_metrics", "custom_gpu", "custom_model", "get_gpu",
-           "get_model", "get_policy", "lane_budget", "make_workload", "mixed", "poisson",
-           "request_times", "run", "textbook_scenario", "simulate", "summarize"]
+__all__ = ["GPUS", "LINKS", "MIXES", "MODELS", "MODES", "POLICIES", "TEXTBOOK", "Chunk",
+           "ClassMetrics", "Composition", "CostModel", "DisaggregatedTrace", "Disaggregation",
+           "Gpu", "InputError", "IterationCost", "Lengths", "Limits", "Link", "Metrics", "Mix",
+           "Model", "PolicySpec", "RequestClass", "Run", "SimulationLimitError", "Trace",
+           "Workload", "burst", "class_metrics", "custom_gpu", "custom_model", "get_gpu",
+           "get_link", "get_model", "get_policy", "lane_budget", "make_workload", "mixed",
+           "poisson", "pool_summaries", "price_transfer", "request_times", "run", "simulate",
+           "summarize", "textbook_scenario", "transfer_times"]

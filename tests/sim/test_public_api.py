@@ -3,6 +3,8 @@ and mixed traffic runs through it alone, as its docstring shows."""
 
 import inspect
 
+import pytest
+
 import sim
 
 
@@ -25,3 +27,19 @@ def test_mixed_traffic_runs_through_the_public_api():
     workload = sim.mixed(20, 4.0, own)
     assert workload.classes == ("short", "long")
     assert sim.summarize(sim.run(workload, "vllm-v1")).requests == 20
+
+
+def test_a_disaggregated_run_goes_through_the_public_api():
+    workload = sim.poisson(40, 4.0, seed=1, lengths="sharegpt")
+    run = sim.Run(workload=workload, policy=sim.get_policy("sarathi"),
+                  cost=sim.CostModel(sim.get_gpu("h100-sxm"), sim.get_model("llama-3.1-8b")),
+                  budget=512, disaggregation=sim.Disaggregation(1, 1, link="ib-ndr"))
+    trace = run.simulate()
+    assert isinstance(trace, sim.DisaggregatedTrace) and trace.link == sim.LINKS["ib-ndr"]
+    assert sim.summarize(trace).requests == 40
+    assert set(sim.pool_summaries(trace)) == {"prefill", "decode"}
+    first = trace.decode_instance >= 0
+    priced = [sim.price_transfer(int(p), 131_072, sim.get_link("ib-ndr")).seconds
+              for p in trace.prompt[first]]
+    assert sim.transfer_times(trace).tolist() == pytest.approx(priced, rel=1e-9)
+
