@@ -37,7 +37,7 @@ import numpy as np
 
 from sim.cost.iteration import CostModel
 from sim.errors import InputError, check_number
-from sim.presets.links import Link, get_link, gpu_link, price_transfer
+from sim.presets.links import Link, Transfer, get_link, gpu_link, price_transfer
 from sim.serving.engine import _check_fits, _Engine, policy_reserve
 from sim.serving.metrics import Percentiles, request_times
 from sim.serving.policies import Limits, PolicySpec, check_prompt_limit
@@ -146,9 +146,15 @@ class DisaggregatedTrace:
     layerwise_send: bool
     prefill_tp: int
     decode_tp: int
-    prefill: tuple[Trace, ...]         # each prefill instance's run (its own request numbering)
-    prefill_requests: tuple[np.ndarray, ...]   # instance i's request j is request prefill_requests[i][j]
-    decode: tuple[Trace, ...]          # each decode instance's run (the workload's numbering)
+    # each prefill instance's run, in its own request numbering (instance i's request j is request
+    # prefill_requests[i][j]), each request of one output token: its first token there is the
+    # prefill's end, not what the user sees; its kv_used_tokens leave out the KV held for sending
+    # (a request's prompt tokens from prefill_end_s to send_end_s)
+    prefill: tuple[Trace, ...]
+    prefill_requests: tuple[np.ndarray, ...]
+    # each decode instance's run, in the workload's numbering: a request it was handed runs there
+    # with its prompt as context and output - 1 tokens to emit; the others have no tokens there
+    decode: tuple[Trace, ...]
     # per request
     arrival_s: np.ndarray
     prompt: np.ndarray
@@ -238,7 +244,7 @@ class _DecodeInstance(_Instance):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.queue: deque[tuple[float, int, float]] = deque()   # (ready, request, transfer s)
+        self.queue: deque[tuple[float, int, Transfer]] = deque()   # (ready, request, transfer)
         self.queued_slots = 0
         self.inbox: deque[tuple[float, int, int]] = deque()      # (arrives, request, slots)
         self.link_free = 0.0
@@ -247,7 +253,7 @@ class _DecodeInstance(_Instance):
         """Accept queued requests, head first, while KV and seats allow; `on_send(request,
         start, end)` hears of each transfer."""
         while self.queue and self.queue[0][0] <= self.now:
-            ready, request, seconds = self.queue[0]
+            ready, request, transfer = self.queue[0]
             slots = self.pool.slots_for(request, self.prompt[request])
             seated = self.decoding + len(self.partial) + len(self.waiting) + len(self.inbox) \
                 + len(self.streams_waiting)
@@ -258,6 +264,8 @@ class _DecodeInstance(_Instance):
             self.queued_slots -= slots
             self.hold(slots)
             start = max(self.now, self.link_free)
+            # a layer-by-layer send overlaps the prefill only where the KV could leave at once
+            seconds = transfer.exposed_s if start <= ready else transfer.seconds
             self.link_free = end = start + seconds
             self.inbox.append((end, request, slots))
             on_send(request, start, end)
@@ -377,7 +385,7 @@ class _Loop:
             transfer = price_transfer(prompt, self.kv_per_token, self.link, layers=self.layers,
                                       prefill_s=engine.now - engine.started[local],
                                       layerwise=self.split.layerwise_send)
-            decode.queue.append((engine.now, request, transfer.exposed_s))
+            decode.queue.append((engine.now, request, transfer))
             decode.queued_slots += decode.pool.slots_for(request, prompt)
             self.kv_bytes[request] = transfer.nbytes
             self.decode_instance[request] = target

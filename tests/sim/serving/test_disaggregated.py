@@ -119,3 +119,24 @@ def test_a_prompts_kv_stays_held_on_its_prefill_gpu_until_sent():
     scheduled = two.arrival_s + request_times(trace).queue_s
     assert trace.transfer_s[0] == pytest.approx(8000 * 131_072 / 12.5e9 + 10e-6)
     assert scheduled[1] == pytest.approx(trace.send_end_s[0])
+
+
+def test_a_layer_by_layer_send_adds_only_what_the_prefill_did_not_hide():
+    """8,000 tokens over 100 GbE take 84 ms; sent layer by layer during a prefill of 16 chunks,
+    only max(84 ms / 32 layers, 84 ms - the prefill's span) is left once it ends; a prompt that
+    waits for decode KV cannot have sent early, and pays the whole transfer."""
+    one = make_workload([0.0], [8000], [20])
+    free = run(one, Disaggregation(1, 1, link="free"))
+    after = run(one, Disaggregation(1, 1, link="100gbe"))
+    layered = run(one, Disaggregation(1, 1, link="100gbe", layerwise_send=True))
+    whole = 8000 * 131_072 / 12.5e9 + 10e-6
+    span = free.prefill_end_s[0] - free.prefill[0].start_s[0]    # first chunk -> prompt done
+    assert after.transfer_s[0] == pytest.approx(whole)
+    assert layered.transfer_s[0] == pytest.approx(max(whole / 32, whole - span))
+    ttft = request_times(layered).ttft_s[0] - request_times(free).ttft_s[0]
+    assert ttft == pytest.approx(layered.transfer_s[0])
+    waited = run(make_workload([0.0, 0.0], [8000, 8000], [50, 50]),
+                 Disaggregation(1, 1, link="100gbe", layerwise_send=True),
+                 limits=Limits(max_seqs=1))
+    late = int(np.argmax(waited.decode_wait_s))
+    assert waited.decode_wait_s[late] > 0 and waited.transfer_s[late] == pytest.approx(whole)
