@@ -27,7 +27,11 @@ UNUSED = {
                  "instance (--json holds each pool's figures)",
     "requests_out": "its CSV replays one engine's requests and their times; drop it, or run "
                     "without --disaggregate",
+    "mix": "its per-class figures (head-of-line wait among them) are one engine's; give the "
+           "mix's lengths as --lengths, or run without --disaggregate",
 }
+CLASSES_NOTE = ("the trace's request classes are served together: per-class figures are one "
+                "engine's, and a disaggregated run shows the whole workload's")
 
 
 def add_disaggregation_args(p: argparse.ArgumentParser) -> None:

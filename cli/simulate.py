@@ -21,7 +21,12 @@ from .common import (
     remedy,
     work_of,
 )
-from .disaggregate import add_disaggregation_args, disaggregated_payload, disaggregated_text
+from .disaggregate import (
+    CLASSES_NOTE,
+    add_disaggregation_args,
+    disaggregated_payload,
+    disaggregated_text,
+)
 from .flags import paragraph
 from .output import NO_SECOND_TOKEN, emit, table
 from .paths import output_file
@@ -111,7 +116,8 @@ def _simulate_disaggregated(args) -> None:
     (cap,) = check_work(work_of(run), "this run", remedy(args))
     trace = run.capped(cap).simulate()
     payload = disaggregated_payload(trace, run.disaggregation)
-    notes = [*trace.notes, *([NO_SECOND_TOKEN] if np.isnan(payload["tbt_s"]["max"]) else [])]
+    notes = [*trace.notes, *([NO_SECOND_TOKEN] if np.isnan(payload["tbt_s"]["max"]) else []),
+             *([CLASSES_NOTE] if run.workload.classes else [])]
     payload["notes"] = notes
     split, cost = run.disaggregation, run.cost
     title = (f"{run.policy.label}, budget {trace.budget:,}, on {described(run.workload)}: "

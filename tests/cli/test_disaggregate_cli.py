@@ -52,6 +52,8 @@ def test_the_table_says_the_transfers_formula_and_each_pool(capsys):
     (("--disaggregate", "1:1", "--link", "nvlink9"), "--link: invalid choice: 'nvlink9'"),
     (("--disaggregate", "3:1", "--prefill-tp", "2"),
      "3 prefill GPUs do not split into instances of tp 2; give a multiple of 2 prefill GPUs"),
+    (("--disaggregate", "1:1", "--mix", "chat+documents"),
+     "--mix does not apply here: --disaggregate runs one engine per instance: its per-class"),
     (("--disaggregate", "1:1", "--trace-out", "out/t.csv"),
      "--disaggregate runs one engine per instance: its CSV holds one engine's iterations"),
 ])
@@ -65,3 +67,12 @@ def test_the_textbook_scenario_is_refused_it_starts_with_streams(capsys):
            "textbook scenario starts with streams already decoding on one GPU" in err
     err = refused("simulate", "--disaggregate", "1:1", *POISSON, capsys=capsys)
     assert "has no GPU-to-GPU link in its preset; name one with --link" in err
+
+
+def test_a_traced_mix_runs_whole_and_says_its_classes_are_not_split_out(tmp_path, capsys):
+    trace = tmp_path / "mixed.csv"
+    trace.write_text("arrival_s,prompt_tokens,output_tokens,class\n0,100,5,chat\n0.5,4000,5,doc\n"
+                     "1,120,5,chat\n")
+    run = simulate_json(*H100, "--trace-in", str(trace), "--disaggregate", "1:1", capsys=capsys)
+    assert run["requests"] == 3 and "classes" not in run
+    assert any("per-class figures are one engine's" in note for note in run["notes"])
