@@ -19,7 +19,13 @@ from sim.effort.estimate import estimate_run
 from sim.errors import InputError
 from sim.serving.policies import get_policy
 from sim.serving.run import Run
-from sim.studies.capacity import GOODPUT_SHARE, GoodputSlo, compare_goodput, find_goodput
+from sim.studies.capacity import (
+    GOODPUT_SHARE,
+    GoodputSlo,
+    compare_goodput,
+    default_baseline_budget,
+    find_goodput,
+)
 from sim.units import fmt_seconds
 
 from .common import (
@@ -100,8 +106,9 @@ def capacity_goodput(args) -> None:
     run = Run(workload=sample, policy=policy, cost=cost, budget=args.budget, limits=limits,
               disaggregation=split)
     estimates = {(policy.name, args.budget): estimate_run(run)}
+    baseline_budget = default_baseline_budget(baseline, args.budget, sample) \
+        if args.baseline_budget is None else args.baseline_budget
     if split is None:
-        baseline_budget = args.baseline_budget or args.budget
         estimates[baseline.name, baseline_budget] = estimate_run(
             replace(run, policy=baseline, budget=baseline_budget))
     account = RunAccount(replace(CLI_ALLOWANCE, seconds=2 / 3 * CLI_ALLOWANCE.seconds,
@@ -119,8 +126,7 @@ def capacity_goodput(args) -> None:
                     f"{theirs.gpus} GPUs")
     else:
         ours = find_goodput(workload_at, run, slo, **search)
-        theirs = find_goodput(workload_at, replace(run, policy=baseline,
-                                                   budget=args.baseline_budget or args.budget),
+        theirs = find_goodput(workload_at, replace(run, policy=baseline, budget=baseline_budget),
                               slo, **search)
         ratio = ours.per_gpu / theirs.per_gpu \
             if theirs.result.capacity_qps > 0 and not ours.result.undefined else None

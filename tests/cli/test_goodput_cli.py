@@ -34,6 +34,11 @@ def test_without_a_split_it_compares_the_policy_with_the_baseline(capsys):
     assert code == 0, err
     assert "sarathi colocated, 1 x tp 1 at budget 512" in out
     assert "vllm-v1 colocated, 1 x tp 1 at budget 512" in out
+    # an unchunked baseline runs at its own budget, vLLM V0's max(longest request, 2,048)
+    code, out, err = cli("capacity", *H100, *FIXED, *GOODPUT, "--baseline", "vllm-v0",
+                         capsys=capsys)
+    assert code == 0, err
+    assert "vllm-v0 colocated, 1 x tp 1 at budget 2,050" in out
 
 
 @pytest.mark.parametrize("argv, message", [
