@@ -161,7 +161,8 @@ def diff_text(x: float) -> str:
 UNITS = ("The hidden state and the logits are the model's own numbers, without a unit: a "
          "difference is read against their size (the relative difference) and against the "
          "machine epsilon of its precision, the relative spacing of its numbers near 1.")
-SEARCH_INTRO = ("A near tie is rare: the rounding differences are millionths in float32, the margins "
-                "mostly tenths. The search runs the same prompt length and chunk on the random "
+SEARCH_INTRO = ("A near tie needs the best two logits closer together than the rounding differences "
+                "in the table above. The search runs the same prompt length and chunk on the random "
                 "seeds after this one, in float32, and stops at the first whose greedy tokens "
-                "differ or at its deadline; it starts none that could run past it.")
+                "differ or at its deadline, which it keeps: a seed that could run past it is not "
+                "started, and one that does is given up.")
