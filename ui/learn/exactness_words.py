@@ -164,5 +164,5 @@ UNITS = ("The hidden state and the logits are the model's own numbers, without a
 SEARCH_INTRO = ("A near tie needs the best two logits closer together than the rounding differences "
                 "in the table above. The search runs the same prompt length and chunk on the random "
                 "seeds after this one, in float32, and stops at the first whose greedy tokens "
-                "differ or at its deadline, which it keeps: a seed that could run past it is not "
+                "differ or at its deadline, which it keeps: a try that could run past it is not "
                 "started, and one that does is given up.")
