@@ -352,19 +352,28 @@ class _Loop:
             if when == np.inf:
                 raise RuntimeError("the disaggregated run made no progress with work left")
             engine.now = max(engine.now, when)
-            if index < first_decode:
-                engine.catch_up()
-                progressed = engine.step()
-                if engine.done:
-                    self._route(index, engine, ready)
-            else:
-                before = engine.finished
-                if engine.queue:
-                    engine.accept(lambda request, start, end: self._sent(request, start, end,
-                                                                         ready))
-                progressed = engine.step()
-                self.done += engine.finished - before
-            ready[index] = engine.now if progressed else engine.next_event()
+            # the same engine steps on while its clock stays before every other's and no hand-off
+            # has moved another's
+            others = min((ready[i] for i in range(len(engines)) if i != index), default=np.inf)
+            handed = False
+            while True:
+                if index < first_decode:
+                    engine.catch_up()
+                    progressed = engine.step()
+                    if engine.done:
+                        self._route(index, engine, ready)
+                        handed = True
+                else:
+                    before = engine.finished
+                    if engine.queue:
+                        engine.accept(lambda request, start, end: self._sent(request, start, end,
+                                                                             ready))
+                        handed = True
+                    progressed = engine.step()
+                    self.done += engine.finished - before
+                ready[index] = engine.now if progressed else engine.next_event()
+                if handed or not progressed or ready[index] >= others or self.done >= self.n:
+                    break
         return self._trace()
 
     def _route(self, index: int, engine: _PrefillInstance, ready: list) -> None:
