@@ -278,7 +278,8 @@ class _DecodeInstance(_Instance):
 
     def next_event(self) -> float:
         """When it can next act while idle: a transfer landing, or its queue's head becoming
-        ready (a head already ready but not accepted waits for KV, which a landing frees)."""
+        ready (a head already ready but not accepted waits for KV or a seat, which only its
+        own iterations free; an idle instance always has room for it)."""
         times = [self.inbox[0][0]] if self.inbox else []
         if self.queue and self.queue[0][0] > self.now:
             times.append(self.queue[0][0])
@@ -295,9 +296,9 @@ def simulate_disaggregated(workload: Workload, policy: PolicySpec, cost: CostMod
     """Serve `workload` on `split`'s two pools under `policy` at `budget` (each instance at the
     run's limits), the KV priced over its link; see the module's docstring."""
     if workload.prefilled.any():
-        raise InputError("a disaggregated run serves new prompts only; the textbook and burst "
-                         "scenarios start with streams already decoding on one GPU (use "
-                         "--requests, or --trace-in)")
+        raise InputError("a disaggregated run serves new prompts only (Poisson arrivals or a "
+                         "trace); the textbook and burst scenarios start with streams already "
+                         "decoding on one GPU")
     budget = int(check_number("budget", budget, high=1e9, integer=True))
     check_prompt_limit(workload, policy, budget)
     return _Loop(workload, policy, cost, budget, limits, split).run()
