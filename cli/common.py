@@ -14,6 +14,7 @@ from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving import workloads
 from sim.serving.engine import Trace
+from sim.serving.pipeline import stage_costs
 from sim.serving.policies import (
     DEFAULT_MAX_ITERATIONS,
     MAX_ITERATION_CAP,
@@ -224,11 +225,14 @@ def workload_from(args) -> workloads.Workload:
     return poisson_from(args, args.requests, args.qps)
 
 
-def limits_from(args, *policies: PolicySpec, workload: workloads.Workload | None = None) -> Limits:
+def limits_from(args, *policies: PolicySpec, workload: workloads.Workload | None = None,
+                cost: CostModel | None = None) -> Limits:
     """The runs' Limits: every limit of the knob table from its flag, refused when none of
     `policies` reads it (--max-concurrent-prefills for unchunked policies). Without --max-seqs,
-    the first policy's engine's default for the GPU and model, raised to hold the streams
-    `workload` starts with and one more request (so the worked example's prompt gets a seat)."""
+    the first policy's engine's default for the GPU and model (on `cost`, a pipeline's first
+    stage, whose KV SGLang sizes it by; by default the flags' cost model), raised to hold the
+    streams `workload` starts with and one more request (so the worked example's prompt gets a
+    seat)."""
     for knob in LIMIT_KNOBS:
         readers = [p.name for p in policies if knob.applies_to(p.name)]
         if not readers:
@@ -238,7 +242,7 @@ def limits_from(args, *policies: PolicySpec, workload: workloads.Workload | None
                                            f"{'does' if len(policies) == 1 else 'do'} not")
     given = {knob.name: getattr(args, knob.name) for knob in LIMIT_KNOBS}
     if given["max_seqs"] is None:
-        given["max_seqs"] = default_max_seqs(policies[0], cost_model_from(args),
+        given["max_seqs"] = default_max_seqs(policies[0], cost or cost_model_from(args),
                                              getattr(args, "budget", None), workload)
     return Limits(max_iterations=args.max_iterations, **given)
 
@@ -270,7 +274,10 @@ def planned_run(args) -> Run:
         refuse_streams(scenario_of(args))
     workload = workload_from(args)
     policy = get_policy(args.policy)
-    limits = limits_from(args, policy, workload=workload)
+    pipeline = pipeline_from(args)
+    cost = cost_model_from(args)
+    limits = limits_from(args, policy, workload=workload,
+                         cost=stage_costs(cost, pipeline)[0] if pipeline else None)
     decoders = int(workload.prefilled.sum())
     if decoders and policy.under(limits).decodes_take_budget and args.budget <= decoders \
             and not args.allow_starvation:
@@ -279,8 +286,8 @@ def planned_run(args) -> Run:
             f"budget - decodes = {args.budget - decoders} <= 0, so new prompts would starve until "
             f"decoders finish; use a budget > {decoders}, or --allow-starvation to watch it")
     budget = args.budget if "budget" in args.given else lane_budget(policy, workload, args.budget)
-    return Run(workload=workload, policy=policy, cost=cost_model_from(args), budget=budget,
-               limits=limits, disaggregation=disaggregation, pipeline=pipeline_from(args))
+    return Run(workload=workload, policy=policy, cost=cost, budget=budget, limits=limits,
+               disaggregation=disaggregation, pipeline=pipeline)
 
 
 def lane_args(args, policy: str) -> argparse.Namespace:

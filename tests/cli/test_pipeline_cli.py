@@ -49,6 +49,14 @@ def test_dynamic_chunking_says_whose_rule_it_is(capsys):
     assert any("a what-if" in n for n in sarathi["notes"])
 
 
+def test_sglangs_running_requests_are_sized_on_a_stages_kv(capsys):
+    """SGLang sizes max_running_requests by its KV pool: Llama-3.1-70B's weights fill one H100,
+    which would leave it one seat; a quarter of the layers leaves a stage 40 GB of KV, and the
+    2 QPS are served as they come."""
+    run = simulate_json(*H100_70B, *POISSON, "--pp", "4", "--policy", "sglang", capsys=capsys)
+    assert run["ttft_s"]["p50"] < 1
+
+
 @pytest.mark.parametrize("argv, message", [
     (("--pp", "3"), "pipeline stages (pp) 3 does not divide Llama-3.1-70B's 80 layers evenly"),
     (("--pp", "2", "--pp-layers", "50,20"), "--pp-layers 50,20 must be 2 whole numbers"),

@@ -41,7 +41,10 @@ def test_a_pages_limit_controls_reach_the_runs_limits():
     assert limits_with(base, {"prefills": 0}).max_concurrent_prefills is None   # 0: no cap
     for knob in LIMIT_KNOBS:
         if knob.key:
-            value = True if knob.kind == "switch" else int(CONTROLS[knob.key].high)
+            if knob.choices:   # chunk sizing: its other choice
+                value = knob.choices[-1]
+            else:
+                value = True if knob.kind == "switch" else int(CONTROLS[knob.key].high)
             assert getattr(limits_with(base, {knob.key: value}), knob.name) == value
 
 
