@@ -15,7 +15,10 @@ then `sim.class_metrics(sim.run(w, "vllm-v1"), w)` gives each class's TTFT, TBT 
 wait. Prefill on some GPUs and decode on others is a `Run` with a `Disaggregation` (X prefill and
 Y decode GPUs, a link of `LINKS`); its `DisaggregatedTrace` reads through `summarize` as one
 engine's Trace does, and `pool_summaries` and `transfer_times` give each pool's utilisation and
-queueing and each KV hand-off's time (`price_transfer` prices one by hand).
+queueing and each KV hand-off's time (`price_transfer` prices one by hand). Pipeline stages are
+a `Run` with a `Pipeline` (`make_pipeline(model, gpu, stages)`: the layers split over the stages,
+a link between them); `Run.staged()` gives its Trace and its `StageSchedule`, each micro-batch's
+start and end on every stage and the stages' idle time (`bubble_s`, `bubble_fraction`).
 """
 
 from sim.cost.iteration import MODES, Chunk, Composition, CostModel, IterationCost
@@ -31,6 +34,7 @@ from sim.serving.disaggregated import (
 )
 from sim.serving.engine import SimulationLimitError, Trace, simulate
 from sim.serving.metrics import ClassMetrics, Metrics, class_metrics, request_times, summarize
+from sim.serving.pipeline import Pipeline, StagedRun, StageSchedule, make_pipeline
 from sim.serving.policies import POLICIES, Limits, PolicySpec, get_policy, lane_budget
 from sim.serving.run import Run
 from sim.serving.workloads import (
@@ -65,8 +69,9 @@ def run(workload: Workload, policy: str = "sarathi", budget: int | None = None, 
 __all__ = ["GPUS", "LINKS", "MIXES", "MODELS", "MODES", "POLICIES", "TEXTBOOK", "Chunk",
            "ClassMetrics", "Composition", "CostModel", "DisaggregatedTrace", "Disaggregation",
            "Gpu", "InputError", "IterationCost", "Lengths", "Limits", "Link", "Metrics", "Mix",
-           "Model", "PolicySpec", "RequestClass", "Run", "SimulationLimitError", "Trace",
-           "Workload", "burst", "class_metrics", "custom_gpu", "custom_model", "get_gpu",
-           "get_link", "get_model", "get_policy", "lane_budget", "make_workload", "mixed",
-           "poisson", "pool_summaries", "price_transfer", "request_times", "run", "simulate",
-           "summarize", "textbook_scenario", "transfer_times"]
+           "Model", "Pipeline", "PolicySpec", "RequestClass", "Run", "SimulationLimitError",
+           "StageSchedule", "StagedRun", "Trace", "Workload", "burst", "class_metrics",
+           "custom_gpu", "custom_model", "get_gpu", "get_link", "get_model", "get_policy",
+           "lane_budget", "make_pipeline", "make_workload", "mixed", "poisson", "pool_summaries",
+           "price_transfer", "request_times", "run", "simulate", "summarize", "textbook_scenario",
+           "transfer_times"]

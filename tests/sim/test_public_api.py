@@ -43,3 +43,16 @@ def test_a_disaggregated_run_goes_through_the_public_api():
               for p in trace.prompt[first]]
     assert sim.transfer_times(trace).tolist() == pytest.approx(priced, rel=1e-9)
 
+
+
+def test_pipeline_stages_go_through_the_public_api():
+    """What a stage-by-time chart draws: each micro-batch on every stage, and the idle time."""
+    gpu, model = sim.get_gpu("h100-sxm"), sim.get_model("llama-3.1-70b")
+    run = sim.Run(workload=sim.poisson(40, 4.0, seed=1, lengths="sharegpt"),
+                  policy=sim.get_policy("sarathi"), cost=sim.CostModel(gpu, model), budget=512,
+                  pipeline=sim.make_pipeline(model, gpu, 4))
+    staged = run.staged()
+    assert isinstance(staged, sim.StagedRun) and isinstance(staged.schedule, sim.StageSchedule)
+    assert staged.schedule.start_s.shape == (staged.trace.iterations, 4)
+    assert 0 < staged.schedule.bubble_fraction < 1
+    assert sim.summarize(staged.trace).requests == 40
