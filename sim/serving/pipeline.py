@@ -20,10 +20,10 @@ runs at most P batches at once (sarathi/core/scheduler/base_scheduler.py:74-87) 
 of the next the requests still in flight (sarathi_scheduler.py:121-126). The lab runs P
 `_VirtualEngine`s, each the step engine (sim/serving/engine.py) on its share of the requests,
 dealt in arrival order in turn (vLLM adds a request to the scheduler with the fewest unfinished
-ones, which is this order while the loads are even), and on 1/P of the KV pool (Sarathi-Serve's
-one scheduler shares its pool). A virtual engine plans its next micro-batch once its last one
-has left the last stage (its requests' tokens are out) and the first stage is free; of those
-ready, the earliest goes first, ties in turn.
+ones, which is this order while the loads are even), on 1/P of the KV pool (Sarathi-Serve's
+one scheduler shares its pool) and on 1/P of the running requests (`_seats`). A virtual engine
+plans its next micro-batch once its last one has left the last stage (its requests' tokens are
+out) and the first stage is free; of those ready, the earliest goes first, ties in turn.
 
 The clock. Micro-batches keep their order through the stages (first in, first out). Micro-batch
 m starts stage s at max(its end on stage s-1, the end of micro-batch m-1 on stage s): a stage is
@@ -303,6 +303,17 @@ def dealt(workload: Workload, stages: int) -> tuple[tuple[np.ndarray, Workload],
     return tuple(shares)
 
 
+def _seats(limits: Limits, mine: Workload, stages: int) -> Limits:
+    """A virtual engine's limits: its share of the running requests, max_seqs / stages (at least
+    one more than the streams it starts with). One scheduler counts every running request,
+    those of the micro-batches in flight too (Sarathi-Serve's `running`, vLLM V1's), and SGLang
+    caps a micro-batch at max_running_requests // pp_size (scheduler.py:1237-1243 at v0.5.23)."""
+    if stages == 1:
+        return limits
+    streams = int(np.sum(mine.prefilled & (mine.arrival_s == mine.arrival_s[0])))
+    return replace(limits, max_seqs=max(limits.max_seqs // stages, streams + 1))
+
+
 def simulate_pipeline(workload: Workload, policy: PolicySpec, cost: CostModel, *, budget: int,
                       pipeline: Pipeline, limits: Limits = DEFAULT_LIMITS,
                       reserve_fraction: float | None = None) -> StagedRun:
@@ -321,8 +332,8 @@ def simulate_pipeline(workload: Workload, policy: PolicySpec, cost: CostModel, *
     clock = _StageClock(costs, link, cost.model.hidden)
     shares = dealt(workload, p)
     owners = tuple(ids for ids, _ in shares)
-    engines = [_VirtualEngine(mine, policy, budget, limits, costs[0], reserve_fraction,
-                              kv_tokens=share if p > 1 else None, clock=clock)
+    engines = [_VirtualEngine(mine, policy, budget, _seats(limits, mine, p), costs[0],
+                              reserve_fraction, kv_tokens=share if p > 1 else None, clock=clock)
                for _, mine in shares]
     for engine in engines:
         try:

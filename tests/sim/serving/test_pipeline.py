@@ -149,6 +149,16 @@ def test_more_stages_hold_more_kv():
     assert kv[4] > 1.5 * kv[2]
 
 
+def test_the_virtual_engines_share_the_running_requests():
+    """max_seqs is the server's: one scheduler counts the requests of every micro-batch in
+    flight (SGLang caps each at max_running_requests // pp), so four engines run 2 each of 8."""
+    workload = workloads.poisson(40, 1000, seed=4, lengths="sharegpt")
+    run = simulate_pipeline(workload, get_policy("sarathi"), CostModel(H100, LLAMA_70B),
+                            budget=512, limits=Limits(max_seqs=8),
+                            pipeline=make_pipeline(LLAMA_70B, H100, 4))
+    assert run.trace.running_decoders.max() == 2
+
+
 # --- bubbles ----------------------------------------------------------------------------------
 def _bubble(policy: str, budget: int, chunking: str = "fixed") -> float:
     workload = workloads.poisson(300, 3, seed=2, lengths="sharegpt")
