@@ -54,7 +54,12 @@ import numpy as np
 from sim.cost.iteration import CostModel
 from sim.serving.disaggregated import round_robin_shares
 from sim.serving.engine import RESERVE_FRACTION, kv_capacity_tokens, policy_reserve
-from sim.serving.pipeline import dealt, pipeline_kv_tokens, stage_costs
+from sim.serving.pipeline import (
+    dealt,
+    pipeline_kv_tokens,
+    stage_costs,
+    virtual_engine_limits,
+)
 from sim.serving.policies import Limits, PolicySpec
 from sim.serving.run import Run
 from sim.serving.workloads import Workload
@@ -279,11 +284,12 @@ def _decode_time(cost: CostModel, rows: float, context: float) -> float:
 
 
 def _likely_rows(w: Workload, policy: PolicySpec, budget: int, limits: Limits,
-                 cost: CostModel) -> float:
+                 cost: CostModel, cadence: int = 1) -> float:
     """Decoders sharing an iteration, likely: at most max_seqs, what fits in KV and, where the
-    budget caps the decodes, the budget; fewer when arrivals are sparse (Little's law), but no
-    fewer than arrive together (a request's group of arrivals at one instant, averaged over the
-    requests: Little's law over the whole span spreads a burst thin)."""
+    budget caps the decodes, the budget; fewer when arrivals are sparse (Little's law, a step
+    taking `cadence` iterations of `cost`), but no fewer than arrive together (a request's group
+    of arrivals at one instant, averaged over the requests: Little's law over the whole span
+    spreads a burst thin)."""
     n = len(w)
     held = float(np.mean(w.prompt + w.output / 2))   # KV a request holds, on average
     cap = min(limits.max_seqs, n, max(1.0, _kv_tokens_at_most(policy, cost, budget) / held))
@@ -301,7 +307,7 @@ def _likely_rows(w: Workload, policy: PolicySpec, budget: int, limits: Limits,
     rows = cap
     for _ in range(3):   # the iteration time depends on the rows, the rows on the time
         rows = min(cap, max(1.0, at_once,
-                            rate * decode_tokens / n * _decode_time(cost, rows, held)))
+                            rate * decode_tokens / n * cadence * _decode_time(cost, rows, held)))
     return rows
 
 
@@ -323,9 +329,11 @@ def _likely_iterations(w: Workload, policy: PolicySpec, budget: int, rows: float
 
 
 def _likely(w: Workload, shape: _Shape, bound: Counts, policy: PolicySpec, budget: int,
-            limits: Limits, cost: CostModel) -> Counts:
-    """One run's counts, likely (the module docstring), each within its bound."""
-    rows = _likely_rows(w, policy, budget, limits, cost)
+            limits: Limits, cost: CostModel, cadence: int = 1) -> Counts:
+    """One run's counts, likely (the module docstring), each within its bound; `cadence`: the
+    iterations of `cost` between two of a request's steps (a pipeline's virtual engine steps
+    once its micro-batch has passed every stage)."""
+    rows = _likely_rows(w, policy, budget, limits, cost, cadence)
     iterations = min(bound.iterations, max(shape.longest, math.ceil(
         _likely_iterations(w, policy, budget, rows))))
     if policy.chunked:
@@ -377,17 +385,22 @@ def estimate_run(run: Run) -> RunEstimate:
 
 def _pipelined(run: Run) -> RunEstimate:
     """A run through pipeline stages: the sum of its virtual engines' runs, each its share of the
-    requests on the first stage's cost model (sim/serving/pipeline.py), every micro-batch also
+    requests and of the running requests on the first stage's cost model (sim/serving/
+    pipeline.py), a step of its requests every `stages` stage times, every micro-batch also
     passing each stage. The KV each engine is estimated with is its stage's whole pool, more than
     its share: the bound stays a bound."""
-    stages = run.pipeline.stages
-    costs = stage_costs(run.cost.for_engine(run.policy.overhead), run.pipeline)
-    reserve = policy_reserve(run.policy, run.cost, run.budget)
-    pipeline_kv_tokens(costs, reserve)   # refuses, as the run would, a stage its weights overfill
-    parts = [estimate_run(replace(run, workload=share, cost=costs[0], pipeline=None))
-             for _, share in dealt(run.workload, stages)]
-    likely, bound = (sum((getattr(p, kind) for p in parts[1:]), getattr(parts[0], kind))
-                     for kind in ("likely", "bound"))
+    stages, budget, cost = run.pipeline.stages, run.budget, run.cost
+    costs = stage_costs(cost.for_engine(run.policy.overhead), run.pipeline)
+    pipeline_kv_tokens(costs, policy_reserve(run.policy, cost, budget))   # refused as the run is
+    policy = run.policy.under(run.limits)
+    bounds, likelies = [], []
+    for _, share in dealt(run.workload, stages):
+        limits = virtual_engine_limits(run.limits, share, stages)
+        shape = _Shape.of(share)
+        bounds.append(_bound(share, shape, policy, budget, limits, costs[0]))
+        likelies.append(_likely(share, shape, bounds[-1], policy, budget, limits, costs[0],
+                                cadence=stages))
+    likely, bound = (sum(parts[1:], parts[0]) for parts in (likelies, bounds))
     likely = replace(likely, stage_passes=likely.iterations * stages)
     bound = replace(bound, stage_passes=bound.iterations * stages)
     return RunEstimate(likely, bound, least_iterations(run.workload), run.limits.max_iterations)

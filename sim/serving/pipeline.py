@@ -21,7 +21,7 @@ of the next the requests still in flight (sarathi_scheduler.py:121-126). The lab
 `_VirtualEngine`s, each the step engine (sim/serving/engine.py) on its share of the requests,
 dealt in arrival order in turn (vLLM adds a request to the scheduler with the fewest unfinished
 ones, which is this order while the loads are even), on 1/P of the KV pool (Sarathi-Serve's
-one scheduler shares its pool) and on 1/P of the running requests (`_seats`). A virtual engine
+one scheduler shares its pool) and on 1/P of the running requests (`virtual_engine_limits`). A virtual engine
 plans its next micro-batch once its last one has left the last stage (its requests' tokens are
 out) and the first stage is free; of those ready, the earliest goes first, ties in turn.
 
@@ -303,7 +303,7 @@ def dealt(workload: Workload, stages: int) -> tuple[tuple[np.ndarray, Workload],
     return tuple(shares)
 
 
-def _seats(limits: Limits, mine: Workload, stages: int) -> Limits:
+def virtual_engine_limits(limits: Limits, mine: Workload, stages: int) -> Limits:
     """A virtual engine's limits: its share of the running requests, max_seqs / stages (at least
     one more than the streams it starts with). One scheduler counts every running request,
     those of the micro-batches in flight too (Sarathi-Serve's `running`, vLLM V1's), and SGLang
@@ -332,7 +332,7 @@ def simulate_pipeline(workload: Workload, policy: PolicySpec, cost: CostModel, *
     clock = _StageClock(costs, link, cost.model.hidden)
     shares = dealt(workload, p)
     owners = tuple(ids for ids, _ in shares)
-    engines = [_VirtualEngine(mine, policy, budget, _seats(limits, mine, p), costs[0],
+    engines = [_VirtualEngine(mine, policy, budget, virtual_engine_limits(limits, mine, p), costs[0],
                               reserve_fraction, kv_tokens=share if p > 1 else None, clock=clock)
                for _, mine in shares]
     for engine in engines:

@@ -75,8 +75,8 @@ def drawn_limits(draw, policy, streams: int) -> Limits:
         low = max(int(knob.low), streams) if field.name == "max_seqs" else int(knob.low)
         value = st.integers(low, max(SMALL, low))   # 0 where it means off (a threshold)
         values[field.name] = draw(st.one_of(st.none(), value) if field.default is None else value)
-    if values.get("max_long_partial_prefills") is not None \
-            and not values.get("long_prefill_token_threshold"):   # which prompts are long
+    if (values.get("max_long_partial_prefills") is not None or values.get("cap_lone_prefill")) \
+            and not values.get("long_prefill_token_threshold"):   # which prompts are long, or capped
         values["long_prefill_token_threshold"] = draw(st.integers(1, SMALL))
     return Limits(**values)
 
@@ -178,6 +178,19 @@ def test_a_pipelined_runs_bound_is_never_below_it(case, stages):
     for item in ITEM_COSTS:
         assert getattr(estimate.bound, item) >= getattr(real, item), item
     assert estimate.least_iterations <= real.iterations
+
+
+@pytest.mark.parametrize("qps", [2, 20])
+def test_a_pipelined_runs_likely_iterations_keep_within_the_factor(qps):
+    """A virtual engine steps its requests once its micro-batch has passed every stage: priced on
+    one stage's layers, Little's law counts four stage times a step (counting one, the estimate
+    at 2 QPS is over four times the run's iterations)."""
+    gpu, model = get_gpu("h100-sxm"), get_model("llama-3.1-70b")
+    run = Run(workload=poisson(300, qps, lengths="sharegpt", seed=0), policy=get_policy("sarathi"),
+              cost=CostModel(gpu, model), budget=512, limits=Limits(max_seqs=128),
+              pipeline=make_pipeline(model, gpu, 4))
+    real = run.simulate().iterations
+    assert real / LIKELY_FACTOR <= estimate_run(run).likely.iterations <= LIKELY_FACTOR * real
 
 
 def test_the_bound_is_reached_when_requests_run_one_at_a_time():
