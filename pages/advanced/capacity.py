@@ -17,6 +17,7 @@ from sim.units import fmt_seconds
 from ui.shell import controls, presenter, widgets
 from ui.shell.controls import CUSTOM
 from ui.shell.glossary import first
+from ui.shell.jobs import kept_or_on_click
 from ui.under_load import capacity, overhead, workload_box
 
 s = widgets.scenario()
@@ -58,15 +59,11 @@ if preset != CUSTOM and s.model.id != SLO_PRESETS[preset].model:
                   on_click=widgets.set_controls(model=model.id, gpu="a100-80gb"))
 
 query = capacity.capacity_query(t, s, workload, tbt_slo_s, delay_slo_s)
-view = capacity.stored_capacity(query)
-if view is None:
-    work = capacity.capacity_estimate(query)
-    st.caption(f"Up to {MAX_RUNS} runs per policy for the search and {CURVE_POINTS} for each "
-               f"curve, each simulating {t.requests:,} requests: {work.words()}. The result is "
-               "kept, so coming back to the same settings shows it at once.")
-    if st.button("Find the capacity", type="primary", icon=":material/play_arrow:",
-                 key="find_capacity"):
-        view = capacity.find_capacity(query)
+view = kept_or_on_click(
+    capacity.stored_capacity(query), lambda: capacity.capacity_estimate(query),
+    f"Up to {MAX_RUNS} runs per policy for the search and {CURVE_POINTS} for each curve, each "
+    f"simulating {t.requests:,} requests", "Find the capacity", "find_capacity",
+    lambda: capacity.find_capacity(query))
 
 
 def show(view) -> None:

@@ -1,4 +1,4 @@
-"""Home: the two lanes playing, then the story in six chapters (ui/shell/story.py), each with numbers
+"""Home: the two lanes playing, then the story in seven chapters (ui/shell/story.py), each with numbers
 from the current scenario and a link to the page that goes deeper. On a projector the four key
 numbers and the lanes come first, fitted to the screen, and the words under them."""
 

@@ -18,7 +18,7 @@ def test_every_page_script_is_on_the_path_once_beginners_first():
     assert sorted(paths) == sorted(ALL_PAGES) and len(set(paths)) == len(paths)
     assert paths[0] == "pages/learn/home.py"
     sections = list(dict.fromkeys(p.section for p in story.PAGES))
-    assert sections == ["Learn", "Under load", "Advanced", "Teach"]
+    assert sections == ["Learn", "Under load", "Across GPUs", "Advanced", "Teach"]
     # a section's pages are next to each other, so the sidebar shows the path in order
     assert [p.section for p in story.PAGES] == sorted((p.section for p in story.PAGES),
                                                       key=sections.index)
@@ -39,7 +39,7 @@ def test_every_page_keeps_its_address_whatever_its_folder():
     assert {Path(p.path).stem for p in story.PAGES} == {
         "home", "side_by_side", "worked_example", "roofline", "exactness", "budget_tradeoff",
         "traffic",
-        "long_short",
+        "long_short", "disaggregation",
         "capacity", "memory", "fidelity", "tour"}
 
 
@@ -92,10 +92,10 @@ def test_the_chapters_are_filled_from_the_run_and_link_to_pages_on_the_path():
     assert "takes up to 23.04 ms instead of a 5.333 ms decode step" in text
     assert "61,440 token-reads × 131 kB = 8.05 GB, 2.684 ms at 3 TB/s" in text   # the KV re-read
     titles = [h.value for h in at.subheader]
-    assert titles[:6] == ["1. Two kinds of work in one pass", "2. One long prompt freezes every stream",
+    assert titles[:7] == ["1. Two kinds of work in one pass", "2. One long prompt freezes every stream",
                           "3. Split it: a budget B, a chunk C = B − D",
                           "4. What it costs, what it buys", "5. The budget is a dial",
-                          "6. Under real traffic"]
+                          "6. Under real traffic", "7. Across GPUs"]
     for chapter in story.CHAPTERS:
         assert chapter.pages and all(p in story.BY_PATH for p in chapter.pages)
     links = page_links(at)
@@ -119,7 +119,8 @@ def test_the_glossary_defines_every_term_the_learner_meets():
     names = {t.name for t in TERMS.values()}
     for needed in ("TTFT", "TBT", "ITL", "TPOT", "prefill", "decode", "stream", "iteration",
                    "token budget",
-                   "chunk", "KV", "SLO", "p50 / p99", "roofline", "compute-bound", "memory-bound"):
+                   "chunk", "KV", "SLO", "p50 / p99", "roofline", "compute-bound", "memory-bound",
+                   "disaggregation", "prefill pool", "decode pool", "KV transfer", "goodput"):
         assert needed in names
     assert ACRONYMS["TTFT"] == "time to first token" and "prefill" not in ACRONYMS
     assert all(t.definition.endswith(".") for t in TERMS.values())

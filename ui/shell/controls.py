@@ -22,8 +22,9 @@ from pathlib import Path
 
 from charts.views import FOCUS_MARGIN, WINDOW_NAMES, WINDOWS
 from sim.cost.iteration import MODE_NAMES
-from sim.knobs import EXACTNESS_KNOBS, KNOBS, OLD_KEYS
+from sim.knobs import DISAGGREGATION_KNOBS, EXACTNESS_KNOBS, KNOBS, OLD_KEYS, Knob
 from sim.presets.hardware import GPUS
+from sim.presets.links import FREE_LINK, LINKS
 from sim.presets.models import MODELS
 from sim.serving.chunking import CHUNKING_NAMES
 from sim.serving.policies import CHUNKED, POLICIES, UNCHUNKED, in_words, names_in_prose
@@ -158,14 +159,15 @@ KNOB_NAMES = {
     "lengths": LENGTH_NAMES,
     "mix": MIX_NAMES,
     "chunking": CHUNKING_NAMES,
+    "link": {link.id: link.name for link in (*LINKS.values(), FREE_LINK)},
 }
 
 
-def _knob(name: str, *more_options: str) -> Control:
-    """The control of a knob of the table (sim/knobs.py): its link key, label, help, and the
+def _knob(name: str, *more_options: str, table: Mapping[str, Knob] = KNOBS) -> Control:
+    """The control of a knob of `table` (sim/knobs.py): its link key, label, help, and the
     app's default and range. A choice offers the app's default first, then `more_options`, each
     by its name."""
-    knob = KNOBS[name]
+    knob = table[name]
     default, low, high = knob.on_app()
     if knob.choices:
         options = (default, *(c for c in knob.choices if c != default), *more_options)
@@ -301,10 +303,27 @@ TOUR = _int("tour", "Step", 1, 1, max(1, len(list(TOUR_FOLDER.glob(STEP_FILES)))
 EXACTNESS = tuple(_int(k.key, k.label, k.default, k.low, k.high, help=k.help, step=k.step)
                   for k in EXACTNESS_KNOBS.values() if k.key)
 
+# The Disaggregation page: its two pools, the link a KV cache crosses (sim/knobs.py
+# DISAGGREGATION_KNOBS; `gpu`: the GPU preset's own link, the command line's default) and
+# goodput's two targets (DistServe's criterion, sim/studies/capacity.py GoodputSlo).
+GPU_LINK = "gpu"
+KNOB_NAMES["link"][GPU_LINK] = "The GPU's own GPU-to-GPU link"
+DISAGGREGATION = (
+    *(_knob(name, table=DISAGGREGATION_KNOBS) for name in ("prefill_gpus", "decode_gpus")),
+    _knob("link", GPU_LINK, table=DISAGGREGATION_KNOBS),
+    _knob("layerwise_send", table=DISAGGREGATION_KNOBS),
+)
+TTFT_SLO = _float("ttftslo", "TTFT target (s)", 1, 0.001, 3600, step=0.25,
+                  help="Each request's time-to-first-token target: goodput counts a request that "
+                       "meets it and the TPOT target.")
+TPOT_SLO = _float("tpotslo", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
+                  help="Each request's time-per-output-token target, its mean gap between two "
+                       "tokens: goodput counts a request that meets it and the TTFT target.")
+
 CONTROLS: dict[str, Control] = {c.key: c for c in (
     *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, COMPARE, WHY,
     WINDOW, *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS,
-    TOGETHER, TOUR, VARY, *EXACTNESS)}
+    TOGETHER, TOUR, VARY, *EXACTNESS, *DISAGGREGATION, TTFT_SLO, TPOT_SLO)}
 # A knob of the table (sim/knobs.py) that no group above places is a control too: the page that
 # shows it draws it (`CONTROLS[key]`), and its value lives in the link like any other.
 MORE_KNOBS = tuple(_knob(k.name) for k in KNOBS.values() if k.key and k.key not in CONTROLS)

@@ -116,6 +116,28 @@ TERMS: dict[str, Term] = {t.id: t for t in (
          "The highest logit minus the second highest: how much the numbers would have to move "
          "for greedy decoding to pick another token. A margin smaller than the rounding "
          "differences is a near tie."),
+    # the Disaggregation page's
+    Term("disaggregation", "disaggregation",
+         "Serving prompts and decodes on separate GPUs: a prefill pool computes each prompt and "
+         "its first token, then the prompt's KV cache moves over a link to a decode pool, which "
+         "emits the rest (DistServe, Splitwise, Mooncake). No prefill ever shares an iteration "
+         "with a decode."),
+    Term("prefill_pool", "prefill pool",
+         "The GPUs of a disaggregated server that only prefill: each prompt goes to one of its "
+         "instances in turn (round-robin)."),
+    Term("decode_pool", "decode pool",
+         "The GPUs of a disaggregated server that only decode: a prefilled request goes to the "
+         "instance with the most free KV cache and waits there until its KV and a seat fit."),
+    Term("kv_transfer", "KV transfer",
+         "A prompt's KV cache sent from its prefill GPU to its decode GPU: prompt tokens × KV "
+         "bytes per token, taking bytes / link bandwidth + the link's latency."),
+    Term("colocated", "colocated",
+         "Prompts and decodes on the same GPUs, sharing iterations (chunked prefill): here, the "
+         "same GPUs as the disaggregated setup run as independent instances, requests "
+         "round-robin."),
+    Term("goodput", "goodput",
+         "DistServe's measure: the highest request rate at which at least 90% of requests meet "
+         "both their TTFT and their TPOT target; divided by the GPUs, per GPU."),
     # the engines, each as the lab models it: its release, and how it builds an iteration
     *(Term(p.name, f"{p.engine} {p.profile.release}",
            f"{p.intro}. As the lab models it ({p.profile.version}): {p.summary}.")

@@ -125,6 +125,21 @@ def run_jobs(jobs: Sequence[Job], store: ByteStore, *, what: str, change: str,
     return done | finished
 
 
+def kept_or_on_click(kept, estimate: Callable[[], Work], runs: str, label: str, key: str,
+                     find: Callable[[], object]):
+    """A search kept from before, or its estimate under `runs` (what it runs, in words) and a
+    button labelled `label` (widget key `key`) that runs `find`: its result once clicked, else
+    None."""
+    if kept is not None:
+        return kept
+    work = estimate()
+    st.caption(f"{runs}: {work.words()}. The result is kept, so coming back to the same "
+               "settings shows it at once.")
+    if st.button(label, type="primary", icon=":material/play_arrow:", key=key):
+        return find()
+    return None
+
+
 def run_alone(job: Job, store: ByteStore, key: str):
     """One job behind a button the page drew (widget key `key`), with a progress bar and a
     cancel: its result, or None when it ran out of time."""

@@ -1,0 +1,84 @@
+"""The Disaggregation page through AppTest: its runs, words and worked transfer at the defaults,
+its controls from a link and back into it, goodput behind its button, its refusals, its
+downloads, and its place on the learner's path. Workloads are small: the suite runs on two
+cores."""
+
+from tests.support.apptest import assert_clean, charts, open_app, shown
+from ui.shell.story import BY_PATH, CHAPTERS, PAGES, SECTIONS
+
+PAGE = "pages/across_gpus/disaggregation.py"
+SMALL = dict(requests=40)
+
+
+def test_at_the_defaults_colocation_wins_and_the_transfer_is_worked_out():
+    at = open_app(PAGE, **SMALL)
+    assert_clean(at)
+    text = shown(at)
+    assert "colocated on the same 2 GPUs: **colocation wins at this rate**" in text
+    # Llama-3-8B's layout (the textbook 8B): 2 x 32 x 1,024 x 2 bytes a token, over NVLink 4
+    assert "2 (key and value) × 32 layers × 1,024 (KV heads × head dim) × 2 bytes = 131,072" in text
+    assert "bytes = 8,192 prompt tokens × 131,072 bytes = 1.07 GB" in text
+    assert "1.07 GB / 450 GB/s (NVLink 4 (H100, H200), one way) + 3 µs latency = 2.389 ms" in text
+    assert "the median transfer takes 2.389 ms" in text
+    assert len(charts(at)) == 1                                  # the lanes; goodput waits
+    assert at.button(key="find_goodput").label == "Find the goodput"
+    labels = " ".join(b.proto.label for b in at.get("download_button"))
+    assert "PNG" in labels and "SVG" in labels and "CSV" in labels, labels
+
+
+def test_the_lanes_draw_every_hand_off_with_its_arithmetic():
+    at = open_app(PAGE, **SMALL)
+    spec = charts(at)[0]                                         # compiled to Vega
+    handoffs = next(d["values"] for d in spec["data"] if d["name"] == "handoffs")
+    assert len(handoffs) == 40                                    # every request moved
+    assert all(h["from_lane"] == "prefill 1" and h["to_lane"] == "decode 1" for h in handoffs)
+    assert {round(h["transfer_ms"], 3) for h in handoffs} == {2.389}
+    assert "transfer = bytes / bandwidth + latency" in str(spec)
+
+
+def test_its_controls_from_a_link_and_back_into_it():
+    at = open_app(PAGE, prefillgpus=2, decodegpus=1, kvlink="100gbe", qps=1, ttftslo=2, tpotslo=50,
+                  **SMALL)
+    assert_clean(at)
+    assert at.number_input(key="prefillgpus").value == 2
+    assert at.selectbox(key="kvlink").value == "100gbe"
+    text = shown(at)
+    assert "2 prefill GPUs + 1 decode GPU" in text and "same 3 GPUs" in text
+    assert "+ 10 µs latency = 85.91 ms" in text                     # 1.07 GB at 12.5 GB/s
+    assert "TTFT target of 2 s" in text and "TPOT target of 50 ms" in text
+    for key, value in dict(prefillgpus="2", kvlink="100gbe", qps="1", tpotslo="50").items():
+        assert at.query_params[key] in (value, [value])
+
+
+def test_goodput_behind_its_button():
+    at = open_app(PAGE, requests=20, qps=1)
+    at.button(key="find_goodput").click().run()
+    assert_clean(at)
+    text = shown(at)
+    assert "Goodput (the highest rate at which at least 90% of requests meet both targets)" in text
+    assert "as much per GPU" in text or "a tie" in text
+    assert len(charts(at)) == 2
+    again = open_app(PAGE, requests=20, qps=1)                    # kept: shown at once
+    assert len(charts(again)) == 2 and "Goodput (the highest" in shown(again)
+
+
+def test_a_gpu_without_its_own_link_asks_for_one():
+    at = open_app(PAGE, kvlink="gpu", **SMALL)
+    assert_clean(at)
+    assert "has no GPU-to-GPU link in its preset" in at.info[0].value and not charts(at)
+
+
+def test_gpus_tp_does_not_divide_are_refused_with_what_works():
+    at = open_app(PAGE, gpu="h100-sxm", tp=2, prefillgpus=1, decodegpus=2, **SMALL)
+    assert_clean(at)
+    assert "3 GPUs do not split into colocated instances of tp 2" in at.error[0].value
+
+
+def test_it_opens_the_across_gpus_section_and_chapter_seven():
+    assert BY_PATH[PAGE].section == "Across GPUs"
+    assert list(SECTIONS.values()).index("Across GPUs") == \
+        list(SECTIONS.values()).index("Under load") + 1
+    chapter = next(c for c in CHAPTERS if c.id == "across-gpus")
+    assert chapter.pages[0] == PAGE and CHAPTERS[-1] is chapter
+    paths = [p.path for p in PAGES]
+    assert paths.index(PAGE) == paths.index("pages/under_load/long_short.py") + 1

@@ -1,0 +1,175 @@
+"""The Disaggregation page's words (no Streamlit): which setup meets more requests' targets at the
+page's rate and why, the KV transfer's arithmetic, and goodput's verdict, each sentence chosen by
+what the runs measured, so it holds away from the defaults too.
+
+Every number here is read from the runs (sim/serving/metrics.py `request_times` of the
+disaggregated trace and of each colocated instance's) or priced by sim/presets/links.py
+(`price_transfer`), the same arithmetic the simulation charges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.cost.iteration import CostModel
+from sim.presets.links import Link, price_transfer
+from sim.serving.disaggregated import DisaggregatedTrace, pool_summaries, transfer_times
+from sim.serving.metrics import request_times
+from sim.studies.capacity import GoodputComparison, GoodputSlo
+from sim.units import fmt_bytes, fmt_percent, fmt_seconds
+
+DISAGGREGATED, COLOCATED = "disaggregated", "colocated"
+LINK_SMALL = 0.05   # a median transfer under this share of the median TTFT "costs little"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One setup's run at the page's rate, judged by goodput's two targets."""
+    setup: str
+    gpus: int
+    requests: int
+    met: float            # share of requests meeting both targets
+    ttft_missed: float    # share over the TTFT target
+    tpot_missed: float    # share over the TPOT target
+    ttft_p50: float
+    ttft_p90: float
+    tpot_p90: float
+
+
+def outcome(setup: str, gpus: int, traces: Sequence, slo: GoodputSlo) -> Outcome:
+    """`traces`' requests together (one disaggregated run, or each colocated instance's), as
+    goodput judges them: a request with no TPOT (one token) meets its TPOT target."""
+    times = [request_times(t) for t in traces]
+    ttft = np.concatenate([t.ttft_s for t in times])
+    tpot = np.concatenate([t.tpot_s for t in times])
+    late, slow = ttft > slo.ttft_s, tpot > slo.tpot_s
+    has_tpot = tpot[~np.isnan(tpot)]
+    return Outcome(setup, gpus, len(ttft), float(np.mean(~late & ~slow)), float(np.mean(late)),
+                   float(np.mean(slow)), float(np.median(ttft)), float(np.percentile(ttft, 90)),
+                   float(np.percentile(has_tpot, 90)) if len(has_tpot) else float("nan"))
+
+
+def shares_differ(a: float, b: float) -> bool:
+    """Two shares that read differently on screen."""
+    return fmt_percent(a) != fmt_percent(b)
+
+
+def split_words(prefill_gpus: int, decode_gpus: int) -> str:
+    return (f"{prefill_gpus} prefill GPU{'s' * (prefill_gpus != 1)} + {decode_gpus} decode "
+            f"GPU{'s' * (decode_gpus != 1)}")
+
+
+def verdict(d: Outcome, c: Outcome, slo: GoodputSlo, qps: float) -> str:
+    """Which setup meets both targets for more requests at this rate."""
+    lead = (f"At {qps:g} requests/s, {fmt_percent(d.met)} of the {d.requests:,} requests meet "
+            f"both targets disaggregated and {fmt_percent(c.met)} colocated on the same "
+            f"{c.gpus} GPUs")
+    if not shares_differ(d.met, c.met):
+        return f"{lead}: a tie at this rate."
+    winner = "disaggregation" if d.met > c.met else "colocation"
+    both = d.met >= slo.share and c.met >= slo.share
+    tail = (f" (both reach goodput's {slo.share:.0%}: goodput, below, says which goes "
+            "further)" if both else "")
+    return f"{lead}: **{winner} wins at this rate**{tail}."
+
+
+def why(o: Outcome, slo: GoodputSlo) -> str:
+    """Which target the setup's requests miss, with its p90."""
+    name = o.setup.capitalize()
+    return (f"{name}, {fmt_percent(o.ttft_missed)} of requests miss the TTFT target of "
+            f"{fmt_seconds(slo.ttft_s)} (p90 TTFT {fmt_seconds(o.ttft_p90)}) and "
+            f"{fmt_percent(o.tpot_missed)} the TPOT target of {fmt_seconds(slo.tpot_s)} (p90 TPOT "
+            f"{fmt_seconds(o.tpot_p90)}).")
+
+
+def causes(trace: DisaggregatedTrace, d: Outcome, c: Outcome) -> list[str]:
+    """What the runs show behind the numbers: the prefill pool's queue, the decode pool's, the
+    colocated decodes' gaps beside prompt chunks; each said only where the runs show it."""
+    pools = pool_summaries(trace)
+    said = []
+    prefill, decode = pools["prefill"], pools["decode"]
+    said.append(f"Disaggregated, the prefill pool is busy {fmt_percent(prefill.utilisation)} of "
+                f"the time and a prompt waits {fmt_seconds(prefill.queue_s.p50)} (median) for its "
+                f"first chunk; the decode pool is busy {fmt_percent(decode.utilisation)} of the "
+                f"time and a prefilled request waits {fmt_seconds(decode.queue_s.p50)} (median) "
+                "for a decode GPU to take it (free KV and a seat).")
+    if fmt_seconds(c.tpot_p90) != fmt_seconds(d.tpot_p90):
+        if c.tpot_p90 > d.tpot_p90:
+            said.append(f"Colocated, every chunk of a prompt shares an iteration with the "
+                        f"running decodes and stretches their gaps: p90 TPOT "
+                        f"{fmt_seconds(c.tpot_p90)}, against {fmt_seconds(d.tpot_p90)} on GPUs "
+                        "that only decode.")
+        else:
+            said.append(f"The decode-only GPUs do not give smoother tokens here: p90 TPOT "
+                        f"{fmt_seconds(d.tpot_p90)} disaggregated, {fmt_seconds(c.tpot_p90)} "
+                        "colocated (a busy decode GPU batches more streams per iteration).")
+    return said
+
+
+def link_words(trace: DisaggregatedTrace, d: Outcome) -> str:
+    """What the hand-offs cost against the disaggregated TTFT ('' when no request moved)."""
+    moved = transfer_times(trace)
+    if not len(moved):
+        return ""
+    median = float(np.median(moved))
+    share = median / d.ttft_p50 if d.ttft_p50 > 0 else float("nan")
+    lead = (f"Each hand-off crosses {trace.link.name}: the median transfer takes "
+            f"{fmt_seconds(median)}, {fmt_percent(share)} of the disaggregated median TTFT "
+            f"({fmt_seconds(d.ttft_p50)})")
+    if share < LINK_SMALL:
+        return f"{lead}, so the link costs little here: the pools set the TTFT."
+    return f"{lead}, so the link is a visible part of the wait for the first token here."
+
+
+@dataclass(frozen=True)
+class Arithmetic:
+    """One prompt's KV hand-off, priced as the run prices it: its lines in words."""
+    prompt: int
+    per_token: float
+    nbytes: float
+    seconds: float
+    link: Link
+
+    def lines(self, cost: CostModel) -> list[str]:
+        m = cost.model
+        shards = f" / {cost.kv_shards} GPUs (tensor parallelism shards the KV heads)" \
+            if cost.kv_shards > 1 else ""
+        per = (f"KV bytes per token = 2 (key and value) × {m.layers} layers × {m.kv_dim:,} "
+               f"(KV heads × head dim) × {m.kv_bytes_per_element:g} bytes{shards} = "
+               f"{self.per_token:,.0f} bytes")
+        size = (f"bytes = {self.prompt:,} prompt tokens × {self.per_token:,.0f} bytes = "
+                f"{fmt_bytes(self.nbytes)}")
+        if not np.isfinite(self.link.bandwidth):
+            return [per, size, f"time over {self.link.name}: none (an ideal link, to show what "
+                               "the transfer costs by its absence)"]
+        time = (f"time = {fmt_bytes(self.nbytes)} / {fmt_bytes(self.link.bandwidth)}/s "
+                f"({self.link.name}, one way) + {fmt_seconds(self.link.latency_s)} latency = "
+                f"{fmt_seconds(self.seconds)}")
+        return [per, size, time]
+
+
+def arithmetic(prompt: int, cost: CostModel, link: Link) -> Arithmetic:
+    t = price_transfer(prompt, cost.kv_bytes_per_token, link)
+    return Arithmetic(prompt, t.kv_bytes_per_token, t.nbytes, t.seconds, link)
+
+
+def goodput_words(comparison: GoodputComparison) -> str:
+    """Goodput's verdict: each setup's, in total and per GPU, and which serves more per GPU."""
+    d, c = comparison.disaggregated, comparison.colocated
+    lead = (f"Goodput (the highest rate at which at least {comparison.slo.share:.0%} of "
+            f"requests meet both targets): disaggregated {d.result.capacity_qps:.3g} requests/s "
+            f"on {d.gpus} GPUs ({d.per_gpu:.3g} per GPU), colocated "
+            f"{c.result.capacity_qps:.3g} requests/s on {c.gpus} GPUs ({c.per_gpu:.3g} per GPU)")
+    ratio = comparison.ratio
+    if ratio is None:
+        return f"{lead}; no ratio: the colocated search proved no rate, or a search was cut short."
+    if f"{ratio:.2f}" == "1.00":
+        return f"{lead}: per GPU, a tie ({ratio:.2f}×)."
+    if ratio > 1:
+        return (f"{lead}: **disaggregation serves {ratio:.2f}× as much per GPU** "
+                f"({d.per_gpu:.3g} / {c.per_gpu:.3g}).")
+    return (f"{lead}: **colocation serves {1 / ratio:.2f}× as much per GPU** "
+            f"({c.per_gpu:.3g} / {d.per_gpu:.3g}).")
