@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from sim.errors import InputError
+from sim.knobs import KNOBS
 from sim.serving.metrics import summarize
 from sim.serving.policies import POLICIES, Limits
 from sim.studies.memory import (
@@ -68,10 +69,13 @@ st.markdown(
     f"work measured in {first('flop')}; the new requests' {first('ttft')} and the streams' "
     f"{first('tbt')} show who pays.", unsafe_allow_html=True)
 t, workload = workload_box.show(s)
-cols = st.columns([2, 1])
+cols = st.columns([2, 1, 1.2])
 picked = widgets.widget(controls.KV_PICK, cols[0])
-knobs = {controls.PARTIALS.key: widgets.widget(controls.PARTIALS, cols[1])}
-partials = limits_with(Limits(), knobs).max_concurrent_prefills
+eos = controls.CONTROLS[KNOBS["disable_ignore_eos"].key]   # SGLang's chat case, on a switch
+knobs = {controls.PARTIALS.key: widgets.widget(controls.PARTIALS, cols[1]),
+         eos.key: widgets.widget(eos, cols[2])}
+asked = limits_with(Limits(), knobs)
+partials = asked.max_concurrent_prefills
 if not picked:
     st.info("Pick one or more policies.", icon=":material/checklist:")
     st.stop()
@@ -84,6 +88,8 @@ with presenter.figure():
 st.caption(f"{t.words()}. Budget {s.budget:,}; {t.seats_words(picked, s)}; "
            + ("no cap on partial prefills" if partials is None else
               f"at most {partials:,} requests mid-prefill at once (chunked policies)")
+           + ("; SGLang's requests may stop at EOS" if asked.disable_ignore_eos else
+              "; SGLang's requests ignore EOS, as its benchmark sends them")
            + ". Long runs are drawn as time bins, each point the most KV in use in its bin "
              "(the peak is kept).")
 
@@ -92,7 +98,7 @@ rows = []
 for p in picked:
     u, m = usage[p], summarize(traces[p])
     rows.append({
-        "policy": p, "admission": admission_rule(POLICIES[p]),
+        "policy": p, "admission": admission_rule(POLICIES[p], asked),
         "KV capacity": f"{u.capacity_tokens:,} tokens",
         "peak KV in use": f"{u.peak_used_tokens:,} tokens ({u.peak_fraction:.0%}, "
                           f"{fmt_bytes(u.peak_used_tokens * cost.kv_bytes_per_token)})",

@@ -22,24 +22,30 @@ import numpy as np
 from sim.cost.iteration import CostModel
 from sim.errors import check_number
 from sim.serving.engine import Trace, kv_capacity_bytes, kv_capacity_tokens, policy_reserve
-from sim.serving.policies import POLICIES, PolicySpec, names_in_prose
+from sim.serving.policies import DEFAULT_LIMITS, POLICIES, Limits, PolicySpec, names_in_prose
 from sim.serving.workloads import TEXTBOOK
 from sim.studies.worked_example import DEFAULTS as WORKED_DEFAULTS
 from sim.studies.worked_example import Step
 from sim.units import fmt_bytes, fmt_count, fmt_flops
 
 
-def admission_rule(policy: PolicySpec) -> str:
-    """How `policy`'s engine admits a request, in words (its profile: sim/serving/engines.py)."""
+def admission_rule(policy: PolicySpec, limits: Limits = DEFAULT_LIMITS) -> str:
+    """How `policy`'s engine admits a request under `limits`, in words (its profile:
+    sim/serving/engines.py; SGLang's running requests keep all their output's KV while they
+    ignore EOS, `Limits.disable_ignore_eos`)."""
     profile = policy.profile
     if profile.kv_floor:
         return ("reserves max_model_len of KV for each request when it is admitted (the longest "
                 "request here), whatever its prompt")
     extra = (" plus its output (up to 4,096 tokens), beside what the running requests keep for "
              "theirs" if profile.future_tokens else "")
+    kept = ("" if not profile.future_tokens else
+            "; they keep new_token_ratio of it (0.7, falling to 0.098), as requests that may stop "
+            "at EOS" if limits.disable_ignore_eos else
+            "; they keep all of it, as requests that ignore EOS (as SGLang's benchmark sends them)")
     if policy.reserve_whole_prompt:
         return (f"reserves KV for the whole prompt{extra} when a request is admitted (it never "
-                "stalls half-way through its prefill for memory)")
+                f"stalls half-way through its prefill for memory){kept}")
     return ("admits a request only when its whole prompt's KV is free, then allocates it chunk "
             "by chunk as the prefill runs (decodes growing into a full cache may preempt it)")
 

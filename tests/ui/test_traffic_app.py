@@ -403,3 +403,20 @@ def test_every_control_is_registered_once_with_a_short_key_and_a_default_a_link_
             value = control.default
         assert control.parse(raw) == (value, None), control.key
     assert {id(c) for c in CONTROLS.values()} == {id(c) for c in defined}
+
+
+def test_memory_sglang_requests_ignore_eos_unless_the_switch_says_they_may_stop():
+    """SGLang's running requests keep KV for all their tokens to come while they ignore EOS, as
+    its benchmark sends them (python/sglang/srt/managers/schedule_policy.py:787 at v0.5.23); the
+    page's switch is the chat case (--disable-ignore-eos), where they keep new_token_ratio of them.
+    On an L4 the switch lets SGLang admit more and preempt: the words and the run follow it."""
+    rows = {}
+    for eos in (False, True):
+        at = open_app(MEMORY, gpu="l4", workload="poisson", kvpolicies=["sglang"], eos=eos)
+        assert_clean(at)
+        rows[eos] = table(at, 3).loc["sglang"]
+    assert rows[False]["admission"].endswith(
+        "; they keep all of it, as requests that ignore EOS (as SGLang's benchmark sends them)")
+    assert rows[True]["admission"].endswith(
+        "; they keep new_token_ratio of it (0.7, falling to 0.098), as requests that may stop at EOS")
+    assert rows[False]["preemptions"] == "0 (0 requests)" != rows[True]["preemptions"]

@@ -12,9 +12,16 @@ from sim.errors import InputError
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving.engine import simulate
-from sim.serving.policies import POLICIES, get_policy, lane_budget
+from sim.serving.policies import POLICIES, Limits, get_policy, lane_budget
 from sim.serving.workloads import burst
-from sim.studies.memory import kv_capacities, kv_capacity, kv_pressure, kv_usage, memory_steps
+from sim.studies.memory import (
+    admission_rule,
+    kv_capacities,
+    kv_capacity,
+    kv_pressure,
+    kv_usage,
+    memory_steps,
+)
 
 SEED_SIMPLE = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
 
@@ -156,3 +163,16 @@ def test_preemptions_are_counted_and_priced():
     assert usage.peak_used_tokens <= usage.capacity_tokens
     assert usage.wasted.value == pytest.approx(
         usage.recomputed_tokens * cost.model.flops_per_token / cost.gpu.peak_flops)
+
+
+def test_sglangs_admission_words_say_what_the_running_requests_keep():
+    """All of their output's KV while they ignore EOS (the default, as SGLang's benchmark sends
+    requests), new_token_ratio of it when they may stop at EOS; the other engines' words are
+    their own either way."""
+    sglang, sarathi = get_policy("sglang"), get_policy("sarathi")
+    chat = Limits(disable_ignore_eos=True)
+    assert admission_rule(sglang).endswith("; they keep all of it, as requests that ignore EOS "
+                                           "(as SGLang's benchmark sends them)")
+    assert admission_rule(sglang, chat).endswith("; they keep new_token_ratio of it (0.7, "
+                                                 "falling to 0.098), as requests that may stop at EOS")
+    assert admission_rule(sarathi, chat) == admission_rule(sarathi) and "EOS" not in admission_rule(sarathi)
