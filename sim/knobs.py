@@ -354,25 +354,31 @@ EXACTNESS_KNOBS: dict[str, Knob] = {k.name: k for k in (
 # two pools' GPUs at once; the rest are flags of their own. A table of their own: they shape
 # where a run is served, not its workload or its policy.
 DISAGGREGATION_KNOBS: dict[str, Knob] = {k.name: k for k in (
-    Knob(name="prefill_gpus", unit="GPUs", default=1, high=MAX_GPUS, key="pgpus",
+    Knob(name="prefill_gpus", unit="GPUs", default=1, high=MAX_GPUS, key="prefillgpus",
          what="GPUs that only prefill (in instances of --prefill-tp)", label="Prefill GPUs",
          help="GPUs that run prompts only: each prompt's prefill and first token, then its KV "
-              "cache goes to a decode GPU."),
-    Knob(name="decode_gpus", unit="GPUs", default=1, high=MAX_GPUS, key="dgpus",
+              "cache goes to a decode GPU.",
+         app=Surface(PAGE_QUICK + "; every instance is a lane of the page's figure", high=8)),
+    Knob(name="decode_gpus", unit="GPUs", default=1, high=MAX_GPUS, key="decodegpus",
          what="GPUs that only decode (in instances of --decode-tp)", label="Decode GPUs",
          help="GPUs that only decode: a request arrives with its prompt's KV cache and emits "
-              "the rest of its tokens."),
+              "the rest of its tokens.",
+         app=Surface(PAGE_QUICK + "; every instance is a lane of the page's figure", high=8)),
     Knob(name="prefill_tp", unit="GPUs", default=None, low=1, high=MAX_GPUS, key="ptp",
          shown_default="the run's --tp", label="Prefill instance tp",
          what="tensor-parallel GPUs per prefill instance (must divide the prefill GPUs)"),
     Knob(name="decode_tp", unit="GPUs", default=None, low=1, high=MAX_GPUS, key="dtp",
          shown_default="the run's --tp", label="Decode instance tp",
          what="tensor-parallel GPUs per decode instance (must divide the decode GPUs)"),
-    Knob(name="link", unit="", default=None, choices=(*LINKS, FREE_LINK.id), key="link",
+    # its link key is not `link`: that is the custom GPU's GPU-to-GPU bandwidth
+    Knob(name="link", unit="", default=None, choices=(*LINKS, FREE_LINK.id), key="kvlink",
          shown_default="the GPU's own GPU-to-GPU link", label="KV link",
          what=f"the link a KV cache crosses from prefill to decode ({FREE_LINK.id}: no cost)",
-         help="Each transfer takes prompt tokens x KV bytes per token / bandwidth + latency "
-              "(sim/presets/links.py holds each link's figures and source)."),
+         help="Each transfer takes prompt tokens × KV bytes per token / bandwidth + latency "
+              "(each link's figures and their source: the Disaggregation page's table).",
+         app=Surface("the app opens on the Textbook GPU, whose preset has no GPU-to-GPU link: "
+                     "the H100's NVLink 4, where prefill and decode GPUs share a node",
+                     default="nvlink4")),
     Knob(name="layerwise_send", unit="", default=False, key="layerwise",
          what="send each layer's KV as the prefill computes it (Splitwise, Mooncake), hiding "
               "the transfer behind the prefill but for its last layer (default off: sent after "

@@ -21,7 +21,8 @@ from .glossary import first, term
 
 # The sidebar's sections, each the folder its pages live in (pages/<folder>/), in the sidebar's
 # order: a page's section is its folder, so the two cannot drift apart.
-SECTIONS = {"learn": "Learn", "under_load": "Under load", "advanced": "Advanced", "teach": "Teach"}
+SECTIONS = {"learn": "Learn", "under_load": "Under load", "across_gpus": "Across GPUs",
+            "advanced": "Advanced", "teach": "Teach"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Page:
 
 TRAFFIC_KEYS = tuple(c.key for c in controls.TRAFFIC)   # the traffic pages' workload box
 PAGES: tuple[Page, ...] = (
-    Page("pages/learn/home.py", "Home", ":material/home:", "the story in six short chapters",
+    Page("pages/learn/home.py", "Home", ":material/home:", "the story in seven short chapters",
          heading="Chunked Prefill Lab"),
     Page("pages/learn/side_by_side.py", "Side by side", ":material/view_agenda:",
          "play both schedules and read what the freeze costs each stream",
@@ -70,6 +71,10 @@ PAGES: tuple[Page, ...] = (
     Page("pages/under_load/long_short.py", "Long and short requests", ":material/stacked_bar_chart:",
          "short requests behind long prompts, and the engines' knobs for it",
          controls=("mix", "requests", "qps", "seed", "vary", "threshold", "budget2")),
+    Page("pages/across_gpus/disaggregation.py", "Disaggregation", ":material/call_split:",
+         "prefill on some GPUs, decode on others, and which serves more",
+         controls=("prefillgpus", "decodegpus", "kvlink", "layerwise", "requests", "qps", "olen",
+                   "seed", "ttftslo", "tpotslo")),
     Page("pages/advanced/capacity.py", "Capacity", ":material/speed:",
          "the highest request rate each scheduler sustains within its targets",
          controls=(*TRAFFIC_KEYS, "slo", "tbtslo", "delay")),
@@ -161,4 +166,16 @@ CHAPTERS: tuple[Chapter, ...] = (
         f"shows how the {term('kv')} cache bounds how many requests run at once.",
         ("pages/under_load/traffic.py", "pages/under_load/long_short.py",
          "pages/advanced/capacity.py", "pages/advanced/memory.py")),
+    Chapter(
+        "across-gpus", "7. Across GPUs",
+        "Chunked prefill shares each GPU between prompts and decodes. A server with several GPUs "
+        f"can instead give each kind of work GPUs of its own: **{term('disaggregation')}**. A "
+        f"{term('prefill_pool')} computes the prompts, a {term('decode_pool')} emits the "
+        f"tokens, and each prompt's {term('kv')} cache crosses a link between them (a "
+        f"{term('kv_transfer')}: prompt tokens × KV bytes per token / bandwidth + latency). No "
+        "decode waits for a prompt any more, but each pool can run out while the other idles. "
+        "The Disaggregation page serves one workload both ways on the same GPUs, draws every "
+        f"hand-off, and compares their {term('goodput')}: the highest rate at which 90% of "
+        "requests meet both a first-token and a per-token target.",
+        ("pages/across_gpus/disaggregation.py",)),
 )
