@@ -152,6 +152,7 @@ def traffic_cases(small: bool):
     busy, busy_kib = _revisit("traffic", **busy_link, policies=THREE)
     budget, budget_kib = _revisit("budget_tradeoff")
     memory, memory_kib = _revisit("memory", **busy_link)
+    split, split_kib = _revisit("disaggregation")
     return [
         ("app: Traffic rerun after a budget change (burst, 2 policies)", None,
          _rerun_after_change("traffic", "budget", 4577)),
@@ -167,4 +168,17 @@ def traffic_cases(small: bool):
         ("app: Memory rerun after a budget change (1,000 requests)", None,
          _rerun_after_change("memory", "budget", 6577, **busy_link)),
         (f"app: Memory revisit, 1,000 requests ({memory_kib})", RERUN_TARGET, memory),
+        ("app: Disaggregation rerun after a rate change (3 runs: 1:1 and 2 colocated)",
+         RERUN_TARGET, _rerun_after_change("disaggregation", "qps", 5)),
+        (f"app: Disaggregation revisit, cached ({split_kib})", RERUN_TARGET, split),
+        ("app: Disaggregation revisit after its goodput search", RERUN_TARGET,
+         _goodput_revisit(small)),
     ]
+
+
+def _goodput_revisit(small: bool):
+    """The Disaggregation page once its goodput search is stored."""
+    at = _page("disaggregation", **sized(dict(requests=200), small))
+    at.button(key="find_goodput").click().run()
+    assert "Goodput (the highest" in " ".join(m.value for m in at.markdown), "no goodput"
+    return lambda: at.run()

@@ -24,7 +24,12 @@ from .figure import Figure
 from .theme import Look
 from .traffic import KINDS, timeline_frame
 
-LANE_FILL = 0.8       # of a lane's height, the tallest iteration's bar
+# a hand-off's bytes and time as the page's words write them (sim.units fmt_bytes, fmt_seconds)
+SIZE = ("datum.kv_bytes >= 1e9 ? format(datum.kv_bytes / 1e9, '.3~g') + ' GB' : "
+        "format(datum.kv_bytes / 1e6, '.3~g') + ' MB'")
+TOOK = ("datum.transfer_ms >= 1 ? format(datum.transfer_ms, '.4~g') + ' ms' : "
+        "format(datum.transfer_ms * 1e3, '.3~g') + ' µs'")
+LANE_FILL = 0.65      # of a lane's height, the tallest iteration's bar; the rest is room for hand-offs
 HANDOFF = "KV hand-off (prefill done → KV arrived)"
 # on a prefill-only GPU no decode waits for a prompt: its own kind, in the prefill colour
 PREFILL_GPU = "prefill only (a prefill GPU: no decode waits)"
@@ -111,15 +116,13 @@ def lanes_chart(frames: LaneFrames, look: Look, *, width: int = 900) -> Figure:
                                          format=",")])
             .add_params(zoom))
     handoff = (alt.Chart(alt.Data(name="handoffs"))
+               .transform_calculate(size=SIZE, took=TOOK)
                .transform_calculate(
                    sum="format(datum.prompt_tokens, ',') + ' tokens × ' + "
-                       "format(datum.kv_bytes_per_token, ',') + ' bytes = ' + "
-                       "format(datum.kv_bytes / 1e6, ',.4~f') + ' MB'",
-                   time="format(datum.kv_bytes / 1e6, ',.4~f') + ' MB / ' + "
-                        "format(datum.bandwidth_gb_s, ',.4~g') + ' GB/s + ' + "
-                        "format(datum.latency_us, ',.3~g') + ' µs = ' + "
-                        "format(datum.transfer_ms, ',.4~f') + ' ms'")
-               .mark_rule(strokeWidth=1.5, opacity=0.8, color=look.ink)
+                       "format(datum.kv_bytes_per_token, ',') + ' bytes = ' + datum.size",
+                   time="datum.size + ' / ' + format(datum.bandwidth_gb_s, ',.4~g') + ' GB/s + ' "
+                        "+ format(datum.latency_us, ',.3~g') + ' µs = ' + datum.took")
+               .mark_rule(strokeWidth=2, opacity=0.85, color=look.ink)
                .encode(x=alt.X("prefill_end_s:Q"), x2="send_end_s:Q",
                        y=alt.Y("from_y:Q"), y2="to_y:Q",
                        tooltip=[alt.Tooltip("request:Q", title="request"),

@@ -60,6 +60,7 @@ def deeper(page, url: str, chapter: str) -> Image.Image:
                   .filter(has_text="Streams frozen").last),
         "dial": ("budget_tradeoff", lambda: page.locator(CHARTS).first),
         "traffic": ("traffic", lambda: page.locator('[data-testid="stMarkdown"]:has(table)').first),
+        "across-gpus": ("disaggregation", lambda: page.locator(CHARTS).first),
     }[chapter]
     page.goto(f"{url}/{path}")
     settle(page)

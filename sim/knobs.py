@@ -383,7 +383,11 @@ DISAGGREGATION_KNOBS: dict[str, Knob] = {k.name: k for k in (
          what="send each layer's KV as the prefill computes it (Splitwise, Mooncake), hiding "
               "the transfer behind the prefill but for its last layer (default off: sent after "
               "the prefill, as DistServe and vLLM's NIXL connector do)",
-         label="Send layer by layer"),
+         label="Send layer by layer",
+         help="Off: each prompt's KV is sent once its prefill ends (DistServe, vLLM's NIXL "
+              "connector). On: each layer's KV leaves as soon as it is computed (Splitwise, "
+              "Mooncake), so only max(time / layers, time − the prefill's time) is left after "
+              "the prefill; a prompt that waited for its decode GPU pays it all."),
 )}
 
 # Pipeline parallelism's knobs (sim/serving/pipeline.py `Pipeline`): the model's layers split

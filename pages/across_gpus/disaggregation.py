@@ -69,6 +69,13 @@ st.caption(
 said = [words.verdict(d, c, slo, qps), words.why(d, slo), words.why(c, slo),
         *words.causes(trace, d, c), words.link_words(trace, d)]
 st.markdown("\n".join(f"- {x}" for x in said if x))
+st.caption("Meeting both targets: a request's TTFT (its first token − its arrival; "
+           "disaggregated, the first token comes once its KV has arrived) ≤ the TTFT target and "
+           "its TPOT ((last token − first token) / (tokens − 1)) ≤ the TPOT target; a share is "
+           "such requests / all requests. p90: linear interpolation between ranked values. Busy: "
+           "the pool's iteration time / (its instances × the run's makespan). Waits: arrival → "
+           "first chunk (prefill pool), prefill done → the decode GPU takes it (decode pool). "
+           "Transfer: the KV's arrival − its send's start.")
 
 st.subheader("One hand-off, worked out")
 sum_ = words.arithmetic(s.prompt, s.cost_model(), link)
