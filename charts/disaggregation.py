@@ -16,19 +16,16 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from sim.presets.links import Link
 from sim.serving.disaggregated import DisaggregatedTrace
 from sim.serving.trace import Trace
 from sim.studies.capacity import GoodputComparison
+from sim.units import fmt_bytes, fmt_seconds
 
 from .figure import Figure
 from .theme import Look
 from .traffic import KINDS, timeline_frame
 
-# a hand-off's bytes and time as the page's words write them (sim.units fmt_bytes, fmt_seconds)
-SIZE = ("datum.kv_bytes >= 1e9 ? format(datum.kv_bytes / 1e9, '.3~g') + ' GB' : "
-        "format(datum.kv_bytes / 1e6, '.3~g') + ' MB'")
-TOOK = ("datum.transfer_ms >= 1 ? format(datum.transfer_ms, '.4~g') + ' ms' : "
-        "format(datum.transfer_ms * 1e3, '.3~g') + ' µs'")
 LANE_FILL = 0.65      # of a lane's height, the tallest iteration's bar; the rest is room for hand-offs
 HANDOFF = "KV hand-off (prefill done → KV arrived)"
 # on a prefill-only GPU no decode waits for a prompt: its own kind, in the prefill colour
@@ -73,18 +70,29 @@ def lane_frames(trace: DisaggregatedTrace, colocated: Sequence[Trace]) -> LaneFr
         "request": moved, "prompt_tokens": trace.prompt[moved],
         "kv_bytes": trace.kv_bytes[moved],
         "kv_bytes_per_token": trace.kv_bytes[moved] / trace.prompt[moved],
-        "link": link.name, "bandwidth_gb_s": link.bandwidth / 1e9,
-        "latency_us": link.latency_s * 1e6,
+        "link": link.name,
         "prefill_end_s": trace.prefill_end_s[moved], "send_start_s": trace.send_start_s[moved],
         "send_end_s": trace.send_end_s[moved],
         "transfer_ms": trace.transfer_s[moved] * 1e3,
         "decode_wait_ms": trace.decode_wait_s[moved] * 1e3,
         "from_lane": np.asarray(prefill, dtype=object)[trace.prefill_instance[moved]],
         "to_lane": np.asarray(decode, dtype=object)[trace.decode_instance[moved]]})
+    handoffs["kv_sum"] = [f"{p:,} tokens × {b / p:,.0f} bytes = {fmt_bytes(b)}"
+                          for p, b in zip(handoffs.prompt_tokens, handoffs.kv_bytes)]
+    handoffs["transfer_sum"] = [transfer_sum(b, link) for b in handoffs.kv_bytes]
     handoffs["from_y"] = handoffs.from_lane.map(base).astype(float)
     handoffs["to_y"] = handoffs.to_lane.map(base).astype(float) + LANE_FILL
     handoffs["mark"] = HANDOFF
     return LaneFrames(bars, handoffs, lanes, frames.bin_ms)
+
+
+def transfer_sum(nbytes: float, link: Link) -> str:
+    """A hand-off's whole time as the link prices it, written out as the page writes it (sent
+    layer by layer, less of it may be left after the prefill: the line's length)."""
+    if not np.isfinite(link.bandwidth):
+        return f"none: {link.name}"
+    return (f"{fmt_bytes(nbytes)} / {fmt_bytes(link.bandwidth)}/s + {fmt_seconds(link.latency_s)}"
+            f" = {fmt_seconds(link.transfer_seconds(nbytes))}")
 
 
 def lanes_chart(frames: LaneFrames, look: Look, *, width: int = 900) -> Figure:
@@ -116,12 +124,6 @@ def lanes_chart(frames: LaneFrames, look: Look, *, width: int = 900) -> Figure:
                                          format=",")])
             .add_params(zoom))
     handoff = (alt.Chart(alt.Data(name="handoffs"))
-               .transform_calculate(size=SIZE, took=TOOK)
-               .transform_calculate(
-                   sum="format(datum.prompt_tokens, ',') + ' tokens × ' + "
-                       "format(datum.kv_bytes_per_token, ',') + ' bytes = ' + datum.size",
-                   time="datum.size + ' / ' + format(datum.bandwidth_gb_s, ',.4~g') + ' GB/s + ' "
-                        "+ format(datum.latency_us, ',.3~g') + ' µs = ' + datum.took")
                .mark_rule(strokeWidth=2, opacity=0.85, color=look.ink)
                .encode(x=alt.X("prefill_end_s:Q"), x2="send_end_s:Q",
                        y=alt.Y("from_y:Q"), y2="to_y:Q",
@@ -133,9 +135,11 @@ def lanes_chart(frames: LaneFrames, look: Look, *, width: int = 900) -> Figure:
                                 alt.Tooltip("decode_wait_ms:Q",
                                             title="waited for the decode GPU (ms)",
                                             format=",.3f"),
-                                alt.Tooltip("sum:N", title="KV bytes = tokens × bytes/token"),
-                                alt.Tooltip("time:N",
+                                alt.Tooltip("kv_sum:N", title="KV bytes = tokens × bytes/token"),
+                                alt.Tooltip("transfer_sum:N",
                                             title="transfer = bytes / bandwidth + latency"),
+                                alt.Tooltip("transfer_ms:Q", title="on the link after the "
+                                            "prefill, drawn (ms)", format=",.4~g"),
                                 alt.Tooltip("link:N", title="link"),
                                 alt.Tooltip("send_end_s:Q", title="KV arrived, first token (s)",
                                             format=",.4f")]))

@@ -33,6 +33,8 @@ def test_the_lanes_draw_every_hand_off_with_its_arithmetic():
     assert len(handoffs) == 40                                    # every request moved
     assert all(h["from_lane"] == "prefill 1" and h["to_lane"] == "decode 1" for h in handoffs)
     assert {round(h["transfer_ms"], 3) for h in handoffs} == {2.389}
+    assert {h["kv_sum"] for h in handoffs} == {"8,192 tokens × 131,072 bytes = 1.07 GB"}
+    assert {h["transfer_sum"] for h in handoffs} == {"1.07 GB / 450 GB/s + 3 µs = 2.389 ms"}
     assert "transfer = bytes / bandwidth + latency" in str(spec)
 
 

@@ -72,7 +72,7 @@ def scenarios(draw) -> dict:
         budget=st.sampled_from([256, 512, 576, 2048]),
         chunked=st.sampled_from(["sarathi", "vllm-v1", "sglang"]),
         requests=st.integers(10, 60), qps=st.sampled_from([0.5, 2.0, 4.0, 10.0, 30.0]),
-        output=st.integers(2, 128), seed=st.integers(0, 50),
+        output=st.one_of(st.just(1), st.integers(2, 128)), seed=st.integers(0, 50),
         prefill_gpus=st.integers(1, 3), decode_gpus=st.integers(1, 3),
         link=st.sampled_from([*LINKS, FREE_LINK.id]), layerwise=st.booleans(),
         ttft_s=st.sampled_from([0.2, 1.0, 5.0]), tpot_s=st.sampled_from([0.005, 0.025, 0.1]))))
@@ -118,6 +118,13 @@ def check(v: dict) -> list[str]:
         problems.append("colocation is said to win; it meets fewer or as many")
     if "a tie" in verdict and fmt_percent(td.met) != fmt_percent(tc.met):
         problems.append("a tie is said where the shares read differently")
+    if "neither at goodput's" in verdict and not (td.met < 0.9 and tc.met < 0.9):
+        problems.append("neither is said to reach goodput's share; one does")
+    if "both at goodput's" in verdict and not (td.met >= 0.9 and tc.met >= 0.9):
+        problems.append("both are said to reach goodput's share in a tie; one does not")
+    if ("none moves to the decode pool" in plain(" ".join(words.causes(trace, d, c)))) \
+            != (not (trace.decode_instance >= 0).any()):
+        problems.append("the decode pool is said to get no request, or not, wrongly")
     if "both reach goodput's" in verdict and not (td.met >= 0.9 and tc.met >= 0.9):
         problems.append("both are said to reach goodput's share; one does not")
     for o, truth in ((d, td), (c, tc)):
@@ -134,12 +141,13 @@ def check(v: dict) -> list[str]:
     causes = plain(" ".join(words.causes(trace, d, c)))
     pools = pool_summaries(trace)
     makespan = float(trace.end_s[-1] - trace.arrival_s.min())
-    for pool, traces in (("prefill", trace.prefill), ("decode", trace.decode)):
+    moved = trace.decode_instance >= 0
+    pools_said = [("prefill", trace.prefill)] + ([("decode", trace.decode)] if moved.any() else [])
+    for pool, traces in pools_said:
         busy = sum(float(np.sum(t.end_s - t.start_s)) for t in traces) / (len(traces) * makespan)
         m = re.search(rf"the {pool} pool is busy {PERCENT} of the time", causes)
         if not m or m.group(1) != fmt_percent(busy):
             problems.append(f"the {pool} pool's busy share is not {fmt_percent(busy)}")
-    moved = trace.decode_instance >= 0
     waits = (trace.send_start_s - trace.prefill_end_s)[moved]
     if moved.any() and f"waits {fmt_seconds(float(np.median(waits)))} (median) for a decode" \
             not in causes:

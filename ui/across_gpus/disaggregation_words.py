@@ -68,6 +68,11 @@ def verdict(d: Outcome, c: Outcome, slo: GoodputSlo, qps: float) -> str:
             f"both targets disaggregated and {fmt_percent(c.met)} colocated on the same "
             f"{c.gpus} GPUs")
     if not shares_differ(d.met, c.met):
+        if d.met >= slo.share and c.met >= slo.share:
+            return (f"{lead}: a tie at this rate, both at goodput's {slo.share:.0%} or more "
+                    "(goodput, below, says which goes further).")
+        if d.met < slo.share and c.met < slo.share:
+            return f"{lead}: a tie at this rate, neither at goodput's {slo.share:.0%}."
         return f"{lead}: a tie at this rate."
     winner = "disaggregation" if d.met > c.met else "colocation"
     both = d.met >= slo.share and c.met >= slo.share
@@ -91,11 +96,16 @@ def causes(trace: DisaggregatedTrace, d: Outcome, c: Outcome) -> list[str]:
     pools = pool_summaries(trace)
     said = []
     prefill, decode = pools["prefill"], pools["decode"]
-    said.append(f"Disaggregated, the prefill pool is busy {fmt_percent(prefill.utilisation)} of "
-                f"the time and a prompt waits {fmt_seconds(prefill.queue_s.p50)} (median) for its "
-                f"first chunk; the decode pool is busy {fmt_percent(decode.utilisation)} of the "
-                f"time and a prefilled request waits {fmt_seconds(decode.queue_s.p50)} (median) "
-                "for a decode GPU to take it (free KV and a seat).")
+    lead = (f"Disaggregated, the prefill pool is busy {fmt_percent(prefill.utilisation)} of "
+            f"the time and a prompt waits {fmt_seconds(prefill.queue_s.p50)} (median) for its "
+            "first chunk")
+    if not len(transfer_times(trace)):
+        said.append(f"{lead}; no request has a second token to emit, so none moves to the "
+                    "decode pool.")
+    else:
+        said.append(f"{lead}; the decode pool is busy {fmt_percent(decode.utilisation)} of the "
+                    f"time and a prefilled request waits {fmt_seconds(decode.queue_s.p50)} "
+                    "(median) for a decode GPU to take it (free KV and a seat).")
     if fmt_seconds(c.tpot_p90) != fmt_seconds(d.tpot_p90):
         if c.tpot_p90 > d.tpot_p90:
             said.append(f"Colocated, every chunk of a prompt shares an iteration with the "
