@@ -107,8 +107,8 @@ if found is not None:
     st.markdown(words.goodput_words(found))
     page.goodput_figure.draw("disaggregation-goodput", query, look, found)
     st.caption("Each point is one run of the workload at that rate, all GPUs together: the "
-               "share of its requests that meet both targets (filled: at least the share "
-               "goodput asks for, the dashed line). A dotted vertical is a setup's goodput; "
+               "share of its requests that meet both targets (a square: at least the share "
+               "goodput asks for, the dashed line; a circle: fewer). A dotted vertical is a setup's goodput; "
                "per GPU, divide it by the setup's GPUs.")
     st.markdown("".join(f"- {r.result.reason}.\n" for r in (found.disaggregated,
                                                             found.colocated)))
