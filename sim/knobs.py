@@ -401,14 +401,20 @@ PIPELINE_KNOBS: dict[str, Knob] = {k.name: k for k in (
          help="The model's layers split evenly over this many stages, each holding its share "
               "of the weights and of every token's KV; each iteration's batch flows stage by "
               "stage as a micro-batch, up to pp of them in flight, and a stage waiting for its "
-              "next one is idle (a pipeline bubble). It must divide the model's layers."),
+              "next one is idle (a pipeline bubble). It must divide the model's layers.",
+         app=Surface("the Pipeline page opens on two stages, Sarathi-Serve's example; it draws a "
+                     "row per stage for each of three schedules, so at most 8",
+                     default=2, high=8)),
     Knob(name="pp_link", unit="", default=None, choices=(*LINKS, FREE_LINK.id), key="pplink",
          shown_default="the GPU's own GPU-to-GPU link (every stage in one node)",
          label="Link between stages",
          what=f"the link a micro-batch's activations cross from one stage to the next "
               f"({FREE_LINK.id}: no cost)",
-         help="Each stage sends tokens x hidden x 2 bytes per GPU to the next: bytes / "
-              "bandwidth + latency (sim/presets/links.py holds each link's figures and source)."),
+         help="Each stage sends tokens × hidden × 2 bytes per GPU to the next: bytes / "
+              "bandwidth + latency (each link's figures and their source: the Disaggregation "
+              "page's table).",
+         app=Surface("the app opens on the Textbook GPU, whose preset has no GPU-to-GPU link: "
+                     "the H100's NVLink 4, every stage in one node", default="nvlink4")),
 )}
 
 # The knobs that are `Limits` fields (named alike): the command line builds Limits from them.

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from charts.views import FOCUS_MARGIN, WINDOW_NAMES, WINDOWS
 from sim.cost.iteration import MODE_NAMES
-from sim.knobs import DISAGGREGATION_KNOBS, EXACTNESS_KNOBS, KNOBS, OLD_KEYS, Knob
+from sim.knobs import DISAGGREGATION_KNOBS, EXACTNESS_KNOBS, KNOBS, OLD_KEYS, PIPELINE_KNOBS, Knob
 from sim.presets.hardware import GPUS
 from sim.presets.links import FREE_LINK, LINKS
 from sim.presets.models import MODELS
@@ -313,6 +313,10 @@ DISAGGREGATION = (
     _knob("link", GPU_LINK, table=DISAGGREGATION_KNOBS),
     _knob("layerwise_send", table=DISAGGREGATION_KNOBS),
 )
+# The Pipeline page: its stages and the link between them (sim/knobs.py PIPELINE_KNOBS; `gpu`:
+# the GPU preset's own link, the command line's default).
+KNOB_NAMES["pp_link"] = KNOB_NAMES["link"]
+PIPELINE = (_knob("pp", table=PIPELINE_KNOBS), _knob("pp_link", GPU_LINK, table=PIPELINE_KNOBS))
 TTFT_SLO = _float("ttftslo", "TTFT target (s)", 1, 0.001, 3600, step=0.25,
                   help="Each request's time-to-first-token target: goodput counts a request that "
                        "meets it and the TPOT target.")
@@ -323,7 +327,7 @@ TPOT_SLO = _float("tpotslo", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
 CONTROLS: dict[str, Control] = {c.key: c for c in (
     *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, COMPARE, WHY,
     WINDOW, *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS,
-    TOGETHER, TOUR, VARY, *EXACTNESS, *DISAGGREGATION, TTFT_SLO, TPOT_SLO)}
+    TOGETHER, TOUR, VARY, *EXACTNESS, *DISAGGREGATION, *PIPELINE, TTFT_SLO, TPOT_SLO)}
 # A knob of the table (sim/knobs.py) that no group above places is a control too: the page that
 # shows it draws it (`CONTROLS[key]`), and its value lives in the link like any other.
 MORE_KNOBS = tuple(_knob(k.name) for k in KNOBS.values() if k.key and k.key not in CONTROLS)

@@ -138,6 +138,30 @@ TERMS: dict[str, Term] = {t.id: t for t in (
     Term("goodput", "goodput",
          "DistServe's measure: the highest request rate at which at least 90% of requests meet "
          "both their TTFT and their TPOT target; divided by the GPUs, per GPU."),
+    # the Pipeline page's
+    Term("pipeline_parallelism", "pipeline parallelism",
+         "Splitting a model's layers, in order, over groups of GPUs (stages): each batch passes "
+         "through the stages one after the other, so several batches can be in flight at once, "
+         "one on each stage."),
+    Term("stage", "stage",
+         "One group of GPUs in a pipeline, holding a run of the model's layers and their share "
+         "of the weights and of every token's KV cache; it hands its output (the activations) "
+         "to the next stage over a link."),
+    Term("micro_batch", "micro-batch",
+         "One iteration's batch as it flows through a pipeline's stages; up to one per stage is "
+         "in flight, each from its own scheduler (a virtual engine)."),
+    Term("bubble", "bubble",
+         "Time a pipeline stage stands idle while micro-batches are in the pipeline, waiting "
+         "for the next one. Summed over stages: stages × working time − the stages' busy time; "
+         "as a fraction, that over stages × working time."),
+    Term("virtual_engine", "virtual engine",
+         "vLLM's and Sarathi-Serve's way to keep a pipeline full: one scheduler per micro-batch "
+         "in flight, each with its own requests, which plans its next micro-batch once its last "
+         "has left the last stage."),
+    Term("dynamic_chunking", "dynamic chunking",
+         "SGLang's chunk sizing for pipelines: it fits prefill time against length as "
+         "a·l² + b·l + c and sizes each later chunk of a prompt so its time stays that of the "
+         "first, so chunks shrink as the prompt's prefix grows."),
     # the engines, each as the lab models it: its release, and how it builds an iteration
     *(Term(p.name, f"{p.engine} {p.profile.release}",
            f"{p.intro}. As the lab models it ({p.profile.version}): {p.summary}.")

@@ -135,7 +135,7 @@ def run_early(url: str) -> str:
 # that run had set the step's controls.
 PLAYER, COMPONENT = "IFrame", "BidiComponent"
 CHART_PAGES = ("worked_example", "roofline", "exactness", "fidelity", "traffic", "long_short",
-               "budget_tradeoff", "memory", "disaggregation")
+               "budget_tradeoff", "memory", "disaggregation", "pipeline")
 FIGURE_CHUNKS = {"": PLAYER, "side_by_side": PLAYER, "tour": PLAYER,
                  **{page: COMPONENT for page in CHART_PAGES}}
 

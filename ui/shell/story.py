@@ -75,6 +75,9 @@ PAGES: tuple[Page, ...] = (
          "prefill on some GPUs, decode on others, and which serves more",
          controls=("prefillgpus", "decodegpus", "kvlink", "layerwise", "requests", "qps", "olen",
                    "seed", "ttftslo", "tpotslo")),
+    Page("pages/across_gpus/pipeline.py", "Pipeline", ":material/view_week:",
+         "the layers split over stages, and the bubbles uneven micro-batches leave",
+         controls=("pp", "pplink", "chunking")),
     Page("pages/advanced/capacity.py", "Capacity", ":material/speed:",
          "the highest request rate each scheduler sustains within its targets",
          controls=(*TRAFFIC_KEYS, "slo", "tbtslo", "delay")),
@@ -176,6 +179,10 @@ CHAPTERS: tuple[Chapter, ...] = (
         "decode waits for a prompt any more, but each pool can run out while the other idles. "
         "The Disaggregation page serves one workload both ways on the same GPUs, draws every "
         f"hand-off, and compares their {term('goodput')}: the highest rate at which 90% of "
-        "requests meet both a first-token and a per-token target.",
-        ("pages/across_gpus/disaggregation.py",)),
+        "requests meet both a first-token and a per-token target. A model too large for one "
+        f"GPU can also be split by its layers, {term('pipeline_parallelism')}: each "
+        f"{term('micro_batch')} flows through the {term('stage', 'stages')}, and one carrying "
+        f"a long prompt leaves the next stages idle (a {term('bubble')}); the Pipeline page "
+        "shows how chunks even the micro-batches out.",
+        ("pages/across_gpus/disaggregation.py", "pages/across_gpus/pipeline.py")),
 )

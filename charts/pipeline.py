@@ -1,0 +1,164 @@
+"""The Pipeline page's figure: every stage of every schedule on one time axis, a bar per
+micro-batch (coloured by what it carries, the lab's decode and prefill colours) and each
+stage's idle time, its bubbles, shaded between them; drag to pan, scroll to zoom, every row
+follows.
+
+Pure: data in, Altair out. Micro-batches of one kind that follow each other on a stage closer
+than `merge_s` are drawn as one bar (their count in its tooltip), and idle gaps shorter than it
+are not drawn; the sums count every one of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from sim.serving.pipeline import StageSchedule
+
+from .figure import Figure
+from .theme import Look
+from .traffic import KINDS
+
+BUBBLE = "bubble (stage idle)"
+DRAWN_PER_RUN = 1500   # about a pixel at the figure's width: gaps shorter than span / this merge
+
+
+def kinds_of(schedule: StageSchedule) -> np.ndarray:
+    """Each micro-batch's kind, as the traffic timeline names them."""
+    decode, prefill = schedule.decode_tokens > 0, schedule.prefill_tokens > 0
+    return np.where(decode & prefill, KINDS[1], np.where(prefill, KINDS[2], KINDS[0]))
+
+
+def working_spans(schedule: StageSchedule) -> list[tuple[float, float]]:
+    """The spans while at least one micro-batch is in the pipeline, merged, in time order."""
+    spans: list[list[float]] = []
+    order = np.argsort(schedule.start_s[:, 0], kind="stable")
+    for start, end in zip(schedule.start_s[order, 0], schedule.end_s[order, -1]):
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([float(start), float(end)])
+    return [(a, b) for a, b in spans]
+
+
+def idle_intervals(schedule: StageSchedule, stage: int) -> list[tuple[float, float]]:
+    """Where `stage` waits while micro-batches are in the pipeline: the working spans less its
+    busy intervals (micro-batches keep their order through a stage, so these are sorted)."""
+    starts, ends = schedule.start_s[:, stage], schedule.end_s[:, stage]
+    idle, j, n = [], 0, len(starts)
+    for a, b in working_spans(schedule):
+        at = a
+        while j < n and starts[j] < b:
+            if starts[j] > at:
+                idle.append((at, float(starts[j])))
+            at = max(at, float(ends[j]))
+            j += 1
+        if at < b:
+            idle.append((at, b))
+    return idle
+
+
+@dataclass(frozen=True, eq=False)
+class StageFrames:
+    bars: pd.DataFrame      # per drawn bar: run, stage, row, start_s, end_s, kind, micro-batches...
+    bubbles: pd.DataFrame   # per drawn idle gap: run, stage, row, start_s, end_s, idle_ms, sums
+    rows: tuple[str, ...]   # top to bottom
+
+
+def row_name(run: str, stage: int) -> str:
+    return f"{run} · stage {stage + 1}"
+
+
+def stage_frames(schedules: Mapping[str, StageSchedule],
+                 sums: Mapping[str, tuple[str, str]]) -> StageFrames:
+    """The bars and bubbles of each run (`schedules`, in the order drawn), with each run's bubble
+    arithmetic (`sums`: its bubble and its fraction, in words) on every one of its bubbles."""
+    bars, bubbles, rows = [], [], []
+    for run, schedule in schedules.items():
+        kinds = kinds_of(schedule)
+        spans = working_spans(schedule)
+        merge_s = (spans[-1][1] - spans[0][0]) / DRAWN_PER_RUN if spans else 0.0
+        for stage in range(schedule.stages):
+            row = row_name(run, stage)
+            rows.append(row)
+            bars += _merged_bars(schedule, stage, kinds, merge_s, run, row)
+            idle = idle_intervals(schedule, stage)
+            stage_idle_s = sum(b - a for a, b in idle)
+            bubbles += [{"schedule": run, "stage": stage + 1, "row": row, "start_s": a, "end_s": b,
+                         "idle_ms": (b - a) * 1e3, "stage_idle_s": stage_idle_s,
+                         "idle_arithmetic": sums[run][0], "fraction_arithmetic": sums[run][1], "kind": BUBBLE}
+                        for a, b in idle if b - a >= merge_s]
+    columns = ["schedule", "stage", "row", "start_s", "end_s", "kind"]
+    return StageFrames(pd.DataFrame(bars, columns=[*columns, "first", "last", "micro_batches",
+                                                   "busy_ms", "decode_tokens", "prefill_tokens"]),
+                       pd.DataFrame(bubbles, columns=[*columns, "idle_ms", "stage_idle_s",
+                                                      "idle_arithmetic", "fraction_arithmetic"]),
+                       tuple(rows))
+
+
+def _merged_bars(schedule: StageSchedule, stage: int, kinds: np.ndarray, merge_s: float,
+                 run: str, row: str) -> list[dict]:
+    """A stage's micro-batches as bars, runs of one kind closer than `merge_s` as one."""
+    starts, ends = schedule.start_s[:, stage], schedule.end_s[:, stage]
+    out: list[dict] = []
+    for m in range(schedule.micro_batches):
+        last = out[-1] if out else None
+        if last and last["kind"] == kinds[m] and starts[m] - last["end_s"] < merge_s:
+            last.update(end_s=float(ends[m]), last=m + 1, micro_batches=last["micro_batches"] + 1,
+                        busy_ms=last["busy_ms"] + (ends[m] - starts[m]) * 1e3,
+                        decode_tokens=last["decode_tokens"] + int(schedule.decode_tokens[m]),
+                        prefill_tokens=last["prefill_tokens"] + int(schedule.prefill_tokens[m]))
+            continue
+        out.append({"schedule": run, "stage": stage + 1, "row": row, "start_s": float(starts[m]),
+                    "end_s": float(ends[m]), "kind": str(kinds[m]), "first": m + 1, "last": m + 1,
+                    "micro_batches": 1, "busy_ms": (ends[m] - starts[m]) * 1e3,
+                    "decode_tokens": int(schedule.decode_tokens[m]),
+                    "prefill_tokens": int(schedule.prefill_tokens[m])})
+    return out
+
+
+def stage_chart(frames: StageFrames, look: Look, *, width: int = 900) -> Figure:
+    """A row per stage of each run, top to bottom as `frames.rows`; a bar per micro-batch from
+    its start to its end on the stage (its send included), the stage's idle gaps shaded."""
+    kinds = dict(zip((*KINDS, BUBBLE), (look.decode, look.muted, look.prefill, look.grid)))
+    color = alt.Color("kind:N", title=None,
+                      scale=alt.Scale(domain=list(kinds), range=list(kinds.values())),
+                      legend=alt.Legend(orient="top", direction="horizontal", labelLimit=0,
+                                        symbolStrokeColor=look.muted))
+    y = alt.Y("row:N", sort=list(frames.rows), title=None,
+              axis=alt.Axis(labelLimit=0, ticks=False, domain=False),
+              scale=alt.Scale(paddingInner=0.25))
+    zoom = alt.selection_interval(bind="scales", encodings=["x"], name="zoom")
+    x = alt.X("start_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f", grid=False))
+    bubbles = (alt.Chart(alt.Data(name="bubbles"))
+               .mark_rect(stroke=look.muted, strokeWidth=0.5)
+               .encode(x=x, x2="end_s:Q", y=y, color=color,
+                       tooltip=[alt.Tooltip("row:N", title="idle on"),
+                                alt.Tooltip("start_s:Q", title="from (s)", format=",.4f"),
+                                alt.Tooltip("idle_ms:Q", title="this gap (ms)", format=",.3f"),
+                                alt.Tooltip("stage_idle_s:Q", title="the stage idles in all (s)",
+                                            format=",.4f"),
+                                alt.Tooltip("idle_arithmetic:N",
+                                            title="stage idle time = stages × working time − busy"),
+                                alt.Tooltip("fraction_arithmetic:N",
+                                            title="fraction = idle / (stages × working time)")]))
+    bars = (alt.Chart(alt.Data(name="bars")).mark_rect()
+            .encode(x=x, x2="end_s:Q", y=y, color=color,
+                    tooltip=[alt.Tooltip("row:N", title="on"),
+                             alt.Tooltip("first:Q", title="micro-batch (first)", format=","),
+                             alt.Tooltip("micro_batches:Q", title="micro-batches in this bar",
+                                         format=","),
+                             alt.Tooltip("start_s:Q", title="start (s)", format=",.4f"),
+                             alt.Tooltip("busy_ms:Q", title="busy (ms, the send included)",
+                                         format=",.3f"),
+                             alt.Tooltip("decode_tokens:Q", title="decode tokens", format=","),
+                             alt.Tooltip("prefill_tokens:Q", title="prefill tokens",
+                                         format=",")])
+            .add_params(zoom))
+    height = (30 if look.presenter else 24) * (len(frames.rows) + 1)
+    chart = alt.layer(bubbles, bars).properties(width=width, height=height)
+    return Figure(chart, look, {"bars": frames.bars, "bubbles": frames.bubbles})

@@ -1,0 +1,57 @@
+"""The Pipeline page's stage-by-time figure: its bars hold every micro-batch's busy time on
+every stage (merged ones too), its shaded gaps are the stage's idle time, and its colours are
+the lab's meanings."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from charts.pipeline import BUBBLE, idle_intervals, stage_chart, stage_frames
+from charts.theme import Look
+from charts.traffic import KINDS
+from sim.cost.iteration import CostModel
+from sim.presets.hardware import get_gpu
+from sim.presets.models import get_model
+from sim.serving.pipeline import make_pipeline
+from sim.serving.policies import Limits, get_policy
+from sim.serving.run import Run
+from sim.serving.workloads import textbook_scenario
+
+
+@pytest.fixture(scope="module")
+def schedules():
+    gpu, model = get_gpu("h100-sxm"), get_model("llama-3.1-8b")
+    workload = textbook_scenario(16, 1000, 4096, 32, 4)
+    run = Run(workload=workload, policy=get_policy("vllm-v0"), cost=CostModel(gpu, model),
+              budget=8192, limits=Limits(max_seqs=17),
+              pipeline=make_pipeline(model, gpu, 2))
+    chunked = replace(run, policy=get_policy("sarathi"), budget=256)
+    return {"unchunked": run.staged().schedule, "fixed chunks": chunked.staged().schedule}
+
+
+def test_bars_hold_every_micro_batch_and_gaps_the_idle_time(schedules):
+    frames = stage_frames(schedules, {name: ("idle", "fraction") for name in schedules})
+    assert frames.rows == ("unchunked · stage 1", "unchunked · stage 2", "fixed chunks · stage 1",
+                           "fixed chunks · stage 2")
+    for name, schedule in schedules.items():
+        bars = frames.bars[frames.bars.schedule == name]
+        busy = bars.groupby("stage").busy_ms.sum().to_numpy() / 1e3
+        assert np.allclose(busy, schedule.busy_s)
+        assert bars.groupby("stage").micro_batches.sum().tolist() == \
+            [schedule.micro_batches] * schedule.stages
+        idle = sum(b - a for s in range(schedule.stages) for a, b in idle_intervals(schedule, s))
+        assert idle == pytest.approx(schedule.bubble_s)
+        drawn = frames.bubbles[frames.bubbles.schedule == name]
+        assert drawn.idle_ms.sum() / 1e3 <= idle + 1e-12
+    unchunked = frames.bars[frames.bars.schedule == "unchunked"]
+    assert unchunked.kind.iloc[0] == KINDS[2]                 # the whole prompt, alone
+
+
+def test_its_colours_are_the_labs_meanings(schedules):
+    look = Look()
+    spec = stage_chart(stage_frames(schedules, {n: ("a", "b") for n in schedules}), look).spec()
+    scale = next(layer["encoding"]["color"]["scale"] for layer in spec["layer"])
+    colours = dict(zip(scale["domain"], scale["range"]))
+    assert colours[KINDS[0]] == look.decode and colours[KINDS[2]] == look.prefill
+    assert colours[KINDS[1]] == look.muted and colours[BUBBLE] == look.grid

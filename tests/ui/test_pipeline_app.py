@@ -1,0 +1,86 @@
+"""The Pipeline page through AppTest: its three schedules, bubbles and words at the defaults, the
+figure's rows and hover arithmetic, its controls from a link and back into it, the same GPUs as
+TP against TP × PP, its refusals, its downloads, and its place on the learner's path."""
+
+from tests.support.apptest import assert_clean, charts, open_app, shown
+from ui.shell.story import BY_PATH, CHAPTERS, PAGES
+
+PAGE = "pages/across_gpus/pipeline.py"
+
+
+def test_at_the_defaults_dynamic_chunks_idle_the_stages_least():
+    at = open_app(PAGE)
+    assert_clean(at)
+    text = shown(at)
+    # the worked example over two stages joined by NVLink 4, simple cost model
+    assert "2 stages of 16/16 layers, each on 1 GPU (2 in all)" in text
+    assert "**Dynamic chunks idle the stages least here:** 7.31% of the stages' working time, " \
+           "against 8.34% with fixed chunks, 9.72% unchunked: 1.03 percentage points below " \
+           "the next." in text
+    assert "Unchunked: stage idle time = stages × working time − busy = 2 × 1.69 s − " \
+           "(1.53 s + 1.53 s) = 329.7 ms; fraction = idle / (stages × working time) = " \
+           "329.7 ms / (2 × 1.69 s) = 9.72%." in text
+    assert "the longest micro-batch (8,192 prompt tokens and 0 decodes) holds a stage 164 ms" \
+        in text
+    assert "Dynamic chunks are a what-if for Sarathi-Serve" in text
+    # the Textbook GPU has no link for tensor parallelism: said, not drawn
+    assert "No tensor-parallel run to compare" in at.info[0].value
+    labels = " ".join(b.proto.label for b in at.get("download_button"))
+    assert "PNG" in labels and "SVG" in labels and "CSV" in labels, labels
+
+
+def test_the_figure_has_a_row_per_stage_and_the_bubbles_arithmetic_on_hover():
+    at = open_app(PAGE)
+    spec = charts(at)[0]
+    data = {d["name"]: d["values"] for d in spec["data"] if "values" in d}
+    rows = {b["row"] for b in data["bars"]}
+    assert rows == {f"{run} · stage {s}" for run in ("unchunked", "fixed chunks",
+                                                     "dynamic chunks") for s in (1, 2)}
+    unchunked = [b for b in data["bubbles"] if b["schedule"] == "unchunked"]
+    assert {b["idle_arithmetic"] for b in unchunked} == {"2 × 1.69 s − (1.53 s + 1.53 s) = 329.7 ms"}
+    assert {b["fraction_arithmetic"] for b in unchunked} == {"329.7 ms / (2 × 1.69 s) = 9.72%"}
+    assert "stage idle time = stages × working time − busy" in str(spec)
+    assert "fraction = idle / (stages × working time)" in str(spec)
+
+
+def test_its_controls_from_a_link_and_back_into_it_with_tp_against_tp_x_pp():
+    at = open_app(PAGE, gpu="h100-sxm", mode="calibrated", tp=2, pp=4, pplink="100gbe",
+                  chunking="dynamic")
+    assert_clean(at)
+    assert at.number_input(key="pp").value == 4
+    assert at.selectbox(key="pplink").value == "100gbe"
+    text = shown(at)
+    assert "4 stages of 8/8/8/8 layers, each on 2 GPUs (8 in all), activations sent over " \
+           "100 Gb Ethernet (RoCE)" in text
+    assert "The same 8 GPUs: TP8 against TP2 × PP4" in text
+    assert "dynamic chunks) with every layer split over all 8 GPUs (TP8)" in text
+    assert "On the same 8 GPUs, TP2 × PP4 runs each micro-batch on a stage in 5.375 ms (median) " \
+           "where TP8 runs a whole iteration in 7.815 ms" in text
+    assert "stage 1 is the busiest, 5.53 s of the 5.53 s working time (it also runs the " \
+           "engine's CPU work per micro-batch)" in text
+    table = next(m.value for m in at.markdown if m.value.startswith("| setup"))
+    assert "| TP8 | 8 | 7.815 ms |" in table and "| TP2 × PP4 | 8 | 5.375 ms |" in table
+    for key, value in dict(pp="4", pplink="100gbe", chunking="dynamic").items():
+        assert at.query_params[key] in (value, [value])
+
+
+def test_one_stage_has_no_bubble():
+    at = open_app(PAGE, pp=1)
+    assert_clean(at)
+    assert "With one stage there is no pipeline and no bubble" in shown(at)
+
+
+def test_stages_that_do_not_divide_the_layers_are_refused_with_what_works():
+    at = open_app(PAGE, pp=3)
+    assert_clean(at)
+    assert "does not divide 8B model (textbook example)'s 32 layers evenly; use a divisor " \
+           "(2, 4, 8, 16, 32)" in at.error[0].value
+    assert not charts(at)
+
+
+def test_it_follows_disaggregation_in_the_across_gpus_section_and_chapter():
+    assert BY_PATH[PAGE].section == "Across GPUs"
+    paths = [p.path for p in PAGES]
+    assert paths.index(PAGE) == paths.index("pages/across_gpus/disaggregation.py") + 1
+    chapter = next(c for c in CHAPTERS if c.id == "across-gpus")
+    assert PAGE in chapter.pages and "the Pipeline page" in chapter.text

@@ -1,0 +1,192 @@
+"""The Pipeline page's words (no Streamlit): each schedule's bubble with its arithmetic, which
+schedule idles the stages least and by how much, what makes its micro-batches uneven, and the
+same GPUs as one tensor-parallel group against tensor × pipeline parallelism; each sentence
+chosen by what the runs measured, so it holds away from the defaults too.
+
+Every number is read from the runs: a pipelined run's `StageSchedule` (sim/serving/pipeline.py:
+each micro-batch's start and end on every stage, the working time, each stage's busy time) and
+its merged Trace's token times (sim/serving/metrics.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.serving.metrics import request_times, token_gaps
+from sim.serving.pipeline import StageSchedule
+from sim.serving.trace import Trace
+from sim.units import fmt_percent, fmt_seconds
+
+UNCHUNKED, FIXED, DYNAMIC = "unchunked", "fixed chunks", "dynamic chunks"
+SCHEDULES = (UNCHUNKED, FIXED, DYNAMIC)
+LISTED_STAGES = 4   # more stages than this: their busy times are summed, not listed
+NEAR_POINTS = 0.5   # schedules whose bubble fractions differ by less are "nearly alike"
+
+
+@dataclass(frozen=True)
+class Bubble:
+    """One run's bubble as its schedule measures it, with the subtraction behind it."""
+    stages: int
+    working_s: float
+    busy_s: tuple[float, ...]
+    bubble_s: float
+    fraction: float
+
+    @classmethod
+    def of(cls, schedule: StageSchedule) -> Bubble:
+        return cls(schedule.stages, schedule.working_s, tuple(float(b) for b in schedule.busy_s),
+                   schedule.bubble_s, schedule.bubble_fraction)
+
+    def idle_sum(self) -> str:
+        """stage idle time = stages × working time − busy, with this run's numbers."""
+        busy = (" + ".join(fmt_seconds(b) for b in self.busy_s) if self.stages <= LISTED_STAGES
+                else f"the {self.stages} stages' {fmt_seconds(sum(self.busy_s))}")
+        return (f"{self.stages} × {fmt_seconds(self.working_s)} − ({busy}) = "
+                f"{fmt_seconds(self.bubble_s)}")
+
+    def fraction_sum(self) -> str:
+        """fraction = idle / (stages × working time), with this run's numbers."""
+        return (f"{fmt_seconds(self.bubble_s)} / ({self.stages} × {fmt_seconds(self.working_s)}) "
+                f"= {fmt_percent(self.fraction)}")
+
+
+def arithmetic_line(name: str, b: Bubble) -> str:
+    """One schedule's bubble, both sums written out."""
+    return (f"{name.capitalize()}: stage idle time = stages × working time − busy = "
+            f"{b.idle_sum()}; fraction = idle / (stages × working time) = {b.fraction_sum()}.")
+
+
+def with_name(name: str) -> str:
+    """A schedule after its share: "unchunked", "with fixed chunks"."""
+    return name if name == UNCHUNKED else f"with {name}"
+
+
+def verdict(bubbles: Mapping[str, Bubble]) -> str:
+    """Which schedule idles the stages least here, and by how much against each other one."""
+    first = next(iter(bubbles.values()))
+    if first.stages == 1:
+        return ("With one stage there is no pipeline and no bubble: each schedule is the "
+                "one-engine run. Add stages (pp) to see them idle.")
+    order = sorted(bubbles, key=lambda name: bubbles[name].fraction)
+    best = order[0]
+    shown = {name: fmt_percent(b.fraction) for name, b in bubbles.items()}
+    others = ", ".join(f"{shown[name]} {with_name(name)}" for name in order[1:])
+    if len(set(shown.values())) == 1:
+        return (f"Every schedule idles its stages alike here: {shown[best]} of the stages' "
+                "working time.")
+    if shown[best] == shown[order[1]]:
+        tied = " and ".join(n for n in order if shown[n] == shown[best])
+        return (f"**{tied.capitalize()} idle the stages least here, alike:** {shown[best]} of "
+                f"the stages' working time, against {shown[order[-1]]} {with_name(order[-1])}.")
+    lead = f"{best} idle" if best != UNCHUNKED else "unchunked micro-batches idle"
+    gap = (bubbles[order[1]].fraction - bubbles[best].fraction) * 100
+    near = ", nearly alike" if gap < NEAR_POINTS else ""
+    return (f"**{lead.capitalize()} the stages least here:** {shown[best]} of the stages' "
+            f"working time, against {others}: {gap:.3g} percentage points below the "
+            f"next{near}.")
+
+
+def pace_words(schedule: StageSchedule, first_runs_cpu: bool) -> str:
+    """Which stage sets the pace: the busiest, against the least busy, and what it carries
+    beyond its layers ('' with one stage)."""
+    if schedule.stages == 1 or not schedule.working_s:
+        return ""
+    busy = schedule.busy_s
+    most, least = int(np.argmax(busy)), int(np.argmin(busy))
+    if fmt_seconds(float(busy[most])) == fmt_seconds(float(busy[least])):
+        return (f"With fixed chunks every stage is busy alike ({fmt_seconds(float(busy[most]))}): "
+                "the bubbles come from the micro-batches' uneven times and the sends.")
+    extra = {0: " (it also runs the engine's CPU work per micro-batch)" if first_runs_cpu else "",
+             schedule.stages - 1: " (it also computes the LM head for every micro-batch)"}
+    return (f"With fixed chunks, stage {most + 1} is the busiest, {fmt_seconds(float(busy[most]))}"
+            f" of the {fmt_seconds(schedule.working_s)} working time{extra.get(most, '')}, "
+            f"against {fmt_seconds(float(busy[least]))} on stage {least + 1}: the pipeline runs "
+            "at the busiest stage's pace and the others wait for it.")
+
+
+def unevenness(name: str, schedule: StageSchedule) -> str:
+    """How uneven a schedule's micro-batches are: its longest on a stage against the median."""
+    took = (schedule.end_s - schedule.start_s).max(axis=1)
+    if not len(took):
+        return ""
+    longest = int(np.argmax(took))
+    median = float(np.median(took))
+    carries = (f"{int(schedule.prefill_tokens[longest]):,} prompt tokens and "
+               f"{int(schedule.decode_tokens[longest]):,} decodes")
+    ratio = took[longest] / median if median > 0 else float("nan")
+    return (f"{name.capitalize()}: the longest micro-batch ({carries}) holds a stage "
+            f"{fmt_seconds(float(took[longest]))}, {ratio:.3g}× the median micro-batch's "
+            f"{fmt_seconds(median)}.")
+
+
+def dynamic_words(policy_label: str, policy: str, stages: int, fitted: bool) -> str:
+    """Whose rule dynamic chunks are here, and whether they moved at all."""
+    if not fitted:
+        return ("Dynamic chunks stay fixed here: the fit of prefill time against length has no "
+                "positive quadratic term on this GPU and model, so, as SGLang does then, every "
+                "chunk is what the budget leaves.")
+    whose = ("SGLang's own rule at more than one stage (--enable-dynamic-chunking)"
+             if policy == "sglang" and stages > 1 else
+             f"a what-if for {policy_label}: SGLang 0.5.23 sizes chunks so only for itself with "
+             "pipeline stages")
+    return (f"Dynamic chunks are {whose}: each later chunk of a prompt is sized so its time "
+            "stays level as the prompt's prefix grows.")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One way to spend the same GPUs, as its run measured it."""
+    name: str
+    gpus: int
+    step_median_s: float    # a micro-batch on its slowest stage (an iteration with one stage)
+    step_longest_s: float
+    bubble_fraction: float
+    ttft_s: float           # the new requests' median TTFT
+    tbt_p99_s: float        # every gap between two tokens of a request, its 99th percentile
+
+
+def setup_of(name: str, gpus: int, trace: Trace, schedule: StageSchedule) -> Setup:
+    took = (schedule.end_s - schedule.start_s).max(axis=1)
+    ttft = request_times(trace).ttft_s
+    ttft = ttft[~np.isnan(ttft)]
+    gaps, _ = token_gaps(trace)
+    return Setup(name, gpus, float(np.median(took)) if len(took) else float("nan"),
+                 float(took.max()) if len(took) else float("nan"), schedule.bubble_fraction,
+                 float(np.median(ttft)) if len(ttft) else float("nan"),
+                 float(np.percentile(gaps, 99)) if len(gaps) else float("nan"))
+
+
+def setup_rows(setups: tuple[Setup, ...]) -> list[dict[str, str]]:
+    """The side-by-side table's rows, each figure as the words write it."""
+    return [{"setup": s.name, "GPUs": f"{s.gpus}",
+             "micro-batch on a stage, median (one stage: an iteration)":
+                 fmt_seconds(s.step_median_s),
+             "longest": fmt_seconds(s.step_longest_s), "bubble": fmt_percent(s.bubble_fraction),
+             "TTFT (median of new requests)": fmt_seconds(s.ttft_s),
+             "TBT p99": fmt_seconds(s.tbt_p99_s)} for s in setups]
+
+
+def setups_verdict(tp: Setup, pp: Setup) -> str:
+    """What splitting the layers instead of every matrix buys and costs here."""
+    lead = (f"On the same {tp.gpus} GPUs, {pp.name} runs each micro-batch on a stage in "
+            f"{fmt_seconds(pp.step_median_s)} (median) where {tp.name} runs a whole iteration in "
+            f"{fmt_seconds(tp.step_median_s)}")
+    if fmt_seconds(pp.tbt_p99_s) == fmt_seconds(tp.tbt_p99_s):
+        tbt = f"the same p99 gap between tokens, {fmt_seconds(tp.tbt_p99_s)}"
+    else:
+        smoother = tp if tp.tbt_p99_s < pp.tbt_p99_s else pp
+        rougher = pp if smoother is tp else tp
+        tbt = (f"a p99 gap between tokens of {fmt_seconds(smoother.tbt_p99_s)} with "
+               f"{smoother.name} against {fmt_seconds(rougher.tbt_p99_s)} with {rougher.name}")
+    if not np.isfinite(tp.ttft_s) or fmt_seconds(pp.ttft_s) == fmt_seconds(tp.ttft_s):
+        ttft = ""
+    else:
+        sooner = tp if tp.ttft_s < pp.ttft_s else pp
+        later = pp if sooner is tp else tp
+        ttft = (f"; the first token comes sooner with {sooner.name} "
+                f"({fmt_seconds(sooner.ttft_s)} against {fmt_seconds(later.ttft_s)})")
+    return (f"{lead}; the pipeline idles {fmt_percent(pp.bubble_fraction)} of its stages' "
+            f"working time. The streams see {tbt}{ttft}.")
