@@ -155,7 +155,7 @@ def check(v: dict) -> list[str]:
     if f"waits {fmt_seconds(pools['prefill'].queue_s.p50)} (median) for its first chunk" \
             not in causes:
         problems.append("the prefill pool's median wait is not the runs'")
-    if "stretches their gaps" in causes and not tc.tpot_p90 > td.tpot_p90:
+    if "lengthen the gaps between their tokens" in causes and not tc.tpot_p90 > td.tpot_p90:
         problems.append("colocated decodes are said to be slower; they are not")
     if "do not give smoother tokens" in causes and not td.tpot_p90 >= tc.tpot_p90:
         problems.append("decode-only GPUs are said not to be smoother; they are")

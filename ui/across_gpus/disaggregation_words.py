@@ -108,14 +108,14 @@ def causes(trace: DisaggregatedTrace, d: Outcome, c: Outcome) -> list[str]:
                     "(median) for a decode GPU to take it (free KV and a seat).")
     if fmt_seconds(c.tpot_p90) != fmt_seconds(d.tpot_p90):
         if c.tpot_p90 > d.tpot_p90:
-            said.append(f"Colocated, every chunk of a prompt shares an iteration with the "
-                        f"running decodes and stretches their gaps: p90 TPOT "
+            said.append(f"Colocated, the prompts' chunks run on the same GPUs as the decodes "
+                        f"and lengthen the gaps between their tokens: p90 TPOT "
                         f"{fmt_seconds(c.tpot_p90)}, against {fmt_seconds(d.tpot_p90)} on GPUs "
                         "that only decode.")
         else:
             said.append(f"The decode-only GPUs do not give smoother tokens here: p90 TPOT "
                         f"{fmt_seconds(d.tpot_p90)} disaggregated, {fmt_seconds(c.tpot_p90)} "
-                        "colocated (a busy decode GPU batches more streams per iteration).")
+                        "colocated, where the decode GPUs hold all the streams between them.")
     return said
 
 
