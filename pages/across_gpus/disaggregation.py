@@ -67,7 +67,8 @@ st.caption(
     "zoom; every lane follows. Long runs are drawn as time bins, each as tall as its longest "
     "iteration.")
 said = [words.verdict(d, c, slo, qps), words.why(d, slo), words.why(c, slo),
-        *words.causes(trace, d, c), words.link_words(trace, d)]
+        *words.causes(trace, d, c), words.prefill_rate_words(trace, s.prompt, qps),
+        words.link_words(trace, d)]
 st.markdown("\n".join(f"- {x}" for x in said if x))
 st.caption("Meeting both targets: a request's TTFT (its first token − its arrival; "
            "disaggregated, the first token comes once its KV has arrived) ≤ the TTFT target and "

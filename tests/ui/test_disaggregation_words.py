@@ -159,6 +159,17 @@ def check(v: dict) -> list[str]:
         problems.append("colocated decodes are said to be slower; they are not")
     if "do not give smoother tokens" in causes and not td.tpot_p90 >= tc.tpot_p90:
         problems.append("decode-only GPUs are said not to be smoother; they are")
+    rate = plain(words.prefill_rate_words(trace, s.prompt, v["qps"]))
+    busy = sum(float(np.sum(t.end_s - t.start_s)) for t in trace.prefill)
+    per_prompt = busy / setup.requests
+    finish = len(trace.prefill) / per_prompt
+    m = re.search(rf"Each ([\d,]+)-token prompt takes the prefill pool {TIME} of iteration time "
+                  rf".*? its (\d+) prefill instances? finish(?:es)? about ([\d.e+]+) prompts a second at "
+                  rf"that price, (fewer|more) than arrive", rate)
+    if not m or m.groups() != (f"{s.prompt:,}", fmt_seconds(per_prompt),
+                               str(len(trace.prefill)), f"{finish:.3g}",
+                               "fewer" if finish < v["qps"] else "more"):
+        problems.append(f"the prefill pool's rate is not the runs': {rate}")
     link = plain(words.link_words(trace, d))
     if moved.any():
         median = float(np.median((trace.send_end_s - trace.send_start_s)[moved]))

@@ -119,6 +119,27 @@ def causes(trace: DisaggregatedTrace, d: Outcome, c: Outcome) -> list[str]:
     return said
 
 
+def prefill_rate(trace: DisaggregatedTrace) -> tuple[float, float]:
+    """(the prefill pool's iteration time per prompt, the prompts a second its instances finish
+    at that price): busy time / prompts, and instances / that."""
+    busy = sum(float(np.sum(t.end_s - t.start_s)) for t in trace.prefill)
+    per_prompt = busy / len(trace.arrival_s)
+    return per_prompt, len(trace.prefill) / per_prompt if per_prompt > 0 else float("inf")
+
+
+def prefill_rate_words(trace: DisaggregatedTrace, prompt: int, qps: float) -> str:
+    """What one prompt of this length costs the prefill pool, and the rate that allows."""
+    per_prompt, rate = prefill_rate(trace)
+    instances = len(trace.prefill)
+    pool = f"{instances} prefill instance{'s' * (instances != 1)}"
+    verdict = ("fewer than arrive" if rate < qps else "more than arrive")
+    finish = "finish" if instances != 1 else "finishes"
+    return (f"Each {prompt:,}-token prompt takes the prefill pool {fmt_seconds(per_prompt)} of "
+            f"iteration time (its busy time / its {len(trace.arrival_s):,} prompts), so its "
+            f"{pool} {finish} about {rate:.3g} prompts a second at that price, {verdict} "
+            f"({qps:g} a second).")
+
+
 def link_words(trace: DisaggregatedTrace, d: Outcome) -> str:
     """What the hand-offs cost against the disaggregated TTFT ('' when no request moved)."""
     moved = transfer_times(trace)
