@@ -1,0 +1,87 @@
+"""The Pipeline page in Chromium: it renders at 1280x720 without a horizontal scroll bar, its
+controls round-trip through the link into a fresh tab, its stage chart downloads, and a bubble's
+hover shows the schedule's bubble worked out."""
+
+from pathlib import Path
+
+from playwright import sync_api
+
+from harness.browser import has_value, wait_for_run
+from tests.browser.test_app_browser import download
+from ui.shell.chart_view import BOX_CLASS
+
+HEADING = "Pipeline"
+
+
+def test_the_page_renders_at_1280x720_without_a_horizontal_scroll(new_tab, app_url):
+    page = new_tab(1280, 720)
+    page.goto(f"{app_url}/pipeline")
+    wait_for_run(page, HEADING)
+    page.locator(f".{BOX_CLASS} canvas").first.wait_for(timeout=30_000)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    overflow = page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+                             " return m.scrollWidth - m.clientWidth; }")
+    assert overflow <= 0
+    assert page.get_by_text("idle the stages least here", exact=False).count() == 1
+
+
+def test_a_link_round_trips_the_stages_the_link_and_the_chunking(new_tab, app_url):
+    page = new_tab(1280, 720)
+    page.goto(f"{app_url}/pipeline?pplink=100gbe&chunking=dynamic")
+    wait_for_run(page, HEADING)
+    stages = page.locator(".st-key-pp input")
+    stages.fill("4")
+    stages.press("Enter")
+    page.wait_for_url("**pp=4**", timeout=15_000)
+    assert "pplink=100gbe" in page.url and "chunking=dynamic" in page.url
+    fresh = new_tab(1280, 720)                       # a new browser context: nothing carried
+    fresh.goto(page.url)
+    wait_for_run(fresh, HEADING)
+    has_value(fresh, "Pipeline stages (pp)", "4")
+    assert fresh.get_by_text("4 stages of 8/8/8/8 layers", exact=False).count() == 1
+    assert fresh.get_by_text("activations sent over 100 Gb Ethernet (RoCE)",
+                             exact=False).count() == 1
+
+
+def test_the_stage_chart_downloads_as_png_and_csv(new_tab, app_url):
+    page = new_tab(1280, 900)
+    page.goto(f"{app_url}/pipeline")
+    wait_for_run(page, HEADING)
+    png = download(page, "pipeline-stages", "png")
+    assert Path(png.path()).read_bytes().startswith(b"\x89PNG")
+    csv = download(page, "pipeline-stages", "csv")
+    assert csv.suggested_filename.endswith(".zip") or csv.suggested_filename.endswith(".csv")
+
+
+# where the longest drawn bubble is on screen: its middle in the Vega view's scenegraph
+# (ui/shell/front/chart.js keeps the view on the chart's box), plus the plot's origin and canvas
+BUBBLE_AT = """(box) => {
+  const view = box.view, found = [];
+  const walk = (node) => {
+    if (node.marktype === 'rect') for (const it of node.items || [])
+      if (it.datum && it.datum.idle_arithmetic !== undefined) found.push(it);
+    for (const it of node.items || []) for (const child of it.items || []) walk(child);
+  };
+  walk(view.scenegraph().root);
+  found.sort((a, b) => (b.x2 - b.x) - (a.x2 - a.x));
+  const it = found[0], [ox, oy] = view.origin(), c = box.querySelector('canvas').getBoundingClientRect();
+  return {x: c.left + ox + (it.x + it.x2) / 2, y: c.top + oy + it.y + it.height / 2,
+          schedule: it.datum.schedule};
+}"""
+
+
+def test_a_bubble_shows_the_bubbles_arithmetic_on_hover(new_tab, app_url):
+    page = new_tab(1440, 900)
+    page.goto(f"{app_url}/pipeline")
+    wait_for_run(page, HEADING)
+    box = page.locator(f".{BOX_CLASS}").first
+    box.locator("canvas").wait_for(timeout=30_000)
+    box.scroll_into_view_if_needed()
+    page.wait_for_function(f"() => !!document.querySelector('.{BOX_CLASS}').view")
+    at = box.evaluate(BUBBLE_AT)
+    assert at["schedule"] == "unchunked"              # the stage waiting out the whole prompt
+    page.mouse.move(at["x"], at["y"])
+    tooltip = page.locator("#vg-tooltip-element.visible")
+    sync_api.expect(tooltip).to_contain_text("stage idle time = stages × working time − busy")
+    sync_api.expect(tooltip).to_contain_text("2 × 1.69 s − (1.53 s + 1.53 s) = 329.7 ms")
+    sync_api.expect(tooltip).to_contain_text("329.7 ms / (2 × 1.69 s) = 9.72%")
