@@ -174,8 +174,8 @@ class Arithmetic:
         size = (f"bytes = {self.prompt:,} prompt tokens × {self.per_token:,.0f} bytes = "
                 f"{fmt_bytes(self.nbytes)}")
         if not np.isfinite(self.link.bandwidth):
-            return [per, size, f"time over {self.link.name}: none (an ideal link, to show what "
-                               "the transfer costs by its absence)"]
+            return [per, size, "time = none: an ideal link, to show what the transfer costs "
+                               "by its absence"]
         time = (f"time = {fmt_bytes(self.nbytes)} / {fmt_bytes(self.link.bandwidth)}/s "
                 f"({self.link.name}, one way) + {fmt_seconds(self.link.latency_s)} latency = "
                 f"{fmt_seconds(self.seconds)}")
