@@ -2,6 +2,7 @@
 page: its run finished, a widget settled on a value."""
 
 from playwright import sync_api
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 CHROMIUM = "/usr/bin/chromium"
 # Without the background-networking flags Chromium reaches for Google's hosts at every start.
@@ -29,3 +30,25 @@ def has_value(page, label: str, value: str) -> None:
     """The widget settles on `value`. A fresh session can render once with the defaults before the
     rerun that applies the link's values, so this waits for the value instead of reading it once."""
     sync_api.expect(page.get_by_label(label, exact=True)).to_have_value(value, timeout=15_000)
+
+
+def download(page, name: str, kind: str):
+    """Open the chart `name`'s Download list and click its `kind` (ui/shell/widgets.py `downloads`);
+    the Download. Once, in a whole-suite CI run, a click on a file made on click (Streamlit's
+    deferred download) brought nothing in 60 s, and never when run alone; the server drops a
+    deferred file's callable when a run clears the references it keeps, so a click can land
+    between the two. One more click, after the page settles, tells that from a download that
+    never comes."""
+    files = page.locator(f".st-key-downloads_{name}").get_by_role("button")
+    button = page.locator(f".st-key-download_{name}_{kind}").get_by_role("button")
+    for attempt in (1, 2):
+        try:
+            if not button.is_visible():
+                files.click()
+            with page.expect_download(timeout=45_000) as started:
+                button.click()
+            return started.value
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            page.wait_for_selector(SETTLED, timeout=30_000)

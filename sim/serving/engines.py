@@ -116,8 +116,9 @@ def kv_capacity_bytes(cost: CostModel, reserve_fraction: float) -> float:
 # memory (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, on by default: envs.py:2219). Both are measured
 # on the device; the lab estimates them (`vllm_profiled`).
 VLLM_UTILIZATION = 0.92
-VLLM_GRAPH_BYTES = 0.5 * GIB   # estimated: vLLM's logged "Estimated CUDA graph memory" runs
-#                                0.09-0.58 GiB per GPU (vllm-project/vllm#30515 and users' logs)
+VLLM_GRAPH_BYTES = 0.5 * GIB   # estimated: vLLM's logged "Estimated CUDA graph memory" is of
+#                                this order for a dense model on one GPU (0.36 GiB in
+#                                gpustack/runner#251's log), far more for large MoE setups
 ACTIVATION_BYTES = 2           # bf16 activations
 LOGIT_BYTES = 4                # float32 logits in the sampler
 

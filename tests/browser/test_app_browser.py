@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 from playwright import sync_api
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from charts.film import GIF_FRAMES
-from harness.browser import SETTLED, has_value, wait_for_run
+from harness.browser import download, has_value, wait_for_run
 from harness.server import streamlit_server
 from sim.units import fmt_seconds
 from tests.browser.pages import DEFAULTS
@@ -110,28 +109,6 @@ def test_out_of_range_link_value_shows_a_note(page, app_url):
     assert page.get_by_text("budget=“0” in the link", exact=False).count()
     has_value(page, "Token budget per iteration", "1")
     assert page.locator('[data-testid="stException"]').count() == 0
-
-
-def download(page, name: str, kind: str):
-    """Open the chart `name`'s Download list and click its `kind` (ui/shell/widgets.py `downloads`);
-    the Download. Once, in a whole-suite CI run, a click on a file made on click (Streamlit's
-    deferred download) brought nothing in 60 s, and never when run alone; the server drops a
-    deferred file's callable when a run clears the references it keeps, so a click can land
-    between the two. One more click, after the page settles, tells that from a download that
-    never comes."""
-    files = page.locator(f".st-key-downloads_{name}").get_by_role("button")
-    button = page.locator(f".st-key-download_{name}_{kind}").get_by_role("button")
-    for attempt in (1, 2):
-        try:
-            if not button.is_visible():
-                files.click()
-            with page.expect_download(timeout=45_000) as started:
-                button.click()
-            return started.value
-        except PlaywrightTimeout:
-            if attempt == 2:
-                raise
-            page.wait_for_selector(SETTLED, timeout=30_000)
 
 
 @pytest.mark.parametrize("kind, head, ext", [("png", b"\x89PNG", "png"), ("svg", b"<svg", "svg"),

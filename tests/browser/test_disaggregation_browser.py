@@ -6,8 +6,7 @@ from pathlib import Path
 
 from playwright import sync_api
 
-from harness.browser import has_value, wait_for_run
-from tests.browser.test_app_browser import download
+from harness.browser import download, has_value, wait_for_run
 from ui.shell.chart_view import BOX_CLASS
 
 HEADING = "Disaggregation"

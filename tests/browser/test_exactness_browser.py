@@ -3,8 +3,7 @@ the link, and its picture downloads."""
 
 from pathlib import Path
 
-from harness.browser import has_value, wait_for_run
-from tests.browser.test_app_browser import download
+from harness.browser import download, has_value, wait_for_run
 
 HEADING = "Chunking is exact"
 
