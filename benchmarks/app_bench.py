@@ -153,6 +153,7 @@ def traffic_cases(small: bool):
     budget, budget_kib = _revisit("budget_tradeoff")
     memory, memory_kib = _revisit("memory", **busy_link)
     split, split_kib = _revisit("disaggregation")
+    stages, stages_kib = _revisit("pipeline")
     return [
         ("app: Traffic rerun after a budget change (burst, 2 policies)", None,
          _rerun_after_change("traffic", "budget", 4577)),
@@ -174,6 +175,10 @@ def traffic_cases(small: bool):
         (f"app: Disaggregation revisit, cached ({split_kib})", RERUN_TARGET, split),
         ("app: Disaggregation revisit after its goodput search", RERUN_TARGET,
          _goodput_revisit(small)),
+        # three new staged runs of the worked example over two stages and the stage chart
+        ("app: Pipeline rerun after a prompt change (3 schedules, 2 stages)", RERUN_TARGET,
+         _rerun_after_change("pipeline", "prompt", 7001)),
+        (f"app: Pipeline revisit, cached ({stages_kib})", RERUN_TARGET, stages),
     ]
 
 

@@ -32,10 +32,9 @@ st.markdown(
     f"prompt's prefix grows. The {first('kv')} cache is split with the layers.",
     unsafe_allow_html=True)
 with st.container(border=True):
-    cols = st.columns(3)
-    pp, link, chunking = (widgets.widget(CONTROLS[k], c)
-                          for k, c in zip(("pp", "pplink", "chunking"), cols))
-setup = page.Setup(s, pp, link, chunking)
+    cols = st.columns(2)
+    pp, link = (widgets.widget(CONTROLS[k], c) for k, c in zip(("pp", "pplink"), cols))
+setup = page.Setup(s, pp, link, CONTROLS["chunking"].default)
 runs = page.schedules(setup)
 schedule = runs[words.FIXED].schedule
 stages_words = (f"{pp} stages of {'/'.join(map(str, schedule.layers))} layers"
@@ -67,6 +66,8 @@ st.markdown("\n".join(f"- {x}" for x in said if x))
 
 gpus = s.tp * pp
 st.subheader(f"The same {gpus} GPUs: TP{gpus} against TP{s.tp} × PP{pp}")
+chunking = widgets.widget(CONTROLS["chunking"], width=360)
+setup = page.Setup(s, pp, link, chunking)
 compared = page.side_by_side(setup)
 if isinstance(compared, str):
     st.info(f"**No tensor-parallel run to compare:** {compared}.", icon=":material/info:")
