@@ -354,12 +354,12 @@ EXACTNESS_KNOBS: dict[str, Knob] = {k.name: k for k in (
 # two pools' GPUs at once; the rest are flags of their own. A table of their own: they shape
 # where a run is served, not its workload or its policy.
 DISAGGREGATION_KNOBS: dict[str, Knob] = {k.name: k for k in (
-    Knob(name="prefill_gpus", unit="GPUs", default=1, high=MAX_GPUS, key="prefillgpus",
+    Knob(name="prefill_gpus", unit="GPUs", default=1, high=MAX_GPUS, key="prefillgpu",
          what="GPUs that only prefill (in instances of --prefill-tp)", label="Prefill GPUs",
          help="GPUs that run prompts only: each prompt's prefill and first token, then its KV "
               "cache goes to a decode GPU.",
          app=Surface(PAGE_QUICK + "; every instance is a lane of the page's figure", high=8)),
-    Knob(name="decode_gpus", unit="GPUs", default=1, high=MAX_GPUS, key="decodegpus",
+    Knob(name="decode_gpus", unit="GPUs", default=1, high=MAX_GPUS, key="decodegpu",
          what="GPUs that only decode (in instances of --decode-tp)", label="Decode GPUs",
          help="GPUs that only decode: a request arrives with its prompt's KV cache and emits "
               "the rest of its tokens.",

@@ -33,7 +33,7 @@ st.markdown(
 with st.container(border=True):
     cols = st.columns(4)
     prefill_gpus, decode_gpus, link_choice, layerwise = (
-        widgets.widget(CONTROLS[k], c) for k, c in zip(("prefillgpus", "decodegpus", "kvlink", "layerwise"),
+        widgets.widget(CONTROLS[k], c) for k, c in zip(("prefillgpu", "decodegpu", "kvlink", "layerwise"),
                                                         cols))
     cols = st.columns(6)
     requests, qps, output, seed, ttft_slo, tpot_slo = (

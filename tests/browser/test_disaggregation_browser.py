@@ -28,11 +28,11 @@ def test_the_page_renders_at_1280x720_without_a_horizontal_scroll(new_tab, app_u
 
 def test_a_link_round_trips_the_split_the_link_and_the_rate(new_tab, app_url):
     page = new_tab(1280, 720)
-    page.goto(f"{app_url}/disaggregation?prefillgpus=2&kvlink=100gbe&qps=1&requests=40")
+    page.goto(f"{app_url}/disaggregation?prefillgpu=2&kvlink=100gbe&qps=1&requests=40")
     wait_for_run(page, HEADING)
-    page.locator(".st-key-decodegpus").get_by_role("button", name="Increment").click()
-    page.wait_for_url("**decodegpus=2**", timeout=15_000)
-    assert "prefillgpus=2" in page.url and "kvlink=100gbe" in page.url
+    page.locator(".st-key-decodegpu").get_by_role("button", name="Increment").click()
+    page.wait_for_url("**decodegpu=2**", timeout=15_000)
+    assert "prefillgpu=2" in page.url and "kvlink=100gbe" in page.url
     fresh = page.context.new_page()
     fresh.goto(page.url)
     wait_for_run(fresh, HEADING)

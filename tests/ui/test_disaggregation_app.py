@@ -39,16 +39,16 @@ def test_the_lanes_draw_every_hand_off_with_its_arithmetic():
 
 
 def test_its_controls_from_a_link_and_back_into_it():
-    at = open_app(PAGE, prefillgpus=2, decodegpus=1, kvlink="100gbe", qps=1, ttftslo=2, tpotslo=50,
+    at = open_app(PAGE, prefillgpu=2, decodegpu=1, kvlink="100gbe", qps=1, ttftslo=2, tpotslo=50,
                   **SMALL)
     assert_clean(at)
-    assert at.number_input(key="prefillgpus").value == 2
+    assert at.number_input(key="prefillgpu").value == 2
     assert at.selectbox(key="kvlink").value == "100gbe"
     text = shown(at)
     assert "2 prefill GPUs + 1 decode GPU" in text and "same 3 GPUs" in text
     assert "+ 10 µs latency = 85.91 ms" in text                     # 1.07 GB at 12.5 GB/s
     assert "TTFT target of 2 s" in text and "TPOT target of 50 ms" in text
-    for key, value in dict(prefillgpus="2", kvlink="100gbe", qps="1", tpotslo="50").items():
+    for key, value in dict(prefillgpu="2", kvlink="100gbe", qps="1", tpotslo="50").items():
         assert at.query_params[key] in (value, [value])
 
 
@@ -71,7 +71,7 @@ def test_a_gpu_without_its_own_link_asks_for_one():
 
 
 def test_gpus_tp_does_not_divide_are_refused_with_what_works():
-    at = open_app(PAGE, gpu="h100-sxm", tp=2, prefillgpus=1, decodegpus=2, **SMALL)
+    at = open_app(PAGE, gpu="h100-sxm", tp=2, prefillgpu=1, decodegpu=2, **SMALL)
     assert_clean(at)
     assert "3 GPUs do not split into colocated instances of tp 2" in at.error[0].value
 

@@ -73,7 +73,7 @@ PAGES: tuple[Page, ...] = (
          controls=("mix", "requests", "qps", "seed", "vary", "threshold", "budget2")),
     Page("pages/across_gpus/disaggregation.py", "Disaggregation", ":material/call_split:",
          "prefill on some GPUs, decode on others, and which serves more",
-         controls=("prefillgpus", "decodegpus", "kvlink", "layerwise", "requests", "qps", "olen",
+         controls=("prefillgpu", "decodegpu", "kvlink", "layerwise", "requests", "qps", "olen",
                    "seed", "ttftslo", "tpotslo")),
     Page("pages/across_gpus/pipeline.py", "Pipeline", ":material/view_week:",
          "the layers split over stages, and the bubbles uneven micro-batches leave",
