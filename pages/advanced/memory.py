@@ -17,9 +17,28 @@ from sim.studies.memory import (
 from sim.units import fmt_bytes, fmt_seconds
 from ui.shell import controls, presenter, widgets
 from ui.shell.glossary import first
-from ui.shell.scenario import limits_with
+from ui.shell.scenario import Scenario, limits_with
 from ui.under_load import memory, traffic, workload_box
 from ui.under_load import words as traffic_words
+
+
+def pipeline_stages(s: Scenario) -> None:
+    """Each pipeline stage's weights and KV: where a model too large for one GPU fits."""
+    with st.expander("Over pipeline stages: each stage's weights and KV"):
+        stages = widgets.widget(controls.CONTROLS["pp"], width=260)
+        try:
+            rows, held, alone = memory.stage_rows(s.cost_model(), s.gpu, s.model, stages,
+                                                  POLICIES[s.chunked], s.budget)
+        except InputError as e:
+            st.error(f"**Can't split this model:** {e}")
+        else:
+            if stages > 1:
+                st.markdown(memory.stages_words(stages, s.tp, POLICIES[s.chunked], held, alone))
+                widgets.table(pd.DataFrame(rows).set_index("stage"))
+            else:
+                st.markdown("With one stage, each GPU holds the whole model: the tables on this "
+                            "page. Give more stages to split it.")
+
 
 s = widgets.scenario()
 look = widgets.look()
@@ -38,6 +57,7 @@ try:
     capacities = kv_capacities(cost, s.budget)
 except InputError as e:
     st.error(f"**Can't fit this model:** {e}")
+    pipeline_stages(s)
     st.stop()
 widgets.table(pd.DataFrame([{
     "engine": c.policy.engine, "memory kept back (why)": c.kept_back,
@@ -120,3 +140,4 @@ st.markdown("To watch memory run out, serve the Poisson traffic (ShareGPT-like l
             "beside the weights.")
 st.button("Poisson traffic on a 24 GB L4", key="kv_l4", icon=":material/memory:",
           on_click=widgets.set_controls(gpu="l4", workload="poisson"))
+pipeline_stages(s)

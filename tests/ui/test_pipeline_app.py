@@ -84,3 +84,37 @@ def test_it_follows_disaggregation_in_the_across_gpus_section_and_chapter():
     assert paths.index(PAGE) == paths.index("pages/across_gpus/disaggregation.py") + 1
     chapter = next(c for c in CHAPTERS if c.id == "across-gpus")
     assert PAGE in chapter.pages and "the Pipeline page" in chapter.text
+
+
+MEMORY = "pages/advanced/memory.py"
+
+
+def stage_table(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("| stage"))
+
+
+def test_the_memory_page_gives_each_stages_weights_and_kv():
+    at = open_app(MEMORY)
+    assert_clean(at)
+    # half of the 8B model's 16 GB and 131,072 KV bytes a token on each stage: 80 GB x 0.85 - 8 GB
+    # = 60 GB, / 65,536 B = 915,527 tokens, in whole blocks of 16
+    assert "| 1 | 16 | 8 GB | 65.5 kB | 80 GB × (1 − 0.15) − 8 GB = 60 GB | 915,520 |" \
+        in stage_table(at)
+    assert "the pipeline holds the fewest any stage fits: 915,520 tokens under Sarathi-Serve, " \
+           "against 396,720 on one GPU with the whole model" in shown(at)
+
+
+def test_a_model_too_large_for_one_gpu_fits_across_stages_on_the_memory_page():
+    at = open_app(MEMORY, gpu="h100-sxm", model="llama-3.1-70b", pp=4)
+    assert "Llama-3.1-70B weights (141 GB) do not fit in H100 SXM" in at.error[0].value
+    assert "| 4 | 20 | 35.3 GB | 81.9 kB |" in stage_table(at)
+    assert "456,736 tokens under Sarathi-Serve, where one GPU with the whole model fits none" \
+        in shown(at)
+    assert at.query_params["pp"] in ("4", ["4"])
+
+
+def test_one_stage_on_the_memory_page_points_at_its_tables():
+    at = open_app(MEMORY, pp=1)
+    assert_clean(at)
+    assert "With one stage, each GPU holds the whole model" in shown(at)
+    assert not [m for m in at.markdown if m.value.startswith("| stage")]

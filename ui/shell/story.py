@@ -83,7 +83,7 @@ PAGES: tuple[Page, ...] = (
          controls=(*TRAFFIC_KEYS, "slo", "tbtslo", "delay")),
     Page("pages/advanced/memory.py", "Memory", ":material/memory:",
          "how GPU memory bounds what runs at once",
-         controls=(*TRAFFIC_KEYS, "together", "kvpolicies", "prefills", "eos")),
+         controls=(*TRAFFIC_KEYS, "together", "kvpolicies", "prefills", "eos", "pp")),
     Page("pages/advanced/fidelity.py", "How close is this to a real GPU?", ":material/fact_check:",
          "the cost model against measured GPU timings", controls=("why",)),
     # the tour's steps have browser tests of their own (tests/browser/test_tour_browser.py)
