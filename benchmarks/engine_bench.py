@@ -57,6 +57,13 @@ def engine_cases(small: bool = False) -> list[tuple[str, float, list[dict]]]:
          [_run("poisson", dict(n=100 if small else 1000, **poisson), "sarathi", **a100)]),
         ("20,000 Poisson requests, same settings", 5.0,
          [_run("poisson", dict(n=500 if small else 20_000, **poisson), "sarathi", **a100)]),
+        # prefix caching on, as vLLM V1 ships it: the prefix is computed once and found by
+        # every later request (an older tree without --prefix-tokens names the error)
+        ("1,000 Poisson requests sharing a 2,000-token prefix, 4 QPS, vllm-v1 8,192 (h100-sxm, "
+         "llama-3.1-8b)", 0.5,
+         [_run("poisson", dict(n=100 if small else 1000, qps=4, prompt=512, output=128, seed=0,
+                               prefix_tokens=2000, prefix_share=1.0),
+               "vllm-v1", gpu="h100-sxm", model="llama-3.1-8b", budget=8192)]),
         ("1,000,000-token prompt, 1,024 decoders, sarathi 512 (mi300x)", 2.0,
          [_run("textbook", huge, "sarathi", gpu="mi300x", model="qwen2.5-7b", budget=512,
                max_seqs=2048)]),

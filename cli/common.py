@@ -109,7 +109,7 @@ def add_policy_args(p: argparse.ArgumentParser, budget: int | None = KNOBS["budg
 
 def add_length_args(p: argparse.ArgumentParser) -> None:
     """Request lengths of generated (Poisson) traffic: one class's (--lengths) or a mix's."""
-    for name in ("prompt_tokens", "output_tokens", "lengths"):
+    for name in ("prompt_tokens", "output_tokens", "lengths", "prefix_tokens", "prefix_share"):
         knob_flag(p, KNOBS[name])
     add_mix_arg(p)
     knob_flag(p, KNOBS["seed"])
@@ -198,10 +198,16 @@ def poisson_from(args, requests: int, qps: float) -> workloads.Workload:
             f"{requests / qps:.3g} s, beyond the {MAX_ARRIVAL_SPAN_S:g} s (116 days) in which "
             f"arrival times keep the precision of an iteration; raise --qps to at least "
             f"{requests / MAX_ARRIVAL_SPAN_S:.3g} or use fewer --requests")
+    if "prefix_share" in args.given and not args.prefix_tokens:
+        raise InputError("--prefix-share says which requests have the shared prefix; give its "
+                         "length too, --prefix-tokens N (e.g. 2000)")
     if args.mix is not None:
+        refuse(args, ("prefix_tokens",), why=f"--mix {args.mix} draws each class's prompts; a "
+               "shared prefix goes before the prompts of one class of lengths (--lengths)")
         return workloads.mixed(requests, qps, parse_mix(args.mix), seed=args.seed)
     return workloads.poisson(requests, qps, seed=args.seed, lengths=args.lengths,
-                             prompt=args.prompt_tokens, output=args.output_tokens)
+                             prompt=args.prompt_tokens, output=args.output_tokens,
+                             prefix_tokens=args.prefix_tokens, prefix_share=args.prefix_share)
 
 
 def lengths_words(args) -> str:

@@ -8,7 +8,7 @@ from sim.errors import InputError
 from sim.serving.engine import Trace
 from sim.serving.metrics import class_metrics, request_times, summarize, textbook_metrics
 from sim.serving.policies import get_policy, lane_budget_note
-from sim.serving.trace_files import CLASS_COLUMN, MAX_BYTES, MAX_ROWS
+from sim.serving.trace_files import CLASS_COLUMN, MAX_BYTES, MAX_ROWS, PREFIX_COLUMNS
 from sim.serving.workloads import Workload, described, prompts_together, textbook
 from sim.units import fmt_seconds, fmt_wait
 
@@ -54,7 +54,9 @@ def _simulate(args) -> None:
                "requests": m.requests, "preemptions": m.preemptions,
                "throughput_tokens_per_s": m.throughput_tokens_per_s, "max_gap_s": m.max_gap_s,
                "ttft_s": _percentiles(m.ttft_s), "tbt_s": _percentiles(m.tbt_s),
-               "tpot_s": _percentiles(m.tpot_s)}
+               "tpot_s": _percentiles(m.tpot_s),
+               "prefix_hit_tokens": trace.prefix_hit_tokens,
+               "prefix_hit_rate": trace.prefix_hit_rate}
     if textbook(workload):
         payload.update(textbook_metrics(trace))
     if prompts_together(workload):
@@ -87,6 +89,11 @@ def _simulate(args) -> None:
              f"{m.throughput_tokens_per_s:,.0f} output tokens/s, {m.preemptions:,} preemptions",
              table(rows, ("metric", "p50", "p90", "p99", "max"), args.wide),
              f"largest gap any request saw: {fmt_seconds(m.max_gap_s)}"]
+    if trace.cached_tokens is not None:
+        looked_up = int(trace.looked_up_tokens.sum())
+        lines.append(f"prefix cache: {trace.prefix_hit_tokens:,} of the {looked_up:,} prompt "
+                     f"tokens looked up found cached ({trace.prefix_hit_rate:.1%}), "
+                     f"{int(trace.prefill_tokens.sum()):,} prefilled")
     if staged:
         lines += pipeline_lines(staged.schedule, run)
     if classes:
@@ -160,15 +167,19 @@ def write_trace_csv(trace: Trace, path: str) -> None:
 
 def request_columns(trace: Trace, workload: Workload) -> dict[str, np.ndarray]:
     """One row per request, in request order: first what `--trace-in` reads (so the file replays
-    the same requests, each in its class where the workload has classes), then what the run gave
-    each one."""
+    the same requests, each in its class where the workload has classes, sharing what their
+    prompts share), then what the run gave each one."""
     times = request_times(trace)
     read = {"arrival_s": trace.arrival_s, "prompt_tokens": trace.prompt,
             "output_tokens": trace.output}
     if workload.classes:
         read[CLASS_COLUMN] = workload.class_labels()
+    if workload.prefix_group is not None:   # prompts that share their start, for a replay
+        read.update(zip(PREFIX_COLUMNS, (workload.prefix_group, workload.prefix_tokens)))
+    cached = trace.cached_tokens if trace.cached_tokens is not None \
+        else np.zeros(len(trace.prompt), np.int64)
     return {**read, "ttft_s": times.ttft_s, "max_gap_s": times.max_gap_s,
-            "preemptions": trace.preemptions}
+            "preemptions": trace.preemptions, "cached_tokens": cached}
 
 
 def _request_value(v) -> str:
@@ -213,8 +224,10 @@ def register_simulate(sub) -> None:
     output_file(p, "--requests-out", "write one row per request to this CSV file: arrival_s, "
                 f"prompt_tokens, output_tokens (what --trace-in replays, up to {MAX_ROWS:,} rows "
                 f"and {MAX_BYTES / 1e6:g} MB; with --mix or a traced class column, {CLASS_COLUMN} "
-                "too), then ttft_s, max_gap_s (its largest gap between two tokens) and "
-                "preemptions; times in s, an empty cell where a request has none (default: none)")
+                f"too; where prompts share their start, {' and '.join(PREFIX_COLUMNS)}), then "
+                "ttft_s, max_gap_s (its largest gap between two tokens), preemptions and "
+                "cached_tokens (prompt tokens it found in the prefix cache, over its admissions); "
+                "times in s, an empty cell where a request has none (default: none)")
     p.set_defaults(func=_simulate)
 
 

@@ -26,7 +26,7 @@ from sim.serving.chunking import CHUNKINGS
 from sim.serving.disaggregated import MAX_GPUS
 from sim.serving.length_traces import SHAREGPT_TRACE_ROWS
 from sim.serving.pipeline import MAX_STAGES
-from sim.serving.policies import CHUNKED, POLICIES, Limits
+from sim.serving.policies import CHUNKED, ORDERS, POLICIES, SWITCHES, Limits
 from sim.serving.workloads import (
     LENGTH_NAMES,
     LENGTHS,
@@ -238,6 +238,32 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
               "towards the budget and at least a quarter of it. SGLang 0.5.23 uses it only with "
               "pipeline stages (pp > 1); elsewhere it is a what-if.",
          policies=CHUNKED),
+    Knob(name="prefix_caching", unit="", default=None, choices=SWITCHES,
+         shown_default="the engine's own: on for vllm-v1 and sglang, off for vllm-v0 and sarathi",
+         label="Prefix caching",
+         what="keep full KV blocks after their request and reuse them for a prompt that starts "
+              "with the same tokens, so only the uncached rest is prefilled and chunked (a hit "
+              "at most prompt - 1 tokens, in whole blocks; least recently used evicted first); "
+              "on as vLLM V1 (enable_prefix_caching) and SGLang (its radix cache) ship, off as "
+              "vLLM V0 0.4.0 and the Sarathi-Serve artifact do",
+         help="Full KV blocks stay cached after their request and a prompt that begins with the "
+              "same tokens reads them instead of computing them: only the rest is prefilled. "
+              "A hit is at most prompt − 1 tokens (one is always computed, for its logits), in "
+              "whole blocks (16 tokens; SGLang 1); cached blocks nobody reads are free memory, "
+              "evicted least recently used first. On by default in vLLM V1 and SGLang, off in "
+              "vLLM V0 0.4.0 and the Sarathi-Serve artifact.",
+         policies=tuple(n for n in POLICIES if not POLICIES[n].profile.kv_floor)),
+    Knob(name="order", unit="", default="fcfs", choices=ORDERS,
+         label="Waiting order",
+         what="the waiting queue's order: fcfs, first come first served (every engine's "
+              "default), or lpm, SGLang's longest prefix match first (--schedule-policy lpm: the "
+              "request with the most tokens cached goes first, FCFS when more than 128 wait); a "
+              "what-if for the other policies",
+         help="FCFS: the waiting requests in their arrival order. LPM: SGLang's longest prefix "
+              "match first, the request with the most cached tokens admitted first (a queue of "
+              "more than 128 stays FCFS); it saves prefill where prompts share, and makes "
+              "requests whose prompts share nothing wait.",
+         policies=tuple(n for n in POLICIES if not POLICIES[n].profile.kv_floor)),
     # --- the worked example's streams, and a burst ---
     Knob(name="decodes", unit="requests", default=TEXTBOOK.decodes, low=0, high=MAX_STREAMS,
          key="decodes", label="Running streams", step=8, what="textbook, burst: requests already streaming",
@@ -308,6 +334,21 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          scenarios=POISSON,
          app=Surface("the app shows realistic traffic first, as Sarathi-Serve measured it",
                      default="sharegpt")),
+    Knob(name="prefix_tokens", unit="tokens", default=0, low=0,
+         label="Shared prefix (tokens)", step=256,
+         what="poisson: a system prompt of this many tokens before the prompts of a share "
+              "--prefix-share of the requests (0: none); not with --lengths sharegpt-trace, "
+              "whose turns share their conversation's start",
+         help="A system prompt of this many tokens put before each drawn prompt of a share of "
+              "the requests, the same tokens for all of them: prefix caching computes it once.",
+         scenarios=POISSON),
+    Knob(name="prefix_share", unit="share", default=1.0, low=0, high=1, whole=False,
+         label="Share with the prefix", step=0.1,
+         what="poisson: the share of requests (0 to 1) whose prompts begin with the shared "
+              "prefix, each drawn with that chance",
+         help="Each request has the shared prefix with this chance; the others' prompts share "
+              "nothing.",
+         scenarios=POISSON),
     Knob(name="mix", unit="", default=None, choices=tuple(MIXES),
          shown_default="none: one class, lengths from --lengths",
          what="poisson: mixed traffic in place of --lengths, request classes each with its share "

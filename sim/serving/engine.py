@@ -26,7 +26,7 @@ from sim.cost.iteration import CostModel, attended_pairs, prefix_read
 from sim.errors import InputError, check_number
 from sim.serving.chunking import fit_dynamic_chunks
 from sim.serving.engines import kv_capacity_bytes
-from sim.serving.kv import KvPool, round_up
+from sim.serving.kv import KvPool, PrefixCache, round_up
 from sim.serving.policies import (
     DEFAULT_LIMITS,
     Batch,
@@ -36,6 +36,7 @@ from sim.serving.policies import (
     check_prompt_limit,
     future_tokens,
     max_model_len,
+    prefix_caching_on,
 )
 from sim.serving.trace import Trace, TraceRecorder
 from sim.serving.workloads import Workload
@@ -121,6 +122,29 @@ class _Engine:
         self.decoding = 0
         self.clock = 0
         self.next_finish = NEVER
+        self.caching = prefix_caching_on(profile, limits)
+        self.cached = [0] * n       # prompt tokens each request found cached, over its admissions
+        self.looked_up = [0] * n    # prompt tokens each request looked up, over its admissions
+        if self.caching:
+            self._start_prefix_cache(workload, block, profile)
+
+    def _start_prefix_cache(self, workload: Workload, block: int, profile) -> None:
+        """Prefix caching on: the pool keeps a `PrefixCache`, and a waiting request's cached
+        prefix is skipped wherever a policy reads what is left of its prompt."""
+        if profile.kv_floor:
+            raise InputError(f"{profile.engine} gives each request max_model_len of KV up front, "
+                             "which prefix caching does not model; turn prefix caching off")
+        n = self.n
+        if workload.prefix_group is None:   # every request its own: found again after a preemption
+            group, shared = np.full(n, -1, np.int64), np.zeros(n, np.int64)
+        else:
+            group, shared = workload.prefix_group, workload.prefix_tokens
+        self.pool.cache = PrefixCache(block, group, shared)
+        self.attached = [False] * n   # admitted: its cached prefix read
+        self.lost = [0] * n           # tokens its last preemption counted as recomputed
+        self.prefill_left = self._uncached_left
+        self.prefix_of = self._prefix_with_cached
+        self.kv_slots = self._kv_slots_with_cached
 
     # --- the State protocol (and `decoding`, `partial`, `waiting`, `preempted_this_step`) ---
     @property
@@ -165,6 +189,26 @@ class _Engine:
     def decoders_before(self, request: int) -> int:
         return int(np.searchsorted(self.dec_admission, self.pool.admission_number(request)))
 
+    def cached_prefix(self, request: int) -> int:
+        if not self.caching or self.attached[request]:
+            return 0
+        return self.pool.cache.hit(request, self.target[request])
+
+    # with prefix caching, in place of prefill_left, prefix_of and kv_slots
+    def _uncached_left(self, request: int) -> int:
+        return self.target[request] - self.computed[request] - self.cached_prefix(request)
+
+    def _prefix_with_cached(self, request: int) -> int:
+        return self.computed[request] + self.cached_prefix(request)
+
+    def _kv_slots_with_cached(self, request: int, tokens: int) -> int:
+        """A waiting request's new blocks, and the cached blocks its hit takes out of the
+        evictable ones (`PrefixCache.pin_cost`)."""
+        slots = _Engine.kv_slots(self, request, tokens)
+        if not self.attached[request]:
+            slots += self.pool.cache.pin_cost(request, self.cached_prefix(request))
+        return slots
+
     # --- the loop -------------------------------------------------------------------------
     def run(self) -> Trace:
         while self.finished < self.n:
@@ -190,7 +234,7 @@ class _Engine:
         self._step_decoders(batch.decodes, decode_only=not batch.chunks)
         if completed:
             self._finish_prefills(completed)
-        self.record.end_iteration(self.pool.allocated)
+        self.record.end_iteration(self.pool.in_use)
         return True
 
     # --- the phases -----------------------------------------------------------------------
@@ -264,8 +308,21 @@ class _Engine:
         for request in batch.admitted:
             self.waiting.remove(request)
             self.partial.append(request)
+            if self.caching:   # every hit pinned before any block is taken (and may evict)
+                self._attach(request)
         for request, tokens in batch.kv:
             self.pool.reserve(request, tokens, self.kv_floor)
+
+    def _attach(self, request: int) -> None:
+        """An admitted request reads its cached prefix: computed without being computed."""
+        hit = self.pool.attach_cached(request, self.target[request])
+        self.attached[request] = True
+        self.computed[request] = hit
+        self.cached[request] += hit
+        self.looked_up[request] += self.target[request]
+        if self.lost[request]:   # what a preemption freed and the cache kept is not recomputed
+            self.recomputed[request] -= min(hit, self.lost[request])
+            self.lost[request] = 0
 
     def _price(self, batch: Batch) -> list[int]:
         """Time the iteration from aggregates (`CostModel.time`), advance the clock and record
@@ -286,6 +343,8 @@ class _Engine:
             tokens += take
             self.record.chunk(request, prefix, take)
             self.computed[request] = prefix + take
+            if self.caching:
+                self.pool.share_computed(request, prefix + take)
             if prefix + take == self.target[request]:
                 completed.append(request)
                 rows += 1
@@ -401,16 +460,23 @@ class _Engine:
     def _preempt(self) -> None:
         """Free a running request's KV (`_victim`); it goes back to the head of the queue and its
         prompt plus generated tokens are recomputed."""
-        victim = self.pool.preempt(self._victim())
+        victim = self._victim()
+        # a partial prefill holds its whole prompt's slots; only what it computed is KV to keep
+        victim = self.pool.preempt(victim, self.computed[victim] if victim in self.partial
+                                   else None)
         self.record.preemption(victim)
         if victim in self.partial:
             self.partial.remove(victim)
-            self.recomputed[victim] += self.computed[victim]
+            lost = self.computed[victim]
         else:   # a running decoder (the last one, in admission order)
             mask = self.dec_ids == victim
             self.generated[victim] = self.output[victim] - int(self.dec_finish[mask][0] - self.clock)
-            self.recomputed[victim] += self.prompt[victim] + self.generated[victim]
+            lost = self.prompt[victim] + self.generated[victim]
             self._stop_running(mask)
+        self.recomputed[victim] += lost
+        if self.caching:   # its blocks stay cached until evicted (`_attach` reads them)
+            self.attached[victim] = False
+            self.lost[victim] = lost
         self.target[victim] = self.prompt[victim] + self.generated[victim]
         self.computed[victim] = 0
         self.preemptions[victim] += 1
@@ -441,6 +507,8 @@ class _Engine:
             self.w, policy=self.spec.name, budget=self.budget,
             kv_capacity_tokens=self.pool.capacity,
             preemptions=np.array(self.preemptions), recomputed_tokens=np.array(self.recomputed),
+            cached_tokens=np.array(self.cached) if self.caching else None,
+            looked_up_tokens=np.array(self.looked_up) if self.caching else None,
             notes=tuple(notes),
             starved_iterations=self.starved)
 

@@ -54,6 +54,8 @@ class EngineProfile:
     retract_fewest_output: bool = False
     # the reserve's terms with this scenario's numbers, in words (None: its citation says it all)
     kept_back: Callable[[CostModel, int], str] | None = None
+    # prefix caching on as shipped (vLLM V1's enable_prefix_caching, SGLang's radix cache)
+    prefix_caching: bool = False
 
     @property
     def name(self) -> str:
@@ -269,9 +271,32 @@ def _orca_batch(cost: CostModel, budget: int) -> int:
     return 8 if cost.model.params >= 60e9 else 16
 
 
+PREFIX_CACHING_V1 = Citation(
+    "prefix caching", "on (enable_prefix_caching = True): full 16-token blocks stay cached after "
+    "their request, a hit at most prompt - 1 tokens; cached blocks nobody uses are free and "
+    "evicted least recently used first, a request's tail blocks first; a preempted request's "
+    "blocks stay cached",
+    VLLM + "config/cache.py#L257", VLLM + "v1/core/kv_cache_manager.py#L294-L302",
+    VLLM + "v1/core/block_pool.py#L706-L729",
+    VLLM + "v1/core/single_type_kv_cache_manager.py#L598-L599",
+    VLLM + "v1/core/single_type_kv_cache_manager.py#L255-L266",
+    VLLM + "v1/core/sched/scheduler.py#L1799-L1817")
+PREFIX_CACHING_SGLANG = Citation(
+    "prefix caching", "on (the radix cache; --disable-radix-cache off): cached tokens matched "
+    "token by token, at most prompt - 1; the least recently used leaves evicted first; the "
+    "waiting queue first come first served (--schedule-policy fcfs), or longest prefix match "
+    "first (lpm) while at most 128 requests wait",
+    SGLANG + "arg_groups/fields/memory.py#L64-L70",
+    SGLANG + "managers/schedule_batch.py#L1766-L1768",
+    SGLANG + "mem_cache/radix_cache.py#L552-L575",
+    SGLANG + "arg_groups/fields/schedule.py#L86-L102",
+    SGLANG + "managers/schedule_policy.py#L304-L315",
+    SGLANG + "managers/schedule_policy.py#L441-L450")
+
 V1_PROFILE = EngineProfile(
     overhead=engine_overhead.VLLM_V1,
     engine="vLLM V1", version="0.33.0", release="0.33", kv_block_tokens=16, kv_watermark=0.0,
+    prefix_caching=True,
     budget=_vllm_budget, max_seqs=_vllm_max_seqs, reserve=_vllm_reserve, kept_back=_vllm_kept_back,
     budget_flag=BudgetFlag("vLLM", "--max-num-batched-tokens", _vllm_budget_rule,
                            "vllm/engine/arg_utils.py#L2973-L3006 at v0.33.0 (vllm serve)"),
@@ -305,6 +330,7 @@ V1_PROFILE = EngineProfile(
                VLLM + "v1/core/sched/scheduler.py#L754-L763",
                VLLM + "v1/core/sched/scheduler.py#L844-L845",
                VLLM + "v1/core/sched/scheduler.py#L1332-L1333"),
+        PREFIX_CACHING_V1,
     ))
 
 ARTIFACT_RESERVE = 0.15   # gpu_memory_utilization 0.85 in the Sarathi-Serve artifact's runs
@@ -341,7 +367,7 @@ SGLANG_PROFILE = EngineProfile(
     kept_back=_sglang_kept_back, retract_fewest_output=True,
     budget_flag=BudgetFlag("SGLang", "--chunked-prefill-size", _sglang_budget_rule,
                            "python/sglang/srt/arg_groups/memory_hook.py#L90-L177 at v0.5.23"),
-    future_tokens=True,
+    future_tokens=True, prefix_caching=True,
     citations=(
         Citation("admission", "running requests keep min(max_new_tokens - output, 4,096) x "
                "new_token_ratio, x 1.0 for a request that ignores EOS (as SGLang's benchmark "
@@ -386,6 +412,7 @@ SGLANG_PROFILE = EngineProfile(
                SGLANG + "managers/schedule_policy.py#L654-L655",
                SGLANG + "managers/scheduler.py#L4375-L4395",
                SGLANG + "managers/scheduler.py#L4542"),
+        PREFIX_CACHING_SGLANG,
     ))
 
 SARATHI_PROFILE = EngineProfile(

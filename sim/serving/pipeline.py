@@ -299,7 +299,9 @@ def dealt(workload: Workload, stages: int) -> tuple[tuple[np.ndarray, Workload],
         shares.append((ids, Workload(
             workload.arrival_s[ids], workload.prompt[ids], workload.output[ids],
             workload.prefilled[ids], workload.name, workload.classes,
-            None if workload.request_class is None else workload.request_class[ids])))
+            None if workload.request_class is None else workload.request_class[ids],
+            *(None if column is None else column[ids]
+              for column in (workload.prefix_group, workload.prefix_tokens)))))
     return tuple(shares)
 
 
@@ -419,9 +421,13 @@ def _merged(workload: Workload, policy: PolicySpec, budget: int, parts: tuple[Tr
     n = len(workload)
     preemptions = np.zeros(n, np.int64)
     recomputed = np.zeros(n, np.int64)
+    caching = parts[0].cached_tokens is not None
+    cached, looked_up = (np.zeros(n, np.int64), np.zeros(n, np.int64)) if caching else (None, None)
     for t, ids in zip(parts, owners):
         preemptions[ids] = t.preemptions
         recomputed[ids] = t.recomputed_tokens
+        if caching:
+            cached[ids], looked_up[ids] = t.cached_tokens, t.looked_up_tokens
     preempted_at = np.concatenate([_merged_index(at)[t.preemption_iteration]
                                    for t, at in zip(parts, where)])
     preempted = np.argsort(preempted_at, kind="stable")
@@ -440,6 +446,7 @@ def _merged(workload: Workload, policy: PolicySpec, budget: int, parts: tuple[Tr
         chunk_start=chunks("chunk_start"), chunk_length=chunks("chunk_length"),
         arrival_s=workload.arrival_s, prompt=workload.prompt, output=workload.output,
         prefilled=workload.prefilled, preemptions=preemptions, recomputed_tokens=recomputed,
+        cached_tokens=cached, looked_up_tokens=looked_up,
         token_offsets=np.r_[0, np.cumsum(np.bincount(token_owner, minlength=n))],
         token_s=token_times[order],
         member_request=stays[0], member_admission=stays[1], member_first=stays[2],

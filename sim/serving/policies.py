@@ -60,6 +60,9 @@ from sim.serving.engines import (
 )
 from sim.serving.workloads import Workload
 
+SWITCHES = ("on", "off")
+ORDERS = ("fcfs", "lpm")
+LPM_MAX_WAITING = 128   # SGLang: lpm sorts no queue longer than this (schedule_policy.py:137)
 DEFAULT_MAX_ITERATIONS = 2_000_000
 MAX_ITERATION_CAP = 5_000_000   # ~20 s and ~2 GB here: the most any one run may take
 
@@ -99,6 +102,12 @@ class Limits:
     # chunked policies: how a request's chunks are sized, "fixed" (what the budget leaves) or
     # "dynamic" (SGLang's dynamic chunking, `_dynamic_chunk`; sim/serving/chunking.py)
     chunking: str = "fixed"
+    # prefix caching (sim/serving/kv.py `PrefixCache`): None, the engine's own (on in vLLM V1
+    # and SGLang, off in vLLM V0 0.4.0 and the Sarathi-Serve artifact); "on" or "off"
+    prefix_caching: str | None = None
+    # the waiting queue's order: "fcfs", or "lpm", SGLang's longest prefix match first (its
+    # --schedule-policy lpm, FCFS past 128 waiting requests: `waiting_order`)
+    order: str = "fcfs"
     max_iterations: int = DEFAULT_MAX_ITERATIONS   # a run that needs more is refused
 
     def __post_init__(self):
@@ -130,11 +139,24 @@ class Limits:
                              "applies to a lone request: give one too (e.g. 256)")
         if self.chunking not in CHUNKINGS:
             raise InputError(f"chunking is one of {', '.join(CHUNKINGS)}, got {self.chunking!r}")
+        if self.prefix_caching not in (None, *SWITCHES):
+            raise InputError(f"prefix caching is on or off (or left to the engine), got "
+                             f"{self.prefix_caching!r}")
+        if self.order not in ORDERS:
+            raise InputError(f"the waiting order is one of {', '.join(ORDERS)}, got "
+                             f"{self.order!r}")
         set_(self, "max_iterations", check_number("iteration cap", self.max_iterations,
                                                   integer=True, high=MAX_ITERATION_CAP))
 
 
 DEFAULT_LIMITS = Limits()
+
+
+def prefix_caching_on(profile: EngineProfile, limits: Limits) -> bool:
+    """Whether a run caches prefixes: `limits.prefix_caching`, or the engine's own default."""
+    if limits.prefix_caching is None:
+        return profile.prefix_caching
+    return limits.prefix_caching == "on"
 
 
 @dataclass
@@ -167,7 +189,12 @@ class State(Protocol):
     reserved_kv: float            # slots held back for the running requests' future tokens
     preempted_this_step: bool
 
-    def prefill_left(self, request: int) -> int: ...
+    def prefill_left(self, request: int) -> int:
+        """Prompt tokens `request` has still to compute: with prefix caching, a waiting
+        request's cached prefix is skipped first, before any cap (`PREFILL_CAPS`) applies."""
+
+    def cached_prefix(self, request: int) -> int:
+        """Tokens a waiting request would find cached now (0 without prefix caching)."""
 
     def prefix_of(self, request: int) -> int:
         """Prompt tokens of `request` already computed (in KV)."""
@@ -232,8 +259,9 @@ def _dynamic_chunk(state: State, request: int, budget_left: int, limits: Limits)
     return state.chunk_sizer.chunk(prefix)
 
 
-# Every cap a chunked policy applies; the smallest wins. A new cap (a cached prefix skipped
-# first) is one more entry.
+# Every cap a chunked policy applies; the smallest wins. A cached prefix is skipped before any of
+# them: `State.prefill_left` is what is left once it is (`_prompt_left`), and the prefix a
+# chunk sizer reads includes it (`_dynamic_chunk`), so a cap counts only the uncached rest.
 PREFILL_CAPS: tuple[PrefillCap, ...] = (
     PrefillCap(_prompt_left), PrefillCap(_budget_left),
     PrefillCap(_long_prefill_threshold,
@@ -265,7 +293,7 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
     long_cap = limits.max_long_partial_prefills   # None: no cap, nothing to count
     long_prefills = 0 if long_cap is None else sum(
         _long(state.prefill_left(r), limits) for r in state.partial)
-    for request in state.waiting:
+    for request in waiting_order(state, limits):
         budget_left = budget - used
         if budget_left <= 0 or running + len(batch.admitted) >= limits.max_seqs:
             break
@@ -287,6 +315,16 @@ def _admit_chunked(state: State, budget: int, limits: Limits, used: int, batch: 
         long_prefills += long
         used += take
         free -= state.kv_slots(request, kv) + future
+
+
+def waiting_order(state: State, limits: Limits) -> Sequence[int]:
+    """The waiting requests in the order admission considers them: the queue's (FCFS), or with
+    `order` "lpm" SGLang's longest prefix match first (`_sort_by_longest_prefix`, stable, so
+    equal matches keep the queue's order), which it skips for a queue of more than 128
+    (python/sglang/srt/managers/schedule_policy.py:137, 304-315, 441-450 at v0.5.23)."""
+    if limits.order == "fcfs" or len(state.waiting) > LPM_MAX_WAITING:
+        return state.waiting
+    return sorted(state.waiting, key=lambda r: -state.cached_prefix(r))
 
 
 def _long(tokens_left: int, limits: Limits) -> bool:
@@ -410,7 +448,7 @@ def _admit_whole(state: State, limits: Limits, batch: Batch, token_cap: float) -
     free = state.free_kv - state.kv_watermark - state.decode_kv   # the decodes' KV comes first
     used = 0
     running = state.decoding + len(state.partial)
-    for request in state.waiting:
+    for request in waiting_order(state, limits):
         need = state.prefill_left(request)
         slots = state.kv_slots(request, need)
         if slots > free or running + len(batch.admitted) >= limits.max_seqs:

@@ -65,6 +65,24 @@ class Trace:
     starved_iterations: int
     # per iteration: requests preempted to make room for it (KV full), for when it happened
     iteration_preemptions: np.ndarray
+    # per request, with prefix caching: prompt tokens found cached and looked up, over its
+    # admissions (None: a run without prefix caching)
+    cached_tokens: np.ndarray | None = None
+    looked_up_tokens: np.ndarray | None = None
+
+    @property
+    def prefix_hit_tokens(self) -> int:
+        """Prompt tokens found in the prefix cache over the run (0 without caching)."""
+        return 0 if self.cached_tokens is None else int(self.cached_tokens.sum())
+
+    @property
+    def prefix_hit_rate(self) -> float:
+        """Hit tokens / prompt tokens looked up over the run, every admission's (a preempted
+        request's again, with what it had generated): vLLM's prefix cache hit rate. 0 without
+        caching."""
+        if self.looked_up_tokens is None or not self.looked_up_tokens.sum():
+            return 0.0
+        return self.prefix_hit_tokens / int(self.looked_up_tokens.sum())
 
     @property
     def iterations(self) -> int:

@@ -49,11 +49,15 @@ MAX_COLUMNS = 100            # the three the trace needs and the user's own (not
 REPORT_ROWS = 2_000          # rows between two calls of load_trace's `report`
 COLUMNS = ("arrival_s", "prompt_tokens", "output_tokens")
 CLASS_COLUMN = "class"       # optional: each request's class
+# optional, together: the prompts' shared starts (Workload.prefix_group, prefix_tokens)
+PREFIX_COLUMNS = ("prefix_group", "prefix_tokens")
 # What a trace holds, in the words of the command line's --trace-in help and the app's upload help.
 TRACE_COLUMNS_WORDS = (
     f"columns {', '.join(COLUMNS)} (seconds, tokens, tokens), one request per row, and optionally "
     f"{CLASS_COLUMN}, each request's class name for mixed traffic ({CLASS_NAME_RULE}; at most "
-    f"{MAX_CLASSES} classes); other columns are not read")
+    f"{MAX_CLASSES} classes), and {' and '.join(PREFIX_COLUMNS)}, the group of requests whose "
+    "prompts start alike (a whole number, -1 for none) and how many of its tokens (prompt, then "
+    "output) are the group's, read by prefix caching; other columns are not read")
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9.+\-_ ]")
 
@@ -194,7 +198,10 @@ def _header(row: list[str], line: int) -> dict[str, int]:
             raise InputError(f"{where}: column {_shown(name)} appears {len(where_found)} times "
                              f"(columns {', '.join(str(i + 1) for i in where_found)}); name each "
                              "column once")
-    return {c: spots[c][0] for c in (*COLUMNS, CLASS_COLUMN) if c in spots}
+    if (PREFIX_COLUMNS[0] in spots) != (PREFIX_COLUMNS[1] in spots):
+        raise InputError(f"{where}: columns {' and '.join(PREFIX_COLUMNS)} go together; give "
+                         "both, or neither")
+    return {c: spots[c][0] for c in (*COLUMNS, CLASS_COLUMN, *PREFIX_COLUMNS) if c in spots}
 
 
 def _value(row: list[str], line: int, column: str, index: int, *, whole: bool) -> float:
@@ -215,6 +222,21 @@ def _value(row: list[str], line: int, column: str, index: int, *, whole: bool) -
     elif not 0 <= number <= MAX_ARRIVAL_S:
         raise InputError(f"{where}: {_shown(text)} must be in [0, {MAX_ARRIVAL_S:g}] seconds")
     return number
+
+
+def _whole(row: list[str], line: int, column: str, index: int, low: int, high: int) -> int:
+    """A whole number in [low, high] (a prefix column's cell)."""
+    text = row[index].strip() if index < len(row) else ""
+    where = f"row {line}, column {column}"
+    try:
+        number = float(text)
+    except ValueError:
+        raise InputError(f"{where}: {_shown(text) if text else 'empty'} is not a whole "
+                         f"number") from None
+    if not math.isfinite(number) or number != int(number) or not low <= number <= high:
+        raise InputError(f"{where}: {_shown(text)} must be a whole number in [{low:,}, "
+                         f"{high:,}]")
+    return int(number)
 
 
 def _class(row: list[str], line: int, index: int, seen: dict[str, None]) -> str:
@@ -254,7 +276,7 @@ def load_trace(source, name: str = "trace",
             raise InputError(f"trace is empty; expected a header row {', '.join(COLUMNS)}")
         line, names = header
         index = _header(names, line)
-        arrival, prompt, output, classes = [], [], [], []
+        arrival, prompt, output, classes, groups, shared = [], [], [], [], [], []
         seen: dict[str, None] = {}
         for line, row in rows:
             if not any(c.strip() for c in row):
@@ -273,10 +295,17 @@ def load_trace(source, name: str = "trace",
             output.append(_value(row, line, "output_tokens", index["output_tokens"], whole=True))
             if CLASS_COLUMN in index:
                 classes.append(_class(row, line, index[CLASS_COLUMN], seen))
+            if PREFIX_COLUMNS[0] in index:
+                groups.append(_whole(row, line, PREFIX_COLUMNS[0], index[PREFIX_COLUMNS[0]],
+                                     -1, MAX_ROWS * 10))
+                shared.append(_whole(row, line, PREFIX_COLUMNS[1], index[PREFIX_COLUMNS[1]], 0,
+                                     int(prompt[-1] + output[-1])))
     except csv.Error as e:
         raise InputError(f"row {line + 1}: not valid CSV ({e})") from None
     if not arrival:
         raise InputError("trace has a header but no requests")
     return make_workload(np.asarray(arrival), np.asarray(prompt, np.int64),
                          np.asarray(output, np.int64), name=name,
-                         request_class=classes if CLASS_COLUMN in index else None)
+                         request_class=classes if CLASS_COLUMN in index else None,
+                         prefix_group=groups if PREFIX_COLUMNS[0] in index else None,
+                         prefix_tokens=shared if PREFIX_COLUMNS[0] in index else None)

@@ -4,7 +4,12 @@ A workload is columnar (numpy arrays), seeded and reproducible. `prefilled` mark
 already streaming at their arrival time: their prompt is the context already in the KV cache, and
 their previous token was emitted at that instant (the source articles' "D decoders already streaming").
 A workload of mixed traffic also names each request's class (chat, documents, ...), so every
-command, cache and trace file that takes the workload sees which class each request is.
+command, cache and trace file that takes the workload sees which class each request is. A workload
+whose prompts share their start says so in two columns, read by prefix caching
+(sim/serving/kv.py `PrefixCache`): each request's group, and how many of its tokens (prompt, then
+output) are the group's, the same for every request of the group as far as each goes: a shared
+system prompt of S tokens (`poisson`'s `prefix_tokens`), or a conversation whose turns each
+begin with the one before and its answer (`conversations`).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ CLASS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 CLASS_NAME_RULE = "1 to 32 letters, digits, '_', '.' or '-', starting with a letter or digit"
 MAX_CLASSES = 16
 MAX_ARRIVAL_S = 1e7   # ~116 days: far beyond any trace worth replaying
+PREFIX_NAME = "-prefix"   # a Poisson workload with a shared prefix: poisson-fixed-prefix2000x0.5
 
 
 def check_class_name(name: str, where: str = "request class") -> str:
@@ -68,6 +74,10 @@ class Workload:
     # mixed traffic: the class names, and each request's index into them (None: no classes)
     classes: tuple[str, ...] = ()
     request_class: np.ndarray | None = None
+    # prompts that share their start: each request's group (-1: none) and its tokens that are
+    # the group's (None: nothing shared)
+    prefix_group: np.ndarray | None = None
+    prefix_tokens: np.ndarray | None = None
 
     def __post_init__(self):
         n = len(self.arrival_s)
@@ -91,6 +101,14 @@ class Workload:
             codes = self.request_class
             if len(codes) != n or np.any(codes < 0) or np.any(codes >= len(self.classes)):
                 raise InputError("each request's class must be one of the workload's classes")
+        if (self.prefix_group is None) != (self.prefix_tokens is None):
+            raise InputError("a workload gives each request's prefix group and its shared "
+                             "tokens, or neither")
+        if self.prefix_group is not None and not (
+                len(self.prefix_group) == len(self.prefix_tokens) == n
+                and np.all(self.prefix_tokens >= 0)
+                and np.all(self.prefix_tokens <= self.prompt + self.output)):
+            raise InputError("each request shares 0 to its prompt + output tokens with its group")
 
     def __len__(self) -> int:
         return len(self.arrival_s)
@@ -112,7 +130,19 @@ class Workload:
         if self.classes:
             h.update(repr(self.classes).encode())
             h.update(np.ascontiguousarray(self.request_class, np.int64).tobytes())
+        if self.prefix_group is not None:
+            h.update(b"prefix")
+            for column in (self.prefix_group, self.prefix_tokens):
+                h.update(np.ascontiguousarray(column, np.int64).tobytes())
         return h.hexdigest()
+
+    @property
+    def shares_prefixes(self) -> bool:
+        """Whether any two requests' prompts start alike (a group of two or more)."""
+        if self.prefix_group is None:
+            return False
+        grouped = self.prefix_group[(self.prefix_group >= 0) & (self.prefix_tokens > 0)]
+        return len(grouped) > len(np.unique(grouped))
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Workload) and self.digest == other.digest
@@ -126,9 +156,11 @@ def _count(name, value, high=MAX_TOKENS):
 
 
 def make_workload(arrival_s, prompt, output, prefilled=None, name="workload",
-                  request_class=None, classes=()) -> Workload:
+                  request_class=None, classes=(), prefix_group=None,
+                  prefix_tokens=None) -> Workload:
     """A workload of these rows ordered by arrival (stably). `request_class`: each request's
-    class name, or None; `classes` orders the names (by default as they first arrive)."""
+    class name, or None; `classes` orders the names (by default as they first arrive);
+    `prefix_group`, `prefix_tokens`: the prompts' shared starts (`Workload`), or None."""
     arrival = np.asarray(arrival_s, dtype=np.float64)
     order = np.argsort(arrival, kind="stable")
     flags = np.zeros(len(arrival), bool) if prefilled is None else np.asarray(prefilled, bool)
@@ -141,8 +173,38 @@ def make_workload(arrival_s, prompt, output, prefilled=None, name="workload",
         if unknown is not None:
             raise InputError(f"request class {unknown!r} is not one of {', '.join(names)}")
         codes = np.fromiter((lookup[label] for label in labels), np.int64, len(labels))
+    groups = shared = None
+    if prefix_group is not None:
+        groups = np.asarray(prefix_group, np.int64)[order]
+        shared = np.asarray(prefix_tokens, np.int64)[order]
     return Workload(arrival[order], np.asarray(prompt, np.int64)[order],
-                    np.asarray(output, np.int64)[order], flags[order], name, names, codes)
+                    np.asarray(output, np.int64)[order], flags[order], name, names, codes,
+                    groups, shared)
+
+
+def conversations(prompt: np.ndarray, output: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The lab's reading of a length-only trace as conversations: a row whose prompt is at least
+    the row before's prompt plus its answer is that conversation's next turn, its prompt
+    beginning with all of it. Returns each row's conversation (group) and its tokens shared with
+    the conversation (all of its prompt and output: the next turn begins with them). The trace
+    holds lengths only, so two rows that merely satisfy the rule are read as one conversation."""
+    follows = np.zeros(len(prompt), bool)
+    follows[1:] = prompt[1:] >= prompt[:-1] + output[:-1]
+    group = np.cumsum(~follows) - 1
+    return group.astype(np.int64), (prompt + output).astype(np.int64)
+
+
+def shared_prefix(rng: np.random.Generator, prompt: np.ndarray, tokens: int,
+                  share: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A system prompt of `tokens` tokens put before the prompts of a share `share` of the
+    requests (each drawn with that chance): (prompts, each request's group, its shared tokens);
+    the requests without it are each their own group."""
+    tokens = _count("prefix tokens", tokens)
+    share = check_number("prefix share", share, low=0, low_inclusive=True, high=1)
+    has = rng.random(len(prompt)) < share
+    group = np.where(has, 0, np.arange(1, len(prompt) + 1))
+    return prompt + np.where(has, tokens, 0), group.astype(np.int64), \
+        np.where(has, tokens, 0).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -185,7 +247,14 @@ def prompts_together(workload: Workload) -> bool:
 def described(workload: Workload) -> str:
     """The workload as a table's header names it: "Poisson arrivals, sharegpt lengths"."""
     if workload.name.startswith("poisson-"):
-        return f"Poisson arrivals, {workload.name.split('-', 1)[1]} lengths"
+        lengths, _, prefix = workload.name[len("poisson-"):].partition(PREFIX_NAME)
+        if prefix:
+            tokens, share = prefix.split("x")
+            return (f"Poisson arrivals, {lengths} lengths, a {int(tokens):,}-token shared prefix "
+                    f"for {float(share):.0%}")
+        if lengths == "sharegpt-trace" and workload.shares_prefixes:
+            return "Poisson arrivals, sharegpt-trace lengths (its turns as conversations)"
+        return f"Poisson arrivals, {lengths} lengths"
     if workload.name.startswith(MIX_PREFIX):
         return f"Poisson arrivals, mix {workload.name[len(MIX_PREFIX):]}"
     return {"textbook": "the worked example's scenario", "burst": "a burst",
@@ -291,12 +360,16 @@ def sharegpt_like(rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.
 
 
 def poisson(n, qps, *, seed=0, lengths="fixed", prompt=1024, output=128,
-            prompt_range=None, output_range=None) -> Workload:
+            prompt_range=None, output_range=None, prefix_tokens=0,
+            prefix_share=0.0) -> Workload:
     """`n` requests with exponential inter-arrival gaps at `qps`. Lengths: ``fixed`` (prompt,
     output), ``uniform`` (integers in the inclusive ranges), ``sharegpt`` (lognormals fitted to
     the ShareGPT trace's medians and P90s within its limits, see `sharegpt_like`) or
     ``sharegpt-trace`` (`n` consecutive requests of the trace itself from an offset the seed
-    picks, see `sim.serving.length_traces`)."""
+    picks, see `sim.serving.length_traces`; its rows read as conversations, `conversations`).
+    `prefix_tokens` > 0: a share `prefix_share` of the requests have a system prompt of that many
+    tokens before their drawn prompt (`shared_prefix`, drawn from its own generator, so the
+    arrivals and lengths stay those of the seed without it)."""
     count = _count("requests", n, MAX_REQUESTS)
     rate = check_number("QPS", qps, high=1e6)
     rng = np.random.default_rng(int(check_number("seed", seed, low=0, low_inclusive=True, integer=True,
@@ -319,7 +392,18 @@ def poisson(n, qps, *, seed=0, lengths="fixed", prompt=1024, output=128,
     else:
         raise InputError(f"unknown lengths {lengths!r}; choose {', '.join(LENGTHS[:-1])} or "
                          f"{LENGTHS[-1]}")
-    return make_workload(arrival, p, o, name=f"poisson-{lengths}")
+    name, group, shared = f"poisson-{lengths}", None, None
+    if lengths == "sharegpt-trace":
+        group, shared = conversations(p, o)
+    if prefix_tokens:
+        if group is not None:
+            raise InputError("a shared prefix goes before drawn prompts; the ShareGPT trace's "
+                             "prompts are its own conversations: pick other lengths, or no "
+                             "prefix tokens")
+        prefix_rng = np.random.default_rng([int(seed), 1])
+        p, group, shared = shared_prefix(prefix_rng, p, prefix_tokens, prefix_share)
+        name += f"{PREFIX_NAME}{int(prefix_tokens)}x{float(prefix_share):g}"
+    return make_workload(arrival, p, o, name=name, prefix_group=group, prefix_tokens=shared)
 
 
 # --- mixed traffic: request classes ---------------------------------------------------------

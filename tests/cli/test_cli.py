@@ -53,7 +53,7 @@ def test_cost_simple_mode_is_the_source_articles(capsys):
 
 SIM_KEYS = {"policy", "engine", "engine_version", "budget", "iterations", "makespan_s",
             "requests", "preemptions", "throughput_tokens_per_s", "max_gap_s", "ttft_s", "tbt_s",
-            "tpot_s", "notes"}
+            "tpot_s", "notes", "prefix_hit_tokens", "prefix_hit_rate"}
 
 
 def test_simulate_seed_json(capsys):

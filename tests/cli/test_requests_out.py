@@ -13,13 +13,16 @@ from tests.support.cli import cli
 
 # A small GPU that runs out of KV: requests are preempted, so the column has something to say.
 PREEMPTING = ("--gpu", "l4", "--model", "llama-3.1-8b", "--policy", "vllm-v1", "--budget", "512")
-COLUMNS = ["arrival_s", "prompt_tokens", "output_tokens", "ttft_s", "max_gap_s", "preemptions"]
+COLUMNS = ["arrival_s", "prompt_tokens", "output_tokens", "ttft_s", "max_gap_s", "preemptions",
+           "cached_tokens"]
+# the ShareGPT trace's rows read as conversations: the file says which share their start
+TRACE_COLUMNS = COLUMNS[:3] + ["prefix_group", "prefix_tokens"] + COLUMNS[3:]
 
 
-def rows(path) -> list[dict[str, str]]:
+def rows(path, columns=COLUMNS) -> list[dict[str, str]]:
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
-        assert reader.fieldnames == COLUMNS
+        assert reader.fieldnames == columns
         return list(reader)
 
 
@@ -38,11 +41,11 @@ def test_the_file_replays_through_trace_in_to_the_same_results(tmp_path, capsys)
                          str(again), "--json", capsys=capsys)
     assert code == 0, err
     replay = json.loads(out)
-    assert rows(again) == rows(first)
+    assert rows(again, TRACE_COLUMNS) == rows(first, TRACE_COLUMNS)
     assert {k: replay[k] for k in ("iterations", "makespan_s", "ttft_s", "tbt_s")} == \
         {k: run[k] for k in ("iterations", "makespan_s", "ttft_s", "tbt_s")}
     # the rows are the run's own: its requests, its worst TTFT and gap, its preemptions
-    table = rows(first)
+    table = rows(first, TRACE_COLUMNS)
     assert len(table) == run["requests"] == 60
     assert max(number(r["ttft_s"]) for r in table) == pytest.approx(run["ttft_s"]["max"])
     assert max(number(r["max_gap_s"]) for r in table) == pytest.approx(run["max_gap_s"])

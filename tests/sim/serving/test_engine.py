@@ -437,9 +437,11 @@ def test_a_partial_prefill_is_preempted_when_it_is_the_newest():
     a time; when KV runs out, the prompt (admitted last) is evicted and its chunks are computed
     again. It comes back only once its whole prompt's KV is free again
     (scheduler_reserve_full_isl, vllm/config/scheduler.py:190 at v0.33.0): after the decoders
-    finish, so it is evicted once (the lab, checking a chunk at a time, evicted it four times)."""
+    finish, so it is evicted once (the lab, checking a chunk at a time, evicted it four times).
+    Prefix caching off: with it, part of what it computed is found cached again
+    (tests/sim/serving/test_prefix_caching.py)."""
     w = make_workload([0.0, 0.0, 0.0], [1000, 1000, 850], [300, 300, 2], [True, True, False])
-    trace = tight(w, "vllm-v1", budget=10)
+    trace = tight(w, "vllm-v1", budget=10, limits=Limits(prefix_caching="off"))
     assert trace.preemption_request.tolist() == [2]
     assert trace.preemptions.tolist() == [0, 0, 1]
     assert trace.recomputed_tokens.tolist() == [0, 0, 704]

@@ -39,11 +39,12 @@ def test_a_full_cache_evicts_the_newest_request_which_goes_back_to_the_head_of_t
     step 9 on; after 27 rounds the 55 free blocks are down to 1, so the decode step of iteration
     441 (two new blocks) does not fit: B, admitted last, is evicted with the 441 tokens it
     emitted. It goes back ahead of C and blocks it (1,441 tokens to recompute do not fit beside
-    A) until A finishes in iteration 999."""
+    A) until A finishes in iteration 999. Prefix caching off: with it, B finds its blocks
+    cached again (tests/sim/serving/test_prefix_caching.py)."""
     assert kv_capacity_tokens(TIGHT) == 2899
     w = make_workload([0.0, 0.0, 0.0], [1000, 1000, 10], [1000, 1000, 1])
-    trace = simulate(w, get_policy("vllm-v1"), TIGHT, budget=4096, limits=Limits(max_seqs=2),
-                     reserve_fraction=0.1)
+    trace = simulate(w, get_policy("vllm-v1"), TIGHT, budget=4096,
+                     limits=Limits(max_seqs=2, prefix_caching="off"), reserve_fraction=0.1)
     assert trace.preemption_request.tolist() == [1] and trace.preemption_iteration.tolist() == [441]
     # its KV is freed: after iteration 441 only A's 91 blocks are held
     assert trace.kv_used_tokens[440:442].tolist() == [2 * 90 * 16, 91 * 16]

@@ -2,7 +2,6 @@
 example beside Sarathi-Serve's figures; uniform chunks idle the stages less than whole prompts;
 each stage's memory; the bubble's arithmetic; bad input."""
 
-from dataclasses import fields
 
 import numpy as np
 import pytest
@@ -22,22 +21,13 @@ from sim.serving.pipeline import (
 )
 from sim.serving.policies import POLICIES, Limits, get_policy
 from sim.serving.run import Run
-from sim.serving.trace import Trace
+from tests.support.traces import same_trace
 
 H100 = get_gpu("h100-sxm")
 A100 = get_gpu("a100-80gb")
 LLAMA_8B = get_model("llama-3.1-8b")
 LLAMA_70B = get_model("llama-3.1-70b")
 FALCON = get_model("falcon-180b")
-
-
-def _same_trace(a: Trace, b: Trace) -> None:
-    for f in fields(Trace):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(x, np.ndarray):
-            assert x.dtype == y.dtype and np.array_equal(x, y), f.name
-        else:
-            assert x == y, f.name
 
 
 @pytest.mark.parametrize("policy", list(POLICIES))
@@ -56,7 +46,7 @@ def test_one_stage_is_todays_run_exactly(policy, chunking):
     staged = simulate_pipeline(workload, spec, cost, budget=budget, limits=limits,
                                pipeline=make_pipeline(LLAMA_8B, get_gpu("l4"), 1))
     assert today.preemptions.sum() or policy not in ("sarathi", "vllm-v1")
-    _same_trace(today, staged.trace)
+    same_trace(today, staged.trace)
     assert staged.schedule.bubble_s == 0 and staged.schedule.stages == 1
 
 
@@ -64,7 +54,7 @@ def test_a_run_without_stages_and_with_one_are_the_same():
     workload = workloads.textbook_scenario(16, 1000, 2048, 8, 4)
     run = Run(workload=workload, policy=get_policy("sarathi"),
               cost=CostModel(H100, LLAMA_8B), budget=512)
-    _same_trace(run.simulate(), run.staged().trace)
+    same_trace(run.simulate(), run.staged().trace)
 
 
 # --- Sarathi-Serve's example ------------------------------------------------------------------

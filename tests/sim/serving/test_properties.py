@@ -59,7 +59,8 @@ def run(s):
     budget = max(s["budget"], int(w.prompt.max())) if spec.profile.prompt_limit else s["budget"]
     try:
         return simulate(w, spec, CostModel(s["gpu"], s["model"], s["mode"]), budget=budget,
-                        limits=Limits(max_seqs=s["max_seqs"], max_iterations=MAX_ITERATIONS),
+                        limits=Limits(max_seqs=s["max_seqs"], max_iterations=MAX_ITERATIONS,
+                                      prefix_caching=s.get("prefix_caching", "off")),
                         reserve_fraction=0.1)
     except SimulationLimitError:
         raise
@@ -155,6 +156,8 @@ def replay(trace, spec) -> None:
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(scenarios(), scenarios(tight=True)))
 def test_engine_invariants(policy, s):
+    """Without prefix caching (the replay admits a request at its prompt's first token;
+    tests/sim/serving/test_prefix_caching.py checks the runs with it)."""
     s["policy"] = policy
     w, trace = s["workload"], run(s)
     n = len(w)

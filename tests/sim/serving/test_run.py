@@ -33,7 +33,7 @@ OTHER = {
 OTHER_LIMITS = {"max_seqs": 9, "max_concurrent_prefills": 1, "long_prefill_token_threshold": 256,
                 "mixed_chunk": True, "max_long_partial_prefills": 1, "max_iterations": 1000,
                 "cap_lone_prefill": True, "disable_ignore_eos": True,
-                "chunking": "dynamic"}
+                "chunking": "dynamic", "prefix_caching": "on", "order": "lpm"}
 # a limit that needs another set beside it (which prompts are long, or capped: the threshold)
 BESIDE = {"max_long_partial_prefills": {"long_prefill_token_threshold": 256},
           "cap_lone_prefill": {"long_prefill_token_threshold": 256}}
