@@ -17,8 +17,8 @@ look = widgets.look()
 
 st.header("Pipeline")
 st.markdown(
-    f"A model too large for one GPU can be split two ways: every matrix across GPUs (tensor "
-    f"parallelism, the sidebar's tp), or its layers in order over GPUs: "
+    f"A model too large for one GPU can be split two ways: every matrix across GPUs "
+    f"({first('tp')}, the sidebar's tp), or its layers in order over GPUs: "
     f"**{term('pipeline_parallelism')}**. Each GPU group then holds a {term('stage')} of the "
     f"layers, and each iteration's batch flows from stage to stage as a "
     f"{term('micro_batch')}, while the next micro-batch starts behind it, up to one per stage, "
@@ -75,6 +75,8 @@ else:
     st.markdown(f"The sidebar's chunked policy ({s.policy_label(s.chunked)}, "
                 f"{chunking} chunks) with every layer split "
                 f"over all {gpus} GPUs (TP{gpus}), and with {pp} stages of {s.tp} "
-                f"GPU{'s' * (s.tp > 1)} each (TP{s.tp} × PP{pp}).")
+                f"GPU{'s' * (s.tp > 1)} each (TP{s.tp} × PP{pp}), and what each gives the new "
+                f"prompt's {first('ttft')} and the streams' {first('tbt')}.",
+                unsafe_allow_html=True)
     widgets.table(pd.DataFrame(words.setup_rows(compared)).set_index("setup"))
     st.markdown(words.setups_verdict(*compared))
