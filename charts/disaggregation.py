@@ -28,6 +28,7 @@ from .traffic import KINDS, timeline_frame
 
 LANE_FILL = 0.65      # of a lane's height, the tallest iteration's bar; the rest is room for hand-offs
 HANDOFF = "KV hand-off (prefill done → KV arrived)"
+CLOCK = "t"           # the player's clock (charts.player): what has happened by then is drawn
 # on a prefill-only GPU no decode waits for a prompt: its own kind, in the prefill colour
 PREFILL_GPU = "prefill only (a prefill GPU: no decode waits)"
 
@@ -110,8 +111,11 @@ def lanes_chart(frames: LaneFrames, look: Look, *, width: int = 900) -> Figure:
     x = alt.X("start_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f", grid=False))
     kinds = dict(zip((*KINDS, PREFILL_GPU), (look.decode, look.muted, look.prefill, look.prefill)))
     legend = alt.Legend(orient="top", direction="horizontal", labelLimit=0, symbolOpacity=1)
+    # by the player's clock: an iteration not begun yet is faint, a hand-off not begun unseen
+    started = alt.condition(f"datum.start_s <= {CLOCK}", alt.value(1.0), alt.value(0.15))
+    sent = alt.condition(f"datum.prefill_end_s <= {CLOCK}", alt.value(0.85), alt.value(0.0))
     bars = (alt.Chart(alt.Data(name="bars")).mark_rect()
-            .encode(x=x, x2="end_s:Q", y=alt.Y("y:Q", scale=y_scale, axis=y_axis), y2="top:Q",
+            .encode(x=x, x2="end_s:Q", opacity=started, y=alt.Y("y:Q", scale=y_scale, axis=y_axis), y2="top:Q",
                     color=alt.Color("kind:N", title=None, legend=legend,
                                     scale=alt.Scale(domain=list(kinds),
                                                     range=list(kinds.values()))),
@@ -124,8 +128,8 @@ def lanes_chart(frames: LaneFrames, look: Look, *, width: int = 900) -> Figure:
                                          format=",")])
             .add_params(zoom))
     handoff = (alt.Chart(alt.Data(name="handoffs"))
-               .mark_rule(strokeWidth=2, opacity=0.85, color=look.ink)
-               .encode(x=alt.X("prefill_end_s:Q"), x2="send_end_s:Q",
+               .mark_rule(strokeWidth=2, color=look.ink)
+               .encode(x=alt.X("prefill_end_s:Q"), x2="send_end_s:Q", opacity=sent,
                        y=alt.Y("from_y:Q"), y2="to_y:Q",
                        tooltip=[alt.Tooltip("request:Q", title="request"),
                                 alt.Tooltip("from_lane:N", title="from"),
@@ -144,8 +148,18 @@ def lanes_chart(frames: LaneFrames, look: Look, *, width: int = 900) -> Figure:
                                 alt.Tooltip("send_end_s:Q", title="KV arrived, first token (s)",
                                             format=",.4f")]))
     height = (34 if look.presenter else 30) * (len(base) + 1)
-    chart = alt.layer(bars, handoff).properties(width=width, height=height)
-    return Figure(chart, look, {"bars": frames.bars, "handoffs": frames.handoffs})
+    now = (alt.Chart(alt.Data(values=[{}])).transform_calculate(now=CLOCK)
+           .mark_rule(color=look.new_request, strokeWidth=2).encode(x="now:Q"))
+    chart = alt.layer(bars, handoff, now).properties(width=width, height=height)
+    return Figure(chart, look, {"bars": frames.bars, "handoffs": frames.handoffs},
+                  params={CLOCK: lanes_end(frames)})
+
+
+def lanes_end(frames: LaneFrames) -> float:
+    """The last moment the lanes draw: the latest iteration's end or KV arrival (s)."""
+    ends = [float(frames.bars.end_s.max()) if len(frames.bars) else 0.0,
+            float(frames.handoffs.send_end_s.max()) if len(frames.handoffs) else 0.0]
+    return max(ends)
 
 
 def goodput_frame(comparison: GoodputComparison,

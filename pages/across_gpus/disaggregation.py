@@ -63,7 +63,8 @@ st.caption(
     "took (blue decode only, grey decode + prefill, orange prefill only; on a prefill GPU no "
     "decode waits for it). A dark line is a KV hand-off: from the prefill lane where the "
     "prompt's prefill ended to the decode lane where its KV arrived and its first token "
-    "reached the user (hover for the transfer's arithmetic). Drag sideways to pan, scroll to "
+    "reached the user (hover for the transfer's arithmetic). Play replays the run, the teal "
+    "line its clock: what has not begun by then is faint. Drag sideways to pan, scroll to "
     "zoom; every lane follows. Long runs are drawn as time bins, each as tall as its longest "
     "iteration.")
 said = [words.verdict(d, c, slo, qps), words.why(d, slo), words.why(c, slo),

@@ -7,7 +7,6 @@ from pathlib import Path
 from playwright import sync_api
 
 from harness.browser import download, has_value, wait_for_run
-from ui.shell.chart_view import BOX_CLASS
 
 HEADING = "Disaggregation"
 # five requests, far apart, over 100 GbE: each hand-off a slanted line of 85.91 ms
@@ -18,7 +17,7 @@ def test_the_page_renders_at_1280x720_without_a_horizontal_scroll(new_tab, app_u
     page = new_tab(1280, 720)
     page.goto(f"{app_url}/disaggregation")
     wait_for_run(page, HEADING)
-    page.locator(f".{BOX_CLASS} canvas").first.wait_for(timeout=30_000)
+    player(page)
     assert page.locator('[data-testid="stException"]').count() == 0
     overflow = page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
                              " return m.scrollWidth - m.clientWidth; }")
@@ -53,32 +52,40 @@ def test_the_lanes_download_as_png_and_csv(new_tab, app_url):
     assert csv.suggested_filename.endswith(".zip") or csv.suggested_filename.endswith(".csv")
 
 
-# where the first hand-off's line is on screen: its midpoint in the Vega view's scenegraph
-# (ui/shell/front/chart.js keeps the view on the chart's box), plus the plot's origin and canvas
-HANDOFF_AT = """(box) => {
-  const view = box.view, found = [];
+def player(page):
+    """The lanes' player, drawn: its frame."""
+    frame = page.wait_for_selector(".st-key-main-figure iframe", timeout=30_000).content_frame()
+    frame.wait_for_function("window.playerReady === true", timeout=30_000)
+    return frame
+
+
+# where the first hand-off's line is in the player's frame: its midpoint in the Vega view's
+# scenegraph (player.js keeps the view as window.playerView), plus the plot's origin and canvas
+HANDOFF_AT = """() => {
+  const view = window.playerView, found = [];
   const walk = (node) => {
     if (node.marktype === 'rule') for (const it of node.items || [])
       if (it.datum && it.datum.transfer_ms !== undefined) found.push(it);
     for (const it of node.items || []) for (const child of it.items || []) walk(child);
   };
   walk(view.scenegraph().root);
-  const it = found[0], [ox, oy] = view.origin(), c = box.querySelector('canvas').getBoundingClientRect();
+  const it = found[0], [ox, oy] = view.origin();
+  const c = view.container().querySelector('canvas').getBoundingClientRect();
   return {x: c.left + ox + (it.x + it.x2) / 2, y: c.top + oy + (it.y + it.y2) / 2, count: found.length};
 }"""
 
 
 def test_a_hand_off_shows_its_arithmetic_on_hover(new_tab, app_url):
+    """The player opens at the run's end, every hand-off drawn; one hovered shows its sum."""
     page = new_tab(1440, 900)
     page.goto(f"{app_url}/disaggregation?{SPARSE}")
     wait_for_run(page, HEADING)
-    box = page.locator(f".{BOX_CLASS}").first
-    box.locator("canvas").wait_for(timeout=30_000)
-    box.scroll_into_view_if_needed()
-    page.wait_for_function(f"() => !!document.querySelector('.{BOX_CLASS}').view")
-    at = box.evaluate(HANDOFF_AT)
+    frame = player(page)
+    page.locator(".st-key-main-figure iframe").scroll_into_view_if_needed()
+    at = frame.evaluate(HANDOFF_AT)
     assert at["count"] == 5                                       # every request's hand-off
-    page.mouse.move(at["x"], at["y"])
-    tooltip = page.locator("#vg-tooltip-element.visible")
+    box = page.locator(".st-key-main-figure iframe").bounding_box()
+    page.mouse.move(box["x"] + at["x"], box["y"] + at["y"])
+    tooltip = frame.locator("#vg-tooltip-element.visible")
     sync_api.expect(tooltip).to_contain_text("transfer = bytes / bandwidth + latency")
     sync_api.expect(tooltip).to_contain_text("1.07 GB / 12.5 GB/s + 10 µs = 85.91 ms")

@@ -250,7 +250,7 @@ MAIN_FIGURES = {"": ".st-key-stage iframe", "side_by_side": ".st-key-stage ifram
                 "long_short": ".st-key-chart_long-short-timeline .lab-chart",
                 "capacity": ".st-key-chart_capacity .lab-chart",
                 "memory": ".st-key-chart_kv-memory .lab-chart",
-                "disaggregation": ".st-key-chart_disaggregation-lanes .lab-chart",
+                "disaggregation": ".st-key-main-figure iframe",   # the lanes' player
                 "fidelity": ".st-key-chart_fidelity-times .lab-chart"}
 # every text of a drawn chart with its box in the chart's pixels: its Vega scene graph walked
 # from the root, each group's offset added to what it holds
@@ -288,7 +288,7 @@ def main_figure_box(page, path: str) -> dict:
         find.click()                          # request (seconds), then kept for the session's
         settle(page, quiet_ms=2500, timeout_s=120)   # server: a second visit shows it at once
     figure = page.locator(MAIN_FIGURES[path])
-    if path in ("", "side_by_side"):
+    if path in ("", "side_by_side", "disaggregation"):
         figure.element_handle().content_frame().wait_for_function("window.playerReady === true",
                                                                   timeout=30_000)
     else:

@@ -13,6 +13,7 @@ import streamlit as st
 
 from charts import disaggregation as charts
 from charts.figure import Figure
+from charts.player import player_html
 from charts.theme import Look
 from sim.effort.estimate import Counts, token_times
 from sim.errors import InputError
@@ -30,12 +31,14 @@ from sim.studies.capacity import (
     compute_ceiling_qps,
 )
 
+from ..learn.player import show_player
 from ..shell import presenter
 from ..shell.cached_figure import cached_figure
 from ..shell.controls import GPU_LINK
 from ..shell.jobs import Job, capped_run, refuse_over_limit, run_alone, run_jobs, show_note
 from ..shell.scenario import Scenario
 from ..shell.store import RESULTS, TRACES
+from ..shell.widgets import figure_tools, file_stem
 from ..shell.work import BUTTON_DEADLINE_S, Work, run_work, too_big, total
 from ..under_load.workload_box import refuse_if_too_big
 
@@ -141,9 +144,35 @@ def lanes_figure(key: tuple[str, ...], look: Look, width: int, _served: Served) 
                               width=width)
 
 
+LANES = "disaggregation-lanes"   # the player's key (its kept position) and the downloads' name
+PLAY_S = 20.0                    # wall-clock seconds the player takes over the whole run at first
+LANES_CHROME_PX = 85             # the figure's legend, time axis and padding around its lanes
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def lanes_page(key: tuple[str, ...], look: Look, width: int, height: int, stem: str,
+               _served: Served) -> str:
+    """The lanes in the player (charts.player), opened at the run's end, everything drawn."""
+    figure = lanes_figure.figure(key, look, width, _served)
+    end = figure.params[charts.CLOCK]
+    return player_html(figure.spec(), clock=charts.CLOCK, t_max=end, height=height,
+                       dark=look.dark, key=LANES, file_stem=stem, presenter=look.presenter,
+                       contrast=look.contrast, ms_per_second=float(f"{end * 1e3 / PLAY_S:.1g}"),
+                       start=end,
+                       cue="Play replays the run: each iteration as it runs, each hand-off as "
+                           "its prefill ends.")
+
+
 def draw_lanes(served: Served, look: Look) -> None:
-    lanes_figure.draw("disaggregation-lanes", served.key, look, presenter.chart_width(look),
-                      served)
+    """Both setups' lanes in the player the side-by-side timeline plays in, with the figure's
+    downloads (PNG, SVG, CSV: the whole run)."""
+    width = presenter.chart_width(look)
+    figure = lanes_figure.figure(served.key, look, width, served)
+    height = figure.chart.to_dict()["height"] + LANES_CHROME_PX \
+        + presenter.PLAYER_CHROME_PX[look.presenter]
+    show_player(lanes_page(served.key, look, width, height, file_stem(LANES, look), served),
+                height)
+    figure_tools(lambda: figure, LANES)
 
 
 # --- goodput ----------------------------------------------------------------------------------
