@@ -251,6 +251,7 @@ MAIN_FIGURES = {"": ".st-key-stage iframe", "side_by_side": ".st-key-stage ifram
                 "capacity": ".st-key-chart_capacity .lab-chart",
                 "memory": ".st-key-chart_kv-memory .lab-chart",
                 "disaggregation": ".st-key-main-figure iframe",   # the lanes' player
+                "pipeline": ".st-key-chart_pipeline-stages .lab-chart",
                 "fidelity": ".st-key-chart_fidelity-times .lab-chart"}
 # every text of a drawn chart with its box in the chart's pixels: its Vega scene graph walked
 # from the root, each group's offset added to what it holds
