@@ -60,10 +60,13 @@ def deeper(page, url: str, chapter: str) -> Image.Image:
                   .filter(has_text="Streams frozen").last),
         "dial": ("budget_tradeoff", lambda: page.locator(CHARTS).first),
         "traffic": ("traffic", lambda: page.locator('[data-testid="stMarkdown"]:has(table)').first),
-        "across-gpus": ("disaggregation", lambda: page.locator(CHARTS).first),
+        "across-gpus": ("disaggregation", lambda: page.locator(".st-key-main-figure iframe")),
     }[chapter]
     page.goto(f"{url}/{path}")
     settle(page)
+    if chapter == "across-gpus":   # the lanes' player, drawn at the run's end
+        frame = page.wait_for_selector(".st-key-main-figure iframe").content_frame()
+        frame.wait_for_function("window.playerReady === true", timeout=30_000)
     if chapter == "split":
         page.get_by_text("Show every step at once").click()
         settle(page)
