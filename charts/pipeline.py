@@ -1,7 +1,7 @@
 """The Pipeline page's figure: every stage of every schedule on one time axis, a bar per
 micro-batch (coloured by what it carries, the lab's decode and prefill colours) and each
 stage's idle time, its bubbles, shaded between them; drag to pan, scroll to zoom, every row
-follows.
+follows; played by the player's clock (charts.player), what has not begun by then faint.
 
 Pure: data in, Altair out. Micro-batches of one kind that follow each other on a stage closer
 than `merge_s` are drawn as one bar (their count in its tooltip), and idle gaps shorter than it
@@ -24,6 +24,7 @@ from .theme import Look
 from .traffic import KINDS
 
 BUBBLE = "bubble (stage idle)"
+CLOCK = "t"            # the player's clock (charts.player): what has begun by then is drawn full
 DRAWN_PER_RUN = 1500   # about a pixel at the figure's width: gaps shorter than span / this merge
 
 
@@ -134,9 +135,11 @@ def stage_chart(frames: StageFrames, look: Look, *, width: int = 900) -> Figure:
               scale=alt.Scale(paddingInner=0.25))
     zoom = alt.selection_interval(bind="scales", encodings=["x"], name="zoom")
     x = alt.X("start_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f", grid=False))
+    # by the player's clock: a micro-batch or an idle gap not begun yet is faint
+    begun = alt.condition(f"datum.start_s <= {CLOCK}", alt.value(1.0), alt.value(0.15))
     bubbles = (alt.Chart(alt.Data(name="bubbles"))
                .mark_rect(stroke=look.muted, strokeWidth=0.5)
-               .encode(x=x, x2="end_s:Q", y=y, color=color,
+               .encode(x=x, x2="end_s:Q", y=y, color=color, opacity=begun,
                        tooltip=[alt.Tooltip("row:N", title="idle on"),
                                 alt.Tooltip("start_s:Q", title="from (s)", format=",.4f"),
                                 alt.Tooltip("idle_ms:Q", title="this gap (ms)", format=",.3f"),
@@ -147,7 +150,7 @@ def stage_chart(frames: StageFrames, look: Look, *, width: int = 900) -> Figure:
                                 alt.Tooltip("fraction_arithmetic:N",
                                             title="fraction = idle / (stages × working time)")]))
     bars = (alt.Chart(alt.Data(name="bars")).mark_rect()
-            .encode(x=x, x2="end_s:Q", y=y, color=color,
+            .encode(x=x, x2="end_s:Q", y=y, color=color, opacity=begun,
                     tooltip=[alt.Tooltip("row:N", title="on"),
                              alt.Tooltip("first:Q", title="micro-batch (first)", format=","),
                              alt.Tooltip("micro_batches:Q", title="micro-batches in this bar",
@@ -160,5 +163,13 @@ def stage_chart(frames: StageFrames, look: Look, *, width: int = 900) -> Figure:
                                          format=",")])
             .add_params(zoom))
     height = (30 if look.presenter else 24) * (len(frames.rows) + 1)
-    chart = alt.layer(bubbles, bars).properties(width=width, height=height)
-    return Figure(chart, look, {"bars": frames.bars, "bubbles": frames.bubbles})
+    now = (alt.Chart(alt.Data(values=[{}])).transform_calculate(now=CLOCK)
+           .mark_rule(color=look.new_request, strokeWidth=2).encode(x="now:Q"))
+    chart = alt.layer(bubbles, bars, now).properties(width=width, height=height)
+    return Figure(chart, look, {"bars": frames.bars, "bubbles": frames.bubbles},
+                  params={CLOCK: stages_end(frames)})
+
+
+def stages_end(frames: StageFrames) -> float:
+    """The last moment the rows draw: the latest micro-batch's end on any stage (s)."""
+    return float(frames.bars.end_s.max()) if len(frames.bars) else 0.0

@@ -51,7 +51,8 @@ st.caption(
     "Each row is one stage of one schedule: a bar per micro-batch from its start to its end on "
     "that stage, the send to the next stage included (blue decode only, grey decode + prefill, "
     "orange prefill only); the shaded gaps between them are the stage idle, its bubbles (hover "
-    "one for the schedule's bubble worked out). Drag sideways to pan, scroll to zoom; every row "
+    "one for the schedule's bubble worked out). Play replays the run, the teal line its clock: "
+    "what has not begun by then is faint. Drag sideways to pan, scroll to zoom; every row "
     "follows. Micro-batches of one kind closer than a pixel are drawn as one bar and shorter "
     "gaps are not drawn; the sums count every one.")
 bubbles = {name: words.Bubble.of(r.schedule) for name, r in runs.items()}

@@ -1,13 +1,12 @@
 """The Pipeline page in Chromium: it renders at 1280x720 without a horizontal scroll bar, its
 controls round-trip through the link into a fresh tab, its stage chart downloads, and a bubble's
-hover shows the schedule's bubble worked out."""
+hover in the player shows the schedule's bubble worked out."""
 
 from pathlib import Path
 
 from playwright import sync_api
 
 from harness.browser import download, has_value, wait_for_run
-from ui.shell.chart_view import BOX_CLASS
 
 HEADING = "Pipeline"
 
@@ -16,7 +15,7 @@ def test_the_page_renders_at_1280x720_without_a_horizontal_scroll(new_tab, app_u
     page = new_tab(1280, 720)
     page.goto(f"{app_url}/pipeline")
     wait_for_run(page, HEADING)
-    page.locator(f".{BOX_CLASS} canvas").first.wait_for(timeout=30_000)
+    player(page)
     assert page.locator('[data-testid="stException"]').count() == 0
     overflow = page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
                              " return m.scrollWidth - m.clientWidth; }")
@@ -52,10 +51,17 @@ def test_the_stage_chart_downloads_as_png_and_csv(new_tab, app_url):
     assert csv.suggested_filename.endswith(".zip") or csv.suggested_filename.endswith(".csv")
 
 
-# where the longest drawn bubble is on screen: its middle in the Vega view's scenegraph
-# (ui/shell/front/chart.js keeps the view on the chart's box), plus the plot's origin and canvas
-BUBBLE_AT = """(box) => {
-  const view = box.view, found = [];
+def player(page):
+    """The stages' player, drawn: its frame."""
+    frame = page.wait_for_selector(".st-key-main-figure iframe", timeout=30_000).content_frame()
+    frame.wait_for_function("window.playerReady === true", timeout=30_000)
+    return frame
+
+
+# where the longest drawn bubble is in the player's frame: its middle in the Vega view's
+# scenegraph (player.js keeps the view as window.playerView), plus the plot's origin and canvas
+BUBBLE_AT = """() => {
+  const view = window.playerView, found = [];
   const walk = (node) => {
     if (node.marktype === 'rect') for (const it of node.items || [])
       if (it.datum && it.datum.idle_arithmetic !== undefined) found.push(it);
@@ -63,24 +69,26 @@ BUBBLE_AT = """(box) => {
   };
   walk(view.scenegraph().root);
   found.sort((a, b) => (b.x2 - b.x) - (a.x2 - a.x));
-  const it = found[0], [ox, oy] = view.origin(), c = box.querySelector('canvas').getBoundingClientRect();
+  const it = found[0], [ox, oy] = view.origin();
+  const c = view.container().querySelector('canvas').getBoundingClientRect();
   return {x: c.left + ox + (it.x + it.x2) / 2, y: c.top + oy + it.y + it.height / 2,
           schedule: it.datum.schedule};
 }"""
 
 
 def test_a_bubble_shows_the_bubbles_arithmetic_on_hover(new_tab, app_url):
+    """The player opens at the run's end, everything drawn; the longest bubble hovered shows its
+    schedule's bubble worked out."""
     page = new_tab(1440, 900)
     page.goto(f"{app_url}/pipeline")
     wait_for_run(page, HEADING)
-    box = page.locator(f".{BOX_CLASS}").first
-    box.locator("canvas").wait_for(timeout=30_000)
-    box.scroll_into_view_if_needed()
-    page.wait_for_function(f"() => !!document.querySelector('.{BOX_CLASS}').view")
-    at = box.evaluate(BUBBLE_AT)
+    frame = player(page)
+    page.locator(".st-key-main-figure iframe").scroll_into_view_if_needed()
+    at = frame.evaluate(BUBBLE_AT)
     assert at["schedule"] == "unchunked"              # the stage waiting out the whole prompt
-    page.mouse.move(at["x"], at["y"])
-    tooltip = page.locator("#vg-tooltip-element.visible")
+    box = page.locator(".st-key-main-figure iframe").bounding_box()
+    page.mouse.move(box["x"] + at["x"], box["y"] + at["y"])
+    tooltip = frame.locator("#vg-tooltip-element.visible")
     sync_api.expect(tooltip).to_contain_text("stage idle time = stages × working time − busy")
     sync_api.expect(tooltip).to_contain_text("2 × 1.69 s − (1.53 s + 1.53 s) = 329.7 ms")
     sync_api.expect(tooltip).to_contain_text("329.7 ms / (2 × 1.69 s) = 9.72%")

@@ -251,7 +251,7 @@ MAIN_FIGURES = {"": ".st-key-stage iframe", "side_by_side": ".st-key-stage ifram
                 "capacity": ".st-key-chart_capacity .lab-chart",
                 "memory": ".st-key-chart_kv-memory .lab-chart",
                 "disaggregation": ".st-key-main-figure iframe",   # the lanes' player
-                "pipeline": ".st-key-chart_pipeline-stages .lab-chart",
+                "pipeline": ".st-key-main-figure iframe",   # the stages' player
                 "fidelity": ".st-key-chart_fidelity-times .lab-chart"}
 # every text of a drawn chart with its box in the chart's pixels: its Vega scene graph walked
 # from the root, each group's offset added to what it holds
@@ -289,7 +289,7 @@ def main_figure_box(page, path: str) -> dict:
         find.click()                          # request (seconds), then kept for the session's
         settle(page, quiet_ms=2500, timeout_s=120)   # server: a second visit shows it at once
     figure = page.locator(MAIN_FIGURES[path])
-    if path in ("", "side_by_side", "disaggregation"):
+    if path in ("", "side_by_side", "disaggregation", "pipeline"):
         figure.element_handle().content_frame().wait_for_function("window.playerReady === true",
                                                                   timeout=30_000)
     else:

@@ -11,6 +11,7 @@ import streamlit as st
 
 from charts import pipeline as charts
 from charts.figure import Figure
+from charts.player import player_html
 from charts.theme import Look
 from sim.cost.iteration import CostModel
 from sim.errors import InputError
@@ -19,10 +20,12 @@ from sim.serving.engine import SimulationLimitError
 from sim.serving.pipeline import Pipeline, StagedRun, make_pipeline, stage_costs
 from sim.serving.run import Run
 
+from ..learn.player import show_player
 from ..shell import presenter
 from ..shell.cached_figure import cached_figure
 from ..shell.controls import GPU_LINK
 from ..shell.scenario import Scenario
+from ..shell.widgets import figure_tools, file_stem
 from . import pipeline_words as words
 
 # A textbook run's micro-batches are its streams' output tokens, a few hundred; this bounds a
@@ -124,6 +127,31 @@ def stages_figure(key: tuple[str, ...], look: Look, width: int,
     return charts.stage_chart(frames, look, width=width)
 
 
+STAGES = "pipeline-stages"   # the player's key (its kept position) and the downloads' name
+PLAY_S = 20.0                # wall-clock seconds the player takes over the whole run at first
+STAGES_CHROME_PX = 85        # the figure's legend, time axis and padding around its rows
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def stages_page(key: tuple[str, ...], look: Look, width: int, height: int, stem: str,
+                _runs: dict[str, StagedRun]) -> str:
+    """The stages in the player (charts.player), opened at the run's end, everything drawn."""
+    figure = stages_figure.figure(key, look, width, _runs)
+    end = figure.params[charts.CLOCK]
+    return player_html(figure.spec(), clock=charts.CLOCK, t_max=end, height=height,
+                       dark=look.dark, key=STAGES, file_stem=stem, presenter=look.presenter,
+                       contrast=look.contrast, ms_per_second=float(f"{end * 1e3 / PLAY_S:.1g}"),
+                       start=end,
+                       cue="Play replays the run: each micro-batch as it reaches each stage.")
+
+
 def draw_stages(setup: Setup, runs: dict[str, StagedRun], look: Look) -> None:
+    """Every schedule's stages in the player the side-by-side timeline plays in, with the
+    figure's downloads (PNG, SVG, CSV: the whole run)."""
     key = tuple(setup.run(name).digest for name in runs)
-    stages_figure.draw("pipeline-stages", key, look, presenter.chart_width(look), runs)
+    width = presenter.chart_width(look)
+    figure = stages_figure.figure(key, look, width, runs)
+    height = figure.chart.to_dict()["height"] + STAGES_CHROME_PX \
+        + presenter.PLAYER_CHROME_PX[look.presenter]
+    show_player(stages_page(key, look, width, height, file_stem(STAGES, look), runs), height)
+    figure_tools(lambda: figure, STAGES)
