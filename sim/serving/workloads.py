@@ -109,6 +109,10 @@ class Workload:
                 and np.all(self.prefix_tokens >= 0)
                 and np.all(self.prefix_tokens <= self.prompt + self.output)):
             raise InputError("each request shares 0 to its prompt + output tokens with its group")
+        if self.prefix_group is not None and np.any((self.prefix_group < 0)
+                                                    & (self.prefix_tokens > 0)):
+            raise InputError("a request in no prefix group (-1) shares no tokens: give it a "
+                             "group, or 0 shared tokens")
 
     def __len__(self) -> int:
         return len(self.arrival_s)

@@ -261,6 +261,8 @@ def test_a_trace_files_prefix_columns_are_read_together_and_checked():
     head = "arrival_s,prompt_tokens,output_tokens,prefix_group,prefix_tokens\n"
     w = load_trace((head + "0,100,10,0,110\n1,200,10,0,110\n2,50,5,-1,0\n").encode())
     assert w.prefix_group.tolist() == [0, 0, -1] and w.prefix_tokens.tolist() == [110, 110, 0]
+    with pytest.raises(InputError, match=r"in no prefix group \(-1\) shares no tokens"):
+        load_trace((head + "0,100,10,-1,50\n").encode())
     with pytest.raises(InputError, match="go together"):
         load_trace(b"arrival_s,prompt_tokens,output_tokens,prefix_group\n0,100,10,0\n")
     with pytest.raises(InputError, match=r"row 2, column prefix_tokens: '111' must be a whole "
