@@ -94,3 +94,11 @@ def test_it_opens_the_across_gpus_section_and_chapter_seven():
     assert chapter.pages[0] == PAGE and CHAPTERS[-1] is chapter
     paths = [p.path for p in PAGES]
     assert paths.index(PAGE) == paths.index("pages/under_load/long_short.py") + 1
+
+
+def test_runs_past_a_pages_limits_are_refused_with_what_shortens_them():
+    at = open_app(PAGE, requests=1000, olen=32768)
+    assert_clean(at)
+    error = at.error[0].value
+    assert "its trace would keep 32,769,000 token times" in error
+    assert "Make it shorter: fewer requests or fewer output tokens." in error and not charts(at)

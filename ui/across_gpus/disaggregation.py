@@ -42,8 +42,17 @@ from ..shell.widgets import figure_tools, file_stem
 from ..shell.work import BUTTON_DEADLINE_S, Work, run_work, too_big, total
 from ..under_load.workload_box import refuse_if_too_big
 
-SMALLER = ("fewer requests, a lower rate or fewer GPUs. `python -m sim simulate --disaggregate` "
-           "and `python -m sim capacity --goodput` have none of these page limits.")
+
+def smaller(tokens: bool = False) -> str:
+    """What makes the page's runs shorter (`tokens`: keep fewer token times), in words."""
+    fewer = ("fewer requests or fewer output tokens" if tokens else
+             "fewer requests, fewer output tokens, a shorter prompt (the sidebar's) or a larger "
+             "budget")
+    return (f"{fewer}. `python -m sim simulate --disaggregate` and `python -m sim capacity "
+            "--goodput` have none of these page limits.")
+
+
+SMALLER = smaller()
 NAMES = {"disaggregated": "disaggregated", "colocated": "colocated"}
 
 
@@ -130,7 +139,7 @@ def runs(setup: Setup) -> Served:
                     partial(capped_run, run))]
         jobs += [Job(("disaggregation", r), f"colocated {i + 1}", run_work(r),
                      partial(capped_run, r)) for i, r in enumerate(colocated)]
-        refuse_if_too_big(jobs, what, lambda tokens: SMALLER)
+        refuse_if_too_big(jobs, what, smaller)
         results = run_jobs(jobs, TRACES, what=what, change=SMALLER, key="run_disaggregation")
     except InputError as e:
         stop_on(e, what)
@@ -220,7 +229,8 @@ def goodput_estimate(q: GoodputQuery) -> Work:
         job = _goodput_job(q)
         reason = too_big(Work(Counts(runs=1, tokens=token_times(q.setup.workload_at(1.0)))))
         if reason:
-            st.error(f"**Can't {what}:** each run: {reason}. Make it shorter: {SMALLER}",
+            st.error(f"**Can't {what}:** each run: {reason}. Make it shorter: "
+                     f"{smaller(tokens=True)}",
                      icon=":material/timer_off:")
             st.stop()
     except InputError as e:
