@@ -52,3 +52,49 @@ def download(page, name: str, kind: str):
             if attempt == 2:
                 raise
             page.wait_for_selector(SETTLED, timeout=30_000)
+
+
+# The page's main figure when it plays in the player (ui/learn/player.py show_player).
+PLAYER_FRAME = ".st-key-main-figure iframe"
+# In the player's frame: the screen point of the widest item of `marktype` whose datum has
+# `field` (player.js keeps the Vega view as window.playerView), with how many there are and the
+# item's datum.
+WIDEST_ITEM_AT = """([marktype, field]) => {
+  const view = window.playerView, found = [];
+  const walk = (node) => {
+    if (node.marktype === marktype) for (const it of node.items || [])
+      if (it.datum && it.datum[field] !== undefined) found.push(it);
+    for (const it of node.items || []) for (const child of it.items || []) walk(child);
+  };
+  walk(view.scenegraph().root);
+  found.sort((a, b) => (b.x2 - b.x) - (a.x2 - a.x));
+  const it = found[0], [ox, oy] = view.origin();
+  const c = view.container().querySelector('canvas').getBoundingClientRect();
+  const y2 = it.y2 === undefined ? it.y + it.height : it.y2;
+  return {x: c.left + ox + (it.x + it.x2) / 2, y: c.top + oy + (it.y + y2) / 2,
+          count: found.length, datum: it.datum};
+}"""
+
+
+def player(page):
+    """The page's player, drawn and ready: its frame."""
+    frame = page.wait_for_selector(PLAYER_FRAME, timeout=30_000).content_frame()
+    frame.wait_for_function("window.playerReady === true", timeout=30_000)
+    return frame
+
+
+def hover_widest(page, frame, marktype: str, field: str) -> dict:
+    """Move the mouse onto the widest `marktype` item with `field` in the player's frame (scrolled
+    into view first); what WIDEST_ITEM_AT found."""
+    page.locator(PLAYER_FRAME).scroll_into_view_if_needed()
+    at = frame.evaluate(WIDEST_ITEM_AT, [marktype, field])
+    box = page.locator(PLAYER_FRAME).bounding_box()
+    page.mouse.move(box["x"] + at["x"], box["y"] + at["y"])
+    return at
+
+
+def horizontal_overflow(page) -> int:
+    """How many pixels the page's main column is wider than the window shows (0 or less: no
+    horizontal scroll bar)."""
+    return page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+                         " return m.scrollWidth - m.clientWidth; }")

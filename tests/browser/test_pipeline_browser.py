@@ -6,7 +6,14 @@ from pathlib import Path
 
 from playwright import sync_api
 
-from harness.browser import download, has_value, wait_for_run
+from harness.browser import (
+    download,
+    has_value,
+    horizontal_overflow,
+    hover_widest,
+    player,
+    wait_for_run,
+)
 
 HEADING = "Pipeline"
 
@@ -17,9 +24,7 @@ def test_the_page_renders_at_1280x720_without_a_horizontal_scroll(new_tab, app_u
     wait_for_run(page, HEADING)
     player(page)
     assert page.locator('[data-testid="stException"]').count() == 0
-    overflow = page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
-                             " return m.scrollWidth - m.clientWidth; }")
-    assert overflow <= 0
+    assert horizontal_overflow(page) <= 0
     assert page.get_by_text("idle the stages least here", exact=False).count() == 1
 
 
@@ -51,31 +56,6 @@ def test_the_stage_chart_downloads_as_png_and_csv(new_tab, app_url):
     assert csv.suggested_filename.endswith(".zip") or csv.suggested_filename.endswith(".csv")
 
 
-def player(page):
-    """The stages' player, drawn: its frame."""
-    frame = page.wait_for_selector(".st-key-main-figure iframe", timeout=30_000).content_frame()
-    frame.wait_for_function("window.playerReady === true", timeout=30_000)
-    return frame
-
-
-# where the longest drawn bubble is in the player's frame: its middle in the Vega view's
-# scenegraph (player.js keeps the view as window.playerView), plus the plot's origin and canvas
-BUBBLE_AT = """() => {
-  const view = window.playerView, found = [];
-  const walk = (node) => {
-    if (node.marktype === 'rect') for (const it of node.items || [])
-      if (it.datum && it.datum.idle_arithmetic !== undefined) found.push(it);
-    for (const it of node.items || []) for (const child of it.items || []) walk(child);
-  };
-  walk(view.scenegraph().root);
-  found.sort((a, b) => (b.x2 - b.x) - (a.x2 - a.x));
-  const it = found[0], [ox, oy] = view.origin();
-  const c = view.container().querySelector('canvas').getBoundingClientRect();
-  return {x: c.left + ox + (it.x + it.x2) / 2, y: c.top + oy + it.y + it.height / 2,
-          schedule: it.datum.schedule};
-}"""
-
-
 def test_a_bubble_shows_the_bubbles_arithmetic_on_hover(new_tab, app_url):
     """The player opens at the run's end, everything drawn; the longest bubble hovered shows its
     schedule's bubble worked out."""
@@ -83,11 +63,8 @@ def test_a_bubble_shows_the_bubbles_arithmetic_on_hover(new_tab, app_url):
     page.goto(f"{app_url}/pipeline")
     wait_for_run(page, HEADING)
     frame = player(page)
-    page.locator(".st-key-main-figure iframe").scroll_into_view_if_needed()
-    at = frame.evaluate(BUBBLE_AT)
-    assert at["schedule"] == "unchunked"              # the stage waiting out the whole prompt
-    box = page.locator(".st-key-main-figure iframe").bounding_box()
-    page.mouse.move(box["x"] + at["x"], box["y"] + at["y"])
+    at = hover_widest(page, frame, "rect", "idle_arithmetic")
+    assert at["datum"]["schedule"] == "unchunked"   # the stage waiting out the whole prompt
     tooltip = frame.locator("#vg-tooltip-element.visible")
     sync_api.expect(tooltip).to_contain_text("stage idle time = stages × working time − busy")
     sync_api.expect(tooltip).to_contain_text("2 × 1.69 s − (1.53 s + 1.53 s) = 329.7 ms")
