@@ -130,8 +130,8 @@ def dynamic_words(policy_label: str, policy: str, stages: int, fitted: bool) -> 
                 "chunk is what the budget leaves.")
     whose = ("SGLang's own rule at more than one stage (--enable-dynamic-chunking)"
              if policy == "sglang" and stages > 1 else
-             f"a what-if for {policy_label}: SGLang 0.5.23 sizes chunks so only for itself with "
-             "pipeline stages")
+             f"a what-if for {policy_label} (SGLang 0.5.23 sizes chunks so only for itself, "
+             "with pipeline stages)")
     return (f"Dynamic chunks are {whose}: each later chunk of a prompt is sized so its time "
             "stays level as the prompt's prefix grows.")
 
