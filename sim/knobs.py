@@ -406,11 +406,19 @@ DISAGGREGATION_KNOBS: dict[str, Knob] = {k.name: k for k in (
               "the rest of its tokens.",
          app=Surface(PAGE_QUICK + "; every instance is a lane of the page's figure", high=8)),
     Knob(name="prefill_tp", unit="GPUs", default=None, low=1, high=MAX_GPUS, key="ptp",
-         shown_default="the run's --tp", label="Prefill instance tp",
-         what="tensor-parallel GPUs per prefill instance (must divide the prefill GPUs)"),
+         shown_default="the run's --tp", label="Prefill instance tp (0: the sidebar's)",
+         what="tensor-parallel GPUs per prefill instance (must divide the prefill GPUs)",
+         help="GPUs each prefill instance shards the model over (tensor parallelism): it must "
+              "divide the prefill GPUs. 0: the sidebar's tp.",
+         app=Surface("a number box cannot be empty, so 0 stands for the sidebar's tp",
+                     default=0, low=0, high=8)),
     Knob(name="decode_tp", unit="GPUs", default=None, low=1, high=MAX_GPUS, key="dtp",
-         shown_default="the run's --tp", label="Decode instance tp",
-         what="tensor-parallel GPUs per decode instance (must divide the decode GPUs)"),
+         shown_default="the run's --tp", label="Decode instance tp (0: the sidebar's)",
+         what="tensor-parallel GPUs per decode instance (must divide the decode GPUs)",
+         help="GPUs each decode instance shards the model over (tensor parallelism): it must "
+              "divide the decode GPUs. 0: the sidebar's tp.",
+         app=Surface("a number box cannot be empty, so 0 stands for the sidebar's tp",
+                     default=0, low=0, high=8)),
     # its link key is not `link`: that is the custom GPU's GPU-to-GPU bandwidth
     Knob(name="link", unit="", default=None, choices=(*LINKS, FREE_LINK.id), key="kvlink",
          shown_default="the GPU's own GPU-to-GPU link", label="KV link",

@@ -31,22 +31,25 @@ st.markdown(
     f"{first('ttft')} and the {first('tpot')}, a request's mean gap between tokens.",
     unsafe_allow_html=True)
 with st.container(border=True):
-    cols = st.columns(4)
-    prefill_gpus, decode_gpus, link_choice, layerwise = (
-        widgets.widget(CONTROLS[k], c) for k, c in zip(("prefillgpu", "decodegpu", "kvlink", "layerwise"),
-                                                        cols))
-    cols = st.columns(6)
-    requests, qps, output, seed, ttft_slo, tpot_slo = (
+    prefill_gpus, decode_gpus, prefill_tp, decode_tp = (
         widgets.widget(CONTROLS[k], c) for k, c in
-        zip(("requests", "qps", "olen", "seed", "ttftslo", "tpotslo"), cols))
+        zip(("prefillgpu", "decodegpu", "ptp", "dtp"), st.columns(4)))
+    link_choice, layerwise, ttft_slo, tpot_slo = (
+        widgets.widget(CONTROLS[k], c) for k, c in
+        zip(("kvlink", "layerwise", "ttftslo", "tpotslo"), st.columns([1.5, 1.5, 1, 1])))
+    requests, qps, output, seed = (
+        widgets.widget(CONTROLS[k], c) for k, c in
+        zip(("requests", "qps", "olen", "seed"), st.columns(4)))
 link = page.link_for(s, link_choice)
-setup = page.Setup(s, requests, qps, output, seed, prefill_gpus, decode_gpus, link.id, layerwise)
+setup = page.Setup(s, requests, qps, output, seed, prefill_gpus, decode_gpus, link.id, layerwise,
+                   prefill_tp, decode_tp)
 slo = GoodputSlo(ttft_slo, tpot_slo / 1e3)
 st.caption(f"{requests:,} requests of {s.prompt:,} prompt tokens (the sidebar's prompt) and "
            f"{output:,} output tokens, Poisson arrivals at {qps:g} requests/s (random seed: "
            f"{seed}); {s.model.name} on {s.gpu.name}, {s.mode} cost model, each instance "
            f"on {s.tp} GPU{'s' * (s.tp > 1)}. Disaggregated: "
-           f"{words.split_words(prefill_gpus, decode_gpus)}. Colocated: the same "
+           f"{words.split_words(prefill_gpus, decode_gpus)}, in instances of "
+           f"{prefill_tp or s.tp} and {decode_tp or s.tp} GPUs. Colocated: the same "
            f"{setup.gpus} GPUs as {setup.gpus // s.tp if setup.gpus % s.tp == 0 else '—'} "
            f"instances of {POLICIES[s.chunked].engine}, requests round-robin.")
 
@@ -80,9 +83,10 @@ st.caption("Meeting both targets: a request's TTFT (its first token − its arri
            "Transfer: the KV's arrival − its send's start.")
 
 st.subheader("One hand-off, worked out")
-sum_ = words.arithmetic(s.prompt, s.cost_model(), link)
+sender = setup.sender_cost()
+sum_ = words.arithmetic(s.prompt, sender, link)
 st.markdown(f"The sidebar's {s.prompt:,}-token prompt, {s.model.name}, over "
-            f"{link.name}:\n\n" + "\n".join(f"1. {line}" for line in sum_.lines(s.cost_model()))
+            f"{link.name}:\n\n" + "\n".join(f"1. {line}" for line in sum_.lines(sender))
             + ("\n\nSent layer by layer (the box above), only max(time / layers, time − the "
                "prompt's prefill) is left once the prefill ends, where the decode GPU took the "
                "prompt at once; one that waited for it pays the whole transfer."

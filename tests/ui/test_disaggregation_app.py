@@ -102,3 +102,25 @@ def test_runs_past_a_pages_limits_are_refused_with_what_shortens_them():
     error = at.error[0].value
     assert "its trace would keep 32,769,000 token times" in error
     assert "Make it shorter: fewer requests or fewer output tokens." in error and not charts(at)
+
+
+def test_each_pool_shards_its_instances_over_its_own_tp():
+    """Two prefill and two decode H100s in instances of tp 2: one lane each, and each GPU sends
+    its half of the KV heads (65,536 bytes a token, 537 MB a prompt)."""
+    at = open_app(PAGE, gpu="h100-sxm", prefillgpu=2, decodegpu=2, ptp=2, dtp=2, **SMALL)
+    assert_clean(at)
+    assert at.number_input(key="ptp").value == 2 and at.query_params["dtp"] in ("2", ["2"])
+    text = shown(at)
+    assert "2 prefill GPUs + 2 decode GPUs, in instances of 2 and 2 GPUs" in text
+    assert "× 2 bytes / 2 GPUs (tensor parallelism shards the KV heads) = 65,536 bytes" in text
+    assert "bytes = 8,192 prompt tokens × 65,536 bytes = 537 MB" in text
+    assert "537 MB / 450 GB/s (NVLink 4 (H100, H200), one way) + 3 µs latency = 1.196 ms" in text
+    page = at.get("iframe")[0].proto.srcdoc
+    assert set(handoff_fields(page, "from_lane")) == {"prefill 1 (tp 2)"}
+    assert set(handoff_fields(page, "to_lane")) == {"decode 1 (tp 2)"}
+
+
+def test_a_pools_tp_that_does_not_divide_its_gpus_is_refused():
+    at = open_app(PAGE, gpu="h100-sxm", prefillgpu=3, ptp=2, **SMALL)
+    assert_clean(at)
+    assert "3 prefill GPUs do not split into instances of tp 2" in at.error[0].value

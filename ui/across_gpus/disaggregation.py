@@ -15,6 +15,7 @@ from charts import disaggregation as charts
 from charts.figure import Figure
 from charts.player import player_html
 from charts.theme import Look
+from sim.cost.iteration import CostModel
 from sim.effort.estimate import Counts, token_times
 from sim.errors import InputError
 from sim.presets.links import Link, get_link, gpu_link
@@ -80,6 +81,8 @@ class Setup:
     decode_gpus: int
     link: str
     layerwise: bool
+    prefill_tp: int = 0    # GPUs per prefill instance (0: the sidebar's tp)
+    decode_tp: int = 0
 
     @property
     def gpus(self) -> int:
@@ -98,7 +101,14 @@ class Setup:
         return Run(workload=self.workload_at(self.qps), policy=spec, cost=cost, budget=s.budget,
                    limits=Limits(max_seqs=engine_max_seqs(spec, cost, s.budget)),
                    disaggregation=Disaggregation(self.prefill_gpus, self.decode_gpus,
+                                                 self.prefill_tp or None, self.decode_tp or None,
                                                  link=self.link, layerwise_send=self.layerwise))
+
+    def sender_cost(self) -> CostModel:
+        """The pool whose GPUs send the larger KV shards (fewer of them): what a transfer
+        moves per GPU, as the run prices it."""
+        pools = self.run().disaggregation.pool_costs(self.scenario.cost_model())
+        return max(pools, key=lambda cost: cost.kv_bytes_per_token)
 
     def colocated(self) -> tuple[Run, ...]:
         """The same workload on the same GPUs as (X + Y) / tp colocated instances, round-robin."""

@@ -309,7 +309,8 @@ EXACTNESS = tuple(_int(k.key, k.label, k.default, k.low, k.high, help=k.help, st
 GPU_LINK = "gpu"
 KNOB_NAMES["link"][GPU_LINK] = "The GPU's own GPU-to-GPU link"
 DISAGGREGATION = (
-    *(_knob(name, table=DISAGGREGATION_KNOBS) for name in ("prefill_gpus", "decode_gpus")),
+    *(_knob(name, table=DISAGGREGATION_KNOBS)
+      for name in ("prefill_gpus", "decode_gpus", "prefill_tp", "decode_tp")),
     _knob("link", GPU_LINK, table=DISAGGREGATION_KNOBS),
     _knob("layerwise_send", table=DISAGGREGATION_KNOBS),
 )
