@@ -234,7 +234,8 @@ class _Engine:
         self._step_decoders(batch.decodes, decode_only=not batch.chunks)
         if completed:
             self._finish_prefills(completed)
-        self.record.end_iteration(self.pool.in_use)
+        self.record.end_iteration(self.pool.in_use,
+                                  self.pool.cache.evictable if self.caching else 0)
         return True
 
     # --- the phases -----------------------------------------------------------------------

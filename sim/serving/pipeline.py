@@ -447,6 +447,7 @@ def _merged(workload: Workload, policy: PolicySpec, budget: int, parts: tuple[Tr
         arrival_s=workload.arrival_s, prompt=workload.prompt, output=workload.output,
         prefilled=workload.prefilled, preemptions=preemptions, recomputed_tokens=recomputed,
         cached_tokens=cached, looked_up_tokens=looked_up,
+        kv_cached_tokens=_kv_in_use(parts, where, n_micro, "kv_cached_tokens"),
         token_offsets=np.r_[0, np.cumsum(np.bincount(token_owner, minlength=n))],
         token_s=token_times[order],
         member_request=stays[0], member_admission=stays[1], member_first=stays[2],
@@ -486,13 +487,15 @@ def _stays(trace: Trace, at: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, .
     return ids[trace.member_request], trace.member_admission, first, stop
 
 
-def _kv_in_use(parts: tuple[Trace, ...], where: list[np.ndarray], n_micro: int) -> np.ndarray:
-    """KV tokens in use over the whole pipeline after each micro-batch: its own engine's, plus
-    each other engine's after that engine's latest micro-batch before it."""
+def _kv_in_use(parts: tuple[Trace, ...], where: list[np.ndarray], n_micro: int,
+               column: str = "kv_used_tokens") -> np.ndarray:
+    """KV tokens in use (`column`: or held by cached blocks nobody reads) over the whole pipeline
+    after each micro-batch: its own engine's, plus each other engine's after that engine's
+    latest micro-batch before it."""
     total = np.zeros(n_micro, np.int64)
     for t, at in zip(parts, where):
         mine = np.zeros(n_micro, np.int64)
-        mine[at] = t.kv_used_tokens
+        mine[at] = getattr(t, column)
         seen = np.zeros(n_micro, bool)
         seen[at] = True
         latest = np.maximum.accumulate(np.where(seen, np.arange(n_micro), -1))

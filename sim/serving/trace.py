@@ -69,6 +69,9 @@ class Trace:
     # admissions (None: a run without prefix caching)
     cached_tokens: np.ndarray | None = None
     looked_up_tokens: np.ndarray | None = None
+    # per iteration, once it is done: KV tokens of cached blocks nobody reads (evictable, counted
+    # as free; 0 without prefix caching), beside kv_used_tokens (what running requests hold)
+    kv_cached_tokens: np.ndarray | None = None
 
     @property
     def prefix_hit_tokens(self) -> int:
@@ -112,7 +115,7 @@ class Trace:
 # extend an iteration, not one append a column); the counts are whole numbers, exact as floats.
 ITERATION_COLUMNS = ("start_s", "end_s", "decode_tokens", "prefill_tokens", "compute_s",
                      "memory_s", "overhead_s", "running_decoders", "kv_used_tokens",
-                     "iteration_preemptions")
+                     "iteration_preemptions", "kv_cached_tokens")
 FLOAT_COLUMNS = ("start_s", "end_s", "compute_s", "memory_s", "overhead_s")
 
 
@@ -163,10 +166,11 @@ class TraceRecorder:
         self.preemption_iteration.append(self.iterations)
         self.preemption_request.append(request)
 
-    def end_iteration(self, kv_used: int) -> None:
-        """KV in use once the iteration is done; the preemptions since the one before."""
+    def end_iteration(self, kv_used: int, kv_cached: int = 0) -> None:
+        """KV in use once the iteration is done, and held by cached blocks nobody reads; the
+        preemptions since the one before."""
         preempted = len(self.preemption_request) - self._preemptions_counted
-        self._rows.extend((*self._row, kv_used, preempted))
+        self._rows.extend((*self._row, kv_used, preempted, kv_cached))
         self._preemptions_counted += preempted
 
     # --- the running decoders -------------------------------------------------------------------

@@ -137,6 +137,22 @@ def test_under_kv_pressure_an_older_prefix_is_evicted_and_missed():
     assert trace.cached_tokens.tolist() == [0, 0, 0, 18 * 16, 0]
 
 
+def test_the_trace_records_the_kv_cached_blocks_nobody_reads_hold_each_iteration():
+    """The same run, iteration by iteration (each request prefills, then decodes its second
+    token): request 0's 62 blocks (992 tokens) cached once it is done, group 1's beside them, the
+    2,600-token prompt leaving only 18 blocks (288 tokens, 2,896 − 2,608) while it runs, then
+    its own 162 full blocks cached too; cached and in use never pass the pool. Caching off:
+    none."""
+    w = shared([0.0, 10.0, 20.0, 40.0, 50.0], [1000, 1000, 2600, 1000, 1000], [2, 2, 2, 2, 2],
+               [0, 1, 2, 1, 0], [1000, 1000, 0, 1000, 1000])
+    trace = run(w, "vllm-v1", cost=TIGHT, budget=4096, reserve=0.1)
+    assert trace.kv_cached_tokens.tolist() == [0, 992, 992, 1984, 288, 288 + 162 * 16,
+                                               1888, 2880, 1888, 2880]
+    assert (trace.kv_cached_tokens + trace.kv_used_tokens <= trace.kv_capacity_tokens).all()
+    off = run(w, "vllm-v1", "off", cost=TIGHT, budget=4096, reserve=0.1)
+    assert not off.kv_cached_tokens.any()
+
+
 # --- a preempted request's blocks -------------------------------------------------------------
 def test_a_preempted_request_finds_its_blocks_cached_again():
     """vLLM V1 at budget 10 on 2,899 KV tokens: the new 850-token prompt is preempted after 704
