@@ -54,9 +54,9 @@ def test_a_partial_prefill_limit_alone_lets_no_short_request_pass(capsys):
 
 def test_the_sources_configuration_cuts_the_mean_ttft_and_leaves_the_median(tmp_path, capsys):
     """PR 41399 at limit 4, as vLLM 0.19.0 configures it: a limit above 1 sets the threshold to
-    4% of max_model_len (vllm/config/scheduler.py:244-246 there; the lab's max_model_len is this
-    mix's longest request, 16,640 tokens: 665), max_long_partial_prefills 1, and that release
-    caps a lone request too. Source: mean 721.78 -> 539.19 ms (-25%); the lab's 1,000 requests
+    4% of max_model_len (vllm/config/scheduler.py:244-246 there; a max_model_len holding this
+    mix's longest possible request, 16,384 + 256 = 16,640 tokens: 665), max_long_partial_prefills
+    1, and that release caps a lone request too. Source: mean 721.78 -> 539.19 ms (-25%); the lab's 1,000 requests
     at 1 QPS: 662 -> 442 ms (-33%). The source's median falls 36%; the lab's stays within 10%."""
     busy = [*L4_MIXED]
     busy[busy.index("--requests") + 1] = "1000"
