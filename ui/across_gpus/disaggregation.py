@@ -13,7 +13,6 @@ import streamlit as st
 
 from charts import disaggregation as charts
 from charts.figure import Figure
-from charts.player import player_html
 from charts.theme import Look
 from sim.cost.iteration import CostModel
 from sim.effort.estimate import Counts, token_times
@@ -32,7 +31,7 @@ from sim.studies.capacity import (
     compute_ceiling_qps,
 )
 
-from ..learn.player import show_player
+from ..learn.player import show_player, whole_run_html
 from ..shell import presenter
 from ..shell.cached_figure import cached_figure
 from ..shell.controls import GPU_LINK
@@ -164,7 +163,6 @@ def lanes_figure(key: tuple[str, ...], look: Look, width: int, _served: Served) 
 
 
 LANES = "disaggregation-lanes"   # the player's key (its kept position) and the downloads' name
-PLAY_S = 20.0                    # wall-clock seconds the player takes over the whole run at first
 LANES_CHROME_PX = 85             # the figure's legend, time axis and padding around its lanes
 
 
@@ -172,14 +170,10 @@ LANES_CHROME_PX = 85             # the figure's legend, time axis and padding ar
 def lanes_page(key: tuple[str, ...], look: Look, width: int, height: int, stem: str,
                _served: Served) -> str:
     """The lanes in the player (charts.player), opened at the run's end, everything drawn."""
-    figure = lanes_figure.figure(key, look, width, _served)
-    end = figure.params[charts.CLOCK]
-    return player_html(figure.spec(), clock=charts.CLOCK, t_max=end, height=height,
-                       dark=look.dark, key=LANES, file_stem=stem, presenter=look.presenter,
-                       contrast=look.contrast, ms_per_second=float(f"{end * 1e3 / PLAY_S:.1g}"),
-                       start=end,
-                       cue="Play replays the run: each iteration as it runs, each hand-off as "
-                           "its prefill ends.")
+    return whole_run_html(lanes_figure.figure(key, look, width, _served), clock=charts.CLOCK,
+                          key=LANES, height=height, stem=stem,
+                          cue="Play replays the run: each iteration as it runs, each hand-off "
+                              "as its prefill ends.")
 
 
 def draw_lanes(served: Served, look: Look) -> None:

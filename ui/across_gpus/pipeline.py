@@ -11,7 +11,6 @@ import streamlit as st
 
 from charts import pipeline as charts
 from charts.figure import Figure
-from charts.player import player_html
 from charts.theme import Look
 from sim.cost.iteration import CostModel
 from sim.errors import InputError
@@ -20,7 +19,7 @@ from sim.serving.engine import SimulationLimitError
 from sim.serving.pipeline import Pipeline, StagedRun, make_pipeline, stage_costs
 from sim.serving.run import Run
 
-from ..learn.player import show_player
+from ..learn.player import show_player, whole_run_html
 from ..shell import presenter
 from ..shell.cached_figure import cached_figure
 from ..shell.controls import GPU_LINK
@@ -128,7 +127,6 @@ def stages_figure(key: tuple[str, ...], look: Look, width: int,
 
 
 STAGES = "pipeline-stages"   # the player's key (its kept position) and the downloads' name
-PLAY_S = 20.0                # wall-clock seconds the player takes over the whole run at first
 STAGES_CHROME_PX = 85        # the figure's legend, time axis and padding around its rows
 
 
@@ -136,13 +134,9 @@ STAGES_CHROME_PX = 85        # the figure's legend, time axis and padding around
 def stages_page(key: tuple[str, ...], look: Look, width: int, height: int, stem: str,
                 _runs: dict[str, StagedRun]) -> str:
     """The stages in the player (charts.player), opened at the run's end, everything drawn."""
-    figure = stages_figure.figure(key, look, width, _runs)
-    end = figure.params[charts.CLOCK]
-    return player_html(figure.spec(), clock=charts.CLOCK, t_max=end, height=height,
-                       dark=look.dark, key=STAGES, file_stem=stem, presenter=look.presenter,
-                       contrast=look.contrast, ms_per_second=float(f"{end * 1e3 / PLAY_S:.1g}"),
-                       start=end,
-                       cue="Play replays the run: each micro-batch as it reaches each stage.")
+    return whole_run_html(stages_figure.figure(key, look, width, _runs), clock=charts.CLOCK,
+                          key=STAGES, height=height, stem=stem,
+                          cue="Play replays the run: each micro-batch as it reaches each stage.")
 
 
 def draw_stages(setup: Setup, runs: dict[str, StagedRun], look: Look) -> None:

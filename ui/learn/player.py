@@ -9,7 +9,8 @@ from functools import partial
 
 import streamlit as st
 
-from charts.player import static_bundle_page
+from charts.figure import Figure
+from charts.player import player_html, static_bundle_page
 from charts.theme import Look
 from charts.views import FOCUS_MARGIN
 from sim.units import fmt_seconds
@@ -90,3 +91,15 @@ def show_player(html: str, height: int) -> None:
     st.iframe(html, height=height, alt="Animated timeline player")
 
 
+PLAY_S = 20.0   # wall-clock seconds a whole-run replay takes at its first Play
+
+
+def whole_run_html(figure: Figure, *, clock: str, key: str, height: int, stem: str, cue: str) -> str:
+    """`figure` in the player (charts.player) over its whole run: opened at the run's end
+    (`figure.params[clock]`) with everything drawn, its first Play about `PLAY_S` seconds long.
+    The lanes of Disaggregation and the stages of Pipeline play in it."""
+    end = figure.params[clock]
+    look = figure.look
+    return player_html(figure.spec(), clock=clock, t_max=end, height=height, dark=look.dark,
+                       key=key, file_stem=stem, presenter=look.presenter, contrast=look.contrast,
+                       ms_per_second=float(f"{end * 1e3 / PLAY_S:.1g}"), start=end, cue=cue)
