@@ -253,7 +253,7 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
               "evicted least recently used first. On by default in vLLM V1 and SGLang, off in "
               "vLLM V0 0.4.0 and the Sarathi-Serve artifact.",
          policies=tuple(n for n in POLICIES if not POLICIES[n].profile.kv_floor)),
-    Knob(name="order", unit="", default="fcfs", choices=ORDERS,
+    Knob(name="order", unit="", default="fcfs", choices=ORDERS, key="order",
          label="Waiting order",
          what="the waiting queue's order: fcfs, first come first served (every engine's "
               "default), or lpm, SGLang's longest prefix match first (--schedule-policy lpm: the "
@@ -335,15 +335,17 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
          app=Surface("the app shows realistic traffic first, as Sarathi-Serve measured it",
                      default="sharegpt")),
     Knob(name="prefix_tokens", unit="tokens", default=0, low=0,
-         label="Shared prefix (tokens)", step=256,
+         key="prefix", label="Shared prefix (tokens)", step=256,
          what="poisson: a system prompt of this many tokens before the prompts of a share "
               "--prefix-share of the requests (0: none); not with --lengths sharegpt-trace, "
               "whose turns share their conversation's start",
          help="A system prompt of this many tokens put before each drawn prompt of a share of "
               "the requests, the same tokens for all of them: prefix caching computes it once.",
-         scenarios=POISSON),
+         scenarios=POISSON,
+         app=Surface("the Prefix caching page opens on a system prompt worth caching",
+                     default=2048, high=131_072)),
     Knob(name="prefix_share", unit="share", default=1.0, low=0, high=1, whole=False,
-         label="Share with the prefix", step=0.1,
+         key="pshare", label="Share with the prefix", step=0.1,
          what="poisson: the share of requests (0 to 1) whose prompts begin with the shared "
               "prefix, each drawn with that chance",
          help="Each request has the shared prefix with this chance; the others' prompts share "

@@ -34,6 +34,7 @@ from ui.shell.scenario import scenario_from
 from ui.teach import tour
 
 from .claims_memory import check_memory
+from .claims_prefix import check_prefix
 from .claims_text import STALL, TIME, number, plain, seconds
 from .claims_tiles import check_last_chunk, check_tiles
 from .claims_traffic import check_burst, check_sweep
@@ -507,7 +508,8 @@ def check_scenario(values: dict) -> list[str]:
             problems.append(f"the tour's {name} is {numbers[name]}, the run's {truth}")
     problems += check_worked(s, u, c)
     return (problems + check_memory(s, values.get("together", 20)) + check_tiles(s) + check_last_chunk(s)
-            + check_burst(s, values.get("burst", 3)) + check_sweep(s, values.get("burst", 3)))
+            + check_burst(s, values.get("burst", 3)) + check_sweep(s, values.get("burst", 3))
+            + check_prefix(s, values.get("burst", 3)))
 
 
 def check_worked(s, u: Truth, c: Truth) -> list[str]:

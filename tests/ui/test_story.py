@@ -39,7 +39,7 @@ def test_every_page_keeps_its_address_whatever_its_folder():
     assert {Path(p.path).stem for p in story.PAGES} == {
         "home", "side_by_side", "worked_example", "roofline", "exactness", "budget_tradeoff",
         "traffic",
-        "long_short", "disaggregation", "pipeline",
+        "long_short", "prefix_caching", "disaggregation", "pipeline",
         "capacity", "memory", "fidelity", "tour"}
 
 

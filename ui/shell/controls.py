@@ -160,6 +160,7 @@ KNOB_NAMES = {
     "mix": MIX_NAMES,
     "chunking": CHUNKING_NAMES,
     "link": {link.id: link.name for link in (*LINKS.values(), FREE_LINK)},
+    "order": {"fcfs": "FCFS: first come, first served", "lpm": "LPM: longest prefix match first"},
 }
 
 

@@ -162,6 +162,22 @@ TERMS: dict[str, Term] = {t.id: t for t in (
          "SGLang's chunk sizing for pipelines: it fits prefill time against length as "
          "a·l² + b·l + c and sizes each later chunk of a prompt so its time stays that of the "
          "first, so chunks shrink as the prompt's prefix grows."),
+    Term("prefix_caching", "prefix caching",
+         "Keeping a request's KV after it finishes and reusing it for a later prompt that starts "
+         "with the same tokens (a shared system prompt, a conversation's earlier turns): only the "
+         "rest of the prompt is prefilled. On by default in vLLM V1 and SGLang."),
+    Term("cache_hit", "cache hit",
+         "The prompt tokens a request finds cached: ⌊min(shared prefix, prompt − 1) / block⌋ × "
+         "block. One prompt token is always computed, for its logits."),
+    Term("kv_block", "block",
+         "The unit KV memory is allocated and cached in: 16 tokens in vLLM and Sarathi-Serve, "
+         "one token (a page) in SGLang. Only full blocks are cached."),
+    Term("lru", "LRU eviction",
+         "Least recently used first: when a block is needed and none is free, the cached blocks "
+         "read longest ago (and nobody reads now) are dropped first."),
+    Term("radix_cache", "radix cache",
+         "SGLang's prefix cache: a radix tree of token sequences, matched token by token, its "
+         "least recently used leaves evicted first."),
     # the engines, each as the lab models it: its release, and how it builds an iteration
     *(Term(p.name, f"{p.engine} {p.profile.release}",
            f"{p.intro}. As the lab models it ({p.profile.version}): {p.summary}.")

@@ -135,7 +135,7 @@ def run_early(url: str) -> str:
 # that run had set the step's controls.
 PLAYER, COMPONENT = "IFrame", "BidiComponent"
 CHART_PAGES = ("worked_example", "roofline", "exactness", "fidelity", "traffic", "long_short",
-               "budget_tradeoff", "memory")
+               "prefix_caching", "budget_tradeoff", "memory")
 # Disaggregation plays its lanes in the player (its goodput chart waits for a click), Pipeline
 # its stages
 FIGURE_CHUNKS = {"": PLAYER, "side_by_side": PLAYER, "tour": PLAYER, "disaggregation": PLAYER,

@@ -71,6 +71,9 @@ PAGES: tuple[Page, ...] = (
     Page("pages/under_load/long_short.py", "Long and short requests", ":material/stacked_bar_chart:",
          "short requests behind long prompts, and the engines' knobs for it",
          controls=("mix", "requests", "qps", "seed", "vary", "threshold", "budget2")),
+    Page("pages/under_load/prefix_caching.py", "Prefix caching", ":material/cached:",
+         "requests that share a prompt's start, served with and without the cache",
+         controls=("prefix", "pshare", "order", "requests", "qps", "plen", "olen", "seed")),
     Page("pages/across_gpus/disaggregation.py", "Disaggregation", ":material/call_split:",
          "prefill on some GPUs, decode on others, and which serves more",
          controls=("prefillgpu", "decodegpu", "ptp", "dtp", "kvlink", "layerwise", "requests",
@@ -164,11 +167,13 @@ CHAPTERS: tuple[Chapter, ...] = (
         "arrive all the time: bursts of long prompts, random arrivals, recorded traces. The "
         "Traffic page serves a whole workload with several schedulers side by side; the Long and "
         "short requests page mixes long prompts with short ones, shows how long the short ones "
-        "wait behind them, and what the engines' knobs for it change; the Capacity "
+        "wait behind them, and what the engines' knobs for it change; the Prefix caching page "
+        "serves requests that share a system prompt with and without the cache; the Capacity "
         "page finds the highest request rate each sustains within its targets; the Memory page "
         f"shows how the {term('kv')} cache bounds how many requests run at once.",
         ("pages/under_load/traffic.py", "pages/under_load/long_short.py",
-         "pages/advanced/capacity.py", "pages/advanced/memory.py")),
+         "pages/under_load/prefix_caching.py", "pages/advanced/capacity.py",
+         "pages/advanced/memory.py")),
     Chapter(
         "across-gpus", "7. Across GPUs",
         "Chunked prefill shares each GPU between prompts and decodes. A server with several GPUs "

@@ -1,0 +1,171 @@
+"""The Prefix caching page's numbers and words (no Streamlit): what one workload's two runs, with
+prefix caching off and on, measured (`Outcome`), which regime that is (nothing to share, no hits,
+hits, hits cut short by eviction under KV pressure, or by arrivals before the prefix was cached),
+and the sentences that say so with the current numbers, each number's formula beside it.
+
+A hit is what the engine reads instead of computing: ⌊min(shared prefix, prompt − 1) / block⌋ ×
+block tokens (vLLM V1's 16-token blocks, SGLang's 1-token pages; sim/serving/kv.py
+`PrefixCache`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim.serving.metrics import summarize
+from sim.serving.trace import Trace
+from sim.serving.workloads import Workload
+from sim.units import fmt_change, fmt_seconds, shown_same
+
+NOTHING, NO_HITS, HITS, EVICTED, EARLY = "nothing", "no hits", "hits", "evicted", "early"
+
+
+def hit_tokens(shared: int, prompt: int, block: int) -> int:
+    """A hit on a prompt of `prompt` tokens whose first `shared` are cached: whole blocks, at most
+    prompt − 1 (one token is always computed, for its logits)."""
+    return min(shared, prompt - 1) // block * block
+
+
+def hit_formula(shared: int, prompt: int, block: int) -> str:
+    """The hit's arithmetic, written out."""
+    return (f"hit = ⌊min(shared prefix, prompt − 1) / block⌋ × block = ⌊min({shared:,}, "
+            f"{prompt - 1:,}) / {block}⌋ × {block} = {hit_tokens(shared, prompt, block):,} tokens")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One run's prefill and first-token figures (tokens; seconds)."""
+    prompt_tokens: int      # every prompt's tokens, admissions again after a preemption excluded
+    computed: int           # prompt tokens the engine computed (the sum of its chunks)
+    hits: int               # prompt tokens found in the cache, over every admission
+    looked_up: int          # prompt tokens looked up, every admission's
+    ttft_p50: float
+    ttft_p99: float
+    preemptions: int
+    full: bool              # at some iteration's end less than a block of KV was free
+    cached_peak: int        # the most KV cached blocks nobody reads held at an iteration's end
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.looked_up if self.looked_up else 0.0
+
+
+def outcome(trace: Trace, block: int) -> Outcome:
+    """`trace`'s figures (`block`: its engine's KV block, for when the pool was full)."""
+    ttft = summarize(trace).ttft_s
+    cached = trace.kv_cached_tokens if trace.kv_cached_tokens is not None else \
+        np.zeros_like(trace.kv_used_tokens)
+    held = trace.kv_used_tokens + cached
+    return Outcome(int(trace.prompt[~trace.prefilled].sum()), int(trace.prefill_tokens.sum()),
+                   trace.prefix_hit_tokens,
+                   int(trace.looked_up_tokens.sum()) if trace.looked_up_tokens is not None else 0,
+                   ttft.p50, ttft.p99, int(trace.preemptions.sum()),
+                   bool(len(held) and (trace.kv_capacity_tokens - held).min() < block),
+                   int(cached.max()) if len(cached) else 0)
+
+
+def sharing(workload: Workload) -> int:
+    """Requests whose prompts begin with a shared prefix (a group's tokens; a request of no group
+    or a group of its own shares none)."""
+    return 0 if workload.prefix_tokens is None else int((workload.prefix_tokens > 0).sum())
+
+
+def ideal_hits(workload: Workload, block: int) -> int:
+    """The hits if every request that shares found its group's prefix cached: each but the first
+    of its group, `hit_tokens` of its shared tokens."""
+    if workload.prefix_group is None:
+        return 0
+    total = 0
+    for group in np.unique(workload.prefix_group[workload.prefix_group >= 0]):
+        mine = np.flatnonzero(workload.prefix_group == group)[1:]
+        total += sum(hit_tokens(int(workload.prefix_tokens[r]), int(workload.prompt[r]), block)
+                     for r in mine)
+    return total
+
+
+def regime(on: Outcome, ideal: int) -> str:
+    """What the cache did: nothing to share (no two requests share a block), no hits, every
+    possible hit, or fewer because the pool filled (eviction) or requests came before the prefix
+    was cached."""
+    if not ideal:
+        return NOTHING
+    if not on.hits:
+        return NO_HITS
+    if on.hits >= ideal:
+        return HITS
+    return EVICTED if on.full else EARLY
+
+
+@dataclass(frozen=True)
+class Said:
+    """The page's sentences, and the numbers each states (for the claims test)."""
+    regime: str
+    sentences: tuple[str, ...]
+    saved: int
+    hit_rate: float
+
+
+def pct(x: float) -> str:
+    return f"{x:.1%}"
+
+
+def claims(off: Outcome, on: Outcome, ideal: int, sharing: int, requests: int) -> Said:
+    """What caching changed, by regime, with every number's arithmetic in the sentence."""
+    kind = regime(on, ideal)
+    saved = off.computed - on.computed
+    said = []
+    if kind == NOTHING:
+        said.append(f"No two of these {requests:,} requests share a whole block of prompt (the "
+                    f"shared prefix begins {sharing:,} of them): the cache finds nothing, and "
+                    "both runs compute the same prompt tokens")
+    elif kind == NO_HITS:
+        said.append(f"{sharing:,} of {requests:,} requests begin with the shared prefix, yet none "
+                    "found it cached: each was admitted before any of the others had computed "
+                    "and cached it")
+    else:
+        said.append(f"With the cache, the engine computed {on.computed:,} prompt tokens instead "
+                    f"of {off.computed:,}: {saved:,} saved ({off.computed:,} − {on.computed:,}), "
+                    f"read from the cache instead (hit rate {pct(on.hit_rate)} = {on.hits:,} hit "
+                    f"tokens / {on.looked_up:,} looked up)")
+        if kind == HITS:
+            said.append(f"Every request that shares, after the first, found all the prefix it "
+                        f"could: {ideal:,} tokens at most (one hit each, below), {on.hits:,} found"
+                        + (" (a request readmitted after a preemption looks up again)"
+                           if on.hits > ideal else ""))
+        elif kind == EVICTED:
+            said.append(f"It found {on.hits:,} of the {ideal:,} tokens it could have: the KV pool "
+                        "filled, and cached blocks nobody was reading were evicted, least "
+                        "recently used first, before later requests could read them")
+        else:
+            said.append(f"It found {on.hits:,} of the {ideal:,} tokens it could have: some "
+                        "requests were admitted before the prefix was computed and cached")
+    said.append("The median time to first token "
+                + fmt_change(off.ttft_p50, on.ttft_p50, ratio=False, shown=fmt_seconds)
+                + ", the p99 " + fmt_change(off.ttft_p99, on.ttft_p99, ratio=False,
+                                            shown=fmt_seconds))
+    return Said(kind, tuple(said), saved, on.hit_rate)
+
+
+def verdict(off: Outcome, on: Outcome, kind: str) -> str:
+    """One sentence on whether caching bought first tokens here."""
+    if kind in (NOTHING, NO_HITS):
+        return "Here caching saves nothing: there is nothing cached to read when a prompt needs it."
+    if on.ttft_p50 < off.ttft_p50 and not shown_same(on.ttft_p50, off.ttft_p50):
+        return ("Caching cuts the time to first token: a request that finds the prefix prefills "
+                "only the rest of its prompt, in fewer chunks.")
+    return ("The prefill saved does not show in the median first token here: the server "
+            "was not waiting on prefill work.")
+
+
+def table_rows(off: Outcome, on: Outcome) -> dict[str, tuple[str, str]]:
+    """The comparison table: each figure in both runs."""
+    return {"prompt tokens computed": (f"{off.computed:,}", f"{on.computed:,}"),
+            "prompt tokens read from the cache": (f"{off.hits:,}", f"{on.hits:,}"),
+            "hit rate (hits / looked up)": (pct(off.hit_rate), pct(on.hit_rate)),
+            "TTFT p50": (fmt_seconds(off.ttft_p50), fmt_seconds(on.ttft_p50)),
+            "TTFT p99": (fmt_seconds(off.ttft_p99), fmt_seconds(on.ttft_p99)),
+            "preemptions": (f"{off.preemptions:,}", f"{on.preemptions:,}"),
+            "most KV in cached blocks nobody reads": (f"{off.cached_peak:,} tokens",
+                                                      f"{on.cached_peak:,} tokens")}
