@@ -154,6 +154,7 @@ def traffic_cases(small: bool):
     memory, memory_kib = _revisit("memory", **busy_link)
     split, split_kib = _revisit("disaggregation")
     stages, stages_kib = _revisit("pipeline")
+    prefix, prefix_kib = _revisit("prefix_caching")
     return [
         ("app: Traffic rerun after a budget change (burst, 2 policies)", None,
          _rerun_after_change("traffic", "budget", 4577)),
@@ -179,6 +180,10 @@ def traffic_cases(small: bool):
         ("app: Pipeline rerun after a prompt change (3 schedules, 2 stages)", RERUN_TARGET,
          _rerun_after_change("pipeline", "prompt", 7001)),
         (f"app: Pipeline revisit, cached ({stages_kib})", RERUN_TARGET, stages),
+        # two new runs (caching off and on) of 200 requests sharing the new prefix
+        ("app: Prefix caching rerun after a prefix change (2 runs, 200 requests)", RERUN_TARGET,
+         _rerun_after_change("prefix_caching", "prefix", 2049)),
+        (f"app: Prefix caching revisit, cached ({prefix_kib})", RERUN_TARGET, prefix),
     ]
 
 

@@ -22,6 +22,7 @@ COMPUTED = "computed (prefilled)"
 CACHED = "read from the cache"
 HELD = "held by running requests"
 IDLE = "cached, nobody reads it"
+KV_POINTS = 600       # the KV pool's iterations drawn at most (a chart is about as many pixels wide)
 CACHED_ALPHA = "59"   # the cache's faint orange: prefill's colour at 35% (hex alpha)
 
 
@@ -45,14 +46,22 @@ def request_frame(trace: Trace) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def kv_frame(trace: Trace) -> pd.DataFrame:
+def kv_frame(trace: Trace, points: int = KV_POINTS) -> pd.DataFrame:
     """A row per (iteration, holder): KV tokens at its end, held by running requests and by
-    cached blocks nobody reads."""
+    cached blocks nobody reads. Thinned for display to at most `points` iterations: of each run
+    of consecutive iterations, the one whose KV held in all is largest (so no peak is lost)."""
     cached = trace.kv_cached_tokens if trace.kv_cached_tokens is not None else \
         np.zeros(trace.iterations, np.int64)
-    return pd.DataFrame({"end_s": np.r_[trace.end_s, trace.end_s],
-                         "holder": [HELD] * trace.iterations + [IDLE] * trace.iterations,
-                         "tokens": np.r_[trace.kv_used_tokens, cached],
+    kept = np.arange(trace.iterations)
+    if trace.iterations > points:
+        total = trace.kv_used_tokens + cached
+        bucket = kept * points // trace.iterations
+        order = np.lexsort((-total, bucket))           # each bucket's largest first
+        kept = np.sort(order[np.r_[True, bucket[order][1:] != bucket[order][:-1]]])
+    n = len(kept)
+    return pd.DataFrame({"end_s": np.r_[trace.end_s[kept], trace.end_s[kept]],
+                         "holder": [HELD] * n + [IDLE] * n,
+                         "tokens": np.r_[trace.kv_used_tokens[kept], cached[kept]],
                          "capacity_tokens": trace.kv_capacity_tokens})
 
 

@@ -39,9 +39,10 @@ with st.container(border=True):
     qps, prompt, output, seed = (widgets.widget(CONTROLS[k], c) for k, c in zip(
         ("qps", "plen", "olen", "seed"), cols))
     st.caption(f"{requests:,} requests, Poisson arrivals at {qps:g} requests/s (random seed: "
-               f"{seed}); each prompt {prompt:,} drawn tokens and {output:,} output tokens, and a "
-               f"share {share:g} of them begin with the same {prefix:,}-token system prompt "
-               f"(prompt {prefix + prompt:,} tokens). Waiting order: "
+               f"{seed}); each prompt {prompt:,} drawn tokens and {output:,} output tokens, and "
+               + ("every one" if share >= 1 else f"each with chance {share:g}")
+               + f" begins with the same {prefix:,}-token system prompt (its prompt then "
+               f"{prefix + prompt:,} tokens). Waiting order: "
                f"{CONTROLS['order'].name(order)}.")
 
 served_workload = prefix_caching.workload(requests, qps, seed, prompt, output, prefix, share)

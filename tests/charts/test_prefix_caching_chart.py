@@ -44,6 +44,18 @@ def test_the_pools_rows_are_the_traces_kv_in_use_and_cached():
     assert idle[-1] > 0 and held[-1] == 0             # at the end: all cached, nobody reads it
 
 
+def test_a_long_pool_is_thinned_to_each_stretchs_largest_iteration():
+    trace = run()
+    total = trace.kv_used_tokens + trace.kv_cached_tokens
+    frame = charts.kv_frame(trace, points=2)
+    held = frame[frame.holder == charts.HELD]
+    idle = frame[frame.holder == charts.IDLE]
+    assert len(held) == 2 and trace.iterations > 2
+    firsts = np.arange(trace.iterations) * 2 // trace.iterations
+    for bucket, kept in enumerate(held.tokens.to_numpy() + idle.tokens.to_numpy()):
+        assert kept == total[firsts == bucket].max()
+
+
 def test_the_figure_draws_both_tables_with_the_cache_in_faint_prefill_orange():
     trace, look = run(), Look()
     figure = charts.prefix_figure(charts.request_frame(trace), charts.kv_frame(trace),

@@ -44,7 +44,7 @@ def test_its_controls_come_from_a_link_and_go_back_into_it():
     assert at.number_input(key="prefix").value == 512
     assert at.number_input(key="pshare").value == 0.5
     assert at.selectbox(key="order").value == "lpm"
-    assert "a share 0.5 of them begin with the same 512-token system prompt" in shown(at)
+    assert "each with chance 0.5 begins with the same 512-token system prompt" in shown(at)
     assert "Waiting order: LPM: longest prefix match first" in shown(at)
     for key, value in dict(prefix="512", pshare="0.5", order="lpm", plen="256").items():
         assert at.query_params[key] in (value, [value])

@@ -130,8 +130,8 @@ def claims(off: Outcome, on: Outcome, ideal: int, sharing: int, requests: int) -
                     f"read from the cache instead (hit rate {pct(on.hit_rate)} = {on.hits:,} hit "
                     f"tokens / {on.looked_up:,} looked up)")
         if kind == HITS:
-            said.append(f"Every request that shares, after the first, found all the prefix it "
-                        f"could: {ideal:,} tokens at most (one hit each, below), {on.hits:,} found"
+            said.append(f"Each of the {sharing - 1:,} requests that share, after the first, found "
+                        f"all of the prefix it could: {ideal:,} tokens in all, {on.hits:,} found"
                         + (" (a request readmitted after a preemption looks up again)"
                            if on.hits > ideal else ""))
         elif kind == EVICTED:
