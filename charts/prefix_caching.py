@@ -31,19 +31,37 @@ def cached_ink(look: Look) -> str:
     return look.prefill + CACHED_ALPHA
 
 
-def request_frame(trace: Trace) -> pd.DataFrame:
+def request_frame(trace: Trace, shared: np.ndarray, block: int) -> pd.DataFrame:
     """A row per (new request, part): its prompt tokens computed (every chunk, a recomputation
-    after a preemption included) and read from the cache (over its admissions)."""
+    after a preemption included) and read from the cache (over its admissions), each with its
+    arithmetic (`shared`: each request's tokens shared with its group; `block`: the engine's)."""
     new = np.flatnonzero(~trace.prefilled)
     computed = np.bincount(trace.chunk_request, weights=trace.chunk_length,
                            minlength=len(trace.prompt)).astype(np.int64)
     cached = trace.cached_tokens if trace.cached_tokens is not None else \
         np.zeros(len(trace.prompt), np.int64)
+    prompt = trace.prompt
+    hits = [f"hit ≤ ⌊min(shared {int(shared[r]):,}, prompt − 1 = {int(prompt[r]) - 1:,}) / "
+            f"{block}⌋ × {block} = {min(int(shared[r]), int(prompt[r]) - 1) // block * block:,}"
+            f"; found {int(cached[r]):,}" for r in new]
+    computes = [f"computed = prompt − hit = {int(prompt[r]):,} − {int(cached[r]):,}"
+                + _rest(int(computed[r]), int(prompt[r] - cached[r])) for r in new]
     rows = {"request": np.r_[new, new], "part": [COMPUTED] * len(new) + [CACHED] * len(new),
             "tokens": np.r_[computed[new], cached[new]],
-            "prompt_tokens": np.r_[trace.prompt[new], trace.prompt[new]],
-            "arrival_s": np.r_[trace.arrival_s[new], trace.arrival_s[new]]}
+            "prompt_tokens": np.r_[prompt[new], prompt[new]],
+            "arrival_s": np.r_[trace.arrival_s[new], trace.arrival_s[new]],
+            "formula": computes + hits}
     return pd.DataFrame(rows)
+
+
+def _rest(computed: int, uncached: int) -> str:
+    """The end of a request's computed tokens' arithmetic: its uncached rest, more where a
+    preemption made it recompute, less where the run ended first."""
+    if computed == uncached:
+        return f" = {computed:,}"
+    if computed > uncached:
+        return f" = {uncached:,}, + {computed - uncached:,} recomputed after a preemption"
+    return f" = {uncached:,}, {computed:,} of it computed when the run ended"
 
 
 def kv_frame(trace: Trace, points: int = KV_POINTS) -> pd.DataFrame:
@@ -76,10 +94,11 @@ def prefix_figure(requests: pd.DataFrame, kv: pd.DataFrame, capacity: int, look:
             .mark_bar()
             .encode(x=alt.X("request:O", title="request (in arrival order)",
                             axis=alt.Axis(labels=False, ticks=False)),
-                    y=alt.Y("sum(tokens):Q", title="prompt tokens", stack="zero"),
+                    y=alt.Y("tokens:Q", title="prompt tokens", stack="zero"),
                     color=parts, order=alt.Order("order:Q"),
                     tooltip=[alt.Tooltip("request:Q"), alt.Tooltip("part:N", title="tokens"),
-                             alt.Tooltip("sum(tokens):Q", title="tokens", format=","),
+                             alt.Tooltip("tokens:Q", title="tokens", format=","),
+                             alt.Tooltip("formula:N", title="worked"),
                              alt.Tooltip("prompt_tokens:Q", title="its prompt (tokens)", format=","),
                              alt.Tooltip("arrival_s:Q", title="arrival (s)", format=",.4f")])
             .properties(width=width, height=150 if look.presenter else 170,

@@ -14,6 +14,7 @@ from sim.serving.policies import Limits, get_policy
 from sim.serving.workloads import make_workload
 
 H100 = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"))
+SHARED = np.array([2000, 2000, 2000])
 
 
 def run(caching="on"):
@@ -24,13 +25,17 @@ def run(caching="on"):
 
 
 def test_each_requests_bar_is_its_computed_and_cached_tokens():
-    frame = charts.request_frame(run())
+    frame = charts.request_frame(run(), SHARED, 16)
     cached = frame[frame.part == charts.CACHED].set_index("request").tokens
     computed = frame[frame.part == charts.COMPUTED].set_index("request").tokens
     assert cached.tolist() == [0, 2000, 2000]          # 125 blocks of 16
     assert computed.tolist() == [2500, 500, 500]
     assert (frame.prompt_tokens == 2500).all()
-    off = charts.request_frame(run("off"))
+    worked = frame.set_index(["request", "part"]).formula
+    assert worked[(1, charts.CACHED)] == "hit ≤ ⌊min(shared 2,000, prompt − 1 = 2,499) / 16⌋ × 16 = 2,000; found 2,000"
+    assert worked[(1, charts.COMPUTED)] == "computed = prompt − hit = 2,500 − 2,000 = 500"
+    assert worked[(0, charts.COMPUTED)] == "computed = prompt − hit = 2,500 − 0 = 2,500"
+    off = charts.request_frame(run("off"), SHARED, 16)
     assert off[off.part == charts.CACHED].tokens.tolist() == [0, 0, 0]
 
 
@@ -58,7 +63,7 @@ def test_a_long_pool_is_thinned_to_each_stretchs_largest_iteration():
 
 def test_the_figure_draws_both_tables_with_the_cache_in_faint_prefill_orange():
     trace, look = run(), Look()
-    figure = charts.prefix_figure(charts.request_frame(trace), charts.kv_frame(trace),
+    figure = charts.prefix_figure(charts.request_frame(trace, SHARED, 16), charts.kv_frame(trace),
                                   trace.kv_capacity_tokens, look, width=400)
     spec = figure.spec()
     assert set(spec["datasets"]) == {"requests", "kv"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import partial
 
+import numpy as np
 import streamlit as st
 
 from charts import prefix_caching as charts
@@ -88,13 +89,18 @@ def measured(key: str, _trace: Trace, block: int) -> Outcome:
 
 
 @cached_figure(max_entries=16)
-def figure(key: str, look: Look, width: int, _trace: Trace) -> Figure:
-    """The cached run's per-request bars and KV pool (`key`: its digest; `width`: the plot's)."""
-    return charts.prefix_figure(charts.request_frame(_trace), charts.kv_frame(_trace),
-                                _trace.kv_capacity_tokens, look, width=width)
+def figure(key: str, look: Look, width: int, block: int, _trace: Trace,
+           _workload: Workload) -> Figure:
+    """The cached run's per-request bars and KV pool (`key`: its digest; `width`: the plot's;
+    `block`: its engine's KV block)."""
+    shared = _workload.prefix_tokens if _workload.prefix_tokens is not None else \
+        np.zeros(len(_workload), np.int64)
+    return charts.prefix_figure(charts.request_frame(_trace, shared, block),
+                                charts.kv_frame(_trace), _trace.kv_capacity_tokens, look,
+                                width=width)
 
 
 def draw(served: Served, look: Look) -> None:
     """The figure with its downloads (files named `prefix-caching`)."""
     figure.draw("prefix-caching", served.runs["on"].digest, look, presenter.chart_width(look),
-                served.traces["on"])
+                served.block, served.traces["on"], served.workload)
