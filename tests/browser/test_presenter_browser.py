@@ -248,6 +248,7 @@ MAIN_FIGURES = {"": ".st-key-stage iframe", "side_by_side": ".st-key-stage ifram
                 "budget_tradeoff": ".st-key-chart_budget-frontier .lab-chart",
                 "traffic": ".st-key-chart_traffic-timeline .lab-chart",
                 "long_short": ".st-key-chart_long-short-timeline .lab-chart",
+                "prefix_caching": ".st-key-chart_prefix-caching .lab-chart",
                 "capacity": ".st-key-chart_capacity .lab-chart",
                 "memory": ".st-key-chart_kv-memory .lab-chart",
                 "disaggregation": ".st-key-main-figure iframe",   # the lanes' player
@@ -334,7 +335,7 @@ def test_fidelitys_facet_titles_stand_apart(new_tab, app_url, presenter):
 
 # the page-wide charts whose plot width follows the main column (ui/shell/presenter.py
 # `chart_width`): on a 1280 px laptop, the page's column is narrower than CHART_WIDTH and its axes
-WIDE_FIGURES = ("traffic", "memory", "long_short")
+WIDE_FIGURES = ("traffic", "memory", "long_short", "prefix_caching")
 
 
 @pytest.mark.parametrize("path", WIDE_FIGURES)
