@@ -122,6 +122,8 @@ for p in picked:
         "KV capacity": f"{u.capacity_tokens:,} tokens",
         "peak KV in use": f"{u.peak_used_tokens:,} tokens ({u.peak_fraction:.0%}, "
                           f"{fmt_bytes(u.peak_used_tokens * cost.kv_bytes_per_token)})",
+        "most KV cached, nobody reads": "no prefix caching" if u.peak_cached_tokens is None else
+        f"{u.peak_cached_tokens:,} tokens ({u.peak_cached_tokens / u.capacity_tokens:.0%})",
         "preemptions": f"{u.preemptions:,} ({u.preempted_requests:,} requests)",
         "recomputed tokens": f"{u.recomputed_tokens:,}",
         "work wasted": u.wasted.display,
@@ -133,7 +135,11 @@ st.caption(
     f"Work wasted = {wasted.formula} (for {picked[0]}: {wasted.substituted}); a lower bound, "
     "counting the weights' FLOPs only. A preempted request loses its KV and goes back to the "
     "head of the queue; its prompt and the tokens it had generated are prefilled again. Peak "
-    "KV in use is a share of the policy's own KV capacity, its engine's in the table above.")
+    "KV in use is a share of the policy's own KV capacity, its engine's in the table above. "
+    "Most KV cached, nobody reads: with prefix caching (on as vLLM V1 and SGLang ship it), "
+    "the KV of finished requests' full blocks no running request reads, at its most at an "
+    "iteration's end, as a share of the same capacity; it counts as free, and is evicted least "
+    "recently used first when a block is needed (the Prefix caching page shows it over time).")
 
 st.markdown("To watch memory run out, serve the Poisson traffic (ShareGPT-like lengths by "
             "default) on a 24 GB GPU; the KV capacity table above shows how little is left "

@@ -231,6 +231,9 @@ class KvUsage:
     preemptions: int
     recomputed_tokens: int
     wasted: Step                    # the compute the recomputation cost, at peak FLOP/s
+    # the most KV cached blocks nobody reads held at an iteration's end (prefix caching: free,
+    # evicted least recently used first); None: the run cached no prefixes
+    peak_cached_tokens: int | None = None
 
 
 def kv_usage(trace: Trace, cost: CostModel) -> KvUsage:
@@ -248,4 +251,6 @@ def kv_usage(trace: Trace, cost: CostModel) -> KvUsage:
                   recomputed * flops_per_token / cost.gpu.peak_flops, "s")
     return KvUsage(trace.kv_capacity_tokens, peak, peak / trace.kv_capacity_tokens,
                    int(np.count_nonzero(trace.preemptions)), int(trace.preemptions.sum()),
-                   recomputed, wasted)
+                   recomputed, wasted,
+                   None if trace.cached_tokens is None or trace.kv_cached_tokens is None
+                   else int(trace.kv_cached_tokens.max(initial=0)))

@@ -348,6 +348,11 @@ def test_memory_shows_one_kv_capacity_per_engine_everywhere(link):
         assert rows.loc[policy, "KV capacity"] == f"{capacity:,} tokens"
         peak = int(rows.loc[policy, "peak KV in use"].split()[0].replace(",", ""))
         assert f"({peak / capacity:.0%}," in rows.loc[policy, "peak KV in use"]
+    # vLLM V1 caches prefixes as it ships; Sarathi-Serve ships it off
+    assert rows.loc["sarathi", "most KV cached, nobody reads"] == "no prefix caching"
+    cached = rows.loc["vllm-v1", "most KV cached, nobody reads"]
+    most = int(cached.split()[0].replace(",", ""))
+    assert cached == f"{most:,} tokens ({most / tokens['vLLM V1']:.0%})"
 
 
 def test_memory_under_pressure_preempts_per_chunk_allocation_more():

@@ -165,6 +165,19 @@ def test_preemptions_are_counted_and_priced():
         usage.recomputed_tokens * cost.model.flops_per_token / cost.gpu.peak_flops)
 
 
+def test_the_most_kv_cached_blocks_nobody_reads_hold_is_counted_with_caching_on_only():
+    """vLLM V1 caches prefixes as it ships: a burst's finished requests leave their full blocks
+    cached (at most the pool); Sarathi-Serve, which ships caching off, has none to count."""
+    cost = CostModel(get_gpu("l4"), get_model("llama-3.1-8b"))
+    work = burst(8, prompt=2000, output=20)
+    cached = kv_usage(simulate(work, get_policy("vllm-v1"), cost, budget=2048), cost)
+    trace = simulate(work, get_policy("vllm-v1"), cost, budget=2048)
+    assert cached.peak_cached_tokens == trace.kv_cached_tokens.max() > 0
+    assert cached.peak_cached_tokens <= cached.capacity_tokens
+    off = kv_usage(simulate(work, get_policy("sarathi"), cost, budget=2048), cost)
+    assert off.peak_cached_tokens is None
+
+
 def test_sglangs_admission_words_say_what_the_running_requests_keep():
     """All of their output's KV while they ignore EOS (the default, as SGLang's benchmark sends
     requests), new_token_ratio of it when they may stop at EOS; the other engines' words are
