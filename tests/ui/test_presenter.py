@@ -60,6 +60,7 @@ FIGURES = {"pages/learn/worked_example.py": "worked_weights", "pages/learn/roofl
            "pages/learn/exactness.py": "exactness",
            "pages/under_load/budget_tradeoff.py": "budget-frontier",
            "pages/under_load/traffic.py": "traffic-timeline", "pages/advanced/memory.py": "kv-memory",
+           "pages/under_load/prefix_caching.py": "prefix-caching",
            "pages/advanced/fidelity.py": "fidelity-times"}
 
 
