@@ -62,8 +62,9 @@ st.caption(
     "what running requests hold (grey) and what cached blocks nobody reads hold (faint orange: "
     "free memory the next request may find, or LRU evicts). Hover a bar for its numbers.")
 st.markdown("\n".join(f"- {c}." for c in said.sentences) + f"\n\n{words.verdict(off, on, said.regime)}")
-st.markdown(f"A request that shares: {words.hit_formula(prefix, prefix + prompt, block)} "
-            f"({engine}'s block: {block} token{'s' if block > 1 else ''}).")
+if sharing:
+    st.markdown(f"A request that shares: {words.hit_formula(prefix, prefix + prompt, block)} "
+                f"({engine}'s block: {block} token{'s' if block > 1 else ''}).")
 
 st.subheader("Off and on")
 widgets.table(pd.DataFrame(words.table_rows(off, on), index=["caching off", "caching on"]).T)

@@ -60,7 +60,8 @@ def test_no_prefix_says_there_is_nothing_to_find():
     at = open_app(PAGE, prefix=0, **SMALL)
     assert_clean(at)
     text = shown(at)
-    assert "No two of these 40 requests share a whole block of prompt" in text
+    assert "No two of these 40 requests share a whole block of prompt (none begins" in text
+    assert "hit = ⌊" not in text                       # no request shares: no hit to work out
     assert "Here caching saves nothing" in text and "saved" not in text.split("Off and on")[0]
 
 

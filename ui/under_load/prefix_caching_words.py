@@ -117,9 +117,11 @@ def claims(off: Outcome, on: Outcome, ideal: int, sharing: int, requests: int) -
     saved = off.computed - on.computed
     said = []
     if kind == NOTHING:
-        said.append(f"No two of these {requests:,} requests share a whole block of prompt (the "
-                    f"shared prefix begins {sharing:,} of them): the cache finds nothing, and "
-                    "both runs compute the same prompt tokens")
+        begins = ("none begins with a shared prefix" if not sharing else
+                  f"the shared prefix begins {sharing:,} of them")
+        said.append(f"No two of these {requests:,} requests share a whole block of prompt "
+                    f"({begins}): the cache finds nothing, and both runs compute the same prompt "
+                    "tokens")
     elif kind == NO_HITS:
         said.append(f"{sharing:,} of {requests:,} requests begin with the shared prefix, yet none "
                     "found it cached: each was admitted before any of the others had computed "
