@@ -137,9 +137,11 @@ def claims(off: Outcome, on: Outcome, ideal: int, sharing: int, requests: int) -
                         + (" (a request readmitted after a preemption looks up again)"
                            if on.hits > ideal else ""))
         elif kind == EVICTED:
-            said.append(f"It found {on.hits:,} of the {ideal:,} tokens it could have: the KV pool "
-                        "filled, and cached blocks nobody was reading were evicted, least "
-                        "recently used first, before later requests could read them")
+            said.append(f"It found {on.hits:,} of the {ideal:,} tokens it could have. The KV pool "
+                        "filled (less than a block free at an iteration's end), and then cached "
+                        "blocks nobody reads are evicted, least recently used first: a later "
+                        "request misses what was evicted (and one admitted before the prefix was "
+                        "cached misses it too)")
         else:
             said.append(f"It found {on.hits:,} of the {ideal:,} tokens it could have: some "
                         "requests were admitted before the prefix was computed and cached")
