@@ -33,19 +33,22 @@ if not spec.profile.prefix_caching:
             "sidebar for an engine that caches.", icon=":material/science:")
 with st.container(border=True):
     cols = st.columns(4)
-    prefix, share, order, requests = (widgets.widget(CONTROLS[k], c) for k, c in zip(
-        ("prefix", "pshare", "order", "requests"), cols))
-    cols = st.columns(4)
-    qps, prompt, output, seed = (widgets.widget(CONTROLS[k], c) for k, c in zip(
-        ("qps", "plen", "olen", "seed"), cols))
-    st.caption(f"{requests:,} requests, Poisson arrivals at {qps:g} requests/s (random seed: "
+    prefix, share, order, arrivals = (widgets.widget(CONTROLS[k], c) for k, c in zip(
+        ("prefix", "pshare", "order", "arrivals"), cols))
+    cols = st.columns(5)
+    requests, qps, prompt, output, seed = (widgets.widget(CONTROLS[k], c) for k, c in zip(
+        ("requests", "qps", "plen", "olen", "seed"), cols))
+    when = (f"Poisson arrivals at {qps:g} requests/s" if arrivals == "poisson" else
+            "all arriving at time 0 (a burst: the rate is not used)")
+    st.caption(f"{requests:,} requests, {when} (random seed: "
                f"{seed}); each prompt {prompt:,} drawn tokens and {output:,} output tokens, and "
                + ("every one" if share >= 1 else f"each with chance {share:g}")
                + f" begins with the same {prefix:,}-token system prompt (its prompt then "
                f"{prefix + prompt:,} tokens). Waiting order: "
                f"{CONTROLS['order'].name(order)}.")
 
-served_workload = prefix_caching.workload(requests, qps, seed, prompt, output, prefix, share)
+served_workload = prefix_caching.workload(arrivals, requests, qps, seed, prompt, output, prefix,
+                                          share)
 served = prefix_caching.runs(s, served_workload, order)
 off, on = served.outcome("off"), served.outcome("on")
 sharing = words.sharing(served_workload)

@@ -12,7 +12,6 @@ import numpy as np
 from sim.errors import InputError
 from sim.serving.policies import Limits, engine_max_seqs, get_policy, lane_budget
 from sim.serving.run import Run
-from sim.serving.workloads import poisson
 from sim.units import fmt_seconds
 from ui.under_load import prefix_caching_words as words
 
@@ -23,11 +22,10 @@ TTFT = re.compile(r"The median time to first token (.+), the p99 (.+)$")
 
 
 def served(s, requests: int, qps: float, prefix: int, share: float, prompt: int, output: int,
-           order: str = "fcfs", seed: int = 0):
+           order: str = "fcfs", seed: int = 0, arrivals: str = "poisson"):
     """The page's workload and its runs with caching off and on (as the page builds them), or
     None where the simulator refuses them."""
-    workload = poisson(requests, qps, seed=seed, prompt=prompt, output=output,
-                       prefix_tokens=prefix, prefix_share=share)
+    workload = words.shared_workload(arrivals, requests, qps, seed, prompt, output, prefix, share)
     spec, cost = get_policy(s.chunked), s.cost_model()
     try:
         budget = lane_budget(spec, workload, s.budget)
@@ -114,5 +112,6 @@ def check_prefix(s, burst: int) -> list[str]:
     """The page's words on a small workload drawn from the scenario: the sidebar's chunked engine,
     GPU, model and budget, a prefix as long as its prompt, `burst` setting the load and share."""
     run = served(s, requests=12 * burst, qps=3.0 * burst, prefix=s.prompt,
-                 share=1.0 if burst % 2 else 0.5, prompt=max(1, s.decodes), output=16)
+                 share=1.0 if burst % 2 else 0.5, prompt=max(1, s.decodes), output=16,
+                 arrivals="burst" if burst == 4 else "poisson")
     return [] if run is None else check_said(*run)

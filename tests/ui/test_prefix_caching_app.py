@@ -56,6 +56,20 @@ def test_a_bad_link_value_is_named_and_replaced_by_the_nearest_or_the_default():
     assert set(link.notes) == {"prefix", "pshare", "order"}
 
 
+def test_a_burst_admits_some_requests_before_the_prefix_is_cached():
+    """All 40 at time 0, vLLM V1 at budget 16,384: the first iteration admits six requests
+    (five whole 3,072-token prompts and a chunk of the sixth), and the five beside the first
+    miss the prefix: 79,872 − 5 × 2,048 = 69,632 tokens found."""
+    at = open_app(PAGE, arrivals="burst", chunked="vllm-v1", budget=16384, requests=40)
+    assert_clean(at)
+    text = shown(at)
+    assert at.selectbox(key="arrivals").value == "burst"
+    assert "all arriving at time 0 (a burst: the rate is not used)" in text
+    assert ("It found 69,632 of the 79,872 tokens it could have: some requests were admitted "
+            "before the prefix was computed and cached") in text
+    assert at.query_params["arrivals"] in ("burst", ["burst"])
+
+
 def test_no_prefix_says_there_is_nothing_to_find():
     at = open_app(PAGE, prefix=0, **SMALL)
     assert_clean(at)

@@ -70,7 +70,8 @@ def test_the_hit_is_whole_blocks_at_most_prompt_minus_one():
         prefix=st.sampled_from([0, 8, 16, 100, 1024, 4096]),
         share=st.sampled_from([0.0, 0.2, 0.5, 1.0]),
         prompt=st.sampled_from([1, 15, 64, 1024, 6000]), output=st.sampled_from([1, 16, 200]),
-        order=st.sampled_from(["fcfs", "lpm"]), seed=st.integers(0, 50))))
+        order=st.sampled_from(["fcfs", "lpm"]), seed=st.integers(0, 50),
+        arrivals=st.sampled_from(["poisson", "burst"]))))
 def test_the_words_hold_over_random_workloads(engine, workload):
     run = served(scenario(**engine), **workload)
     if run is not None:

@@ -290,6 +290,12 @@ VARY = _choice("vary", "Knob to compare", "threshold",
                help="The page serves the mix twice, at two settings of one knob: vLLM V1 without "
                     "and with a long-prefill threshold, SGLang without and with mixed chunk, or "
                     "vLLM V1 at the sidebar's budget and a second one.")
+# The Prefix caching page: its requests' arrivals.
+ARRIVALS = _choice("arrivals", "Arrivals", "poisson",
+                   {"poisson": "Poisson arrivals", "burst": "A burst: all at once"},
+                   help="Poisson arrivals: the requests at random times at the arrival rate. A "
+                        "burst: every request at time 0 (the rate is not used), so a request may "
+                        "be admitted before the shared prefix is computed, and miss it.")
 TOGETHER = _int("together", "Prompts held at once", 20, 0, 100_000,
                 help="The source article's example: 20 simultaneous 8,192-token prompts.")
 
@@ -329,7 +335,7 @@ TPOT_SLO = _float("tpotslo", "TPOT target (ms)", 25, 0.01, 100_000, step=1.0,
 CONTROLS: dict[str, Control] = {c.key: c for c in (
     *SCENARIO, *HARDWARE, *POLICY, *CUSTOM_GPU, *CUSTOM_MODEL, *DISPLAY, TPOT, BUDGET2, COMPARE, WHY,
     WINDOW, *TRAFFIC, PICK, *BUDGET_RANGE, TTFT, SLO, TBT_SLO, DELAY_SLO, KV_PICK, PARTIALS,
-    TOGETHER, TOUR, VARY, *EXACTNESS, *DISAGGREGATION, *PIPELINE, TTFT_SLO, TPOT_SLO)}
+    TOGETHER, TOUR, VARY, ARRIVALS, *EXACTNESS, *DISAGGREGATION, *PIPELINE, TTFT_SLO, TPOT_SLO)}
 # A knob of the table (sim/knobs.py) that no group above places is a control too: the page that
 # shows it draws it (`CONTROLS[key]`), and its value lives in the link like any other.
 MORE_KNOBS = tuple(_knob(k.name) for k in KNOBS.values() if k.key and k.key not in CONTROLS)

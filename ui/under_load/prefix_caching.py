@@ -19,7 +19,7 @@ from sim.errors import InputError
 from sim.serving.engine import Trace
 from sim.serving.policies import Limits, engine_max_seqs, get_policy, lane_budget
 from sim.serving.run import Run
-from sim.serving.workloads import Workload, poisson
+from sim.serving.workloads import Workload
 
 from ..shell import presenter
 from ..shell.cached_figure import cached_figure
@@ -27,7 +27,7 @@ from ..shell.jobs import Job, capped_run, run_jobs
 from ..shell.scenario import Scenario
 from ..shell.store import TRACES
 from ..shell.work import run_work
-from .prefix_caching_words import Outcome, outcome
+from .prefix_caching_words import Outcome, outcome, shared_workload
 from .workload_box import refuse_if_too_big, stop_on
 
 SWITCHES = ("off", "on")
@@ -42,11 +42,7 @@ def smaller(tokens: bool = False) -> str:
 SMALLER = smaller()
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
-def workload(requests: int, qps: float, seed: int, prompt: int, output: int, prefix: int,
-             share: float) -> Workload:
-    return poisson(requests, qps, seed=seed, prompt=prompt, output=output, prefix_tokens=prefix,
-                   prefix_share=share)
+workload = st.cache_resource(max_entries=16, show_spinner=False)(shared_workload)
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,10 +16,21 @@ import numpy as np
 
 from sim.serving.metrics import summarize
 from sim.serving.trace import Trace
-from sim.serving.workloads import Workload
+from sim.serving.workloads import Workload, make_workload, poisson
 from sim.units import fmt_change, fmt_seconds, shown_same
 
 NOTHING, NO_HITS, HITS, EVICTED, EARLY = "nothing", "no hits", "hits", "evicted", "early"
+
+
+def shared_workload(arrivals: str, requests: int, qps: float, seed: int, prompt: int,
+                    output: int, prefix: int, share: float) -> Workload:
+    """The page's requests: Poisson arrivals, or the same rows all at time 0 (`arrivals` "burst")."""
+    drawn = poisson(requests, qps, seed=seed, prompt=prompt, output=output, prefix_tokens=prefix,
+                    prefix_share=share)
+    if arrivals == "poisson":
+        return drawn
+    return make_workload(np.zeros(len(drawn)), drawn.prompt, drawn.output,
+                         prefix_group=drawn.prefix_group, prefix_tokens=drawn.prefix_tokens)
 
 
 def hit_tokens(shared: int, prompt: int, block: int) -> int:
