@@ -32,16 +32,15 @@ if not spec.profile.prefix_caching:
             "lab's rules (vLLM V1's) applied to its scheduler. Pick vLLM V1 or SGLang in the "
             "sidebar for an engine that caches.", icon=":material/science:")
 with st.container(border=True):
-    cols = st.columns(4)
-    prefix, share, order, arrivals = (widgets.widget(CONTROLS[k], c) for k, c in zip(
-        ("prefix", "pshare", "order", "arrivals"), cols))
-    cols = st.columns(5)
-    requests, qps, prompt, output, seed = (widgets.widget(CONTROLS[k], c) for k, c in zip(
-        ("requests", "qps", "plen", "olen", "seed"), cols))
-    when = (f"Poisson arrivals at {qps:g} requests/s" if arrivals == "poisson" else
-            "all arriving at time 0 (a burst: the rate is not used)")
-    st.caption(f"{requests:,} requests, {when} (random seed: "
-               f"{seed}); each prompt {prompt:,} drawn tokens and {output:,} output tokens, and "
+    prefix, share, order, arrivals, requests, qps, prompt, output, seed = (
+        widgets.widget(CONTROLS[k], c) for k, c in zip(
+            ("prefix", "pshare", "order", "arrivals", "requests", "qps", "plen", "olen", "seed"),
+            (*st.columns(3), *st.columns(3), *st.columns(3))))
+    when = (f"Poisson arrivals at {qps:g} requests/s (random seed: {seed})"
+            if arrivals == "poisson" else
+            f"all arriving at time 0 (a burst: the rate is not used; random seed: {seed})")
+    st.caption(f"{requests:,} requests, {when}; each prompt {prompt:,} drawn tokens and "
+               f"{output:,} output tokens, and "
                + ("every one" if share >= 1 else f"each with chance {share:g}")
                + f" begins with the same {prefix:,}-token system prompt (its prompt then "
                f"{prefix + prompt:,} tokens). Waiting order: "

@@ -64,7 +64,7 @@ def test_a_burst_admits_some_requests_before_the_prefix_is_cached():
     assert_clean(at)
     text = shown(at)
     assert at.selectbox(key="arrivals").value == "burst"
-    assert "all arriving at time 0 (a burst: the rate is not used)" in text
+    assert "all arriving at time 0 (a burst: the rate is not used; random seed: 0)" in text
     assert ("It found 69,632 of the 79,872 tokens it could have: some requests were admitted "
             "before the prefix was computed and cached") in text
     assert at.query_params["arrivals"] in ("burst", ["burst"])
