@@ -41,7 +41,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=SHIPPED_RESULTS,
                         help="where to write the results (default: the shipped file)")
     parser.add_argument("--smoke", action="store_true",
-                        help=f"{SMOKE.describe()}: does every scenario still run? (needs --out)")
+                        help=f"{SMOKE.describe()}: does every scenario still run? (needs --out)"
+                        .replace("%", "%%"))   # argparse formats a help with %
     args = parser.parse_args(argv)
     if args.smoke and args.out.resolve() == SHIPPED_RESULTS.resolve():
         parser.error("--smoke: give --out another file; the shipped results are full effort")

@@ -185,6 +185,17 @@ def test_reproduce_runs_small_beside_the_shipped_results(tmp_path):
     assert SHIPPED_RESULTS.read_bytes() == shipped
 
 
+@pytest.mark.parametrize("module", ["benchmarks", *sorted(
+    f"benchmarks.{path.stem}" for path in (ROOT / "benchmarks").glob("*.py")
+    if path.stem != "__main__" and "ArgumentParser(" in path.read_text())])
+def test_every_benchmark_command_says_its_help(module):
+    """--help is text, never a traceback (argparse reads a help's % as a format: 'to 2%' broke
+    the reproduce command's)."""
+    done = subprocess.run([sys.executable, "-m", module, "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=TIMEOUT_S)
+    assert done.returncode == 0 and done.stdout.startswith("usage:"), done.stderr
+
+
 def test_reproduce_smoke_never_writes_the_shipped_results():
     done = subprocess.run([sys.executable, "-m", "benchmarks.reproduce", "--smoke"], cwd=ROOT,
                           capture_output=True, text=True, timeout=TIMEOUT_S)

@@ -425,7 +425,7 @@ def distserve_rows(effort: Effort = FULL,
             f"GPU sustains {colocated.result.capacity_qps / DISTSERVE_COLOCATED_RPS:.2g}x the "
             f"paper's rate and the split "
             f"{split.result.capacity_qps / DISTSERVE_DISAGGREGATED_RPS:.2g}x: the paper's rates "
-            "are measured on vLLM and its prototype of early 2024 (their batching, CPU "
+            "are measured on vLLM and its prototype as the paper ran them (their batching, CPU "
             "overheads and tails), the lab's are its engines' schedules on those iteration "
             "times, and the ratio's gap is the colocated side gaining more than the split; no "
             "figure here says which overhead of the paper's vLLM that is. Each hand-off moves "
