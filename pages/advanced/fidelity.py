@@ -133,15 +133,18 @@ st.markdown(
     "and one GPU). The illustrative GPU has no calibration: its figures are already round "
     "sustained numbers.")
 
-st.subheader("The paper, reproduced")
+st.subheader("The papers, reproduced")
 reproduced = reproduce.shipped()
 st.markdown(
     "The Sarathi-Serve paper's own figures, each beside what this lab gives for the same setup: its "
     f"capacity search (the highest rate in {first('qps')} whose p99 {first('tbt')} meets the "
     f"{first('slo')} with a median scheduling delay ≤ 2 s), the calibrated cost model, and for "
     f"the paper's ablation the p50 {first('ttft')}; on the paper's GPUs (A100 80GB PCIe), models "
-    "and ShareGPT request lengths. *simulated / paper* = 1 is agreement; each row's note gives "
-    "its main uncertainty.", unsafe_allow_html=True)
+    "and ShareGPT request lengths. Beside them, one figure of the DistServe paper: its opening "
+    "example's goodput per GPU (the highest rate at which 90% of requests meet both latency "
+    "targets), prompts and decodes on separate GPUs against both on one (OPT-13B on A100 80GB). "
+    "*simulated / paper* = 1 is agreement; each row's note gives its main uncertainty.",
+    unsafe_allow_html=True)
 widgets.table(reproduce.table(reproduced).set_index(reproduce.COLUMNS[0]))
 st.markdown("**Notes**, the main uncertainty of each row:\n\n" + reproduce.notes(reproduced))
 st.caption(

@@ -372,7 +372,8 @@ def seed_spread(values: Sequence[float]) -> str:
 # GPU: 2.1x per GPU. The paper's own Table 1 targets for the OPT-13B chatbot (0.25 s TTFT, 0.1 s
 # TPOT) belong to its evaluation on ShareGPT, not to this example, so the example's are used.
 DISTSERVE_SOURCE = ("DistServe paper (arXiv 2401.09670), section 1 and Figure 1: OPT-13B on "
-                    "A100-80GB, input 512, output 64, P90 TTFT 0.4 s, P90 TPOT 0.04 s")
+                    "A100-80GB, input 512, output 64, P90 time to first token (TTFT) 0.4 s, P90 "
+                    "time per output token (TPOT) 0.04 s")
 DISTSERVE_GPU = "a100-80gb"
 DISTSERVE_PROMPT, DISTSERVE_OUTPUT = 512, 64
 DISTSERVE_SLO = GoodputSlo(ttft_s=0.4, tpot_s=0.04)

@@ -1,4 +1,4 @@
-"""The fidelity page's last check: Sarathi-Serve's published figures beside the lab's, the rows
+"""The fidelity page's last check: the papers' published figures beside the lab's, the rows
 `python -m sim reproduce` prints (sim/studies/reproduce.py, shipped results), as a table."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ COLUMNS = ("scenario", "metric", "simulated", "paper", "simulated / paper", "not
 # the scenarios that are not capacity searches, as the table names them (`reproduce --rerun`
 # takes the key)
 STUDY_NAMES = {"batch-times": "One iteration's time", "chunking-overhead": "Chunking overhead",
-               "ablation": "Ablation (Table 4)"}
+               "ablation": "Ablation (Table 4)",
+               "distserve-example": "DistServe's example: OPT-13B, 2 prefill + 1 decode GPUs"}
 
 
 def scenario_name(key: str) -> str:
