@@ -31,7 +31,8 @@ for entry in story.PAGES:   # the learner's path: beginners' pages first (ui/she
 sections[story.PAGES[0].section].append(st.Page(
     lambda: runpy.run_path(story.PAGES[0].path, run_name="__main__"),
     title=story.PAGES[0].title, url_path="home", visibility="hidden"))
-page = st.navigation(sections)   # before the sidebar: the tour sets its controls (tour_view.enter)
+# every page listed: Streamlit folds a long list behind "View more", which hid Advanced and Teach
+page = st.navigation(sections, expanded=True)   # before the sidebar: the tour sets its controls (tour_view.enter)
 first_run = widgets.apply_link_corrections()
 on_tour = page.url_path == tour_view.URL_PATH
 tour_view.enter(on_tour, first_run)

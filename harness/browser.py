@@ -43,6 +43,9 @@ def download(page, name: str, kind: str):
     button = page.locator(f".st-key-download_{name}_{kind}").get_by_role("button")
     for attempt in (1, 2):
         try:
+            # the list opens below its button: one near the window's bottom (a tall figure above
+            # it) would put its last files outside the window, where no click lands
+            files.evaluate("element => element.scrollIntoView({block: 'center'})")
             if not button.is_visible():
                 files.click()
             with page.expect_download(timeout=45_000) as started:

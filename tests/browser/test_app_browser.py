@@ -3,6 +3,7 @@ restores the controls. Skipped when /usr/bin/chromium or Playwright is missing. 
 play / pause / scrub test lives with charts.player.)"""
 
 import io
+import re
 import zipfile
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from harness.browser import download, has_value, wait_for_run
 from harness.server import streamlit_server
 from sim.units import fmt_seconds
 from tests.browser.pages import DEFAULTS
+from ui.shell import story
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = DEFAULTS
@@ -101,6 +103,17 @@ def test_presenter_1_in_a_link_turns_presenter_mode_on(page, app_url):
     wait_for_run(page, "Side by side")
     page.wait_for_url("**presenter=true", timeout=15_000)
     sync_api.expect(page.get_by_role("switch", name="Presenter mode (large fonts)")).to_be_checked()
+
+
+def test_the_sidebar_lists_every_page_of_the_learners_path(page, app_url):
+    """All pages as links, none folded behind Streamlit's "View more" (st.navigation's expanded):
+    with fifteen pages the folded list hid Advanced and Teach."""
+    page.goto(app_url)
+    wait_for_run(page, "Chunked Prefill Lab")
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    for entry in story.PAGES:
+        sync_api.expect(nav.get_by_role("link", name=entry.title, exact=True)).to_be_visible()
+    assert nav.get_by_text(re.compile(r"View \d+ more|View more")).count() == 0
 
 
 def test_out_of_range_link_value_shows_a_note(page, app_url):
