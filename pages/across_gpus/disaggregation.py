@@ -7,7 +7,7 @@ import streamlit as st
 from sim.presets.links import FREE_LINK, LINKS
 from sim.serving.policies import POLICIES
 from sim.studies.capacity import MAX_RUNS, GoodputSlo
-from sim.units import fmt_seconds
+from sim.units import fmt_counted, fmt_seconds
 from ui.across_gpus import disaggregation as page
 from ui.across_gpus import disaggregation_words as words
 from ui.shell import presenter, widgets
@@ -50,8 +50,9 @@ st.caption(f"{requests:,} requests of {s.prompt:,} prompt tokens (the sidebar's 
            f"on {s.tp} GPU{'s' * (s.tp > 1)}. Disaggregated: "
            f"{words.split_words(prefill_gpus, decode_gpus)}, in instances of "
            f"{prefill_tp or s.tp} and {decode_tp or s.tp} GPUs. Colocated: the same "
-           f"{setup.gpus} GPUs as {setup.gpus // s.tp if setup.gpus % s.tp == 0 else '—'} "
-           f"instances of {POLICIES[s.chunked].engine}, requests round-robin.")
+           f"{setup.gpus} GPUs as "
+           f"{fmt_counted(setup.gpus // s.tp, 'instance') if setup.gpus % s.tp == 0 else '— instances'}"
+           f" of {POLICIES[s.chunked].engine}, requests round-robin.")
 
 served = page.runs(setup)
 trace = served.trace

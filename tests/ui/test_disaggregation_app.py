@@ -121,6 +121,17 @@ def test_each_pool_shards_its_instances_over_its_own_tp():
     assert set(handoff_fields(page, "to_lane")) == {"decode 1 (tp 2)"}
 
 
+def test_an_uneven_split_names_every_pool_and_gives_no_size_advice():
+    """One prefill and one decode GPU at the sidebar's tp 2: both pools are named, with a count
+    of one said as one, and no smaller run is offered as a cure (none would divide them)."""
+    at = open_app(PAGE, gpu="h100-sxm", tp=2, prefillgpu=1, decodegpu=1, **SMALL)
+    assert_clean(at)
+    said = at.error[0].value
+    assert "1 prefill GPU does not split into instances of tp 2" in said
+    assert "1 decode GPU does not split into instances of tp 2" in said
+    assert "fewer requests" not in said and "Prefill / Decode instance tp" in said
+
+
 def test_a_pools_tp_that_does_not_divide_its_gpus_is_refused():
     at = open_app(PAGE, gpu="h100-sxm", prefillgpu=3, ptp=2, **SMALL)
     assert_clean(at)

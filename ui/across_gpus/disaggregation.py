@@ -30,6 +30,7 @@ from sim.studies.capacity import (
     compare_goodput,
     compute_ceiling_qps,
 )
+from sim.units import fmt_counted
 
 from ..learn.player import show_player, whole_run_html
 from ..shell import presenter
@@ -135,15 +136,32 @@ def stop_on(e: InputError, what: str) -> None:
     st.stop()
 
 
+def refuse_uneven_split(setup: Setup) -> None:
+    """GPUs a pool's tp does not divide, refused in the page's words: no smaller run would help,
+    so no size advice (`stop_on`'s)."""
+    tp = setup.scenario.tp
+    prefill_tp, decode_tp = setup.prefill_tp or tp, setup.decode_tp or tp
+    problems = [f"{fmt_counted(gpus, f'{pool} GPU')} {'does' if gpus == 1 else 'do'} not split "
+                f"into instances of tp {pool_tp}"
+                for pool, gpus, pool_tp in (("prefill", setup.prefill_gpus, prefill_tp),
+                                            ("decode", setup.decode_gpus, decode_tp))
+                if gpus % pool_tp]
+    if setup.gpus % tp:
+        problems.append(f"{setup.gpus} GPUs do not split into colocated instances of tp {tp}")
+    if problems:
+        st.error(f"**Can't split these GPUs:** {'; '.join(problems)}. Give each pool a multiple "
+                 "of its instance tp, or set Prefill / Decode instance tp (0 takes the sidebar's "
+                 "tp); colocated, the sidebar's tp must divide all the GPUs.",
+                 icon=":material/error:")
+        st.stop()
+
+
 def runs(setup: Setup) -> Served:
     """The disaggregated run and each colocated instance's, within the page's bounds."""
     what = "serve this workload both ways"
+    refuse_uneven_split(setup)
     try:
-        if setup.gpus % setup.scenario.tp:
-            raise InputError(f"{setup.gpus} GPUs do not split into colocated instances of tp "
-                             f"{setup.scenario.tp}: pick GPUs that tp divides")
         run, colocated = setup.run(), setup.colocated()
-        run.disaggregation.instances(run.cost.tp)   # a split tp does not divide: said here
         jobs = [Job(("disaggregation", run), "disaggregated", run_work(run),
                     partial(capped_run, run))]
         jobs += [Job(("disaggregation", r), f"colocated {i + 1}", run_work(r),
