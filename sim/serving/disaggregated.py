@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.ceilings import MAX_TOKENS
 from sim.cost.iteration import CostModel
 from sim.errors import InputError, check_number
 from sim.presets.links import Link, Transfer, get_link, gpu_link, price_transfer
@@ -299,7 +300,7 @@ def simulate_disaggregated(workload: Workload, policy: PolicySpec, cost: CostMod
         raise InputError("a disaggregated run serves new prompts only (Poisson arrivals or a "
                          "trace); the textbook and burst scenarios start with streams already "
                          "decoding on one GPU")
-    budget = int(check_number("budget", budget, high=1e9, integer=True))
+    budget = int(check_number("budget", budget, high=MAX_TOKENS, integer=True))
     check_prompt_limit(workload, policy, budget)
     return _Loop(workload, policy, cost, budget, limits, split).run()
 
@@ -327,7 +328,6 @@ class _Loop:
                         for _ in range(decodes)]
         nan = np.full(n, np.nan)
         self.prefill_end, self.send_start, self.send_end = nan.copy(), nan.copy(), nan.copy()
-        self.exposed = nan.copy()
         self.prefill_instance = np.full(n, -1, np.int64)
         self.decode_instance = np.full(n, -1, np.int64)
         for i, ids in enumerate(self.owners):

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from sim.cost import overhead as engine_overhead
-from sim.cost.iteration import CostModel
+from sim.cost.iteration import ACTIVATION_BYTES, CostModel
 from sim.cost.overhead import Overhead
 from sim.presets.hardware import GIB, Gpu, is_a100, memory_gib, tier_of
 
@@ -121,7 +121,6 @@ VLLM_UTILIZATION = 0.92
 VLLM_GRAPH_BYTES = 0.5 * GIB   # estimated: vLLM's logged "Estimated CUDA graph memory" is of
 #                                this order for a dense model on one GPU (0.36 GiB in
 #                                gpustack/runner#251's log), far more for large MoE setups
-ACTIVATION_BYTES = 2           # bf16 activations
 LOGIT_BYTES = 4                # float32 logits in the sampler
 
 

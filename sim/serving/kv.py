@@ -263,7 +263,6 @@ class PrefixCache:
         self.pinned: dict[int, bool] = {}    # request -> it reads its group's entry
         self.lru: OrderedDict[int, None] = OrderedDict()   # evictable entries, oldest first
         self.evictable = 0                   # tokens of the evictable entries
-        self.held = 0                        # tokens of every entry
 
     def hit(self, request: int, target: int) -> int:
         """Tokens of `request`'s first `target` (its prompt, and what it had generated before a
@@ -300,7 +299,6 @@ class PrefixCache:
         if ~request in self.tokens:
             self._unlist(~request)
             own = self.tokens.pop(~request)
-            self.held -= own
         return from_group, own - (hit - from_group)
 
     def extend(self, request: int, computed: int) -> int:
@@ -316,7 +314,6 @@ class PrefixCache:
             return 0
         self._pin(request)
         self.tokens[group] = reach
-        self.held += reach - cached
         return reach - cached
 
     def release(self, request: int, held: int) -> int:
@@ -331,7 +328,6 @@ class PrefixCache:
         own = full - shared if self.tokens.get(group, 0) >= shared or not shared else 0
         if own > 0:
             self.tokens[~request] = own
-            self.held += own
             self.lru[~request] = None
             self.evictable += own
             moved += own
@@ -365,7 +361,6 @@ class PrefixCache:
             else:
                 self.tokens[entry] = have - cut
         self.evictable -= evicted
-        self.held -= evicted
         return evicted
 
     def _unlist(self, entry: int) -> None:
