@@ -43,7 +43,7 @@ from sim.serving.engine import _check_fits, _Engine, policy_reserve
 from sim.serving.metrics import Percentiles, request_times
 from sim.serving.policies import Limits, PolicySpec, check_prompt_limit
 from sim.serving.trace import Trace
-from sim.serving.workloads import Workload, make_workload
+from sim.serving.workloads import Workload, make_workload, round_robin
 
 MAX_GPUS = 64   # per pool
 
@@ -96,8 +96,7 @@ class Disaggregation:
 
     def prefill_shares(self, workload: Workload, run_tp: int) -> tuple[Workload, ...]:
         """Each prefill instance's prompts (round-robin), each a request of one output token."""
-        return tuple(make_workload(workload.arrival_s[ids], workload.prompt[ids],
-                                   np.ones(len(ids), np.int64), name=workload.name)
+        return tuple(workload.take(ids, np.ones(len(ids), np.int64))
                      for ids in round_robin(len(workload), self.instances(run_tp)[0]))
 
     def link_for(self, cost: CostModel) -> Link:
@@ -118,18 +117,10 @@ def parse_split(text: str) -> tuple[int, int]:
     return prefill, decode
 
 
-def round_robin(requests: int, instances: int) -> tuple[np.ndarray, ...]:
-    """Which requests each instance gets when requests go round-robin (request i to instance
-    i mod instances), for the instances that get any."""
-    return tuple(np.arange(i, requests, instances) for i in range(min(instances, requests)))
-
-
 def round_robin_shares(workload: Workload, instances: int) -> tuple[Workload, ...]:
     """`workload` split round-robin over `instances` (see `round_robin`), each share a workload
     of its own in arrival order (colocated instances, each its own engine)."""
-    return tuple(make_workload(workload.arrival_s[ids], workload.prompt[ids],
-                               workload.output[ids], workload.prefilled[ids], workload.name)
-                 for ids in round_robin(len(workload), instances))
+    return tuple(workload.take(ids) for ids in round_robin(len(workload), instances))
 
 
 @dataclass(frozen=True, eq=False)

@@ -54,7 +54,7 @@ from sim.serving.engine import (
 )
 from sim.serving.policies import DEFAULT_LIMITS, Limits, PolicySpec, check_prompt_limit
 from sim.serving.trace import Trace
-from sim.serving.workloads import Workload
+from sim.serving.workloads import Workload, round_robin
 
 MAX_STAGES = 64
 
@@ -293,16 +293,7 @@ class _VirtualEngine(_Engine):
 def dealt(workload: Workload, stages: int) -> tuple[tuple[np.ndarray, Workload], ...]:
     """The requests each virtual engine serves, dealt in arrival order in turn: their numbers in
     `workload`, and they as a workload of their own (one per engine that gets any)."""
-    shares = []
-    for v in range(min(stages, len(workload))):
-        ids = np.arange(v, len(workload), stages)
-        shares.append((ids, Workload(
-            workload.arrival_s[ids], workload.prompt[ids], workload.output[ids],
-            workload.prefilled[ids], workload.name, workload.classes,
-            None if workload.request_class is None else workload.request_class[ids],
-            *(None if column is None else column[ids]
-              for column in (workload.prefix_group, workload.prefix_tokens)))))
-    return tuple(shares)
+    return tuple((ids, workload.take(ids)) for ids in round_robin(len(workload), stages))
 
 
 def virtual_engine_limits(limits: Limits, mine: Workload, stages: int) -> Limits:

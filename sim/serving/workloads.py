@@ -117,6 +117,18 @@ class Workload:
     def __len__(self) -> int:
         return len(self.arrival_s)
 
+    def take(self, ids: np.ndarray, output: np.ndarray | None = None) -> Workload:
+        """The requests `ids` (ascending) as a workload of their own, every column kept (classes,
+        shared prefixes); `output` in place of theirs (a prefill instance's one token), their
+        shared tokens then at most what the shorter request holds."""
+        out = self.output[ids] if output is None else output
+        shared = None if self.prefix_tokens is None else \
+            np.minimum(self.prefix_tokens[ids], self.prompt[ids] + out)
+        return Workload(self.arrival_s[ids], self.prompt[ids], out, self.prefilled[ids], self.name,
+                        self.classes,
+                        None if self.request_class is None else self.request_class[ids],
+                        None if self.prefix_group is None else self.prefix_group[ids], shared)
+
     def class_labels(self) -> np.ndarray:
         """Each request's class name (empty strings for a workload without classes)."""
         if not self.classes:
@@ -157,6 +169,13 @@ class Workload:
 
 def _count(name, value, high=MAX_TOKENS):
     return check_number(name, value, high=high, integer=True)
+
+
+def round_robin(requests: int, instances: int) -> tuple[np.ndarray, ...]:
+    """Which requests each instance gets when requests go round-robin (request i to instance
+    i mod instances), for the instances that get any: a disaggregated run's and a colocated
+    comparison's instances, a pipeline's virtual engines."""
+    return tuple(np.arange(i, requests, instances) for i in range(min(instances, requests)))
 
 
 def make_workload(arrival_s, prompt, output, prefilled=None, name="workload",

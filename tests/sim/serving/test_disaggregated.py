@@ -140,3 +140,21 @@ def test_a_layer_by_layer_send_adds_only_what_the_prefill_did_not_hide():
                  limits=Limits(max_seqs=1))
     late = int(np.argmax(waited.decode_wait_s))
     assert waited.decode_wait_s[late] > 0 and waited.transfer_s[late] == pytest.approx(whole)
+
+
+def test_every_share_keeps_the_requests_classes_and_shared_prefixes():
+    """Prefill instances, colocated instances and a pipeline's virtual engines serve their
+    requests with every column (a share used to drop the prefix, so a split run found no hit)."""
+    from sim.serving.disaggregated import round_robin_shares
+    from sim.serving.pipeline import dealt
+    from sim.serving.workloads import MIXES, mixed, poisson
+
+    shared = poisson(9, 4.0, seed=1, prompt=600, output=5, prefix_tokens=400, prefix_share=1.0)
+    for share in (*Disaggregation(3, 1).prefill_shares(shared, 1),
+                  *round_robin_shares(shared, 3), *(w for _, w in dealt(shared, 3))):
+        assert share.prefix_tokens is not None and (share.prefix_tokens == 400).all()
+    prefill = Disaggregation(3, 1).prefill_shares(shared, 1)[0]
+    assert (prefill.output == 1).all() and len(prefill) == 3
+    classes = mixed(12, 4.0, MIXES["chat+documents"], seed=2)
+    for share in round_robin_shares(classes, 2):
+        assert share.classes == classes.classes and share.request_class is not None
