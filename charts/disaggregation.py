@@ -22,13 +22,12 @@ from sim.serving.trace import Trace
 from sim.studies.capacity import GoodputComparison
 from sim.units import fmt_bytes, fmt_seconds
 
-from .figure import Figure
+from .figure import CLOCK, Figure, by_clock, clock_rule
 from .theme import Look
 from .traffic import KINDS, timeline_frame
 
 LANE_FILL = 0.65      # of a lane's height, the tallest iteration's bar; the rest is room for hand-offs
 HANDOFF = "KV hand-off (prefill done → KV arrived)"
-CLOCK = "t"           # the player's clock (charts.player): what has happened by then is drawn
 # on a prefill-only GPU no decode waits for a prompt: its own kind, in the prefill colour
 PREFILL_GPU = "prefill only (a prefill GPU: no decode waits)"
 
@@ -112,8 +111,7 @@ def lanes_chart(frames: LaneFrames, look: Look, *, width: int = 900) -> Figure:
     kinds = dict(zip((*KINDS, PREFILL_GPU), (look.decode, look.muted, look.prefill, look.prefill)))
     legend = alt.Legend(orient="top", direction="horizontal", labelLimit=0, symbolOpacity=1)
     # by the player's clock: an iteration not begun yet is faint, a hand-off not begun unseen
-    started = alt.condition(f"datum.start_s <= {CLOCK}", alt.value(1.0), alt.value(0.15))
-    sent = alt.condition(f"datum.prefill_end_s <= {CLOCK}", alt.value(0.85), alt.value(0.0))
+    started, sent = by_clock("start_s"), by_clock("prefill_end_s", 0.85, 0.0)
     bars = (alt.Chart(alt.Data(name="bars")).mark_rect()
             .encode(x=x, x2="end_s:Q", opacity=started, y=alt.Y("y:Q", scale=y_scale, axis=y_axis), y2="top:Q",
                     color=alt.Color("kind:N", title=None, legend=legend,
@@ -148,11 +146,10 @@ def lanes_chart(frames: LaneFrames, look: Look, *, width: int = 900) -> Figure:
                                 alt.Tooltip("send_end_s:Q", title="KV arrived, first token (s)",
                                             format=",.4f")]))
     height = (34 if look.presenter else 30) * (len(base) + 1)
-    now = (alt.Chart(alt.Data(values=[{}])).transform_calculate(now=CLOCK)
-           .mark_rule(color=look.new_request, strokeWidth=2).encode(x="now:Q"))
-    chart = alt.layer(bars, handoff, now).properties(width=width, height=height)
+    end = lanes_end(frames)
+    chart = alt.layer(bars, handoff, clock_rule(look, end)).properties(width=width, height=height)
     return Figure(chart, look, {"bars": frames.bars, "handoffs": frames.handoffs},
-                  params={CLOCK: lanes_end(frames)})
+                  params={CLOCK: end})
 
 
 def lanes_end(frames: LaneFrames) -> float:

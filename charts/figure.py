@@ -81,3 +81,20 @@ def stacked(*figures: Figure) -> Figure:
         scale=alt.ScaleResolveMap(color="independent", shape="independent",
                                   strokeDash="independent")))
     return Figure(chart, figures[0].look, data, params)
+
+
+# --- a whole run on the player's clock (charts.player): Disaggregation's lanes, Pipeline's stages
+CLOCK = "t"   # the player's clock, a top-level param of the figure
+
+
+def by_clock(field: str, begun: float = 1.0, not_yet: float = 0.15) -> alt.ValueChannelMixin:
+    """An opacity by the clock: `begun` once `datum[field]` (s) has come, `not_yet` before."""
+    return alt.condition(f"datum.{field} <= {CLOCK}", alt.value(begun), alt.value(not_yet))
+
+
+def clock_rule(look: Look, end: float) -> alt.Chart:
+    """A teal rule at the clock, hidden at `end` (the run drawn whole: the figure as opened, and
+    its downloads, show no line at their right edge)."""
+    return (alt.Chart(alt.Data(values=[{}])).transform_calculate(now=CLOCK)
+            .transform_filter(f"{CLOCK} < {end!r}")
+            .mark_rule(color=look.new_request, strokeWidth=2).encode(x="now:Q"))

@@ -19,12 +19,11 @@ import pandas as pd
 
 from sim.serving.pipeline import StageSchedule
 
-from .figure import Figure
+from .figure import CLOCK, Figure, by_clock, clock_rule
 from .theme import Look
 from .traffic import KINDS
 
 BUBBLE = "bubble (stage idle)"
-CLOCK = "t"            # the player's clock (charts.player): what has begun by then is drawn full
 DRAWN_PER_RUN = 1500   # about a pixel at the figure's width: gaps shorter than span / this merge
 
 
@@ -136,7 +135,7 @@ def stage_chart(frames: StageFrames, look: Look, *, width: int = 900) -> Figure:
     zoom = alt.selection_interval(bind="scales", encodings=["x"], name="zoom")
     x = alt.X("start_s:Q", title="time (s)", axis=alt.Axis(format=",.3~f", grid=False))
     # by the player's clock: a micro-batch or an idle gap not begun yet is faint
-    begun = alt.condition(f"datum.start_s <= {CLOCK}", alt.value(1.0), alt.value(0.15))
+    begun = by_clock("start_s")
     bubbles = (alt.Chart(alt.Data(name="bubbles"))
                .mark_rect(stroke=look.muted, strokeWidth=0.5)
                .encode(x=x, x2="end_s:Q", y=y, color=color, opacity=begun,
@@ -163,11 +162,10 @@ def stage_chart(frames: StageFrames, look: Look, *, width: int = 900) -> Figure:
                                          format=",")])
             .add_params(zoom))
     height = (30 if look.presenter else 24) * (len(frames.rows) + 1)
-    now = (alt.Chart(alt.Data(values=[{}])).transform_calculate(now=CLOCK)
-           .mark_rule(color=look.new_request, strokeWidth=2).encode(x="now:Q"))
-    chart = alt.layer(bubbles, bars, now).properties(width=width, height=height)
+    end = stages_end(frames)
+    chart = alt.layer(bubbles, bars, clock_rule(look, end)).properties(width=width, height=height)
     return Figure(chart, look, {"bars": frames.bars, "bubbles": frames.bubbles},
-                  params={CLOCK: stages_end(frames)})
+                  params={CLOCK: end})
 
 
 def stages_end(frames: StageFrames) -> float:

@@ -55,3 +55,15 @@ def test_its_colours_are_the_labs_meanings(schedules):
     colours = dict(zip(scale["domain"], scale["range"]))
     assert colours[KINDS[0]] == look.decode and colours[KINDS[2]] == look.prefill
     assert colours[KINDS[1]] == look.muted and colours[BUBBLE] == look.grid
+
+
+def test_the_clock_line_is_hidden_where_the_figure_opens_and_downloads(schedules):
+    """The figure opens (and exports) at the run's end: its teal clock line is filtered out
+    there, drawn only while the player's clock is before it."""
+    look = Look()
+    figure = stage_chart(stage_frames(schedules, {n: ("a", "b") for n in schedules}), look)
+    end = figure.params["t"]
+    rule = next(layer for layer in figure.spec()["layer"]
+                if layer["mark"].get("type", layer["mark"]) == "rule")
+    assert {"filter": f"t < {end!r}"} in rule["transform"]
+    assert rule["mark"]["color"] == look.new_request
