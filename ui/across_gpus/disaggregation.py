@@ -32,14 +32,13 @@ from sim.studies.capacity import (
 )
 from sim.units import fmt_counted
 
-from ..learn.player import show_player, whole_run_html
+from ..learn.player import draw_whole_run
 from ..shell import presenter
 from ..shell.cached_figure import cached_figure
 from ..shell.controls import GPU_LINK
 from ..shell.jobs import Job, capped_run, refuse_over_limit, run_alone, run_jobs, show_note
 from ..shell.scenario import Scenario
 from ..shell.store import RESULTS, TRACES
-from ..shell.widgets import figure_tools, file_stem
 from ..shell.work import BUTTON_DEADLINE_S, Work, run_work, too_big, total
 from ..under_load.workload_box import refuse_if_too_big
 
@@ -181,29 +180,13 @@ def lanes_figure(key: tuple[str, ...], look: Look, width: int, _served: Served) 
 
 
 LANES = "disaggregation-lanes"   # the player's key (its kept position) and the downloads' name
-LANES_CHROME_PX = 85             # the figure's legend, time axis and padding around its lanes
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def lanes_page(key: tuple[str, ...], look: Look, width: int, height: int, stem: str,
-               _served: Served) -> str:
-    """The lanes in the player (charts.player), opened at the run's end, everything drawn."""
-    return whole_run_html(lanes_figure.figure(key, look, width, _served), clock=charts.CLOCK,
-                          key=LANES, height=height, stem=stem,
-                          cue="Play replays the run: each iteration as it runs, each hand-off "
-                              "as its prefill ends.")
 
 
 def draw_lanes(served: Served, look: Look) -> None:
-    """Both setups' lanes in the player the side-by-side timeline plays in, with the figure's
-    downloads (PNG, SVG, CSV: the whole run)."""
-    width = presenter.chart_width(look)
-    figure = lanes_figure.figure(served.key, look, width, served)
-    height = figure.chart.to_dict()["height"] + LANES_CHROME_PX \
-        + presenter.PLAYER_CHROME_PX[look.presenter]
-    show_player(lanes_page(served.key, look, width, height, file_stem(LANES, look), served),
-                height)
-    figure_tools(lambda: figure, LANES)
+    """Both setups' lanes in the player, with their downloads (the whole run)."""
+    draw_whole_run(lanes_figure.figure(served.key, look, presenter.chart_width(look), served),
+                   served.key, LANES, "Play replays the run: each iteration as it runs, each "
+                   "hand-off as its prefill ends.")
 
 
 # --- goodput ----------------------------------------------------------------------------------

@@ -19,12 +19,11 @@ from sim.serving.engine import SimulationLimitError
 from sim.serving.pipeline import Pipeline, StagedRun, make_pipeline, stage_costs
 from sim.serving.run import Run
 
-from ..learn.player import show_player, whole_run_html
+from ..learn.player import draw_whole_run
 from ..shell import presenter
 from ..shell.cached_figure import cached_figure
 from ..shell.controls import GPU_LINK
 from ..shell.scenario import Scenario
-from ..shell.widgets import figure_tools, file_stem
 from . import pipeline_words as words
 
 # A textbook run's micro-batches are its streams' output tokens, a few hundred; this bounds a
@@ -127,25 +126,10 @@ def stages_figure(key: tuple[str, ...], look: Look, width: int,
 
 
 STAGES = "pipeline-stages"   # the player's key (its kept position) and the downloads' name
-STAGES_CHROME_PX = 85        # the figure's legend, time axis and padding around its rows
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def stages_page(key: tuple[str, ...], look: Look, width: int, height: int, stem: str,
-                _runs: dict[str, StagedRun]) -> str:
-    """The stages in the player (charts.player), opened at the run's end, everything drawn."""
-    return whole_run_html(stages_figure.figure(key, look, width, _runs), clock=charts.CLOCK,
-                          key=STAGES, height=height, stem=stem,
-                          cue="Play replays the run: each micro-batch as it reaches each stage.")
 
 
 def draw_stages(setup: Setup, runs: dict[str, StagedRun], look: Look) -> None:
-    """Every schedule's stages in the player the side-by-side timeline plays in, with the
-    figure's downloads (PNG, SVG, CSV: the whole run)."""
+    """Every schedule's stages in the player, with their downloads (the whole run)."""
     key = tuple(setup.run(name).digest for name in runs)
-    width = presenter.chart_width(look)
-    figure = stages_figure.figure(key, look, width, runs)
-    height = figure.chart.to_dict()["height"] + STAGES_CHROME_PX \
-        + presenter.PLAYER_CHROME_PX[look.presenter]
-    show_player(stages_page(key, look, width, height, file_stem(STAGES, look), runs), height)
-    figure_tools(lambda: figure, STAGES)
+    draw_whole_run(stages_figure.figure(key, look, presenter.chart_width(look), runs), key,
+                   STAGES, "Play replays the run: each micro-batch as it reaches each stage.")

@@ -9,7 +9,7 @@ from functools import partial
 
 import streamlit as st
 
-from charts.figure import Figure
+from charts.figure import CLOCK, Figure
 from charts.player import player_html, static_bundle_page
 from charts.theme import Look
 from charts.views import FOCUS_MARGIN
@@ -91,15 +91,28 @@ def show_player(html: str, height: int) -> None:
     st.iframe(html, height=height, alt="Animated timeline player")
 
 
-PLAY_S = 20.0   # wall-clock seconds a whole-run replay takes at its first Play
+PLAY_S = 20.0            # wall-clock seconds a whole-run replay takes at its first Play
+WHOLE_RUN_CHROME_PX = 85   # a whole-run figure's legend, time axis and padding around its rows
 
 
-def whole_run_html(figure: Figure, *, clock: str, key: str, height: int, stem: str, cue: str) -> str:
-    """`figure` in the player (charts.player) over its whole run: opened at the run's end
-    (`figure.params[clock]`) with everything drawn, its first Play about `PLAY_S` seconds long.
-    The lanes of Disaggregation and the stages of Pipeline play in it."""
-    end = figure.params[clock]
+@st.cache_data(max_entries=16, show_spinner=False)
+def _whole_run_page(key: tuple[str, ...], look: Look, width: int, height: int, stem: str,
+                    name: str, cue: str, _figure: Figure) -> str:
+    """`_figure` in the player over its whole run (`key`: its runs' digests): opened at the
+    run's end with everything drawn, its first Play about `PLAY_S` seconds long."""
+    end = _figure.params[CLOCK]
+    return player_html(_figure.spec(), clock=CLOCK, t_max=end, height=height, dark=look.dark,
+                       key=name, file_stem=stem, presenter=look.presenter,
+                       contrast=look.contrast, ms_per_second=float(f"{end * 1e3 / PLAY_S:.1g}"),
+                       start=end, cue=cue)
+
+
+def draw_whole_run(figure: Figure, key: tuple[str, ...], name: str, cue: str) -> None:
+    """A whole run on the player's clock (Disaggregation's lanes, Pipeline's stages) in the
+    player the side-by-side timeline plays in, with the figure's downloads (PNG, SVG, CSV).
+    `name`: the player's key (its kept position) and the downloads' name."""
     look = figure.look
-    return player_html(figure.spec(), clock=clock, t_max=end, height=height, dark=look.dark,
-                       key=key, file_stem=stem, presenter=look.presenter, contrast=look.contrast,
-                       ms_per_second=float(f"{end * 1e3 / PLAY_S:.1g}"), start=end, cue=cue)
+    height = figure.chart.height + WHOLE_RUN_CHROME_PX + presenter.PLAYER_CHROME_PX[look.presenter]
+    show_player(_whole_run_page(key, look, figure.chart.width, height, file_stem(name, look),
+                                name, cue, figure), height)
+    figure_tools(lambda: figure, name)
