@@ -13,6 +13,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from sim.serving.kv import hit_tokens
 from sim.serving.trace import Trace
 
 from .figure import Figure
@@ -42,7 +43,7 @@ def request_frame(trace: Trace, shared: np.ndarray, block: int) -> pd.DataFrame:
         np.zeros(len(trace.prompt), np.int64)
     prompt = trace.prompt
     hits = [f"hit ≤ ⌊min(shared {int(shared[r]):,}, prompt − 1 = {int(prompt[r]) - 1:,}) / "
-            f"{block}⌋ × {block} = {min(int(shared[r]), int(prompt[r]) - 1) // block * block:,}"
+            f"{block}⌋ × {block} = {hit_tokens(int(shared[r]), int(prompt[r]), block):,}"
             f"; found {int(cached[r]):,}" for r in new]
     computes = [f"computed = prompt − hit = {int(prompt[r]):,} − {int(cached[r]):,}"
                 + _rest(int(computed[r]), int(prompt[r] - cached[r])) for r in new]

@@ -229,6 +229,13 @@ class KvPool:
         self.allocated += slots
 
 
+def hit_tokens(shared: int, prompt: int, block: int) -> int:
+    """The most a prompt of `prompt` tokens whose first `shared` are cached finds: whole blocks,
+    at most prompt − 1 (one token is always computed, for its logits); `PrefixCache.hit` is this
+    bound on what the cache holds now."""
+    return min(shared, prompt - 1) // block * block
+
+
 class PrefixCache:
     """Prefix caching: full blocks of KV kept after their request lets them go, found again by a
     request whose prompt starts with the same tokens (vLLM V1's automatic prefix caching, by

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.serving.kv import hit_tokens
 from sim.serving.metrics import summarize
 from sim.serving.trace import Trace
 from sim.serving.workloads import Workload, make_workload, poisson
@@ -31,12 +32,6 @@ def shared_workload(arrivals: str, requests: int, qps: float, seed: int, prompt:
         return drawn
     return make_workload(np.zeros(len(drawn)), drawn.prompt, drawn.output,
                          prefix_group=drawn.prefix_group, prefix_tokens=drawn.prefix_tokens)
-
-
-def hit_tokens(shared: int, prompt: int, block: int) -> int:
-    """A hit on a prompt of `prompt` tokens whose first `shared` are cached: whole blocks, at most
-    prompt − 1 (one token is always computed, for its logits)."""
-    return min(shared, prompt - 1) // block * block
 
 
 def hit_formula(shared: int, prompt: int, block: int) -> str:
