@@ -47,7 +47,7 @@ slo = GoodputSlo(ttft_slo, tpot_slo / 1e3)
 st.caption(f"{requests:,} requests of {s.prompt:,} prompt tokens (the sidebar's prompt) and "
            f"{output:,} output tokens, Poisson arrivals at {qps:g} requests/s (random seed: "
            f"{seed}); {s.model.name} on {s.gpu.name}, {s.mode} cost model, each instance "
-           f"on {s.tp} GPU{'s' * (s.tp > 1)}. Disaggregated: "
+           f"on {fmt_counted(s.tp, 'GPU')}. Disaggregated: "
            f"{words.split_words(prefill_gpus, decode_gpus)}, in instances of "
            f"{prefill_tp or s.tp} and {decode_tp or s.tp} GPUs. Colocated: the same "
            f"{setup.gpus} GPUs as "

@@ -6,6 +6,7 @@ parallelism."""
 import pandas as pd
 import streamlit as st
 
+from sim.units import fmt_counted
 from ui.across_gpus import pipeline as page
 from ui.across_gpus import pipeline_words as words
 from ui.shell import presenter, widgets
@@ -40,9 +41,9 @@ schedule = runs[words.FIXED].schedule
 stages_words = (f"{pp} stages of {'/'.join(map(str, schedule.layers))} layers"
                 if pp > 1 else "one stage")
 st.caption(f"{s.model.name} on {s.gpu.name}, {s.mode} cost model: {stages_words}, each on "
-           f"{s.tp} GPU{'s' * (s.tp > 1)} ({s.tp * pp} in all)"
+           f"{fmt_counted(s.tp, 'GPU')} ({s.tp * pp} in all)"
            + (f", activations sent over {schedule.link.name}" if schedule.link else "")
-           + f". The streams are dealt to the {pp} virtual engine{'s' * (pp > 1)} in turn.")
+           + f". The streams are dealt to the {fmt_counted(pp, 'virtual engine')} in turn.")
 
 st.subheader("Every stage on one time axis")
 with presenter.figure():
@@ -75,8 +76,8 @@ if isinstance(compared, str):
 else:
     st.markdown(f"The sidebar's chunked policy ({s.policy_label(s.chunked)}, "
                 f"{chunking} chunks) with every layer split "
-                f"over all {gpus} GPUs (TP{gpus}), and with {pp} stages of {s.tp} "
-                f"GPU{'s' * (s.tp > 1)} each (TP{s.tp} × PP{pp}), and what each gives the new "
+                f"over all {gpus} GPUs (TP{gpus}), and with {pp} stages of "
+                f"{fmt_counted(s.tp, 'GPU')} each (TP{s.tp} × PP{pp}), and what each gives the new "
                 f"prompt's {first('ttft')} and the streams' {first('tbt')}.",
                 unsafe_allow_html=True)
     widgets.table(pd.DataFrame(words.setup_rows(compared)).set_index("setup"))

@@ -19,7 +19,7 @@ from sim.presets.links import Link, price_transfer
 from sim.serving.disaggregated import DisaggregatedTrace, pool_summaries, transfer_times
 from sim.serving.metrics import request_times
 from sim.studies.capacity import GoodputComparison, GoodputSlo
-from sim.units import fmt_bytes, fmt_percent, fmt_seconds
+from sim.units import fmt_bytes, fmt_counted, fmt_percent, fmt_seconds, shown_same
 
 DISAGGREGATED, COLOCATED = "disaggregated", "colocated"
 LINK_SMALL = 0.05   # a median transfer under this share of the median TTFT "costs little"
@@ -58,8 +58,7 @@ def shares_differ(a: float, b: float) -> bool:
 
 
 def split_words(prefill_gpus: int, decode_gpus: int) -> str:
-    return (f"{prefill_gpus} prefill GPU{'s' * (prefill_gpus != 1)} + {decode_gpus} decode "
-            f"GPU{'s' * (decode_gpus != 1)}")
+    return f"{fmt_counted(prefill_gpus, 'prefill GPU')} + {fmt_counted(decode_gpus, 'decode GPU')}"
 
 
 def verdict(d: Outcome, c: Outcome, slo: GoodputSlo, qps: float) -> str:
@@ -106,7 +105,7 @@ def causes(trace: DisaggregatedTrace, d: Outcome, c: Outcome) -> list[str]:
         said.append(f"{lead}; the decode pool is busy {fmt_percent(decode.utilisation)} of the "
                     f"time and a prefilled request waits {fmt_seconds(decode.queue_s.p50)} "
                     "(median) for a decode GPU to take it (free KV and a seat).")
-    if fmt_seconds(c.tpot_p90) != fmt_seconds(d.tpot_p90):
+    if not shown_same(c.tpot_p90, d.tpot_p90):
         if c.tpot_p90 > d.tpot_p90:
             said.append(f"Colocated, the prompts' chunks run on the same GPUs as the decodes "
                         f"and lengthen the gaps between their tokens: p90 TPOT "
@@ -131,7 +130,7 @@ def prefill_rate_words(trace: DisaggregatedTrace, prompt: int, qps: float) -> st
     """What one prompt of this length costs the prefill pool, and the rate that allows."""
     per_prompt, rate = prefill_rate(trace)
     instances = len(trace.prefill)
-    pool = f"{instances} prefill instance{'s' * (instances != 1)}"
+    pool = fmt_counted(instances, "prefill instance")
     verdict = ("fewer than arrive" if rate < qps else "more than arrive")
     finish = "finish" if instances != 1 else "finishes"
     return (f"Each {prompt:,}-token prompt takes the prefill pool {fmt_seconds(per_prompt)} of "

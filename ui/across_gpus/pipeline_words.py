@@ -18,7 +18,7 @@ import numpy as np
 from sim.serving.metrics import request_times, token_gaps
 from sim.serving.pipeline import StageSchedule
 from sim.serving.trace import Trace
-from sim.units import fmt_percent, fmt_seconds
+from sim.units import fmt_percent, fmt_seconds, shown_same
 
 UNCHUNKED, FIXED, DYNAMIC = "unchunked", "fixed chunks", "dynamic chunks"
 SCHEDULES = (UNCHUNKED, FIXED, DYNAMIC)
@@ -96,7 +96,7 @@ def pace_words(schedule: StageSchedule, first_runs_cpu: bool) -> str:
         return ""
     busy = schedule.busy_s
     most, least = int(np.argmax(busy)), int(np.argmin(busy))
-    if fmt_seconds(float(busy[most])) == fmt_seconds(float(busy[least])):
+    if shown_same(float(busy[most]), float(busy[least])):
         return (f"With fixed chunks every stage is busy alike ({fmt_seconds(float(busy[most]))}): "
                 "the bubbles come from the micro-batches' uneven times and the sends.")
     extra = {0: " (it also runs the engine's CPU work per micro-batch)" if first_runs_cpu else "",
@@ -174,14 +174,14 @@ def setups_verdict(tp: Setup, pp: Setup) -> str:
     lead = (f"On the same {tp.gpus} GPUs, {pp.name} runs each micro-batch on a stage in "
             f"{fmt_seconds(pp.step_median_s)} (median) where {tp.name} runs a whole iteration in "
             f"{fmt_seconds(tp.step_median_s)}")
-    if fmt_seconds(pp.tbt_p99_s) == fmt_seconds(tp.tbt_p99_s):
+    if shown_same(pp.tbt_p99_s, tp.tbt_p99_s):
         tbt = f"the same p99 gap between tokens, {fmt_seconds(tp.tbt_p99_s)}"
     else:
         smoother = tp if tp.tbt_p99_s < pp.tbt_p99_s else pp
         rougher = pp if smoother is tp else tp
         tbt = (f"a p99 gap between tokens of {fmt_seconds(smoother.tbt_p99_s)} with "
                f"{smoother.name} against {fmt_seconds(rougher.tbt_p99_s)} with {rougher.name}")
-    if not np.isfinite(tp.ttft_s) or fmt_seconds(pp.ttft_s) == fmt_seconds(tp.ttft_s):
+    if not np.isfinite(tp.ttft_s) or shown_same(pp.ttft_s, tp.ttft_s):
         ttft = ""
     else:
         sooner = tp if tp.ttft_s < pp.ttft_s else pp
