@@ -40,7 +40,7 @@ from ..shell.jobs import Job, capped_run, refuse_over_limit, run_alone, run_jobs
 from ..shell.scenario import Scenario
 from ..shell.store import RESULTS, TRACES
 from ..shell.work import BUTTON_DEADLINE_S, Work, run_work, too_big, total
-from ..under_load.workload_box import refuse_if_too_big
+from ..under_load.workload_box import refuse_if_too_big, stop_on
 
 
 def smaller(tokens: bool = False) -> str:
@@ -129,15 +129,9 @@ class Served:
         return (self.run.digest, *(r.digest for r in self.setup.colocated()))
 
 
-def stop_on(e: InputError, what: str) -> None:
-    st.error(f"**Can't {what}:** {e}. Make it smaller or change it: {SMALLER}",
-             icon=":material/error:")
-    st.stop()
-
-
 def refuse_uneven_split(setup: Setup) -> None:
     """GPUs a pool's tp does not divide, refused in the page's words: no smaller run would help,
-    so no size advice (`stop_on`'s)."""
+    so no size advice (`workload_box.stop_on`'s)."""
     tp = setup.scenario.tp
     prefill_tp, decode_tp = setup.prefill_tp or tp, setup.decode_tp or tp
     problems = [f"{fmt_counted(gpus, f'{pool} GPU')} {'does' if gpus == 1 else 'do'} not split "
@@ -168,7 +162,7 @@ def runs(setup: Setup) -> Served:
         refuse_if_too_big(jobs, what, smaller)
         results = run_jobs(jobs, TRACES, what=what, change=SMALLER, key="run_disaggregation")
     except InputError as e:
-        stop_on(e, what)
+        stop_on(e, what, SMALLER)
     return Served(setup, run, results[jobs[0].key], tuple(results[j.key] for j in jobs[1:]))
 
 
@@ -239,7 +233,7 @@ def goodput_estimate(q: GoodputQuery) -> Work:
                      icon=":material/timer_off:")
             st.stop()
     except InputError as e:
-        stop_on(e, what)
+        stop_on(e, what, SMALLER)
     refuse_over_limit(job.estimate, what, SMALLER)
     show_note("find_goodput")
     return job.estimate
@@ -249,7 +243,7 @@ def find_goodput(q: GoodputQuery) -> GoodputComparison:
     try:
         found = run_alone(_goodput_job(q), RESULTS, "find_goodput")
     except InputError as e:
-        stop_on(e, "find the goodput")
+        stop_on(e, "find the goodput", SMALLER)
     if found is None:
         st.error(f"**Stopped the search** after {BUTTON_DEADLINE_S:g} s, the most one click "
                  f"runs. Make it shorter: {SMALLER}", icon=":material/timer_off:")
