@@ -93,8 +93,10 @@ def by_clock(field: str, begun: float = 1.0, not_yet: float = 0.15) -> alt.Value
 
 
 def clock_rule(look: Look, end: float) -> alt.Chart:
-    """A teal rule at the clock, hidden at `end` (the run drawn whole: the figure as opened, and
-    its downloads, show no line at their right edge)."""
+    """A teal rule at the clock, transparent at `end` (the run drawn whole: the figure as opened,
+    and its downloads, show no line at their right edge). Hidden by opacity, not filtered out: an
+    empty layer gives the shared x scale an infinite extent, which Vega warns about."""
     return (alt.Chart(alt.Data(values=[{}])).transform_calculate(now=CLOCK)
-            .transform_filter(f"{CLOCK} < {end!r}")
-            .mark_rule(color=look.new_request, strokeWidth=2).encode(x="now:Q"))
+            .mark_rule(color=look.new_request, strokeWidth=2)
+            .encode(x="now:Q", opacity=alt.condition(f"{CLOCK} < {end!r}", alt.value(1.0),
+                                                     alt.value(0.0))))

@@ -69,3 +69,31 @@ def test_a_bubble_shows_the_bubbles_arithmetic_on_hover(new_tab, app_url):
     sync_api.expect(tooltip).to_contain_text("stage idle time = stages × working time − busy")
     sync_api.expect(tooltip).to_contain_text("2 × 1.69 s − (1.53 s + 1.53 s) = 329.7 ms")
     sync_api.expect(tooltip).to_contain_text("329.7 ms / (2 × 1.69 s) = 9.72%")
+
+
+CLOCK_LINES = """() => {
+  const found = [];
+  const walk = (node) => {
+    if (node.marktype === "rule") for (const it of node.items || [])
+      if (it.datum && it.datum.now !== undefined) found.push({now: it.datum.now, opacity: it.opacity});
+    for (const it of node.items || []) for (const child of it.items || []) walk(child);
+  };
+  walk(window.playerView.scenegraph().root);
+  return found;
+}"""
+
+
+def test_the_clock_line_shows_while_playing_and_not_at_the_runs_end(new_tab, app_url):
+    """The stages open drawn whole with no line at their right edge; a step back shows the teal
+    line at the clock (charts.figure.clock_rule, shared with Disaggregation's lanes)."""
+    page = new_tab(1440, 900)
+    page.goto(f"{app_url}/pipeline")
+    wait_for_run(page, HEADING)
+    frame = player(page)
+    end = frame.evaluate("() => window.playerSignal()")
+    assert [line["opacity"] for line in frame.evaluate(CLOCK_LINES)] == [0]
+    frame.get_by_test_id("player-step-back").click()
+    frame.wait_for_function(f"window.playerSignal() < {end}", timeout=10_000)
+    frame.wait_for_function(f"({CLOCK_LINES})()[0].opacity === 1", timeout=10_000)
+    [line] = frame.evaluate(CLOCK_LINES)
+    assert line["now"] == frame.evaluate("() => window.playerSignal()")
