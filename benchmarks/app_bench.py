@@ -67,8 +67,8 @@ def _scenario_figures(**values):
     side = timeline(*(s.run(p, MAX_ITERATIONS) for p in (s.unchunked, s.chunked))).figure(Look()).spec()
     cost = s.cost_model()
     plan = budget_plan(cost, s.decodes, s.context, s.prompt, s.budget, 0.025)
-    roof, curve = roofline_figures(cost, plan, s.decodes, s.context, s.prompt, Look())
-    return side, roof.spec(), curve.spec()
+    figures = roofline_figures(cost, plan, s.decodes, s.context, s.prompt, Look())
+    return side, figures.roof.spec(), figures.curve.spec()
 
 
 def _fidelity_specs():
@@ -121,9 +121,11 @@ THREE = ["vllm-v0", "sarathi", "vllm-v1"]
 
 
 def _sent_kib(at: AppTest) -> str:
-    """Chart data the page sent: every chart's compiled spec with its data (ui/shell/chart_view.py)."""
+    """Chart data the page sent: every chart's compiled spec with its data (ui/shell/chart_view.py)
+    and every player's page, its spec inside (ui/learn/player.py: Disaggregation, Pipeline)."""
     size = sum(len(e.proto.json) for e in at.get("bidi_component")
                if e.proto.component_name == CHART)
+    size += sum(len(e.proto.srcdoc) for e in at.get("iframe"))
     return f"{size / 1024:,.0f} KiB"
 
 
