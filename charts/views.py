@@ -33,6 +33,7 @@ from .roofline import (
     points_frame,
     roof_frame,
     roofline,
+    tile_view,
 )
 from .theme import Look
 from .timeline import figure_height, rows_to_fit, side_by_side, streams_only
@@ -114,6 +115,7 @@ class BudgetPlan:
     vllm_default: EngineDefault
     sglang_default: EngineDefault
     markers: pd.DataFrame
+    budget: int                    # the scenario's
 
 
 def budget_plan(cost: CostModel, decodes: int, context: int, prompt: int, budget: int,
@@ -123,11 +125,27 @@ def budget_plan(cost: CostModel, decodes: int, context: int, prompt: int, budget
     marked = {"your budget": budget, "largest within target": largest,
               "vLLM serve default": vllm.budget, "SGLang default": sglang.budget}
     return BudgetPlan(scenario_iterations(cost, decodes, context, prompt, budget), tpot_s, largest,
-                      vllm, sglang, markers_frame(cost, decodes, context, prompt, marked))
+                      vllm, sglang, markers_frame(cost, decodes, context, prompt, marked), budget)
+
+
+@dataclass(frozen=True, eq=False)
+class RooflineFigures:
+    """The Roofline page's charts, top to bottom; `tiles` is None in a cost mode without GEMM
+    tiles (simple, roofline)."""
+    roof: Figure
+    curve: Figure
+    tiles: Figure | None
+
+    @property
+    def shown(self) -> tuple[Figure, ...]:
+        """The figures there are, in the page's order (what an export stacks)."""
+        return tuple(f for f in (self.roof, self.curve, self.tiles) if f is not None)
 
 
 def roofline_figures(cost: CostModel, plan: BudgetPlan, decodes: int, context: int, prompt: int,
-                     look: Look, width: int = 700) -> tuple[Figure, Figure]:
+                     look: Look, width: int = 700) -> RooflineFigures:
+    """The roofline with the scenario's iterations, iteration time against budget, and the GEMM
+    tile steps around the largest budget within the target and the scenario's."""
     gpu = cost.gpu
     points = points_frame(plan.iterations)
     roof = roofline(points, roof_frame(gpu.peak_flops, gpu.bandwidth, points.intensity),
@@ -136,4 +154,6 @@ def roofline_figures(cost: CostModel, plan: BudgetPlan, decodes: int, context: i
     budgets = curve_budgets(decodes, prompt, list(plan.markers.budget))
     curve = budget_curve(curve_frame(cost, decodes, context, prompt, budgets), plan.markers,
                          tpot_ms=plan.tpot_s * 1e3, look=look, width=width)
-    return roof, curve
+    marked = {"largest within target": plan.largest, "your budget": plan.budget}
+    tiles = tile_view(cost, decodes, context, prompt, marked, plan.tpot_s * 1e3, look, width)
+    return RooflineFigures(roof, curve, tiles)

@@ -4,7 +4,8 @@
     # out/side-by-side_..._budget-576_vllm-v0-vs-sarathi_simple_light.png
 
 Views: `side-by-side` (both lanes' iterations and token streams), `streams` (the token streams only),
-`roofline` (the roofline with the scenario's iterations, over the iteration-time vs budget curve).
+`roofline` (the roofline with the scenario's iterations, over the iteration-time vs budget curve,
+over the GEMM tile steps in a cost mode with tiles: calibrated), as the Roofline page draws them.
 Formats: png, svg, gif (gif animates the clock of side-by-side and streams). The top lane runs
 `--unchunked`, the bottom lane `--policy`. Two lines above the figure state its scenario (GPU,
 model, prompt, streams, budget, cost mode). Without `--out` the file goes to out/ (ignored by git), named
@@ -95,7 +96,7 @@ def _figure(args, look, caps: tuple[int, ...]):
         cost = cost_model_from(args)
         plan = budget_plan(cost, decodes, context, prompt, budget, tpot_s)
         return (lambda width: stacked(*roofline_figures(cost, plan, decodes, context, prompt, look,
-                                                        width))), None
+                                                        width).shown)), None
     workload, chunked = run_from(args, caps[0])
     if not textbook(workload):
         raise InputError(f"--view {args.view} draws the textbook scenario (streams running + one new "
@@ -164,7 +165,8 @@ def register_export(sub) -> None:
         Draw one of the app's figures to a file (--out), from the same flags as simulate:
         side-by-side (the unchunked --unchunked lane above the chunked --policy lane, iterations
         and token streams), streams (the token streams only) or roofline (the scenario's
-        iterations on the GPU's roofline, over iteration time against budget). Formats: png (2
+        iterations on the GPU's roofline, over iteration time against budget, over the GEMM tile
+        steps in the calibrated mode, the one with tiles). Formats: png (2
         pixels per CSS pixel), svg, or gif (the clock animated over --frames frames; side-by-side
         and streams). An export whose runs and frames x pixels are estimated over the command's
         budget (60 s, 1.5 GB) is refused before it starts."""))

@@ -29,11 +29,11 @@ st.markdown(f"The streams must keep a pace: a {first('tpot')} target, the longes
             "may take. Points and budgets below are priced against it.", unsafe_allow_html=True)
 tpot_ms = widgets.widget(controls.TPOT, width=340)
 tpot_s = float(tpot_ms) / 1e3
-plan, roof, curve = runs.roofline_view(s, tpot_s, look)
-roof_spec, curve_spec = runs.roofline_specs(s, tpot_s, look)
+plan, figures = runs.roofline_view(s, tpot_s, look)
+roof_spec, curve_spec, tile_spec = runs.roofline_specs(s, tpot_s, look)
 
 with presenter.figure():
-    widgets.chart(roof_spec, lambda: roof, "roofline")
+    widgets.chart(roof_spec, lambda: figures.roof, "roofline")
 other = runs.comparison(s)
 other_plan = runs.plan(other, tpot_s) if other else None
 calibrated = s.mode == "calibrated"
@@ -92,7 +92,7 @@ st.markdown(
     f"every decode ({s.decodes:,} at {s.context:,} tokens of context) plus a chunk of "
     "budget − decodes tokens, priced as the prompt's *last* chunk (it attends to everything "
     "before it: the costliest chunk, so the budget holds for every chunk).")
-widgets.chart(curve_spec, lambda: curve, "budget-curve")
+widgets.chart(curve_spec, lambda: figures.curve, "budget-curve")
 
 decode_only = s.decodes + 1
 if plan.largest is None:
@@ -109,9 +109,8 @@ else:
 st.subheader(roofline_words.tiles_heading(s.cost_model()))
 st.markdown(roofline_words.tiles_words(s.cost_model(), s.decodes, s.context, s.prompt, s.budget,
                                        plan.largest, tpot_s), unsafe_allow_html=True)
-tile_spec = runs.tile_spec(s, tpot_s, look)
 if tile_spec:
-    widgets.chart(tile_spec, lambda: runs.tile_figure(s, tpot_s, look), "tile-steps")
+    widgets.chart(tile_spec, lambda: figures.tiles, "tile-steps")
 if other_plan:
     largest = other_plan.largest
     if largest is None:

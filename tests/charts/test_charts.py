@@ -501,7 +501,7 @@ def test_every_gif_frame_is_its_canvas_and_the_chart_keeps_its_size_while_it_pla
 def test_a_gif_needs_a_clock(seed):
     s = seed[0]
     plan = budget_plan(s.cost_model(), s.decodes, s.context, s.prompt, s.budget, 0.025)
-    roof, _ = roofline_figures(s.cost_model(), plan, s.decodes, s.context, s.prompt, Look())
+    roof = roofline_figures(s.cost_model(), plan, s.decodes, s.context, s.prompt, Look()).roof
     with pytest.raises(InputError, match="no clock"):
         film.gif(roof, 1.0)
 

@@ -32,7 +32,7 @@ def test_both_distributions_fit_half_the_page_at_1280_px(distributions, look):
 def test_no_marked_budgets_rule_crosses_the_target_label(decodes):
     look, width = Look(), 700
     plan = budget_plan(SEED, decodes, 4000, 8192, 576, 0.025)
-    _, curve = roofline_figures(SEED, plan, decodes, 4000, 8192, look, width=width)
+    curve = roofline_figures(SEED, plan, decodes, 4000, 8192, look, width=width).curve
     end = target_label_budget(curve.data["curve"], plan.markers)
     axis = max(curve.data["curve"].budget.max(), plan.markers.budget.max()) * 1.1   # nice-ish
     words = f"TPOT target {plan.tpot_s * 1e3:,.4g} ms"

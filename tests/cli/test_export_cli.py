@@ -1,5 +1,6 @@
 """`python -m sim export`: files from the same flags as `simulate`, one-line errors, no Altair in sim."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -10,12 +11,15 @@ import pytest
 from PIL import Image
 
 from charts.export import caption_lines
-from cli.common import PROCESS_BYTES
+from charts.theme import Look
+from cli.common import PROCESS_BYTES, cost_model_from
 from cli.export import VIEWS, default_out
+from cli.export import _figure as export_figure
 from cli.export import _scenario as export_scenario
-from cli.export_effort import figure_work
+from cli.export_effort import draws_tiles, figure_work
 from cli.main import build_parser, main
 from harness.bounded import run_sim
+from sim.studies.budget import largest_budget_within
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,6 +104,39 @@ def test_exports_that_differ_in_any_flag_are_named_apart(tmp_path, monkeypatch):
     assert "_roofline_window-run_light.png" in "".join(stems)
 
 
+CALIBRATED = ["--gpu", "h100-sxm", "--mode", "calibrated"]   # the one cost mode with GEMM tiles
+
+
+@pytest.mark.parametrize("mode, tiles", [("calibrated", True), ("roofline", False), ("simple", False)])
+def test_the_roofline_export_draws_the_pages_tile_steps_where_the_mode_has_tiles(mode, tiles):
+    """The export stacks what the Roofline page shows: in the calibrated mode the GEMM tile steps
+    under the curve, marked as the page marks them (the largest budget within the target and the
+    scenario's); a mode without tiles draws none."""
+    args = build_parser().parse_args(["export", "--view", "roofline", "--gpu", "h100-sxm",
+                                      "--mode", mode, "--budget", "300"])
+    build, _ = export_figure(args, Look(), ())
+    figure = build(700)
+    assert ({"tiles", "tile_marks"} <= set(figure.data)) == tiles
+    assert ("GEMM tiles" in json.dumps(figure.spec())) == tiles
+    if tiles:
+        largest = largest_budget_within(cost_model_from(args), 64, 4000, 0.025, 8192)
+        marks = figure.data["tile_marks"]
+        assert dict(zip(marks.kind, marks.tokens)) == {"largest within target": largest,
+                                                       "your budget": 300}
+
+
+def test_a_calibrated_roofline_png_is_taller_by_its_tile_steps(tmp_path):
+    """The rendered picture holds the tile chart: the calibrated export is taller than the same
+    scenario's in the roofline mode by at least the tile chart's plot (280 px, 2 pixels each)."""
+    heights = {}
+    for mode in ("calibrated", "roofline"):
+        out = tmp_path / f"{mode}.png"
+        assert main(["export", "--view", "roofline", "--gpu", "h100-sxm", "--mode", mode,
+                     "--width", "800", "--out", str(out)]) == 0
+        heights[mode] = Image.open(out).height
+    assert heights["calibrated"] - heights["roofline"] >= 2 * 280
+
+
 def test_a_tracked_file_is_overwritten_only_with_force(tmp_path, capsys):
     if shutil.which("git") is None:
         pytest.skip("git is missing")
@@ -127,24 +164,30 @@ def svg_size(path: Path) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
-@pytest.mark.parametrize("view", VIEWS)
-def test_the_estimate_prices_each_view_at_its_real_size(view, presenter, tmp_path, capsys):
+@pytest.mark.parametrize("view, mode_flags", [*((view, []) for view in VIEWS), ("roofline", CALIBRATED),
+                                        ("roofline", ["--mode", "simple"])],
+                         ids=[*VIEWS, "roofline-calibrated", "roofline-simple"])
+def test_the_estimate_prices_each_view_at_its_real_size(view, mode_flags, presenter, tmp_path, capsys):
     """An export is priced by its figure's size: each view, drawn at its tallest (64 streams: the
-    decoder blocks at full height) and narrowest and widest, is exactly --width wide and its
-    height is the estimator's within 2% (it once assumed 274 px for the streams view and 532 px
-    for side by side, which drew 656 and 882 px). Too narrow a --width for its axes and legends
-    is refused with the width that fits."""
+    decoder blocks at full height; the roofline view with its tile steps in the calibrated mode)
+    and narrowest and widest, is exactly --width wide and its height is the estimator's within 2%
+    (it once assumed 274 px for the streams view and 532 px for side by side, which drew 656 and
+    882 px). Too narrow a --width for its axes and legends is refused with the width that fits."""
     for asked in (300, 4000):
         out = tmp_path / f"{view}-{asked}.svg"
-        argv = ["export", "--view", view, "--out", str(out), *(["--presenter"] if presenter else [])]
+        argv = ["export", "--view", view, *mode_flags, "--out", str(out),
+                *(["--presenter"] if presenter else [])]
         width = asked
         if main([*argv, "--width", str(width)]) == 2:
             err = capsys.readouterr().err
             width = int(re.search(r"need ([\d,]+) px or more", err).group(1).replace(",", ""))
             assert asked == 300 and main([*argv, "--width", str(width)]) == 0
         real_width, real_height = svg_size(out)
-        caption = export_scenario(build_parser().parse_args([*argv, "--width", str(width)])).caption
-        work = figure_work(view, "svg", width, 1, presenter, caption_lines(caption, width, presenter))
+        args = build_parser().parse_args([*argv, "--width", str(width)])
+        caption = export_scenario(args).caption
+        assert draws_tiles(args) == (mode_flags == CALIBRATED)
+        work = figure_work(view, "svg", width, 1, presenter, caption_lines(caption, width, presenter),
+                           draws_tiles(args))
         assert real_width == width == work.width and real_height <= work.height
         assert work.height - real_height <= 0.02 * real_height
 

@@ -51,8 +51,9 @@ def lab_figures(scenario, unchunked, chunked, look):
     cost = scenario.cost_model()
     plan = budget_plan(cost, scenario.decodes, scenario.context, scenario.prompt, scenario.budget,
                        0.025)
-    roof, curve = roofline_figures(cost, plan, scenario.decodes, scenario.context,
-                                   scenario.prompt, look)
+    figures = roofline_figures(cost, plan, scenario.decodes, scenario.context, scenario.prompt,
+                               look)
+    roof, curve = figures.roof, figures.curve
     return {"side-by-side": tl.figure(look), "streams": tl.figure(look, streams=True),
             "roofline": roof, "curve": curve, "roofline+curve": stacked(roof, curve)}
 

@@ -20,10 +20,16 @@ import streamlit as st
 from charts import fidelity
 from charts.figure import Figure
 from charts.player import player_html
-from charts.roofline import tile_view
 from charts.theme import Look
 from charts.timeline import CLOCK
-from charts.views import BudgetPlan, Timeline, budget_plan, roofline_figures, timeline
+from charts.views import (
+    BudgetPlan,
+    RooflineFigures,
+    Timeline,
+    budget_plan,
+    roofline_figures,
+    timeline,
+)
 from charts.worked import to_scale
 from sim.cost.validation import validate
 from sim.errors import InputError
@@ -193,30 +199,19 @@ def plan(s: Scenario, tpot_s: float) -> BudgetPlan:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def roofline_view(s: Scenario, tpot_s: float, look: Look):
-    """(plan, roofline Figure, curve Figure) for the roofline page."""
+def roofline_view(s: Scenario, tpot_s: float, look: Look) -> tuple[BudgetPlan, RooflineFigures]:
+    """The plan and the roofline page's figures (charts.views.roofline_figures, which the export
+    draws too): the roofline, the budget curve, and in a mode with tiles the GEMM tile steps."""
     p = plan(s, tpot_s)
-    return (p, *roofline_figures(s.cost_model(), p, s.decodes, s.context, s.prompt, look))
+    return p, roofline_figures(s.cost_model(), p, s.decodes, s.context, s.prompt, look)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def roofline_specs(s: Scenario, tpot_s: float, look: Look) -> tuple[dict, dict]:
-    _, roof, curve = roofline_view(s, tpot_s, look)
-    return roof.spec(), curve.spec()
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def tile_figure(s: Scenario, tpot_s: float, look: Look) -> Figure | None:
-    """The calibrated mode's GEMM tile steps around the largest budget within the target and the
-    scenario's (None in a mode without tiles)."""
-    marked = {"largest within target": plan(s, tpot_s).largest, "your budget": s.budget}
-    return tile_view(s.cost_model(), s.decodes, s.context, s.prompt, marked, tpot_s * 1e3, look)
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def tile_spec(s: Scenario, tpot_s: float, look: Look) -> dict | None:
-    figure = tile_figure(s, tpot_s, look)
-    return figure.spec() if figure else None
+def roofline_specs(s: Scenario, tpot_s: float, look: Look) -> tuple[dict, dict, dict | None]:
+    """The roofline's, the curve's and the tile steps' specs (None: no tiles in this mode)."""
+    figures = roofline_view(s, tpot_s, look)[1]
+    return (figures.roof.spec(), figures.curve.spec(),
+            figures.tiles.spec() if figures.tiles else None)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
