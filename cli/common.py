@@ -14,7 +14,7 @@ from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
 from sim.serving import workloads
 from sim.serving.engine import Trace
-from sim.serving.pipeline import stage_costs
+from sim.serving.pipeline import Pipeline, stage_costs
 from sim.serving.policies import (
     DEFAULT_MAX_ITERATIONS,
     MAX_ITERATION_CAP,
@@ -62,7 +62,19 @@ REMEDY = {  # what to change when a scenario's run is too large
 
 def remedy(args) -> str:
     """What to change when the flags' runs are too large, naming only flags they accept
-    (--lengths sharegpt and sharegpt-trace bring their own lengths and refuse --output-tokens)."""
+    (--lengths sharegpt and sharegpt-trace bring their own lengths and refuse --output-tokens);
+    with pipeline stages, fewer of them too."""
+    return _workload_remedy(args) + fewer_stages(args)
+
+
+def fewer_stages(args) -> str:
+    """", or fewer --pp stages" where the runs have more than one: a remedy for too much work."""
+    if "pp" in args.given and args.pp > 1:
+        return ", or fewer --pp stages (each micro-batch passes every one)"
+    return ""
+
+
+def _workload_remedy(args) -> str:
     scenario = scenario_of(args)
     if scenario == "poisson" and args.mix is not None:
         return "use fewer --requests (--mix gives each class its own lengths)"
@@ -92,6 +104,15 @@ def add_hardware_args(p: argparse.ArgumentParser) -> None:
 def cost_model_from(args) -> CostModel:
     overhead_s = None if args.overhead_ms is None else args.overhead_ms / 1e3
     return CostModel(get_gpu(args.gpu), get_model(args.model), args.mode, overhead_s, args.tp)
+
+
+def hardware_from(args) -> tuple[CostModel, Pipeline | None, CostModel]:
+    """What the flags serve a run on: the cost model, the pipeline (None without --pp), and the
+    cost model an engine's default seats (--max-seqs) are sized by, a pipeline's first stage's,
+    whose KV SGLang sizes them by. Every command that takes --pp builds its runs from this."""
+    cost = cost_model_from(args)
+    pipeline = pipeline_from(args)
+    return cost, pipeline, stage_costs(cost, pipeline)[0] if pipeline else cost
 
 
 def add_policy_args(p: argparse.ArgumentParser, budget: int | None = KNOBS["budget"].default, *,
@@ -280,10 +301,8 @@ def planned_run(args) -> Run:
         refuse_streams(scenario_of(args))
     workload = workload_from(args)
     policy = get_policy(args.policy)
-    pipeline = pipeline_from(args)
-    cost = cost_model_from(args)
-    limits = limits_from(args, policy, workload=workload,
-                         cost=stage_costs(cost, pipeline)[0] if pipeline else None)
+    cost, pipeline, seated_by = hardware_from(args)
+    limits = limits_from(args, policy, workload=workload, cost=seated_by)
     decoders = int(workload.prefilled.sum())
     if decoders and policy.under(limits).decodes_take_budget and args.budget <= decoders \
             and not args.allow_starvation:

@@ -31,7 +31,8 @@ from sim.units import fmt_seconds
 from .common import (
     PROCESS_BYTES,
     check_iterations,
-    cost_model_from,
+    fewer_stages,
+    hardware_from,
     lengths_words,
     limits_from,
     poisson_from,
@@ -40,6 +41,14 @@ from .common import (
 from .disaggregate import add_disaggregation_args, disaggregation_from
 from .flags import number, refuse
 from .output import emit, table
+from .pipeline import (
+    BUBBLE_WORDS,
+    bubble_cell,
+    bubble_header,
+    point_stages,
+    stages_payload,
+    stages_words,
+)
 
 # capacity's flags of the TBT criterion, which goodput takes the place of
 TBT_CRITERION = ("tbt_slo", "slo", "delay_slo")
@@ -85,26 +94,32 @@ def _json(found, gpus: int) -> dict:
             "failed_qps": r.failed_qps, "ceiling_qps": r.ceiling_qps, "reason": r.reason,
             "points": [{"qps": pt.qps, "slo_attainment": pt.slo_attainment,
                         "p99_tbt_s": pt.p99_tbt_s, "median_delay_s": pt.median_delay_s,
-                        "sustained": pt.sustained} for pt in r.points]}
+                        "sustained": pt.sustained, **point_stages(pt)} for pt in r.points]}
 
 
 def capacity_goodput(args) -> None:
     slo = _slo(args)
     refuse_unused_lengths(args)
     split = disaggregation_from(args)
+    cost, pipeline, seated_by = hardware_from(args)
     if split is not None:
         refuse(args, ("baseline", "baseline_budget"), why="--disaggregate compares the split "
                "with --policy colocated on the same GPUs")
-    cost = cost_model_from(args)
+        if pipeline is not None and pipeline.stages > 1:
+            raise InputError(
+                f"--disaggregate {args.disaggregate} with --pp {pipeline.stages}: pipeline stages "
+                "inside a split's pools are not modelled; drop --pp to compare the split with "
+                "colocated instances, or drop --disaggregate to compare --policy with --baseline "
+                f"on {pipeline.stages} stages")
     policy = get_policy(args.policy)
     baseline = get_policy(args.baseline)
-    limits = limits_from(args, policy) if split is not None else limits_from(args, policy,
-                                                                           baseline)
+    limits = limits_from(args, policy, cost=seated_by) if split is not None else limits_from(
+        args, policy, baseline, cost=seated_by)
     workload_at = partial(poisson_from, args, args.requests)
     sample = workload_at(1.0)
     check_iterations(sample, args.max_iterations)
     run = Run(workload=sample, policy=policy, cost=cost, budget=args.budget, limits=limits,
-              disaggregation=split)
+              disaggregation=split, pipeline=pipeline)
     estimates = {(policy.name, args.budget): estimate_run(run)}
     baseline_budget = default_baseline_budget(baseline, args.budget, sample) \
         if args.baseline_budget is None else args.baseline_budget
@@ -116,7 +131,7 @@ def capacity_goodput(args) -> None:
                          estimates, windowed=cost.model.sliding_window > 0)
     CommandEffort(tuple(estimates.values())).check_most(
         account.allowance, "one run of each setup", "use fewer --requests, or a lower "
-        "--max-iterations (each run stops there)")
+        "--max-iterations (each run stops there)" + fewer_stages(args))
     search = dict(max_runs=args.max_runs, may_start=account.may_start, finished=account.finished)
     if split is not None:
         comparison = compare_goodput(workload_at, run, slo, **search)
@@ -130,13 +145,15 @@ def capacity_goodput(args) -> None:
                               slo, **search)
         ratio = ours.per_gpu / theirs.per_gpu \
             if theirs.result.capacity_qps > 0 and not ours.result.undefined else None
-        compared = f"{policy.name} against {baseline.name}, one instance of tp {cost.tp} each"
+        on = f"tp {cost.tp} x pp {pipeline.stages}" if pipeline else f"tp {cost.tp}"
+        compared = f"{policy.name} against {baseline.name}, one instance of {on} each"
     both = (ours, theirs)
     notes = [r.result.cut_short_words() for r in both if r.result.cut_short]
     payload = {"criterion": "goodput", "policy": _json(ours, ours.gpus),
                "baseline": _json(theirs, theirs.gpus), "ratio": ratio,
                "ttft_slo_s": slo.ttft_s, "tpot_slo_s": slo.tpot_s, "slo_attainment": slo.share,
-               "requests": args.requests, "notes": notes}
+               "requests": args.requests, "notes": notes,
+               **(stages_payload(pipeline) if pipeline else {})}
     if split is not None:
         payload["disaggregation"] = {"prefill_gpus": split.prefill_gpus,
                                      "decode_gpus": split.decode_gpus,
@@ -145,15 +162,18 @@ def capacity_goodput(args) -> None:
              f"{r.result.capacity_qps:.3g}", "—" if r.result.undefined else f"{r.per_gpu:.3g}")
             for r in both]
     curve = [(r.result.policy, f"{pt.qps:.3g}", f"{pt.slo_attainment:.1%}",
-              fmt_seconds(pt.p99_tbt_s), "yes" if pt.sustained else "no")
+              fmt_seconds(pt.p99_tbt_s), *bubble_cell(pt), "yes" if pt.sustained else "no")
              for r in both for pt in r.result.points]
     shown_ratio = f"{ratio:.2f}x" if ratio is not None else "undefined (a search proved no rate)"
     text = "\n".join([
         f"goodput = highest Poisson QPS with {slo.words()} ({args.requests:,} requests, "
         f"{lengths_words(args)}; {cost.gpu.name}, {cost.model.name}, {cost.mode}); {compared}",
+        *([stages_words(pipeline, cost)] if pipeline else []),
         table(rows, ("setup", "GPUs", "goodput QPS", "per GPU"), args.wide),
         f"per-GPU goodput ratio {ours.result.policy} / {theirs.result.policy}: {shown_ratio}",
         *(r.result.reason for r in both), "",
-        table(curve, ("setup", "QPS", "met both", "p99 TBT", "meets the share"), args.wide),
+        table(curve, ("setup", "QPS", "met both", "p99 TBT", *bubble_header(pipeline),
+                      "meets the share"), args.wide),
+        *([BUBBLE_WORDS] if pipeline else []),
         *(f"note: {n}" for n in notes)])
     emit(args, payload, text)

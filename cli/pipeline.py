@@ -5,11 +5,19 @@ from __future__ import annotations
 
 import argparse
 
+from sim.cost.iteration import CostModel
 from sim.knobs import PIPELINE_KNOBS
 from sim.presets.hardware import get_gpu
+from sim.presets.links import get_link
 from sim.presets.models import get_model
 from sim.serving.chunking import fit_dynamic_chunks
-from sim.serving.pipeline import Pipeline, StageSchedule, make_pipeline, parse_layers, stage_costs
+from sim.serving.pipeline import (
+    Pipeline,
+    StageFigures,
+    make_pipeline,
+    parse_layers,
+    stage_costs,
+)
 from sim.serving.run import Run
 from sim.units import fmt_percent, fmt_seconds
 
@@ -38,26 +46,60 @@ def pipeline_from(args) -> Pipeline | None:
     return make_pipeline(get_model(args.model), get_gpu(args.gpu), args.pp, layers, args.pp_link)
 
 
-def pipeline_payload(schedule: StageSchedule) -> dict:
+# What a sweep's or a capacity search's bubble column is, beside its table.
+BUBBLE_WORDS = ("bubble = idle stage-time / (stages x working time), idle stage-time = stages x "
+                "working time - the stages' busy time, working time = while a micro-batch is in "
+                "the pipeline")
+
+
+def stages_payload(pipeline: Pipeline) -> dict:
+    """The stages as simulate --json names them, for a command whose runs all use them."""
+    return {"pp_stages": pipeline.stages, "pp_layers": list(pipeline.layers),
+            "pp_link": pipeline.link or None}
+
+
+def pipeline_payload(stages: StageFigures) -> dict:
     """simulate --json's pipeline keys: the stages, their idle stage-seconds and its share."""
-    return {"pp_stages": schedule.stages, "pp_layers": list(schedule.layers),
-            "pp_link": schedule.link.id if schedule.link else None,
-            "pp_micro_batches": schedule.micro_batches, "pp_working_s": schedule.working_s,
-            "pp_busy_s": schedule.busy_s.tolist(), "pp_bubble_s": schedule.bubble_s,
-            "pp_bubble_fraction": schedule.bubble_fraction}
+    return {"pp_stages": stages.stages, "pp_layers": list(stages.layers),
+            "pp_link": stages.link.id if stages.link else None,
+            "pp_micro_batches": stages.micro_batches, "pp_working_s": stages.working_s,
+            "pp_busy_s": list(stages.busy_s), "pp_bubble_s": stages.bubble_s,
+            "pp_bubble_fraction": stages.bubble_fraction}
 
 
-def pipeline_lines(schedule: StageSchedule, run: Run) -> list[str]:
-    """The stages, and the bubble with its arithmetic."""
-    p, cost = schedule.stages, run.cost
-    link = f", activations over {schedule.link.name}" if schedule.link else ""
-    busy = " + ".join(fmt_seconds(b) for b in schedule.busy_s)
-    return [f"pipeline: {p} stage{'s' * (p > 1)} of {'/'.join(map(str, schedule.layers))} layers, "
+def point_stages(point) -> dict:
+    """A capacity point's pipeline keys (pipeline_payload's), none where it ran unpipelined."""
+    return pipeline_payload(point.pipeline) if point.pipeline else {}
+
+
+def bubble_header(pipeline: Pipeline | None) -> tuple[str, ...]:
+    """The bubble column's header where the runs are pipelined, else no column."""
+    return ("bubble",) if pipeline else ()
+
+
+def bubble_cell(point) -> tuple[str, ...]:
+    """A run's bubble fraction as its table cell (bubble_header's column)."""
+    return (fmt_percent(point.pipeline.bubble_fraction),) if point.pipeline else ()
+
+
+def stages_words(pipeline: Pipeline, cost: CostModel) -> str:
+    """"pipeline: 2 stages of 40/40 layers, each on 4 A100 GPUs (8 in all), activations over
+    ...": where the runs are served."""
+    p = pipeline.stages
+    link = f", activations over {get_link(pipeline.link).name}" if pipeline.link else ""
+    return (f"pipeline: {p} stage{'s' * (p > 1)} of {'/'.join(map(str, pipeline.layers))} layers, "
             f"each on {cost.tp} {cost.gpu.name} GPU{'s' * (cost.tp > 1)} ({cost.tp * p} in all)"
-            f"{link}; {schedule.micro_batches:,} micro-batches",
-            f"bubble = stages x working time - busy = {p} x {fmt_seconds(schedule.working_s)} - "
-            f"({busy}) = {fmt_seconds(schedule.bubble_s)} idle stage-time, "
-            f"{fmt_percent(schedule.bubble_fraction)} of {p} x the working time (the time a "
+            f"{link}")
+
+
+def pipeline_lines(stages: StageFigures, run: Run) -> list[str]:
+    """The stages, and the bubble with its arithmetic."""
+    p = stages.stages
+    busy = " + ".join(fmt_seconds(b) for b in stages.busy_s)
+    return [f"{stages_words(run.pipeline, run.cost)}; {stages.micro_batches:,} micro-batches",
+            f"bubble = stages x working time - busy = {p} x {fmt_seconds(stages.working_s)} - "
+            f"({busy}) = {fmt_seconds(stages.bubble_s)} idle stage-time, "
+            f"{fmt_percent(stages.bubble_fraction)} of {p} x the working time (the time a "
             "micro-batch is in the pipeline)"]
 
 

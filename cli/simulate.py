@@ -45,8 +45,8 @@ def _simulate(args) -> None:
         _simulate_disaggregated(args)
         return
     run = checked_run(args)
-    staged = run.staged() if run.pipeline is not None else None
-    workload, trace = run.workload, staged.trace if staged else run.simulate()
+    trace, stages = run.traced()
+    workload = run.workload
     m = summarize(trace)
     profile = get_policy(args.policy).profile
     payload = {"policy": m.policy, "engine": profile.engine, "engine_version": profile.version,
@@ -64,8 +64,8 @@ def _simulate(args) -> None:
     classes = class_metrics(trace, workload)
     if classes:
         payload["classes"] = {name: c.to_json() for name, c in classes.items()}
-    if staged:
-        payload.update(pipeline_payload(staged.schedule))
+    if stages:
+        payload.update(pipeline_payload(stages))
     notes = [*trace.notes, *([NO_SECOND_TOKEN] if np.isnan(m.tbt_s.max) else [])]
     chunking = chunking_note(run)
     if chunking:
@@ -94,8 +94,8 @@ def _simulate(args) -> None:
         lines.append(f"prefix cache: {trace.prefix_hit_tokens:,} of the {looked_up:,} prompt "
                      f"tokens looked up found cached ({trace.prefix_hit_rate:.1%}), "
                      f"{int(trace.prefill_tokens.sum()):,} prefilled")
-    if staged:
-        lines += pipeline_lines(staged.schedule, run)
+    if stages:
+        lines += pipeline_lines(stages, run)
     if classes:
         lines += [_class_table(classes, args.wide), HOL_WAIT_WORDS]
     own_budget = "budget" not in args.given and lane_budget_note(policy, workload, args.budget)

@@ -36,7 +36,8 @@ from .common import (
     add_run_args,
     check_iterations,
     check_work,
-    cost_model_from,
+    fewer_stages,
+    hardware_from,
     lengths_words,
     limits_from,
     poisson_from,
@@ -48,6 +49,16 @@ from .common import (
 from .flags import choice, number, number_list, paragraph
 from .goodput import add_goodput_args, capacity_goodput, refuse_goodput_flags
 from .output import NO_SECOND_TOKEN, emit, table
+from .pipeline import (
+    BUBBLE_WORDS,
+    add_pipeline_args,
+    bubble_cell,
+    bubble_header,
+    pipeline_payload,
+    point_stages,
+    stages_payload,
+    stages_words,
+)
 
 MAX_CAPACITY_REQUESTS = 20_000   # each capacity run simulates them all, up to 2 x MAX_RUNS times
 # The searches stop at this share of the command's time budget in estimated work: a search adds
@@ -63,12 +74,13 @@ def _pair(p) -> dict:
 
 def _sweep(args) -> None:
     workload = workload_from(args)
-    cost = cost_model_from(args)
+    cost, pipeline, seated_by = hardware_from(args)
     policy = get_policy(args.policy)
-    limits = limits_from(args, policy, workload=workload)
+    limits = limits_from(args, policy, workload=workload, cost=seated_by)
     budgets = sorted(set(args.budgets))
     check_iterations(workload, args.max_iterations)
-    run = Run(workload=workload, policy=policy, cost=cost, budget=budgets[0], limits=limits)
+    run = Run(workload=workload, policy=policy, cost=cost, budget=budgets[0], limits=limits,
+              pipeline=pipeline)
     caps = check_work(work_of(*(replace(run, budget=b) for b in budgets)),
                       f"a sweep of {len(budgets)} budgets", remedy(args) + ", or "
                       "fewer --budgets")
@@ -93,6 +105,8 @@ def _sweep(args) -> None:
             "notes": [*pt.notes, *([NO_SECOND_TOKEN] if math.isnan(m.tbt_s.max) else [])]})
         if pt.classes:
             payload[-1]["classes"] = {name: c.to_json() for name, c in pt.classes.items()}
+        if pt.pipeline:
+            payload[-1].update(pipeline_payload(pt.pipeline))
         flags = [label for label, on in (("overhead-dominated", pt.overhead_dominated),
                                          ("no split", pt.chunking_inactive),
                                          ("recommended", pt.budget == result.recommended),
@@ -100,18 +114,21 @@ def _sweep(args) -> None:
                  if on]
         rows.append((f"{pt.budget:,}", fmt_seconds(m.ttft_s.p50), fmt_seconds(m.ttft_s.p99),
                      fmt_seconds(m.tbt_s.p50), fmt_seconds(m.tbt_s.p99), fmt_seconds(m.tpot_s.p50),
-                     f"{m.throughput_tokens_per_s:,.0f}", f"{m.iterations:,}", ", ".join(flags)))
+                     f"{m.throughput_tokens_per_s:,.0f}", f"{m.iterations:,}", *bubble_cell(pt),
+                     ", ".join(flags)))
     header = ("budget", "TTFT p50", "TTFT p99", "TBT p50", "TBT p99", "TPOT p50", "tokens/s",
-              "iterations", "notes")
+              "iterations", *bubble_header(pipeline), "notes")
     lines = [f"{POLICIES[result.policy].label} on {described(workload)} ({len(workload):,} "
              f"requests), {cost.gpu.name}, {cost.model.name}, {cost.mode}",
+             *([stages_words(pipeline, cost)] if pipeline else []),
              table(rows, header, args.wide),
              f"recommended budget: {result.reason}",
              *([result.offline] if result.offline else []),
              *(f"{d.engine} default {d.flag} {d.budget:,} ({d.rule}; {d.source})"
                for d in result.defaults),
              "overhead-dominated: t(1 token) / t(budget tokens) > 1/2 (the fixed cost of an "
-             "iteration is most of it); no split: budget >= longest prompt + peak decodes"]
+             "iteration is most of it); no split: budget >= longest prompt + peak decodes",
+             *([BUBBLE_WORDS] if pipeline else [])]
     lines += [f"note at budget {pt.budget:,}: {n}" for pt in result.points for n in pt.notes]
     if any(NO_SECOND_TOKEN in p["notes"] for p in payload):
         lines.append(f"note: {NO_SECOND_TOKEN}")
@@ -133,6 +150,7 @@ def register_sweep(sub) -> None:
                 default=DEFAULT_BUDGETS, low=1, high=KNOBS["budget"].high, most=MAX_BUDGETS)
     number(p, "--tbt-slo", "p99 TBT SLO: recommend the largest budget that meets it",
            unit="s", default=None, low=1e-6, high=3600, shown_default="none")
+    add_pipeline_args(p)
     p.set_defaults(func=_sweep)
 
 
@@ -143,8 +161,8 @@ def _result_json(r) -> dict:
             "capacity_qps": math.nan if r.undefined else r.capacity_qps,
             "failed_qps": r.failed_qps, "ceiling_qps": r.ceiling_qps, "reason": r.reason,
             "points": [{"qps": pt.qps, "p99_tbt_s": pt.p99_tbt_s,
-                        "median_delay_s": pt.median_delay_s, "sustained": pt.sustained}
-                       for pt in r.points]}
+                        "median_delay_s": pt.median_delay_s, "sustained": pt.sustained,
+                        **point_stages(pt)} for pt in r.points]}
 
 
 def _cut_short(r) -> str:
@@ -169,14 +187,14 @@ def _capacity(args) -> None:
         capacity_goodput(args)
         return
     refuse_goodput_flags(args)
-    cost = cost_model_from(args)
+    cost, pipeline, seated_by = hardware_from(args)
     slo = _tbt_slo(args)
     refuse_unused_lengths(args)
     policy, baseline = get_policy(args.policy), get_policy(args.baseline)
-    limits = limits_from(args, policy, baseline)
+    limits = limits_from(args, policy, baseline, cost=seated_by)
     # without --max-seqs each engine seats its own default number of requests
     baseline_limits = limits if args.max_seqs is not None else replace(
-        limits, max_seqs=default_max_seqs(baseline, cost))
+        limits, max_seqs=default_max_seqs(baseline, seated_by))
     workload_at = partial(poisson_from, args, args.requests)
     sample = workload_at(1.0)   # bad lengths fail here, before any search
     check_iterations(sample, args.max_iterations)
@@ -184,7 +202,7 @@ def _capacity(args) -> None:
         if args.baseline_budget is None else args.baseline_budget
     searches = ((policy, args.budget, limits), (baseline, baseline_budget, baseline_limits))
     estimates = {(spec.name, b): estimate_run(Run(workload=sample, policy=spec, cost=cost,
-                                                  budget=b, limits=spec_limits))
+                                                  budget=b, limits=spec_limits, pipeline=pipeline))
                  for spec, b, spec_limits in searches}
     runs = CommandEffort(tuple(estimates[spec.name, b] for spec, b, _ in searches))
     account = RunAccount(replace(CLI_ALLOWANCE, seconds=CAPACITY_SHARE * CLI_ALLOWANCE.seconds,
@@ -193,32 +211,36 @@ def _capacity(args) -> None:
     shorter = "" if args.mix is not None or args.lengths in OWN_LENGTHS else \
         " or a smaller --output-tokens"
     runs.check_most(account.allowance, "one run of each policy", f"use fewer --requests{shorter}, or "
-                    "a lower --max-iterations (each run stops there)")
+                    "a lower --max-iterations (each run stops there)" + fewer_stages(args))
     result = compare_capacity(
         workload_at, cost, policy=policy, budget=args.budget, baseline=baseline,
         baseline_budget=baseline_budget, tbt_slo_s=slo, delay_slo_s=args.delay_slo,
         limits=limits, max_runs=args.max_runs, may_start=account.may_start,
-        finished=account.finished, baseline_limits=baseline_limits)
+        finished=account.finished, baseline_limits=baseline_limits, pipeline=pipeline)
     both = (result.policy, result.baseline)
     untimed = any(math.isnan(pt.p99_tbt_s) for r in both for pt in r.points)
     notes = [*([NO_SECOND_TOKEN] if untimed else []), *(_cut_short(r) for r in both if r.cut_short)]
     payload = {"policy": _result_json(result.policy), "baseline": _result_json(result.baseline),
                "ratio": result.ratio, "tbt_slo_s": slo, "delay_slo_s": args.delay_slo,
-               "requests": args.requests, "notes": notes}
+               "requests": args.requests, "notes": notes,
+               **(stages_payload(pipeline) if pipeline else {})}
     seats = (limits.max_seqs, baseline_limits.max_seqs)
     payload["policy"]["max_seqs"], payload["baseline"]["max_seqs"] = seats
     rows = [(r.policy, f"{r.budget:,}", f"{seated:,}", "—" if r.undefined else f"{r.capacity_qps:.3g}",
              r.reason) for r, seated in zip(both, seats)]
     curve = [(r.policy, f"{pt.qps:.3g}", fmt_seconds(pt.p99_tbt_s), fmt_seconds(pt.median_delay_s),
-              "yes" if pt.sustained else "no")
+              *bubble_cell(pt), "yes" if pt.sustained else "no")
              for r in both for pt in r.points]
     text = "\n".join([
         f"capacity = highest Poisson QPS with p99 TBT <= {fmt_seconds(slo)} and median scheduling "
         f"delay <= {fmt_seconds(args.delay_slo)} ({args.requests:,} requests, "
         f"{lengths_words(args)}; {cost.gpu.name}, {cost.model.name}, {cost.mode})",
+        *([stages_words(pipeline, cost)] if pipeline else []),
         table(rows, ("policy", "budget", "max running", "capacity QPS", "why"), args.wide),
         f"capacity ratio {result.policy.policy} / {result.baseline.policy}: {_ratio(result)}", "",
-        table(curve, ("policy", "QPS", "p99 TBT", "median delay", "meets both"), args.wide),
+        table(curve, ("policy", "QPS", "p99 TBT", "median delay", *bubble_header(pipeline),
+                      "meets both"), args.wide),
+        *([BUBBLE_WORDS] if pipeline else []),
         *(f"note: {n}" for n in payload["notes"])])
     emit(args, payload, text)
 
@@ -236,6 +258,7 @@ def register_capacity(sub) -> None:
     add_hardware_args(p)
     add_policy_args(p, budget=512, max_iterations=MAX_ITERATIONS)
     add_length_args(p)
+    add_pipeline_args(p)
     p.set_defaults(func=_capacity)
     choice(p, "--baseline", "the policy compared against", POLICIES, default="vllm-v0")
     number(p, "--baseline-budget", "the baseline's budget", unit="tokens", default=None, low=1,

@@ -216,6 +216,13 @@ class StageSchedule:
         whole = self.stages * self.working_s
         return self.bubble_s / whole if whole else 0.0
 
+    @property
+    def figures(self) -> StageFigures:
+        """The schedule's totals without its micro-batches (what a study keeps of each run)."""
+        return StageFigures(self.stages, self.layers, self.link, self.micro_batches,
+                            self.working_s, tuple(float(b) for b in self.busy_s), self.bubble_s,
+                            self.bubble_fraction)
+
     def requests_of(self, micro_batch: int) -> np.ndarray:
         """The requests a micro-batch carries (decode rows, then prompt chunks), by their
         number in the workload."""
@@ -223,6 +230,20 @@ class StageSchedule:
         part = self.parts[v]
         local = np.concatenate([part.decode_rows(i), part.chunk_request[part.chunk_iteration == i]])
         return self.owners[v][local]
+
+
+@dataclass(frozen=True)
+class StageFigures:
+    """A pipelined run's stages and bubble, as `StageSchedule` measures them (seconds): small
+    enough for a sweep or a capacity search to keep one per run."""
+    stages: int
+    layers: tuple[int, ...]
+    link: Link | None
+    micro_batches: int
+    working_s: float
+    busy_s: tuple[float, ...]
+    bubble_s: float
+    bubble_fraction: float
 
 
 @dataclass(frozen=True, eq=False)

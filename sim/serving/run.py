@@ -19,7 +19,7 @@ from sim.cost.iteration import CostModel
 from sim.errors import InputError
 from sim.serving.disaggregated import DisaggregatedTrace, Disaggregation, simulate_disaggregated
 from sim.serving.engine import Trace, simulate
-from sim.serving.pipeline import Pipeline, StagedRun, simulate_pipeline
+from sim.serving.pipeline import Pipeline, StagedRun, StageFigures, simulate_pipeline
 from sim.serving.policies import DEFAULT_LIMITS, Limits, PolicySpec
 from sim.serving.workloads import Workload
 
@@ -70,6 +70,14 @@ class Run:
             return self.staged().trace
         return simulate(self.workload, self.policy, self.cost, budget=self.budget,
                         limits=self.limits)
+
+    def traced(self) -> tuple[Trace | DisaggregatedTrace, StageFigures | None]:
+        """The run's trace and, with `pipeline` (one stage too, as `staged`), its stages' figures;
+        None without."""
+        if self.pipeline is None or self.disaggregation is not None:
+            return self.simulate(), None
+        staged = self.staged()
+        return staged.trace, staged.schedule.figures
 
     def staged(self) -> StagedRun:
         """The run through the pipeline's stages with its stage-by-stage schedule (one stage

@@ -28,8 +28,9 @@ import numpy as np
 from sim.cost.iteration import CostModel, attended_pairs
 from sim.errors import InputError, check_number
 from sim.serving.disaggregated import round_robin_shares
-from sim.serving.engine import SimulationLimitError, Trace, simulate
+from sim.serving.engine import SimulationLimitError, Trace
 from sim.serving.metrics import Percentiles, median_scheduling_delay, request_times, token_gaps
+from sim.serving.pipeline import Pipeline, StageFigures, stage_costs
 from sim.serving.policies import Limits, PolicySpec, unchunked_budget
 from sim.serving.run import Run
 from sim.serving.trace_files import MAX_ARRIVAL_S
@@ -96,6 +97,7 @@ class CapacityPoint:
     median_delay_s: float
     sustained: bool
     slo_attainment: float | None = None   # goodput's criterion: the share meeting TTFT and TPOT
+    pipeline: StageFigures | None = None  # a pipelined run's stages and bubble
 
 
 @dataclass(frozen=True)
@@ -152,17 +154,23 @@ def default_baseline_budget(baseline: PolicySpec, budget: int, workload: Workloa
     return unchunked_budget(workload)
 
 
-def compute_ceiling_qps(workload: Workload, cost: CostModel) -> float:
+def compute_ceiling_qps(workload: Workload, cost: CostModel,
+                        pipeline: Pipeline | None = None) -> float:
     """Requests / the compute time of all their work: each request's prompt as one chunk, then
     output - 1 decode tokens on a growing context, one LM-head row per output token. In the cost
     model FLOPs add up across a batch, so no schedule can serve them faster on average: a true
-    upper bound on the sustainable rate."""
+    upper bound on the sustainable rate. With `pipeline`, each stage computes its layers of that
+    work (the LM head on the last) while the others compute theirs: requests / the busiest
+    stage's compute time."""
     window = cost.model.sliding_window
     prompt = workload.prompt.astype(np.float64)
     decodes = workload.output - 1.0
     attended = attended_pairs(0, prompt, window) + attended_pairs(prompt, decodes, window)
-    compute_s = cost.time(float(np.sum(prompt + decodes)), float(np.sum(attended)), 0.0,
-                          int(np.sum(workload.output)))[0]
+    tokens, pairs = float(np.sum(prompt + decodes)), float(np.sum(attended))
+    costs = stage_costs(cost, pipeline) if pipeline is not None else (cost,)
+    last = len(costs) - 1
+    compute_s = max(c.time(tokens, pairs, 0.0, int(np.sum(workload.output)) if s == last else 0)[0]
+                    for s, c in enumerate(costs))
     return len(workload) / compute_s
 
 
@@ -170,17 +178,18 @@ def evaluate(qps: float, workload: Workload, policy: PolicySpec, cost: CostModel
              tbt_slo_s: float, delay_slo_s: float = DELAY_SLO_S,
              limits: Limits = CAPACITY_LIMITS) -> CapacityPoint:
     """Run `workload` (generated at `qps`) and check Sarathi-Serve's two conditions."""
-    return _evaluate(qps, workload, policy, cost, budget=budget, tbt_slo_s=tbt_slo_s,
-                     delay_slo_s=delay_slo_s, limits=limits)[0]
+    run = Run(workload=workload, policy=policy, cost=cost, budget=budget, limits=limits)
+    return _evaluate(qps, run, tbt_slo_s=tbt_slo_s, delay_slo_s=delay_slo_s)[0]
 
 
-def _evaluate(qps, workload, policy, cost, *, budget, tbt_slo_s, delay_slo_s,
-              limits) -> tuple[CapacityPoint, Trace]:
-    trace = simulate(workload, policy, cost, budget=budget, limits=limits)
+def _evaluate(qps: float, run: Run, *, tbt_slo_s: float,
+              delay_slo_s: float) -> tuple[CapacityPoint, Trace]:
+    trace, stages = run.traced()
     p99 = Percentiles.of(token_gaps(trace)[0]).p99
     delay = median_scheduling_delay(trace)
     # NaN (no gaps, or no new request) has nothing to miss
-    return CapacityPoint(qps, p99, delay, not p99 > tbt_slo_s and not delay > delay_slo_s), trace
+    return CapacityPoint(qps, p99, delay, not p99 > tbt_slo_s and not delay > delay_slo_s,
+                         pipeline=stages), trace
 
 
 def lowest_rate(requests: int) -> float:
@@ -194,11 +203,13 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
                   rel_tol: float = REL_TOL,
                   progress: Callable[[int, CapacityPoint], None] | None = None,
                   may_start: Callable[[PolicySpec, int], str | None] | None = None,
-                  finished: Callable[[Trace], None] | None = None) -> CapacityResult:
+                  finished: Callable[[Trace], None] | None = None,
+                  pipeline: Pipeline | None = None) -> CapacityResult:
     """Bisection over QPS. `workload_at(qps)` builds the workload for a rate (same seed each time);
     `progress(runs_done, point)` is called after each run (at most `max_runs` runs).
     `may_start(policy, budget)` is asked before each run: None lets it start, else it says why
-    the search stops there; `finished(trace)` hears of each run that completed."""
+    the search stops there; `finished(trace)` hears of each run that completed. With `pipeline`
+    every run goes through its stages, and the search starts at their ceiling."""
     slo = check_number("TBT SLO (s)", tbt_slo_s, high=3600)
     delay_slo = check_number("scheduling delay SLO (s)", delay_slo_s, high=1e5)
     runs = check_number("max runs", max_runs, high=100, integer=True)
@@ -207,10 +218,11 @@ def find_capacity(workload_at: Callable[[float], Workload], policy: PolicySpec, 
                   f"{fmt_seconds(delay_slo)}")
 
     def judge(qps: float) -> tuple[CapacityPoint, list[Trace]]:
-        point, trace = _evaluate(qps, workload_at(qps), policy, cost, budget=budget,
-                                 tbt_slo_s=slo, delay_slo_s=delay_slo, limits=limits)
+        run = Run(workload=workload_at(qps), policy=policy, cost=cost, budget=budget,
+                  limits=limits, pipeline=pipeline)
+        point, trace = _evaluate(qps, run, tbt_slo_s=slo, delay_slo_s=delay_slo)
         return point, [trace]
-    return search_rate(workload_at, judge, compute_ceiling_qps(workload_at(1.0), cost),
+    return search_rate(workload_at, judge, compute_ceiling_qps(workload_at(1.0), cost, pipeline),
                        name=f"{policy.name} at budget {budget:,}", conditions=conditions,
                        runs=runs, tol=tol, max_iterations=limits.max_iterations,
                        policy=policy.name, budget=budget, progress=progress,
@@ -315,12 +327,13 @@ def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, 
                      progress: Callable[[float, str], None] | None = None,
                      may_start: Callable[[PolicySpec, int], str | None] | None = None,
                      finished: Callable[[Trace], None] | None = None,
-                     baseline_limits: Limits | None = None) -> CapacityComparison:
+                     baseline_limits: Limits | None = None,
+                     pipeline: Pipeline | None = None) -> CapacityComparison:
     """Capacity of `policy` and of `baseline` on the same workload and SLOs, and their ratio.
     `progress(fraction, text)` suits a progress bar; `may_start` and `finished` (as in
     `find_capacity`, shared by both searches) let the caller stop them before a run.
     `baseline_limits` (default `limits`): the baseline's own, where its engine seats fewer
-    requests (Orca as the Sarathi-Serve artifact runs it: 16)."""
+    requests (Orca as the Sarathi-Serve artifact runs it: 16). `pipeline`: both on its stages."""
     results = []
     searches = ((policy, budget, limits), (baseline, baseline_budget, baseline_limits or limits))
     for index, (spec, b, spec_limits) in enumerate(searches):
@@ -332,7 +345,8 @@ def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, 
         results.append(find_capacity(workload_at, spec, cost, budget=b, tbt_slo_s=tbt_slo_s,
                                      delay_slo_s=delay_slo_s, limits=spec_limits,
                                      max_runs=max_runs, rel_tol=rel_tol, progress=report,
-                                     may_start=may_start, finished=finished))
+                                     may_start=may_start, finished=finished,
+                                     pipeline=pipeline))
     ours, theirs = results
     ratio = ours.capacity_qps / theirs.capacity_qps \
         if theirs.capacity_qps > 0 and not ours.undefined else None
@@ -434,28 +448,35 @@ def find_goodput(workload_at: Callable[[float], Workload], run: Run, slo: Goodpu
                  may_start: Callable[[PolicySpec, int], str | None] | None = None,
                  finished: Callable[[Trace], None] | None = None) -> GoodputResult:
     """DistServe's goodput of `run`'s setup (its workload replaced at each rate): disaggregated
-    when it has a `disaggregation`, else `colocated_instances` instances of its tp GPUs with
-    requests round-robin. The search starts at the compute ceiling of all its GPUs."""
+    when it has a `disaggregation`, else `colocated_instances` instances of its tp GPUs (times
+    its pipeline's stages) with requests round-robin. The search starts at the compute ceiling
+    of all its GPUs."""
     runs = check_number("max runs", max_runs, high=100, integer=True)
     tol = check_number("relative tolerance", rel_tol, high=1)
     split = run.disaggregation
-    gpus = split.gpus if split is not None else colocated_instances * run.cost.tp
-    ceiling = compute_ceiling_qps(workload_at(1.0), run.cost) * gpus / run.cost.tp
+    stages = run.pipeline.stages if run.pipeline is not None else 1
+    gpus = split.gpus if split is not None else colocated_instances * run.cost.tp * stages
+    # each instance's ceiling (its stages' busiest), times the instances: GPUs / (tp x stages)
+    ceiling = compute_ceiling_qps(workload_at(1.0), run.cost, run.pipeline) * (
+        gpus // stages) / run.cost.tp
 
     def judge(qps: float) -> tuple[CapacityPoint, list]:
         workload = workload_at(qps)
         if split is not None:
             trace = replace(run, workload=workload).simulate()
             return goodput_point(qps, [trace], slo), [*trace.prefill, *trace.decode]
-        traces = [replace(run, workload=share).simulate()
+        traced = [replace(run, workload=share).traced()
                   for share in round_robin_shares(workload, colocated_instances)]
-        return goodput_point(qps, traces, slo), traces
+        traces = [trace for trace, _ in traced]
+        point = goodput_point(qps, traces, slo)
+        return (replace(point, pipeline=traced[0][1]) if len(traced) == 1 else point), traces
 
     if split is not None:
         name = (f"{run.policy.name} disaggregated {split.prefill_gpus}:{split.decode_gpus} at "
                 f"budget {run.budget:,}")
     else:
-        name = (f"{run.policy.name} colocated, {colocated_instances} x tp {run.cost.tp} at "
+        pp = f" x pp {stages}" if stages > 1 else ""
+        name = (f"{run.policy.name} colocated, {colocated_instances} x tp {run.cost.tp}{pp} at "
                 f"budget {run.budget:,}")
     result = search_rate(workload_at, judge, ceiling, name=name,
                          conditions=f"goodput's SLOs ({slo.words()})", runs=runs, tol=tol,

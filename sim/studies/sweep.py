@@ -34,6 +34,7 @@ from sim.serving.metrics import (
     median_scheduling_delay,
     summarize,
 )
+from sim.serving.pipeline import StageFigures
 from sim.serving.policies import POLICIES
 from sim.serving.run import Run
 from sim.units import fmt_bytes, fmt_percent, fmt_seconds
@@ -77,8 +78,10 @@ class SweepPoint:
     starved: bool = False         # the decodes took the whole budget while prompts waited
     scheduled_tokens: int = 0     # prompt and decode tokens over every iteration
     reread_tokens: int = 0        # earlier chunks' KV tokens each later chunk attended to
-    busy_s: float = 0.0           # the sum of the iterations' durations (the rest is idle)
+    busy_s: float = 0.0           # the sum of the iterations' durations (the rest is idle);
+                                  # pipelined: the time a micro-batch is in the pipeline
     classes: Mapping[str, ClassMetrics] = field(default_factory=dict, hash=False)   # per class
+    pipeline: StageFigures | None = None   # the stages and their bubble (a run with a pipeline)
 
     @property
     def output_tokens(self) -> int:
@@ -323,8 +326,9 @@ def ttft_trend(points: Sequence[SweepPoint]) -> str:
 
 
 def run_point(run: Run) -> SweepPoint:
-    """One budget's point: `run`, summed up."""
-    trace = run.simulate()
+    """One budget's point: `run`, summed up; a pipelined run's busy time is the time a
+    micro-batch is in the pipeline (its micro-batches overlap, so their durations do not add)."""
+    trace, stages = run.traced()
     workload, budget = run.workload, run.budget
     share = fixed_share(run.cost, budget)
     no_split = int(workload.prompt[~workload.prefilled].max(initial=0)
@@ -337,8 +341,10 @@ def run_point(run: Run) -> SweepPoint:
                       int(np.sum(chunks_per_request > 1)), trace.notes,
                       trace.starved_iterations > 0,
                       scheduled_tokens=int(trace.prefill_tokens.sum() + trace.decode_tokens.sum()),
-                      reread_tokens=int(reread.sum()), busy_s=float(trace.duration_s.sum()),
-                      classes=class_metrics(trace, workload))
+                      reread_tokens=int(reread.sum()),
+                      busy_s=stages.working_s if stages and stages.stages > 1
+                      else float(trace.duration_s.sum()),
+                      classes=class_metrics(trace, workload), pipeline=stages)
 
 
 def sweep(run: Run, budgets: Sequence, *, tbt_slo_s: float | None = None,
