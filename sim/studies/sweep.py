@@ -34,7 +34,7 @@ from sim.serving.metrics import (
     median_scheduling_delay,
     summarize,
 )
-from sim.serving.pipeline import StageFigures
+from sim.serving.pipeline import StageFigures, stage_costs
 from sim.serving.policies import POLICIES
 from sim.serving.run import Run
 from sim.units import fmt_bytes, fmt_percent, fmt_seconds
@@ -235,9 +235,13 @@ def offline_tradeoff(points: Sequence[SweepPoint], recommended: int | None,
     if not throughput_rises(pick, top):
         said = (f"{offline}. Throughput does not rise with the budget in this sweep, so the pick "
                 "gives up none")
+        staged = pick.pipeline is not None and pick.pipeline.stages > 1
+        busy, busy_is = (("the pipeline", "the time a micro-batch is in it") if staged else
+                         ("the GPU", "the sum of the iterations' durations"))
         if (top.idle_share > pick.idle_share > 0
                 and top.metrics.iterations < pick.metrics.iterations):
-            said += (f": the GPU runs no iteration for {fmt_percent(pick.idle_share)} of the run "
+            idle = "holds no micro-batch" if staged else "runs no iteration"
+            said += (f": {busy} {idle} for {fmt_percent(pick.idle_share)} of the run "
                      f"at {pick.budget:,} and {fmt_percent(top.idle_share)} at {top.budget:,} "
                      f"(1 − busy time / makespan: {fmt_seconds(pick.busy_s)} and "
                      f"{fmt_seconds(top.busy_s)} busy), waiting for requests to arrive, so the "
@@ -246,10 +250,10 @@ def offline_tradeoff(points: Sequence[SweepPoint], recommended: int | None,
         elif top.metrics.iterations < pick.metrics.iterations and top.busy_s >= pick.busy_s:
             said += (". The usual case for a large budget (fewer, fuller iterations, each reading "
                      "the weights once; less KV re-read by later chunks) does not win here: "
-                     f"{top.budget:,}'s {top.metrics.iterations:,} iterations keep the GPU busy "
+                     f"{top.budget:,}'s {top.metrics.iterations:,} iterations keep {busy} busy "
                      f"{fmt_seconds(top.busy_s)}, {pick.budget:,}'s {pick.metrics.iterations:,} "
-                     f"{fmt_seconds(pick.busy_s)} (busy time: the sum of the iterations' "
-                     "durations), so what the fewer iterations save, their greater length spends again")
+                     f"{fmt_seconds(pick.busy_s)} (busy time: {busy_is}), so what the fewer "
+                     "iterations save, their greater length spends again")
         elif top.metrics.iterations >= pick.metrics.iterations:
             said += (f": {top.budget:,} takes no fewer iterations than {pick.budget:,} "
                      f"({top.metrics.iterations:,} against {pick.metrics.iterations:,}), so a "
@@ -362,6 +366,8 @@ def sweep(run: Run, budgets: Sequence, *, tbt_slo_s: float | None = None,
         if progress:
             progress((i + 1) / len(values), f"budget {budget:,} ({i + 1} of {len(values)})")
     recommended, reason = (None, "no TBT SLO given") if slo is None else recommend(points, slo)
+    # a GPU reads its weights once an iteration: a pipeline's, its stage's (the largest stage's)
+    stages = stage_costs(run.cost, run.pipeline) if run.pipeline else (run.cost,)
     return Sweep(run.policy.name, tuple(points), slo, recommended, reason,
                  engine_defaults(run.cost.gpu),
-                 offline_tradeoff(points, recommended, run.cost.weight_bytes))
+                 offline_tradeoff(points, recommended, max(c.weight_bytes for c in stages)))

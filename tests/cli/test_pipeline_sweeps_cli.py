@@ -52,14 +52,18 @@ def test_a_pipelined_sweep_point_is_simulates_pipelined_run(capsys):
 
 
 def test_a_pipelined_sweep_says_its_stages_and_each_budgets_bubble(capsys):
+    """The busy time the offline words compare is the pipeline's (micro-batches overlap), not
+    the sum of the iterations' durations."""
     code, out, err = cli("sweep", *H100_70B, "--tp", "4", "--pp", "2", *POISSON, "--budgets",
-                         "256,2048", "--wide", capsys=capsys)
+                         "256,2048", "--tbt-slo", "0.05", "--wide", capsys=capsys)
     assert code == 0, err
     assert "pipeline: 2 stages of 40/40 layers, each on 4 H100 SXM GPUs (8 in all), " \
            "activations over NVLink 4" in out
     header = next(line for line in out.splitlines() if line.startswith("budget"))
     assert header.split()[-2:] == ["bubble", "notes"]
     assert "bubble = idle stage-time / (stages x working time)" in out
+    assert "iterations keep the pipeline busy" in out
+    assert "(busy time: the time a micro-batch is in it)" in out
 
 
 def test_one_stage_sweeps_and_capacities_print_todays_figures(capsys):
