@@ -45,6 +45,7 @@ from .pipeline import (
     BUBBLE_WORDS,
     bubble_cell,
     bubble_header,
+    chunking_notes,
     point_stages,
     stages_payload,
     stages_words,
@@ -148,7 +149,11 @@ def capacity_goodput(args) -> None:
         on = f"tp {cost.tp} x pp {pipeline.stages}" if pipeline else f"tp {cost.tp}"
         compared = f"{policy.name} against {baseline.name}, one instance of {on} each"
     both = (ours, theirs)
-    notes = [r.result.cut_short_words() for r in both if r.result.cut_short]
+    # --chunking dynamic's note, as simulate's (a split's pools have their own tp: none there)
+    searched = () if split is not None else ((policy, args.budget, limits),
+                                             (baseline, baseline_budget, limits))
+    notes = [*(r.result.cut_short_words() for r in both if r.result.cut_short),
+             *chunking_notes(sample, cost, searched, pipeline)]
     payload = {"criterion": "goodput", "policy": _json(ours, ours.gpus),
                "baseline": _json(theirs, theirs.gpus), "ratio": ratio,
                "ttft_slo_s": slo.ttft_s, "tpot_slo_s": slo.tpot_s, "slo_attainment": slo.share,

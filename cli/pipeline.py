@@ -19,6 +19,7 @@ from sim.serving.pipeline import (
     stage_costs,
 )
 from sim.serving.run import Run
+from sim.serving.workloads import Workload
 from sim.units import fmt_percent, fmt_seconds
 
 from .flags import knob_flag, refuse
@@ -101,6 +102,20 @@ def pipeline_lines(stages: StageFigures, run: Run) -> list[str]:
             f"({busy}) = {fmt_seconds(stages.bubble_s)} idle stage-time, "
             f"{fmt_percent(stages.bubble_fraction)} of {p} x the working time (the time a "
             "micro-batch is in the pipeline)"]
+
+
+def chunking_notes(workload: Workload, cost: CostModel, searches, pipeline: Pipeline | None
+                   ) -> list[str]:
+    """chunking_note of each (policy, budget, limits) of `searches` that chunks, named by its
+    policy (capacity's: a search runs one policy at one budget)."""
+    notes = []
+    for policy, budget, limits in searches:
+        note = policy.chunked and chunking_note(Run(workload=workload, policy=policy, cost=cost,
+                                                    budget=budget, limits=limits,
+                                                    pipeline=pipeline))
+        if note:
+            notes.append(f"{policy.name}: {note}")
+    return notes
 
 
 def chunking_note(run: Run) -> str | None:

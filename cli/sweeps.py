@@ -54,6 +54,8 @@ from .pipeline import (
     add_pipeline_args,
     bubble_cell,
     bubble_header,
+    chunking_note,
+    chunking_notes,
     pipeline_payload,
     point_stages,
     stages_payload,
@@ -87,6 +89,8 @@ def _sweep(args) -> None:
     result = sweep(run, budgets, tbt_slo_s=args.tbt_slo, caps=dict(zip(budgets, caps)))
     marks = {d.budget: d.engine for d in result.defaults}
     rows, payload = [], []
+    # --chunking dynamic: whose rule it is and its target at each budget, as simulate notes it
+    sized = {pt.budget: chunking_note(replace(run, budget=pt.budget)) for pt in result.points}
     for pt in result.points:
         m = pt.metrics
         payload.append({
@@ -102,7 +106,8 @@ def _sweep(args) -> None:
             "meets_tbt_slo": None if result.tbt_slo_s is None else pt.meets_tbt(result.tbt_slo_s),
             "recommended": pt.budget == result.recommended,
             "engine_default": [d.engine for d in result.defaults if d.budget == pt.budget],
-            "notes": [*pt.notes, *([NO_SECOND_TOKEN] if math.isnan(m.tbt_s.max) else [])]})
+            "notes": [*pt.notes, *([NO_SECOND_TOKEN] if math.isnan(m.tbt_s.max) else []),
+                      *filter(None, [sized[pt.budget]])]})
         if pt.classes:
             payload[-1]["classes"] = {name: c.to_json() for name, c in pt.classes.items()}
         if pt.pipeline:
@@ -129,7 +134,8 @@ def _sweep(args) -> None:
              "overhead-dominated: t(1 token) / t(budget tokens) > 1/2 (the fixed cost of an "
              "iteration is most of it); no split: budget >= longest prompt + peak decodes",
              *([BUBBLE_WORDS] if pipeline else [])]
-    lines += [f"note at budget {pt.budget:,}: {n}" for pt in result.points for n in pt.notes]
+    lines += [f"note at budget {pt.budget:,}: {n}" for pt in result.points
+              for n in (*pt.notes, *filter(None, [sized[pt.budget]]))]
     if any(NO_SECOND_TOKEN in p["notes"] for p in payload):
         lines.append(f"note: {NO_SECOND_TOKEN}")
     emit(args, payload, "\n".join(lines))
@@ -219,7 +225,8 @@ def _capacity(args) -> None:
         finished=account.finished, baseline_limits=baseline_limits, pipeline=pipeline)
     both = (result.policy, result.baseline)
     untimed = any(math.isnan(pt.p99_tbt_s) for r in both for pt in r.points)
-    notes = [*([NO_SECOND_TOKEN] if untimed else []), *(_cut_short(r) for r in both if r.cut_short)]
+    notes = [*([NO_SECOND_TOKEN] if untimed else []), *(_cut_short(r) for r in both if r.cut_short),
+             *chunking_notes(sample, cost, searches, pipeline)]
     payload = {"policy": _result_json(result.policy), "baseline": _result_json(result.baseline),
                "ratio": result.ratio, "tbt_slo_s": slo, "delay_slo_s": args.delay_slo,
                "requests": args.requests, "notes": notes,

@@ -163,3 +163,20 @@ def test_the_estimate_counts_the_stages(monkeypatch, capsys):
 ])
 def test_bad_input_says_what_was_wrong_and_what_would_work(argv, message, capsys):
     assert message in refused(argv[0], *H100_70B, *argv[1:], capsys=capsys)
+
+
+def test_dynamic_chunking_says_whose_rule_it_is_at_every_budget(capsys):
+    """As simulate: SGLang's own rule for sglang at pp > 1, a what-if otherwise, each budget's
+    with its own target (f(budget) − f(0))."""
+    points = run_json("sweep", *H100_70B, "--tp", "4", "--pp", "2", *POISSON, "--policy",
+                      "sglang", "--chunking", "dynamic", "--budgets", "512,1024", capsys=capsys)
+    for point in points:
+        (note,) = [n for n in point["notes"] if "--chunking dynamic" in n]
+        assert "SGLang's own rule at pp > 1" in note
+        assert f"f({point['budget']:,}) − f(0)" in note
+    data = run_json("capacity", *H100_70B, "--tp", "4", "--pp", "2", *CAPACITY[:-2],
+                    "--max-runs", "1", "--chunking", "dynamic", "--baseline", "sglang",
+                    capsys=capsys)
+    assert [n.split(":")[0] for n in data["notes"] if "--chunking dynamic" in n] == \
+        ["sarathi", "sglang"]
+    assert "a what-if" in data["notes"][-2] and "SGLang's own rule" in data["notes"][-1]
