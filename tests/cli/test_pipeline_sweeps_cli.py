@@ -7,6 +7,7 @@ import json
 import pytest
 
 from cli import sweeps as sweep_command
+from sim.units import fmt_seconds
 from tests.support.cli import cli, refused, simulate_json
 
 H100_70B = ("--gpu", "h100-sxm", "--model", "llama-3.1-70b")
@@ -180,3 +181,28 @@ def test_dynamic_chunking_says_whose_rule_it_is_at_every_budget(capsys):
     assert [n.split(":")[0] for n in data["notes"] if "--chunking dynamic" in n] == \
         ["sarathi", "sglang"]
     assert "a what-if" in data["notes"][-2] and "SGLang's own rule" in data["notes"][-1]
+
+
+README_SWEEP = ("--gpu", "h100-sxm", "--model", "llama-3.1-70b", "--mode", "calibrated",
+                "--requests", "500", "--qps", "2", "--lengths", "sharegpt", "--budgets",
+                "256,512,1024,2048", "--tbt-slo", "0.05")
+
+
+def test_the_readmes_pipelined_sweep(capsys):
+    """README's and docs/pipeline.md's figures: TP4 x PP2's bubble from 15.3% at 256 to 21.4%
+    at 2,048, 512 the pick at 48.23 ms; TP8 on the same GPUs 30.85 ms there."""
+    command = ("--gpu h100-sxm --model llama-3.1-70b --tp 4 --pp 2 --mode calibrated \\\n"
+               "    --requests 500 --qps 2 --lengths sharegpt --budgets 256,512,1024,2048 "
+               "--tbt-slo 0.05")
+    for doc in ("README.md", "docs/pipeline.md"):
+        assert command in open(doc).read(), doc
+    staged = run_json("sweep", *README_SWEEP, "--tp", "4", "--pp", "2", capsys=capsys)
+    assert [f"{p['pp_bubble_fraction']:.1%}" for p in staged] == ["15.3%", "18.1%", "20.2%",
+                                                                   "21.4%"]
+    (pick,) = [p for p in staged if p["recommended"]]
+    assert (pick["budget"], fmt_seconds(pick["tbt_s"]["p99"])) == (512, "48.23 ms")
+    assert [fmt_seconds(p["tbt_s"]["p99"]) for p in staged] == ["33.44 ms", "48.23 ms",
+                                                                 "80.75 ms", "148.4 ms"]
+    flat = run_json("sweep", *README_SWEEP, "--tp", "8", capsys=capsys)
+    assert [fmt_seconds(p["tbt_s"]["p99"]) for p in flat] == ["21.08 ms", "30.85 ms", "51.94 ms",
+                                                               "93.85 ms"]
