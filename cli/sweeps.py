@@ -149,8 +149,9 @@ def register_sweep(sub) -> None:
         --tbt-slo it recommends the largest budget whose p99 TBT meets the SLO (Sarathi-Serve's
         recipe); it also marks vLLM's and SGLang's default budgets for the GPU, budgets where the
         per-iteration fixed cost dominates, and budgets large enough that no prompt is split.
-        The workload flags are simulate's. The whole sweep's estimated work must fit the
-        command's budget (60 s, 1.5 GB)."""))
+        The workload flags are simulate's, and so are --pp, --pp-layers and --pp-link: each
+        budget's run then goes through the pipeline stages and the table adds its bubble fraction.
+        The whole sweep's estimated work must fit the command's budget (60 s, 1.5 GB)."""))
     add_run_args(p, budget=None)
     number_list(p, "--budgets", "token budgets per iteration, decodes included", unit="tokens",
                 default=DEFAULT_BUDGETS, low=1, high=KNOBS["budget"].high, most=MAX_BUDGETS)
@@ -261,7 +262,8 @@ def register_capacity(sub) -> None:
         from the compute ceiling, and the ratio of the two capacities. Every rate runs the same
         seeded --requests. Each policy's search takes at most --max-runs runs, and both stop
         early if one more run could overrun 40 s of estimated work, two thirds of the command's
-        60 s budget (the reason says so)."""))
+        60 s budget (the reason says so). With --pp both searches run on pipeline stages (tp x pp
+        GPUs), as simulate --pp does, and the curve adds each rate's bubble fraction."""))
     add_hardware_args(p)
     add_policy_args(p, budget=512, max_iterations=MAX_ITERATIONS)
     add_length_args(p)
