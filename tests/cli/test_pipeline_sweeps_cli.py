@@ -135,22 +135,27 @@ def test_goodput_counts_a_pipelines_gpus(capsys):
     assert all("pp_bubble_fraction" in p for p in data["policy"]["points"])
 
 
-def test_the_estimate_counts_the_stages(monkeypatch, capsys):
-    """Eight stages pass every micro-batch eight times: a sweep whose runs fit without them is
-    refused with them, before any run starts, and told it could use fewer."""
-    class Started(Exception):
-        pass
+class Started(Exception):
+    """The command got past its estimate and began its runs."""
 
+
+@pytest.mark.parametrize("command, argv, refusal", [
+    ("sweep", ("--requests", "6000", "--qps", "20"), "a sweep of 8 budgets would take"),
+    ("compare_capacity", ("--requests", "20000", "--tbt-slo", "0.1"),
+     "one run of each policy would take"),
+])
+def test_the_estimate_counts_the_stages(command, argv, refusal, monkeypatch, capsys):
+    """Eight stages pass every micro-batch eight times: a sweep or a capacity search whose runs
+    fit without them is refused with them, before any run starts, and told it could use fewer."""
     def started(*args, **kwargs):
         raise Started
-    monkeypatch.setattr(sweep_command, "sweep", started)
-    argv = ("sweep", "--gpu", "h100-sxm", "--model", "llama-3.1-8b", "--requests", "6000",
-            "--qps", "20", "--lengths", "sharegpt")
+    monkeypatch.setattr(sweep_command, command, started)
+    argv = ("sweep" if command == "sweep" else "capacity", "--gpu", "h100-sxm", "--model",
+            "llama-3.1-8b", "--lengths", "sharegpt", *argv)
     with pytest.raises(Started):
         cli(*argv, capsys=capsys)
     message = refused(*argv, "--pp", "8", capsys=capsys)
-    assert "a sweep of 8 budgets would take" in message and "over the 60 s time budget" in message
-    assert "fewer --pp stages" in message
+    assert refusal in message and "time budget" in message and "fewer --pp stages" in message
 
 
 @pytest.mark.parametrize("argv, message", [
