@@ -18,11 +18,21 @@ import pandas as pd
 from sim.cost.iteration import CostModel
 from sim.cost.tiles import tiled
 from sim.studies.budget import ScenarioIteration, budget_iteration_cost, fused_iteration
+from sim.units import fmt_counted
 
 from .figure import Figure
 from .theme import SERIES, Look
 
 TFLOP = 1e12
+# a horizontal axis's labels keep this many pixels between them (Vega hides every other one until
+# they do): with none, a right-flush last label could touch the one before ("8,5009,000")
+LABEL_GAP_PX = 8
+
+
+def x_axis(overlap: bool | str = True, **options) -> alt.Axis:
+    """A horizontal axis whose labels never touch, at any width (`overlap`: Vega's strategy,
+    "greedy" on a log scale, as Vega-Lite's default there)."""
+    return alt.Axis(labelOverlap=overlap, labelSeparation=LABEL_GAP_PX, **options)
 
 
 def points_frame(iterations: Sequence[ScenarioIteration]) -> pd.DataFrame:
@@ -80,7 +90,7 @@ def roofline(points: pd.DataFrame, roof: pd.DataFrame, *, peak_flops: float, ban
     # the axis ends where the roof does: a decade of margin would crowd the points together
     x = alt.X("intensity:Q", scale=alt.Scale(type="log", nice=False),
               title="arithmetic intensity (FLOP per byte)",
-              axis=alt.Axis(format="~s"))
+              axis=x_axis("greedy", format="~s"))
     y = alt.Y("attainable_tflops:Q", scale=alt.Scale(type="log"), title="TFLOP/s",
               axis=alt.Axis(format="~s"))
     line = alt.Chart(alt.Data(name="roof")).mark_line(color=look.ink, strokeWidth=2).encode(x=x, y=y)
@@ -150,7 +160,7 @@ def budget_curve(curve: pd.DataFrame, markers: pd.DataFrame, *, tpot_ms: float, 
                  width: int = 700) -> Figure:
     """Iteration time vs batch tokens, the TPOT target, and the budgets worth knowing."""
     x = alt.X("budget:Q", title="token budget = batch tokens (decodes + chunk)",
-              axis=alt.Axis(format=",.0f"), scale=alt.Scale(zero=True))
+              axis=x_axis(format=",.0f"), scale=alt.Scale(zero=True))
     y = alt.Y("time_ms:Q", title="iteration time (ms)", scale=alt.Scale(zero=True))
     tooltip = [alt.Tooltip("budget:Q", format=","), alt.Tooltip("chunk:Q", format=","),
                alt.Tooltip("time_ms:Q", title="time (ms)", format=",.4g"),
@@ -212,16 +222,27 @@ def markers_frame(cost: CostModel, decodes: int, context: int, prompt: int,
 
 
 # --- GEMM tiles: the curve token by token --------------------------------------------------------
-TILES_EACH_SIDE = 2   # whole tiles drawn on either side of the budget the tile view centres on
+TILES_EACH_SIDE = 2   # whole tiles drawn on either side of the budgets the tile view centres on
+# the most tiles the view spans to show two marked budgets at once: ten tiles are about 50 px each
+# in the narrowest export's plot (about 500 px), still steps; budgets farther apart leave the
+# second one off it, and the chart says where it lies
+MAX_TILES_SHOWN = 10
 
 
-def tile_window(center: int, tile: int, first: int, last: int) -> tuple[int, int]:
-    """Batch tokens to price one by one: the tile that holds `center` and TILES_EACH_SIDE more on
-    either side (one token past a tile's end, so its first step shows), within [first, last]: a
-    fused iteration holds at least one chunk token and at most decodes + prompt."""
-    k = -(-max(center, 1) // tile)   # the tile `center` is in, counted from 1
-    low = max(first, (k - 1 - TILES_EACH_SIDE) * tile)
-    return low, max(low, min(last, (k + TILES_EACH_SIDE) * tile + 1))
+def tile_window(center: int, tile: int, first: int, last: int,
+                upto: int | None = None) -> tuple[int, int]:
+    """Batch tokens to price one by one: the tiles from the one that holds `center` to the one
+    that holds `upto` (by default `center`'s) and TILES_EACH_SIDE more on either side (one token
+    past a tile's end, so its first step shows), within [first, last]: a fused iteration holds at
+    least one chunk token and at most decodes + prompt."""
+    low_tile, high_tile = (_tile_of(b, tile) for b in (center, center if upto is None else upto))
+    low = max(first, (low_tile - 1 - TILES_EACH_SIDE) * tile)
+    return low, max(low, min(last, (high_tile + TILES_EACH_SIDE) * tile + 1))
+
+
+def _tile_of(tokens: int, tile: int) -> int:
+    """The tile `tokens` rows end in, counted from 1."""
+    return -(-max(tokens, 1) // tile)
 
 
 def tile_frame(cost: CostModel, decodes: int, context: int, prompt: int, low: int,
@@ -233,38 +254,69 @@ def tile_frame(cost: CostModel, decodes: int, context: int, prompt: int, low: in
         it = tiled(cost, fused_iteration(decodes, context, prompt, tokens))
         rows.append(dict(tokens=it.tokens, rows=it.rows, empty_rows=it.wasted_rows,
                          time_ms=it.time_s * 1e3, exact_ms=it.exact_time_s * 1e3,
-                         empty_ms=it.wasted_s * 1e3,
-                         formula=f"rows = ⌈{it.tokens:,} / {it.tile_here}⌉ × {it.tile_here} = "
-                                 f"{it.rows:,}; empty rows' time = time − time on exactly "
-                                 f"{it.tokens:,} rows"))
+                         empty_ms=it.wasted_s * 1e3, tile=it.tile_here))
     return pd.DataFrame(rows, columns=["tokens", "rows", "empty_rows", "time_ms", "exact_ms",
-                                       "empty_ms", "formula"])
+                                       "empty_ms", "tile"])
 
 
-def tile_marks_frame(steps: pd.DataFrame, marked: dict[str, int | None]) -> pd.DataFrame:
-    """{kind: batch tokens} -> the marked budgets inside the window, with their rows and label."""
+# a token's rows as its tooltip works them out, written by Vega from its row of tile_frame (a
+# string in each of hundreds of rows would double what the page sends)
+TILE_FORMULA = ("'rows = ⌈' + format(datum.tokens, ',') + ' / ' + datum.tile + '⌉ × ' + datum.tile"
+                " + ' = ' + format(datum.rows, ',') + \"; empty rows' time = time − time on exactly \""
+                " + format(datum.tokens, ',') + ' rows'")
+
+
+def tile_marks_frame(steps: pd.DataFrame, marked: dict[str, int | None],
+                     last: int) -> pd.DataFrame:
+    """{kind: budget} -> the marked budgets whose iteration is inside the window, with their rows
+    and label; a budget past `last` (decodes + prompt) holds the whole prompt: `last` tokens."""
     by_tokens = steps.set_index("tokens")
     rows = []
-    for kind, tokens in marked.items():
+    for kind, budget in marked.items():
+        tokens = None if budget is None else min(budget, last)
         if tokens is None or tokens not in by_tokens.index:
             continue
         at = by_tokens.loc[tokens]
+        held = f"{tokens:,} tokens" if tokens == budget else f"{budget:,}, all {tokens:,} tokens"
         rows.append(dict(kind=kind, tokens=int(tokens), rows=int(at.rows),
                          empty_rows=int(at.empty_rows), time_ms=float(at.time_ms),
-                         text=f"{kind}: {tokens:,} tokens → {int(at.rows):,} rows"
+                         text=f"{kind}: {held} → {int(at.rows):,} rows"
                               + (f", {int(at.empty_rows):,} empty" if at.empty_rows else "")))
     return pd.DataFrame(rows, columns=["kind", "tokens", "rows", "empty_rows", "time_ms", "text"])
 
 
+def off_window(steps: pd.DataFrame, marked: dict[str, int | None], decodes: int, prompt: int,
+               tile: int) -> list[str]:
+    """A line for each marked budget the window leaves out, saying where it is: a reader told of
+    a budget looks for it on the chart."""
+    low, high = int(steps.tokens.min()), int(steps.tokens.max())
+    lines = []
+    for kind, budget in marked.items():
+        if budget is None:
+            continue
+        tokens = min(budget, decodes + prompt)
+        if budget <= decodes:
+            lines.append(f"{kind}, {budget:,}, leaves no chunk beside the {decodes:,} decodes: "
+                         "no tile here")
+        elif not low <= tokens <= high:
+            right = tokens > high
+            far = _tile_of(tokens - high if right else low - tokens, tile)   # past the window
+            lines.append(f"{kind}, {budget:,} tokens, lies {fmt_counted(far, 'tile')} to the "
+                         f"{'right' if right else 'left'}, too far to draw at this scale: the "
+                         "curve above marks it")
+    return lines
+
+
 def tile_steps(steps: pd.DataFrame, marks: pd.DataFrame, *, tile: int, tpot_ms: float,
-               look: Look, width: int = 700) -> Figure:
+               look: Look, width: int = 700, notes: Sequence[str] = ()) -> Figure:
     """Iteration time at every batch token over a few tiles: flat-ish inside a tile, a step one
-    token past its end, where the GEMMs start a new tile; a rule at each whole tile."""
+    token past its end, where the GEMMs start a new tile; a rule at each whole tile. `notes`:
+    lines under the subtitle (a marked budget the window leaves out)."""
     low, high = int(steps.tokens.min()), int(steps.tokens.max())
     edges = list(range(-(-low // tile) * tile, high + 1, tile))
     x_scale = alt.Scale(domain=[low, high], nice=False, zero=False)
     x = alt.X("tokens:Q", title="batch tokens (decodes + chunk)", scale=x_scale,
-              axis=alt.Axis(format=",.0f", values=edges))
+              axis=x_axis(format=",.0f", values=edges))
     y = alt.Y("time_ms:Q", title="iteration time (ms)", scale=alt.Scale(zero=False))
     tooltip = [alt.Tooltip("tokens:Q", title="batch tokens", format=","),
                alt.Tooltip("rows:Q", title=f"rows computed (tiles of {tile})", format=","),
@@ -281,7 +333,7 @@ def tile_steps(steps: pd.DataFrame, marks: pd.DataFrame, *, tile: int, tpot_ms: 
     # shows its numbers (a 2.5 px line is hard to hit)
     hover = data.mark_rect(opacity=0).encode(
         x=alt.X("left:Q", scale=x_scale), x2="right:Q", tooltip=tooltip).transform_calculate(
-        left="datum.tokens - 0.5", right="datum.tokens + 0.5")
+        left="datum.tokens - 0.5", right="datum.tokens + 0.5", formula=TILE_FORMULA)
     layers = [tiles, line, hover]
     times = steps.time_ms
     if times.min() <= tpot_ms <= times.max():
@@ -307,21 +359,29 @@ def tile_steps(steps: pd.DataFrame, marks: pd.DataFrame, *, tile: int, tpot_ms: 
     chart = alt.layer(*layers, width=width, height=260 if look.presenter else 280,
                       title=alt.TitleParams(
                           f"GEMM tiles: the iteration token by token, tiles of {tile} rows",
-                          subtitle=f"rows = ⌈tokens / {tile}⌉ × {tile}: one token past a whole "
-                                   "tile starts a new one, and the time steps up"))
+                          # in words, not ⌈ ⌉: the exports' font (vl-convert's Liberation Sans)
+                          # has no ceiling brackets, and a line with one falls back to a serif
+                          subtitle=[f"rows = tokens rounded up to a multiple of {tile}: one token "
+                                    "past a whole tile starts a new one", *notes]))
     return Figure(chart, look, {"tiles": steps, "tile_marks": marks})
 
 
 def tile_view(cost: CostModel, decodes: int, context: int, prompt: int,
               marked: dict[str, int | None], tpot_ms: float, look: Look,
               width: int = 700) -> Figure | None:
-    """The tile steps around the first marked budget there is (the largest within the target,
-    else the scenario's), or None in a mode without tiles."""
+    """The tile steps around the marked budgets (the largest within the target and the
+    scenario's), or, where they lie more than MAX_TILES_SHOWN tiles apart, around the first there
+    is, saying where the other lies; None in a mode without tiles."""
     tile = cost.gemm_tile
     if tile is None:
         return None
     first, last = decodes + 1, decodes + prompt
-    center = min(max(next(b for b in marked.values() if b is not None), first), last)
-    steps = tile_frame(cost, decodes, context, prompt, *tile_window(center, tile, first, last))
-    return tile_steps(steps, tile_marks_frame(steps, marked), tile=tile, tpot_ms=tpot_ms,
-                      look=look, width=width)
+    # a budget the decodes fill has no chunk and no place here; with none left, the first chunk token
+    centres = [min(b, last) for b in marked.values() if b is not None and b > decodes] or [first]
+    low, high = min(centres), max(centres)
+    if _tile_of(high, tile) - _tile_of(low, tile) + 1 + 2 * TILES_EACH_SIDE > MAX_TILES_SHOWN:
+        low = high = centres[0]
+    steps = tile_frame(cost, decodes, context, prompt, *tile_window(low, tile, first, last, high))
+    return tile_steps(steps, tile_marks_frame(steps, marked, last), tile=tile, tpot_ms=tpot_ms,
+                      look=look, width=width,
+                      notes=off_window(steps, marked, decodes, prompt, tile))

@@ -1,6 +1,7 @@
 """The Roofline page's GEMM tiles in Chromium: a link with the calibrated mode set opens the page in
 that mode and keeps it in its address; the tile chart is drawn, and hovering over it shows a
-token count's rows in whole tiles, its empty rows and its time, stepping where a tile ends."""
+token count's rows in whole tiles, their formula, its empty rows and its time, stepping where a
+tile ends."""
 
 import re
 
@@ -38,6 +39,8 @@ def test_a_calibrated_link_draws_the_tile_steps_and_hover_reads_rows_in_whole_ti
         if tokens and rows:
             read[int(tokens.group(1).replace(",", ""))] = int(rows.group(1).replace(",", ""))
             assert "empty rows" in text and "time (ms)" in text
+            # the formula, which Vega writes from the token's row
+            assert f"rows = ⌈{tokens.group(1)} / 64⌉ × 64 = {rows.group(1)};" in text
     assert len(read) >= 10, f"hovering read {len(read)} token counts"
     assert all(rows % 64 == 0 and 0 <= rows - tokens < 64 for tokens, rows in read.items())
     assert len(set(read.values())) >= 3, "the rows never stepped to a new tile"

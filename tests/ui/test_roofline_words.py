@@ -6,11 +6,12 @@ import re
 
 import pytest
 
-from charts.views import budget_plan
+from charts.theme import Look
+from charts.views import budget_plan, roofline_figures
 from sim.cost.iteration import CostModel
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
-from ui.learn.roofline_words import roofline_intro
+from ui.learn.roofline_words import roofline_intro, tiles_words
 
 TEXTBOOK = CostModel(get_gpu("illustrative"), get_model("dense-8b"), "simple")
 H100 = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"), "calibrated")
@@ -42,3 +43,15 @@ def test_512_streams_on_the_textbook_gpu_are_compute_bound():
 def test_no_streams_no_decode_step():
     intro = roofline_intro(TEXTBOOK, 0, 4000, 8192, 576, "8B", "simple", 1)
     assert "no decode step" in intro and "FLOP/B, " not in intro.split("compute-bound.")[-1]
+
+
+def test_the_tile_words_and_the_tile_chart_round_up_alike():
+    """The page's words write rows = ⌈tokens / 64⌉ × 64 and say it in words; the tile chart, drawn
+    by exports in a font without ⌈ ⌉, says the same words."""
+    plan = budget_plan(H100, 64, 4000, 8192, 576, 0.025)
+    words = tiles_words(H100, 64, 4000, 8192, 576, plan.largest, 0.025)
+    subtitle = roofline_figures(H100, plan, 64, 4000, 8192, Look()).tiles.chart.title.subtitle
+    tile = H100.gemm_tile
+    assert f"rows = ⌈tokens / {tile}⌉ × {tile}, the tokens rounded up to a multiple of {tile}" \
+        in words
+    assert subtitle[0].startswith(f"rows = tokens rounded up to a multiple of {tile}:")

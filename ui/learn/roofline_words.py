@@ -77,7 +77,8 @@ def tiles_words(cost: CostModel, decodes: int, context: int, prompt: int, budget
     named = {"Largest budget within the target": largest, "Your budget": budget}
     out = [f"The calibrated mode runs each {first('gemm')} over an iteration's tokens "
            f"(decodes and chunk together) in whole tiles of {tile} rows, a tile being the block "
-           "of rows one kernel step computes, so its time climbs in steps: one token past a "
+           f"of rows one kernel step computes: rows = ⌈tokens / {tile}⌉ × {tile}, the tokens "
+           f"rounded up to a multiple of {tile}. So its time climbs in steps: one token past a "
            "whole tile starts a new one (the chart below)."]
     seen = set()
     for kind, b in named.items():
