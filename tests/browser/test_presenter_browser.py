@@ -4,7 +4,8 @@ closed, no empty header space, the four key numbers and both lanes of the timeli
 screen, the player's controls on one line, 24 px text, 18 px chart labels drawn at that size,
 large tooltips. On every page: nothing wider than the screen, every chart whole on one screen,
 no button or label cut short with "…", the worked example's step on one screen with its Next, and
-each page's main figure wholly on the first screen (Fidelity's: its titles apart).
+each page's main figure wholly on the first screen (Fidelity's: its titles apart), and the
+heading it leaves behind clear of the words under it.
 Outside presenter mode, Side by side at 1440x900 and 1920x1080: both lanes beside each other on
 the first screen, as wide as the page, how to read them above; a fresh visit in a desktop window
 runs the page's script once. `pytest -s` prints the boxes."""
@@ -348,3 +349,28 @@ def test_a_page_wide_chart_is_drawn_whole_in_its_column_at_1280_px(new_tab, app_
     canvas = page.locator(MAIN_FIGURES[path]).locator("canvas").bounding_box()
     assert canvas["x"] >= box["x"] and canvas["x"] + canvas["width"] <= box["x"] + box["width"] + 1, (
         canvas, box)
+
+
+LEFT_HEADING = """() => {
+  const figure = document.querySelector('.st-key-main-figure').parentElement;
+  const heading = figure.previousElementSibling.querySelector(':scope > [data-testid="stHeading"] h3');
+  if (!heading) return null;
+  const words = document.createRange(); words.selectNodeContents(heading);
+  const block = figure.parentElement, top = (e) => e.getBoundingClientRect().top;
+  const below = [...block.children].filter(e => e.getBoundingClientRect().height > 0
+                                               && top(e) > top(heading)).sort((a, b) => top(a) - top(b));
+  return {heading: heading.textContent, words_bottom: words.getBoundingClientRect().bottom,
+          next: below[0].textContent.slice(0, 60), next_top: top(below[0])};
+}"""
+
+
+@pytest.mark.parametrize("path", ["traffic", "long_short", "prefix_caching", "disaggregation",
+                                  "pipeline"])
+def test_a_heading_the_figure_left_behind_keeps_off_the_words_under_it(new_tab, app_url, path):
+    """On a projector the main figure goes first; the heading that stood above it stays with the
+    words it heads (the figure's caption), its own words clear of theirs."""
+    page = projected(new_tab, app_url, path, (1280, 720))
+    main_figure_box(page, path)
+    left = page.evaluate(LEFT_HEADING)
+    print(f"\n{path}: {json.dumps(left)}")
+    assert left is not None and left["next_top"] >= left["words_bottom"], left
