@@ -112,6 +112,9 @@ def capacity_goodput(args) -> None:
                 "inside a split's pools are not modelled; drop --pp to compare the split with "
                 "colocated instances, or drop --disaggregate to compare --policy with --baseline "
                 f"on {pipeline.stages} stages")
+        # one stage is one engine: the split and its colocated twin run as without --pp, as
+        # simulate --disaggregate --pp 1 does (a split's points have no stages to show)
+        pipeline = None
     policy = get_policy(args.policy)
     baseline = get_policy(args.baseline)
     limits = limits_from(args, policy, cost=seated_by) if split is not None else limits_from(

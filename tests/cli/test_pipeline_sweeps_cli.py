@@ -211,3 +211,15 @@ def test_the_readmes_pipelined_sweep(capsys):
     flat = run_json("sweep", *README_SWEEP, "--tp", "8", capsys=capsys)
     assert [fmt_seconds(p["tbt_s"]["p99"]) for p in flat] == ["21.08 ms", "30.85 ms", "51.94 ms",
                                                                "93.85 ms"]
+
+
+def test_goodput_of_a_split_at_one_stage_is_the_split_without_pp(capsys):
+    """--pp 1 is one engine, so the split and its colocated twin run as without --pp (simulate
+    --disaggregate --pp 1 runs too); their curve has no bubble column to fill."""
+    argv = ("capacity", *H100_70B[:2], *CAPACITY[:6], "--goodput", "--ttft-slo", "1",
+            "--tpot-slo", "0.05", "--disaggregate", "1:1", "--max-runs", "2")
+    today = run_json(*argv, capsys=capsys)
+    assert run_json(*argv, "--pp", "1", capsys=capsys) == today
+    code, out, err = cli(*argv, "--pp", "1", capsys=capsys)
+    assert code == 0, err
+    assert "bubble" not in out
