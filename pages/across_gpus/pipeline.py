@@ -56,7 +56,7 @@ st.caption(
     "what has not begun by then is faint. Drag sideways to pan, scroll to zoom; every row "
     "follows. Micro-batches of one kind closer than a pixel are drawn as one bar and shorter "
     "gaps are not drawn; the sums count every one.")
-bubbles = {name: words.Bubble.of(r.schedule) for name, r in runs.items()}
+bubbles = {name: r.schedule.figures for name, r in runs.items()}
 said = [words.verdict(bubbles)]
 if pp > 1:
     said += [words.arithmetic_line(name, b) for name, b in bubbles.items()]

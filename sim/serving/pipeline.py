@@ -235,7 +235,8 @@ class StageSchedule:
 @dataclass(frozen=True)
 class StageFigures:
     """A pipelined run's stages and bubble, as `StageSchedule` measures them (seconds): small
-    enough for a sweep or a capacity search to keep one per run."""
+    enough for a sweep or a capacity search to keep one per run; the Pipeline page's bubble
+    arithmetic and the CLI's read the same figures."""
     stages: int
     layers: tuple[int, ...]
     link: Link | None

@@ -75,7 +75,7 @@ def runs(v: dict):
 
 def check_bubbles(staged: dict) -> list[str]:
     truths = {name: Truth(r.schedule) for name, r in staged.items()}
-    bubbles = {name: words.Bubble.of(r.schedule) for name, r in staged.items()}
+    bubbles = {name: r.schedule.figures for name, r in staged.items()}
     problems = []
     stages = next(iter(staged.values())).schedule.stages
     verdict = plain(words.verdict(bubbles))
@@ -193,5 +193,5 @@ def test_the_words_hold_in_random_scenarios(values):
 
 def test_one_stage_is_said_to_have_no_bubble():
     setup, staged = runs(dict(NAMED[0], pp=1))
-    verdict = words.verdict({n: words.Bubble.of(r.schedule) for n, r in staged.items()})
+    verdict = words.verdict({n: r.schedule.figures for n, r in staged.items()})
     assert "no pipeline and no bubble" in verdict

@@ -119,8 +119,8 @@ def side_by_side(setup: Setup) -> tuple[words.Setup, words.Setup] | str:
 def stages_figure(key: tuple[str, ...], look: Look, width: int,
                   _runs: dict[str, StagedRun]) -> Figure:
     """Every schedule's stages (`key`: the runs' digests)."""
-    bubbles = {name: words.Bubble.of(r.schedule) for name, r in _runs.items()}
-    sums = {name: (b.idle_sum(), b.fraction_sum()) for name, b in bubbles.items()}
+    figures = {name: r.schedule.figures for name, r in _runs.items()}
+    sums = {name: (words.idle_sum(f), words.fraction_sum(f)) for name, f in figures.items()}
     frames = charts.stage_frames({n: r.schedule for n, r in _runs.items()}, sums)
     return charts.stage_chart(frames, look, width=width)
 

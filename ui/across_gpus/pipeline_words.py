@@ -4,8 +4,9 @@ same GPUs as one tensor-parallel group against tensor × pipeline parallelism; e
 chosen by what the runs measured, so it holds away from the defaults too.
 
 Every number is read from the runs: a pipelined run's `StageSchedule` (sim/serving/pipeline.py:
-each micro-batch's start and end on every stage, the working time, each stage's busy time) and
-its merged Trace's token times (sim/serving/metrics.py).
+each micro-batch's start and end on every stage, the working time, each stage's busy time),
+its totals (`StageFigures`, the bubble sweep and capacity print too) and its merged Trace's token
+times (sim/serving/metrics.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.serving.metrics import request_times, token_gaps
-from sim.serving.pipeline import StageSchedule
+from sim.serving.pipeline import StageFigures, StageSchedule
 from sim.serving.trace import Trace
 from sim.units import fmt_percent, fmt_seconds, shown_same
 
@@ -26,37 +27,23 @@ LISTED_STAGES = 4   # more stages than this: their busy times are summed, not li
 NEAR_POINTS = 0.5   # schedules whose bubble fractions differ by less are "nearly alike"
 
 
-@dataclass(frozen=True)
-class Bubble:
-    """One run's bubble as its schedule measures it, with the subtraction behind it."""
-    stages: int
-    working_s: float
-    busy_s: tuple[float, ...]
-    bubble_s: float
-    fraction: float
-
-    @classmethod
-    def of(cls, schedule: StageSchedule) -> Bubble:
-        return cls(schedule.stages, schedule.working_s, tuple(float(b) for b in schedule.busy_s),
-                   schedule.bubble_s, schedule.bubble_fraction)
-
-    def idle_sum(self) -> str:
-        """stage idle time = stages × working time − busy, with this run's numbers."""
-        busy = (" + ".join(fmt_seconds(b) for b in self.busy_s) if self.stages <= LISTED_STAGES
-                else f"the {self.stages} stages' {fmt_seconds(sum(self.busy_s))}")
-        return (f"{self.stages} × {fmt_seconds(self.working_s)} − ({busy}) = "
-                f"{fmt_seconds(self.bubble_s)}")
-
-    def fraction_sum(self) -> str:
-        """fraction = idle / (stages × working time), with this run's numbers."""
-        return (f"{fmt_seconds(self.bubble_s)} / ({self.stages} × {fmt_seconds(self.working_s)}) "
-                f"= {fmt_percent(self.fraction)}")
+def idle_sum(b: StageFigures) -> str:
+    """stage idle time = stages × working time − busy, with this run's numbers."""
+    busy = (" + ".join(fmt_seconds(t) for t in b.busy_s) if b.stages <= LISTED_STAGES
+            else f"the {b.stages} stages' {fmt_seconds(sum(b.busy_s))}")
+    return f"{b.stages} × {fmt_seconds(b.working_s)} − ({busy}) = {fmt_seconds(b.bubble_s)}"
 
 
-def arithmetic_line(name: str, b: Bubble) -> str:
+def fraction_sum(b: StageFigures) -> str:
+    """fraction = idle / (stages × working time), with this run's numbers."""
+    return (f"{fmt_seconds(b.bubble_s)} / ({b.stages} × {fmt_seconds(b.working_s)}) "
+            f"= {fmt_percent(b.bubble_fraction)}")
+
+
+def arithmetic_line(name: str, b: StageFigures) -> str:
     """One schedule's bubble, both sums written out."""
     return (f"{name.capitalize()}: stage idle time = stages × working time − busy = "
-            f"{b.idle_sum()}; fraction = idle / (stages × working time) = {b.fraction_sum()}.")
+            f"{idle_sum(b)}; fraction = idle / (stages × working time) = {fraction_sum(b)}.")
 
 
 def with_name(name: str) -> str:
@@ -64,15 +51,15 @@ def with_name(name: str) -> str:
     return name if name == UNCHUNKED else f"with {name}"
 
 
-def verdict(bubbles: Mapping[str, Bubble]) -> str:
+def verdict(bubbles: Mapping[str, StageFigures]) -> str:
     """Which schedule idles the stages least here, and by how much against each other one."""
     first = next(iter(bubbles.values()))
     if first.stages == 1:
         return ("With one stage there is no pipeline and no bubble: each schedule is the "
                 "one-engine run. Add stages (pp) to see them idle.")
-    order = sorted(bubbles, key=lambda name: bubbles[name].fraction)
+    order = sorted(bubbles, key=lambda name: bubbles[name].bubble_fraction)
     best = order[0]
-    shown = {name: fmt_percent(b.fraction) for name, b in bubbles.items()}
+    shown = {name: fmt_percent(b.bubble_fraction) for name, b in bubbles.items()}
     others = ", ".join(f"{shown[name]} {with_name(name)}" for name in order[1:])
     if len(set(shown.values())) == 1:
         return (f"Every schedule idles its stages alike here: {shown[best]} of the stages' "
@@ -82,7 +69,7 @@ def verdict(bubbles: Mapping[str, Bubble]) -> str:
         return (f"**{tied.capitalize()} idle the stages least here, alike:** {shown[best]} of "
                 f"the stages' working time, against {shown[order[-1]]} {with_name(order[-1])}.")
     lead = f"{best} idle" if best != UNCHUNKED else "unchunked micro-batches idle"
-    gap = (bubbles[order[1]].fraction - bubbles[best].fraction) * 100
+    gap = (bubbles[order[1]].bubble_fraction - bubbles[best].bubble_fraction) * 100
     near = ", nearly alike" if gap < NEAR_POINTS else ""
     return (f"**{lead.capitalize()} the stages least here:** {shown[best]} of the stages' "
             f"working time, against {others}: {gap:.3g} percentage points below the "
