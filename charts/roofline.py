@@ -277,7 +277,8 @@ def tile_marks_frame(steps: pd.DataFrame, marked: dict[str, int | None],
         if tokens is None or tokens not in by_tokens.index:
             continue
         at = by_tokens.loc[tokens]
-        held = f"{tokens:,} tokens" if tokens == budget else f"{budget:,}, all {tokens:,} tokens"
+        held = fmt_counted(tokens, "token") if tokens == budget else \
+            f"{budget:,}, all {fmt_counted(tokens, 'token')}"
         rows.append(dict(kind=kind, tokens=int(tokens), rows=int(at.rows),
                          empty_rows=int(at.empty_rows), time_ms=float(at.time_ms),
                          text=f"{kind}: {held} → {int(at.rows):,} rows"

@@ -120,3 +120,12 @@ def test_every_character_the_roofline_export_draws_is_in_the_exports_font(budget
     texts = drawn_text(vlc.vegalite_to_scenegraph(stacked(*figures.shown).spec()))
     assert any(t.startswith("GEMM tiles") for t in texts)
     assert lacking({c for t in texts for c in t if not c.isascii()}) == set()
+
+
+def test_a_one_token_iteration_is_marked_in_the_singular():
+    """A one-token prompt with no streams: its iteration holds 1 token, not "1 tokens"."""
+    figure = tile_view(H100, 0, 4000, 1, {"largest within target": 1, "your budget": 8192},
+                       TPOT_MS, Look())
+    assert list(figure.data["tile_marks"].text) == [
+        "largest within target: 1 token → 16 rows, 15 empty",
+        "your budget: 8,192, all 1 token → 16 rows, 15 empty"]
