@@ -246,6 +246,14 @@ class StageFigures:
     bubble_s: float
     bubble_fraction: float
 
+    @classmethod
+    def of_one_stage(cls, trace: Trace, pipeline: Pipeline) -> StageFigures:
+        """A one-stage pipeline's figures from its one engine's Trace, as its schedule measures
+        them (to rounding): each iteration a micro-batch, the stage busy for all of them and never
+        idle while one is in it, so the run need not go through the stages' clock."""
+        busy = float(trace.duration_s.sum())
+        return cls(1, pipeline.layers, None, trace.iterations, busy, (busy,), 0.0, 0.0)
+
 
 @dataclass(frozen=True, eq=False)
 class StagedRun:

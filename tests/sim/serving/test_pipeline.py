@@ -10,6 +10,7 @@ from sim.cost.iteration import CostModel
 from sim.errors import InputError
 from sim.presets.hardware import get_gpu
 from sim.presets.models import get_model
+from sim.serving import run as run_module
 from sim.serving import workloads
 from sim.serving.engine import simulate
 from sim.serving.metrics import summarize
@@ -55,6 +56,24 @@ def test_a_run_without_stages_and_with_one_are_the_same():
     run = Run(workload=workload, policy=get_policy("sarathi"),
               cost=CostModel(H100, LLAMA_8B), budget=512)
     same_trace(run.simulate(), run.staged().trace)
+
+
+def test_a_one_stage_run_is_traced_on_its_engine_with_its_schedules_figures(monkeypatch):
+    """sweep --pp 1 and capacity --pp 1 run as without --pp, at the cost their estimate counts
+    (the stages' clock costs more per iteration): Run.traced takes the engine's Trace and the
+    figures the one-stage schedule would give."""
+    workload = workloads.poisson(200, 6, seed=2, lengths="sharegpt")
+    run = Run(workload=workload, policy=get_policy("sarathi"), cost=CostModel(H100, LLAMA_8B),
+              budget=512, pipeline=Pipeline((32,)))
+    schedule = run.staged().schedule.figures
+    monkeypatch.setattr(run_module, "simulate_pipeline", None)   # the stages' clock: not called
+    trace, figures = run.traced()
+    same_trace(trace, run.simulate())
+    assert (figures.stages, figures.layers, figures.link, figures.micro_batches,
+            figures.bubble_s, figures.bubble_fraction) == (1, (32,), None,
+                                                           schedule.micro_batches, 0.0, 0.0)
+    assert figures.working_s == pytest.approx(schedule.working_s, rel=1e-12)
+    assert figures.busy_s == pytest.approx(schedule.busy_s, rel=1e-12)
 
 
 # --- Sarathi-Serve's example ------------------------------------------------------------------
