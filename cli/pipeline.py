@@ -49,8 +49,8 @@ def pipeline_from(args) -> Pipeline | None:
 
 # What a sweep's or a capacity search's bubble column is, beside its table.
 BUBBLE_WORDS = ("bubble = idle stage-time / (stages x working time), idle stage-time = stages x "
-                "working time - the stages' busy time, working time = while a micro-batch is in "
-                "the pipeline")
+                "working time - the stages' busy time, working time = the time at least one "
+                "micro-batch is in the pipeline")
 
 
 def stages_payload(pipeline: Pipeline) -> dict:

@@ -63,6 +63,8 @@ def test_a_pipelined_sweep_says_its_stages_and_each_budgets_bubble(capsys):
     header = next(line for line in out.splitlines() if line.startswith("budget"))
     assert header.split()[-2:] == ["bubble", "notes"]
     assert "bubble = idle stage-time / (stages x working time)" in out
+    assert "working time = the time at least one micro-batch is in the pipeline" in " ".join(
+        out.split())
     assert "iterations keep the pipeline busy" in out
     assert "(busy time: the time a micro-batch is in it)" in out
 
