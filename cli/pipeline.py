@@ -70,7 +70,7 @@ def pipeline_payload(stages: StageFigures) -> dict:
 
 def point_stages(point) -> dict:
     """A capacity point's pipeline keys (pipeline_payload's), none where it ran unpipelined."""
-    return pipeline_payload(point.pipeline) if point.pipeline else {}
+    return pipeline_payload(point.stage_figures) if point.stage_figures else {}
 
 
 def bubble_header(pipeline: Pipeline | None) -> tuple[str, ...]:
@@ -80,7 +80,7 @@ def bubble_header(pipeline: Pipeline | None) -> tuple[str, ...]:
 
 def bubble_cell(point) -> tuple[str, ...]:
     """A run's bubble fraction as its table cell (bubble_header's column)."""
-    return (fmt_percent(point.pipeline.bubble_fraction),) if point.pipeline else ()
+    return (fmt_percent(point.stage_figures.bubble_fraction),) if point.stage_figures else ()
 
 
 def stages_words(pipeline: Pipeline, cost: CostModel) -> str:

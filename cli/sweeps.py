@@ -110,8 +110,8 @@ def _sweep(args) -> None:
                       *filter(None, [sized[pt.budget]])]})
         if pt.classes:
             payload[-1]["classes"] = {name: c.to_json() for name, c in pt.classes.items()}
-        if pt.pipeline:
-            payload[-1].update(pipeline_payload(pt.pipeline))
+        if pt.stage_figures:
+            payload[-1].update(pipeline_payload(pt.stage_figures))
         flags = [label for label, on in (("overhead-dominated", pt.overhead_dominated),
                                          ("no split", pt.chunking_inactive),
                                          ("recommended", pt.budget == result.recommended),

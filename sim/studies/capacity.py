@@ -97,7 +97,7 @@ class CapacityPoint:
     median_delay_s: float
     sustained: bool
     slo_attainment: float | None = None   # goodput's criterion: the share meeting TTFT and TPOT
-    pipeline: StageFigures | None = None  # a pipelined run's stages and bubble
+    stage_figures: StageFigures | None = None  # a pipelined run's stages and bubble
 
 
 @dataclass(frozen=True)
@@ -189,7 +189,7 @@ def _evaluate(qps: float, run: Run, *, tbt_slo_s: float,
     delay = median_scheduling_delay(trace)
     # NaN (no gaps, or no new request) has nothing to miss
     return CapacityPoint(qps, p99, delay, not p99 > tbt_slo_s and not delay > delay_slo_s,
-                         pipeline=stages), trace
+                         stage_figures=stages), trace
 
 
 def lowest_rate(requests: int) -> float:
@@ -469,7 +469,7 @@ def find_goodput(workload_at: Callable[[float], Workload], run: Run, slo: Goodpu
                   for share in round_robin_shares(workload, colocated_instances)]
         traces = [trace for trace, _ in traced]
         point = goodput_point(qps, traces, slo)
-        return (replace(point, pipeline=traced[0][1]) if len(traced) == 1 else point), traces
+        return (replace(point, stage_figures=traced[0][1]) if len(traced) == 1 else point), traces
 
     if split is not None:
         name = (f"{run.policy.name} disaggregated {split.prefill_gpus}:{split.decode_gpus} at "

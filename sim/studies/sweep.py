@@ -81,7 +81,7 @@ class SweepPoint:
     busy_s: float = 0.0           # the sum of the iterations' durations (the rest is idle);
                                   # pipelined: the time a micro-batch is in the pipeline
     classes: Mapping[str, ClassMetrics] = field(default_factory=dict, hash=False)   # per class
-    pipeline: StageFigures | None = None   # the stages and their bubble (a run with a pipeline)
+    stage_figures: StageFigures | None = None   # the stages and their bubble (a pipelined run)
 
     @property
     def output_tokens(self) -> int:
@@ -235,7 +235,7 @@ def offline_tradeoff(points: Sequence[SweepPoint], recommended: int | None,
     if not throughput_rises(pick, top):
         said = (f"{offline}. Throughput does not rise with the budget in this sweep, so the pick "
                 "gives up none")
-        staged = pick.pipeline is not None and pick.pipeline.stages > 1
+        staged = pick.stage_figures is not None and pick.stage_figures.stages > 1
         busy, busy_is = (("the pipeline", "the time a micro-batch is in it") if staged else
                          ("the GPU", "the sum of the iterations' durations"))
         if (top.idle_share > pick.idle_share > 0
@@ -348,7 +348,7 @@ def run_point(run: Run) -> SweepPoint:
                       reread_tokens=int(reread.sum()),
                       busy_s=stages.working_s if stages and stages.stages > 1
                       else float(trace.duration_s.sum()),
-                      classes=class_metrics(trace, workload), pipeline=stages)
+                      classes=class_metrics(trace, workload), stage_figures=stages)
 
 
 def sweep(run: Run, budgets: Sequence, *, tbt_slo_s: float | None = None,

@@ -39,6 +39,6 @@ def test_every_rate_runs_through_the_stages(pipeline):
     assert result.ceiling_qps == compute_ceiling_qps(WORKLOAD, TEXTBOOK, pipeline)
     for point in result.points:
         if pipeline is None:
-            assert point.pipeline is None
+            assert point.stage_figures is None
         else:
-            assert point.pipeline.stages == 2 and 0 <= point.pipeline.bubble_fraction < 1
+            assert point.stage_figures.stages == 2 and 0 <= point.stage_figures.bubble_fraction < 1
