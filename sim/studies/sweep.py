@@ -236,8 +236,8 @@ def offline_tradeoff(points: Sequence[SweepPoint], recommended: int | None,
         said = (f"{offline}. Throughput does not rise with the budget in this sweep, so the pick "
                 "gives up none")
         staged = pick.stage_figures is not None and pick.stage_figures.stages > 1
-        busy, busy_is = (("the pipeline", "the time a micro-batch is in it") if staged else
-                         ("the GPU", "the sum of the iterations' durations"))
+        busy, busy_is = (("the pipeline", "the time at least one micro-batch is in it")
+                         if staged else ("the GPU", "the sum of the iterations' durations"))
         if (top.idle_share > pick.idle_share > 0
                 and top.metrics.iterations < pick.metrics.iterations):
             idle = "holds no micro-batch" if staged else "runs no iteration"
