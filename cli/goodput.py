@@ -73,7 +73,7 @@ def refuse_goodput_flags(args) -> None:
     """Without --goodput its flags (and --disaggregate's) do not apply."""
     refuse(args, ("ttft_slo", "tpot_slo", "slo_attainment", "disaggregate", "link",
                   "prefill_tp", "decode_tp", "layerwise_send"),
-           why="they belong to the goodput criterion; add --goodput")
+           why="without --goodput there is no goodput criterion; add --goodput")
 
 
 def _slo(args) -> GoodputSlo:

@@ -41,7 +41,7 @@ def pipeline_from(args) -> Pipeline | None:
     if not hasattr(args, "pp"):
         return None
     if "pp" not in args.given:
-        refuse(args, OWN_FLAGS, why="they shape pipeline stages; add --pp STAGES (2 or more)")
+        refuse(args, OWN_FLAGS, why="without --pp there are no pipeline stages; add --pp STAGES (2 or more)")
         return None
     layers = parse_layers(args.pp_layers) if args.pp_layers is not None else None
     return make_pipeline(get_model(args.model), get_gpu(args.gpu), args.pp, layers, args.pp_link)

@@ -452,7 +452,8 @@ PIPELINE_KNOBS: dict[str, Knob] = {k.name: k for k in (
          help="The model's layers split evenly over this many stages, each holding its share "
               "of the weights and of every token's KV; each iteration's batch flows stage by "
               "stage as a micro-batch, up to pp of them in flight, and a stage waiting for its "
-              "next one is idle (a pipeline bubble). It must divide the model's layers.",
+              "next one is idle (a pipeline bubble). Layers that do not split evenly go one each to the "
+              "stages before the last, as vLLM splits them.",
          app=Surface("the Pipeline page opens on two stages, Sarathi-Serve's example; it draws a "
                      "row per stage for each of three schedules, so at most 8",
                      default=2, high=8)),

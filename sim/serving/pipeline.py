@@ -72,18 +72,16 @@ class Pipeline:
 
 
 def make_pipeline(model: Model, gpu: Gpu, stages, layers=None, link: str | None = None) -> Pipeline:
-    """`stages` checked, the model's layers split evenly over them or as `layers` gives them, and
+    """`stages` checked, the model's layers split over them as vLLM splits them (`vllm_split`) or
+    as `layers` gives them, and
     the link between stages: `link`, or by default the GPU's own (all stages in one node)."""
     p = check_number("pipeline stages (pp)", stages, low=1, low_inclusive=True, high=MAX_STAGES,
                      integer=True)
+    if p > model.layers:
+        raise InputError(f"pipeline stages (pp) {p} is more than {model.name}'s {model.layers} "
+                         f"layers: a stage holds one layer or more; give at most {model.layers}")
     if layers is None:
-        if model.layers % p:
-            fits = [d for d in range(2, min(model.layers, MAX_STAGES) + 1) if not model.layers % d]
-            raise InputError(
-                f"pipeline stages (pp) {p} does not divide {model.name}'s {model.layers} layers "
-                f"evenly; use a divisor ({', '.join(map(str, fits))}) or give each stage's "
-                f"layers (--pp-layers, e.g. {_uneven_example(model.layers, p)})")
-        layers = (model.layers // p,) * p
+        layers = vllm_split(model.layers, p)
     layers = tuple(layers)
     if len(layers) != p:
         raise InputError(f"--pp-layers gives {len(layers)} stages' layers but pp is {p}; give one "
@@ -107,12 +105,18 @@ def make_pipeline(model: Model, gpu: Gpu, stages, layers=None, link: str | None 
                          f"{FREE_LINK.id})") from None
 
 
-def _uneven_example(total: int, stages: int) -> str:
-    """A split of `total` layers over `stages`, the first stages one layer more."""
-    if stages > total:
-        return f"at most {total} stages"
+def vllm_split(total: int, stages: int) -> tuple[int, ...]:
+    """`total` layers over `stages` (at most `total`) as vLLM 0.33.0 splits them
+    (`get_pp_indices`, vllm/distributed/utils.py:225-230): evenly, and a remainder one layer each
+    to the stages before the last, from the second-to-last back (the last stage also runs the final
+    norm and the LM head). SGLang 0.5.23 gives the remainder to the last stages instead
+    (sglang/srt/distributed/utils.py:136-145): give those layers to match it."""
     base, extra = divmod(total, stages)
-    return ",".join(str(base + (i < extra)) for i in range(stages))
+    return tuple(base + (stages - 1 - extra <= i < stages - 1) for i in range(stages))
+
+
+def _uneven_example(total: int, stages: int) -> str:
+    return ",".join(map(str, vllm_split(total, stages)))
 
 
 def parse_layers(text: str) -> tuple[int, ...]:

@@ -45,8 +45,9 @@ def test_without_a_split_it_compares_the_policy_with_the_baseline(capsys):
     (("--goodput", "--tpot-slo", "0.1"), "--goodput needs --ttft-slo SECONDS"),
     ((*GOODPUT, "--tbt-slo", "0.1"), "--tbt-slo does not apply here: --goodput takes the place "
                                      "of the TBT criterion"),
-    (("--tbt-slo", "0.1", "--disaggregate", "1:1"), "--disaggregate does not apply here: they "
-                                                    "belong to the goodput criterion; add --goodput"),
+    (("--tbt-slo", "0.1", "--disaggregate", "1:1"), "--disaggregate does not apply here: without "
+                                                    "--goodput there is no goodput criterion; add "
+                                                    "--goodput"),
     ((*GOODPUT, "--disaggregate", "1:1", "--baseline", "vllm-v0"),
      "--baseline does not apply here: --disaggregate compares the split with --policy colocated"),
     ((*GOODPUT, "--slo-attainment", "1.5"), "--slo-attainment must be"),

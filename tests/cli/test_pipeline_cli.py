@@ -58,11 +58,13 @@ def test_sglangs_running_requests_are_sized_on_a_stages_kv(capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (("--pp", "3"), "pipeline stages (pp) 3 does not divide Llama-3.1-70B's 80 layers evenly"),
     (("--pp", "2", "--pp-layers", "50,20"), "--pp-layers 50,20 must be 2 whole numbers"),
     (("--pp", "2", "--pp-layers", "40,x"), "--pp-layers '40,x': give each stage's layers as"),
-    (("--pp-link", "100gbe"), "--pp-link does not apply here: they shape pipeline stages; add "
-                              "--pp STAGES"),
+    (("--pp-link", "100gbe"), "--pp-link does not apply here: without --pp there are no "
+                              "pipeline stages; add --pp STAGES"),
+    (("--pp", "33", "--model", "llama-3.1-8b"), "pipeline stages (pp) 33 is more than "
+                                                "Llama-3.1-8B's 32 layers: a stage holds one layer "
+                                                "or more; give at most 32"),
     (("--pp", "1", "--pp-link", "100gbe"), "with pp 1 there is none"),
     (("--pp", "65",), "--pp must be"),
     (("--policy", "orca", "--chunking", "dynamic"), "--chunking does not apply here"),

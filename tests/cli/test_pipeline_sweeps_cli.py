@@ -162,7 +162,8 @@ def test_the_estimate_counts_the_stages(command, argv, refusal, monkeypatch, cap
 
 @pytest.mark.parametrize("argv, message", [
     (("sweep", *POISSON, "--pp-link", "100gbe"), "--pp-link does not apply here"),
-    (("sweep", *POISSON, "--pp", "3"), "pipeline stages (pp) 3 does not divide"),
+    (("sweep", *POISSON, "--model", "llama-3.1-8b", "--pp", "33"),
+     "pipeline stages (pp) 33 is more than Llama-3.1-8B's 32 layers"),
     (("capacity", *CAPACITY, "--pp", "2", "--pp-layers", "50,20"),
      "--pp-layers 50,20 must be 2 whole numbers"),
     (("capacity", *CAPACITY[:6], "--goodput", "--ttft-slo", "1", "--tpot-slo", "0.05",

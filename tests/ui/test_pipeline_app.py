@@ -1,6 +1,6 @@
 """The Pipeline page through AppTest: its three schedules, bubbles and words at the defaults, the
 figure's rows and hover arithmetic, its controls from a link and back into it, the same GPUs as
-TP against TP × PP, its refusals, its downloads, and its place on the learner's path."""
+TP against TP × PP, an uneven split, its refusals, its downloads, and its place on the learner's path."""
 
 import json
 import re
@@ -81,12 +81,13 @@ def test_one_stage_has_no_bubble():
     assert "With one stage there is no pipeline and no bubble" in shown(at)
 
 
-def test_stages_that_do_not_divide_the_layers_are_refused_with_what_works():
+def test_stages_that_do_not_divide_the_layers_split_them_as_vllm_does():
+    """32 layers over 3 stages: the remainder on the stages before the last (vLLM's rule)."""
     at = open_app(PAGE, pp=3)
     assert_clean(at)
-    assert "does not divide 8B model (textbook example)'s 32 layers evenly; use a divisor " \
-           "(2, 4, 8, 16, 32)" in at.error[0].value
-    assert not charts(at)
+    assert not at.error
+    assert "3 stages of 11/11/10 layers" in shown(at)
+    assert len(at.get("iframe")) == 1                               # the stages' player
 
 
 def test_it_follows_disaggregation_in_the_across_gpus_section_and_chapter():

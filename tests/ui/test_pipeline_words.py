@@ -58,7 +58,7 @@ def scenarios(draw) -> dict:
         budget=st.sampled_from([256, 576, 2048]),
         unchunked=st.sampled_from(["vllm-v0", "orca"]),
         chunked=st.sampled_from(["sarathi", "vllm-v1", "sglang"]),
-        tp=st.sampled_from([1, 2]), pp=st.sampled_from([1, 2, 4]),
+        tp=st.sampled_from([1, 2]), pp=st.sampled_from([1, 2, 3, 4, 5]),   # 3, 5: uneven
         link=st.sampled_from([*LINKS, FREE_LINK.id]), chunking=st.sampled_from(["fixed", "dynamic"]))))
 
 

@@ -34,7 +34,7 @@ def stage_rows(cost: CostModel, gpu: Gpu, model: Model, stages: int, policy: Pol
     per token per GPU, the KV tokens it fits beside them: sim.studies.memory.kv_capacity on the
     stage's cost model), the KV tokens the pipeline holds (the fewest any stage fits, each
     token's KV being on every stage) and those one GPU group holds with the whole model (0 where
-    it does not fit). An InputError where `stages` does not divide the layers."""
+    it does not fit). An InputError where there are more `stages` than layers."""
     pipeline = make_pipeline(model, gpu, stages, link=FREE_LINK.id if stages > 1 else None)
     rows, held = [], []
     for s, (layers, c) in enumerate(zip(pipeline.layers, stage_costs(cost, pipeline))):

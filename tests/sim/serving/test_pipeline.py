@@ -1,7 +1,8 @@
 """Pipeline stages (sim/serving/pipeline.py): one stage is today's run exactly; the Falcon-180B
 example beside Sarathi-Serve's figures; uniform chunks idle the stages less than whole prompts;
-each stage's memory; the bubble's arithmetic; bad input."""
+each stage's memory; the bubble's arithmetic; layers split as vLLM splits them; bad input."""
 
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from sim.serving.pipeline import (
     make_pipeline,
     simulate_pipeline,
     stage_costs,
+    vllm_split,
 )
 from sim.serving.policies import POLICIES, Limits, get_policy
 from sim.serving.run import Run
@@ -215,9 +217,11 @@ def test_the_merged_trace_holds_every_request_and_the_schedule_names_them():
 
 # --- input ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("call, message", [
-    (lambda: make_pipeline(LLAMA_70B, H100, 3),
-     "pipeline stages (pp) 3 does not divide Llama-3.1-70B's 80 layers evenly; use a divisor "
-     "(2, 4, 5, 8, 10, 16, 20, 40) or give each stage's layers (--pp-layers, e.g. 27,27,26)"),
+    (lambda: make_pipeline(replace(LLAMA_70B, layers=8), H100, 9),
+     "pipeline stages (pp) 9 is more than Llama-3.1-70B's 8 layers: a stage holds one layer or "
+     "more; give at most 8"),
+    (lambda: make_pipeline(LLAMA_70B, H100, 3, layers=(27, 27)),
+     "--pp-layers gives 2 stages' layers but pp is 3; give one count per stage (e.g. 27,27,26)"),
     (lambda: make_pipeline(LLAMA_70B, H100, 2, layers=(40, 30)),
      "--pp-layers 40,30 must be 2 whole numbers of at least 1 adding up to Llama-3.1-70B's 80"),
     (lambda: make_pipeline(LLAMA_70B, H100, 2, layers=(80,)), "gives 1 stages' layers but pp is 2"),
@@ -237,3 +241,17 @@ def test_uneven_layers_are_taken_as_given():
     costs = stage_costs(CostModel(H100, LLAMA_70B), pipeline)
     assert [c.model.layers for c in costs] == [27, 27, 26]
     assert sum(c.weight_bytes for c in costs) == pytest.approx(LLAMA_70B.weight_bytes)
+
+
+@pytest.mark.parametrize("layers, stages, split", [
+    (80, 3, (27, 27, 26)),        # the remainder on the stages before the last
+    (32, 5, (6, 6, 7, 7, 6)),     # from the second-to-last back; first and last keep the base
+    (10, 4, (2, 3, 3, 2)),
+    (32, 31, (1,) * 29 + (2, 1)),
+    (80, 2, (40, 40)),
+])
+def test_layers_that_do_not_divide_split_as_vllm_splits_them(layers, stages, split):
+    """vLLM 0.33.0's get_pp_indices: partitions[-i] += 1 for i in 2 .. remainder + 1."""
+    assert vllm_split(layers, stages) == split
+    model = replace(LLAMA_70B, layers=layers)
+    assert make_pipeline(model, H100, stages).layers == split
