@@ -176,9 +176,7 @@ class StageSchedule:
     send_s: np.ndarray          # its activations' transfer after each stage but the last
     decode_tokens: np.ndarray
     prefill_tokens: np.ndarray
-    parts: tuple[Trace, ...]          # each virtual engine's own run (its own numbering)
-    owners: tuple[np.ndarray, ...]    # engine v's request j is request owners[v][j]
-    local: np.ndarray                 # each micro-batch's iteration in its engine's own Trace
+    request_engine: np.ndarray  # the virtual engine each request was dealt to
 
     @property
     def micro_batches(self) -> int:
@@ -227,14 +225,6 @@ class StageSchedule:
                             self.working_s, tuple(float(b) for b in self.busy_s), self.bubble_s,
                             self.bubble_fraction)
 
-    def requests_of(self, micro_batch: int) -> np.ndarray:
-        """The requests a micro-batch carries (decode rows, then prompt chunks), by their
-        number in the workload."""
-        v, i = int(self.engine[micro_batch]), int(self.local[micro_batch])
-        part = self.parts[v]
-        local = np.concatenate([part.decode_rows(i), part.chunk_request[part.chunk_iteration == i]])
-        return self.owners[v][local]
-
 
 @dataclass(frozen=True)
 class StageFigures:
@@ -265,6 +255,15 @@ class StagedRun:
     first stage's start to its last stage's end) and the stage-by-stage schedule."""
     trace: Trace
     schedule: StageSchedule
+
+    def requests_of(self, micro_batch: int) -> np.ndarray:
+        """The requests a micro-batch carries (decode rows, then prompt chunks), by their
+        number in the workload. A request stays in the merged trace's running set across the
+        other engines' micro-batches too: its decode rows are those of its own engine's."""
+        t, m = self.trace, micro_batch
+        decoding = t.decode_rows(m)
+        decoding = decoding[self.schedule.request_engine[decoding] == self.schedule.engine[m]]
+        return np.concatenate([decoding, t.chunk_request[t.chunk_iteration == m]])
 
 
 class _StageClock:
@@ -417,10 +416,9 @@ def _merged(workload: Workload, policy: PolicySpec, budget: int, parts: tuple[Tr
     n_micro = sum(t.iterations for t in parts)
     where = [np.asarray(e.order, np.int64) for e in engines]   # engine v's iteration i -> m
     engine_of = np.empty(n_micro, np.int64)
-    local = np.empty(n_micro, np.int64)
-    for v, at in enumerate(where):
-        engine_of[at] = v
-        local[at] = np.arange(len(at))
+    request_engine = np.empty(len(workload), np.int64)
+    for v, (at, ids) in enumerate(zip(where, owners)):
+        engine_of[at], request_engine[ids] = v, v
 
     def per_iteration(name: str) -> np.ndarray:
         values = np.empty(n_micro, getattr(parts[0], name).dtype)
@@ -491,7 +489,7 @@ def _merged(workload: Workload, policy: PolicySpec, budget: int, parts: tuple[Tr
         start_s=np.frombuffer(clock.starts).reshape(-1, pipeline.stages),
         end_s=np.frombuffer(clock.ends).reshape(-1, pipeline.stages),
         send_s=np.asarray(clock.sends), decode_tokens=trace.decode_tokens,
-        prefill_tokens=trace.prefill_tokens, parts=parts, owners=owners, local=local)
+        prefill_tokens=trace.prefill_tokens, request_engine=request_engine)
     return StagedRun(trace, schedule)
 
 

@@ -210,9 +210,11 @@ def test_the_merged_trace_holds_every_request_and_the_schedule_names_them():
     assert np.array_equal(trace.end_s, s.end_s[:, -1])
     assert summarize(trace).requests == 80
     for m in range(s.micro_batches):
-        carried = s.requests_of(m)
+        carried = run.requests_of(m)
         assert len(carried) == len(np.unique(carried))
         assert np.all(carried % 4 == s.engine[m])   # dealt in turn: request i to engine i mod 4
+        chunks = trace.chunk_iteration == m
+        assert len(carried) - chunks.sum() == trace.decode_tokens[m]   # its engine's decoders
 
 
 # --- input ------------------------------------------------------------------------------------
