@@ -7,7 +7,7 @@ import streamlit as st
 from sim.presets.links import FREE_LINK, LINKS
 from sim.serving.policies import POLICIES
 from sim.studies.capacity import MAX_RUNS, GoodputSlo
-from sim.units import fmt_counted, fmt_seconds
+from sim.units import fmt_seconds
 from ui.across_gpus import disaggregation as page
 from ui.across_gpus import disaggregation_words as words
 from ui.shell import presenter, widgets
@@ -46,13 +46,9 @@ setup = page.Setup(s, requests, qps, output, seed, prefill_gpus, decode_gpus, li
 slo = GoodputSlo(ttft_slo, tpot_slo / 1e3)
 st.caption(f"{requests:,} requests of {s.prompt:,} prompt tokens (the sidebar's prompt) and "
            f"{output:,} output tokens, Poisson arrivals at {qps:g} requests/s (random seed: "
-           f"{seed}); {s.model.name} on {s.gpu.name}, {s.mode} cost model, each instance "
-           f"on {fmt_counted(s.tp, 'GPU')}. Disaggregated: "
-           f"{words.split_words(prefill_gpus, decode_gpus)}, in instances of "
-           f"{prefill_tp or s.tp} and {decode_tp or s.tp} GPUs. Colocated: the same "
-           f"{setup.gpus} GPUs as "
-           f"{fmt_counted(setup.gpus // s.tp, 'instance') if setup.gpus % s.tp == 0 else '— instances'}"
-           f" of {POLICIES[s.chunked].engine}, requests round-robin.")
+           f"{seed}); {s.model.name} on {s.gpu.name}, {s.mode} cost model. "
+           + words.setups_words(prefill_gpus, decode_gpus, prefill_tp or s.tp, decode_tp or s.tp,
+                                s.tp, POLICIES[s.chunked].engine))
 
 served = page.runs(setup)
 trace = served.trace
@@ -108,7 +104,7 @@ st.markdown(
     unsafe_allow_html=True)
 query = page.GoodputQuery(setup, slo)
 found = kept_or_on_click(page.stored_goodput(query), lambda: page.goodput_estimate(query),
-                         f"Up to {MAX_RUNS} runs per setup, each of {requests:,} requests",
+                         words.search_size_words(MAX_RUNS, requests, *setup.instance_counts()),
                          "Find the goodput", "find_goodput", lambda: page.find_goodput(query))
 if found is not None:
     st.markdown(words.goodput_words(found))

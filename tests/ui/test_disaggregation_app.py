@@ -25,6 +25,9 @@ def test_at_the_defaults_colocation_wins_and_the_transfer_is_worked_out():
     assert "the median transfer takes 2.389 ms" in text
     assert len(at.get("iframe")) == 1 and not charts(at)        # the lanes' player; goodput waits
     assert at.button(key="find_goodput").label == "Find the goodput"
+    # the search's size counts instance runs, and says so: 14 rates x (2 + 2 instances)
+    assert "Up to 14 rates per setup, each a run of 40 requests in which every instance is " \
+        "simulated on its own: 14 × (2 disaggregated + 2 colocated instances): 56 runs" in text
     labels = " ".join(b.proto.label for b in at.get("download_button"))
     assert "PNG" in labels and "SVG" in labels and "CSV" in labels, labels
 
@@ -112,13 +115,26 @@ def test_each_pool_shards_its_instances_over_its_own_tp():
     assert_clean(at)
     assert at.number_input(key="ptp").value == 2 and at.query_params["dtp"] in ("2", ["2"])
     text = shown(at)
-    assert "2 prefill GPUs + 2 decode GPUs, in instances of 2 and 2 GPUs" in text
+    assert "2 prefill GPUs + 2 decode GPUs, in instances of 2 GPUs (prefill) and 2 GPUs " \
+        "(decode). Colocated: the same 4 GPUs as 4 instances of 1 GPU (the sidebar's tp)" in text
     assert "× 2 bytes / 2 GPUs (tensor parallelism shards the KV heads) = 65,536 bytes" in text
     assert "bytes = 8,192 prompt tokens × 65,536 bytes = 537 MB" in text
     assert "537 MB / 450 GB/s (NVLink 4 (H100, H200), one way) + 3 µs latency = 1.196 ms" in text
     page = at.get("iframe")[0].proto.srcdoc
     assert set(handoff_fields(page, "from_lane")) == {"prefill 1 (tp 2)"}
     assert set(handoff_fields(page, "to_lane")) == {"decode 1 (tp 2)"}
+
+
+def test_each_setups_tp_is_said_beside_its_own_instances():
+    """Prefill instances of tp 2 beside decode and colocated instances of the sidebar's tp 1:
+    the caption gives each its own GPUs, and no 'each instance on 1 GPU' for them all."""
+    at = open_app(PAGE, gpu="h100-sxm", prefillgpu=2, decodegpu=2, ptp=2, **SMALL)
+    assert_clean(at)
+    text = shown(at)
+    assert "each instance on" not in text
+    assert "in instances of 2 GPUs (prefill) and 1 GPU (decode). Colocated: the same 4 GPUs " \
+        "as 4 instances of 1 GPU (the sidebar's tp)" in text
+    assert "14 × (3 disaggregated + 4 colocated instances): 98 runs" in text
 
 
 def test_an_uneven_split_names_every_pool_and_gives_no_size_advice():

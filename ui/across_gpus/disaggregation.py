@@ -103,6 +103,12 @@ class Setup:
                                                  self.prefill_tp or None, self.decode_tp or None,
                                                  link=self.link, layerwise_send=self.layerwise))
 
+    def instance_counts(self) -> tuple[int, int]:
+        """(the disaggregated setup's instances, both pools; the colocated setup's): each is
+        simulated as its own run."""
+        prefill, decode = self.run().disaggregation.instances(self.scenario.tp)
+        return prefill + decode, self.gpus // self.scenario.tp
+
     def sender_cost(self) -> CostModel:
         """The pool whose GPUs send the larger KV shards (fewer of them): what a transfer
         moves per GPU, as the run prices it."""

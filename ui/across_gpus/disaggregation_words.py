@@ -61,6 +61,28 @@ def split_words(prefill_gpus: int, decode_gpus: int) -> str:
     return f"{fmt_counted(prefill_gpus, 'prefill GPU')} + {fmt_counted(decode_gpus, 'decode GPU')}"
 
 
+def setups_words(prefill_gpus: int, decode_gpus: int, prefill_tp: int, decode_tp: int, tp: int,
+                 engine: str) -> str:
+    """How each setup splits the GPUs into instances, each pool's tp said beside its pool (the
+    colocated instances take the sidebar's tp, the pools their own)."""
+    gpus = prefill_gpus + decode_gpus
+    colocated = (fmt_counted(gpus // tp, "instance") if gpus % tp == 0 else "— instances")
+    return (f"Disaggregated: {split_words(prefill_gpus, decode_gpus)}, in instances of "
+            f"{fmt_counted(prefill_tp, 'GPU')} (prefill) and {fmt_counted(decode_tp, 'GPU')} "
+            f"(decode). Colocated: the same {gpus} GPUs as {colocated} of "
+            f"{fmt_counted(tp, 'GPU')} (the sidebar's tp) running {engine}, requests round-robin.")
+
+
+def search_size_words(max_runs: int, requests: int, disaggregated_instances: int,
+                      colocated_instances: int) -> str:
+    """What goodput's search may run: rates per setup, and the instance runs that makes, the
+    count the work estimate after it states (each instance is simulated as its own run)."""
+    return (f"Up to {max_runs} rates per setup, each a run of {requests:,} requests in which "
+            f"every instance is simulated on its own: {max_runs} × "
+            f"({disaggregated_instances} disaggregated + {colocated_instances} colocated "
+            "instances)")
+
+
 def verdict(d: Outcome, c: Outcome, slo: GoodputSlo, qps: float) -> str:
     """Which setup meets both targets for more requests at this rate."""
     lead = (f"At {qps:g} requests/s, {fmt_percent(d.met)} of the {d.requests:,} requests meet "
