@@ -107,7 +107,7 @@ found = kept_or_on_click(page.stored_goodput(query), lambda: page.goodput_estima
                          words.search_size_words(MAX_RUNS, requests, *setup.instance_counts()),
                          "Find the goodput", "find_goodput", lambda: page.find_goodput(query))
 if found is not None:
-    st.markdown(words.goodput_words(found))
+    st.markdown(words.goodput_words(found, requests))
     page.goodput_figure.draw("disaggregation-goodput", query, look, found)
     st.caption("Each point is one run of the workload at that rate, all GPUs together: the "
                "share of its requests that meet both targets (a square: at least the share "

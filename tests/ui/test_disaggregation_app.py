@@ -72,6 +72,7 @@ def test_goodput_behind_its_button():
     text = shown(at)
     assert "Goodput (the highest rate at which at least 90% of requests meet both targets)" in text
     assert "as much per GPU" in text or "a tie" in text
+    assert "Each rate was judged by one run of 20 requests" in text    # both limits bracketed
     assert len(charts(at)) == 1                                   # beside the lanes' player
     again = open_app(PAGE, requests=20, qps=1)                    # kept: shown at once
     assert len(charts(again)) == 1 and "Goodput (the highest" in shown(again)

@@ -208,8 +208,29 @@ def arithmetic(prompt: int, cost: CostModel, link: Link) -> Arithmetic:
     return Arithmetic(prompt, t.kv_bytes_per_token, t.nbytes, t.seconds, link)
 
 
-def goodput_words(comparison: GoodputComparison) -> str:
-    """Goodput's verdict: each setup's, in total and per GPU, and which serves more per GPU."""
+def goodput_words(comparison: GoodputComparison, requests: int) -> str:
+    """Goodput's verdict: each setup's, in total and per GPU, and which serves more per GPU;
+    where a search found its limit between two rates, that the runs of `requests` requests
+    judged it (a longer run near the limit queues more)."""
+    return " ".join(x for x in (_goodput_verdict(comparison), run_length_words(comparison,
+                                                                                requests)) if x)
+
+
+def run_length_words(comparison: GoodputComparison, requests: int) -> str:
+    """Near a limit the queue grows over the run, so a run of `requests` requests can meet both
+    targets for more of them than a longer one at the same rate: said where a search found a
+    goodput below a rate that failed ('' where none did: no limit was bracketed)."""
+    bracketed = [r.result for r in (comparison.disaggregated, comparison.colocated)
+                 if r.result.capacity_qps > 0 and r.result.failed_qps is not None]
+    if not bracketed:
+        return ""
+    return (f"Each rate was judged by one run of {requests:,} requests. Near a setup's limit its "
+            "queue keeps growing through the run, so a longer run at the same rate can meet both "
+            "targets for fewer of its requests: these goodputs hold for runs of this length, and "
+            "more requests (the box above) can find them lower.")
+
+
+def _goodput_verdict(comparison: GoodputComparison) -> str:
     d, c = comparison.disaggregated, comparison.colocated
     lead = (f"Goodput (the highest rate at which at least {comparison.slo.share:.0%} of "
             f"requests meet both targets): disaggregated {d.result.capacity_qps:.3g} requests/s "
