@@ -27,8 +27,9 @@ st.markdown(
     f"{term('kv_transfer')}). No decode ever waits for a prompt's chunk; the price is the "
     "transfer, and GPUs that each do one kind of work. Here one workload is served both ways on "
     f"the same GPUs, with the sidebar's chunked policy (**{s.policy_label(s.chunked)}**, budget "
-    f"{s.budget:,}) in every instance, and judged by DistServe's targets: the "
-    f"{first('ttft')} and the {first('tpot')}, a request's mean gap between tokens.",
+    f"{s.budget:,}) in every instance, and judged by the kind of targets DistServe sets (per "
+    f"application): one for the {first('ttft')} and one for the {first('tpot')}, a request's "
+    "mean gap between tokens; here the two target boxes below set them.",
     unsafe_allow_html=True)
 with st.container(border=True):
     prefill_gpus, decode_gpus, prefill_tp, decode_tp = (
@@ -70,14 +71,15 @@ st.caption(
 said = [words.verdict(d, c, slo, qps), words.why(d, slo), words.why(c, slo),
         *words.causes(trace, d, c), words.prefill_rate_words(trace, s.prompt, qps),
         words.link_words(trace, d)]
-st.markdown("\n".join(f"- {x}" for x in said if x))
-st.caption("Meeting both targets: a request's TTFT (its first token − its arrival; "
+st.markdown("\n".join(f"- {x}" for x in said if x), unsafe_allow_html=True)
+st.caption(f"Meeting both targets: a request's TTFT (its first token − its arrival; "
            "disaggregated, the first token comes once its KV has arrived) ≤ the TTFT target and "
            "its TPOT ((last token − first token) / (tokens − 1)) ≤ the TPOT target; a share is "
            "such requests / all requests. p90: linear interpolation between ranked values. Busy: "
-           "the pool's iteration time / (its instances × the run's makespan). Waits: arrival → "
-           "first chunk (prefill pool), prefill done → the decode GPU takes it (decode pool). "
-           "Transfer: the KV's arrival − its send's start.")
+           f"the pool's iteration time / (its instances × the run's {term('makespan')}, its "
+           "first arrival → the end of its last iteration). Waits: arrival → first chunk "
+           "(prefill pool), prefill done → the decode GPU takes it (decode pool). Transfer: the "
+           "KV's arrival − its send's start.", unsafe_allow_html=True)
 
 st.subheader("One hand-off, worked out")
 sender = setup.sender_cost()

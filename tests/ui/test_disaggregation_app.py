@@ -32,6 +32,19 @@ def test_at_the_defaults_colocation_wins_and_the_transfer_is_worked_out():
     assert "PNG" in labels and "SVG" in labels and "CSV" in labels, labels
 
 
+def test_its_words_define_their_terms_and_name_whose_targets():
+    """The targets are DistServe's kind, set by the page's boxes (DistServe sets its own per
+    application); p90 and makespan carry their definitions where the page first uses them."""
+    at = open_app(PAGE, **SMALL)
+    text = shown(at)
+    assert "judged by the kind of targets DistServe sets (per application)" in text
+    assert "here the two target boxes below set them" in text and "DistServe's targets" not in text
+    raw = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    bullets = next(m.value for m in at.markdown if "miss the TTFT target" in m.value)
+    assert 'title="The 90th percentile' in bullets.split("p90</span> TTFT")[0]
+    assert 'title="A run&#x27;s length: from its first request&#x27;s arrival' in raw
+
+
 def handoff_fields(player_page: str, field: str) -> list:
     """One field of every hand-off in the player's page (its Vega spec, inline)."""
     return [json.loads(v) for v in re.findall(rf'"{field}":("(?:[^"\\]|\\.)*"|[\d.e+-]+)',

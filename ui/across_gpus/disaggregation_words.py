@@ -21,6 +21,8 @@ from sim.serving.metrics import request_times
 from sim.studies.capacity import GoodputComparison, GoodputSlo
 from sim.units import fmt_bytes, fmt_counted, fmt_percent, fmt_seconds, shown_same
 
+from ..shell.glossary import term
+
 DISAGGREGATED, COLOCATED = "disaggregated", "colocated"
 LINK_SMALL = 0.05   # a median transfer under this share of the median TTFT "costs little"
 
@@ -103,12 +105,13 @@ def verdict(d: Outcome, c: Outcome, slo: GoodputSlo, qps: float) -> str:
 
 
 def why(o: Outcome, slo: GoodputSlo) -> str:
-    """Which target the setup's requests miss, with its p90."""
+    """Which target the setup's requests miss, with its p90 (Markdown with glossary marks: the
+    page's first p90)."""
     name = o.setup.capitalize()
     return (f"{name}, {fmt_percent(o.ttft_missed)} of requests miss the TTFT target of "
-            f"{fmt_seconds(slo.ttft_s)} (p90 TTFT {fmt_seconds(o.ttft_p90)}) and "
-            f"{fmt_percent(o.tpot_missed)} the TPOT target of {fmt_seconds(slo.tpot_s)} (p90 TPOT "
-            f"{fmt_seconds(o.tpot_p90)}).")
+            f"{fmt_seconds(slo.ttft_s)} ({term('p90')} TTFT {fmt_seconds(o.ttft_p90)}) and "
+            f"{fmt_percent(o.tpot_missed)} the TPOT target of {fmt_seconds(slo.tpot_s)} "
+            f"({term('p90')} TPOT {fmt_seconds(o.tpot_p90)}).")
 
 
 def causes(trace: DisaggregatedTrace, d: Outcome, c: Outcome) -> list[str]:

@@ -138,6 +138,11 @@ TERMS: dict[str, Term] = {t.id: t for t in (
     Term("goodput", "goodput",
          "DistServe's measure: the highest request rate at which at least 90% of requests meet "
          "both their TTFT and their TPOT target; divided by the GPUs, per GPU."),
+    Term("makespan", "makespan",
+         "A run's length: from its first request's arrival to the end of its last iteration."),
+    Term("p90", "p90",
+         "The 90th percentile: the value 90% of the measurements are at or below (linear "
+         "interpolation between the ranked values)."),
     # the Pipeline page's
     Term("pipeline_parallelism", "pipeline parallelism",
          "Splitting a model's layers, in order, over groups of GPUs (stages): each batch passes "
