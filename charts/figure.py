@@ -85,9 +85,10 @@ def stacked(*figures: Figure) -> Figure:
 
 # --- a whole run on the player's clock (charts.player): Disaggregation's lanes, Pipeline's stages
 CLOCK = "t"   # the player's clock, a top-level param of the figure
+NOT_YET = 0.15   # the opacity of what the player's clock has not reached
 
 
-def by_clock(field: str, begun: float = 1.0, not_yet: float = 0.15) -> alt.ValueChannelMixin:
+def by_clock(field: str, begun: float = 1.0, not_yet: float = NOT_YET) -> alt.ValueChannelMixin:
     """An opacity by the clock: `begun` once `datum[field]` (s) has come, `not_yet` before."""
     return alt.condition(f"datum.{field} <= {CLOCK}", alt.value(begun), alt.value(not_yet))
 

@@ -4,8 +4,10 @@ stage's idle time, its bubbles, shaded between them; drag to pan, scroll to zoom
 follows; played by the player's clock (charts.player), what has not begun by then faint.
 
 Pure: data in, Altair out. Micro-batches of one kind that follow each other on a stage closer
-than `merge_s` are drawn as one bar (their count in its tooltip), and idle gaps shorter than it
-are not drawn; the sums count every one of them.
+than `merge_s` (about a pixel) are drawn as one bar, their count in its tooltip; the gaps inside
+it would vanish at that width, so the bar is as opaque as its micro-batches keep the stage busy
+over its span: a stage idle a third of the time inside a bar draws it at two thirds' opacity,
+and what a learner sees agrees with the bubble the words sum.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import pandas as pd
 
 from sim.serving.pipeline import StageSchedule
 
-from .figure import CLOCK, Figure, by_clock, clock_rule
+from .figure import CLOCK, NOT_YET, Figure, by_clock, clock_rule
 from .theme import Look
 from .traffic import KINDS
 
@@ -94,7 +96,8 @@ def stage_frames(schedules: Mapping[str, StageSchedule],
                         for a, b in idle if b - a >= merge_s]
     columns = ["schedule", "stage", "row", "start_s", "end_s", "kind"]
     return StageFrames(pd.DataFrame(bars, columns=[*columns, "first", "last", "micro_batches",
-                                                   "busy_ms", "decode_tokens", "prefill_tokens"]),
+                                                   "busy_ms", "idle_ms", "busy_share",
+                                                   "decode_tokens", "prefill_tokens"]),
                        pd.DataFrame(bubbles, columns=[*columns, "idle_ms", "stage_idle_s",
                                                       "idle_arithmetic", "fraction_arithmetic"]),
                        tuple(rows))
@@ -102,7 +105,8 @@ def stage_frames(schedules: Mapping[str, StageSchedule],
 
 def _merged_bars(schedule: StageSchedule, stage: int, kinds: np.ndarray, merge_s: float,
                  run: str, row: str) -> list[dict]:
-    """A stage's micro-batches as bars, runs of one kind closer than `merge_s` as one."""
+    """A stage's micro-batches as bars, runs of one kind closer than `merge_s` as one, with the
+    idle time inside each bar and the share of its span the stage is busy."""
     starts, ends = schedule.start_s[:, stage], schedule.end_s[:, stage]
     out: list[dict] = []
     for m in range(schedule.micro_batches):
@@ -118,6 +122,10 @@ def _merged_bars(schedule: StageSchedule, stage: int, kinds: np.ndarray, merge_s
                     "micro_batches": 1, "busy_ms": (ends[m] - starts[m]) * 1e3,
                     "decode_tokens": int(schedule.decode_tokens[m]),
                     "prefill_tokens": int(schedule.prefill_tokens[m])})
+    for bar in out:
+        span_ms = (bar["end_s"] - bar["start_s"]) * 1e3
+        bar["idle_ms"] = max(span_ms - bar["busy_ms"], 0.0)
+        bar["busy_share"] = min(bar["busy_ms"] / span_ms, 1.0) if span_ms > 0 else 1.0
     return out
 
 
@@ -148,8 +156,12 @@ def stage_chart(frames: StageFrames, look: Look, *, width: int = 900) -> Figure:
                                             title="stage idle time = stages × working time − busy"),
                                 alt.Tooltip("fraction_arithmetic:N",
                                             title="fraction = idle / (stages × working time)")]))
+    # a bar standing for several micro-batches is as opaque as they keep the stage busy
+    busy_share = alt.condition(f"datum.start_s <= {CLOCK}",
+                               alt.Opacity("busy_share:Q", scale=None, legend=None),
+                               alt.value(NOT_YET))
     bars = (alt.Chart(alt.Data(name="bars")).mark_rect()
-            .encode(x=x, x2="end_s:Q", y=y, color=color, opacity=begun,
+            .encode(x=x, x2="end_s:Q", y=y, color=color, opacity=busy_share,
                     tooltip=[alt.Tooltip("row:N", title="on"),
                              alt.Tooltip("first:Q", title="micro-batch (first)", format=","),
                              alt.Tooltip("micro_batches:Q", title="micro-batches in this bar",
@@ -157,6 +169,10 @@ def stage_chart(frames: StageFrames, look: Look, *, width: int = 900) -> Figure:
                              alt.Tooltip("start_s:Q", title="start (s)", format=",.4f"),
                              alt.Tooltip("busy_ms:Q", title="busy (ms, the send included)",
                                          format=",.3f"),
+                             alt.Tooltip("idle_ms:Q", title="idle between them (ms)",
+                                         format=",.3f"),
+                             alt.Tooltip("busy_share:Q", title="busy share (the bar's opacity)",
+                                         format=".1%"),
                              alt.Tooltip("decode_tokens:Q", title="decode tokens", format=","),
                              alt.Tooltip("prefill_tokens:Q", title="prefill tokens",
                                          format=",")])

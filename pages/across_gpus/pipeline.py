@@ -54,8 +54,9 @@ st.caption(
     "orange prefill only); the shaded gaps between them are the stage idle, its bubbles (hover "
     "one for the schedule's bubble worked out). Play replays the run, the teal line its clock: "
     "what has not begun by then is faint. Drag sideways to pan, scroll to zoom; every row "
-    "follows. Micro-batches of one kind closer than a pixel are drawn as one bar and shorter "
-    "gaps are not drawn; the sums count every one.")
+    "follows. Micro-batches of one kind closer than a pixel are drawn as one bar, as opaque as "
+    "they keep the stage busy over it (a pale bar: the stage idles between them, gaps too short "
+    "to draw; hover for its idle time); the sums count every gap.")
 bubbles = {name: r.schedule.figures for name, r in runs.items()}
 said = [words.verdict(bubbles)]
 if pp > 1:

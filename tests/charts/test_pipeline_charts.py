@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from charts.figure import NOT_YET
 from charts.pipeline import BUBBLE, idle_intervals, stage_chart, stage_frames
 from charts.theme import Look
 from charts.traffic import KINDS
@@ -16,7 +17,7 @@ from sim.presets.models import get_model
 from sim.serving.pipeline import make_pipeline
 from sim.serving.policies import Limits, get_policy
 from sim.serving.run import Run
-from sim.serving.workloads import textbook_scenario
+from sim.serving.workloads import TEXTBOOK, textbook_scenario
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +47,43 @@ def test_bars_hold_every_micro_batch_and_gaps_the_idle_time(schedules):
         assert drawn.idle_ms.sum() / 1e3 <= idle + 1e-12
     unchunked = frames.bars[frames.bars.schedule == "unchunked"]
     assert unchunked.kind.iloc[0] == KINDS[2]                 # the whole prompt, alone
+
+
+def drawn_idle_s(frames, row: str) -> float:
+    """The idle time a row shows: its shaded gaps, and the share of each bar it draws
+    transparent (1 - its opacity, the busy share, over its span)."""
+    bars, gaps = frames.bars[frames.bars.row == row], frames.bubbles[frames.bubbles.row == row]
+    return float(((bars.end_s - bars.start_s) * (1 - bars.busy_share)).sum() +
+                 gaps.idle_ms.sum() / 1e3)
+
+
+def test_at_scale_each_row_draws_the_idle_share_its_stage_idles():
+    """Llama-3.1-70B over four stages of TP4 H100s, calibrated: the later stages idle about half
+    their working time in gaps of a few ms, far under a pixel; each row still draws that share
+    (merged bars as opaque as they are busy), within a few percent of the schedule's."""
+    gpu, model = get_gpu("h100-sxm"), get_model("llama-3.1-70b")
+    workload = textbook_scenario()
+    run = Run(workload=workload, policy=get_policy("sarathi"),
+              cost=CostModel(gpu, model, "calibrated", tp=4), budget=TEXTBOOK.budget,
+              limits=Limits(max_seqs=len(workload.arrival_s)),
+              pipeline=make_pipeline(model, gpu, 4))
+    schedule = run.staged().schedule
+    frames = stage_frames({"fixed chunks": schedule}, {"fixed chunks": ("idle", "fraction")})
+    assert frames.bars.micro_batches.max() > 1                  # micro-batches merged
+    for stage in range(schedule.stages):
+        idle_s = schedule.working_s - float(schedule.busy_s[stage])
+        assert idle_s == pytest.approx(sum(b - a for a, b in idle_intervals(schedule, stage)))
+        drawn = drawn_idle_s(frames, f"fixed chunks · stage {stage + 1}")
+        assert abs(drawn - idle_s) / schedule.working_s < 0.03, (stage, drawn, idle_s)
+    assert schedule.working_s - schedule.busy_s.min() > 0.3 * schedule.working_s
+
+
+def test_a_merged_bar_is_as_opaque_as_it_is_busy(schedules):
+    look = Look()
+    spec = stage_chart(stage_frames(schedules, {n: ("a", "b") for n in schedules}), look).spec()
+    bars = next(layer for layer in spec["layer"] if layer["data"] == {"name": "bars"})
+    opacity = bars["encoding"]["opacity"]
+    assert opacity["condition"]["field"] == "busy_share" and opacity["value"] == NOT_YET
 
 
 def test_its_colours_are_the_labs_meanings(schedules):
