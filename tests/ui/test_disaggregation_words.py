@@ -183,7 +183,34 @@ def check(v: dict) -> list[str]:
             problems.append("the link is called cheap or costly against its share")
     elif link:
         problems.append("the link is described where no request moved")
+    problems += check_layerwise(trace, link)
     problems += check_arithmetic(s, get_link(v["link"]))
+    return problems
+
+
+def check_layerwise(trace, said: str) -> list[str]:
+    """Sent layer by layer, the whole transfer (bytes / bandwidth + latency) beside the exposed
+    part the hand-offs taken as their prefill ended paid, and how many waited."""
+    moved = trace.decode_instance >= 0
+    if not (trace.layerwise_send and moved.any()):
+        return ["layer-by-layer words where none was sent so"] if "layer by layer" in said else []
+    link = trace.link
+    whole = np.where(trace.kv_bytes > 0, trace.kv_bytes / link.bandwidth + link.latency_s, 0.0)
+    at_once = (trace.send_start_s <= trace.prefill_end_s) & moved
+    m = re.search(rf"Sent layer by layer, the whole transfer takes {TIME} \(median\)", said)
+    if not m or m.group(1) != fmt_seconds(float(np.median(whole[moved]))):
+        return [f"the whole layer-by-layer transfer is not the link's price: {said}"]
+    if not at_once.any():
+        return [] if f"none of the {moved.sum():,} was taken then" in said else \
+            [f"hand-offs said to be taken at once; none was: {said}"]
+    exposed = float(np.median((trace.send_end_s - trace.send_start_s)[at_once]))
+    waited = int(moved.sum() - at_once.sum())
+    problems = []
+    if f"{at_once.sum():,} of the {moved.sum():,} were, with {fmt_seconds(exposed)} (median) " \
+            "exposed" not in said:
+        problems.append(f"the exposed part is not the runs': {said}")
+    if waited and f"the other {waited:,} waited for a decode GPU" not in said:
+        problems.append(f"the hand-offs that waited are miscounted: {said}")
     return problems
 
 

@@ -25,6 +25,7 @@ from ..shell.glossary import term
 
 DISAGGREGATED, COLOCATED = "disaggregated", "colocated"
 LINK_SMALL = 0.05   # a median transfer under this share of the median TTFT "costs little"
+WAITED = "its iteration in progress, or its KV or seats full"   # why a decode GPU takes one late
 
 
 @dataclass(frozen=True)
@@ -174,9 +175,34 @@ def link_words(trace: DisaggregatedTrace, d: Outcome) -> str:
     lead = (f"Each hand-off crosses {trace.link.name}: the median transfer takes "
             f"{fmt_seconds(median)}, {fmt_percent(share)} of the disaggregated median TTFT "
             f"({fmt_seconds(d.ttft_p50)})")
-    if share < LINK_SMALL:
-        return f"{lead}, so the link costs little here: the pools set the TTFT."
-    return f"{lead}, so the link is a visible part of the wait for the first token here."
+    cost = ("so the link costs little here: the pools set the TTFT" if share < LINK_SMALL else
+            "so the link is a visible part of the wait for the first token here")
+    return " ".join(x for x in (f"{lead}, {cost}.", layerwise_words(trace)) if x)
+
+
+def layerwise_words(trace: DisaggregatedTrace) -> str:
+    """Sent layer by layer, the exposed part beside the whole transfer: a hand-off whose decode
+    GPU took it as its prefill ended paid only max(time / layers, time − prefill) after it; one
+    that waited for a decode GPU paid the whole ('' when the KV is sent after the prefill)."""
+    moved = trace.decode_instance >= 0
+    if not trace.layerwise_send or not moved.any():
+        return ""
+    at_once = (trace.send_start_s <= trace.prefill_end_s)[moved]
+    whole = float(np.median([trace.link.transfer_seconds(b) for b in trace.kv_bytes[moved]]))
+    exposed = trace.transfer_s[moved][at_once]
+    sent = len(at_once)
+    lead = (f"Sent layer by layer, the whole transfer takes {fmt_seconds(whole)} (median); "
+            "a hand-off whose decode GPU took it as its prefill ended has only max(time / "
+            "layers, time − the prefill) left after it")
+    if not at_once.any():
+        return (f"{lead}, but none of the {sent:,} was taken then: each waited for a decode GPU "
+                f"({WAITED}) and paid the whole transfer.")
+    waited = sent - int(at_once.sum())
+    rest = (f"; the other {waited:,} waited for a decode GPU ({WAITED}) and paid the whole "
+            "transfer"
+            if waited else "")
+    return (f"{lead}: {int(at_once.sum()):,} of the {sent:,} were, with "
+            f"{fmt_seconds(float(np.median(exposed)))} (median) exposed{rest}.")
 
 
 @dataclass(frozen=True)
