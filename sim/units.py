@@ -11,18 +11,46 @@ import math
 HUGE = 1e6   # of the largest unit: from here on, scientific form
 
 
-def fmt_seconds(s: float) -> str:
+SECOND_UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6))
+
+
+def fmt_seconds(s: float, digits: int | None = None) -> str:
+    """A time in s, ms or µs: 3 significant figures (4 in ms), or `digits` of them, trailing
+    zeros kept, where a sum's shown inputs must reproduce its shown result."""
     # thresholds sit just below each unit so that rounding never prints "1e+03 µs"
     if s is None or not math.isfinite(s):
         return "—"
     s = s + 0.0   # -0.0 prints as 0
     if abs(s) >= HUGE:
         return f"{s:.3g} s"
+    if digits is not None:
+        return _with_digits(s, digits)
     if abs(s) >= 0.9995:
         return f"{s:,.3g} s" if abs(s) < 100 else f"{s:,.0f} s"
     if abs(s) >= 0.9995e-3:
         return f"{s * 1e3:.4g} ms"
     return f"{s * 1e6:.3g} µs"
+
+
+def _with_digits(s: float, digits: int) -> str:
+    below = 1 - 0.5 * 10.0 ** -digits   # a value that rounds up to the unit is shown in it
+    name, unit = next(((n, u) for n, u in SECOND_UNITS if abs(s) >= below * u), SECOND_UNITS[-1])
+    value = s / unit
+    if not value:
+        return f"0 {name}"
+    decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
+    if abs(round(value, decimals)) >= 10 ** (digits - decimals):   # 9.9996 -> 10.00, not 10.000
+        decimals = max(decimals - 1, 0)
+    return f"{value:,.{decimals}f} {name}"
+
+
+def seconds_shown(text: str) -> float:
+    """The time (s) a fmt_seconds text shows, as its reader would add it up ("1,250.3 ms":
+    1.2503); NaN for "—"."""
+    if text == "—":
+        return math.nan
+    number, name = text.split(" ")
+    return float(number.replace(",", "")) * dict(SECOND_UNITS)[name]
 
 
 def fmt_counted(n: int, noun: str) -> str:

@@ -67,8 +67,9 @@ def test_a_bubble_shows_the_bubbles_arithmetic_on_hover(new_tab, app_url):
     assert at["datum"]["schedule"] == "unchunked"   # the stage waiting out the whole prompt
     tooltip = frame.locator("#vg-tooltip-element.visible")
     sync_api.expect(tooltip).to_contain_text("stage idle time = stages × working time − busy")
-    sync_api.expect(tooltip).to_contain_text("2 × 1.69 s − (1.53 s + 1.53 s) = 329.7 ms")
-    sync_api.expect(tooltip).to_contain_text("329.7 ms / (2 × 1.69 s) = 9.72%")
+    sync_api.expect(tooltip).to_contain_text(
+        "2 × 1.694997 s − (1.531160 s + 1.529173 s) = 329.66 ms")
+    sync_api.expect(tooltip).to_contain_text("329.66 ms / (2 × 1.694997 s) = 9.72%")
 
 
 CLOCK_LINES = """() => {

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from sim.units import fmt_bytes, fmt_change, fmt_flops, fmt_seconds, fmt_wait
+from sim.units import fmt_bytes, fmt_change, fmt_flops, fmt_seconds, fmt_wait, seconds_shown
 
 
 @pytest.mark.parametrize("value, shown", [
@@ -12,6 +12,17 @@ from sim.units import fmt_bytes, fmt_change, fmt_flops, fmt_seconds, fmt_wait
     (-0.0, "0 µs"), (math.nan, "—"), (math.inf, "—"), (368.64, "369 s")])
 def test_fmt_seconds(value, shown):
     assert fmt_seconds(value) == shown
+
+
+@pytest.mark.parametrize("value, digits, shown", [
+    (1.2503456, 6, "1.25035 s"), (12.6, 4, "12.60 s"), (0.99999, 4, "1.000 s"),
+    (0.99999, 6, "999.990 ms"), (9.99996, 4, "10.00 s"), (1234.5, 6, "1,234.50 s"),
+    (1.5e-5, 4, "15.00 µs"), (0.0, 4, "0 µs")])
+def test_fmt_seconds_to_more_figures_keeps_its_zeros_and_reads_back(value, digits, shown):
+    """A sum's inputs with `digits` figures, trailing zeros kept (they are figures too), read
+    back as a learner adds them."""
+    assert fmt_seconds(value, digits) == shown
+    assert seconds_shown(shown) == pytest.approx(round(value, 12), rel=0.5 * 10.0 ** (1 - digits))
 
 
 def test_fmt_bytes_and_flops():

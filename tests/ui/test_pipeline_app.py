@@ -20,9 +20,10 @@ def test_at_the_defaults_dynamic_chunks_idle_the_stages_least():
     assert "**Dynamic chunks idle the stages least here:** 7.31% of the stages' working time, " \
            "against 8.34% with fixed chunks, 9.72% unchunked: 1.03 percentage points below " \
            "the next." in text
-    assert "Unchunked: stage idle time = stages × working time − busy = 2 × 1.69 s − " \
-           "(1.53 s + 1.53 s) = 329.7 ms; fraction = idle / (stages × working time) = " \
-           "329.7 ms / (2 × 1.69 s) = 9.72%." in text
+    # each time with the figures that make the shown numbers add up to the shown result
+    assert "Unchunked: stage idle time = stages × working time − busy = 2 × 1.694997 s − " \
+           "(1.531160 s + 1.529173 s) = 329.66 ms; fraction = idle / (stages × working time) " \
+           "= 329.66 ms / (2 × 1.694997 s) = 9.72%." in text
     assert "the longest micro-batch (8,192 prompt tokens and 0 decodes) holds a stage 164 ms" \
         in text
     assert "Dynamic chunks are a what-if for Sarathi-Serve" in text
@@ -47,8 +48,9 @@ def test_the_stages_play_a_row_per_stage_and_the_bubbles_arithmetic_on_hover():
         "unchunked", "fixed chunks", "dynamic chunks") for s in (1, 2)}
     unchunked = [b for b in records(page, "idle_arithmetic") if b["schedule"] == "unchunked"]
     assert {b["idle_arithmetic"] for b in unchunked} == {
-        "2 × 1.69 s − (1.53 s + 1.53 s) = 329.7 ms"}
-    assert {b["fraction_arithmetic"] for b in unchunked} == {"329.7 ms / (2 × 1.69 s) = 9.72%"}
+        "2 × 1.694997 s − (1.531160 s + 1.529173 s) = 329.66 ms"}
+    assert {b["fraction_arithmetic"] for b in unchunked} == {
+        "329.66 ms / (2 × 1.694997 s) = 9.72%"}
     for title in ("stage idle time = stages × working time − busy",    # the hover's titles,
                   "fraction = idle / (stages × working time)"):         # as the page's JSON
         assert json.dumps(title)[1:-1] in page                          # escapes them

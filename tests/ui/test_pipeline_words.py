@@ -73,6 +73,44 @@ def runs(v: dict):
         assume(False)
 
 
+SECONDS_PER = {"s": 1.0, "ms": 1e-3, "µs": 1e-6}
+
+
+def read_time(text: str) -> tuple[float, float]:
+    """A shown time (s), and half its last digit: how far off its rounding may be."""
+    number, unit = text.split(" ")
+    decimals = len(number.split(".")[1]) if "." in number else 0
+    return float(number.replace(",", "")) * SECONDS_PER[unit], 0.5 * 10.0 ** -decimals * \
+        SECONDS_PER[unit]
+
+
+def rounds_to(value: float, text: str) -> bool:
+    shown, half = read_time(text)
+    return abs(value - shown) <= half * (1 + 1e-9) + 1e-15
+
+
+def check_arithmetic(name: str, line: str, truth: Truth, fraction: str, stages: int) -> list[str]:
+    """A bubble's two sums: every time shown is the run's, rounded, and the sums worked with the
+    times as shown give the idle time and the fraction as shown."""
+    m = re.search(rf"= {stages} × {TIME} − \((.*)\) = {TIME}; fraction = idle / \(stages × "
+                  rf"working time\) = {TIME} / \({stages} × {TIME}\) = {PERCENT}\.$", line)
+    if not m:
+        return [f"{name}'s arithmetic is not written out: {line}"]
+    working, busy, idle, idle_again, working_again, said_fraction = m.groups()
+    terms = busy.removeprefix(f"the {stages} stages' ").split(" + ")
+    busy_s = truth.busy if stages <= words.LISTED_STAGES else [truth.busy.sum()]
+    if (idle_again, working_again, said_fraction) != (idle, working, fraction) or \
+            len(terms) != len(busy_s) or not all(rounds_to(v, t) for v, t in zip(
+                [truth.working, *busy_s, truth.bubble], [working, *terms, idle])):
+        return [f"{name}'s arithmetic is not the run's: {line}"]
+    worked = stages * read_time(working)[0] - sum(read_time(t)[0] for t in terms)
+    if not rounds_to(worked, idle):
+        return [f"{name}'s shown times give {worked} s, not {idle}: {line}"]
+    if fmt_percent(read_time(idle)[0] / (stages * read_time(working)[0])) != fraction:
+        return [f"{name}'s shown idle over its shown working time is not {fraction}: {line}"]
+    return []
+
+
 def check_bubbles(staged: dict) -> list[str]:
     truths = {name: Truth(r.schedule) for name, r in staged.items()}
     bubbles = {name: r.schedule.figures for name, r in staged.items()}
@@ -89,15 +127,8 @@ def check_bubbles(staged: dict) -> list[str]:
         said = f"{shown[name]} {words.with_name(name)}"
         if shown[name] not in verdict or (said not in verdict and name not in lead):
             problems.append(f"{name}'s {shown[name]} is not in the verdict: {verdict}")
-        line = plain(words.arithmetic_line(name, bubbles[name]))
-        m = re.search(rf"= {stages} × {TIME} − \((.*)\) = {TIME}; fraction = .* = {PERCENT}\.$",
-                      line)
-        if not m or (m.group(1), m.group(3), m.group(4)) != (
-                fmt_seconds(truth.working), fmt_seconds(truth.bubble), shown[name]):
-            problems.append(f"{name}'s arithmetic is not the run's: {line}")
-        elif stages <= words.LISTED_STAGES and \
-                m.group(2) != " + ".join(fmt_seconds(b) for b in truth.busy):
-            problems.append(f"{name}'s busy times are not the stages': {m.group(2)}")
+        problems += check_arithmetic(name, plain(words.arithmetic_line(name, bubbles[name])),
+                                     truth, shown[name], stages)
         schedule = staged[name].schedule
         drawn = sum(b - a for s in range(stages) for a, b in idle_intervals(schedule, s))
         if not np.isclose(drawn, truth.bubble, rtol=1e-9, atol=1e-9):

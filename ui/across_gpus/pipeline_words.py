@@ -19,7 +19,7 @@ import numpy as np
 from sim.serving.metrics import request_times, token_gaps
 from sim.serving.pipeline import StageFigures, StageSchedule
 from sim.serving.trace import Trace
-from sim.units import fmt_percent, fmt_seconds, shown_same
+from sim.units import fmt_percent, fmt_seconds, seconds_shown, shown_same
 
 UNCHUNKED, FIXED, DYNAMIC = "unchunked", "fixed chunks", "dynamic chunks"
 SCHEDULES = (UNCHUNKED, FIXED, DYNAMIC)
@@ -27,17 +27,43 @@ LISTED_STAGES = 4   # more stages than this: their busy times are summed, not li
 NEAR_POINTS = 0.5   # schedules whose bubble fractions differ by less are "nearly alike"
 
 
+def busy_terms(b: StageFigures) -> tuple[float, ...]:
+    """The busy times the idle sum subtracts: each stage's, or their total past LISTED_STAGES."""
+    return b.busy_s if b.stages <= LISTED_STAGES else (sum(b.busy_s),)
+
+
+def sum_digits(b: StageFigures) -> tuple[int, int]:
+    """The significant figures of the bubble and of the times it is the difference of, fewest
+    first, such that the sums worked with the numbers as shown give the bubble and the fraction
+    as shown: the bubble is a small difference of large times, so they need more figures."""
+    for idle_digits in range(4, 8):
+        idle = fmt_seconds(b.bubble_s, idle_digits)
+        for digits in range(idle_digits, idle_digits + 6):
+            working = seconds_shown(fmt_seconds(b.working_s, digits))
+            busy = sum(seconds_shown(fmt_seconds(t, digits)) for t in busy_terms(b))
+            if fmt_seconds(b.stages * working - busy, idle_digits) == idle and (
+                    not working or fmt_percent(seconds_shown(idle) / (b.stages * working)) ==
+                    fmt_percent(b.bubble_fraction)):
+                return idle_digits, digits
+    return idle_digits, digits
+
+
 def idle_sum(b: StageFigures) -> str:
-    """stage idle time = stages × working time − busy, with this run's numbers."""
-    busy = (" + ".join(fmt_seconds(t) for t in b.busy_s) if b.stages <= LISTED_STAGES
-            else f"the {b.stages} stages' {fmt_seconds(sum(b.busy_s))}")
-    return f"{b.stages} × {fmt_seconds(b.working_s)} − ({busy}) = {fmt_seconds(b.bubble_s)}"
+    """stage idle time = stages × working time − busy, with this run's numbers (as many figures
+    as make the shown numbers add up: sum_digits)."""
+    idle_digits, digits = sum_digits(b)
+    terms = [fmt_seconds(t, digits) for t in busy_terms(b)]
+    busy = " + ".join(terms) if b.stages <= LISTED_STAGES else f"the {b.stages} stages' {terms[0]}"
+    return (f"{b.stages} × {fmt_seconds(b.working_s, digits)} − ({busy}) = "
+            f"{fmt_seconds(b.bubble_s, idle_digits)}")
 
 
 def fraction_sum(b: StageFigures) -> str:
-    """fraction = idle / (stages × working time), with this run's numbers."""
-    return (f"{fmt_seconds(b.bubble_s)} / ({b.stages} × {fmt_seconds(b.working_s)}) "
-            f"= {fmt_percent(b.bubble_fraction)}")
+    """fraction = idle / (stages × working time), with this run's numbers, as idle_sum writes
+    them."""
+    idle_digits, digits = sum_digits(b)
+    return (f"{fmt_seconds(b.bubble_s, idle_digits)} / ({b.stages} × "
+            f"{fmt_seconds(b.working_s, digits)}) = {fmt_percent(b.bubble_fraction)}")
 
 
 def arithmetic_line(name: str, b: StageFigures) -> str:
