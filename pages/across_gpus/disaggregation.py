@@ -115,5 +115,6 @@ if found is not None:
                "share of its requests that meet both targets (a square: at least the share "
                "goodput asks for, the dashed line; a circle: fewer). A dotted vertical is a setup's goodput; "
                "per GPU, divide it by the setup's GPUs.")
-    st.markdown("".join(f"- {r.result.reason}.\n" for r in (found.disaggregated,
-                                                            found.colocated)))
+    st.markdown("".join(f"- {x}\n" for x in words.search_outcomes(
+        found, s.policy_label(s.chunked), prefill_gpus, decode_gpus, setup.gpus // s.tp,
+        s.tp)))

@@ -35,7 +35,7 @@ from sim.serving.policies import Limits, PolicySpec, unchunked_budget
 from sim.serving.run import Run
 from sim.serving.trace_files import MAX_ARRIVAL_S
 from sim.serving.workloads import Workload
-from sim.units import fmt_seconds
+from sim.units import fmt_counted, fmt_seconds
 
 DELAY_SLO_S = 2.0          # Sarathi-Serve: median scheduling delay <= 2 s
 MAX_RUNS = 14              # per policy: halvings from the ceiling plus bisection steps
@@ -111,6 +111,7 @@ class CapacityResult:
     reason: str
     capped: bool = False           # a run met the iteration cap, which ended the search
     cut_short: str = ""            # how a cap ended the search early ('' when it ran its course)
+    stopped: SearchStop | None = None   # why it ended before its tolerance (None: it did not)
 
     @property
     def undefined(self) -> bool:
@@ -192,6 +193,48 @@ def _evaluate(qps: float, run: Run, *, tbt_slo_s: float,
                          stage_figures=stages), trace
 
 
+@dataclass(frozen=True)
+class SearchStop:
+    """Why a rate search ended before its tolerance: its cap of `runs` runs ('runs'), rates below
+    `qps` not worth trying ('floor'), a refusal after `runs` runs ('refused'), or a run at `qps`
+    over `iterations` iterations ('iterations')."""
+    why: str
+    qps: float = 0.0
+    runs: int = 0
+    iterations: int = 0
+    refusal: str = ""
+
+    def words(self, unit: str = "QPS") -> str:
+        """In words, a rate in `unit` (the command line's 'QPS'; a page gives its own)."""
+        if self.why == "runs":
+            return f"the search stopped at its cap of {fmt_counted(self.runs, 'run')}"
+        if self.why == "floor":
+            return (f"rates below {self.qps:.3g} {unit} were not tried (their arrivals would "
+                    f"spread beyond {MAX_ARRIVAL_S:g} s)")
+        if self.why == "refused":
+            return f"the search stopped after {self.runs} runs: {self.refusal}"
+        return (f"the search stopped when a run at {self.qps:.3g} {unit} needed more than "
+                f"{self.iterations:,} iterations (the cap)")
+
+
+def search_words(result: CapacityResult, name: str, conditions: str, unit: str = "QPS") -> str:
+    """A rate search's outcome in words: `name` met `conditions` up to which rate, in `unit`. The
+    command line's reason (CapacityResult.reason) is this in its own words; a page passes its
+    own name, conditions and unit."""
+    points = [p.qps for p in result.points]
+    stop = f"; {result.stopped.words(unit)}" if result.stopped else ""
+    if result.failed_qps is None and result.capacity_qps > 0:
+        return (f"{name} met {conditions} at the compute ceiling ({result.ceiling_qps:.3g} {unit} "
+                "= requests / the compute time of all their FLOPs, the most any schedule "
+                "sustains), so its capacity is reported as the ceiling")
+    if result.capacity_qps == 0 and not points:
+        return f"{name}: no rate was proved{stop or ' (none was tried)'}"
+    if result.capacity_qps == 0:
+        return f"{name} missed {conditions} at every rate tried, down to {min(points):.3g} {unit}{stop}"
+    return (f"{name} meets {conditions} up to {result.capacity_qps:.3g} {unit} and misses at "
+            f"{result.failed_qps:.3g} {unit} ({len(points)} runs){stop}")
+
+
 def lowest_rate(requests: int) -> float:
     """The lowest rate worth trying: below it `requests` arrivals spread beyond MAX_ARRIVAL_S."""
     return requests / MAX_ARRIVAL_S
@@ -242,37 +285,34 @@ def search_rate(workload_at: Callable[[float], Workload],
     starts at `ceiling`. `finished` hears of every trace."""
     floor = lowest_rate(len(workload_at(1.0)))
     points: dict[float, CapacityPoint] = {}
-    stop = ""          # why the search ended before its tolerance, if it did
-    cut_short = ""     # the same, when a cap ended it
-    capped = False     # a run met the iteration cap
+    stopped: SearchStop | None = None   # why the search ended before its tolerance, if it did
+    cut_short = False                   # a cap (runs, a refusal, iterations) ended it
+    capped = False                      # a run met the iteration cap
 
     def can_run(qps: float) -> bool:
         """Whether the search may run `qps`, which it needs: its bracket is still open."""
-        nonlocal stop, cut_short
+        nonlocal stopped, cut_short
         if len(points) >= runs:
-            plural = "" if runs == 1 else "s"
-            stop = cut_short = f"the search stopped at its cap of {runs:,} run{plural}"
+            stopped, cut_short = SearchStop("runs", runs=runs), True
             return False
         if qps < floor:
-            stop = (f"rates below {floor:.3g} QPS were not tried (their arrivals would spread "
-                    f"beyond {MAX_ARRIVAL_S:g} s)")
+            stopped = SearchStop("floor", qps=floor)
             return False
         refusal = may_start() if may_start else None
         if refusal:
-            stop = cut_short = f"the search stopped after {len(points)} runs: {refusal}"
+            stopped, cut_short = SearchStop("refused", runs=len(points), refusal=refusal), True
             return False
         return True
 
     def passes(qps: float) -> bool | None:
         """Whether `qps` meets both SLOs; None when its run met the iteration cap (it proved
         nothing, and lower rates need more iterations still): the search ends."""
-        nonlocal stop, cut_short, capped
+        nonlocal stopped, cut_short, capped
         try:
             point, traces = judge(qps)
         except SimulationLimitError:
-            capped = True
-            stop = cut_short = (f"the search stopped when a run at {qps:.3g} QPS needed more "
-                                f"than {max_iterations:,} iterations (the cap)")
+            capped = cut_short = True
+            stopped = SearchStop("iterations", qps=qps, iterations=max_iterations)
             return None
         if finished:
             for trace in traces:
@@ -292,7 +332,7 @@ def search_rate(workload_at: Callable[[float], Workload],
             lo = qps
             break
         hi, qps = qps, qps / 2
-    while hi is not None and lo > 0 and (hi - lo) / hi > tol and not stop and \
+    while hi is not None and lo > 0 and (hi - lo) / hi > tol and not stopped and \
             can_run((lo + hi) / 2):
         mid = (lo + hi) / 2
         verdict = passes(mid)
@@ -302,21 +342,10 @@ def search_rate(workload_at: Callable[[float], Workload],
             lo = mid
         else:
             hi = mid
-    stop = stop and f"; {stop}"
-    if hi is None and lo > 0:
-        reason = (f"{name} met {conditions} at the compute ceiling ({ceiling:.3g} QPS = "
-                  "requests / the compute time of all their FLOPs, the most any schedule "
-                  "sustains), so its capacity is reported as the ceiling")
-    elif lo == 0 and not points:
-        reason = f"{name}: no rate was proved{stop or ' (none was tried)'}"
-    elif lo == 0:
-        reason = (f"{name} missed {conditions} at every rate tried, down to {min(points):.3g} "
-                  f"QPS{stop}")
-    else:
-        reason = (f"{name} meets {conditions} up to {lo:.3g} QPS and misses at {hi:.3g} QPS "
-                  f"({len(points)} runs){stop}")
-    return CapacityResult(policy, budget, lo, hi, ceiling,
-                          tuple(points[q] for q in sorted(points)), reason, capped, cut_short)
+    result = CapacityResult(policy, budget, lo, hi, ceiling,
+                            tuple(points[q] for q in sorted(points)), "", capped,
+                            stopped.words() if cut_short and stopped else "", stopped)
+    return replace(result, reason=search_words(result, name, conditions))
 
 
 def compare_capacity(workload_at: Callable[[float], Workload], cost: CostModel, *,

@@ -86,6 +86,12 @@ def test_goodput_behind_its_button():
     assert "Goodput (the highest rate at which at least 90% of requests meet both targets)" in text
     assert "as much per GPU" in text or "a tie" in text
     assert "Each rate was judged by one run of 20 requests" in text    # both limits bracketed
+    # each search's outcome in the page's words, not the command line's (QPS, <=, sarathi 1:1)
+    assert "Sarathi-Serve OSDI'24 (stall-free) disaggregated on 1 prefill GPU + 1 decode GPU " \
+        "meets both targets for at least 90% of requests (TTFT ≤ 1 s, TPOT ≤ 25 ms) up to " in text
+    assert "Sarathi-Serve OSDI'24 (stall-free) colocated as 2 instances of 1 GPU " in text
+    searches = next(m.value for m in at.main.markdown if "colocated as 2 instances" in m.value)
+    assert "QPS" not in searches and "<=" not in searches and "SLOs" not in searches
     assert len(charts(at)) == 1                                   # beside the lanes' player
     again = open_app(PAGE, requests=20, qps=1)                    # kept: shown at once
     assert len(charts(again)) == 1 and "Goodput (the highest" in shown(again)

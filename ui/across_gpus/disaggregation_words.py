@@ -18,7 +18,7 @@ from sim.cost.iteration import CostModel
 from sim.presets.links import Link, price_transfer
 from sim.serving.disaggregated import DisaggregatedTrace, pool_summaries, transfer_times
 from sim.serving.metrics import request_times
-from sim.studies.capacity import GoodputComparison, GoodputSlo
+from sim.studies.capacity import GoodputComparison, GoodputSlo, search_words
 from sim.units import fmt_bytes, fmt_counted, fmt_percent, fmt_seconds, shown_same
 
 from ..shell.glossary import term
@@ -235,6 +235,20 @@ class Arithmetic:
 def arithmetic(prompt: int, cost: CostModel, link: Link) -> Arithmetic:
     t = price_transfer(prompt, cost.kv_bytes_per_token, link)
     return Arithmetic(prompt, t.kv_bytes_per_token, t.nbytes, t.seconds, link)
+
+
+def search_outcomes(comparison: GoodputComparison, policy_label: str, prefill_gpus: int,
+                    decode_gpus: int, colocated_instances: int, tp: int) -> list[str]:
+    """Each setup's search, how far it got, in the page's words (the policy's label, 'targets',
+    'requests/s', '≤'): the command line's reason, written by the same function."""
+    slo = comparison.slo
+    targets = (f"both targets for at least {slo.share:.0%} of requests (TTFT ≤ "
+               f"{fmt_seconds(slo.ttft_s)}, TPOT ≤ {fmt_seconds(slo.tpot_s)})")
+    names = (f"{policy_label} disaggregated on {split_words(prefill_gpus, decode_gpus)}",
+             f"{policy_label} colocated as {fmt_counted(colocated_instances, 'instance')} of "
+             f"{fmt_counted(tp, 'GPU')}")
+    return [search_words(r.result, name, targets, unit="requests/s") + "."
+            for r, name in zip((comparison.disaggregated, comparison.colocated), names)]
 
 
 def goodput_words(comparison: GoodputComparison, requests: int) -> str:

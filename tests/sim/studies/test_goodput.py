@@ -12,7 +12,14 @@ from sim.serving.disaggregated import Disaggregation
 from sim.serving.policies import get_policy
 from sim.serving.run import Run
 from sim.serving.workloads import make_workload, poisson
-from sim.studies.capacity import CAPACITY_LIMITS, GoodputSlo, compare_goodput, goodput_point
+from sim.studies.capacity import (
+    CAPACITY_LIMITS,
+    GoodputSlo,
+    SearchStop,
+    compare_goodput,
+    goodput_point,
+    search_words,
+)
 
 # The textbook GPU and model in the simple mode: a 1,000-token prompt alone takes 2 x 8e9 x 1,000
 # FLOPs / 400e12 FLOP/s = 40 ms, an 8,000-token one 320 ms; a decode step reads 16 GB of weights
@@ -67,3 +74,24 @@ def test_the_split_and_colocation_run_on_the_same_gpus_and_compare_per_gpu():
                                 budget=512, disaggregation=Disaggregation(2, 1)),
                         GoodputSlo(1.0, 0.02))
     assert np.isfinite(comparison.ratio)
+
+
+def test_a_searchs_outcome_is_written_by_one_function_in_each_readers_words():
+    """The command line's reason and a page's words come from search_words: the reason in
+    QPS and <= (kept as it was), a page's in its own unit, name and targets; a cap of runs that
+    ended the search is said in both."""
+    def at(qps):
+        return poisson(60, qps, seed=0, lengths="fixed", prompt=2000, output=20)
+    h100 = CostModel(get_gpu("h100-sxm"), get_model("llama-3.1-8b"))
+    run = Run(workload=at(1.0), policy=get_policy("sarathi"), cost=h100, budget=512,
+              limits=CAPACITY_LIMITS, disaggregation=Disaggregation(1, 1, link="free"))
+    result = compare_goodput(at, run, GoodputSlo(0.3, 0.01), max_runs=3).disaggregated.result
+    assert result.failed_qps is not None and result.capacity_qps > 0
+    assert result.stopped == SearchStop("runs", runs=3)
+    assert result.reason == (
+        f"sarathi disaggregated 1:1 at budget 512 meets goodput's SLOs (at least 90% of "
+        f"requests with TTFT <= 300 ms and TPOT <= 10 ms) up to {result.capacity_qps:.3g} QPS and "
+        f"misses at {result.failed_qps:.3g} QPS (3 runs); the search stopped at its cap of 3 runs")
+    assert search_words(result, "ours", "both targets", unit="requests/s") == (
+        f"ours meets both targets up to {result.capacity_qps:.3g} requests/s and misses at "
+        f"{result.failed_qps:.3g} requests/s (3 runs); the search stopped at its cap of 3 runs")
