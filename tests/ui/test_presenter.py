@@ -26,6 +26,16 @@ def test_the_guessed_room_is_the_cookies_window_or_the_fallback(cookie, expected
         assert presenter.guessed_room() == expected
 
 
+@pytest.mark.parametrize("window, plot", [(1280, 900), (1024, 900), (1440, 1060), (1920, 1540),
+                                          (3840, 1800)])
+def test_on_a_projector_a_page_wide_chart_fills_the_window(window, plot):
+    """The window less presenter.css's padding and the plot's titles: CHART_WIDTH at 1280 px
+    (and in any narrower window), twice it at most."""
+    with mock.patch.object(presenter, "room", return_value=presenter.Room(window, 1080)):
+        assert presenter.chart_width(presenter.Look(presenter=True)) == plot
+        assert presenter.chart_width(presenter.Look()) == 900     # a desktop keeps CHART_WIDTH
+
+
 def test_a_fit_keeps_over_the_whole_interval_where_it_is_the_same():
     assert presenter._same_within(lambda v: 590 <= v <= 640, 623) == (590, 640)
     assert presenter._same_within(lambda v: v == 623, 623) == (623, 623)

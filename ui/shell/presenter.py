@@ -39,6 +39,9 @@ FIGURE = "main-figure"  # st.container(key=FIGURE): a page's main figure (`figur
 STAGE = "stage"         # st.container(key=STAGE): where a fitted figure goes
 BOTTOM_PX = 12          # kept free under a fitted figure
 CHART_SIDE_PX = 160     # beside the plot: the rows' titles (left), the player's padding
+PRESENTER_PADDING_PX = 112   # presenter.css: the main column's padding, 72 px left and 40 right
+PRESENTER_SIDE_PX = 268      # beside a projector's plot: its rows' titles and axis at 18 px (a
+#                              1280 px projector's column keeps CHART_WIDTH for the plot)
 PLAYER_CHROME_PX = {False: 150, True: 70}   # the player's controls (and cue) around its chart
 SHORTEST_STAGE_PX = 300  # a window too short for any figure still gets a usable one
 LANE_SIDE_PX = 100       # beside each of two lanes: its rows' title (left), its share of padding
@@ -211,9 +214,12 @@ def chart_width(look: Look) -> int:
     """The plot width of a chart drawn across the page's main column: the column the room says
     (reported, or guessed from the window before a report) less what sits beside the plot (its
     axes and titles), CHART_WIDTH at most, so that at 1280 px its right edge is not cut off. On a
-    projector the sidebar is closed and the column wide enough for CHART_WIDTH."""
+    projector the sidebar is closed and the plot fills the window less the column's padding and
+    its titles: CHART_WIDTH on a 1280 px projector, wider on a wider one (a time axis a room
+    reads from its back rows)."""
     if look.presenter:
-        return CHART_WIDTH
+        return min(max(CHART_WIDTH, room().width - PRESENTER_PADDING_PX - PRESENTER_SIDE_PX),
+                   2 * CHART_WIDTH)   # a 4K screen draws no more points than a 2K one
     column = room().stage_width or FALLBACK_ROOM.stage_width
     return max(320, min(CHART_WIDTH, column - CHART_SIDE_PX))
 
