@@ -18,9 +18,11 @@ engine, block = spec.engine, spec.profile.kv_block_tokens
 st.header("Prefix caching")
 st.markdown(
     f"Many prompts start alike: a shared system prompt, a conversation's earlier turns. With "
-    f"**{term('prefix_caching')}**, an engine keeps the {first('kv')} cache of full "
-    f"{term('kv_block', 'blocks')} after their request and a later prompt that begins with the "
-    f"same tokens reads them (a {term('cache_hit')}) instead of computing them: only the rest is "
+    f"**{term('prefix_caching')}**, an engine keeps the {first('kv')} cache of each full "
+    f"{term('kv_block', 'block')}: here, as in vLLM V1, another request can read a block as soon "
+    f"as the chunk that fills it has run, while its own request still runs, and the block stays "
+    f"cached after that request ends. A later prompt that begins with the same tokens reads "
+    f"those blocks (a {term('cache_hit')}) instead of computing them: only the rest is "
     f"prefilled and chunked. Cached blocks nobody reads count as free memory, dropped by "
     f"{term('lru')} when a block is needed. vLLM V1 ships it on (hashed 16-token blocks), and "
     f"SGLang (its {term('radix_cache')}, 1-token pages). Here the same requests are served by the "
@@ -63,7 +65,9 @@ st.caption(
     "read from the cache (the same orange, faint). Below: the KV pool at each iteration's end, "
     "what running requests hold (grey) and what cached blocks nobody reads hold (faint orange: "
     "free memory the next request may find, or LRU evicts). Hover a bar for its numbers.")
-st.markdown("\n".join(f"- {c}." for c in said.sentences) + f"\n\n{words.verdict(off, on, said.regime)}")
+verdict = words.verdict(off, on, said.regime, sharing, *words.shared_prompt(served_workload),
+                        block, served.traces["on"].budget)
+st.markdown("\n".join(f"- {c}." for c in said.sentences) + f"\n\n{verdict}")
 if sharing:
     st.markdown(f"A request that shares: {words.hit_formula(prefix, prefix + prompt, block)} "
                 f"({engine}'s block: {block} token{'s' if block > 1 else ''}).")

@@ -19,6 +19,12 @@ SAVED = re.compile(r"computed ([\d,]+) prompt tokens instead of ([\d,]+): ([\d,]
                    r"\(([\d,]+) − ([\d,]+)\), read from the cache instead \(hit rate ([\d.]+)% = "
                    r"([\d,]+) hit tokens / ([\d,]+) looked up\)")
 TTFT = re.compile(r"The median time to first token (.+), the p99 (.+)$")
+RUN_CHUNKS = re.compile(r"([\d,]+) prefill chunks without the cache, ([\d,]+) with")
+ALONE = re.compile(r"⌈([\d,]+) / ([\d,]+)⌉ = ([\d,]+), ⌈\(([\d,]+) − ([\d,]+)\) / ([\d,]+)⌉ = "
+                   r"([\d,]+)")
+UNREAD = re.compile(r"up to ([\d,]+) tokens of the requests' own blocks sat cached, unread")
+MEANS = re.compile(r"mostly from shorter (queues|prefills): a request's mean wait from its arrival "
+                   r"to its first chunk (.+), its mean prefill, first chunk to first token, (.+)\.$")
 
 
 def served(s, requests: int, qps: float, prefix: int, share: float, prompt: int, output: int,
@@ -99,7 +105,71 @@ def check_said(workload, traces, block: int) -> list[str]:
         want = change_words(np.percentile(ttft["off"], p), np.percentile(ttft["on"], p))
         if phrase != want:
             problems.append(f"TTFT p{p} says '{phrase}', the runs '{want}'")
+    shared, prompt = words.shared_prompt(workload)
+    verdict = words.verdict(off, on, said.regime, sharing, shared, prompt, block,
+                            traces["on"].budget)
+    return problems + check_verdict(verdict, workload, traces, block)
+
+
+def check_verdict(verdict: str, workload, traces, block: int) -> list[str]:
+    """The page's closing sentence against the runs: the cause it gives is the one they show (no
+    whole block shared; nothing cached yet; fewer chunks only where a prompt alone needs fewer at
+    the budget and the run's count fell; the first token's gain put on the mean wait or the mean
+    prefill, whichever fell more), with their numbers."""
+    problems = []
+    sharers = np.flatnonzero(workload.prefix_tokens > 0) if workload.prefix_tokens is not None \
+        else np.array([], np.int64)
+    hits = int(traces["on"].cached_tokens.sum())
+    if not hits and len(sharers) >= 2 and workload.prefix_tokens.max() < block:
+        want = f"is shorter than one {block}-token block"
+        if want not in verdict:
+            problems.append(f"no hit for a prefix shorter than a block, yet not said: {verdict}")
+        peak = int(traces["on"].kv_cached_tokens.max()) if len(traces["on"].kv_cached_tokens) \
+            else 0
+        m = UNREAD.search(verdict)
+        if (_count(m.group(1)) if m else 0) != peak:
+            problems.append(f"cached blocks nobody reads peak at {peak:,} tokens: {verdict}")
+    if "nothing was cached" in verdict or "nothing cached" in verdict:
+        if not len(sharers) or workload.prefix_tokens.max() < block:
+            problems.append(f"'nothing cached' where no whole block is shared: {verdict}")
+    chunks = {x: len(traces[x].chunk_length) for x in traces}
+    m = RUN_CHUNKS.search(verdict)
+    if m and [_count(g) for g in m.groups()] != [chunks["off"], chunks["on"]]:
+        problems.append(f"chunk counts {m.groups()} are not the runs' {chunks}")
+    if hits:
+        r = sharers[np.argmax(workload.prefix_tokens[sharers])]
+        size, whole = int(workload.prompt[r]), traces["on"].budget
+        hit = min(int(workload.prefix_tokens[r]), size - 1) // block * block
+        alone = (-(-size // whole), -(-(size - hit) // whole))
+        m = ALONE.search(verdict)
+        if not m or [_count(g) for g in m.groups()] != [size, whole, alone[0], size, hit, whole,
+                                                        alone[1]]:
+            problems.append(f"a prompt alone takes {alone} chunks at {whole}: {verdict}")
+        fewer = alone[1] < alone[0] and chunks["on"] < chunks["off"]
+        not_fewer = "chunk count unchanged" in verdict or "yet not the run's" in verdict
+        if fewer == not_fewer or ("in fewer chunks" in verdict and not fewer):
+            problems.append(f"fewer chunks is {fewer} of the runs {chunks}: {verdict}")
+    m = MEANS.search(verdict)
+    if m:
+        means = {x: _means(traces[x]) for x in traces}
+        fell = [means["off"][i] - means["on"][i] for i in (0, 1)]
+        if max(fell) <= 0 or m.group(1) != ("queues" if fell[0] > fell[1] else "prefills"):
+            problems.append(f"the mean wait fell {fell[0]} s, the prefill {fell[1]} s: {verdict}")
+        for i, phrase in enumerate(m.groups()[1:]):
+            want = change_words(means["off"][i], means["on"][i])
+            if phrase != want:
+                problems.append(f"mean {('wait', 'prefill')[i]} says '{phrase}', the runs '{want}'")
     return problems
+
+
+def _means(trace) -> tuple[float, float]:
+    """A new request's mean arrival -> first chunk's iteration start, and that start -> its first
+    token (seconds)."""
+    new = np.flatnonzero(~trace.prefilled)
+    first_chunk = np.array([np.flatnonzero(trace.chunk_request == r)[0] for r in new])
+    start = trace.start_s[trace.chunk_iteration[first_chunk]]
+    first_token = np.array([trace.tokens_of(r)[0] for r in new])
+    return float((start - trace.arrival_s[new]).mean()), float((first_token - start).mean())
 
 
 def _ttft(trace) -> np.ndarray:

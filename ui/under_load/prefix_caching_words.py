@@ -1,7 +1,11 @@
 """The Prefix caching page's numbers and words (no Streamlit): what one workload's two runs, with
 prefix caching off and on, measured (`Outcome`), which regime that is (nothing to share, no hits,
 hits, hits cut short by eviction under KV pressure, or by arrivals before the prefix was cached),
-and the sentences that say so with the current numbers, each number's formula beside it.
+and the sentences that say so with the current numbers, each number's formula beside it. The
+closing sentence (`verdict`) names the cause the runs show: a shared prefix shorter than a block
+(nothing to hit, however much is cached), fewer chunks only where a prompt needs fewer alone at
+the budget and the run's count fell, and otherwise how little the hits spare, with the first
+token's gain put on the mean wait or the mean prefill, whichever fell more.
 
 A hit is what the engine reads instead of computing: ⌊min(shared prefix, prompt − 1) / block⌋ ×
 block tokens (vLLM V1's 16-token blocks, SGLang's 1-token pages; sim/serving/kv.py
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim.serving.kv import hit_tokens
-from sim.serving.metrics import summarize
+from sim.serving.metrics import request_times, summarize
 from sim.serving.trace import Trace
 from sim.serving.workloads import Workload, make_workload, poisson
 from sim.units import fmt_change, fmt_seconds, shown_same
@@ -52,6 +56,9 @@ class Outcome:
     preemptions: int
     full: bool              # at some iteration's end less than a block of KV was free
     cached_peak: int        # the most KV cached blocks nobody reads held at an iteration's end
+    chunks: int             # prefill chunks the engine ran
+    wait_mean: float        # a new request's mean arrival -> start of its first chunk's iteration
+    prefill_mean: float     # a new request's mean first chunk's start -> its first token
 
     @property
     def hit_rate(self) -> float:
@@ -61,6 +68,8 @@ class Outcome:
 def outcome(trace: Trace, block: int) -> Outcome:
     """`trace`'s figures (`block`: its engine's KV block, for when the pool was full)."""
     ttft = summarize(trace).ttft_s
+    times = request_times(trace)
+    waits, prefills = (x[~np.isnan(x)] for x in (times.queue_s, times.prefill_s))
     cached = trace.kv_cached_tokens if trace.kv_cached_tokens is not None else \
         np.zeros_like(trace.kv_used_tokens)
     held = trace.kv_used_tokens + cached
@@ -69,7 +78,9 @@ def outcome(trace: Trace, block: int) -> Outcome:
                    int(trace.looked_up_tokens.sum()) if trace.looked_up_tokens is not None else 0,
                    ttft.p50, ttft.p99, int(trace.preemptions.sum()),
                    bool(len(held) and (trace.kv_capacity_tokens - held).min() < block),
-                   int(cached.max()) if len(cached) else 0)
+                   int(cached.max()) if len(cached) else 0, len(trace.chunk_length),
+                   float(waits.mean()) if len(waits) else float("nan"),
+                   float(prefills.mean()) if len(prefills) else float("nan"))
 
 
 def sharing(workload: Workload) -> int:
@@ -89,6 +100,23 @@ def ideal_hits(workload: Workload, block: int) -> int:
         total += sum(hit_tokens(int(workload.prefix_tokens[r]), int(workload.prompt[r]), block)
                      for r in mine)
     return total
+
+
+def shared_prompt(workload: Workload) -> tuple[int, int]:
+    """The longest shared prefix any request begins with and that request's prompt (tokens;
+    (0, 0) where none shares)."""
+    if workload.prefix_tokens is None or not workload.prefix_tokens.any():
+        return 0, 0
+    r = int(np.argmax(workload.prefix_tokens))
+    return int(workload.prefix_tokens[r]), int(workload.prompt[r])
+
+
+def chunk_formula(prompt: int, hit: int, budget: int) -> tuple[int, int, str]:
+    """The chunks one prompt takes alone at the token budget without and with its hit, and the
+    arithmetic: ⌈prompt / budget⌉ and ⌈(prompt − hit) / budget⌉."""
+    whole, rest = -(-prompt // budget), -(-(prompt - hit) // budget)
+    return whole, rest, (f"⌈{prompt:,} / {budget:,}⌉ = {whole:,}, ⌈({prompt:,} − {hit:,}) / "
+                         f"{budget:,}⌉ = {rest:,}")
 
 
 def regime(on: Outcome, ideal: int) -> str:
@@ -158,15 +186,57 @@ def claims(off: Outcome, on: Outcome, ideal: int, sharing: int, requests: int) -
     return Said(kind, tuple(said), saved, on.hit_rate)
 
 
-def verdict(off: Outcome, on: Outcome, kind: str) -> str:
-    """One sentence on whether caching bought first tokens here."""
-    if kind in (NOTHING, NO_HITS):
-        return "Here caching saves nothing: there is nothing cached to read when a prompt needs it."
-    if on.ttft_p50 < off.ttft_p50 and not shown_same(on.ttft_p50, off.ttft_p50):
-        return ("Caching cuts the time to first token: a request that finds the prefix prefills "
-                "only the rest of its prompt, in fewer chunks.")
-    return ("The prefill saved does not show in the median first token here: the server "
-            "was not waiting on prefill work.")
+def verdict(off: Outcome, on: Outcome, kind: str, sharing: int, shared: int, prompt: int,
+            block: int, budget: int) -> str:
+    """Whether caching bought first tokens here, and the cause the runs show (`shared`, `prompt`:
+    the longest shared prefix and its request's prompt; `block`: the engine's KV block; `budget`:
+    the run's token budget)."""
+    if kind == NOTHING:
+        if sharing < 2:
+            return ("Here caching saves nothing: " + ("no prompt begins with a shared prefix"
+                    if not sharing else "only one request begins with the shared prefix")
+                    + ", so no request reads blocks another computed.")
+        if shared < block:
+            unread = (f", though up to {on.cached_peak:,} tokens of the requests' own blocks sat "
+                      "cached, unread" if on.cached_peak else "")
+            return (f"Here caching saves nothing: the shared prefix, {shared:,} tokens, is shorter "
+                    f"than one {block}-token block, and only full blocks are cached and found, "
+                    f"so no prompt finds a hit{unread}.")
+        return "Here caching saves nothing: no two requests share a whole block of prompt."
+    if kind == NO_HITS:
+        return ("Here caching saves nothing: every request that shares the prefix was admitted "
+                "before another had computed a block of it, so nothing was cached to read yet.")
+    sooner = on.ttft_p50 < off.ttft_p50 and not shown_same(on.ttft_p50, off.ttft_p50)
+    whole, rest, formula = chunk_formula(prompt, hit_tokens(shared, prompt, block), budget)
+    run = (f"in the run, where decodes share the budget, {off.chunks:,} prefill chunks without "
+           f"the cache, {on.chunks:,} with")
+    if rest < whole and on.chunks < off.chunks:
+        if sooner:
+            return ("Caching cuts the time to first token: a request that finds the prefix "
+                    f"prefills only the rest of its prompt, in fewer chunks at the "
+                    f"{budget:,}-token budget: alone, {formula} ({run}).")
+        return (f"The prefill saved (alone, {formula} chunks at the {budget:,}-token budget; "
+                f"{run}) does not show in the median first token here: the server was not "
+                "waiting on prefill work.")
+    saved = off.computed - on.computed
+    said = ((f"The hits leave a prompt's chunk count unchanged at the {budget:,}-token budget: "
+             f"alone, {formula} ({run})") if rest == whole else
+            (f"The hits lower a prompt's chunk count alone at the {budget:,}-token budget, "
+             f"{formula}, yet not the run's ({run})")) + (
+        f". They spare {saved:,} of {off.computed:,} prompt tokens "
+        f"({pct(saved / off.computed if off.computed else 0.0)}). ")
+    if not sooner:
+        return said + ("The median first token " + fmt_change(off.ttft_p50, on.ttft_p50,
+                                                               ratio=False) + ".")
+    waited, prefilled = off.wait_mean - on.wait_mean, off.prefill_mean - on.prefill_mean
+    lead = ("The median first token " + fmt_change(off.ttft_p50, on.ttft_p50, ratio=False)
+            + ", though neither part of the mean falls: "
+            if max(waited, prefilled) <= 0 else "The first token comes sooner mostly from "
+            + ("shorter queues" if waited > prefilled else "shorter prefills") + ": ")
+    return said + (lead + "a request's mean wait from its arrival to its first chunk "
+                   + fmt_change(off.wait_mean, on.wait_mean, ratio=False)
+                   + ", its mean prefill, first chunk to first token, "
+                   + fmt_change(off.prefill_mean, on.prefill_mean, ratio=False) + ".")
 
 
 def table_rows(off: Outcome, on: Outcome) -> dict[str, tuple[str, str]]:
