@@ -241,12 +241,14 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     Knob(name="prefix_caching", unit="", default=None, choices=SWITCHES,
          shown_default="the engine's own: on for vllm-v1 and sglang, off for vllm-v0 and sarathi",
          label="Prefix caching",
-         what="keep full KV blocks after their request and reuse them for a prompt that starts "
-              "with the same tokens, so only the uncached rest is prefilled and chunked (a hit "
-              "at most prompt - 1 tokens, in whole blocks; least recently used evicted first); "
+         what="keep full KV blocks (readable once full, while their request runs, and after it) "
+              "and reuse them for a prompt that starts with the same tokens, so only the "
+              "uncached rest is prefilled and chunked (a hit at most prompt - 1 tokens, in whole "
+              "blocks; least recently used evicted first); "
               "on as vLLM V1 (enable_prefix_caching) and SGLang (its radix cache) ship, off as "
               "vLLM V0 0.4.0 and the Sarathi-Serve artifact do",
-         help="Full KV blocks stay cached after their request and a prompt that begins with the "
+         help="Full KV blocks are cached once the chunk that fills them has run, while their "
+              "request still runs, and stay cached after it; a prompt that begins with the "
               "same tokens reads them instead of computing them: only the rest is prefilled. "
               "A hit is at most prompt − 1 tokens (one is always computed, for its logits), in "
               "whole blocks (16 tokens; SGLang 1); cached blocks nobody reads are free memory, "

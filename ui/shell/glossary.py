@@ -168,9 +168,11 @@ TERMS: dict[str, Term] = {t.id: t for t in (
          "a·l² + b·l + c and sizes each later chunk of a prompt so its time stays that of the "
          "first, so chunks shrink as the prompt's prefix grows."),
     Term("prefix_caching", "prefix caching",
-         "Keeping a request's KV after it finishes and reusing it for a later prompt that starts "
+         "Keeping the KV of a prompt's full blocks and reusing it for a later prompt that starts "
          "with the same tokens (a shared system prompt, a conversation's earlier turns): only the "
-         "rest of the prompt is prefilled. On by default in vLLM V1 and SGLang."),
+         "rest of the prompt is prefilled. In the lab, as in vLLM V1, a block is readable once the "
+         "chunk that fills it has run, while its request still runs, and stays cached after it "
+         "finishes. On by default in vLLM V1 and SGLang."),
     Term("cache_hit", "cache hit",
          "The prompt tokens a request finds cached: ⌊min(shared prefix, prompt − 1) / block⌋ × "
          "block. One prompt token is always computed, for its logits."),
