@@ -83,3 +83,5 @@ else:
                 unsafe_allow_html=True)
     widgets.table(pd.DataFrame(words.setup_rows(compared)).set_index("setup"))
     st.markdown(words.setups_verdict(*compared))
+st.markdown(words.links_words(s.gpu, schedule.link, s.tp, pp,
+                              tensor_ran=not isinstance(compared, str)))

@@ -29,8 +29,22 @@ def test_at_the_defaults_dynamic_chunks_idle_the_stages_least():
     assert "Dynamic chunks are a what-if for Sarathi-Serve" in text
     # the Textbook GPU has no link for tensor parallelism: said, not drawn
     assert "No tensor-parallel run to compare" in at.info[0].value
+    # why the stages may take the picked link while tensor parallelism may not
+    assert "over the link picked above, NVLink 4 (H100, H200): one send per stage boundary" in text
+    assert "keep its GPUs in one node on their own link: the Textbook GPU (400 TFLOP/s, 3 TB/s) " \
+           "preset has none, so no TP2 runs here." in text
     labels = " ".join(b.proto.label for b in at.get("download_button"))
     assert "PNG" in labels and "SVG" in labels and "CSV" in labels, labels
+
+
+def test_sixteen_gpus_on_nvlink_are_called_a_best_case():
+    """An HGX node joins 8 GPUs by NVLink: TP16, and 4 stages of TP4 joined by NVLink, are priced
+    on a domain no node has, and the page says so (not at 8 GPUs: the next test)."""
+    at = open_app(PAGE, pp=4, mode="calibrated", gpu="h100-sxm", model="llama-3.1-70b", tp=4)
+    assert_clean(at)
+    assert "One node joins at most 8 GPUs by such a link, not 16: TP16 and the stages over " \
+           "NVLink 4 (H100, H200) assume one domain of 16, so those figures are a best case" \
+           in shown(at)
 
 
 def records(player_page: str, field: str) -> list[dict]:
@@ -66,6 +80,7 @@ def test_its_controls_from_a_link_and_back_into_it_with_tp_against_tp_x_pp():
     assert "4 stages of 8/8/8/8 layers, each on 2 GPUs (8 in all), activations sent over " \
            "100 Gb Ethernet (RoCE)" in text
     assert "The same 8 GPUs: TP8 against TP2 × PP4" in text
+    assert "own link: NVLink 4 (H100, H200) on H100 SXM." in text and "best case" not in text
     assert "dynamic chunks) with every layer split over all 8 GPUs (TP8)" in text
     assert "On the same 8 GPUs, TP2 × PP4 runs each micro-batch on a stage in 5.375 ms (median) " \
            "where TP8 runs a whole iteration in 7.815 ms" in text

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from charts.pipeline import idle_intervals
 from sim.errors import InputError
-from sim.presets.links import FREE_LINK, LINKS
+from sim.presets.links import FREE_LINK, LINKS, gpu_link
 from sim.serving.engine import SimulationLimitError
 from sim.units import fmt_percent, fmt_seconds
 from ui.across_gpus import pipeline_words as words
@@ -193,9 +193,37 @@ def check_setups(setup: Setup) -> list[str]:
     return problems
 
 
+def check_links(setup: Setup, staged: dict) -> list[str]:
+    """The links said are the runs' own, and the figures are called a best case exactly where
+    more than one node's 8 GPUs are priced on a node's own link (NVLink, Infinity Fabric)."""
+    s, pp = setup.scenario, setup.pp
+    gpus, link = s.tp * pp, staged[words.FIXED].schedule.link
+    try:
+        tensor_ran = bool(setup.tensor_run().capped(20_000).staged())
+    except (InputError, SimulationLimitError):
+        tensor_ran = False
+    said = plain(words.links_words(s.gpu, link, s.tp, pp, tensor_ran))
+    try:
+        own = gpu_link(s.gpu)
+    except InputError:
+        own = None
+    node = {"nvlink3", "nvlink4", "nvlink5", "infinity-fabric"}
+    problems = []
+    if (link is not None) != (pp > 1) or (link is not None and f"picked above, {link.name}"
+                                          not in said):
+        problems.append(f"the stages' link is not the run's {link}: {said}")
+    if own and f"on their own link: {own.name} on {s.gpu.name}" not in said:
+        problems.append(f"tensor parallelism's link is not {own.name}: {said}")
+    beyond = gpus > 8 and ((own and own.id in node and tensor_ran) or
+                           (link is not None and link.id in node))
+    if ("best case" in said) != bool(beyond):
+        problems.append(f"{gpus} GPUs on {own} and {link}, yet: {said}")
+    return problems
+
+
 def check(v: dict) -> list[str]:
     setup, staged = runs(v)
-    return check_bubbles(staged) + check_setups(setup)
+    return check_bubbles(staged) + check_setups(setup) + check_links(setup, staged)
 
 
 NAMED = [dict(gpu="illustrative", model="dense-8b", mode="simple", prompt=8192, decodes=64,

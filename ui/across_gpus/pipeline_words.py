@@ -16,6 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim.errors import InputError
+from sim.presets.hardware import Gpu
+from sim.presets.links import LINKS, Link, gpu_link
 from sim.serving.metrics import request_times, token_gaps
 from sim.serving.pipeline import StageFigures, StageSchedule
 from sim.serving.trace import Trace
@@ -25,6 +28,10 @@ UNCHUNKED, FIXED, DYNAMIC = "unchunked", "fixed chunks", "dynamic chunks"
 SCHEDULES = (UNCHUNKED, FIXED, DYNAMIC)
 LISTED_STAGES = 4   # more stages than this: their busy times are summed, not listed
 NEAR_POINTS = 0.5   # schedules whose bubble fractions differ by less are "nearly alike"
+# One node's GPU-to-GPU domain: the HGX A100, H100 and B200 boards and AMD's MI300X platform
+# join 8 GPUs by NVLink or Infinity Fabric (NVIDIA HGX and AMD Instinct platform datasheets)
+NODE_GPUS = 8
+NODE_LINKS = ("nvlink3", "nvlink4", "nvlink5", "infinity-fabric")
 
 
 def busy_terms(b: StageFigures) -> tuple[float, ...]:
@@ -203,3 +210,37 @@ def setups_verdict(tp: Setup, pp: Setup) -> str:
                 f"({fmt_seconds(sooner.ttft_s)} against {fmt_seconds(later.ttft_s)})")
     return (f"{lead}; the pipeline idles {fmt_percent(pp.bubble_fraction)} of its stages' "
             f"working time. The streams see {tbt}{ttft}.")
+
+
+def links_words(gpu: Gpu, stage_link: Link | None, tp: int, pp: int, tensor_ran: bool) -> str:
+    """Why the stages may take the link picked on the page while tensor parallelism takes the
+    GPU's own, and, past one node's GPU-to-GPU domain on a node's link, that the figures are a
+    best case (`tensor_ran`: whether TP(tp × pp) ran beside the stages)."""
+    gpus = tp * pp
+    try:
+        own = gpu_link(gpu)
+    except InputError:
+        own = None
+    said = ("Tensor parallelism all-reduces the activations twice in every layer, so engines "
+            "keep its GPUs in one node on their own link: "
+            + (f"{own.name} on {gpu.name}." if own else
+               f"the {gpu.name} preset has none, so no TP{gpus} runs here."))
+    if stage_link is not None:
+        said = (f"The stages send each micro-batch's activations on to the next stage over the "
+                f"link picked above, {stage_link.name}: one send per stage boundary, so stages "
+                f"may sit in different nodes. {said}")
+    on_node = []
+    if own and own.id in NODE_LINKS:
+        on_node += [(f"TP{gpus}", own)] if tensor_ran else []
+        on_node += [(f"each stage's TP{tp}", own)] if tp > NODE_GPUS else []
+    if stage_link is not None and stage_link.id in NODE_LINKS:
+        on_node.append(("the stages", stage_link))
+    if gpus <= NODE_GPUS or not on_node:
+        return said
+    if len({link.id for _, link in on_node}) == 1:
+        priced = f"{' and '.join(who for who, _ in on_node)} over {on_node[0][1].name}"
+    else:
+        priced = " and ".join(f"{who} over {link.name}" for who, link in on_node)
+    return (f"{said} One node joins at most {NODE_GPUS} GPUs by such a link, not {gpus}: "
+            f"{priced} assume one domain of {gpus}, so those figures are a best case (across "
+            f"nodes they would go over the network, e.g. {LINKS['ib-ndr'].name}).")
