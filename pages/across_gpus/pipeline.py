@@ -57,15 +57,16 @@ st.caption(
     "follows. Micro-batches of one kind closer than a pixel are drawn as one bar, as opaque as "
     "they keep the stage busy over it (a pale bar: the stage idles between them, gaps too short "
     "to draw; hover for its idle time); the sums count every gap.")
-bubbles = {name: r.schedule.figures for name, r in runs.items()}
-said = [words.verdict(bubbles)]
+stage_schedules = {name: r.schedule for name, r in runs.items()}
+bubbles = {name: one.figures for name, one in stage_schedules.items()}
+said = [words.verdict(bubbles, words.same_micro_batches(stage_schedules))]
 if pp > 1:
     said += [words.arithmetic_line(name, b) for name, b in bubbles.items()]
     said += [words.unevenness(name, r.schedule) for name, r in runs.items()]
     said.append(words.pace_words(schedule, setup.first_stage().overhead_s > 0))
 said.append(words.dynamic_words(s.policy_label(s.chunked), s.chunked, pp,
                                 setup.dynamic_fitted()))
-st.markdown("\n".join(f"- {x}" for x in said if x))
+st.markdown("\n".join(f"- {x}" for x in said if x), unsafe_allow_html=True)
 
 gpus = s.tp * pp
 st.subheader(f"The same {gpus} GPUs: TP{gpus} against TP{s.tp} × PP{pp}")

@@ -8,6 +8,8 @@ import re
 from tests.support.apptest import assert_clean, charts, open_app, shown
 from ui.shell.story import BY_PATH, CHAPTERS, PAGES
 
+from .claims_text import plain
+
 PAGE = "pages/across_gpus/pipeline.py"
 
 
@@ -17,9 +19,9 @@ def test_at_the_defaults_dynamic_chunks_idle_the_stages_least():
     text = shown(at)
     # the worked example over two stages joined by NVLink 4, simple cost model
     assert "2 stages of 16/16 layers, each on 1 GPU (2 in all)" in text
-    assert "**Dynamic chunks idle the stages least here:** 7.31% of the stages' working time, " \
-           "against 8.34% with fixed chunks, 9.72% unchunked: 1.03 percentage points below " \
-           "the next." in text
+    assert "Dynamic chunks idle the stages least here: 7.31% of the stages' working time " \
+           "(the time at least one micro-batch is in the pipeline), against 8.34% with fixed " \
+           "chunks, 9.72% unchunked: 1.03 percentage points below the next." in plain(text)
     # each time with the figures that make the shown numbers add up to the shown result
     assert "Unchunked: stage idle time = stages × working time − busy = 2 × 1.694997 s − " \
            "(1.531160 s + 1.529173 s) = 329.66 ms; fraction = idle / (stages × working time) " \
@@ -104,7 +106,17 @@ def test_stages_that_do_not_divide_the_layers_split_them_as_vllm_does():
     assert_clean(at)
     assert not at.error
     assert "3 stages of 11/11/10 layers" in shown(at)
+    assert "stage 1 is the busiest, 1.5 s of the 1.67 s working time (it holds 11 layers to " \
+           "stage 3's 10)" in shown(at)
     assert len(at.get("iframe")) == 1                               # the stages' player
+
+
+def test_a_prompt_within_one_chunk_idles_every_schedule_alike_and_says_why():
+    at = open_app(PAGE, pp=8, prompt=300, decodes=400, chunked="sglang")
+    assert_clean(at)
+    assert "Every schedule idles its stages alike here, 0.834% of the stages' working time (the " \
+           "time at least one micro-batch is in the pipeline): they run the same micro-batches, " \
+           "as no chunk splits the prompt (it fits in one)." in plain(shown(at))
 
 
 def test_it_follows_disaggregation_in_the_across_gpus_section_and_chapter():

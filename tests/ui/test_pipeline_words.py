@@ -116,7 +116,19 @@ def check_bubbles(staged: dict) -> list[str]:
     bubbles = {name: r.schedule.figures for name, r in staged.items()}
     problems = []
     stages = next(iter(staged.values())).schedule.stages
-    verdict = plain(words.verdict(bubbles))
+    schedules = [r.schedule for r in staged.values()]
+    same = all(np.array_equal(schedules[0].prefill_tokens, one.prefill_tokens) and
+               np.array_equal(schedules[0].decode_tokens, one.decode_tokens)
+               for one in schedules[1:])
+    verdict = plain(words.verdict(bubbles, words.same_micro_batches(
+        {name: r.schedule for name, r in staged.items()})))
+    if ("they run the same micro-batches" in verdict) != (same and stages > 1 and verdict
+                                                           .startswith("Every schedule")):
+        problems.append(f"the schedules ran {'the same' if same else 'other'} micro-batches, "
+                        f"yet: {verdict}")
+    if stages > 1 and "working time (the time at least one micro-batch is in the pipeline)" \
+            not in verdict:
+        problems.append(f"the working time is not defined where first used: {verdict}")
     if stages == 1:
         return [] if "no bubble" in verdict else [f"one stage, yet: {verdict}"]
     shown = {name: fmt_percent(t.fraction) for name, t in truths.items()}
@@ -153,6 +165,11 @@ def check_bubbles(staged: dict) -> list[str]:
         problems.append(f"the busiest stage is not the run's: {pace}")
     if not m and "busy alike" not in pace:
         problems.append(f"the pace reads otherwise: {pace}")
+    layers = staged[words.FIXED].schedule.layers
+    most, least = int(np.argmax(fixed.busy)), int(np.argmin(fixed.busy))
+    held = f"it holds {layers[most]} layers to stage {least + 1}'s {layers[least]}"
+    if m and (held in pace) != (layers[most] > layers[least]):
+        problems.append(f"stage {most + 1}'s {layers[most]} layers against {layers[least]}: {pace}")
     for name, r in staged.items():
         took = (r.schedule.end_s - r.schedule.start_s).max(axis=1)
         said = plain(words.unevenness(name, r.schedule))
@@ -252,5 +269,5 @@ def test_the_words_hold_in_random_scenarios(values):
 
 def test_one_stage_is_said_to_have_no_bubble():
     setup, staged = runs(dict(NAMED[0], pp=1))
-    verdict = words.verdict({n: r.schedule.figures for n, r in staged.items()})
+    verdict = words.verdict({n: r.schedule.figures for n, r in staged.items()}, same=False)
     assert "no pipeline and no bubble" in verdict

@@ -24,6 +24,8 @@ from sim.serving.pipeline import StageFigures, StageSchedule
 from sim.serving.trace import Trace
 from sim.units import fmt_percent, fmt_seconds, seconds_shown, shown_same
 
+from ..shell.glossary import term
+
 UNCHUNKED, FIXED, DYNAMIC = "unchunked", "fixed chunks", "dynamic chunks"
 SCHEDULES = (UNCHUNKED, FIXED, DYNAMIC)
 LISTED_STAGES = 4   # more stages than this: their busy times are summed, not listed
@@ -84,8 +86,21 @@ def with_name(name: str) -> str:
     return name if name == UNCHUNKED else f"with {name}"
 
 
-def verdict(bubbles: Mapping[str, StageFigures]) -> str:
-    """Which schedule idles the stages least here, and by how much against each other one."""
+WORKING = (f"{term('working_time')} (the time at least one micro-batch is in the "
+           "pipeline)")
+
+
+def same_micro_batches(schedules: Mapping[str, StageSchedule]) -> bool:
+    """Whether every schedule ran the same micro-batches, token for token (no chunk split the
+    prompt: it fits in one)."""
+    first, *rest = schedules.values()
+    return all(np.array_equal(first.prefill_tokens, s.prefill_tokens) and
+               np.array_equal(first.decode_tokens, s.decode_tokens) for s in rest)
+
+
+def verdict(bubbles: Mapping[str, StageFigures], same: bool) -> str:
+    """Which schedule idles the stages least here, and by how much against each other one
+    (`same`: whether they ran the same micro-batches, same_micro_batches)."""
     first = next(iter(bubbles.values()))
     if first.stages == 1:
         return ("With one stage there is no pipeline and no bubble: each schedule is the "
@@ -95,18 +110,19 @@ def verdict(bubbles: Mapping[str, StageFigures]) -> str:
     shown = {name: fmt_percent(b.bubble_fraction) for name, b in bubbles.items()}
     others = ", ".join(f"{shown[name]} {with_name(name)}" for name in order[1:])
     if len(set(shown.values())) == 1:
-        return (f"Every schedule idles its stages alike here: {shown[best]} of the stages' "
-                "working time.")
+        why = (": they run the same micro-batches, as no chunk splits the prompt (it fits in "
+               "one)" if same else "")
+        return (f"Every schedule idles its stages alike here, {shown[best]} of the stages' "
+                f"{WORKING}{why}.")
     if shown[best] == shown[order[1]]:
         tied = " and ".join(n for n in order if shown[n] == shown[best])
         return (f"**{tied.capitalize()} idle the stages least here, alike:** {shown[best]} of "
-                f"the stages' working time, against {shown[order[-1]]} {with_name(order[-1])}.")
+                f"the stages' {WORKING}, against {shown[order[-1]]} {with_name(order[-1])}.")
     lead = f"{best} idle" if best != UNCHUNKED else "unchunked micro-batches idle"
     gap = (bubbles[order[1]].bubble_fraction - bubbles[best].bubble_fraction) * 100
     near = ", nearly alike" if gap < NEAR_POINTS else ""
     return (f"**{lead.capitalize()} the stages least here:** {shown[best]} of the stages' "
-            f"working time, against {others}: {gap:.3g} percentage points below the "
-            f"next{near}.")
+            f"{WORKING}, against {others}: {gap:.3g} percentage points below the next{near}.")
 
 
 def pace_words(schedule: StageSchedule, first_runs_cpu: bool) -> str:
@@ -119,10 +135,16 @@ def pace_words(schedule: StageSchedule, first_runs_cpu: bool) -> str:
     if shown_same(float(busy[most]), float(busy[least])):
         return (f"With fixed chunks every stage is busy alike ({fmt_seconds(float(busy[most]))}): "
                 "the bubbles come from the micro-batches' uneven times and the sends.")
-    extra = {0: " (it also runs the engine's CPU work per micro-batch)" if first_runs_cpu else "",
-             schedule.stages - 1: " (it also computes the LM head for every micro-batch)"}
+    layers = schedule.layers
+    why = [f"it holds {layers[most]} layers to stage {least + 1}'s {layers[least]}"
+           ] if layers[most] > layers[least] else []
+    why += ["it also runs the engine's CPU work per micro-batch"] if most == 0 and first_runs_cpu \
+        else []
+    why += ["it also computes the LM head for every micro-batch"] \
+        if most == schedule.stages - 1 else []
+    extra = f" ({'; '.join(why)})" if why else ""
     return (f"With fixed chunks, stage {most + 1} is the busiest, {fmt_seconds(float(busy[most]))}"
-            f" of the {fmt_seconds(schedule.working_s)} working time{extra.get(most, '')}, "
+            f" of the {fmt_seconds(schedule.working_s)} working time{extra}, "
             f"against {fmt_seconds(float(busy[least]))} on stage {least + 1}: the pipeline runs "
             "at the busiest stage's pace and the others wait for it.")
 
@@ -150,8 +172,8 @@ def dynamic_words(policy_label: str, policy: str, stages: int, fitted: bool) -> 
                 "chunk is what the budget leaves.")
     whose = ("SGLang's own rule at more than one stage (--enable-dynamic-chunking)"
              if policy == "sglang" and stages > 1 else
-             f"a what-if for {policy_label} (SGLang 0.5.23 sizes chunks so only for itself, "
-             "with pipeline stages)")
+             f"a what-if for {policy_label} (SGLang 0.5.23 does this only for its own "
+             "scheduler, with pp > 1 and --enable-dynamic-chunking)")
     return (f"Dynamic chunks are {whose}: each later chunk of a prompt is sized so its time "
             "stays level as the prompt's prefix grows.")
 

@@ -159,6 +159,10 @@ TERMS: dict[str, Term] = {t.id: t for t in (
          "Time a pipeline stage stands idle while micro-batches are in the pipeline, waiting "
          "for the next one. Summed over stages: stages × working time − the stages' busy time; "
          "as a fraction, that over stages × working time."),
+    Term("working_time", "working time",
+         "The time at least one micro-batch is in a pipeline, from the first stage's start of "
+         "one to the last stage's end of the last in flight: each stage could be busy all of "
+         "it, so stages × working time less the stages' busy time is the bubble."),
     Term("virtual_engine", "virtual engine",
          "vLLM's and Sarathi-Serve's way to keep a pipeline full: one scheduler per micro-batch "
          "in flight, each with its own requests, which plans its next micro-batch once its last "
