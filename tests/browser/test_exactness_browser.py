@@ -37,7 +37,7 @@ def test_a_link_round_trips_the_prompt_chunk_and_seed(new_tab, app_url):
     for label, value in (("Prompt (tokens)", "300"), ("Chunk (tokens)", "7"),
                          ("Random seed", "6")):
         has_value(fresh, label, value)
-    assert fresh.get_by_text("in 43 chunks of 7 tokens, the last one 6 tokens",
+    assert fresh.get_by_text("in 42 chunks of 7 tokens and a last one of 6 tokens",
                              exact=False).count() == 1
 
 

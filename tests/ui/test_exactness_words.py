@@ -33,7 +33,12 @@ def test_what_the_words_claim_holds_for_the_numbers(prompt, chunk, seed):
     differs = plain(words.differs_words(result))
     assert f"is {result.by_dtype['float32'].smallest_margin:.3g} in float32" in differs
     cut = plain(words.model_words(result))
-    assert (f"{len(result.chunks):,} chunk" in cut) or len(result.chunks) == 1
+    if len(result.chunks) > 1:   # the chunks said add up to the prompt, and count every chunk
+        said = re.search(r"([\d,]+) chunks? of ([\d,]+) tokens?(?: and a last one of ([\d,]+) "
+                         r"tokens?)?", cut)
+        full, size, last = (int((g or "0").replace(",", "")) for g in said.groups())
+        assert size == chunk and full * size + last == prompt
+        assert full + (last > 0) == len(result.chunks)
 
 
 def test_the_search_says_found_or_not_with_its_seeds_and_deadline():

@@ -50,8 +50,10 @@ def cut_words(result: Exactness) -> str:
         return (f"1 chunk: a chunk of {result.chunk:,} tokens holds the whole prompt, so the "
                 "chunked prefill is the one pass itself")
     last = result.chunks[-1][1] - result.chunks[-1][0]
-    ragged = "" if last == result.chunk else f", the last one {fmt_counted(last, 'token')}"
-    return f"{count:,} chunks of {fmt_counted(result.chunk, 'token')}{ragged}"
+    if last == result.chunk:
+        return f"{count:,} chunks of {fmt_counted(result.chunk, 'token')}"
+    return (f"{fmt_counted(count - 1, 'chunk')} of {fmt_counted(result.chunk, 'token')} and a last "
+            f"one of {fmt_counted(last, 'token')}")
 
 
 def relative(a: Agreement) -> float:
