@@ -165,6 +165,7 @@ def test_an_uneven_split_names_every_pool_and_gives_no_size_advice():
     said = at.error[0].value
     assert "1 prefill GPU does not split into instances of tp 2" in said
     assert "1 decode GPU does not split into instances of tp 2" in said
+    assert "Colocated: the same 2 GPUs as 1 instance of 2 GPUs" in shown(at)
     assert "fewer requests" not in said and "Prefill / Decode instance tp" in said
 
 
@@ -172,3 +173,12 @@ def test_a_pools_tp_that_does_not_divide_its_gpus_is_refused():
     at = open_app(PAGE, gpu="h100-sxm", prefillgpu=3, ptp=2, **SMALL)
     assert_clean(at)
     assert "3 prefill GPUs do not split into instances of tp 2" in at.error[0].value
+
+
+def test_gpus_the_sidebars_tp_does_not_divide_get_no_instance_count_in_the_caption():
+    """3 GPUs at tp 2: the caption says what was asked, the refusal under it why it cannot run."""
+    at = open_app(PAGE, gpu="h100-sxm", tp=2, prefillgpu=2, decodegpu=1, **SMALL)
+    assert_clean(at)
+    assert "Colocated: the same 3 GPUs in instances of 2 GPUs (the sidebar's tp)" in shown(at)
+    assert "—" not in shown(at)
+    assert "3 GPUs do not split into colocated instances of tp 2" in at.error[0].value

@@ -69,10 +69,11 @@ def setups_words(prefill_gpus: int, decode_gpus: int, prefill_tp: int, decode_tp
     """How each setup splits the GPUs into instances, each pool's tp said beside its pool (the
     colocated instances take the sidebar's tp, the pools their own)."""
     gpus = prefill_gpus + decode_gpus
-    colocated = (fmt_counted(gpus // tp, "instance") if gpus % tp == 0 else "— instances")
+    # GPUs the tp does not divide have no instance count: the page refuses them under this
+    colocated = (f"as {fmt_counted(gpus // tp, 'instance')}" if gpus % tp == 0 else "in instances")
     return (f"Disaggregated: {split_words(prefill_gpus, decode_gpus)}, in instances of "
             f"{fmt_counted(prefill_tp, 'GPU')} (prefill) and {fmt_counted(decode_tp, 'GPU')} "
-            f"(decode). Colocated: the same {gpus} GPUs as {colocated} of "
+            f"(decode). Colocated: the same {gpus} GPUs {colocated} of "
             f"{fmt_counted(tp, 'GPU')} (the sidebar's tp) running {engine}, requests round-robin.")
 
 
