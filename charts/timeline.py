@@ -42,11 +42,10 @@ import pandas as pd
 from sim.studies.stalls import STALL_S
 from sim.units import HUGE, fmt_seconds
 
-from .figure import Figure
+from .figure import CLOCK, Figure
 from .frames import SAME_GAP_MS, LaneAtClock, LaneFrames, LaneShape, lane_at_clock
 from .theme import Look
 
-CLOCK = "t"
 END = "t_end"                  # where the time axis ends (s): the run's or the window's end
 NOW_MS = f"({CLOCK} * 1000)"   # the clock in the data's unit
 GHOST_OPACITY = 0.3            # ticks and bars still to come: a preview, visible in both themes

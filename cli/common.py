@@ -112,7 +112,7 @@ def hardware_from(args) -> tuple[CostModel, Pipeline | None, CostModel]:
     whose KV SGLang sizes them by. Every command that takes --pp builds its runs from this."""
     cost = cost_model_from(args)
     pipeline = pipeline_from(args)
-    return cost, pipeline, stage_costs(cost, pipeline)[0] if pipeline else cost
+    return cost, pipeline, stage_costs(cost, pipeline)[0]
 
 
 def add_policy_args(p: argparse.ArgumentParser, budget: int | None = KNOBS["budget"].default, *,

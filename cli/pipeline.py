@@ -124,8 +124,7 @@ def chunking_note(run: Run) -> str | None:
     if run.limits.chunking != "dynamic":
         return None
     stages = run.pipeline.stages if run.pipeline else 1
-    first = stage_costs(run.cost.for_engine(run.policy.overhead),
-                        run.pipeline or Pipeline((run.cost.model.layers,)))[0]
+    first = stage_costs(run.cost.for_engine(run.policy.overhead), run.pipeline)[0]
     fit = fit_dynamic_chunks(first, run.budget)
     if fit is None:
         return ("--chunking dynamic: the fit of prefill time against length has no positive "

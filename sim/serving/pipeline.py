@@ -141,10 +141,11 @@ def stage_model(model: Model, layers: int) -> Model:
     return replace(model, layers=layers, nominal_params=model.params * share)
 
 
-def stage_costs(cost: CostModel, pipeline: Pipeline) -> tuple[CostModel, ...]:
+def stage_costs(cost: CostModel, pipeline: Pipeline | None) -> tuple[CostModel, ...]:
     """Each stage's cost model: the run's on its layers, the CPU overhead on the first stage only
-    (the scheduler's), the GPU and tensor parallelism alike."""
-    if pipeline.stages == 1:
+    (the scheduler's), the GPU and tensor parallelism alike; a run without a pipeline is one
+    stage, the run's own."""
+    if pipeline is None or pipeline.stages == 1:
         return (cost,)
     return tuple(CostModel(cost.gpu, stage_model(cost.model, n), cost.mode,
                            cost.overhead_set_s if s == 0 else 0.0, cost.tp, cost.engine)

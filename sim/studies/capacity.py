@@ -168,7 +168,7 @@ def compute_ceiling_qps(workload: Workload, cost: CostModel,
     decodes = workload.output - 1.0
     attended = attended_pairs(0, prompt, window) + attended_pairs(prompt, decodes, window)
     tokens, pairs = float(np.sum(prompt + decodes)), float(np.sum(attended))
-    costs = stage_costs(cost, pipeline) if pipeline is not None else (cost,)
+    costs = stage_costs(cost, pipeline)
     last = len(costs) - 1
     compute_s = max(c.time(tokens, pairs, 0.0, int(np.sum(workload.output)) if s == last else 0)[0]
                     for s, c in enumerate(costs))

@@ -367,7 +367,7 @@ def sweep(run: Run, budgets: Sequence, *, tbt_slo_s: float | None = None,
             progress((i + 1) / len(values), f"budget {budget:,} ({i + 1} of {len(values)})")
     recommended, reason = (None, "no TBT SLO given") if slo is None else recommend(points, slo)
     # a GPU reads its weights once an iteration: a pipeline's, its stage's (the largest stage's)
-    stages = stage_costs(run.cost, run.pipeline) if run.pipeline else (run.cost,)
+    stages = stage_costs(run.cost, run.pipeline)
     return Sweep(run.policy.name, tuple(points), slo, recommended, reason,
                  engine_defaults(run.cost.gpu),
                  offline_tradeoff(points, recommended, max(c.weight_bytes for c in stages)))

@@ -18,10 +18,9 @@ import pandas as pd
 import streamlit as st
 
 from charts import fidelity
-from charts.figure import Figure
+from charts.figure import CLOCK, Figure
 from charts.player import player_html
 from charts.theme import Look
-from charts.timeline import CLOCK
 from charts.views import (
     BudgetPlan,
     RooflineFigures,
